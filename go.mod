@@ -1,0 +1,20 @@
+module pidnode
+
+go 1.26.0
+
+require (
+	github.com/BurntSushi/toml v1.6.0
+	github.com/hashicorp/golang-lru/v2 v2.0.7
+	github.com/miekg/dns v1.1.73
+	github.com/valyala/fasthttp v1.74.0
+	go.etcd.io/bbolt v1.5.0
+	golang.org/x/sync v0.24.0
+)
+
+require (
+	github.com/klauspost/compress v1.20.0 // indirect
+	github.com/molecule-man/go-brrr v1.0.1 // indirect
+	github.com/valyala/bytebufferpool v1.0.0 // indirect
+	golang.org/x/net v0.58.0 // indirect
+	golang.org/x/sys v0.47.0 // indirect
+)

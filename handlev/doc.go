@@ -1,0 +1,12 @@
+// Package handlev holds the Handle System's data model and its encodings: handle names
+// (parsing, normalisation, storage keys, generated-id minting and check characters),
+// handle values and records, the Handle JSON API encoding (byte-compatible with the
+// reference server) and the RFC 3651 binary encoding.
+//
+// It imports the standard library only. It must not know about storage, caching or
+// any network listener; those packages build on it.
+//
+// Codecs are append-style: AppendX(dst, …) appends to dst and returns the extended
+// slice; decoders bounds-check every read and return typed errors, never panic.
+// Decoded values own their memory: nothing returned aliases the input slice.
+package handlev
