@@ -1,0 +1,51 @@
+# pidnode — run `make` for the list of targets.
+SHELL      := /bin/bash
+GO         ?= go
+BIN        := bin
+DATA       ?= ./data
+FUZZTIME   ?= 10s
+CHECKFUZZ  ?= 3s
+GOFLAGS_TEST ?= -race -shuffle=on -timeout 9m
+
+.DEFAULT_GOAL := help
+
+.PHONY: help
+help: ## show this list
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  \033[1m%-14s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+.PHONY: build
+build: ## build bin/pidnode and bin/pidctl
+	$(GO) build -trimpath -o $(BIN)/pidnode ./cmd/pidnode
+	$(GO) build -trimpath -o $(BIN)/pidctl ./cmd/pidctl
+
+.PHONY: run
+run: build ## start the node with demo data on loopback (data in ./data)
+	$(BIN)/pidnode serve --data $(DATA) --demo
+
+.PHONY: test
+test: ## run every test (race detector, shuffled order)
+	$(GO) test $(GOFLAGS_TEST) ./...
+
+.PHONY: check
+check: ## gofmt, go vet, every test, and a short run of every fuzz target
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(MAKE) --no-print-directory test
+	$(MAKE) --no-print-directory fuzz FUZZTIME=$(CHECKFUZZ)
+
+.PHONY: fuzz
+fuzz: ## run every native fuzz target for FUZZTIME each (default 10s)
+	@set -e; for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	    echo "== $$pkg $$f ($(FUZZTIME))"; \
+	    $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; \
+	done
+
+.PHONY: bench
+bench: ## Go benchmarks of the hot paths (allocations reported)
+	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./handlev/... ./cache/ ./store/ ./resolver/...
+
+.PHONY: clean
+clean: ## remove build output (keeps ./data)
+	rm -rf $(BIN)

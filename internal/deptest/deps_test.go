@@ -1,0 +1,176 @@
+package deptest
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+const module = "pidnode"
+
+// allowed lists, for each package directory, the pidnode packages it may import
+// and the third-party modules it may use. "std" means the standard library is
+// allowed (it always is). A directory not listed here falls under the rule of
+// its closest listed parent.
+var rules = map[string]struct {
+	internal []string // pidnode packages (directories) that may be imported
+	external []string // third-party import path prefixes that may be imported
+}{
+	"handlev":        {},
+	"handlev/hsmsg":  {internal: []string{"handlev"}},
+	"store":          {internal: []string{"handlev"}, external: []string{"go.etcd.io/bbolt"}},
+	"cache":          {internal: []string{"handlev"}, external: []string{"github.com/hashicorp/golang-lru/v2", "golang.org/x/sync/"}},
+	"resolver":       {internal: []string{"handlev", "cache"}, external: []string{"github.com/valyala/fasthttp", "golang.org/x/net/"}},
+	"resolver/dns":   {internal: []string{"handlev", "cache"}, external: []string{"github.com/miekg/dns", "golang.org/x/time/rate"}},
+	"resolver/hdl":   {internal: []string{"handlev", "handlev/hsmsg", "cache"}},
+	"admin":          {internal: []string{"handlev", "store"}, external: []string{"go.etcd.io/bbolt", "github.com/santhosh-tekuri/jsonschema/v6", "golang.org/x/time/rate", "github.com/prometheus/"}},
+	"internal":       {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "internal"}, external: []string{""}},
+	"cmd":            {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "internal"}, external: []string{""}},
+	"bench":          {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "internal", "bench"}, external: []string{""}},
+}
+
+func ruleFor(dir string) (string, bool) {
+	for d := dir; d != "." && d != ""; d = filepath.Dir(d) {
+		if _, ok := rules[d]; ok {
+			return d, true
+		}
+	}
+	return "", false
+}
+
+func isStd(path string) bool {
+	first, _, _ := strings.Cut(path, "/")
+	return !strings.Contains(first, ".") && first != module
+}
+
+// TestImportDirection parses every non-test Go file of the module and checks each
+// import against the rules above.
+func TestImportDirection(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		t.Fatalf("module root not found at %s: %v", root, err)
+	}
+	fset := token.NewFileSet()
+	checked := 0
+	var violations []string
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			name := d.Name()
+			if path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "data") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, path)
+		dir := filepath.ToSlash(filepath.Dir(rel))
+		rule, ok := ruleFor(dir)
+		if !ok {
+			violations = append(violations, rel+": package directory "+dir+" has no import rule; add one to deps_test.go")
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		checked++
+		r := rules[rule]
+		for _, imp := range f.Imports {
+			p := strings.Trim(imp.Path.Value, `"`)
+			switch {
+			case isStd(p):
+			case p == module || strings.HasPrefix(p, module+"/"):
+				target := strings.TrimPrefix(strings.TrimPrefix(p, module), "/")
+				if target == dir {
+					continue
+				}
+				if !allowedInternal(r.internal, target) {
+					violations = append(violations, rel+" imports "+p+": not allowed for "+rule)
+				}
+			default:
+				if !hasPrefixAny(p, r.external) {
+					violations = append(violations, rel+" imports "+p+": third-party module not allowed for "+rule)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked == 0 {
+		t.Fatal("no Go files checked: the walk is broken")
+	}
+	sort.Strings(violations)
+	for _, v := range violations {
+		t.Error(v)
+	}
+}
+
+// allowedInternal reports whether target is one of the allowed packages. Each
+// entry allows exactly that package, except "internal" and "bench", which allow
+// their whole subtree. cmd and bench are never importable.
+func allowedInternal(allowed []string, target string) bool {
+	if target == "cmd" || strings.HasPrefix(target, "cmd/") {
+		return false
+	}
+	for _, a := range allowed {
+		if target == a {
+			return true
+		}
+		if (a == "internal" || a == "bench") && strings.HasPrefix(target, a+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func hasPrefixAny(p string, prefixes []string) bool {
+	for _, x := range prefixes {
+		if strings.HasPrefix(p, x) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestRulesCatchViolations makes sure the checker is not vacuous: a resolver
+// importing store, and handlev importing anything but the standard library,
+// must be refused.
+func TestRulesCatchViolations(t *testing.T) {
+	cases := []struct {
+		from, target string
+		want         bool
+	}{
+		{"resolver", "store", false},
+		{"resolver", "cache", true},
+		{"cache", "store", false},
+		{"handlev", "cache", false},
+		{"store", "cache", false},
+		{"admin", "resolver", false},
+		{"cmd", "bench", false},
+		{"internal", "cmd/pidnode", false},
+		{"resolver/hdl", "handlev/hsmsg", true},
+	}
+	for _, c := range cases {
+		if got := allowedInternal(rules[c.from].internal, c.target); got != c.want {
+			t.Errorf("allowedInternal(%s → %s) = %v, want %v", c.from, c.target, got, c.want)
+		}
+	}
+	if hasPrefixAny("github.com/valyala/fasthttp", rules["handlev"].external) {
+		t.Error("handlev may import fasthttp: rule is broken")
+	}
+}
