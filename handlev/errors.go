@@ -47,7 +47,7 @@ type DecodeError struct {
 }
 
 func (e *DecodeError) Error() string {
-	return "handlev: decode " + e.What + " at offset " + strconv.Itoa(e.Offset) + ": " + trimPrefix(e.Err.Error())
+	return "handlev: decode " + e.What + " at offset " + strconv.Itoa(e.Offset) + ": " + trimErrPrefix(e.Err.Error())
 }
 
 // Unwrap returns the sentinel error.
@@ -73,7 +73,7 @@ func (e *JSONError) Error() string {
 	return s + ": " + e.Msg
 }
 
-func trimPrefix(s string) string {
+func trimErrPrefix(s string) string {
 	const p = "handlev: "
 	if len(s) >= len(p) && s[:len(p)] == p {
 		return s[len(p):]
@@ -82,3 +82,72 @@ func trimPrefix(s string) string {
 }
 
 // ---- end codec errors ----
+
+// ---- handle name errors (handle.go, mint.go) ----
+
+var (
+	// ErrEmpty: the handle (or proxy path) is empty, or nothing is left after
+	// stripping an hdl:/doi:/info:/urn: scheme prefix.
+	ErrEmpty = errors.New("handlev: empty handle")
+	// ErrBadEscape: a '%' in a proxy path not followed by two hex digits.
+	ErrBadEscape = errors.New("handlev: bad percent escape")
+	// ErrInvalidUTF8: a handle is not valid UTF-8 after percent-decoding.
+	ErrInvalidUTF8 = errors.New("handlev: invalid UTF-8")
+	// ErrControl: a handle contains a control byte (0x00–0x1F or 0x7F), NUL included.
+	ErrControl = errors.New("handlev: control byte in handle")
+	// ErrNUL is ErrControl: a NUL byte is one of the control bytes a handle may not hold.
+	ErrNUL = ErrControl
+	// ErrDotSegment: a proxy path has a "." or ".." segment; no handle has one and
+	// it is a path-traversal probe.
+	ErrDotSegment = errors.New("handlev: dot segment in handle")
+	// ErrPrefixNotServed: the handle's prefix is none of the node's prefixes.
+	// Returned as *PrefixError; callers map it to responseCode 301 / HTTP 404 "Prefix X not found".
+	ErrPrefixNotServed = errors.New("handlev: prefix not served")
+	// ErrBadPrefix: a configured prefix is not a valid prefix (NewNamer).
+	ErrBadPrefix = errors.New("handlev: bad prefix")
+	// ErrBadSvc: the configured service segment is not 1–32 ASCII letters or digits (NewNamer).
+	ErrBadSvc = errors.New("handlev: bad service segment")
+	// ErrBadNamespace: a namespace is not 1–16 characters of [0-9A-Z] (SPEC §2).
+	ErrBadNamespace = errors.New("handlev: bad namespace")
+	// ErrBadCustomID: a custom id breaks the SPEC §2 rules.
+	ErrBadCustomID = errors.New("handlev: bad custom id")
+)
+
+// HandleError says where a handle or proxy path is invalid. Offset counts bytes
+// from the start of the input the function was given (the raw, still
+// percent-encoded path for DecodePath; the handle for Namer.AppendKey). Byte is
+// the offending decoded byte for ErrControl and ErrInvalidUTF8, '%' for
+// ErrBadEscape. Err is one of ErrBadEscape, ErrInvalidUTF8, ErrControl, ErrDotSegment.
+type HandleError struct {
+	Offset int
+	Byte   byte
+	Err    error
+}
+
+func (e *HandleError) Error() string {
+	s := e.Err.Error()
+	switch e.Err {
+	case ErrControl, ErrInvalidUTF8:
+		s += " 0x" + strconv.FormatUint(uint64(e.Byte)>>4, 16) + strconv.FormatUint(uint64(e.Byte)&15, 16)
+	}
+	return s + " at offset " + strconv.Itoa(e.Offset)
+}
+
+// Unwrap returns the sentinel error.
+func (e *HandleError) Unwrap() error { return e.Err }
+
+// PrefixError reports a handle whose prefix the node does not serve. Prefix is the
+// prefix as the client wrote it ("0.NA" for a handle without '/').
+// errors.Is(err, ErrPrefixNotServed) holds.
+type PrefixError struct {
+	Prefix string
+}
+
+func (e *PrefixError) Error() string {
+	return "handlev: prefix not served: " + strconv.Quote(e.Prefix)
+}
+
+// Unwrap returns ErrPrefixNotServed.
+func (e *PrefixError) Unwrap() error { return ErrPrefixNotServed }
+
+// ---- end handle name errors ----
