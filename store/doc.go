@@ -1,0 +1,63 @@
+// Package store is pidnode's persistence: one bbolt file holding the handle
+// records and the admin data (SPEC §8).
+//
+// It owns the bucket layout, the record encoding, the schema version, durable
+// batched writes, online backup and JSON Lines export/import. It imports handlev
+// and bbolt only. It must not know about the cache, the resolvers or HTTP:
+// callers invalidate caches after a successful Update, and admin interprets its
+// own buckets through Tx.Bolt.
+//
+// # Bucket layout
+//
+// All buckets are created by Open.
+//
+//	records      storage key (handlev.Namer.AppendKey bytes) → encoded record, below
+//	snaas        admin: SNAAs
+//	applications admin: SNAA applications
+//	keys         admin: API keys by hash
+//	audit        admin: audit log
+//	urlindex     admin: URL → handles (reverse lookup)
+//	stats        admin: statistics counters
+//	idempotency  admin: idempotency keys of write requests
+//	meta         "schema" → uint32 big-endian SchemaVersion (currently 1)
+//
+// A record value is, big-endian:
+//
+//	format   byte    1 (anything else: ErrUnknownFormat)
+//	version  uint64  bumped by every write, starts at 1
+//	created  int64   unix nanoseconds, 0 = unknown
+//	updated  int64   unix nanoseconds, 0 = unknown
+//	handle   int4 length + UTF-8 bytes: the display handle
+//	values   handlev.AppendValues: int4 count + RFC 3651 values
+//
+// so the values are in the same bytes the native Handle protocol sends.
+//
+// # Writes
+//
+// Update goes through bbolt's DB.Batch: concurrent callers share one transaction
+// and one fsync, and each returns only once the commit is on disk. The callback
+// may run more than once and must be idempotent. Import uses its own large
+// transactions (10000 records each).
+//
+// # Caveats
+//
+// Memory returned by bbolt (Tx.Bolt().Bucket(…).Get, cursors) points into the
+// read-only mmap and is valid only inside the transaction; writing to it crashes
+// the process. Everything this package returns (Stored, Record, ForEachRecord's
+// arguments) is copied out and owned by the caller.
+//
+// Only one process may open the file; a second one gets ErrLocked after one
+// second. Close the DB before copying the file by other means; use Backup or
+// CopyFile while it is open.
+//
+// A read transaction pins the pages it sees: a long Backup or Export keeps the
+// file from reusing freed pages, so the file may grow during it. Open maps 1 GiB
+// of address space up front so that growth rarely needs a remap (which would
+// wait for open read transactions and stall writers meanwhile).
+//
+// Times before 1678 or after 2262 do not fit in int64 nanoseconds and are not
+// stored faithfully; the zero time is stored as 0 and read back as the zero time.
+//
+// The database file never shrinks; deleted and rewritten pages are reused.
+// Config.NoSync is for tests and benchmarks only.
+package store

@@ -1,0 +1,85 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors. Test for them with errors.Is; the typed errors below wrap them.
+var (
+	// ErrLocked: another process holds the database file open (bbolt takes an
+	// exclusive flock). Open gives up after one second instead of hanging.
+	ErrLocked = errors.New("store: database locked by another process")
+
+	// ErrSchemaTooNew: the file was written by a newer pidnode whose schema this
+	// binary does not know. Returned wrapped in *SchemaError.
+	ErrSchemaTooNew = errors.New("store: database schema is newer than this binary")
+
+	// ErrBadSchema: the meta bucket holds a schema version that is not a valid
+	// uint32 or is zero.
+	ErrBadSchema = errors.New("store: invalid schema version in meta bucket")
+
+	// ErrUnknownFormat: a record starts with a format byte this binary does not
+	// know. Returned wrapped in *FormatError.
+	ErrUnknownFormat = errors.New("store: unknown record format")
+
+	// ErrCorrupt: a stored record is truncated or has trailing bytes.
+	// Returned wrapped in *FormatError.
+	ErrCorrupt = errors.New("store: corrupt record")
+
+	// ErrEmptyKey: a record key or display handle is empty.
+	ErrEmptyKey = errors.New("store: empty key or handle")
+
+	// ErrNotStorable: PutRecord refused a record the binary encoding cannot hold
+	// exactly (a length over handlev's limits, a timestamp outside uint32, …).
+	ErrNotStorable = errors.New("store: record not storable")
+
+	// ErrLineTooLong: an import line exceeds MaxImportLine bytes.
+	// Returned wrapped in *ImportError.
+	ErrLineTooLong = errors.New("store: import line too long")
+)
+
+// SchemaError reports a schema version mismatch between the file and the binary.
+// It matches ErrSchemaTooNew with errors.Is.
+type SchemaError struct {
+	Path   string
+	File   uint32 // version recorded in the file's meta bucket
+	Binary uint32 // SchemaVersion of this binary
+}
+
+func (e *SchemaError) Error() string {
+	return fmt.Sprintf("store: %s has schema version %d, this binary knows up to %d; upgrade pidnode",
+		e.Path, e.File, e.Binary)
+}
+
+func (e *SchemaError) Unwrap() error { return ErrSchemaTooNew }
+
+// FormatError reports a record that cannot be decoded. Err is ErrUnknownFormat,
+// ErrCorrupt or a handlev decode error.
+type FormatError struct {
+	Key    string // storage key, if known
+	Format byte   // the record's first byte (0 when the record is empty)
+	Err    error
+}
+
+func (e *FormatError) Error() string {
+	if errors.Is(e.Err, ErrUnknownFormat) {
+		return fmt.Sprintf("store: record %q: unknown format byte %d (this binary knows %d)",
+			e.Key, e.Format, recordFormat)
+	}
+	return fmt.Sprintf("store: record %q: %v", e.Key, e.Err)
+}
+
+func (e *FormatError) Unwrap() error { return e.Err }
+
+// ImportError names the line (1-based) of the import input that failed.
+type ImportError struct {
+	Line int
+	Err  error
+}
+
+func (e *ImportError) Error() string {
+	return fmt.Sprintf("store: import line %d: %v", e.Line, e.Err)
+}
+
+func (e *ImportError) Unwrap() error { return e.Err }

@@ -1,0 +1,113 @@
+package store
+
+import (
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	"go.etcd.io/bbolt"
+
+	"pidnode/handlev"
+)
+
+// recordFormat is the first byte of every value in BucketRecords. A new layout
+// gets a new byte; decodeStored refuses bytes it does not know.
+const recordFormat byte = 1
+
+// recordHeaderLen is format + version + created + updated.
+const recordHeaderLen = 1 + 8 + 8 + 8
+
+// Stored is a record with its bookkeeping.
+type Stored struct {
+	Record handlev.Record
+	// Version starts at 1 and is bumped by the writer on every change (the
+	// caller of PutRecord chooses it; Import bumps it).
+	Version uint64
+	// Created and Updated are stored as unix nanoseconds; the zero time is stored
+	// as 0 and read back as the zero time. Decoded times are in UTC.
+	Created, Updated time.Time
+}
+
+// appendStored appends the encoding of s (see doc.go) to dst.
+func appendStored(dst []byte, s *Stored) []byte {
+	dst = append(dst, recordFormat)
+	dst = binary.BigEndian.AppendUint64(dst, s.Version)
+	dst = binary.BigEndian.AppendUint64(dst, uint64(timeToNanos(s.Created)))
+	dst = binary.BigEndian.AppendUint64(dst, uint64(timeToNanos(s.Updated)))
+	dst = binary.BigEndian.AppendUint32(dst, uint32(len(s.Record.Handle)))
+	dst = append(dst, s.Record.Handle...)
+	return handlev.AppendValues(dst, s.Record.Values)
+}
+
+// decodeStored decodes an encoded record. The result owns its memory: b may be
+// bbolt's mmap and is not referenced after return.
+func decodeStored(b []byte) (Stored, error) {
+	var s Stored
+	if len(b) == 0 {
+		return s, &FormatError{Err: fmt.Errorf("%w: empty value", ErrCorrupt)}
+	}
+	if b[0] != recordFormat {
+		return s, &FormatError{Format: b[0], Err: ErrUnknownFormat}
+	}
+	if len(b) < recordHeaderLen+4 {
+		return s, &FormatError{Format: b[0], Err: fmt.Errorf("%w: %d bytes, header needs %d", ErrCorrupt, len(b), recordHeaderLen+4)}
+	}
+	s.Version = binary.BigEndian.Uint64(b[1:])
+	s.Created = nanosToTime(int64(binary.BigEndian.Uint64(b[9:])))
+	s.Updated = nanosToTime(int64(binary.BigEndian.Uint64(b[17:])))
+	hl := uint64(binary.BigEndian.Uint32(b[recordHeaderLen:]))
+	off := recordHeaderLen + 4
+	if hl > uint64(len(b)-off) {
+		return s, &FormatError{Format: b[0], Err: fmt.Errorf("%w: handle length %d exceeds record", ErrCorrupt, hl)}
+	}
+	s.Record.Handle = string(b[off : off+int(hl)]) // copies
+	off += int(hl)
+	vs, n, err := handlev.DecodeValues(b[off:]) // copies
+	if err != nil {
+		return Stored{}, &FormatError{Format: b[0], Err: fmt.Errorf("values at offset %d: %w", off, err)}
+	}
+	if off+n != len(b) {
+		return Stored{}, &FormatError{Format: b[0], Err: fmt.Errorf("%w: %d trailing bytes", ErrCorrupt, len(b)-off-n)}
+	}
+	s.Record.Values = vs
+	return s, nil
+}
+
+func timeToNanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano() // outside 1678..2262 this saturates or wraps; see doc.go
+}
+
+func nanosToTime(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}
+
+// getRecord reads key from BucketRecords of btx into owned memory.
+func getRecord(btx *bbolt.Tx, key string) (Stored, bool, error) {
+	b := btx.Bucket(BucketRecords)
+	if b == nil {
+		return Stored{}, false, fmt.Errorf("store: bucket %s missing", BucketRecords)
+	}
+	v := b.Get(keyBytes(key))
+	if v == nil {
+		return Stored{}, false, nil
+	}
+	s, err := decodeStored(v)
+	if err != nil {
+		setKey(err, key)
+		return Stored{}, false, err
+	}
+	return s, true, nil
+}
+
+// setKey fills in the key of a *FormatError returned by decodeStored.
+func setKey(err error, key string) {
+	if fe, ok := err.(*FormatError); ok {
+		fe.Key = key
+	}
+}

@@ -1,0 +1,255 @@
+package store
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/bits"
+	"os"
+	"path/filepath"
+	"time"
+	"unsafe"
+
+	"go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+
+	"pidnode/handlev"
+)
+
+// SchemaVersion is the schema this binary writes and understands. A file with a
+// higher version in its meta bucket is refused (ErrSchemaTooNew); a lower one would
+// be migrated by Open (none exist yet: 1 is the first version).
+const SchemaVersion uint32 = 1
+
+// Bucket names. All are created by Open. Only records is interpreted by this
+// package; the others belong to admin, which reaches them through Tx.Bolt.
+var (
+	BucketRecords      = []byte("records")      // storage key → encoded record (see doc.go)
+	BucketSNAAs        = []byte("snaas")        // admin: SNAAs
+	BucketApplications = []byte("applications") // admin: SNAA applications
+	BucketKeys         = []byte("keys")         // admin: API keys by hash
+	BucketAudit        = []byte("audit")        // admin: audit log
+	BucketURLIndex     = []byte("urlindex")     // admin: URL → handles, reverse lookup
+	BucketStats        = []byte("stats")        // admin: statistics counters
+	BucketMeta         = []byte("meta")         // this package: schema version
+	BucketIdempotency  = []byte("idempotency")  // admin: idempotency keys of write requests
+)
+
+var allBuckets = [][]byte{
+	BucketRecords, BucketSNAAs, BucketApplications, BucketKeys, BucketAudit,
+	BucketURLIndex, BucketStats, BucketMeta, BucketIdempotency,
+}
+
+// metaSchemaKey is the key of the schema version (uint32 big-endian) in BucketMeta.
+var metaSchemaKey = []byte("schema")
+
+const (
+	// lockTimeout bounds how long Open waits for bbolt's exclusive file lock.
+	lockTimeout = time.Second
+	// Batch tuning: Update callers wait at most batchDelay for company; a batch
+	// holds at most batchSize calls. 2ms adds little latency to an fsync that
+	// costs about as much, and lets concurrent writers share one commit.
+	batchDelay = 2 * time.Millisecond
+	batchSize  = 1000
+	// initialMmapSize reserves address space so that growing the file rarely
+	// needs a remap; a remap waits for every open read transaction (Backup,
+	// Export), which would stall writers. Address space only, not memory.
+	initialMmapSize = 1 << 30
+)
+
+// Config configures Open.
+type Config struct {
+	// Path is the bbolt file. Its directory is created (0700) if missing.
+	Path string
+	// NoSync skips fsync on commit. Tests and benchmarks only: a crash may lose
+	// or corrupt acknowledged writes.
+	NoSync bool
+	// Logger receives open/close and import progress lines. Nil discards.
+	Logger *slog.Logger
+}
+
+// DB is the pidnode database. It is safe for concurrent use.
+type DB struct {
+	bolt *bbolt.DB
+	cfg  Config
+	log  *slog.Logger
+}
+
+// Open opens (creating if needed) the database at cfg.Path, creates every bucket
+// and records the schema version. It fails with ErrLocked if another process has
+// the file open, and with *SchemaError (ErrSchemaTooNew) if the file is newer than
+// this binary; in both cases the file is left untouched.
+func Open(cfg Config) (*DB, error) {
+	if cfg.Path == "" {
+		return nil, errors.New("store: Config.Path is empty")
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if err := os.MkdirAll(filepath.Dir(cfg.Path), 0o700); err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	opts := &bbolt.Options{
+		Timeout: lockTimeout,
+		NoSync:  cfg.NoSync,
+		// Freelist as a hashmap: O(1) allocation in big files.
+		FreelistType: bbolt.FreelistMapType,
+	}
+	if bits.UintSize == 64 {
+		opts.InitialMmapSize = initialMmapSize
+	}
+	bdb, err := bbolt.Open(cfg.Path, 0o600, opts)
+	if err != nil {
+		if errors.Is(err, berrors.ErrTimeout) {
+			return nil, fmt.Errorf("store: open %s: %w", cfg.Path, ErrLocked)
+		}
+		return nil, fmt.Errorf("store: open %s: %w", cfg.Path, err)
+	}
+	bdb.MaxBatchDelay = batchDelay
+	bdb.MaxBatchSize = batchSize
+
+	var fileVersion uint32
+	err = bdb.Update(func(tx *bbolt.Tx) error {
+		// Check the schema before creating anything so a newer file stays untouched.
+		if m := tx.Bucket(BucketMeta); m != nil {
+			if v := m.Get(metaSchemaKey); v != nil {
+				if len(v) != 4 || binary.BigEndian.Uint32(v) == 0 {
+					return fmt.Errorf("%w: %x", ErrBadSchema, v)
+				}
+				fileVersion = binary.BigEndian.Uint32(v)
+				if fileVersion > SchemaVersion {
+					return &SchemaError{Path: cfg.Path, File: fileVersion, Binary: SchemaVersion}
+				}
+			}
+		}
+		for _, name := range allBuckets {
+			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+				return fmt.Errorf("store: create bucket %s: %w", name, err)
+			}
+		}
+		if fileVersion == SchemaVersion {
+			return nil
+		}
+		// New file (or, one day, a migration from an older version).
+		return tx.Bucket(BucketMeta).Put(metaSchemaKey, binary.BigEndian.AppendUint32(nil, SchemaVersion))
+	})
+	if err != nil {
+		bdb.Close()
+		return nil, err
+	}
+	log.Info("store opened", "path", cfg.Path, "schema", SchemaVersion, "nosync", cfg.NoSync)
+	return &DB{bolt: bdb, cfg: cfg, log: log}, nil
+}
+
+// Close closes the database. It waits for open transactions to finish.
+func (db *DB) Close() error {
+	if err := db.bolt.Close(); err != nil {
+		return fmt.Errorf("store: close: %w", err)
+	}
+	db.log.Info("store closed", "path", db.cfg.Path)
+	return nil
+}
+
+// Path returns the database file name.
+func (db *DB) Path() string { return db.cfg.Path }
+
+// Stats returns bbolt's statistics (a passthrough of bbolt.DB.Stats).
+func (db *DB) Stats() bbolt.Stats { return db.bolt.Stats() }
+
+// View runs fn in a read-only transaction. Nothing obtained from tx.Bolt() may be
+// used after fn returns; Tx.Record and Tx.ForEachRecord return owned memory.
+func (db *DB) View(fn func(tx *Tx) error) error {
+	return db.bolt.View(func(btx *bbolt.Tx) error { return fn(&Tx{tx: btx}) })
+}
+
+// Update runs fn in a read-write transaction that may be shared with concurrent
+// Update calls (bbolt DB.Batch): they commit together, with one fsync, and Update
+// returns only after the commit is on disk (unless Config.NoSync).
+//
+// fn may be called more than once (when a batch partner fails, bbolt rolls the
+// shared transaction back and re-runs the others), so fn must be idempotent: all
+// its effects go through tx, and anything it does outside tx (counters, channel
+// sends, cache invalidation) must happen after Update returns nil. If fn returns an
+// error, its changes are rolled back and Update returns that error.
+//
+// A batch waits up to 2ms for company, so Update is for concurrent request
+// handlers; a single goroutine doing many writes should group them in one Update.
+func (db *DB) Update(fn func(tx *Tx) error) error {
+	return db.bolt.Batch(func(btx *bbolt.Tx) error { return fn(&Tx{tx: btx}) })
+}
+
+// Load returns the record stored under key. It implements cache.Source. The
+// returned record owns its memory.
+func (db *DB) Load(key string) (handlev.Record, bool, error) {
+	s, ok, err := db.Get(key)
+	return s.Record, ok, err
+}
+
+// Get returns the record stored under key with its version and times.
+func (db *DB) Get(key string) (Stored, bool, error) {
+	var (
+		s  Stored
+		ok bool
+	)
+	err := db.bolt.View(func(btx *bbolt.Tx) error {
+		var err error
+		s, ok, err = getRecord(btx, key)
+		return err
+	})
+	return s, ok, err
+}
+
+// Backup writes a consistent snapshot of the whole database file to w and returns
+// the number of bytes written. It runs in one read transaction, so writers keep
+// going; the snapshot is the state as of the start of the call.
+func (db *DB) Backup(w io.Writer) (int64, error) {
+	var n int64
+	err := db.bolt.View(func(btx *bbolt.Tx) error {
+		var err error
+		n, err = btx.WriteTo(w)
+		return err
+	})
+	if err != nil {
+		return n, fmt.Errorf("store: backup: %w", err)
+	}
+	return n, nil
+}
+
+// CopyFile writes a consistent snapshot of src to path (mode 0600), the way
+// Backup does. It writes to path+".tmp", syncs it and renames it over path, so
+// path is either the old file or a complete new snapshot.
+func CopyFile(src *DB, path string) (err error) {
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return fmt.Errorf("store: backup: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if _, err = src.Backup(f); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return fmt.Errorf("store: backup: %w", err)
+	}
+	if err = f.Close(); err != nil {
+		return fmt.Errorf("store: backup: %w", err)
+	}
+	if err = os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("store: backup: %w", err)
+	}
+	return nil
+}
+
+// keyBytes views key as bytes without copying, for bbolt lookups (Get, Seek),
+// which neither modify nor retain the key. Never pass it to Put.
+func keyBytes(key string) []byte {
+	return unsafe.Slice(unsafe.StringData(key), len(key))
+}

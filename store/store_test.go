@@ -1,0 +1,539 @@
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.etcd.io/bbolt"
+
+	"pidnode/handlev"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files in testdata/")
+
+// openTest opens a fresh database in t.TempDir (or at path, if given).
+func openTest(t testing.TB, path string, noSync bool) *DB {
+	t.Helper()
+	if path == "" {
+		path = filepath.Join(t.TempDir(), "pidnode.db")
+	}
+	db, err := Open(Config{Path: path, NoSync: noSync})
+	if err != nil {
+		t.Fatalf("Open(%s): %v", path, err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// sampleRecords covers every value kind: plain strings, binary data (base64 in
+// JSON), HS_ADMIN, HS_VLIST, references, absolute and relative TTLs,
+// non-default permissions, zero and non-zero timestamps, empty data, Unicode.
+func sampleRecords() []Stored {
+	ts := time.Date(2024, 5, 17, 9, 30, 0, 123456789, time.UTC)
+	bin := make([]byte, 64)
+	for i := range bin {
+		bin[i] = byte(i * 7)
+	}
+	return []Stored{
+		{
+			Version: 1, Created: ts, Updated: ts,
+			Record: handlev.Record{Handle: "21.T11148/svc/DS/ABCD-EFGH-1", Values: []handlev.Value{
+				{Index: 1, Type: handlev.TypeURL, Data: []byte("https://example.org/a?b=c&d=<e>"), TTL: 86400, Timestamp: 1715938200, Perm: handlev.PermDefault},
+				{Index: 2, Type: handlev.TypeStatus, Data: []byte("REGISTERED"), TTL: 86400, Timestamp: 1715938200, Perm: handlev.PermDefault},
+				{Index: 100, Type: handlev.TypeAdmin, Data: handlev.AppendAdmin(nil, handlev.Admin{Mask: handlev.AdminAll, Handle: "0.NA/21.T11148", Index: 200}), TTL: 86400, Timestamp: 1715938200, Perm: handlev.PermAdminRead | handlev.PermAdminWrite},
+			}},
+		},
+		{
+			Version: 7, Created: ts.Add(-time.Hour), Updated: ts,
+			Record: handlev.Record{Handle: "21.T11148/BIN", Values: []handlev.Value{
+				{Index: 1, Type: "HS_PUBKEY", Data: bin, TTLType: handlev.TTLAbsolute, TTL: 1893456000, Timestamp: 0, Perm: handlev.PermDefault},
+				{Index: 2, Type: "EMPTY", Data: []byte{}, TTL: 0, Perm: handlev.PermPublicRead},
+				{Index: 3, Type: "DESC", Data: []byte("naïve — ünïcödé ✓"), TTL: -1, Timestamp: 1, Perm: handlev.PermDefault | handlev.PermPublicWrite},
+			}},
+		},
+		{
+			// Zero times: imported legacy records may have none.
+			Version: 1,
+			Record: handlev.Record{Handle: "21.T11148/VLIST", Values: []handlev.Value{
+				{Index: 1, Type: handlev.TypeVList, Data: handlev.AppendVList(nil, []handlev.Ref{{Handle: "21.T11148/A", Index: 1}, {Handle: "21.T11148/B", Index: 300}}), TTL: 3600, Perm: handlev.PermDefault},
+				{Index: 2, Type: handlev.TypeRelated, Data: []byte("see refs"), TTL: 3600, Timestamp: 1700000000, Perm: handlev.PermDefault,
+					Refs: []handlev.Ref{{Handle: "21.T11148/svc/DS/ABCD-EFGH-1", Index: 1}, {Handle: "0.NA/21.T11148", Index: 200}}},
+			}},
+		},
+	}
+}
+
+// normalize makes nil and empty slices compare equal.
+func normalize(s Stored) Stored {
+	vs := make([]handlev.Value, len(s.Record.Values))
+	for i, v := range s.Record.Values {
+		if len(v.Data) == 0 {
+			v.Data = nil
+		}
+		if len(v.Refs) == 0 {
+			v.Refs = nil
+		}
+		vs[i] = v
+	}
+	if len(vs) == 0 {
+		vs = nil
+	}
+	s.Record.Values = vs
+	return s
+}
+
+func sampleKey(handle string) (string, error) { return strings.ToUpper(handle), nil }
+
+func putAll(t testing.TB, db *DB, recs []Stored) {
+	t.Helper()
+	err := db.Update(func(tx *Tx) error {
+		for i := range recs {
+			k, _ := sampleKey(recs[i].Record.Handle)
+			if err := tx.PutRecord(k, &recs[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("Update: %v", err)
+	}
+}
+
+func TestRoundTrip(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "rt.db")
+	db, err := Open(Config{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := sampleRecords()
+	putAll(t, db, recs)
+	if err := db.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	db = openTest(t, path, false)
+	for _, want := range recs {
+		key, _ := sampleKey(want.Record.Handle)
+		got, ok, err := db.Get(key)
+		if err != nil || !ok {
+			t.Fatalf("Get(%q) = _, %v, %v; want found", key, ok, err)
+		}
+		if !reflect.DeepEqual(normalize(got), normalize(want)) {
+			t.Errorf("Get(%q) =\n%+v\nwant\n%+v", key, got, want)
+		}
+		rec, ok, err := db.Load(key)
+		if err != nil || !ok || !reflect.DeepEqual(normalize(Stored{Record: rec}), normalize(Stored{Record: want.Record})) {
+			t.Errorf("Load(%q) = %+v, %v, %v", key, rec, ok, err)
+		}
+	}
+	if _, ok, err := db.Load("21.T11148/NOPE"); ok || err != nil {
+		t.Errorf("Load(missing) = _, %v, %v; want false, nil", ok, err)
+	}
+	// ForEachRecord visits in key order and hands out owned records.
+	var keys []string
+	var kept []*Stored
+	err = db.View(func(tx *Tx) error {
+		return tx.ForEachRecord(func(k string, s *Stored) error {
+			keys = append(keys, k)
+			kept = append(kept, s)
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"21.T11148/BIN", "21.T11148/SVC/DS/ABCD-EFGH-1", "21.T11148/VLIST"}
+	if !reflect.DeepEqual(keys, want) {
+		t.Errorf("ForEachRecord keys = %q, want %q", keys, want)
+	}
+	if kept[0].Record.Handle != "21.T11148/BIN" || kept[0].Version != 7 {
+		t.Errorf("kept record after View = %+v", kept[0])
+	}
+}
+
+func TestEncodeDecode(t *testing.T) {
+	for _, s := range sampleRecords() {
+		t.Run(s.Record.Handle, func(t *testing.T) {
+			b := appendStored(nil, &s)
+			if n := encodedSize(&s); n != len(b) {
+				t.Errorf("encodedSize = %d, encoded %d bytes", n, len(b))
+			}
+			got, err := decodeStored(b)
+			if err != nil {
+				t.Fatalf("decodeStored: %v", err)
+			}
+			if !reflect.DeepEqual(normalize(got), normalize(s)) {
+				t.Errorf("decodeStored(appendStored(s)) = %+v, want %+v", got, s)
+			}
+			// Decoded memory must not alias the input.
+			for i := range b {
+				b[i] = 0xEE
+			}
+			if !reflect.DeepEqual(normalize(got), normalize(s)) {
+				t.Errorf("decoded record changed when the input was overwritten")
+			}
+		})
+	}
+}
+
+func TestDecodeErrors(t *testing.T) {
+	good := appendStored(nil, &sampleRecords()[0])
+	tests := []struct {
+		name string
+		in   []byte
+		want error
+	}{
+		{"empty", nil, ErrCorrupt},
+		{"unknown format", append([]byte{2}, good[1:]...), ErrUnknownFormat},
+		{"format zero", append([]byte{0}, good[1:]...), ErrUnknownFormat},
+		{"short header", good[:20], ErrCorrupt},
+		{"handle length past end", func() []byte {
+			b := bytes.Clone(good[:recordHeaderLen+4])
+			binary.BigEndian.PutUint32(b[recordHeaderLen:], 1000)
+			return b
+		}(), ErrCorrupt},
+		{"handle length huge", func() []byte {
+			b := bytes.Clone(good)
+			binary.BigEndian.PutUint32(b[recordHeaderLen:], 0xFFFFFFFF)
+			return b
+		}(), ErrCorrupt},
+		{"trailing bytes", append(bytes.Clone(good), 0), ErrCorrupt},
+		{"truncated values", good[:len(good)-3], handlev.ErrTruncated},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := decodeStored(tt.in)
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("decodeStored(%s) error = %v, want %v", tt.name, err, tt.want)
+			}
+			var fe *FormatError
+			if !errors.As(err, &fe) {
+				t.Errorf("error %T is not a *FormatError", err)
+			}
+		})
+	}
+}
+
+func TestUnknownFormatStored(t *testing.T) {
+	db := openTest(t, "", true)
+	err := db.Update(func(tx *Tx) error {
+		return tx.Bolt().Bucket(BucketRecords).Put([]byte("21.T11148/FUTURE"), []byte{9, 0, 0, 0})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = db.Get("21.T11148/FUTURE")
+	var fe *FormatError
+	if !errors.Is(err, ErrUnknownFormat) || !errors.As(err, &fe) || fe.Key != "21.T11148/FUTURE" || fe.Format != 9 {
+		t.Fatalf("Get(unknown format) error = %#v, want *FormatError{Key, Format 9} wrapping ErrUnknownFormat", err)
+	}
+	if !strings.Contains(err.Error(), "unknown format byte 9") {
+		t.Errorf("error text %q does not name the format byte", err)
+	}
+	// Export refuses it too rather than skip it silently.
+	if err := db.Export(&bytes.Buffer{}); !errors.Is(err, ErrUnknownFormat) {
+		t.Errorf("Export error = %v, want ErrUnknownFormat", err)
+	}
+}
+
+func TestOpenBuckets(t *testing.T) {
+	db := openTest(t, "", true)
+	err := db.View(func(tx *Tx) error {
+		for _, name := range allBuckets {
+			if tx.Bolt().Bucket(name) == nil {
+				return fmt.Errorf("bucket %s missing", name)
+			}
+		}
+		v := tx.Bolt().Bucket(BucketMeta).Get(metaSchemaKey)
+		if len(v) != 4 || binary.BigEndian.Uint32(v) != SchemaVersion {
+			return fmt.Errorf("schema = %x, want %d", v, SchemaVersion)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if db.Path() == "" {
+		t.Error("Path() is empty")
+	}
+}
+
+func TestSchemaTooNew(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "new.db")
+	db, err := Open(Config{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *Tx) error {
+		return tx.Bolt().Bucket(BucketMeta).Put(metaSchemaKey, binary.BigEndian.AppendUint32(nil, 99))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	_, err = Open(Config{Path: path})
+	var se *SchemaError
+	if !errors.Is(err, ErrSchemaTooNew) || !errors.As(err, &se) || se.File != 99 || se.Binary != SchemaVersion {
+		t.Fatalf("Open(schema 99) error = %v, want *SchemaError{File: 99, Binary: %d}", err, SchemaVersion)
+	}
+	if !strings.Contains(err.Error(), "99") || !strings.Contains(err.Error(), fmt.Sprint(SchemaVersion)) {
+		t.Errorf("error %q does not name both versions", err)
+	}
+	// The file is left as it was, and the lock released.
+	bdb, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: time.Second, ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bdb.Close()
+	bdb.View(func(tx *bbolt.Tx) error {
+		if v := tx.Bucket(BucketMeta).Get(metaSchemaKey); binary.BigEndian.Uint32(v) != 99 {
+			t.Errorf("schema after refused open = %x, want 99", v)
+		}
+		return nil
+	})
+}
+
+func TestLocked(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "locked.db")
+	openTest(t, path, true)
+	start := time.Now()
+	_, err := Open(Config{Path: path})
+	if !errors.Is(err, ErrLocked) {
+		t.Fatalf("second Open error = %v, want ErrLocked", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("second Open took %v", d)
+	}
+}
+
+func TestPutRecordErrors(t *testing.T) {
+	db := openTest(t, "", true)
+	big := make([]byte, handlev.MaxLength+1)
+	tests := []struct {
+		name string
+		key  string
+		s    Stored
+		want error
+	}{
+		{"empty key", "", Stored{Record: handlev.Record{Handle: "X/Y"}}, ErrEmptyKey},
+		{"empty handle", "X/Y", Stored{}, ErrEmptyKey},
+		{"data too long", "X/Y", Stored{Record: handlev.Record{Handle: "X/Y", Values: []handlev.Value{{Index: 1, Type: "URL", Data: big}}}}, handlev.ErrTooLong},
+		{"key too long", strings.Repeat("K", handlev.MaxHandleLen+1), Stored{Record: handlev.Record{Handle: "X/Y"}}, handlev.ErrTooLong},
+		{"too many refs", "X/Y", Stored{Record: handlev.Record{Handle: "X/Y", Values: []handlev.Value{{Index: 1, Type: "URL", Refs: make([]handlev.Ref, handlev.MaxRefs+1)}}}}, handlev.ErrTooLong},
+		{"negative timestamp", "X/Y", Stored{Record: handlev.Record{Handle: "X/Y", Values: []handlev.Value{{Index: 1, Type: "URL", Timestamp: -1}}}}, ErrNotStorable},
+		{"timestamp beyond uint32", "X/Y", Stored{Record: handlev.Record{Handle: "X/Y", Values: []handlev.Value{{Index: 1, Type: "URL", Timestamp: 1 << 32}}}}, ErrNotStorable},
+		{"high permission bits", "X/Y", Stored{Record: handlev.Record{Handle: "X/Y", Values: []handlev.Value{{Index: 1, Type: "URL", Perm: 0x1E}}}}, ErrNotStorable},
+		{"bad ttl type", "X/Y", Stored{Record: handlev.Record{Handle: "X/Y", Values: []handlev.Value{{Index: 1, Type: "URL", TTLType: 2}}}}, ErrNotStorable},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := db.Update(func(tx *Tx) error { return tx.PutRecord(tt.key, &tt.s) })
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("PutRecord error = %v, want %v", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestConcurrentUpdate: 64 goroutines write through Update; every acknowledged
+// write survives a reopen, a failing caller does not take its batch partners
+// down, and the writes share far fewer commits than there are writes.
+func TestConcurrentUpdate(t *testing.T) {
+	const (
+		workers = 64
+		each    = 20
+		failer  = 13 // worker whose 5th write fails on purpose
+	)
+	path := filepath.Join(t.TempDir(), "conc.db")
+	db, err := Open(Config{Path: path}) // with fsync: the real thing
+	if err != nil {
+		t.Fatal(err)
+	}
+	txids := make([]int, workers*each)
+	errFail := errors.New("deliberate failure")
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := range each {
+				key := fmt.Sprintf("21.T11148/W%02d-%03d", w, i)
+				err := db.Update(func(tx *Tx) error {
+					txids[w*each+i] = tx.Bolt().ID()
+					s := Stored{Version: 1, Record: handlev.Record{Handle: key, Values: []handlev.Value{{Index: 1, Type: "URL", Data: []byte("https://example.org/" + key)}}}}
+					if err := tx.PutRecord(key, &s); err != nil {
+						return err
+					}
+					if w == failer && i == 5 {
+						return errFail
+					}
+					return nil
+				})
+				if w == failer && i == 5 {
+					if !errors.Is(err, errFail) {
+						t.Errorf("failing Update returned %v", err)
+					}
+					txids[w*each+i] = -1
+					continue
+				}
+				if err != nil {
+					t.Errorf("Update(%s): %v", key, err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	commits := map[int]bool{}
+	for _, id := range txids {
+		if id >= 0 {
+			commits[id] = true
+		}
+	}
+	writes := workers*each - 1
+	t.Logf("%d writes from %d goroutines shared %d commits (%.1f writes/commit)",
+		writes, workers, len(commits), float64(writes)/float64(len(commits)))
+	if len(commits) > writes/4 {
+		t.Errorf("%d writes took %d commits; want them batched (≤ %d)", writes, len(commits), writes/4)
+	}
+
+	db = openTest(t, path, false)
+	for w := range workers {
+		for i := range each {
+			key := fmt.Sprintf("21.T11148/W%02d-%03d", w, i)
+			_, ok, err := db.Get(key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := !(w == failer && i == 5); ok != want {
+				t.Errorf("after reopen, %s present = %v, want %v", key, ok, want)
+			}
+		}
+	}
+}
+
+// TestBackupDuringWrites takes a backup while a writer commits records 0,1,2…
+// each with a counter in the same transaction; the backup must be a valid bbolt
+// file holding exactly records 0..count-1.
+func TestBackupDuringWrites(t *testing.T) {
+	dir := t.TempDir()
+	db := openTest(t, filepath.Join(dir, "live.db"), true)
+	stop := make(chan struct{})
+	type result struct {
+		written int
+		err     error
+	}
+	done := make(chan result, 1)
+	go func() {
+		i := 0
+		for {
+			select {
+			case <-stop:
+				done <- result{written: i}
+				return
+			default:
+			}
+			key := fmt.Sprintf("21.T11148/B%07d", i)
+			err := db.Update(func(tx *Tx) error {
+				s := Stored{Version: 1, Record: handlev.Record{Handle: key, Values: []handlev.Value{{Index: 1, Type: "URL", Data: bytes.Repeat([]byte("x"), 200)}}}}
+				if err := tx.PutRecord(key, &s); err != nil {
+					return err
+				}
+				return tx.Bolt().Bucket(BucketStats).Put([]byte("count"), binary.BigEndian.AppendUint64(nil, uint64(i+1)))
+			})
+			if err != nil {
+				done <- result{written: i, err: err}
+				return
+			}
+			i++
+		}
+	}()
+	// Let some writes land, then back up twice while writing continues.
+	for db.count(t) < 200 {
+		time.Sleep(time.Millisecond)
+	}
+	backupPath := filepath.Join(dir, "backup.db")
+	if err := CopyFile(db, backupPath); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	n, err := db.Backup(&buf)
+	if err != nil || n != int64(buf.Len()) {
+		t.Fatalf("Backup = %d, %v (buffer %d)", n, err, buf.Len())
+	}
+	close(stop)
+	res := <-done
+	if res.err != nil {
+		t.Fatal(res.err)
+	}
+	written := res.written
+	path2 := filepath.Join(dir, "backup2.db")
+	if err := os.WriteFile(path2, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{backupPath, path2} {
+		checkBackup(t, p, written)
+	}
+}
+
+func (db *DB) count(t *testing.T) int {
+	var n int
+	db.View(func(tx *Tx) error {
+		if v := tx.Bolt().Bucket(BucketStats).Get([]byte("count")); v != nil {
+			n = int(binary.BigEndian.Uint64(v))
+		}
+		return nil
+	})
+	return n
+}
+
+func checkBackup(t *testing.T, path string, written int) {
+	t.Helper()
+	bdb, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: time.Second, ReadOnly: true})
+	if err != nil {
+		t.Fatalf("open backup %s: %v", path, err)
+	}
+	err = bdb.View(func(tx *bbolt.Tx) error {
+		for err := range tx.Check() {
+			t.Errorf("backup %s: check: %v", path, err)
+		}
+		return nil
+	})
+	bdb.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := openTest(t, path, true)
+	count := db.count(t)
+	var keys []string
+	err = db.View(func(tx *Tx) error {
+		return tx.ForEachRecord(func(k string, _ *Stored) error {
+			keys = append(keys, k)
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if count < 200 || count > written || len(keys) != count {
+		t.Fatalf("backup %s: counter %d, %d records, writer wrote %d", path, count, len(keys), written)
+	}
+	for i, k := range keys {
+		if want := fmt.Sprintf("21.T11148/B%07d", i); k != want {
+			t.Fatalf("backup %s: record %d is %s, want %s (not a prefix)", path, i, k, want)
+		}
+	}
+	t.Logf("backup %s: %d of %d writes", filepath.Base(path), count, written)
+}
