@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -424,10 +425,19 @@ func TestConcurrentUpdate(t *testing.T) {
 	}
 }
 
-// TestBackupDuringWrites takes a backup while a writer commits records 0,1,2…
-// each with a counter in the same transaction; the backup must be a valid bbolt
-// file holding exactly records 0..count-1.
+// slowWriter makes a backup take long enough for many commits to land during it.
+type slowWriter struct{ w io.Writer }
+
+func (s slowWriter) Write(p []byte) (int, error) {
+	time.Sleep(time.Millisecond)
+	return s.w.Write(p)
+}
+
+// TestBackupDuringWrites takes backups while a writer commits records 0,1,2…,
+// 20 per transaction, with a counter in the same transaction; each backup must
+// be a valid bbolt file holding exactly records 0..count-1.
 func TestBackupDuringWrites(t *testing.T) {
+	const perTx = 20
 	dir := t.TempDir()
 	db := openTest(t, filepath.Join(dir, "live.db"), true)
 	stop := make(chan struct{})
@@ -445,23 +455,25 @@ func TestBackupDuringWrites(t *testing.T) {
 				return
 			default:
 			}
-			key := fmt.Sprintf("21.T11148/B%07d", i)
 			err := db.Update(func(tx *Tx) error {
-				s := Stored{Version: 1, Record: handlev.Record{Handle: key, Values: []handlev.Value{{Index: 1, Type: "URL", Data: bytes.Repeat([]byte("x"), 200)}}}}
-				if err := tx.PutRecord(key, &s); err != nil {
-					return err
+				for j := i; j < i+perTx; j++ {
+					key := fmt.Sprintf("21.T11148/B%07d", j)
+					s := Stored{Version: 1, Record: handlev.Record{Handle: key, Values: []handlev.Value{{Index: 1, Type: "URL", Data: bytes.Repeat([]byte("x"), 200)}}}}
+					if err := tx.PutRecord(key, &s); err != nil {
+						return err
+					}
 				}
-				return tx.Bolt().Bucket(BucketStats).Put([]byte("count"), binary.BigEndian.AppendUint64(nil, uint64(i+1)))
+				return tx.Bolt().Bucket(BucketStats).Put([]byte("count"), binary.BigEndian.AppendUint64(nil, uint64(i+perTx)))
 			})
 			if err != nil {
 				done <- result{written: i, err: err}
 				return
 			}
-			i++
+			i += perTx
 		}
 	}()
-	// Let some writes land, then back up twice while writing continues.
-	for db.count(t) < 200 {
+	// Let the file grow to a few MB, then back up while writing continues.
+	for db.count(t) < 5000 {
 		time.Sleep(time.Millisecond)
 	}
 	backupPath := filepath.Join(dir, "backup.db")
@@ -469,7 +481,9 @@ func TestBackupDuringWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	n, err := db.Backup(&buf)
+	before := db.count(t)
+	n, err := db.Backup(slowWriter{&buf})
+	after := db.count(t)
 	if err != nil || n != int64(buf.Len()) {
 		t.Fatalf("Backup = %d, %v (buffer %d)", n, err, buf.Len())
 	}
@@ -478,13 +492,17 @@ func TestBackupDuringWrites(t *testing.T) {
 	if res.err != nil {
 		t.Fatal(res.err)
 	}
-	written := res.written
+	t.Logf("slow backup of %d bytes: %d records committed while it ran", n, after-before)
+	if after == before {
+		t.Errorf("no write committed during the slow backup; the test proves nothing")
+	}
 	path2 := filepath.Join(dir, "backup2.db")
 	if err := os.WriteFile(path2, buf.Bytes(), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []string{backupPath, path2} {
-		checkBackup(t, p, written)
+	checkBackup(t, backupPath, 5000, before)
+	if got := checkBackup(t, path2, before, res.written); got >= after {
+		t.Errorf("slow backup holds %d records, want the snapshot from its start (%d..%d)", got, before, after-1)
 	}
 }
 
@@ -499,7 +517,9 @@ func (db *DB) count(t *testing.T) int {
 	return n
 }
 
-func checkBackup(t *testing.T, path string, written int) {
+// checkBackup runs bbolt's consistency check on the backup at path and verifies
+// it holds records 0..count-1 exactly, with min ≤ count ≤ max. It returns count.
+func checkBackup(t *testing.T, path string, min, max int) int {
 	t.Helper()
 	bdb, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: time.Second, ReadOnly: true})
 	if err != nil {
@@ -527,13 +547,14 @@ func checkBackup(t *testing.T, path string, written int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if count < 200 || count > written || len(keys) != count {
-		t.Fatalf("backup %s: counter %d, %d records, writer wrote %d", path, count, len(keys), written)
+	if count < min || count > max || len(keys) != count {
+		t.Fatalf("backup %s: counter %d, %d records; want %d..%d", path, count, len(keys), min, max)
 	}
 	for i, k := range keys {
 		if want := fmt.Sprintf("21.T11148/B%07d", i); k != want {
 			t.Fatalf("backup %s: record %d is %s, want %s (not a prefix)", path, i, k, want)
 		}
 	}
-	t.Logf("backup %s: %d of %d writes", filepath.Base(path), count, written)
+	t.Logf("backup %s: %d records, consistent", filepath.Base(path), count)
+	return count
 }

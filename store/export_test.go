@@ -1,0 +1,207 @@
+package store
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"pidnode/handlev"
+)
+
+// goldenRecords are sampleRecords plus the shapes export must render: an
+// absolute TTL with base64 data, a record with no values.
+func goldenRecords() []Stored {
+	recs := sampleRecords()
+	recs = append(recs, Stored{Version: 1, Record: handlev.Record{Handle: "21.T11148/ABS", Values: []handlev.Value{
+		{Index: 1, Type: handlev.TypeURL, Data: []byte("https://example.org/abs"), TTLType: handlev.TTLAbsolute, TTL: 2000000000, Timestamp: 1700000000, Perm: handlev.PermDefault},
+		{Index: 2, Type: "BLOB", Data: []byte{0, 1, 2, 0xff, 0xfe, '\n'}, TTL: 60, Perm: handlev.PermDefault},
+		{Index: 3, Type: handlev.TypeEmail, Data: []byte(`"quoted" \ back`), TTL: 86400, Perm: handlev.PermDefault},
+	}}})
+	return recs
+}
+
+func TestExportGolden(t *testing.T) {
+	db := openTest(t, "", true)
+	recs := goldenRecords()
+	putAll(t, db, recs)
+	var out bytes.Buffer
+	if err := db.Export(&out); err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", "export.golden")
+	if *update {
+		if err := os.WriteFile(golden, out.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test ./store -update to create it)", err)
+	}
+	if !bytes.Equal(out.Bytes(), want) {
+		t.Fatalf("Export differs from %s:\ngot:\n%s\nwant:\n%s", golden, out.Bytes(), want)
+	}
+
+	// export → import into a fresh DB → export: the same bytes, the same values.
+	fresh := openTest(t, "", true)
+	start := time.Now()
+	n, err := fresh.Import(bytes.NewReader(want), sampleKey)
+	if err != nil || n != len(recs) {
+		t.Fatalf("Import(golden) = %d, %v; want %d, nil", n, err, len(recs))
+	}
+	var again bytes.Buffer
+	if err := fresh.Export(&again); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(again.Bytes(), want) {
+		t.Fatalf("export → import → export changed the bytes:\ngot:\n%s\nwant:\n%s", again.Bytes(), want)
+	}
+	for _, r := range recs {
+		key, _ := sampleKey(r.Record.Handle)
+		got, ok, err := fresh.Get(key)
+		if err != nil || !ok {
+			t.Fatalf("Get(%q) after import = _, %v, %v", key, ok, err)
+		}
+		if !reflect.DeepEqual(normalize(Stored{Record: got.Record}), normalize(Stored{Record: r.Record})) {
+			t.Errorf("imported %q =\n%+v\nwant\n%+v", key, got.Record, r.Record)
+		}
+		if got.Version != 1 || !got.Created.Equal(got.Updated) || got.Created.Before(start.Add(-time.Second)) {
+			t.Errorf("imported %q: version %d, created %v, updated %v; want 1 and now", key, got.Version, got.Created, got.Updated)
+		}
+	}
+
+	// Importing again replaces: same values, version bumped, created kept.
+	firstGet, _, _ := fresh.Get("21.T11148/ABS")
+	time.Sleep(2 * time.Millisecond)
+	if _, err := fresh.Import(bytes.NewReader(want), sampleKey); err != nil {
+		t.Fatal(err)
+	}
+	second, _, _ := fresh.Get("21.T11148/ABS")
+	if second.Version != 2 || !second.Created.Equal(firstGet.Created) || !second.Updated.After(firstGet.Updated) {
+		t.Errorf("re-import: version %d created %v updated %v; want 2, %v, after %v",
+			second.Version, second.Created, second.Updated, firstGet.Created, firstGet.Updated)
+	}
+	var third bytes.Buffer
+	fresh.Export(&third)
+	if !bytes.Equal(third.Bytes(), want) {
+		t.Errorf("export after re-import differs")
+	}
+}
+
+func TestImportForms(t *testing.T) {
+	const rec = `{"handle":"21.T11148/X","values":[{"index":1,"type":"URL","data":{"format":"string","value":"https://x"},"ttl":86400,"timestamp":"2024-01-02T03:04:05Z"}]}`
+	tests := []struct {
+		name  string
+		in    string
+		want  int
+		check func(t *testing.T, db *DB)
+	}{
+		{"empty input", "", 0, nil},
+		{"only blank lines", "\n\n  \r\n\t\n", 0, nil},
+		{"no final newline", rec, 1, nil},
+		{"crlf", rec + "\r\n" + strings.Replace(rec, "/X", "/Y", 1) + "\r\n", 2, nil},
+		{"blank lines between", "\n" + rec + "\n\n\n" + strings.Replace(rec, "/X", "/Y", 1) + "\n\n", 2, nil},
+		{"responseCode", `{"responseCode":1,"handle":"21.T11148/X","values":[]}` + "\n", 1, nil},
+		{"same handle twice", rec + "\n" + strings.Replace(rec, "https://x", "https://second", 1) + "\n", 2,
+			func(t *testing.T, db *DB) {
+				s, _, _ := db.Get("21.T11148/X")
+				if s.Version != 2 || string(s.Record.Values[0].Data) != "https://second" {
+					t.Errorf("after duplicate: version %d data %q; want 2, https://second", s.Version, s.Record.Values[0].Data)
+				}
+			}},
+		{"timestamp kept", rec, 1, func(t *testing.T, db *DB) {
+			s, _, _ := db.Get("21.T11148/X")
+			if ts := s.Record.Values[0].Timestamp; ts != 1704164645 {
+				t.Errorf("timestamp = %d, want 1704164645", ts)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			db := openTest(t, "", true)
+			n, err := db.Import(strings.NewReader(tt.in), sampleKey)
+			if err != nil || n != tt.want {
+				t.Fatalf("Import = %d, %v; want %d, nil", n, err, tt.want)
+			}
+			if tt.check != nil {
+				tt.check(t, db)
+			}
+		})
+	}
+}
+
+func TestImportErrors(t *testing.T) {
+	good := func(i int) string {
+		return fmt.Sprintf(`{"handle":"21.T11148/R%06d","values":[{"index":1,"type":"URL","data":"https://example.org/%d"}]}`, i, i)
+	}
+	lines := func(from, to int) string {
+		var b strings.Builder
+		for i := from; i < to; i++ {
+			b.WriteString(good(i))
+			b.WriteByte('\n')
+		}
+		return b.String()
+	}
+	errKey := errors.New("prefix not served")
+	keyFn := func(h string) (string, error) {
+		if strings.HasPrefix(h, "99.") {
+			return "", errKey
+		}
+		return strings.ToUpper(h), nil
+	}
+	var jsonErr *handlev.JSONError
+	tests := []struct {
+		name     string
+		in       string
+		line     int
+		n        int // records committed before the error
+		is       error
+		as       any
+		contains string
+	}{
+		{"broken json", lines(0, 3) + `{"handle":"21.T11148/B","values":[` + "\n" + lines(3, 5), 4, 0, nil, nil, "line 4"},
+		{"unknown data format", lines(0, 1) + "\n" + `{"handle":"21.T11148/B","values":[{"index":1,"type":"X","data":{"format":"rot13","value":"a"}}]}` + "\n", 3, 0, nil, &jsonErr, "line 3"},
+		{"missing handle", `{"values":[]}`, 1, 0, nil, &jsonErr, "line 1"},
+		{"key refused", lines(0, 1) + `{"handle":"99.1/X","values":[]}` + "\n", 2, 0, errKey, nil, `"99.1/X"`},
+		// 10000 records fill the first chunk, which commits; the second chunk
+		// (10001…10004 and the bad line) is not written at all.
+		{"second chunk", lines(0, 10000) + "\n" + lines(10000, 10004) + "{]\n", 10006, 10000, nil, nil, "line 10006"},
+		{"line too long", lines(0, 2) + `{"handle":"21.T11148/L","values":[{"index":1,"type":"X","data":"` + strings.Repeat("a", MaxImportLine) + `"}]}` + "\n", 3, 0, ErrLineTooLong, nil, "line 3"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			db := openTest(t, "", true)
+			n, err := db.Import(strings.NewReader(tt.in), keyFn)
+			var ie *ImportError
+			if !errors.As(err, &ie) || ie.Line != tt.line {
+				t.Fatalf("Import error = %v, want *ImportError at line %d", err, tt.line)
+			}
+			if n != tt.n {
+				t.Errorf("Import n = %d, want %d", n, tt.n)
+			}
+			if tt.is != nil && !errors.Is(err, tt.is) {
+				t.Errorf("error %v is not %v", err, tt.is)
+			}
+			if tt.as != nil && !errors.As(err, tt.as) {
+				t.Errorf("error %v is not %T", err, tt.as)
+			}
+			if !strings.Contains(err.Error(), tt.contains) {
+				t.Errorf("error %q does not contain %q", err, tt.contains)
+			}
+			var stored int
+			db.View(func(tx *Tx) error {
+				stored = tx.Bolt().Bucket(BucketRecords).Stats().KeyN
+				return nil
+			})
+			if stored != tt.n {
+				t.Errorf("%d records stored after the error, want %d (earlier chunks only)", stored, tt.n)
+			}
+		})
+	}
+}
