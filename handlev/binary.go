@@ -136,7 +136,7 @@ func AppendVList(dst []byte, refs []Ref) []byte {
 // a nil slice. The result does not alias b.
 func DecodeVList(b []byte) ([]Ref, error) {
 	r := wireReader{b: b}
-	refs, err := r.refs("vlist")
+	refs, err := r.refs(vlistNames)
 	if err != nil {
 		return nil, err
 	}
@@ -227,10 +227,11 @@ func (r *wireReader) count(what string, limit int) (int, error) {
 	return int(x), nil
 }
 
-// lenBytes reads an int4 length (≤ MaxLength) and that many bytes. The result
-// aliases r.b; callers copy.
-func (r *wireReader) lenBytes(what string) ([]byte, error) {
-	n, err := r.count(what+" length", MaxLength)
+// lenBytes reads an int4 length (≤ MaxLength) and that many bytes; lenWhat and
+// what name the two fields in errors (constants, so no string is built per call).
+// The result aliases r.b; callers copy.
+func (r *wireReader) lenBytes(lenWhat, what string) ([]byte, error) {
+	n, err := r.count(lenWhat, MaxLength)
 	if err != nil {
 		return nil, err
 	}
@@ -271,15 +272,15 @@ func (r *wireReader) value(arena *[]byte) (Value, error) {
 	if err != nil {
 		return v, err
 	}
-	typ, err := r.lenBytes("value type")
+	typ, err := r.lenBytes("value type length", "value type")
 	if err != nil {
 		return v, err
 	}
-	data, err := r.lenBytes("value data")
+	data, err := r.lenBytes("value data length", "value data")
 	if err != nil {
 		return v, err
 	}
-	refs, err := r.refs("value reference")
+	refs, err := r.refs(valueRefNames)
 	if err != nil {
 		return v, err
 	}
@@ -307,10 +308,18 @@ func (r *wireReader) value(arena *[]byte) (Value, error) {
 	return v, nil
 }
 
+// refNames names the fields of a reference list in errors.
+type refNames struct{ count, handleLen, handle, index string }
+
+var (
+	valueRefNames = &refNames{"value reference count", "value reference handle length", "value reference handle", "value reference index"}
+	vlistNames    = &refNames{"vlist count", "vlist handle length", "vlist handle", "vlist index"}
+)
+
 // refs reads an int4 count (≤ MaxRefs) and that many {UTF8-String handle, int4
 // index} pairs, copying the handles. Zero references give nil.
-func (r *wireReader) refs(what string) ([]Ref, error) {
-	n, err := r.count(what+" count", MaxRefs)
+func (r *wireReader) refs(what *refNames) ([]Ref, error) {
+	n, err := r.count(what.count, MaxRefs)
 	if err != nil {
 		return nil, err
 	}
@@ -323,11 +332,11 @@ func (r *wireReader) refs(what string) ([]Ref, error) {
 	}
 	refs := make([]Ref, 0, capHint)
 	for i := 0; i < n; i++ {
-		h, err := r.lenBytes(what + " handle")
+		h, err := r.lenBytes(what.handleLen, what.handle)
 		if err != nil {
 			return nil, err
 		}
-		idx, err := r.u32(what + " index")
+		idx, err := r.u32(what.index)
 		if err != nil {
 			return nil, err
 		}
@@ -341,7 +350,7 @@ func (r *wireReader) admin() (mask uint16, handle []byte, index int32, err error
 	if mask, err = r.u16("admin mask"); err != nil {
 		return
 	}
-	if handle, err = r.lenBytes("admin handle"); err != nil {
+	if handle, err = r.lenBytes("admin handle length", "admin handle"); err != nil {
 		return
 	}
 	idx, err := r.u32("admin index")

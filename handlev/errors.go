@@ -53,13 +53,16 @@ func (e *DecodeError) Error() string {
 // Unwrap returns the sentinel error.
 func (e *DecodeError) Unwrap() error { return e.Err }
 
-// JSONError reports a Handle JSON input that is well-formed JSON but not a valid
-// record or value. Value is the index of the value in the "values" array (-1 for a
-// top-level field); Field names the offending key ("data", "ttl", "references[2].index" …).
+// JSONError reports Handle JSON input that is not a valid record or value. Value is
+// the position of the value in the "values" array (-1 for the record itself or its
+// top-level fields); Field names the offending key ("data.value", "ttl",
+// "references[2].index" …; empty when the input is not JSON at all). Err, when not
+// nil, is the underlying error (a *json.SyntaxError, ErrTooLong …).
 type JSONError struct {
 	Value int
 	Field string
 	Msg   string
+	Err   error
 }
 
 func (e *JSONError) Error() string {
@@ -72,6 +75,9 @@ func (e *JSONError) Error() string {
 	}
 	return s + ": " + e.Msg
 }
+
+// Unwrap returns the underlying error, if any.
+func (e *JSONError) Unwrap() error { return e.Err }
 
 func trimErrPrefix(s string) string {
 	const p = "handlev: "
