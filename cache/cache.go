@@ -1,0 +1,365 @@
+package cache
+
+import (
+	"hash/maphash"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+	"golang.org/x/sync/singleflight"
+
+	"pidnode/handlev"
+)
+
+// Defaults New uses for zero Config fields.
+const (
+	DefaultEntries     = 100000
+	DefaultShards      = 64
+	DefaultNegativeTTL = 30 * time.Second
+
+	maxShards = 1 << 16
+)
+
+// Source is what the cache reads through on a miss; the store implements it.
+//
+// Load returns the record stored under key, found=false if there is none, or an
+// error (which the cache returns to the caller and does not cache). The returned
+// Record must be owned by the caller: the cache publishes it to every reader and
+// neither side may modify it afterwards. Load must be safe for concurrent use.
+type Source interface {
+	Load(key string) (rec handlev.Record, found bool, err error)
+}
+
+// Config configures a Cache. Zero values select the documented defaults.
+type Config struct {
+	// Source is read on a miss. Required.
+	Source Source
+
+	// Entries is the total number of entries kept, split evenly across shards
+	// (at least one per shard, so the capacity is max(Entries, Shards); see Cap).
+	// If zero, DefaultEntries is used.
+	Entries int
+
+	// Shards is the number of independently locked LRUs, a power of two up to 65536.
+	// golang-lru's Get takes an exclusive lock (it moves the entry to the front), so
+	// one LRU would serialise every hit. If zero, DefaultShards is used.
+	Shards int
+
+	// NegativeTTL is how long a not-found answer is kept. If zero,
+	// DefaultNegativeTTL is used.
+	NegativeTTL time.Duration
+
+	// MaxAge, if non-zero, is how long a found record is kept before it is loaded
+	// again. Zero means found entries live until evicted or invalidated (every write
+	// invalidates, SPEC §8).
+	MaxAge time.Duration
+
+	// Now is the clock TTLs are checked against on read. If nil, time.Now is used.
+	Now func() time.Time
+
+	// Alt maps a storage key to its other form (handlev.Namer.AppendAltKey: short ↔
+	// full), appending to dst. On a miss for a key that is not found, the Alt key is
+	// loaded; Invalidate removes both forms. If nil, there is no fallback.
+	Alt func(dst, key []byte) ([]byte, bool)
+
+	// Render, if set, builds a front-specific view of an entry once, when the entry
+	// is built (also for not-found entries). It is called last, so it may read every
+	// other field of e; it must not modify e. Its result is stored in Entry.View.
+	Render func(e *Entry) any
+}
+
+// Entry is what the cache holds for one requested key. It is immutable once
+// published: Get returns the same *Entry to every reader, concurrently, and nothing
+// (caller, Source or cache) may modify it or the slices it refers to.
+type Entry struct {
+	// Key is the storage key the record was found under: the requested key, or its
+	// Alt form if the fallback found it. For a not-found entry, the requested key.
+	Key string
+
+	// Found reports whether the record exists. If false, Record is zero and JSON and
+	// Wire are nil.
+	Found bool
+
+	Record handlev.Record
+	Status handlev.Status // Record.Status()
+
+	// JSON is handlev.AppendValuesJSON(nil, Record.Values): the Handle JSON values array.
+	JSON []byte
+	// Wire is handlev.AppendValues(nil, Record.Values): RFC 3651 count + values.
+	Wire []byte
+
+	// View is Config.Render(e), or nil without a Render.
+	View any
+
+	ages   bool  // whether expiry applies (negative entries, or MaxAge set)
+	expiry int64 // unix nanoseconds at and after which the entry is stale
+}
+
+// Stats is a snapshot of a Cache's counters.
+type Stats struct {
+	Hits      uint64 // Gets answered from a fresh entry
+	Misses    uint64 // Gets that went to the load path (absent or expired), coalesced or not
+	Evictions uint64 // entries pushed out by capacity (not invalidations)
+	Entries   int    // entries currently held (Len)
+}
+
+// Cache is a sharded LRU of immutable entries. It is safe for concurrent use.
+type Cache struct {
+	shards   []shard
+	mask     uint64
+	seed     maphash.Seed
+	capacity int
+
+	src    Source
+	now    func() time.Time
+	negTTL int64
+	maxAge int64
+	alt    func(dst, key []byte) ([]byte, bool)
+	render func(e *Entry) any
+}
+
+type shard struct {
+	lru     *lru.Cache[string, *Entry]
+	flights atomic.Pointer[singleflight.Group] // replaced by InvalidateAll
+
+	hits, misses, evictions atomic.Uint64
+
+	// mu orders publishing a loaded entry against invalidation; a hit never takes it.
+	mu  sync.Mutex
+	gen uint64 // guarded by mu; bumped by every invalidation touching this shard
+
+	_ [64]byte // keep the next shard's counters off this cache line
+}
+
+// New validates cfg, fills defaults and returns an empty Cache.
+func New(cfg Config) (*Cache, error) {
+	if cfg.Source == nil {
+		return nil, ErrNoSource
+	}
+	if cfg.Entries < 0 {
+		return nil, &ConfigError{Field: "Entries", Value: int64(cfg.Entries), Reason: "must not be negative"}
+	}
+	if cfg.Shards < 0 || cfg.Shards > maxShards || cfg.Shards&(cfg.Shards-1) != 0 {
+		return nil, &ConfigError{Field: "Shards", Value: int64(cfg.Shards), Reason: "must be a power of two up to 65536"}
+	}
+	if cfg.NegativeTTL < 0 {
+		return nil, &ConfigError{Field: "NegativeTTL", Value: int64(cfg.NegativeTTL), Reason: "must not be negative"}
+	}
+	if cfg.MaxAge < 0 {
+		return nil, &ConfigError{Field: "MaxAge", Value: int64(cfg.MaxAge), Reason: "must not be negative"}
+	}
+	if cfg.Entries == 0 {
+		cfg.Entries = DefaultEntries
+	}
+	if cfg.Shards == 0 {
+		cfg.Shards = DefaultShards
+	}
+	if cfg.NegativeTTL == 0 {
+		cfg.NegativeTTL = DefaultNegativeTTL
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	c := &Cache{
+		shards: make([]shard, cfg.Shards),
+		mask:   uint64(cfg.Shards - 1),
+		seed:   maphash.MakeSeed(),
+		src:    cfg.Source,
+		now:    cfg.Now,
+		negTTL: int64(cfg.NegativeTTL),
+		maxAge: int64(cfg.MaxAge),
+		alt:    cfg.Alt,
+		render: cfg.Render,
+	}
+	per, extra := cfg.Entries/cfg.Shards, cfg.Entries%cfg.Shards
+	for i := range c.shards {
+		n := per
+		if i < extra {
+			n++
+		}
+		n = max(n, 1)
+		l, err := lru.New[string, *Entry](n)
+		if err != nil {
+			return nil, err // unreachable: n >= 1
+		}
+		c.shards[i].lru = l
+		c.shards[i].flights.Store(new(singleflight.Group))
+		c.capacity += n
+	}
+	return c, nil
+}
+
+// shardFor picks the shard by a seeded hash of the key bytes; the seed is per Cache,
+// so keys cannot be chosen to pile onto one shard's lock.
+func (c *Cache) shardFor(key string) *shard {
+	return &c.shards[maphash.String(c.seed, key)&c.mask]
+}
+
+// Get returns the entry for the storage key, loading it on a miss. A not-found
+// handle is an entry with Found=false, not an error; errors come only from the
+// Source (as *LoadError) and are not cached.
+//
+// Get does not retain key; the caller may reuse it once Get returns, but must not
+// modify it during the call. The returned *Entry is shared and must not be modified.
+//
+// A hit allocates nothing. Concurrent misses for one key make one Source.Load; if
+// the key is not found and Config.Alt gives another key, that key is loaded too and
+// the result is cached under the requested key.
+func (c *Cache) Get(key []byte) (*Entry, error) {
+	// The lookup uses key's bytes as a string without copying. This is safe because
+	// the string does not outlive the lookup: hashing reads it, and lru.Get only
+	// indexes its map and moves the hit to the front (it stores no key; only Add
+	// does). A miss makes its own copy below before anything can keep it.
+	k := unsafe.String(unsafe.SliceData(key), len(key))
+	s := c.shardFor(k)
+	if e, ok := s.lru.Get(k); ok && c.fresh(e) {
+		s.hits.Add(1)
+		return e, nil
+	}
+	s.misses.Add(1)
+	return c.load(s, string(key))
+}
+
+// fresh reports whether e may still be served. The clock is read only for entries
+// that age, so a hit on a found record without MaxAge never calls Now.
+func (c *Cache) fresh(e *Entry) bool {
+	return !e.ages || c.now().UnixNano() < e.expiry
+}
+
+func (c *Cache) load(s *shard, key string) (*Entry, error) {
+	v, err, _ := s.flights.Load().Do(key, func() (any, error) { return c.fill(s, key) })
+	if err != nil {
+		return nil, err
+	}
+	return v.(*Entry), nil
+}
+
+// fill runs once per flight: it loads key (and its Alt), builds the entry and
+// publishes it unless the key was invalidated while it was loading.
+func (c *Cache) fill(s *shard, key string) (*Entry, error) {
+	// Capture the generation before reading the Source: an Invalidate after this
+	// point (a write that the loaded record may predate) bumps it, and then the
+	// entry is returned to this flight's callers but not published.
+	s.mu.Lock()
+	gen := s.gen
+	s.mu.Unlock()
+
+	// A flight that finished between this caller's miss and its Do has already
+	// published the entry; don't load again.
+	if e, ok := s.lru.Peek(key); ok && c.fresh(e) {
+		return e, nil
+	}
+
+	rec, found, err := c.src.Load(key)
+	if err != nil {
+		return nil, &LoadError{Key: key, Err: err}
+	}
+	foundKey := key
+	if !found && c.alt != nil {
+		if alt, ok := c.alt(nil, []byte(key)); ok && string(alt) != key {
+			altKey := string(alt)
+			rec, found, err = c.src.Load(altKey)
+			if err != nil {
+				return nil, &LoadError{Key: altKey, Err: err}
+			}
+			if found {
+				foundKey = altKey
+			}
+		}
+	}
+	e := c.build(foundKey, rec, found)
+
+	s.mu.Lock()
+	if s.gen == gen && s.lru.Add(key, e) {
+		// Counted here rather than in an lru.NewWithEvict callback: that callback
+		// also fires for Remove and Purge, i.e. for invalidations.
+		s.evictions.Add(1)
+	}
+	s.mu.Unlock()
+	return e, nil
+}
+
+// build makes the immutable entry: every encoding once, Render last.
+func (c *Cache) build(key string, rec handlev.Record, found bool) *Entry {
+	e := &Entry{Key: key, Found: found}
+	if found {
+		e.Record = rec
+		e.Status = rec.Status()
+		e.JSON = handlev.AppendValuesJSON(nil, rec.Values)
+		e.Wire = handlev.AppendValues(nil, rec.Values)
+	}
+	switch now := c.now().UnixNano(); {
+	case !found:
+		e.ages, e.expiry = true, now+c.negTTL
+	case c.maxAge > 0:
+		e.ages, e.expiry = true, now+c.maxAge
+	}
+	if c.render != nil {
+		e.View = c.render(e)
+	}
+	return e
+}
+
+// Invalidate removes key and its Alt counterpart (short ↔ full form), so the next
+// Get loads from the Source. A load of either key that is in flight when Invalidate
+// is called does not publish its result, and Gets that start after Invalidate
+// returns do not wait for that load. Admin calls it after every committed write.
+func (c *Cache) Invalidate(key string) {
+	c.invalidate(key)
+	if c.alt != nil {
+		if alt, ok := c.alt(nil, []byte(key)); ok {
+			c.invalidate(string(alt))
+		}
+	}
+}
+
+func (c *Cache) invalidate(key string) {
+	s := c.shardFor(key)
+	s.mu.Lock()
+	s.gen++
+	s.lru.Remove(key)
+	s.mu.Unlock()
+	s.flights.Load().Forget(key)
+}
+
+// InvalidateAll empties the cache (e.g. after an import or a restore), with the
+// same guarantee about in-flight loads as Invalidate.
+func (c *Cache) InvalidateAll() {
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.mu.Lock()
+		s.gen++
+		s.lru.Purge()
+		s.flights.Store(new(singleflight.Group))
+		s.mu.Unlock()
+	}
+}
+
+// Len returns the number of entries held, fresh or expired-but-not-yet-reloaded.
+func (c *Cache) Len() int {
+	n := 0
+	for i := range c.shards {
+		n += c.shards[i].lru.Len()
+	}
+	return n
+}
+
+// Cap returns the number of entries the cache holds at most: Config.Entries (or
+// its default), or the shard count if that is larger.
+func (c *Cache) Cap() int { return c.capacity }
+
+// Stats returns the counters summed over shards. Each counter is read atomically,
+// but the snapshot as a whole is not.
+func (c *Cache) Stats() Stats {
+	var st Stats
+	for i := range c.shards {
+		s := &c.shards[i]
+		st.Hits += s.hits.Load()
+		st.Misses += s.misses.Load()
+		st.Evictions += s.evictions.Load()
+		st.Entries += s.lru.Len()
+	}
+	return st
+}

@@ -1,0 +1,20 @@
+// Package cache is the read path's memory (SPEC §8, STYLE practice 7): a sharded LRU
+// of immutable, pre-encoded entries in front of a Source (in production the store).
+//
+// It owns:
+//   - the Entry: a record and everything the fronts send for it, built once per load
+//     (JSON values, RFC 3651 wire values, a front-specific View from Config.Render);
+//   - negative entries for handles that do not exist, aged out after Config.NegativeTTL;
+//   - miss coalescing: concurrent misses for one key make one Source.Load;
+//   - the short-form → full-form lookup fallback on a miss (Config.Alt);
+//   - invalidation of a key and its Alt counterpart, without losing a race against a
+//     load that is in flight.
+//
+// A hit allocates nothing and copies nothing: the caller's key bytes are used for the
+// lookup as they are. Time is injected (Config.Now) and checked on read; there is no
+// sweeper goroutine. Entries are shared by all readers and must never be modified.
+//
+// The package declares the Source interface it reads through and must never import
+// the store (or any front); it imports handlev, golang-lru and x/sync only. It does
+// not log and exposes counters through Stats, not metrics (issue 4).
+package cache
