@@ -1,0 +1,491 @@
+package hdldns
+
+import (
+	"net"
+	"net/netip"
+	"strconv"
+	"strings"
+	"unsafe"
+
+	"github.com/miekg/dns"
+
+	"pidnode/cache"
+	"pidnode/handlev"
+)
+
+// reply is per-query scratch space, pooled: the response message and the
+// records of the common answers live here, so a cached TXT or URI answer costs
+// little more than miekg's own packing.
+type reply struct {
+	msg    dns.Msg
+	opt    dns.OPT
+	txt    dns.TXT
+	uri    dns.URI
+	q      [1]dns.Question
+	answer [4]dns.RR
+	auth   [1]dns.RR
+	extra  [1]dns.RR
+	strs   [4]string
+	handle []byte
+	key    []byte
+	buf    []byte
+}
+
+// maxPooledBuf: packing buffers that grew beyond this (large TCP answers) are
+// not kept in the pool.
+const maxPooledBuf = 16 << 10
+
+// URI priority and weight of the answer built from the URL value (issue 5).
+const (
+	uriPriority = 10
+	uriWeight   = 1
+)
+
+// maxURITarget is the longest URI target miekg/dns packs (presentation form).
+const maxURITarget = 256*4 + 1
+
+var statusText = [...]string{
+	handlev.StatusObsoleted:  "status=" + handlev.StatusObsoleted.String(),
+	handlev.StatusDeprecated: "status=" + handlev.StatusDeprecated.String(),
+}
+
+// ServeDNS implements dns.Handler. It writes at most one reply with w.Write
+// (never for a request with QR set, nor for one the rate limiter drops). Over
+// UDP (any RemoteAddr that is not a *net.TCPAddr) the reply fits the size the
+// request allows; see the package documentation for what is answered.
+func (s *Server) ServeDNS(w dns.ResponseWriter, req *dns.Msg) {
+	if req == nil || req.Response {
+		return
+	}
+	s.stats.queries.Add(1)
+	udp, src := transport(w)
+	if udp && s.rrl != nil {
+		switch s.rrl.check(src, s.now().UnixNano()) {
+		case rrlDrop:
+			s.stats.rrlDropped.Add(1)
+			return
+		case rrlSlip:
+			s.stats.rrlSlipped.Add(1)
+			s.writeSlip(w, req)
+			return
+		}
+	}
+
+	r := s.pool.Get().(*reply)
+	size := s.build(r, req, udp)
+	m := &r.msg
+	s.count(m)
+	m.Truncate(size) // drops what does not fit and sets TC
+	if m.Truncated && udp {
+		s.stats.truncated.Add(1)
+	}
+	m.Compress = true // Truncate turns it off when the uncompressed message fits
+	out, err := m.PackBuffer(r.buf)
+	if err != nil {
+		// Only malformed stored data can get here (a parsed RR miekg cannot pack).
+		s.log.Warn("dns: pack reply", "name", questionName(req), "err", err)
+		m.Answer, m.Ns, m.Truncated = m.Answer[:0], m.Ns[:0], false
+		m.Rcode = dns.RcodeServerFailure
+		out, err = m.PackBuffer(r.buf)
+	}
+	if err == nil {
+		if cap(out) <= maxPooledBuf {
+			r.buf = out[:cap(out)]
+		}
+		w.Write(out) // a failed write means the client is gone: nothing to do
+	}
+	s.release(r)
+}
+
+// transport tells UDP from TCP by the remote address miekg/dns reports.
+func transport(w dns.ResponseWriter) (udp bool, src netip.Addr) {
+	switch a := w.RemoteAddr().(type) {
+	case *net.TCPAddr:
+		return false, a.AddrPort().Addr()
+	case *net.UDPAddr:
+		return true, a.AddrPort().Addr()
+	}
+	return true, netip.Addr{}
+}
+
+func questionName(req *dns.Msg) string {
+	if len(req.Question) > 0 {
+		return req.Question[0].Name
+	}
+	return ""
+}
+
+func (s *Server) release(r *reply) {
+	r.msg = dns.Msg{}
+	r.opt = dns.OPT{}
+	r.txt = dns.TXT{}
+	r.uri = dns.URI{}
+	r.q = [1]dns.Question{}
+	r.answer = [4]dns.RR{}
+	r.auth = [1]dns.RR{}
+	r.extra = [1]dns.RR{}
+	r.strs = [4]string{}
+	s.pool.Put(r)
+}
+
+func (s *Server) count(m *dns.Msg) {
+	c := &s.stats
+	switch m.Rcode {
+	case dns.RcodeSuccess:
+		if len(m.Answer) > 0 {
+			c.noError.Add(1)
+		} else {
+			c.noData.Add(1)
+		}
+	case dns.RcodeNameError:
+		c.nxDomain.Add(1)
+	case dns.RcodeRefused:
+		c.refused.Add(1)
+	case dns.RcodeServerFailure:
+		c.servFail.Add(1)
+	default:
+		c.other.Add(1)
+	}
+}
+
+// writeSlip sends the rate limiter's minimal reply: header and question, TC set,
+// so a real client retries over TCP while a spoofed victim gets no amplification.
+func (s *Server) writeSlip(w dns.ResponseWriter, req *dns.Msg) {
+	r := s.pool.Get().(*reply)
+	m := &r.msg
+	s.header(r, req)
+	m.Truncated = true
+	if out, err := m.PackBuffer(r.buf); err == nil {
+		w.Write(out)
+	}
+	s.release(r)
+}
+
+// header starts a reply to req: id, opcode, RD and CD copied, the question
+// echoed when there is exactly one, AA and RA clear.
+func (s *Server) header(r *reply, req *dns.Msg) {
+	m := &r.msg
+	m.Id = req.Id
+	m.Response = true
+	m.Opcode = req.Opcode
+	m.RecursionDesired = req.RecursionDesired
+	m.CheckingDisabled = req.CheckingDisabled
+	if len(req.Question) == 1 {
+		r.q[0] = req.Question[0]
+		m.Question = r.q[:1]
+	}
+	m.Answer, m.Ns, m.Extra = r.answer[:0], r.auth[:0], r.extra[:0]
+}
+
+// build fills r.msg with the reply to req and returns the largest size it may
+// have on the wire.
+func (s *Server) build(r *reply, req *dns.Msg, udp bool) (size int) {
+	m := &r.msg
+	s.header(r, req)
+	size = dns.MaxMsgSize
+	if udp {
+		size = dns.MinMsgSize
+	}
+	if req.Opcode != dns.OpcodeQuery {
+		m.Rcode = dns.RcodeNotImplemented
+		return size
+	}
+
+	// EDNS0 (RFC 6891): echo an OPT with our size and the client's DO bit.
+	var opt *dns.OPT
+	nopt := 0
+	for _, rr := range req.Extra {
+		if o, ok := rr.(*dns.OPT); ok {
+			opt = o
+			nopt++
+		}
+	}
+	if nopt > 1 {
+		m.Rcode = dns.RcodeFormatError
+		return size
+	}
+	if opt != nil {
+		r.opt.Hdr = dns.RR_Header{Name: ".", Rrtype: dns.TypeOPT}
+		r.opt.SetUDPSize(uint16(s.udpSize))
+		if opt.Do() {
+			r.opt.SetDo()
+		}
+		m.Extra = append(m.Extra, &r.opt)
+		if udp {
+			size = min(max(int(opt.UDPSize()), dns.MinMsgSize), s.udpSize)
+		}
+		if opt.Version() != 0 {
+			m.Rcode = dns.RcodeBadVers
+			return size
+		}
+	}
+
+	if len(req.Question) != 1 {
+		m.Rcode = dns.RcodeFormatError
+		return size
+	}
+	q := &r.q[0]
+	if q.Qclass != dns.ClassINET || q.Qtype == dns.TypeAXFR || q.Qtype == dns.TypeIXFR {
+		m.Rcode = dns.RcodeRefused
+		return size
+	}
+	z, sub := s.findZone(q.Name)
+	if z == nil {
+		m.Rcode = dns.RcodeRefused
+		return size
+	}
+	m.Authoritative = true
+	s.answerZone(r, z, sub, q)
+	return size
+}
+
+// answerZone answers q for the name sub (labels above zone z, "" at the apex).
+func (s *Server) answerZone(r *reply, z *zone, sub string, q *dns.Question) {
+	m := &r.msg
+	if sub == "" {
+		switch q.Qtype {
+		case dns.TypeSOA, dns.TypeANY:
+			m.Answer = append(m.Answer, z.soa)
+			return
+		case dns.TypeNS:
+			m.Answer = append(m.Answer, z.ns...)
+			return
+		}
+	}
+	e, err := s.lookup(r, z, sub)
+	if err != nil {
+		s.log.Warn("dns: cache lookup", "name", q.Name, "err", err)
+		m.Rcode = dns.RcodeServerFailure
+		return
+	}
+	if e == nil {
+		if sub != "" {
+			m.Rcode = dns.RcodeNameError
+		}
+		m.Ns = append(m.Ns, z.negSOA)
+		return
+	}
+	s.records(r, q, e)
+	if len(m.Answer) == 0 {
+		m.Ns = append(m.Ns, z.negSOA)
+	}
+}
+
+// lookup returns the public cache entry for the name, or nil when there is no
+// such handle (none formed, not found, SUBMITTED). err is a cache load failure.
+func (s *Server) lookup(r *reply, z *zone, sub string) (*cache.Entry, error) {
+	h, err := appendHandle(r.handle[:0], z.prefix, sub)
+	r.handle = h[:0]
+	if err != nil {
+		return nil, nil
+	}
+	key, _, err := s.namer.AppendKey(r.key[:0], h)
+	if err != nil {
+		return nil, nil // a handle the Namer rejects (too long, NUL…) does not exist
+	}
+	r.key = key[:0]
+	e, err := s.cache.Get(key)
+	if err != nil {
+		return nil, err
+	}
+	if e == nil || !e.Found || e.Status == handlev.StatusSubmitted {
+		return nil, nil
+	}
+	return e, nil
+}
+
+// isMeta reports query-only and meta types (RFC 6895 §3.1), which no stored
+// value can answer.
+func isMeta(t uint16) bool {
+	return t == 0 || t == dns.TypeOPT || (t >= 128 && t <= 255)
+}
+
+// records appends the answer to q from entry e.
+func (s *Server) records(r *reply, q *dns.Question, e *cache.Entry) {
+	m := &r.msg
+	now := s.now().Unix()
+	vals := e.Record.Values
+	qt := q.Qtype
+	if qt == dns.TypeANY {
+		qt = dns.TypeTXT // RFC 8482 §4.2: answer ANY with one RRset
+	}
+	if e.Status.Tombstoned() {
+		if qt == dns.TypeTXT {
+			r.strs[0] = statusText[e.Status]
+			r.txt.Hdr = dns.RR_Header{Name: q.Name, Rrtype: dns.TypeTXT, Class: dns.ClassINET, Ttl: statusTTL(vals, now)}
+			r.txt.Txt = r.strs[:1]
+			m.Answer = append(m.Answer, &r.txt)
+		}
+		return
+	}
+	switch {
+	case qt == dns.TypeTXT:
+		if u := firstURL(vals); u != nil {
+			r.txt.Hdr = dns.RR_Header{Name: q.Name, Rrtype: dns.TypeTXT, Class: dns.ClassINET, Ttl: ttlOf(u, now)}
+			r.txt.Txt = appendTXT(r.strs[:0], u.Data)
+			m.Answer = append(m.Answer, &r.txt)
+		}
+	case qt == dns.TypeURI:
+		if u := firstURL(vals); u != nil && len(u.Data) > 0 {
+			if t := escapeTXT(u.Data); len(t) <= maxURITarget {
+				r.uri.Hdr = dns.RR_Header{Name: q.Name, Rrtype: dns.TypeURI, Class: dns.ClassINET, Ttl: ttlOf(u, now)}
+				r.uri.Priority, r.uri.Weight, r.uri.Target = uriPriority, uriWeight, t
+				m.Answer = append(m.Answer, &r.uri)
+			}
+		}
+	case qt == dns.TypeSOA || qt == dns.TypeNS || isMeta(qt):
+		return // SOA and NS only at the apex, from Config; meta types never
+	}
+	m.Answer = s.appendStored(m.Answer, vals, q.Name, qt, MaxRRsPerAnswer, now)
+	if len(m.Answer) == 0 && qt != dns.TypeCNAME {
+		m.Answer = s.appendStored(m.Answer, vals, q.Name, dns.TypeCNAME, 1, now)
+	}
+	if len(m.Answer) > 1 { // one TTL per RRset (RFC 2181 §5.2)
+		t := m.Answer[0].Header().Ttl
+		for _, rr := range m.Answer[1:] {
+			t = min(t, rr.Header().Ttl)
+		}
+		for _, rr := range m.Answer {
+			rr.Header().Ttl = t
+		}
+	}
+}
+
+// firstURL returns the value the redirect uses: the first of type URL, else the
+// first of a type URL.*; nil if none.
+func firstURL(vals []handlev.Value) *handlev.Value {
+	for i := range vals {
+		if equalFoldASCII(vals[i].Type, handlev.TypeURL) {
+			return &vals[i]
+		}
+	}
+	for i := range vals {
+		if hasPrefixFoldASCII(vals[i].Type, handlev.TypeURL+".") {
+			return &vals[i]
+		}
+	}
+	return nil
+}
+
+// statusTTL is the TTL of the first STATUS value.
+func statusTTL(vals []handlev.Value, now int64) uint32 {
+	for i := range vals {
+		if equalFoldASCII(vals[i].Type, handlev.TypeStatus) {
+			return ttlOf(&vals[i], now)
+		}
+	}
+	return 0
+}
+
+// ttlOf is the RR TTL of a value: relative TTLs as stored, absolute ones as the
+// seconds left until the expiry time (RFC 3651 §3.1), never negative.
+func ttlOf(v *handlev.Value, now int64) uint32 {
+	t := int64(v.TTL)
+	if v.TTLType == handlev.TTLAbsolute {
+		t -= now
+	}
+	return uint32(min(max(t, 0), 1<<31-1))
+}
+
+// appendTXT splits data into TXT character-strings of at most 255 bytes.
+func appendTXT(dst []string, data []byte) []string {
+	for len(data) > 0 {
+		n := min(len(data), 255)
+		dst = append(dst, escapeTXT(data[:n]))
+		data = data[n:]
+	}
+	return dst
+}
+
+// escapeTXT returns b as a string miekg/dns packs back to exactly b: it reads
+// "\" as an escape in TXT and URI strings, so a backslash is doubled. Without
+// one, the string shares b's memory: b is an immutable cached value, and the
+// string outlives this query only in a pooled reply that release clears.
+func escapeTXT(b []byte) string {
+	n := 0
+	for _, c := range b {
+		if c == '\\' {
+			n++
+		}
+	}
+	if n == 0 {
+		if len(b) == 0 {
+			return ""
+		}
+		return unsafe.String(unsafe.SliceData(b), len(b))
+	}
+	var sb strings.Builder
+	sb.Grow(len(b) + n)
+	for _, c := range b {
+		if c == '\\' {
+			sb.WriteByte('\\')
+		}
+		sb.WriteByte(c)
+	}
+	return sb.String()
+}
+
+// appendStored appends up to limit RRs of type qt parsed from the record's
+// DNS.<TYPE> / DNS.TYPE<n> values, owner qname. Values that do not parse as
+// one RR of that type are skipped.
+func (s *Server) appendStored(dst []dns.RR, vals []handlev.Value, qname string, qt uint16, limit int, now int64) []dns.RR {
+	mnemonic, known := typeString(qt)
+	n := 0
+	for i := range vals {
+		v := &vals[i]
+		if !hasPrefixFoldASCII(v.Type, "DNS.") || !typeMatches(v.Type[4:], qt, mnemonic, known) {
+			continue
+		}
+		if n == limit {
+			break
+		}
+		rr := parseRR(qt, mnemonic, known, v.Data)
+		if rr == nil {
+			continue
+		}
+		h := rr.Header()
+		h.Name = qname
+		h.Ttl = ttlOf(v, now)
+		dst = append(dst, rr)
+		n++
+	}
+	return dst
+}
+
+// typeMatches reports whether the type suffix of a DNS.* value (after "DNS.")
+// names qt: its mnemonic in any case, or TYPE<n> with n == qt.
+func typeMatches(t string, qt uint16, mnemonic string, known bool) bool {
+	if known && equalFoldASCII(t, mnemonic) {
+		return true
+	}
+	if !hasPrefixFoldASCII(t, "TYPE") || len(t) == 4 || len(t) > 9 {
+		return false
+	}
+	n, err := strconv.ParseUint(t[4:], 10, 16)
+	return err == nil && uint16(n) == qt
+}
+
+// typeString is qt's mnemonic, if miekg/dns knows one.
+func typeString(qt uint16) (string, bool) {
+	s, ok := dns.TypeToString[qt]
+	return s, ok
+}
+
+// parseRR parses stored RDATA (zone-file text) as one RR of type qt. It is done
+// on every query that needs it: such values are rare and the cache entry is
+// shared and immutable, so there is no place to keep the parsed form.
+func parseRR(qt uint16, mnemonic string, known bool, data []byte) dns.RR {
+	for _, c := range data {
+		if c == '\n' || c == '\r' {
+			return nil // one RR only: no second line, no $INCLUDE
+		}
+	}
+	if !known {
+		mnemonic = "TYPE" + strconv.Itoa(int(qt))
+	}
+	rr, err := dns.NewRR(". 0 IN " + mnemonic + " " + string(data))
+	if err != nil || rr == nil || rr.Header().Rrtype != qt {
+		return nil
+	}
+	return rr
+}

@@ -1,0 +1,172 @@
+package hdldns
+
+// Owner name → handle (HANDLE-PROTOCOL.md §4). Names arrive in miekg/dns
+// presentation format: fully qualified, original case, with "\." and "\DDD"
+// escapes for bytes a plain label cannot show.
+
+// maxLabels bounds the labels under a zone we map (a 255-byte name has at most 127).
+const maxLabels = 128
+
+// findZone returns the zone qname falls in (the longest match) and the part of
+// qname above it, without the separating dot ("" at the apex). It returns nil
+// for names outside every zone. It does not allocate.
+func (s *Server) findZone(qname string) (*zone, string) {
+	for i := range s.zones {
+		z := &s.zones[i]
+		if len(qname) < len(z.name) || !equalFoldASCII(qname[len(qname)-len(z.name):], z.name) {
+			continue
+		}
+		if len(qname) == len(z.name) {
+			return z, ""
+		}
+		dot := len(qname) - len(z.name) - 1
+		if qname[dot] != '.' || escaped(qname, dot) || dot == 0 {
+			continue
+		}
+		return z, qname[:dot]
+	}
+	return nil, ""
+}
+
+// escaped reports whether the byte at i is escaped by an odd run of backslashes.
+func escaped(s string, i int) bool {
+	n := 0
+	for j := i - 1; j >= 0 && s[j] == '\\'; j-- {
+		n++
+	}
+	return n%2 == 1
+}
+
+// appendHandle appends to dst the handle that sub (the labels of a name under a
+// zone, presentation format, no trailing dot) names under prefix: prefix, then
+// each label from the last to the first after a "/". Presentation escapes are
+// undone, then hx-- labels are hex-unescaped. Errors: errBadName.
+func appendHandle(dst []byte, prefix, sub string) ([]byte, error) {
+	dst = append(dst, prefix...)
+	if sub == "" {
+		return dst, nil
+	}
+	// Label start offsets, scanning forward because escapes need left context.
+	var starts [maxLabels]int
+	n := 1 // starts[0] = 0
+	for i := 0; i < len(sub); i++ {
+		switch sub[i] {
+		case '\\':
+			i++ // the escaped byte (or the first digit of \DDD) is never a separator
+		case '.':
+			if n == maxLabels {
+				return dst, errBadName
+			}
+			starts[n] = i + 1
+			n++
+		}
+	}
+	end := len(sub)
+	for k := n - 1; k >= 0; k-- {
+		label := sub[starts[k]:end]
+		if label == "" {
+			return dst, errBadName
+		}
+		dst = append(dst, '/')
+		var err error
+		if dst, err = appendLabel(dst, label); err != nil {
+			return dst, err
+		}
+		end = starts[k] - 1
+	}
+	return dst, nil
+}
+
+// appendLabel appends one label, presentation escapes undone and, for an hx--
+// label, hex-unescaped.
+func appendLabel(dst []byte, label string) ([]byte, error) {
+	p := len(dst)
+	for i := 0; i < len(label); i++ {
+		c := label[i]
+		if c != '\\' {
+			dst = append(dst, c)
+			continue
+		}
+		if i+1 >= len(label) {
+			return dst, errBadName
+		}
+		if isDigit(label[i+1]) {
+			if i+3 >= len(label) || !isDigit(label[i+2]) || !isDigit(label[i+3]) {
+				return dst, errBadName
+			}
+			v := int(label[i+1]-'0')*100 + int(label[i+2]-'0')*10 + int(label[i+3]-'0')
+			if v > 255 {
+				return dst, errBadName
+			}
+			dst = append(dst, byte(v))
+			i += 3
+			continue
+		}
+		dst = append(dst, label[i+1])
+		i++
+	}
+	b := dst[p:]
+	if len(b) < 4 || lowerASCII(b[0]) != 'h' || lowerASCII(b[1]) != 'x' || b[2] != '-' || b[3] != '-' {
+		return dst, nil
+	}
+	// hx-- label: "-HH" is the byte 0xHH, every other byte is itself. Decoding
+	// in place is safe: the output never outruns the input.
+	w := p
+	for i := 4; i < len(b); i++ {
+		c := b[i]
+		if c == '-' {
+			if i+2 >= len(b) {
+				return dst, errBadName
+			}
+			hi, ok1 := unhex(b[i+1])
+			lo, ok2 := unhex(b[i+2])
+			if !ok1 || !ok2 {
+				return dst, errBadName
+			}
+			c = hi<<4 | lo
+			i += 2
+		}
+		dst[w] = c
+		w++
+	}
+	return dst[:w], nil
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+func unhex(c byte) (byte, bool) {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0', true
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10, true
+	case 'A' <= c && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
+}
+
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// equalFoldASCII reports whether a and b are equal under ASCII case folding.
+func equalFoldASCII(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		if lowerASCII(a[i]) != lowerASCII(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// hasPrefixFoldASCII reports whether s starts with prefix under ASCII case folding.
+func hasPrefixFoldASCII(s, prefix string) bool {
+	return len(s) >= len(prefix) && equalFoldASCII(s[:len(prefix)], prefix)
+}

@@ -1,0 +1,221 @@
+package hdldns
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/miekg/dns"
+
+	"pidnode/cache"
+	"pidnode/handlev"
+)
+
+// Server answers DNS queries for the configured zones from the cache. It is
+// safe for concurrent use; one Server may serve any number of UDP and TCP
+// listeners at once.
+type Server struct {
+	cache   *cache.Cache
+	namer   *handlev.Namer
+	zones   []zone // longest name first
+	udpSize int
+	rtime   time.Duration
+	wtime   time.Duration
+	rrl     *limiter // nil: rate limiting off
+	log     *slog.Logger
+	now     func() time.Time
+	pool    sync.Pool // *reply
+	stats   counters
+
+	mu      sync.Mutex
+	closed  bool
+	servers []*listener
+}
+
+type listener struct {
+	srv   *dns.Server
+	close func() error // closes the PacketConn or Listener
+}
+
+// Stats are counters since New. Queries counts every request handed to
+// ServeDNS, including those RRL dropped.
+type Stats struct {
+	Queries    uint64
+	NoError    uint64 // answers with records
+	NoData     uint64 // NOERROR with an empty answer (SOA in authority)
+	NXDomain   uint64
+	Refused    uint64
+	ServFail   uint64
+	Other      uint64 // FORMERR, NOTIMP, BADVERS
+	Truncated  uint64 // UDP answers sent with TC set
+	RRLDropped uint64
+	RRLSlipped uint64
+}
+
+type counters struct {
+	queries, noError, noData, nxDomain, refused, servFail, other, truncated, rrlDropped, rrlSlipped atomic.Uint64
+}
+
+// Stats returns a snapshot of the counters.
+func (s *Server) Stats() Stats {
+	c := &s.stats
+	return Stats{
+		Queries: c.queries.Load(), NoError: c.noError.Load(), NoData: c.noData.Load(),
+		NXDomain: c.nxDomain.Load(), Refused: c.refused.Load(), ServFail: c.servFail.Load(),
+		Other: c.other.Load(), Truncated: c.truncated.Load(),
+		RRLDropped: c.rrlDropped.Load(), RRLSlipped: c.rrlSlipped.Load(),
+	}
+}
+
+// New validates cfg, fills in defaults and returns a Server that is not yet
+// listening (see ServeUDP, ServeTCP).
+func New(cfg Config) (*Server, error) {
+	if cfg.Cache == nil {
+		return nil, &ConfigError{Field: "Cache", Reason: "required"}
+	}
+	if cfg.Namer == nil {
+		return nil, &ConfigError{Field: "Namer", Reason: "required"}
+	}
+	zones, err := buildZones(&cfg)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		cache:   cfg.Cache,
+		namer:   cfg.Namer,
+		zones:   zones,
+		udpSize: cfg.UDPSize,
+		rtime:   cfg.ReadTimeout,
+		wtime:   cfg.WriteTimeout,
+		log:     cfg.Logger,
+		now:     cfg.Now,
+	}
+	if s.udpSize == 0 {
+		s.udpSize = DefaultUDPSize
+	}
+	if s.udpSize < dns.MinMsgSize || s.udpSize > dns.MaxMsgSize {
+		return nil, &ConfigError{Field: "UDPSize", Value: itoa(cfg.UDPSize), Reason: "must be between 512 and 65535"}
+	}
+	if s.rtime <= 0 {
+		s.rtime = DefaultReadTimeout
+	}
+	if s.wtime <= 0 {
+		s.wtime = DefaultWriteTimeout
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if cfg.RRLRate < 0 || cfg.RRLBurst < 0 || cfg.RRLTableSize < 0 {
+		return nil, &ConfigError{Field: "RRLRate", Value: itoa(cfg.RRLRate), Reason: "rate, burst and table size must not be negative"}
+	}
+	if cfg.RRLRate > 0 {
+		slip := cfg.RRLSlip
+		if slip == 0 {
+			slip = DefaultRRLSlip
+		}
+		table := cfg.RRLTableSize
+		if table == 0 {
+			table = DefaultRRLTableSize
+		}
+		v4, v6 := cfg.RRLIPv4Bits, cfg.RRLIPv6Bits
+		if v4 == 0 {
+			v4 = DefaultRRLIPv4Bits
+		}
+		if v6 == 0 {
+			v6 = DefaultRRLIPv6Bits
+		}
+		if v4 < 0 || v4 > 32 || v6 < 0 || v6 > 128 {
+			return nil, &ConfigError{Field: "RRLIPv4Bits", Value: itoa(v4) + "/" + itoa(v6), Reason: "prefix lengths must be 0..32 and 0..128"}
+		}
+		s.rrl = newLimiter(cfg.RRLRate, cfg.RRLBurst, slip, table, v4, v6)
+	}
+	s.pool.New = func() any { return new(reply) }
+	return s, nil
+}
+
+// ServeUDP answers queries arriving on pc until Shutdown; it closes pc. It
+// returns ErrServerClosed after Shutdown, or the error that stopped reading.
+func (s *Server) ServeUDP(pc net.PacketConn) error {
+	srv := &dns.Server{
+		PacketConn:   pc,
+		Handler:      s,
+		UDPSize:      dns.DefaultMsgSize, // read buffer: queries up to 4096 bytes
+		ReadTimeout:  s.rtime,
+		WriteTimeout: s.wtime,
+	}
+	return s.serve(&listener{srv: srv, close: pc.Close})
+}
+
+// ServeTCP answers queries on connections accepted from ln until Shutdown; it
+// closes ln. It returns ErrServerClosed after Shutdown, or the error that
+// stopped accepting.
+func (s *Server) ServeTCP(ln net.Listener) error {
+	srv := &dns.Server{
+		Listener:     ln,
+		Handler:      s,
+		ReadTimeout:  s.rtime,
+		WriteTimeout: s.wtime,
+	}
+	return s.serve(&listener{srv: srv, close: ln.Close})
+}
+
+func (s *Server) serve(l *listener) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		l.close()
+		return ErrServerClosed
+	}
+	s.servers = append(s.servers, l)
+	s.mu.Unlock()
+
+	err := l.srv.ActivateAndServe()
+
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		return ErrServerClosed
+	}
+	if err == nil {
+		// miekg returns nil only when shut down; we did not, so say so.
+		err = errors.New("hdldns: listener stopped")
+	}
+	return err
+}
+
+// Shutdown stops every listener, then waits until in-flight queries are
+// answered or ctx is done, whichever is first (returning ctx's error).
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.closed = true
+	servers := s.servers
+	s.servers = nil
+	s.mu.Unlock()
+
+	var first error
+	for _, l := range servers {
+		if err := l.srv.ShutdownContext(ctx); err != nil {
+			if ctx.Err() != nil {
+				if first == nil {
+					first = err
+				}
+				continue
+			}
+			// Not started yet (ActivateAndServe has not taken its lock): closing
+			// the socket makes it return as soon as it does.
+			l.close()
+		}
+	}
+	return first
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
