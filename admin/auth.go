@@ -1,0 +1,274 @@
+package admin
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base32"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"pidnode/store"
+)
+
+// KeyPrefix starts every SNAA API key; KeyRandomBytes of randomness follow in
+// lower-case base32 without padding (SPEC §4.1).
+const (
+	KeyPrefix      = "pid_"
+	KeyRandomBytes = 32
+)
+
+var keyEncoding = base32.StdEncoding.WithPadding(base32.NoPadding)
+
+// keySecretLen is the length of a well-formed key: "pid_" + 52 base32 characters.
+var keySecretLen = len(KeyPrefix) + keyEncoding.EncodedLen(KeyRandomBytes)
+
+// newSecret returns a fresh key secret.
+func newSecret(rnd io.Reader) (string, error) {
+	var b [KeyRandomBytes]byte
+	if _, err := io.ReadFull(rnd, b[:]); err != nil {
+		return "", fmt.Errorf("admin: key randomness: %w", err)
+	}
+	return KeyPrefix + strings.ToLower(keyEncoding.EncodeToString(b[:])), nil
+}
+
+// wellFormedKey reports whether tok has the shape of a key secret.
+func wellFormedKey(tok string) bool {
+	if len(tok) != keySecretLen || !strings.HasPrefix(tok, KeyPrefix) {
+		return false
+	}
+	_, err := keyEncoding.DecodeString(strings.ToUpper(tok[len(KeyPrefix):]))
+	return err == nil
+}
+
+func hashSecret(s string) [32]byte { return sha256.Sum256([]byte(s)) }
+
+// newID returns prefix + 10 random lower-case base32 characters.
+func (s *Server) newID(prefix string) (string, error) {
+	var b [10]byte
+	if _, err := io.ReadFull(s.rnd, b[:]); err != nil {
+		return "", err
+	}
+	const alpha = "0123456789abcdefghjkmnpqrstvwxyz"
+	for i := range b {
+		b[i] = alpha[b[i]&31]
+	}
+	return prefix + string(b[:]), nil
+}
+
+// bearer returns the token of an "Authorization: Bearer" header.
+func bearer(r *http.Request) (string, *Problem) {
+	h := r.Header.Get("Authorization")
+	if h == "" {
+		return "", problem(http.StatusUnauthorized, "send your API key as Authorization: Bearer <key>").
+			with("WWW-Authenticate", `Bearer realm="pidnode"`)
+	}
+	scheme, tok, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(tok) == "" {
+		return "", problem(http.StatusUnauthorized, "the Authorization header must be \"Bearer <key>\"").
+			with("WWW-Authenticate", `Bearer realm="pidnode", error="invalid_request"`)
+	}
+	return strings.TrimSpace(tok), nil
+}
+
+func invalidToken(detail string) *Problem {
+	return problem(http.StatusUnauthorized, "%s", detail).
+		with("WWW-Authenticate", `Bearer realm="pidnode", error="invalid_token"`)
+}
+
+// isOperator reports whether tok is the operator key (constant time).
+func (s *Server) isOperator(tok string) bool {
+	h := hashSecret(tok)
+	return subtle.ConstantTimeCompare(h[:], s.opHash[:]) == 1
+}
+
+// op wraps an operator route: only the operator key passes.
+func (s *Server) op(h handlerFunc) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		tok, p := bearer(r)
+		if p != nil {
+			return p
+		}
+		if s.isOperator(tok) {
+			return h(w, r)
+		}
+		if wellFormedKey(tok) {
+			if _, _, err := s.lookupKey(tok); err == nil {
+				return problem(http.StatusForbidden, "operator routes need the operator key; this is an SNAA key")
+			} else if _, ok := err.(*Problem); !ok {
+				return err
+			}
+		}
+		return invalidToken("the key is not the operator key")
+	}
+}
+
+type ctxKey int
+
+const authKey ctxKey = 0
+
+// principal is the authenticated SNAA of a request.
+type principal struct {
+	snaa SNAA
+	key  Key
+}
+
+func (p *principal) actor() string { return "snaa:" + p.snaa.ID + " key:" + p.key.ID }
+
+func principalOf(r *http.Request) *principal {
+	p, _ := r.Context().Value(authKey).(*principal)
+	return p
+}
+
+// snaa wraps an SNAA route: a valid, unrevoked key of a SNAA that is not suspended.
+func (s *Server) snaa(b *base, h func(w http.ResponseWriter, r *http.Request, b *base) error) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		tok, p := bearer(r)
+		if p != nil {
+			return p
+		}
+		if s.isOperator(tok) {
+			return problem(http.StatusForbidden, "the operator key cannot write identifiers; use an SNAA's key")
+		}
+		if !wellFormedKey(tok) {
+			return invalidToken(fmt.Sprintf("malformed key: an API key is %q followed by %d base32 characters", KeyPrefix, keySecretLen-len(KeyPrefix)))
+		}
+		k, sn, err := s.lookupKey(tok)
+		if err != nil {
+			return err
+		}
+		if sn.Suspended {
+			return problem(http.StatusForbidden, "SNAA %s is suspended; contact the operator", sn.ID)
+		}
+		s.touchKey(k.Hash)
+		ctx := context.WithValue(r.Context(), authKey, &principal{snaa: sn, key: k})
+		return h(w, r.WithContext(ctx), b)
+	}
+}
+
+// lookupKey finds the key record by the secret's hash and its SNAA. Unknown and
+// revoked keys are 401. The hash is the bucket key; the stored hash is compared
+// again in constant time so that the decision never rests on a variable-time
+// comparison of secret-derived bytes.
+func (s *Server) lookupKey(tok string) (Key, SNAA, error) {
+	sum := hashSecret(tok)
+	hx := hex.EncodeToString(sum[:])
+	var (
+		k     Key
+		sn    SNAA
+		found bool
+	)
+	err := s.db.View(func(tx *store.Tx) error {
+		v := tx.Bolt().Bucket(store.BucketKeys).Get([]byte(hx))
+		if v == nil {
+			return nil
+		}
+		if err := json.Unmarshal(v, &k); err != nil {
+			return fmt.Errorf("admin: key record: %w", err)
+		}
+		stored, err := hex.DecodeString(k.Hash)
+		if err != nil || subtle.ConstantTimeCompare(stored, sum[:]) != 1 {
+			return nil
+		}
+		sv := tx.Bolt().Bucket(store.BucketSNAAs).Get([]byte(k.SNAAID))
+		if sv == nil {
+			return nil
+		}
+		if err := json.Unmarshal(sv, &sn); err != nil {
+			return fmt.Errorf("admin: SNAA record: %w", err)
+		}
+		found = true
+		return nil
+	})
+	if err != nil {
+		return Key{}, SNAA{}, err
+	}
+	if !found {
+		return Key{}, SNAA{}, invalidToken("unknown API key")
+	}
+	if k.Revoked != nil {
+		return Key{}, SNAA{}, invalidToken("this API key was revoked on " + k.Revoked.UTC().Format(time.RFC3339))
+	}
+	return k, sn, nil
+}
+
+// touchKey notes a key's use in memory; the times reach the database at most
+// once per LastUsedInterval, so authentication costs no write.
+func (s *Server) touchKey(hash string) {
+	now := s.now()
+	lu := &s.lastUsed
+	lu.mu.Lock()
+	lu.pending[hash] = now
+	due := !lu.flushing && now.Sub(lu.lastFlush) >= s.luEvery
+	if due {
+		lu.flushing = true
+		lu.lastFlush = now
+	}
+	lu.mu.Unlock()
+	if due {
+		go func() {
+			if err := s.flushLastUsed(); err != nil {
+				s.log.Warn("writing key last-used times", "err", err)
+			}
+		}()
+	}
+}
+
+// flushLastUsed writes the pending last-used times.
+func (s *Server) flushLastUsed() error {
+	lu := &s.lastUsed
+	lu.mu.Lock()
+	p := lu.pending
+	lu.pending = map[string]time.Time{}
+	lu.mu.Unlock()
+	defer func() {
+		lu.mu.Lock()
+		lu.flushing = false
+		lu.mu.Unlock()
+	}()
+	if len(p) == 0 {
+		return nil
+	}
+	return s.db.Update(func(tx *store.Tx) error {
+		b := tx.Bolt().Bucket(store.BucketKeys)
+		for h, t := range p {
+			v := b.Get([]byte(h))
+			if v == nil {
+				continue
+			}
+			var k Key
+			if err := json.Unmarshal(v, &k); err != nil {
+				return err
+			}
+			if k.LastUsed != nil && !t.After(*k.LastUsed) {
+				continue
+			}
+			t := t.UTC()
+			k.LastUsed = &t
+			nb, err := json.Marshal(&k)
+			if err != nil {
+				return err
+			}
+			if err := b.Put([]byte(h), nb); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// pendingLastUsed returns the in-memory last-used time of a key, if newer.
+func (s *Server) pendingLastUsed(k *Key) {
+	s.lastUsed.mu.Lock()
+	t, ok := s.lastUsed.pending[k.Hash]
+	s.lastUsed.mu.Unlock()
+	if ok && (k.LastUsed == nil || t.After(*k.LastUsed)) {
+		t := t.UTC()
+		k.LastUsed = &t
+	}
+}

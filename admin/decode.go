@@ -1,0 +1,184 @@
+package admin
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+)
+
+// Limits on untrusted JSON (SPEC §4). The body size limit is Config.MaxBodyBytes.
+const (
+	// MaxJSONDepth bounds the nesting of arrays and objects in a request body.
+	// The deepest legitimate payload (related_identifiers[i].related_identifier.type)
+	// is 5 levels deep.
+	MaxJSONDepth = 16
+	// DefaultMaxBodyBytes is the request body limit when Config.MaxBodyBytes is 0.
+	DefaultMaxBodyBytes = 1 << 20
+)
+
+// readBody reads a JSON request body of at most max bytes. It answers 415 for
+// a Content-Type that is not JSON, 413 for a body over the limit and 400 for an
+// empty body.
+func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || !(mt == "application/json" || strings.HasSuffix(mt, "+json")) {
+			return nil, problem(http.StatusUnsupportedMediaType,
+				"Content-Type %q is not accepted; send application/json", ct)
+		}
+	} else if r.ContentLength != 0 {
+		return nil, problem(http.StatusUnsupportedMediaType, "Content-Type is missing; send application/json")
+	}
+	if r.ContentLength > max {
+		return nil, problem(http.StatusRequestEntityTooLarge,
+			"request body of %d bytes exceeds the limit of %d bytes", r.ContentLength, max)
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, problem(http.StatusRequestEntityTooLarge,
+				"request body exceeds the limit of %d bytes", mbe.Limit)
+		}
+		return nil, problem(http.StatusBadRequest, "reading the request body: %v", err)
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil, problem(http.StatusBadRequest, "request body is empty; send a JSON object")
+	}
+	return body, nil
+}
+
+// checkJSON verifies that b is one well-formed JSON value in valid UTF-8, no
+// deeper than MaxJSONDepth, without duplicate object keys. encoding/json alone
+// would silently replace invalid UTF-8 and let the last duplicate win, so a
+// payload could mean different things to different readers.
+func checkJSON(b []byte) error {
+	if !utf8.Valid(b) {
+		off := 0
+		for off < len(b) {
+			r, n := utf8.DecodeRune(b[off:])
+			if r == utf8.RuneError && n <= 1 {
+				break
+			}
+			off += n
+		}
+		return problem(http.StatusBadRequest, "request body is not valid UTF-8 (first invalid byte at offset %d)", off)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	type frame struct {
+		obj    bool
+		keys   map[string]struct{}
+		expKey bool
+	}
+	var stack []*frame
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return problem(http.StatusBadRequest, "request body is not valid JSON: %v", jsonErr(err))
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if top != nil && top.obj && top.expKey {
+			k, ok := tok.(string)
+			if ok {
+				if _, dup := top.keys[k]; dup {
+					return problem(http.StatusBadRequest, "duplicate key %q in a JSON object", k)
+				}
+				top.keys[k] = struct{}{}
+				top.expKey = false
+				continue
+			}
+		}
+		switch t := tok.(type) {
+		case json.Delim:
+			switch t {
+			case '{', '[':
+				if len(stack) >= MaxJSONDepth {
+					return problem(http.StatusBadRequest, "request body nests deeper than %d levels", MaxJSONDepth)
+				}
+				stack = append(stack, &frame{obj: t == '{', keys: map[string]struct{}{}, expKey: t == '{'})
+			case '}', ']':
+				stack = stack[:len(stack)-1]
+				if len(stack) > 0 && stack[len(stack)-1].obj {
+					stack[len(stack)-1].expKey = true
+				}
+			}
+		default:
+			if top != nil && top.obj {
+				top.expKey = true
+			}
+		}
+		if len(stack) == 0 && dec.More() {
+			return problem(http.StatusBadRequest, "request body holds more than one JSON value")
+		}
+	}
+	return nil
+}
+
+func jsonErr(err error) string {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Sprintf("%s (at byte %d)", se.Error(), se.Offset)
+	}
+	return err.Error()
+}
+
+// decodeAny checks b (checkJSON) and decodes it into generic values, numbers as
+// json.Number, for model validation.
+func decodeAny(b []byte) (any, error) {
+	if err := checkJSON(b); err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, problem(http.StatusBadRequest, "request body is not valid JSON: %v", jsonErr(err))
+	}
+	return v, nil
+}
+
+// decodeStrict checks b (checkJSON) and decodes it into a struct, rejecting
+// unknown fields and wrong types with 400.
+func decodeStrict(b []byte, v any) error {
+	if err := checkJSON(b); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return problem(http.StatusBadRequest, "field %q must be of type %s, not %s", te.Field, goTypeName(te.Type.Kind().String()), te.Value)
+		}
+		return problem(http.StatusBadRequest, "request body: %s", strings.TrimPrefix(err.Error(), "json: "))
+	}
+	return nil
+}
+
+func goTypeName(k string) string {
+	switch k {
+	case "string":
+		return "string"
+	case "bool":
+		return "boolean"
+	case "slice":
+		return "array"
+	case "struct", "map", "ptr":
+		return "object"
+	default:
+		return "number"
+	}
+}

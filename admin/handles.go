@@ -1,0 +1,521 @@
+package admin
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"pidnode/handlev"
+	"pidnode/store"
+)
+
+// target is the identifier (or namespace) a request addresses, after the
+// authorisation checks.
+type target struct {
+	prefix string // canonical upper case
+	ns     string // the SNAA's namespace
+}
+
+// checkTarget verifies that the path's prefix belongs to base b and the
+// namespace to the caller, and that the caller may write under the prefix.
+func (s *Server) checkTarget(r *http.Request, b *base, p *principal, pathPrefix, pathNS string) (target, error) {
+	if b.prefix == "" {
+		return target{}, problem(http.StatusNotFound, "this node has no test prefix; %s is not available", b.path)
+	}
+	if pathPrefix != "" && !strings.EqualFold(pathPrefix, b.prefix) {
+		other := "/pid/v2"
+		if !b.test {
+			other = "/testpid/v2"
+		}
+		return target{}, problem(http.StatusNotFound,
+			"%s serves prefix %s only; identifiers under %s are reached through %s if this node serves it",
+			b.path, b.prefix, pathPrefix, other)
+	}
+	if !p.snaa.mayWrite(b.prefix) {
+		return target{}, problem(http.StatusForbidden, "SNAA %s may not use prefix %s (allowed: %s)",
+			p.snaa.ID, b.prefix, strings.Join(p.snaa.Prefixes, ", "))
+	}
+	if pathNS != "" && !strings.EqualFold(strings.ReplaceAll(pathNS, "-", ""), p.snaa.Namespace) {
+		return target{}, problem(http.StatusForbidden, "namespace %s is not yours; your namespace is %s", pathNS, p.snaa.Namespace)
+	}
+	return target{prefix: b.prefix, ns: p.snaa.Namespace}, nil
+}
+
+func (s *Server) getHandles(w http.ResponseWriter, r *http.Request, b *base) error {
+	p := principalOf(r)
+	t, err := s.checkTarget(r, b, p, r.PathValue("prefix"), r.PathValue("ns"))
+	if err != nil {
+		return err
+	}
+	id := r.PathValue("id")
+	switch {
+	case id == "":
+		return s.listHandles(w, r, b, t)
+	case strings.HasSuffix(id, "/history"):
+		return s.history(w, r, t, strings.TrimSuffix(id, "/history"))
+	}
+	return s.readHandle(w, r, b, t, id)
+}
+
+func (s *Server) putHandles(w http.ResponseWriter, r *http.Request, b *base) error {
+	p := principalOf(r)
+	t, err := s.checkTarget(r, b, p, r.PathValue("prefix"), r.PathValue("ns"))
+	if err != nil {
+		return err
+	}
+	id := r.PathValue("id")
+	if id == "" {
+		return s.create(w, r, b, p, t, "", 0)
+	}
+	if inm := r.Header.Get("If-None-Match"); inm != "" {
+		if strings.TrimSpace(inm) != "*" {
+			return problem(http.StatusBadRequest, "If-None-Match on PUT must be \"*\" (create only if absent)")
+		}
+		return s.create(w, r, b, p, t, id, http.StatusPreconditionFailed)
+	}
+	return s.update(w, r, b, p, t, id)
+}
+
+func (s *Server) postHandles(w http.ResponseWriter, r *http.Request, b *base) error {
+	p := principalOf(r)
+	t, err := s.checkTarget(r, b, p, r.PathValue("prefix"), r.PathValue("ns"))
+	if err != nil {
+		return err
+	}
+	if r.PathValue("id") != "" {
+		return problem(http.StatusMethodNotAllowed, "POST creates in a namespace (…/handles/{prefix}/{ns}/); use PUT to update an identifier").
+			with("Allow", "GET, PUT")
+	}
+	return s.create(w, r, b, p, t, "", 0)
+}
+
+// createCustomQuery serves PUT {base}?customid={id}: the namespace is the key's.
+func (s *Server) createCustomQuery(w http.ResponseWriter, r *http.Request, b *base) error {
+	p := principalOf(r)
+	t, err := s.checkTarget(r, b, p, "", "")
+	if err != nil {
+		return err
+	}
+	id := r.URL.Query().Get("customid")
+	if id == "" {
+		return problem(http.StatusBadRequest, "PUT %s needs ?customid={id}; to create with a generated id PUT %s/handles/%s/%s/",
+			b.path, b.path, t.prefix, t.ns)
+	}
+	return s.create(w, r, b, p, t, id, http.StatusConflict)
+}
+
+func (s *Server) deleteHandle(w http.ResponseWriter, r *http.Request) error {
+	return problem(http.StatusMethodNotAllowed,
+		"identifiers are persistent and cannot be deleted; to retire one, update metadata.status to OBSOLETED "+
+			"(optionally with an IS_OBSOLETED_BY related identifier) or DEPRECATED, and it will resolve to a tombstone page").
+		with("Allow", "GET, PUT")
+}
+
+func (s *Server) whoami(w http.ResponseWriter, r *http.Request, b *base) error {
+	p := principalOf(r)
+	writeJSON(w, http.StatusOK, map[string]any{
+		"snaa":       p.snaa,
+		"key":        map[string]string{"id": p.key.ID, "name": p.key.Name},
+		"base":       b.path,
+		"prefix":     b.prefix,
+		"may_write":  b.prefix != "" && p.snaa.mayWrite(b.prefix),
+		"collection": b.path + "/handles/" + b.prefix + "/" + p.snaa.Namespace + "/",
+	})
+	return nil
+}
+
+// idemKeyMax bounds the Idempotency-Key header.
+const idemKeyMax = 255
+
+// create makes a new identifier: generated (id == "") or custom. existsStatus
+// is the reply when a custom id is taken (409 for ?customid, 412 for If-None-Match).
+func (s *Server) create(w http.ResponseWriter, r *http.Request, b *base, p *principal, t target, customID string, existsStatus int) error {
+	if customID != "" {
+		if !p.snaa.CustomIDs {
+			return problem(http.StatusForbidden, "SNAA %s may not choose custom ids; ask the operator to allow them, or create with a generated id", p.snaa.ID)
+		}
+		if err := handlev.ValidCustomID(customID); err != nil {
+			return &ValidationError{Errors: []FieldError{{Field: "id", Message: strings.TrimPrefix(err.Error(), "handlev: ")}}}
+		}
+		nd := strings.ReplaceAll(customID, "-", "")
+		if looks, valid := handlev.ValidGenerated([]byte(t.ns), []byte(nd)); looks && !valid {
+			return &ValidationError{Errors: []FieldError{{Field: "id", Message: "has the shape of a generated id but a wrong check character; resolvers would report it as mistyped"}}}
+		}
+	}
+	idem := r.Header.Get("Idempotency-Key")
+	if len(idem) > idemKeyMax || hasControl(idem) {
+		return problem(http.StatusBadRequest, "Idempotency-Key must be at most %d printable characters", idemKeyMax)
+	}
+	body, err := readBody(w, r, s.maxBody)
+	if err != nil {
+		return err
+	}
+	pl, err := parsePayload(body)
+	if err != nil {
+		return err
+	}
+	meta := map[string]any{}
+	nulls := map[string]bool{}
+	for k, v := range pl.Metadata {
+		if v == nil {
+			nulls[k] = true
+		} else {
+			meta[k] = v
+		}
+	}
+	if fe := s.model.validateRecord(pl.URL, meta, nulls); len(fe) > 0 {
+		return &ValidationError{Errors: fe}
+	}
+	var idemKey []byte
+	var bodyHash string
+	if idem != "" {
+		idemKey = []byte(p.snaa.ID + " " + b.path + " " + idem)
+		h := sha256.New()
+		h.Write([]byte(r.URL.Path + "?" + r.URL.RawQuery + "\n"))
+		h.Write(body)
+		bodyHash = hex.EncodeToString(h.Sum(nil))
+	}
+	now := s.now()
+	adminHandle := s.namer.Full(t.prefix, t.ns, "ADMIN")
+	agent := Agent{Name: p.snaa.Organisation, EmailAddress: p.snaa.TechnicalContact.Email, Role: "OWNER"}
+
+	var (
+		o        outcome
+		key      string
+		stored   store.Stored
+		replayed bool
+	)
+	err = s.db.Update(func(tx *store.Tx) error {
+		o, replayed = outcome{}, false
+		if idemKey != nil {
+			var ir idemRecord
+			ok, err := getJSON(tx.Bolt().Bucket(store.BucketIdempotency), string(idemKey), &ir)
+			if err != nil {
+				return err
+			}
+			if ok && now.Sub(ir.Created) < s.idemTTL {
+				if ir.BodyHash != bodyHash {
+					return o.fail(problem(http.StatusUnprocessableEntity,
+						"Idempotency-Key %q was already used with a different request; use a new key for a new identifier", idem))
+				}
+				st, found, err := tx.Record(ir.Key)
+				if err != nil {
+					return err
+				}
+				if found {
+					key, stored, replayed = ir.Key, st, true
+					return nil
+				}
+			}
+		}
+		recs := tx.Bolt().Bucket(store.BucketRecords)
+		var display string
+		if customID != "" {
+			display = s.namer.Full(t.prefix, t.ns, customID)
+			k, _, err := s.namer.Key(display)
+			if err != nil {
+				return o.fail(&ValidationError{Errors: []FieldError{{Field: "id", Message: err.Error()}}})
+			}
+			if recs.Get([]byte(k)) != nil {
+				return o.fail(problem(existsStatus, "identifier %s already exists; update it with PUT (without If-None-Match)", display))
+			}
+			key = k
+		} else {
+			for try := 0; ; try++ {
+				id, err := handlev.Mint(t.ns, s.rnd)
+				if err != nil {
+					return err
+				}
+				display = s.namer.Full(t.prefix, t.ns, id)
+				k, _, err := s.namer.Key(display)
+				if err != nil {
+					return err
+				}
+				if recs.Get([]byte(k)) == nil {
+					key = k
+					break
+				}
+				if try == 16 {
+					return errors.New("admin: no free generated id after 16 tries")
+				}
+			}
+		}
+		vals, _ := s.model.build(buildInput{Display: display, AdminHandle: adminHandle, URL: *pl.URL,
+			Metadata: meta, Agent: agent, Now: now, Create: true})
+		stored = store.Stored{Record: handlev.Record{Handle: display, Values: vals}, Version: 1, Created: now, Updated: now}
+		if err := tx.PutRecord(key, &stored); err != nil {
+			return err
+		}
+		if idemKey != nil {
+			if err := putJSON(tx.Bolt().Bucket(store.BucketIdempotency), string(idemKey),
+				&idemRecord{BodyHash: bodyHash, Key: key, Created: now}); err != nil {
+				return err
+			}
+		}
+		after := s.model.extract(vals)
+		return s.audit(tx, p.actor(), ActHandleCreate, display, nil, auditContent(after))
+	})
+	if err != nil {
+		return err
+	}
+	if o.err != nil {
+		return o.err
+	}
+	if !replayed && s.inv != nil {
+		s.inv.Invalidate(key)
+	}
+	ident := s.identifier(&stored)
+	w.Header().Set("Location", b.path+"/handles/"+pathEscape(ident.Prefix)+"/"+pathEscape(ident.Namespace)+"/"+pathEscape(ident.ID))
+	w.Header().Set("ETag", etag(stored.Version))
+	if replayed {
+		w.Header().Set("Idempotent-Replayed", "true")
+	}
+	writeJSON(w, http.StatusCreated, ident)
+	return nil
+}
+
+func (s *Server) update(w http.ResponseWriter, r *http.Request, b *base, p *principal, t target, id string) error {
+	ifMatch := r.Header.Get("If-Match")
+	body, err := readBody(w, r, s.maxBody)
+	if err != nil {
+		return err
+	}
+	pl, err := parsePayload(body)
+	if err != nil {
+		return err
+	}
+	display := s.namer.Full(t.prefix, t.ns, id)
+	key, _, err := s.namer.Key(display)
+	if err != nil {
+		return problem(http.StatusNotFound, "no identifier %s: %v", display, err)
+	}
+	nulls := map[string]bool{}
+	for k, v := range pl.Metadata {
+		if v == nil {
+			nulls[k] = true
+		}
+	}
+	now := s.now()
+	adminHandle := s.namer.Full(t.prefix, t.ns, "ADMIN")
+	agent := Agent{Name: p.snaa.Organisation, EmailAddress: p.snaa.TechnicalContact.Email, Role: "OWNER"}
+	var (
+		o       outcome
+		stored  store.Stored
+		written bool
+	)
+	err = s.db.Update(func(tx *store.Tx) error {
+		o, written = outcome{}, false
+		old, ok, err := tx.Record(key)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return o.fail(problem(http.StatusNotFound,
+				"no identifier %s; to create it with this custom id send If-None-Match: *", display))
+		}
+		if ifMatch != "" && !etagMatches(ifMatch, old.Version) {
+			return o.fail(problem(http.StatusPreconditionFailed,
+				"identifier %s is at version %d (ETag %s), not %s; read it again and retry", old.Record.Handle, old.Version, etag(old.Version), ifMatch))
+		}
+		before := s.model.extract(old.Record.Values)
+		newURL := before.URL
+		if pl.URL != nil {
+			newURL = pl.URL
+		}
+		meta := before.Metadata
+		if pl.hasMeta {
+			meta, _ = mergePatch(before.Metadata, pl.Metadata).(map[string]any)
+		}
+		if fe := s.model.validateRecord(newURL, meta, nulls); len(fe) > 0 {
+			return o.fail(&ValidationError{Errors: fe})
+		}
+		vals, entries := s.model.build(buildInput{Display: old.Record.Handle, AdminHandle: adminHandle, URL: *newURL,
+			Metadata: meta, Old: old.Record.Values, Agent: agent, Now: now})
+		if entries == nil {
+			stored = old // nothing changed: no write, no new version
+			return nil
+		}
+		stored = store.Stored{Record: handlev.Record{Handle: old.Record.Handle, Values: vals},
+			Version: old.Version + 1, Created: old.Created, Updated: now}
+		if err := tx.PutRecord(key, &stored); err != nil {
+			return err
+		}
+		written = true
+		return s.audit(tx, p.actor(), ActHandleUpdate, old.Record.Handle, auditContent(before), auditContent(s.model.extract(vals)))
+	})
+	if err != nil {
+		return err
+	}
+	if o.err != nil {
+		return o.err
+	}
+	if written && s.inv != nil {
+		s.inv.Invalidate(key)
+	}
+	w.Header().Set("ETag", etag(stored.Version))
+	writeJSON(w, http.StatusOK, s.identifier(&stored))
+	return nil
+}
+
+func (s *Server) readHandle(w http.ResponseWriter, r *http.Request, b *base, t target, id string) error {
+	display := s.namer.Full(t.prefix, t.ns, id)
+	key, _, err := s.namer.Key(display)
+	if err != nil {
+		return problem(http.StatusNotFound, "no identifier %s: %v", display, err)
+	}
+	st, ok, err := s.db.Get(key)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return problem(http.StatusNotFound, "no identifier %s", display)
+	}
+	w.Header().Set("ETag", etag(st.Version))
+	if inm := r.Header.Get("If-None-Match"); inm != "" && etagMatches(inm, st.Version) {
+		w.WriteHeader(http.StatusNotModified)
+		return nil
+	}
+	writeJSON(w, http.StatusOK, s.identifier(&st))
+	return nil
+}
+
+func (s *Server) history(w http.ResponseWriter, r *http.Request, t target, id string) error {
+	display := s.namer.Full(t.prefix, t.ns, id)
+	key, _, err := s.namer.Key(display)
+	if err != nil {
+		return problem(http.StatusNotFound, "no identifier %s: %v", display, err)
+	}
+	st, ok, err := s.db.Get(key)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return problem(http.StatusNotFound, "no identifier %s", display)
+	}
+	c := s.model.extract(st.Record.Values)
+	if c.Changes == nil {
+		c.Changes = []json.RawMessage{}
+	}
+	w.Header().Set("ETag", etag(st.Version))
+	writeJSON(w, http.StatusOK, map[string]any{"handle": st.Record.Handle, "version": st.Version, "changes": c.Changes})
+	return nil
+}
+
+// listHandles serves GET …/handles/{prefix}/{ns}/?status=&url=&limit=&cursor=.
+func (s *Server) listHandles(w http.ResponseWriter, r *http.Request, b *base, t target) error {
+	cur, limit, p := pageParams(r)
+	if p != nil {
+		return p
+	}
+	q := r.URL.Query()
+	status := strings.ToUpper(q.Get("status"))
+	wantURL := q.Get("url")
+	probe, _, err := s.namer.Key(s.namer.Full(t.prefix, t.ns, "X"))
+	if err != nil {
+		return err
+	}
+	kp := []byte(probe[:len(probe)-1])
+	start := kp
+	if cur != "" {
+		c, err := base64.RawURLEncoding.DecodeString(cur)
+		if err != nil || !strings.HasPrefix(string(c), string(kp)) {
+			return problem(http.StatusBadRequest, "invalid cursor")
+		}
+		start = append(c, 0)
+	}
+	items := []Identifier{}
+	next := ""
+	err = s.db.View(func(tx *store.Tx) error {
+		c := tx.Bolt().Bucket(store.BucketRecords).Cursor()
+		for k, _ := c.Seek(start); k != nil && strings.HasPrefix(string(k), string(kp)); k, _ = c.Next() {
+			if len(items) == limit {
+				next = base64.RawURLEncoding.EncodeToString([]byte(items[len(items)-1].key))
+				return nil
+			}
+			st, ok, err := tx.Record(string(k))
+			if err != nil || !ok {
+				return err
+			}
+			ident := s.identifier(&st)
+			if status != "" {
+				if sv, _ := ident.Metadata["status"].(string); !strings.EqualFold(sv, status) {
+					continue
+				}
+			}
+			if wantURL != "" && ident.URL != wantURL {
+				continue
+			}
+			ident.key = string(k)
+			items = append(items, *ident)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	out := map[string]any{"items": items}
+	if next != "" {
+		out["next_cursor"] = next
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// identifier builds the reply body of a stored record.
+func (s *Server) identifier(st *store.Stored) *Identifier {
+	c := s.model.extract(st.Record.Values)
+	prefix, ns, id := splitDisplay(st.Record.Handle)
+	short := prefix + "/" + ns + "/" + id
+	ident := &Identifier{
+		Handle: st.Record.Handle, Prefix: prefix, Namespace: ns, ID: id, Metadata: c.Metadata,
+		Version: st.Version, Created: st.Created.UTC().Truncate(time.Second), Updated: st.Updated.UTC().Truncate(time.Second),
+		Links: Links{
+			Resolve:    s.public + "/" + short,
+			API:        s.public + "/api/handles/" + st.Record.Handle,
+			NoRedirect: s.public + "/" + short + "?noredirect",
+		},
+	}
+	if c.URL != nil {
+		ident.URL = *c.URL
+	}
+	return ident
+}
+
+// auditContent is the before/after of a handle write in the audit log.
+func auditContent(c content) map[string]any {
+	m := map[string]any{"metadata": c.Metadata}
+	if c.URL != nil {
+		m["url"] = *c.URL
+	}
+	return m
+}
+
+func etag(v uint64) string { return `"` + strconv.FormatUint(v, 10) + `"` }
+
+// etagMatches reports whether an If-Match / If-None-Match list names version v.
+func etagMatches(h string, v uint64) bool {
+	want := etag(v)
+	for _, t := range strings.Split(h, ",") {
+		t = strings.TrimSpace(t)
+		if t == "*" || strings.TrimPrefix(t, "W/") == want {
+			return true
+		}
+	}
+	return false
+}
+
+func pathEscape(s string) string {
+	// Custom ids may hold '/', which stays a path separator.
+	parts := strings.Split(s, "/")
+	for i, p := range parts {
+		parts[i] = url.PathEscape(p)
+	}
+	return strings.Join(parts, "/")
+}

@@ -1,0 +1,192 @@
+package admin
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"pidnode/cache"
+	"pidnode/handlev"
+	"pidnode/store"
+)
+
+const (
+	testPrefix     = "21.12345"
+	testTestPrefix = "21.T12345"
+	testOpKey      = "operator-key-for-tests-0123456789"
+)
+
+// env is a real admin server over a real store, with the real cache as Invalidator.
+type env struct {
+	t     *testing.T
+	db    *store.DB
+	namer *handlev.Namer
+	cache *cache.Cache
+	srv   *Server
+	ts    *httptest.Server
+	path  string
+}
+
+func newEnv(t *testing.T, mod ...func(*Config)) *env {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "pidnode.db")
+	db, err := store.Open(store.Config{Path: path, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, db: db, path: path}
+	e.namer, err = handlev.NewNamer(handlev.NamerConfig{Prefix: testPrefix, TestPrefix: testTestPrefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.cache, err = cache.New(cache.Config{Source: db, Alt: e.namer.AppendAltKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{DB: db, Namer: e.namer, Invalidator: e.cache, OperatorKey: testOpKey, PublicURL: "https://pid.example.org"}
+	for _, m := range mod {
+		m(&cfg)
+	}
+	e.srv, err = New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.ts = httptest.NewServer(e.srv.Handler())
+	t.Cleanup(func() {
+		e.ts.Close()
+		e.srv.Close()
+		e.db.Close()
+	})
+	return e
+}
+
+type resp struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+func (r *resp) json(t *testing.T, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.Body, v); err != nil {
+		t.Fatalf("decoding %s: %v", r.Body, err)
+	}
+}
+
+func (r *resp) problem(t *testing.T) Problem {
+	t.Helper()
+	if ct := r.Header.Get("Content-Type"); ct != "application/problem+json" {
+		t.Fatalf("Content-Type = %q, want application/problem+json (status %d, body %s)", ct, r.Status, r.Body)
+	}
+	var p Problem
+	r.json(t, &p)
+	if p.Status != r.Status || p.Type == "" || p.Title == "" {
+		t.Fatalf("problem %+v does not match status %d", p, r.Status)
+	}
+	return p
+}
+
+// do sends a request. body may be a string, []byte or a value to JSON-encode;
+// hdr holds header pairs.
+func (e *env) do(method, path, key string, body any, hdr ...string) *resp {
+	e.t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		jb, err := json.Marshal(b)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		rd = bytes.NewReader(jb)
+	}
+	req, err := http.NewRequest(method, e.ts.URL+path, rd)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	res, err := e.ts.Client().Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return &resp{Status: res.StatusCode, Header: res.Header, Body: b}
+}
+
+func (e *env) want(r *resp, status int) *resp {
+	e.t.Helper()
+	if r.Status != status {
+		e.t.Fatalf("status %d, want %d; body %s", r.Status, status, r.Body)
+	}
+	return r
+}
+
+var testApplication = map[string]any{
+	"organisation":           "Leibniz Institute for Catalysis",
+	"technical_contact":      map[string]string{"name": "Tech Person", "email": "tech@example.org"},
+	"administrative_contact": map[string]string{"name": "Admin Person", "email": "admin@example.org"},
+	"policy_version":         "v1.0",
+	"maintenance_statement":  "Landing pages are kept by the institute's repository team.",
+}
+
+// snaa onboards an SNAA and returns the approval result.
+func (e *env) snaa(approve map[string]any) ApproveResult {
+	e.t.Helper()
+	var app Application
+	e.want(e.do("POST", "/ops/v1/applications", testOpKey, testApplication), 201).json(e.t, &app)
+	if approve == nil {
+		approve = map[string]any{}
+	}
+	var res ApproveResult
+	e.want(e.do("POST", "/ops/v1/applications/"+app.ID+"/approve", testOpKey, approve), 200).json(e.t, &res)
+	return res
+}
+
+func validPayload() map[string]any {
+	return map[string]any{
+		"url": "https://landing.example.org/item/42",
+		"metadata": map[string]any{
+			"status": "REGISTERED", "schema_version": "v1.0.1", "metadata_license": "CC0-1.0",
+			"curation_contact": "pids@example.org",
+			"resource_info": map[string]any{
+				"label": "Sample 42", "description": "A catalyst sample", "resource_category": "SAMPLE",
+				"representation_variants": []any{map[string]any{"variant_url": "https://landing.example.org/item/42.ttl",
+					"media_type": "text/turtle", "encoding_format": "UTF-8", "size": 12345}},
+			},
+		},
+	}
+}
+
+// recordCount counts the records in the store.
+func (e *env) recordCount() int {
+	e.t.Helper()
+	n := 0
+	if err := e.db.View(func(tx *store.Tx) error {
+		n = tx.Bolt().Bucket(store.BucketRecords).Stats().KeyN
+		return nil
+	}); err != nil {
+		e.t.Fatal(err)
+	}
+	return n
+}

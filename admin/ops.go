@@ -1,0 +1,686 @@
+package admin
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"pidnode/handlev"
+	"pidnode/store"
+)
+
+var emailRE = regexp.MustCompile(`^[^\s@]+@[^\s@]+\.[^\s@]+$`)
+
+// ApplicationRequest is the body of POST /ops/v1/applications.
+type ApplicationRequest struct {
+	Organisation          string  `json:"organisation"`
+	TechnicalContact      Contact `json:"technical_contact"`
+	AdministrativeContact Contact `json:"administrative_contact"`
+	PolicyVersion         string  `json:"policy_version"`
+	MaintenanceStatement  string  `json:"maintenance_statement"`
+}
+
+func (a *ApplicationRequest) validate() []FieldError {
+	var v validator
+	text := func(field, s string, max int) {
+		switch {
+		case strings.TrimSpace(s) == "":
+			v.add(field, "is required")
+		case utf8.RuneCountInString(s) > max:
+			v.add(field, "must be at most %d characters", max)
+		case hasControl(strings.NewReplacer("\n", "", "\r", "", "\t", "").Replace(s)):
+			v.add(field, "must not contain control characters")
+		}
+	}
+	contact := func(field string, c Contact) {
+		text(field+".name", c.Name, 200)
+		if !emailRE.MatchString(c.Email) || len(c.Email) > 254 {
+			v.add(field+".email", "must be an e-mail address")
+		}
+	}
+	text("organisation", a.Organisation, 300)
+	contact("technical_contact", a.TechnicalContact)
+	contact("administrative_contact", a.AdministrativeContact)
+	text("policy_version", a.PolicyVersion, 50)
+	text("maintenance_statement", a.MaintenanceStatement, 10000)
+	return v.errs
+}
+
+// outcome carries a handler's verdict out of a (possibly re-run) Update
+// callback: a callback that refuses returns nil without writing, so that bbolt
+// does not roll back and re-run its batch partners.
+type outcome struct{ err error }
+
+func (o *outcome) fail(err error) error { o.err = err; return nil }
+
+func (s *Server) submitApplication(w http.ResponseWriter, r *http.Request) error {
+	body, err := readBody(w, r, s.maxBody)
+	if err != nil {
+		return err
+	}
+	var req ApplicationRequest
+	if err := decodeStrict(body, &req); err != nil {
+		return err
+	}
+	if fe := req.validate(); len(fe) > 0 {
+		return &ValidationError{Errors: fe}
+	}
+	id, err := s.newID("app_")
+	if err != nil {
+		return err
+	}
+	app := Application{
+		ID: id, Organisation: req.Organisation, TechnicalContact: req.TechnicalContact,
+		AdministrativeContact: req.AdministrativeContact, PolicyVersion: req.PolicyVersion,
+		MaintenanceStatement: req.MaintenanceStatement, State: StateSubmitted, Submitted: s.now().UTC(),
+	}
+	err = s.db.Update(func(tx *store.Tx) error {
+		if err := putJSON(tx.Bolt().Bucket(store.BucketApplications), app.ID, &app); err != nil {
+			return err
+		}
+		return s.audit(tx, ActorOperator, ActApplicationSubmit, app.ID, nil, &app)
+	})
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Location", "/ops/v1/applications/"+app.ID)
+	writeJSON(w, http.StatusCreated, &app)
+	return nil
+}
+
+func (s *Server) listApplications(w http.ResponseWriter, r *http.Request) error {
+	state := strings.ToUpper(r.URL.Query().Get("state"))
+	if state != "" && state != StateSubmitted && state != StateApproved && state != StateRejected {
+		return problem(http.StatusBadRequest, "state must be SUBMITTED, APPROVED or REJECTED")
+	}
+	out := []Application{}
+	err := s.db.View(func(tx *store.Tx) error {
+		return tx.Bolt().Bucket(store.BucketApplications).ForEach(func(k, v []byte) error {
+			var a Application
+			if err := json.Unmarshal(v, &a); err != nil {
+				return err
+			}
+			if state == "" || a.State == state {
+				out = append(out, a)
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return err
+	}
+	slices.SortFunc(out, func(a, b Application) int { return a.Submitted.Compare(b.Submitted) })
+	writeJSON(w, http.StatusOK, map[string]any{"applications": out})
+	return nil
+}
+
+func (s *Server) getApplication(w http.ResponseWriter, r *http.Request) error {
+	var a Application
+	var ok bool
+	err := s.db.View(func(tx *store.Tx) (err error) {
+		ok, err = getJSON(tx.Bolt().Bucket(store.BucketApplications), r.PathValue("id"), &a)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return problem(http.StatusNotFound, "no application %q", r.PathValue("id"))
+	}
+	writeJSON(w, http.StatusOK, &a)
+	return nil
+}
+
+// ApproveRequest is the body of POST /ops/v1/applications/{id}/approve.
+type ApproveRequest struct {
+	Namespace string   `json:"namespace,omitempty"`
+	Prefixes  []string `json:"prefixes,omitempty"`
+	CustomIDs bool     `json:"custom_ids,omitempty"`
+	Note      string   `json:"note,omitempty"`
+}
+
+// ApproveResult is the reply to an approval: the new SNAA and its first key
+// (the only time its secret is shown).
+type ApproveResult struct {
+	Application Application `json:"application"`
+	SNAA        SNAA        `json:"snaa"`
+	Key         IssuedKey   `json:"key"`
+}
+
+// IssuedKey is a new key with its secret.
+type IssuedKey struct {
+	ID      string `json:"id"`
+	Name    string `json:"name"`
+	SNAAID  string `json:"snaa_id"`
+	Secret  string `json:"secret"`
+	Created string `json:"created"`
+}
+
+// checkPrefixes canonicalises requested prefixes; nil means every base's prefix.
+func (s *Server) checkPrefixes(field string, ps []string) ([]string, []FieldError) {
+	var served []string
+	for _, b := range s.bases {
+		if b.prefix != "" {
+			served = append(served, b.prefix)
+		}
+	}
+	if ps == nil {
+		return served, nil
+	}
+	var v validator
+	var out []string
+	for i, p := range ps {
+		up := strings.ToUpper(strings.TrimSpace(p))
+		if !slices.Contains(served, up) {
+			v.add(fmt.Sprintf("%s[%d]", field, i), "must be one of %s", strings.Join(served, ", "))
+			continue
+		}
+		if !slices.Contains(out, up) {
+			out = append(out, up)
+		}
+	}
+	return out, v.errs
+}
+
+// namespaceTaken reports whether an SNAA already has ns.
+func namespaceTaken(tx *store.Tx, ns string) (bool, error) {
+	taken := false
+	err := tx.Bolt().Bucket(store.BucketSNAAs).ForEach(func(k, v []byte) error {
+		var sn SNAA
+		if err := json.Unmarshal(v, &sn); err != nil {
+			return err
+		}
+		if sn.Namespace == ns {
+			taken = true
+		}
+		return nil
+	})
+	return taken, err
+}
+
+// spellsName reports whether a random namespace spells (part of) the
+// organisation's name or its initials (SPEC §2: never a word that spells an
+// organisation's name).
+func spellsName(ns, org string) bool {
+	var alnum, initials strings.Builder
+	newWord := true
+	for _, r := range strings.ToUpper(org) {
+		if r < 128 && (r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			alnum.WriteRune(r)
+			if newWord {
+				initials.WriteRune(r)
+			}
+			newWord = false
+		} else {
+			newWord = true
+		}
+	}
+	return strings.Contains(alnum.String(), ns) || strings.Contains(initials.String(), ns)
+}
+
+func (s *Server) approveApplication(w http.ResponseWriter, r *http.Request) error {
+	body, err := readBody(w, r, s.maxBody)
+	if err != nil {
+		return err
+	}
+	var req ApproveRequest
+	if err := decodeStrict(body, &req); err != nil {
+		return err
+	}
+	res, err := s.Approve(r.PathValue("id"), req)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, res)
+	return nil
+}
+
+// Approve approves a SUBMITTED application: it creates the SNAA with its
+// namespace and prefixes and issues its first key, in one transaction.
+func (s *Server) Approve(appID string, req ApproveRequest) (*ApproveResult, error) {
+	var v validator
+	ns := strings.ToUpper(strings.TrimSpace(req.Namespace))
+	if ns != "" {
+		if err := s.namer.CheckNamespace(ns); err != nil {
+			v.add("namespace", "%s", strings.TrimPrefix(err.Error(), "handlev: "))
+		}
+	}
+	prefixes, pe := s.checkPrefixes("prefixes", req.Prefixes)
+	v.errs = append(v.errs, pe...)
+	if len(prefixes) == 0 && len(pe) == 0 {
+		v.add("prefixes", "must name at least one prefix")
+	}
+	if utf8.RuneCountInString(req.Note) > 10000 {
+		v.add("note", "must be at most 10000 characters")
+	}
+	if len(v.errs) > 0 {
+		return nil, &ValidationError{Errors: v.errs}
+	}
+	snaaID, err := s.newID("snaa_")
+	if err != nil {
+		return nil, err
+	}
+	keyID, err := s.newID("key_")
+	if err != nil {
+		return nil, err
+	}
+	secret, err := newSecret(s.rnd)
+	if err != nil {
+		return nil, err
+	}
+	// Candidate namespaces drawn outside the transaction (a re-run must not
+	// depend on fresh randomness to be correct; it just picks the first free one).
+	var cands []string
+	if ns == "" {
+		for len(cands) < 32 {
+			c, err := handlev.NewNamespace(s.rnd)
+			if err != nil {
+				return nil, err
+			}
+			if s.namer.CheckNamespace(c) == nil {
+				cands = append(cands, c)
+			}
+		}
+	}
+	now := s.now().UTC()
+	var res ApproveResult
+	var o outcome
+	err = s.db.Update(func(tx *store.Tx) error {
+		o = outcome{}
+		apps := tx.Bolt().Bucket(store.BucketApplications)
+		var app Application
+		ok, err := getJSON(apps, appID, &app)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return o.fail(problem(http.StatusNotFound, "no application %q", appID))
+		}
+		if app.State != StateSubmitted {
+			return o.fail(problem(http.StatusConflict, "application %s is already %s", appID, app.State))
+		}
+		chosen := ns
+		if chosen != "" {
+			taken, err := namespaceTaken(tx, chosen)
+			if err != nil {
+				return err
+			}
+			if taken {
+				return o.fail(problem(http.StatusConflict, "namespace %s is already assigned to another SNAA", chosen))
+			}
+		} else {
+			for _, c := range cands {
+				if spellsName(c, app.Organisation) {
+					continue
+				}
+				taken, err := namespaceTaken(tx, c)
+				if err != nil {
+					return err
+				}
+				if !taken {
+					chosen = c
+					break
+				}
+			}
+			if chosen == "" {
+				return errors.New("admin: no free namespace found; name one")
+			}
+		}
+		before := app
+		sn := SNAA{
+			ID: snaaID, Organisation: app.Organisation, Namespace: chosen, Prefixes: prefixes,
+			CustomIDs: req.CustomIDs, ApplicationID: app.ID, TechnicalContact: app.TechnicalContact,
+			Created: now, Updated: now,
+		}
+		sum := hashSecret(secret)
+		k := Key{ID: keyID, SNAAID: snaaID, Name: "initial", Hash: hex.EncodeToString(sum[:]), Created: now}
+		app.State = StateApproved
+		app.Decided = &now
+		app.Note = req.Note
+		app.SNAAID = snaaID
+		if err := putJSON(apps, app.ID, &app); err != nil {
+			return err
+		}
+		if err := putJSON(tx.Bolt().Bucket(store.BucketSNAAs), sn.ID, &sn); err != nil {
+			return err
+		}
+		if err := putJSON(tx.Bolt().Bucket(store.BucketKeys), k.Hash, &k); err != nil {
+			return err
+		}
+		if err := s.audit(tx, ActorOperator, ActApplicationApprove, app.ID, &before, &app); err != nil {
+			return err
+		}
+		if err := s.audit(tx, ActorOperator, ActSNAACreate, sn.ID, nil, &sn); err != nil {
+			return err
+		}
+		kv := keyView(k)
+		if err := s.audit(tx, ActorOperator, ActKeyIssue, sn.ID+"/"+k.ID, nil, &kv); err != nil {
+			return err
+		}
+		res = ApproveResult{Application: app, SNAA: sn, Key: IssuedKey{ID: k.ID, Name: k.Name, SNAAID: sn.ID, Secret: secret, Created: now.Format(timeFormat)}}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if o.err != nil {
+		return nil, o.err
+	}
+	s.log.Info("application approved", "application", appID, "snaa", res.SNAA.ID, "namespace", res.SNAA.Namespace)
+	return &res, nil
+}
+
+const timeFormat = "2006-01-02T15:04:05Z07:00"
+
+// keyView is a key without its hash, as the API shows it.
+func keyView(k Key) Key {
+	k.Hash = ""
+	return k
+}
+
+// RejectRequest is the body of POST /ops/v1/applications/{id}/reject.
+type RejectRequest struct {
+	Note string `json:"note"`
+}
+
+func (s *Server) rejectApplication(w http.ResponseWriter, r *http.Request) error {
+	body, err := readBody(w, r, s.maxBody)
+	if err != nil {
+		return err
+	}
+	var req RejectRequest
+	if err := decodeStrict(body, &req); err != nil {
+		return err
+	}
+	if strings.TrimSpace(req.Note) == "" {
+		return &ValidationError{Errors: []FieldError{{Field: "note", Message: "is required: tell the applicant why"}}}
+	}
+	id := r.PathValue("id")
+	now := s.now().UTC()
+	var app Application
+	var o outcome
+	err = s.db.Update(func(tx *store.Tx) error {
+		o = outcome{}
+		apps := tx.Bolt().Bucket(store.BucketApplications)
+		ok, err := getJSON(apps, id, &app)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return o.fail(problem(http.StatusNotFound, "no application %q", id))
+		}
+		if app.State != StateSubmitted {
+			return o.fail(problem(http.StatusConflict, "application %s is already %s", id, app.State))
+		}
+		before := app
+		app.State = StateRejected
+		app.Decided = &now
+		app.Note = req.Note
+		if err := putJSON(apps, id, &app); err != nil {
+			return err
+		}
+		return s.audit(tx, ActorOperator, ActApplicationReject, id, &before, &app)
+	})
+	if err != nil {
+		return err
+	}
+	if o.err != nil {
+		return o.err
+	}
+	writeJSON(w, http.StatusOK, &app)
+	return nil
+}
+
+func (s *Server) listSNAAs(w http.ResponseWriter, r *http.Request) error {
+	out := []SNAA{}
+	err := s.db.View(func(tx *store.Tx) error {
+		return tx.Bolt().Bucket(store.BucketSNAAs).ForEach(func(k, v []byte) error {
+			var sn SNAA
+			if err := json.Unmarshal(v, &sn); err != nil {
+				return err
+			}
+			out = append(out, sn)
+			return nil
+		})
+	})
+	if err != nil {
+		return err
+	}
+	slices.SortFunc(out, func(a, b SNAA) int { return strings.Compare(a.Namespace, b.Namespace) })
+	writeJSON(w, http.StatusOK, map[string]any{"snaas": out})
+	return nil
+}
+
+func (s *Server) loadSNAA(id string) (SNAA, bool, error) {
+	var sn SNAA
+	var ok bool
+	err := s.db.View(func(tx *store.Tx) (err error) {
+		ok, err = getJSON(tx.Bolt().Bucket(store.BucketSNAAs), id, &sn)
+		return err
+	})
+	return sn, ok, err
+}
+
+func (s *Server) getSNAA(w http.ResponseWriter, r *http.Request) error {
+	sn, ok, err := s.loadSNAA(r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return problem(http.StatusNotFound, "no SNAA %q", r.PathValue("id"))
+	}
+	writeJSON(w, http.StatusOK, &sn)
+	return nil
+}
+
+// SNAAPatch is the body of PATCH /ops/v1/snaas/{id}.
+type SNAAPatch struct {
+	CustomIDs *bool    `json:"custom_ids,omitempty"`
+	Prefixes  []string `json:"prefixes,omitempty"`
+	Suspended *bool    `json:"suspended,omitempty"`
+}
+
+func (s *Server) patchSNAA(w http.ResponseWriter, r *http.Request) error {
+	body, err := readBody(w, r, s.maxBody)
+	if err != nil {
+		return err
+	}
+	var req SNAAPatch
+	if err := decodeStrict(body, &req); err != nil {
+		return err
+	}
+	var prefixes []string
+	if req.Prefixes != nil {
+		var pe []FieldError
+		prefixes, pe = s.checkPrefixes("prefixes", req.Prefixes)
+		if len(pe) > 0 {
+			return &ValidationError{Errors: pe}
+		}
+	}
+	id := r.PathValue("id")
+	var sn SNAA
+	var o outcome
+	err = s.db.Update(func(tx *store.Tx) error {
+		o = outcome{}
+		b := tx.Bolt().Bucket(store.BucketSNAAs)
+		ok, err := getJSON(b, id, &sn)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return o.fail(problem(http.StatusNotFound, "no SNAA %q", id))
+		}
+		before := sn
+		if req.CustomIDs != nil {
+			sn.CustomIDs = *req.CustomIDs
+		}
+		if req.Suspended != nil {
+			sn.Suspended = *req.Suspended
+		}
+		if prefixes != nil {
+			sn.Prefixes = prefixes
+		}
+		sn.Updated = s.now().UTC()
+		if err := putJSON(b, id, &sn); err != nil {
+			return err
+		}
+		return s.audit(tx, ActorOperator, ActSNAAUpdate, id, &before, &sn)
+	})
+	if err != nil {
+		return err
+	}
+	if o.err != nil {
+		return o.err
+	}
+	writeJSON(w, http.StatusOK, &sn)
+	return nil
+}
+
+// KeyRequest is the body of POST /ops/v1/snaas/{id}/keys.
+type KeyRequest struct {
+	Name string `json:"name"`
+}
+
+func (s *Server) issueKey(w http.ResponseWriter, r *http.Request) error {
+	body, err := readBody(w, r, s.maxBody)
+	if err != nil {
+		return err
+	}
+	var req KeyRequest
+	if err := decodeStrict(body, &req); err != nil {
+		return err
+	}
+	ik, err := s.IssueKey(r.PathValue("id"), req.Name)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, ik)
+	return nil
+}
+
+// IssueKey issues a new named key for an SNAA and returns it with its secret.
+func (s *Server) IssueKey(snaaID, name string) (*IssuedKey, error) {
+	name = strings.TrimSpace(name)
+	if name == "" || utf8.RuneCountInString(name) > 100 || hasControl(name) {
+		return nil, &ValidationError{Errors: []FieldError{{Field: "name", Message: "is required: 1–100 printable characters"}}}
+	}
+	keyID, err := s.newID("key_")
+	if err != nil {
+		return nil, err
+	}
+	secret, err := newSecret(s.rnd)
+	if err != nil {
+		return nil, err
+	}
+	now := s.now().UTC()
+	sum := hashSecret(secret)
+	k := Key{ID: keyID, SNAAID: snaaID, Name: name, Hash: hex.EncodeToString(sum[:]), Created: now}
+	var o outcome
+	err = s.db.Update(func(tx *store.Tx) error {
+		o = outcome{}
+		var sn SNAA
+		ok, err := getJSON(tx.Bolt().Bucket(store.BucketSNAAs), snaaID, &sn)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return o.fail(problem(http.StatusNotFound, "no SNAA %q", snaaID))
+		}
+		if err := putJSON(tx.Bolt().Bucket(store.BucketKeys), k.Hash, &k); err != nil {
+			return err
+		}
+		kv := keyView(k)
+		return s.audit(tx, ActorOperator, ActKeyIssue, snaaID+"/"+k.ID, nil, &kv)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if o.err != nil {
+		return nil, o.err
+	}
+	s.log.Info("key issued", "snaa", snaaID, "key", keyID, "name", name)
+	return &IssuedKey{ID: k.ID, Name: k.Name, SNAAID: snaaID, Secret: secret, Created: now.Format(timeFormat)}, nil
+}
+
+func (s *Server) listKeys(w http.ResponseWriter, r *http.Request) error {
+	id := r.PathValue("id")
+	if _, ok, err := s.loadSNAA(id); err != nil {
+		return err
+	} else if !ok {
+		return problem(http.StatusNotFound, "no SNAA %q", id)
+	}
+	out := []Key{}
+	err := s.db.View(func(tx *store.Tx) error {
+		return tx.Bolt().Bucket(store.BucketKeys).ForEach(func(_, v []byte) error {
+			var k Key
+			if err := json.Unmarshal(v, &k); err != nil {
+				return err
+			}
+			if k.SNAAID == id {
+				s.pendingLastUsed(&k)
+				out = append(out, keyView(k))
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return err
+	}
+	slices.SortFunc(out, func(a, b Key) int { return a.Created.Compare(b.Created) })
+	writeJSON(w, http.StatusOK, map[string]any{"keys": out})
+	return nil
+}
+
+func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request) error {
+	snaaID, keyID := r.PathValue("id"), r.PathValue("key_id")
+	now := s.now().UTC()
+	var o outcome
+	err := s.db.Update(func(tx *store.Tx) error {
+		o = outcome{}
+		b := tx.Bolt().Bucket(store.BucketKeys)
+		var found *Key
+		var hash []byte
+		err := b.ForEach(func(h, v []byte) error {
+			var k Key
+			if err := json.Unmarshal(v, &k); err != nil {
+				return err
+			}
+			if k.ID == keyID && k.SNAAID == snaaID {
+				found = &k
+				hash = append([]byte(nil), h...)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if found == nil {
+			return o.fail(problem(http.StatusNotFound, "SNAA %q has no key %q", snaaID, keyID))
+		}
+		if found.Revoked != nil {
+			return nil // revoking twice is harmless: 204 again
+		}
+		before := keyView(*found)
+		found.Revoked = &now
+		if err := putJSON(b, string(hash), found); err != nil {
+			return err
+		}
+		after := keyView(*found)
+		return s.audit(tx, ActorOperator, ActKeyRevoke, snaaID+"/"+keyID, &before, &after)
+	})
+	if err != nil {
+		return err
+	}
+	if o.err != nil {
+		return o.err
+	}
+	s.log.Info("key revoked", "snaa", snaaID, "key", keyID)
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}

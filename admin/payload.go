@@ -1,0 +1,265 @@
+package admin
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strings"
+	"unicode/utf8"
+)
+
+// MaxURLBytes bounds a landing page URL (SPEC §4).
+const MaxURLBytes = 2048
+
+// checkHTTPURL returns "" when s is an absolute http(s) URL that is safe to
+// put in a Location header, else a message saying why not.
+func checkHTTPURL(s string) string {
+	if len(s) > MaxURLBytes {
+		return fmt.Sprintf("must be at most %d bytes, has %d", MaxURLBytes, len(s))
+	}
+	if !utf8.ValidString(s) {
+		return "must be valid UTF-8"
+	}
+	for _, r := range s {
+		if r < 0x21 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == '\u2028' || r == '\u2029' {
+			return "must not contain spaces or control characters (CR, LF, tab, …); percent-encode them"
+		}
+	}
+	i := strings.IndexByte(s, ':')
+	if i <= 0 {
+		return "must be an absolute http or https URL"
+	}
+	scheme := strings.ToLower(s[:i])
+	if scheme != "http" && scheme != "https" {
+		return fmt.Sprintf("must be an absolute http or https URL, not a %s: URL", truncate(scheme, 20))
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return "must be a valid URL: " + strings.TrimPrefix(err.Error(), "parse ")
+	}
+	if !strings.HasPrefix(s[i:], "://") || u.Host == "" || u.Hostname() == "" {
+		return "must be an absolute http or https URL with a host (https://host/path)"
+	}
+	if strings.ContainsRune(s, '\\') {
+		return "must not contain backslashes"
+	}
+	return ""
+}
+
+// payload is a validated create or update body: URL (nil = absent) and the
+// metadata fields present in the body (a nil value means "remove", only in updates).
+type payload struct {
+	URL      *string
+	Metadata map[string]any
+	hasMeta  bool
+}
+
+// parsePayload decodes and checks the shape of a write body. Field values are
+// validated later, on the merged record (validateRecord).
+func parsePayload(body []byte) (*payload, error) {
+	v, err := decodeAny(body)
+	if err != nil {
+		return nil, err
+	}
+	top, ok := v.(map[string]any)
+	if !ok {
+		return nil, &ValidationError{Errors: []FieldError{{Field: "(body)", Message: "must be a JSON object {\"url\": …, \"metadata\": {…}}"}}}
+	}
+	var val validator
+	p := &payload{}
+	for k := range top {
+		if k != "url" && k != "metadata" {
+			val.add(k, "unknown field; allowed: url, metadata")
+		}
+	}
+	if x, ok := top["url"]; ok && x != nil {
+		if s, ok := x.(string); ok {
+			p.URL = &s
+		} else {
+			val.add("url", "must be a string, not %s", jsonType(x))
+		}
+	} else if ok {
+		val.add("url", "must not be null: an identifier always has a landing page")
+	}
+	if x, ok := top["metadata"]; ok && x != nil {
+		if m, ok := x.(map[string]any); ok {
+			p.Metadata = m
+			p.hasMeta = true
+		} else {
+			val.add("metadata", "must be an object, not %s", jsonType(x))
+		}
+	} else if ok {
+		val.add("metadata", "must not be null")
+	}
+	if len(val.errs) > 0 {
+		sortErrs(val.errs)
+		return nil, &ValidationError{Errors: val.errs}
+	}
+	return p, nil
+}
+
+// mergePatch applies an RFC 7396 JSON merge patch: present members replace,
+// null members are removed, absent members stay; objects merge recursively.
+func mergePatch(dst any, patch any) any {
+	pm, ok := patch.(map[string]any)
+	if !ok {
+		return patch
+	}
+	dm, ok := dst.(map[string]any)
+	if !ok {
+		dm = map[string]any{}
+	} else {
+		c := make(map[string]any, len(dm))
+		for k, v := range dm {
+			c[k] = v
+		}
+		dm = c
+	}
+	for k, v := range pm {
+		if v == nil {
+			delete(dm, k)
+			continue
+		}
+		dm[k] = mergePatch(dm[k], v)
+	}
+	return dm
+}
+
+// validateRecord checks a complete (created or merged) url + metadata against
+// the model and returns every error at once.
+func (m *Model) validateRecord(u *string, meta map[string]any, unknownNull map[string]bool) []FieldError {
+	var v validator
+	if u == nil {
+		v.add("url", "is required")
+	} else if msg := checkHTTPURL(*u); msg != "" {
+		v.add("url", "%s", msg)
+	}
+	var unknown []string
+	for k := range meta {
+		if m.Field(k) == nil {
+			unknown = append(unknown, k)
+		}
+	}
+	for k := range unknownNull {
+		if m.Field(k) == nil {
+			unknown = append(unknown, k)
+		}
+	}
+	for _, k := range unknown {
+		v.add("metadata."+k, "unknown field; allowed: %s", m.fieldNames())
+	}
+	for _, f := range m.Fields {
+		x, ok := meta[f.Name]
+		if !ok || x == nil {
+			if f.Required {
+				v.add("metadata."+f.Name, "is required")
+			}
+			continue
+		}
+		v.validate("metadata."+f.Name, f.Schema, x)
+	}
+	sortErrs(v.errs)
+	return v.errs
+}
+
+func (m *Model) fieldNames() string {
+	var b strings.Builder
+	for i, f := range m.Fields {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(f.Name)
+	}
+	return b.String()
+}
+
+// sortErrs orders errors by field path for stable replies; errors of one field keep their order.
+func sortErrs(e []FieldError) {
+	for i := 1; i < len(e); i++ {
+		for j := i; j > 0 && e[j].Field < e[j-1].Field; j-- {
+			e[j], e[j-1] = e[j-1], e[j]
+		}
+	}
+}
+
+// appendCanon appends x as compact JSON, object keys in schema order (then any
+// others sorted), strings without HTML escaping.
+func appendCanon(dst []byte, x any, s *Schema) []byte {
+	switch t := x.(type) {
+	case nil:
+		return append(dst, "null"...)
+	case bool:
+		if t {
+			return append(dst, "true"...)
+		}
+		return append(dst, "false"...)
+	case json.Number:
+		return append(dst, t...)
+	case string:
+		return appendJSONString(dst, t)
+	case []any:
+		dst = append(dst, '[')
+		var is *Schema
+		if s != nil {
+			is = s.Items
+		}
+		for i, e := range t {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendCanon(dst, e, is)
+		}
+		return append(dst, ']')
+	case map[string]any:
+		dst = append(dst, '{')
+		first := true
+		emit := func(k string, v any, ps *Schema) {
+			if !first {
+				dst = append(dst, ',')
+			}
+			first = false
+			dst = appendJSONString(dst, k)
+			dst = append(dst, ':')
+			dst = appendCanon(dst, v, ps)
+		}
+		done := map[string]bool{}
+		if s != nil {
+			for _, k := range s.Properties.Names {
+				if v, ok := t[k]; ok {
+					emit(k, v, s.Properties.Map[k])
+					done[k] = true
+				}
+			}
+		}
+		var rest []string
+		for k := range t {
+			if !done[k] {
+				rest = append(rest, k)
+			}
+		}
+		sortStrings(rest)
+		for _, k := range rest {
+			emit(k, t[k], nil)
+		}
+		return append(dst, '}')
+	}
+	b, _ := json.Marshal(x)
+	return append(dst, b...)
+}
+
+func sortStrings(s []string) {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+}
+
+// appendJSONString quotes s as JSON without HTML escaping.
+func appendJSONString(dst []byte, s string) []byte {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	return append(dst, strings.TrimSuffix(b.String(), "\n")...)
+}

@@ -1,0 +1,217 @@
+package admin
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"pidnode/handlev"
+)
+
+// Record layout constants (SPEC §3).
+const (
+	recordTTL = 86400 // seconds, relative
+)
+
+// Agent is the has_agent object of a change-log entry.
+type Agent struct {
+	Name         string `json:"name"`
+	EmailAddress string `json:"email_address"`
+	Role         string `json:"role"`
+}
+
+// ChangeEntry is one entry of the CHANGES value (METADATA-MODEL.md).
+type ChangeEntry struct {
+	DatetimeLog  string `json:"datetime_log"`
+	HasAgent     Agent  `json:"has_agent"`
+	ChangedField string `json:"changed_field"`
+	Description  string `json:"description"`
+}
+
+// content is what the API shows of a record: its URL and metadata.
+type content struct {
+	URL      *string
+	Metadata map[string]any
+	Changes  []json.RawMessage
+}
+
+// extract reads the URL, the model's metadata fields and the change log from
+// a record's values. Values the model does not know are ignored here (and
+// kept by build).
+func (m *Model) extract(vals []handlev.Value) content {
+	c := content{Metadata: map[string]any{}}
+	for i := range vals {
+		v := &vals[i]
+		switch {
+		case v.Index == m.URL.Index:
+			u := string(v.Data)
+			c.URL = &u
+		case v.Index == m.Changes.Index:
+			_ = json.Unmarshal(v.Data, &c.Changes)
+		default:
+			for _, f := range m.Fields {
+				if f.Index != v.Index {
+					continue
+				}
+				if f.Encoding == "json" {
+					dec := json.NewDecoder(bytes.NewReader(v.Data))
+					dec.UseNumber()
+					var x any
+					if dec.Decode(&x) == nil {
+						c.Metadata[f.Name] = x
+					} else {
+						c.Metadata[f.Name] = string(v.Data) // legacy text: shown, fails validation on update
+					}
+				} else {
+					c.Metadata[f.Name] = string(v.Data)
+				}
+			}
+		}
+	}
+	return c
+}
+
+// buildInput is what build needs to write a record.
+type buildInput struct {
+	Display     string         // canonical display handle
+	AdminHandle string         // <PREFIX>/<svc>/<NS>/ADMIN
+	URL         string         // validated
+	Metadata    map[string]any // validated, complete
+	Old         []handlev.Value
+	Agent       Agent
+	Now         time.Time
+	Create      bool
+}
+
+// build returns the new values of a record (SPEC §3 order: by index) and the
+// change-log entries added. Values whose data did not change keep their
+// timestamp; values the model does not manage are kept as they are. A nil
+// entries slice means nothing changed.
+func (m *Model) build(in buildInput) ([]handlev.Value, []ChangeEntry) {
+	old := map[int32]*handlev.Value{}
+	for i := range in.Old {
+		if _, dup := old[in.Old[i].Index]; !dup {
+			old[in.Old[i].Index] = &in.Old[i]
+		}
+	}
+	ts := in.Now.Unix()
+	stamp := in.Now.UTC().Format(time.RFC3339)
+	var out []handlev.Value
+	var entries []ChangeEntry
+	managed := map[int32]bool{m.URL.Index: true, m.Changes.Index: true, m.Admin.Index: true}
+
+	entry := func(field, desc string) {
+		entries = append(entries, ChangeEntry{DatetimeLog: stamp, HasAgent: in.Agent, ChangedField: field, Description: desc})
+	}
+	put := func(idx int32, typ string, data []byte) {
+		if o := old[idx]; o != nil && o.Type == typ && bytes.Equal(o.Data, data) {
+			out = append(out, *o)
+			return
+		}
+		out = append(out, handlev.Value{Index: idx, Type: typ, Data: data, TTLType: handlev.TTLRelative,
+			TTL: recordTTL, Timestamp: ts, Perm: handlev.PermDefault})
+	}
+	changed := func(idx int32, data []byte) bool {
+		o := old[idx]
+		return o == nil || !bytes.Equal(o.Data, data)
+	}
+
+	// URL
+	ud := []byte(in.URL)
+	if in.Create {
+		entry(m.URL.ChangedField, "identifier created with landing page "+truncate(in.URL, 200))
+	} else if changed(m.URL.Index, ud) {
+		entry(m.URL.ChangedField, "landing page changed to "+truncate(in.URL, 200))
+	}
+	put(m.URL.Index, m.URL.Type, ud)
+
+	// Metadata fields
+	for _, f := range m.Fields {
+		managed[f.Index] = true
+		x, present := in.Metadata[f.Name]
+		if !present || x == nil {
+			if o := old[f.Index]; o != nil && !in.Create {
+				entry(f.ChangedField, f.Name+" removed")
+			}
+			continue
+		}
+		var data []byte
+		if f.Encoding == "json" {
+			data = appendCanon(nil, x, f.Schema)
+		} else {
+			data = []byte(x.(string))
+		}
+		if in.Create {
+			entry(f.ChangedField, f.Name+" set at creation")
+		} else if o := old[f.Index]; o == nil {
+			entry(f.ChangedField, f.Name+" added")
+		} else if !bytes.Equal(o.Data, data) {
+			if f.Encoding == "string" && f.Schema.Enum != nil {
+				entry(f.ChangedField, fmt.Sprintf("%s changed from %s to %s", f.Name, o.Data, data))
+			} else {
+				entry(f.ChangedField, f.Name+" changed")
+			}
+		}
+		put(f.Index, f.Type, data)
+	}
+	if len(entries) == 0 {
+		return nil, nil
+	}
+
+	// Change log: previous entries + new ones, oldest dropped beyond MaxBytes.
+	var log []json.RawMessage
+	if o := old[m.Changes.Index]; o != nil {
+		_ = json.Unmarshal(o.Data, &log)
+	}
+	for i := range entries {
+		b, _ := marshal(&entries[i])
+		log = append(log, json.RawMessage(bytes.TrimSpace(b)))
+	}
+	cd := encodeLog(log)
+	for len(cd) > m.Changes.MaxBytes && len(log) > len(entries) {
+		log = log[1:]
+		cd = encodeLog(log)
+	}
+	put(m.Changes.Index, m.Changes.Type, cd)
+
+	// HS_ADMIN
+	put(m.Admin.Index, handlev.TypeAdmin, handlev.AppendAdmin(nil, handlev.Admin{
+		Mask: handlev.AdminAll, Handle: in.AdminHandle, Index: m.Admin.AdminIndex}))
+
+	// Values the model does not manage (e.g. of an imported record) stay.
+	for i := range in.Old {
+		if !managed[in.Old[i].Index] {
+			out = append(out, in.Old[i])
+		}
+	}
+	slices.SortStableFunc(out, func(a, b handlev.Value) int { return int(a.Index) - int(b.Index) })
+	return out, entries
+}
+
+func encodeLog(log []json.RawMessage) []byte {
+	var b bytes.Buffer
+	b.WriteByte('[')
+	for i, e := range log {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(e)
+	}
+	b.WriteByte(']')
+	return b.Bytes()
+}
+
+// splitDisplay cuts "<PREFIX>/<svc>/<NS>/<ID>" into its parts.
+func splitDisplay(h string) (prefix, ns, id string) {
+	parts := strings.SplitN(h, "/", 4)
+	if len(parts) == 4 {
+		return parts[0], parts[2], parts[3]
+	}
+	if len(parts) == 3 {
+		return parts[0], parts[1], parts[2]
+	}
+	return h, "", ""
+}

@@ -1,0 +1,319 @@
+package admin
+
+import (
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"pidnode/handlev"
+	"pidnode/store"
+)
+
+// Invalidator drops cached views of a record after a write so that the next
+// resolution reads the new version (SPEC §5 read-your-writes). *cache.Cache
+// satisfies it; Invalidate must also drop the key's alternate (short/full) form.
+type Invalidator interface {
+	Invalidate(key string)
+}
+
+// Config configures New.
+type Config struct {
+	// DB is the database. Required.
+	DB *store.DB
+	// Namer decides prefixes, the service segment and storage keys. Required;
+	// it must have a test prefix for the /testpid/v2 base to accept writes.
+	Namer *handlev.Namer
+	// Invalidator is told about every written record key after the commit and
+	// before the reply. Nil means no cache.
+	Invalidator Invalidator
+	// OperatorKey is the bearer token of the /ops/v1 routes. Required, at least
+	// 16 characters.
+	OperatorKey string
+	// Model is a metadata model file (JSON or TOML, see LoadModel). If empty,
+	// DefaultModel (pid4cat) is used.
+	Model []byte
+	// MaxBodyBytes limits request bodies (413 beyond). If zero,
+	// DefaultMaxBodyBytes (1 MiB) is used.
+	MaxBodyBytes int64
+	// PublicURL is the resolver's public base URL, used for the links in
+	// identifier replies ("https://pid.example.org"). If empty, links are
+	// root-relative paths.
+	PublicURL string
+	// Logger receives one line per failed request and per key event. Nil discards.
+	Logger *slog.Logger
+	// Now is the clock. If nil, time.Now is used.
+	Now func() time.Time
+	// Rand is the randomness for keys, ids and namespaces. If nil, crypto/rand.
+	Rand io.Reader
+	// LastUsedInterval is how often key last-used times are written (they are
+	// kept in memory in between, so a request costs no write). If zero, one minute.
+	LastUsedInterval time.Duration
+	// IdempotencyTTL is how long an Idempotency-Key is remembered. If zero, 24h.
+	IdempotencyTTL time.Duration
+}
+
+// Server is the admin API. It is safe for concurrent use.
+type Server struct {
+	db       *store.DB
+	namer    *handlev.Namer
+	inv      Invalidator
+	opHash   [32]byte
+	model    *Model
+	maxBody  int64
+	public   string
+	log      *slog.Logger
+	now      func() time.Time
+	rnd      io.Reader
+	luEvery  time.Duration
+	idemTTL  time.Duration
+	mux      *http.ServeMux
+	routes   []routeInfo
+	bases    []base
+	openapi  []byte
+	lastUsed lastUsed
+}
+
+// base is one of the SNAA API bases and the prefix it writes under.
+type base struct {
+	path   string // "/pid/v2"
+	prefix string // canonical upper case
+	test   bool
+}
+
+// routeInfo is a registered route, for /openapi.json and its test.
+type routeInfo struct {
+	Method, Pattern string
+}
+
+// New validates cfg, loads the model and builds the routes.
+func New(cfg Config) (*Server, error) {
+	if cfg.DB == nil || cfg.Namer == nil {
+		return nil, fmt.Errorf("%w: DB and Namer are required", ErrConfig)
+	}
+	if len(cfg.OperatorKey) < 16 {
+		return nil, fmt.Errorf("%w: OperatorKey must be at least 16 characters", ErrConfig)
+	}
+	mb := cfg.Model
+	if len(mb) == 0 {
+		mb = DefaultModel
+	}
+	model, err := LoadModel(mb)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		db: cfg.DB, namer: cfg.Namer, inv: cfg.Invalidator, model: model,
+		maxBody: cfg.MaxBodyBytes, public: strings.TrimRight(cfg.PublicURL, "/"),
+		log: cfg.Logger, now: cfg.Now, rnd: cfg.Rand, luEvery: cfg.LastUsedInterval,
+		idemTTL: cfg.IdempotencyTTL,
+	}
+	if s.maxBody <= 0 {
+		s.maxBody = DefaultMaxBodyBytes
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.rnd == nil {
+		s.rnd = rand.Reader
+	}
+	if s.luEvery <= 0 {
+		s.luEvery = time.Minute
+	}
+	if s.idemTTL <= 0 {
+		s.idemTTL = 24 * time.Hour
+	}
+	s.opHash = hashSecret(cfg.OperatorKey)
+	s.bases = []base{{path: "/pid/v2", prefix: strings.ToUpper(cfg.Namer.Prefix())}}
+	if tp := cfg.Namer.TestPrefix(); tp != "" {
+		s.bases = append(s.bases, base{path: "/testpid/v2", prefix: strings.ToUpper(tp), test: true})
+	} else {
+		s.bases = append(s.bases, base{path: "/testpid/v2", test: true})
+	}
+	s.lastUsed.pending = map[string]time.Time{}
+	s.routesInit()
+	doc, err := s.buildOpenAPI()
+	if err != nil {
+		return nil, err
+	}
+	s.openapi = doc
+	return s, nil
+}
+
+// Handler returns the admin API's HTTP handler.
+func (s *Server) Handler() http.Handler { return s.mux }
+
+// Model returns the metadata model in use.
+func (s *Server) Model() *Model { return s.model }
+
+// Close writes the pending key last-used times. Call it before closing the DB.
+func (s *Server) Close() error { return s.flushLastUsed() }
+
+// handlerFunc is a route handler; a returned error becomes a problem reply.
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// handle registers h for "METHOD /pattern" and records the route.
+// docPaths are the OpenAPI paths the pattern serves; if none, the pattern itself.
+func (s *Server) handle(method, pattern string, h handlerFunc, docPaths ...string) {
+	if len(docPaths) == 0 {
+		docPaths = []string{pattern}
+	}
+	for _, d := range docPaths {
+		s.routes = append(s.routes, routeInfo{Method: method, Pattern: d})
+	}
+	s.mux.HandleFunc(method+" "+pattern, func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			s.writeError(w, r, err)
+		}
+	})
+}
+
+// methodFallback answers 405 problem+json for other methods on a path.
+func (s *Server) methodFallback(pattern string, allow string) {
+	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, problem(http.StatusMethodNotAllowed, "%s is not allowed here; allowed: %s", r.Method, allow).with("Allow", allow))
+	})
+}
+
+func (s *Server) routesInit() {
+	s.mux = http.NewServeMux()
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, problem(http.StatusNotFound, "no route %s; see /openapi.json", r.URL.Path))
+	})
+	s.handle("GET", "/openapi.json", s.serveOpenAPI)
+	s.handle("GET", "/healthz", s.healthz)
+	s.handle("GET", "/readyz", s.readyz)
+
+	// Operator routes (SPEC §4.1).
+	s.handle("POST", "/ops/v1/applications", s.op(s.submitApplication))
+	s.handle("GET", "/ops/v1/applications", s.op(s.listApplications))
+	s.methodFallback("/ops/v1/applications", "GET, POST")
+	s.handle("GET", "/ops/v1/applications/{id}", s.op(s.getApplication))
+	s.methodFallback("/ops/v1/applications/{id}", "GET")
+	s.handle("POST", "/ops/v1/applications/{id}/approve", s.op(s.approveApplication))
+	s.methodFallback("/ops/v1/applications/{id}/approve", "POST")
+	s.handle("POST", "/ops/v1/applications/{id}/reject", s.op(s.rejectApplication))
+	s.methodFallback("/ops/v1/applications/{id}/reject", "POST")
+	s.handle("GET", "/ops/v1/snaas", s.op(s.listSNAAs))
+	s.methodFallback("/ops/v1/snaas", "GET")
+	s.handle("GET", "/ops/v1/snaas/{id}", s.op(s.getSNAA))
+	s.handle("PATCH", "/ops/v1/snaas/{id}", s.op(s.patchSNAA))
+	s.methodFallback("/ops/v1/snaas/{id}", "GET, PATCH")
+	s.handle("GET", "/ops/v1/snaas/{id}/keys", s.op(s.listKeys))
+	s.handle("POST", "/ops/v1/snaas/{id}/keys", s.op(s.issueKey))
+	s.methodFallback("/ops/v1/snaas/{id}/keys", "GET, POST")
+	s.handle("DELETE", "/ops/v1/snaas/{id}/keys/{key_id}", s.op(s.revokeKey))
+	s.methodFallback("/ops/v1/snaas/{id}/keys/{key_id}", "DELETE")
+	s.handle("GET", "/ops/v1/audit", s.op(s.listAudit))
+	s.methodFallback("/ops/v1/audit", "GET")
+
+	// SNAA routes (SPEC §4), on both bases.
+	for i := range s.bases {
+		b := &s.bases[i]
+		p := b.path
+		s.handle("GET", p+"/me", s.snaa(b, s.whoami))
+		s.methodFallback(p+"/me", "GET")
+		s.handle("PUT", p, s.snaa(b, s.createCustomQuery))
+		s.methodFallback(p, "PUT")
+		// One pattern serves the collection (empty id: create with a generated
+		// id, list) and the items (custom ids may hold '/'); ServeMux cannot
+		// register "{ns}/{$}" beside "{ns}/{id...}" for different methods.
+		hp := p + "/handles/{prefix}/{ns}/{id...}"
+		coll, item, hist := p+"/handles/{prefix}/{ns}/", p+"/handles/{prefix}/{ns}/{id}", p+"/handles/{prefix}/{ns}/{id}/history"
+		s.handle("GET", hp, s.snaa(b, s.getHandles), coll, item, hist)
+		s.handle("PUT", hp, s.snaa(b, s.putHandles), coll, item)
+		s.handle("POST", hp, s.snaa(b, s.postHandles), coll)
+		s.handle("DELETE", hp, s.deleteHandle, coll, item)
+		s.methodFallback(hp, "GET, PUT, POST")
+	}
+}
+
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, err := io.WriteString(w, "ok\n")
+	return err
+}
+
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
+	if err := s.db.View(func(tx *store.Tx) error { return nil }); err != nil {
+		return problem(http.StatusServiceUnavailable, "database not readable: %v", err)
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, err := io.WriteString(w, "ready\n")
+	return err
+}
+
+func (s *Server) serveOpenAPI(w http.ResponseWriter, r *http.Request) error {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-cache")
+	_, err := w.Write(s.openapi)
+	return err
+}
+
+// writeJSON writes v as the JSON reply with status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := marshal(v)
+	if err != nil {
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(b)
+}
+
+// marshal is json.Marshal without HTML escaping, with a trailing newline.
+func marshal(v any) ([]byte, error) {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return []byte(b.String()), nil
+}
+
+// writeError is the one place that maps errors to problem+json replies.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	var p *Problem
+	var ve *ValidationError
+	switch {
+	case errors.As(err, &p):
+	case errors.As(err, &ve):
+		p = problem(http.StatusUnprocessableEntity, "%d field(s) are invalid; see errors", len(ve.Errors))
+		p.Errors = ve.Errors
+	default:
+		s.log.Error("admin request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+		p = problem(http.StatusInternalServerError, "internal error; the operator's log has details")
+	}
+	if p.Status >= 500 && !errors.As(err, new(*Problem)) {
+		// logged above
+	} else if p.Status >= 500 {
+		s.log.Error("admin request failed", "method", r.Method, "path", r.URL.Path, "status", p.Status, "detail", p.Detail)
+	}
+	for k, v := range p.header {
+		w.Header().Set(k, v)
+	}
+	b, _ := marshal(p)
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(p.Status)
+	w.Write(b)
+}
+
+// lastUsed batches key last-used times in memory (keyed by key hash).
+type lastUsed struct {
+	mu        sync.Mutex
+	pending   map[string]time.Time
+	lastFlush time.Time
+	flushing  bool
+}
