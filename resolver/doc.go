@@ -1,0 +1,36 @@
+// Package resolver is pidnode's public HTTP front (SPEC §5), built on fasthttp.
+//
+// It owns:
+//   - the Handle proxy behaviour on /{handle} (HANDLE-PROTOCOL.md §2): both handle
+//     forms, the 302 redirect to the first URL value (then URL.*), ?noredirect /
+//     action=showvalues pages, ?urlappend, ?index and ?type, the 404 and
+//     "Prefix X not found" pages, HS_ALIAS 301s, signposting Link headers;
+//   - the status-driven pages (SPEC §3, §5): SUBMITTED → 404 "reserved, not yet
+//     public", OBSOLETED and DEPRECATED → 410 tombstone, a generated id with a bad
+//     check character → 404 "malformed";
+//   - the Handle JSON API on /api/handles/{handle} (HANDLE-PROTOCOL.md §1):
+//     filters and their union, pretty, JSONP, CORS, POST parameters, the
+//     responseCode → HTTP status map;
+//   - the home page with a lookup form, /lookup, /healthz, /robots.txt and
+//     /favicon.ico;
+//   - the listener's limits: timeouts, header size (431), body size (413),
+//     concurrency.
+//
+// It reads records only through *cache.Cache. Render builds, once per cache
+// entry, everything a cache hit needs (the redirect target, the ?noredirect page,
+// the tombstone and reserved pages, the public values' JSON); cmd passes it as
+// cache.Config.Render. A cache hit for a plain redirect, a ?noredirect page or an
+// unfiltered /api/handles request allocates nothing (allocation_test.go).
+//
+// It must not import store or admin, must not write anything, and must never put
+// anything but an absolute http or https URL, percent-encoded and free of control
+// characters, into a Location header. Every user-supplied string is HTML-escaped
+// on pages and JSON-escaped in JSON.
+//
+// # Ownership
+//
+// Views returned by Render are immutable and shared by all requests; the
+// handler sends their bytes with Response.SetBodyRaw and never modifies them.
+// Per-request scratch memory comes from a sync.Pool and is never retained past
+// the request.
+package resolver

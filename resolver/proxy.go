@@ -1,0 +1,341 @@
+package resolver
+
+import (
+	"bytes"
+	"errors"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"pidnode/cache"
+	"pidnode/handlev"
+)
+
+// maxAliasHops is how many HS_ALIAS links the resolver follows before it
+// stops redirecting (HANDLE-PROTOCOL.md §2).
+const maxAliasHops = 20
+
+// serveHandle is the proxy path GET|HEAD /{handle} (SPEC §5,
+// HANDLE-PROTOCOL.md §2). rawPath is the path without its leading '/'.
+func (s *Server) serveHandle(ctx *fasthttp.RequestCtx, sc *scratch, rawPath, query, frag []byte) {
+	if !s.allowGet(ctx, sc) {
+		return
+	}
+	var err error
+	sc.handle, err = handlev.DecodePath(sc.handle[:0], rawPath)
+	if err != nil {
+		s.sendBadHandle(ctx, sc, handleProblem(err))
+		return
+	}
+	p := &sc.p
+	if len(query) > 0 {
+		sc.arena = growArena(sc.arena, len(query))
+		if sc.arena, err = parseQuery(p, query, sc.arena); err != nil {
+			s.sendBadParam(ctx, sc, err)
+			return
+		}
+	}
+	var form handlev.Form
+	sc.key, form, err = s.namer.AppendKey(sc.key[:0], sc.handle)
+	if err != nil {
+		var pe *handlev.PrefixError
+		if errors.As(err, &pe) {
+			s.sendPrefixNotFound(ctx, sc, []byte(pe.Prefix))
+		} else {
+			s.sendBadHandle(ctx, sc, handleProblem(err))
+		}
+		return
+	}
+	e, err := s.cache.Get(sc.key)
+	if err != nil {
+		s.log.Error("resolver: loading record", "key", string(sc.key), "err", err)
+		s.sendInternalError(ctx, sc)
+		return
+	}
+	if !e.Found {
+		if form != handlev.FormOther {
+			_, ns, id, _ := s.namer.Split(sc.key)
+			if looks, valid := handlev.ValidGenerated(ns, id); looks && !valid {
+				s.sendMalformed(ctx, sc, sc.handle)
+				return
+			}
+		}
+		s.sendNotFound(ctx, sc, sc.handle)
+		return
+	}
+	v := viewOf(e)
+	filtered := p.filtered()
+	if p.noredirect {
+		if filtered {
+			sc.out = appendValuesPage(sc.out[:0], v.handle, v.values, p)
+			sendComposed(ctx, fasthttp.StatusOK, sc.out)
+		} else {
+			sendPage(ctx, fasthttp.StatusOK, v.valuesPage)
+		}
+		return
+	}
+	switch {
+	case v.reservedPage != nil:
+		sendPage(ctx, fasthttp.StatusNotFound, v.reservedPage)
+		return
+	case v.gonePage != nil:
+		sendPage(ctx, fasthttp.StatusGone, v.gonePage)
+		return
+	}
+	if v.alias != nil && !filtered {
+		if s.aliasRedirect(ctx, sc, v) {
+			return
+		}
+	}
+	if !filtered && !p.hasURLAppend && len(frag) == 0 {
+		if v.target == nil {
+			sendPage(ctx, fasthttp.StatusOK, v.valuesPage)
+			return
+		}
+		s.sendRedirect(ctx, sc, v, v.target, v.redirectBody, v.targetTTL, v.targetTTLVal)
+		return
+	}
+	// A choice restricted by ?index/?type, or a target extended by ?urlappend
+	// or a fragment: composed per request.
+	i := chooseTarget(v.values, p)
+	ok := false
+	if i >= 0 {
+		sc.loc, ok = appendLocation(sc.loc[:0], v.values[i].Data)
+		if ok && (p.hasURLAppend || len(frag) > 0) {
+			sc.loc = s.appendToTarget(sc, sc.loc, v.values[i].Data, p.urlappend, frag)
+		}
+	}
+	if !ok {
+		if filtered {
+			sc.out = appendValuesPage(sc.out[:0], v.handle, v.values, p)
+			sendComposed(ctx, fasthttp.StatusOK, sc.out)
+		} else {
+			sendPage(ctx, fasthttp.StatusOK, v.valuesPage)
+		}
+		return
+	}
+	sc.out = appendRedirectBody(sc.out[:0], sc.loc)
+	s.sendRedirect(ctx, sc, v, sc.loc, nil, v.values[i].TTLType, v.values[i].TTL)
+}
+
+// appendToTarget returns the Location for data + urlappend (+ "#" frag),
+// appended verbatim and then made safe like any target (HANDLE-PROTOCOL.md §2),
+// or base when that is not possible. If the result would name another host
+// than base (data "https://a.org" with urlappend ".evil.org" or "@evil.org"),
+// the urlappend is dropped: it extends a target, it never changes where the
+// target points. The result lives in sc.out2 or is base.
+func (s *Server) appendToTarget(sc *scratch, base, data, urlappend, frag []byte) []byte {
+	raw := append(sc.tmp[:0], data...)
+	raw = append(raw, urlappend...)
+	if len(frag) > 0 {
+		raw = append(raw, '#')
+		raw = append(raw, frag...)
+	}
+	sc.tmp = raw
+	full, ok := appendLocation(sc.out2[:0], raw)
+	sc.out2 = full
+	if !ok || !bytes.Equal(authorityOf(full), authorityOf(base)) {
+		return base
+	}
+	return full
+}
+
+// sendRedirect sends the 302 with Location, Expires (now + the value's TTL,
+// capped), the signposting Link header and a tiny HTML body. body nil means
+// the body was composed in sc.out.
+func (s *Server) sendRedirect(ctx *fasthttp.RequestCtx, sc *scratch, v *view, loc, body []byte, ttlType handlev.TTLType, ttl int32) {
+	h := &ctx.Response.Header
+	ctx.SetStatusCode(fasthttp.StatusFound)
+	h.SetCanonical(hdrLocation, loc)
+	sc.date = s.dates.appendDate(sc.date[:0], expiresAt(time.Now().Unix(), ttlType, ttl))
+	h.SetCanonical(hdrExpires, sc.date)
+	sc.link = s.appendLink(sc.link[:0], ctx, v.handlePath)
+	h.SetCanonical(hdrLink, sc.link)
+	setPageHeaders(ctx)
+	if body != nil {
+		ctx.Response.SetBodyRaw(body)
+	} else {
+		ctx.Response.ResetBody()
+		_, _ = ctx.Write(sc.out)
+	}
+}
+
+// appendLink writes the signposting Link header value (SPEC §5):
+// <{PublicURL}/api/handles/{handle}>; rel="describedby"; type="application/json",
+// <{ProxyURL}/{handle}>; rel="cite-as".
+func (s *Server) appendLink(dst []byte, ctx *fasthttp.RequestCtx, handlePath []byte) []byte {
+	dst = append(dst, '<')
+	dst = s.appendBase(dst, ctx)
+	dst = append(dst, "/api/handles/"...)
+	dst = append(dst, handlePath...)
+	dst = append(dst, `>; rel="describedby"; type="application/json", <`...)
+	dst = append(dst, s.proxyURL...)
+	dst = append(dst, '/')
+	dst = append(dst, handlePath...)
+	return append(dst, `>; rel="cite-as"`...)
+}
+
+// appendBase writes this resolver's base URL: Config.PublicURL, or else
+// http(s)://{Host} with the Host header reduced to host-name characters
+// ("localhost" if nothing usable is left).
+func (s *Server) appendBase(dst []byte, ctx *fasthttp.RequestCtx) []byte {
+	if s.publicURL != "" {
+		return append(dst, s.publicURL...)
+	}
+	if ctx.IsTLS() {
+		dst = append(dst, "https://"...)
+	} else {
+		dst = append(dst, "http://"...)
+	}
+	host := ctx.Request.Header.Host()
+	ok := len(host) > 0 && len(host) <= 255
+	for _, c := range host {
+		if !hostSafe[c] && c != ':' && c != '[' && c != ']' {
+			ok = false
+			break
+		}
+	}
+	if !ok {
+		host = []byte("localhost")
+	}
+	return append(dst, host...)
+}
+
+// aliasRedirect answers 301 to this resolver's URL for the handle an HS_ALIAS
+// value names, or to ProxyURL for a prefix served elsewhere. It follows the
+// chain first and refuses (returns false, so the values page is shown) when it
+// is longer than maxAliasHops or loops.
+func (s *Server) aliasRedirect(ctx *fasthttp.RequestCtx, sc *scratch, v *view) bool {
+	served := true
+	cur := v
+	for hop := 0; ; hop++ {
+		if hop >= maxAliasHops {
+			return false
+		}
+		key, _, err := s.namer.AppendKey(sc.key[:0], cur.alias)
+		if err != nil {
+			if hop > 0 {
+				break
+			}
+			if !errors.Is(err, handlev.ErrPrefixNotServed) {
+				return false
+			}
+			served = false
+			break
+		}
+		sc.key = key
+		var e *cache.Entry
+		if e, err = s.cache.Get(key); err != nil || !e.Found {
+			break
+		}
+		if cur = viewOf(e); cur.alias == nil {
+			break
+		}
+	}
+	loc := sc.loc[:0]
+	if served {
+		loc = s.appendBase(loc, ctx)
+	} else {
+		loc = append(loc, s.proxyURL...)
+	}
+	loc = append(loc, '/')
+	loc = appendPathEscaped(loc, v.alias)
+	sc.loc = loc
+	ctx.SetStatusCode(fasthttp.StatusMovedPermanently)
+	ctx.Response.Header.SetCanonical(hdrLocation, loc)
+	sc.out = appendRedirectBody(sc.out[:0], loc)
+	sendComposedKeepStatus(ctx, sc.out)
+	return true
+}
+
+func sendComposedKeepStatus(ctx *fasthttp.RequestCtx, body []byte) {
+	setPageHeaders(ctx)
+	ctx.Response.ResetBody()
+	_, _ = ctx.Write(body)
+}
+
+// growArena makes sure arena has spare capacity for n more bytes, so that
+// slices parseQuery keeps stay valid.
+func growArena(arena []byte, n int) []byte {
+	if cap(arena)-len(arena) < n {
+		na := make([]byte, len(arena), len(arena)+n+256)
+		copy(na, arena)
+		return na
+	}
+	return arena
+}
+
+// serveLookup is the home page form's target: GET /lookup?h=… redirects (302)
+// to /{h} when h is a usable handle, else shows the home page with a message
+// (400). A pasted resolver URL ("https://hdl.handle.net/21.T1/…") is reduced
+// to its path.
+func (s *Server) serveLookup(ctx *fasthttp.RequestCtx, sc *scratch, query []byte) {
+	if !s.allowGet(ctx, sc) {
+		return
+	}
+	sc.arena = growArena(sc.arena[:0], len(query))
+	h, arena := queryValue(query, "h", sc.arena)
+	sc.arena = arena
+	h = bytes.TrimSpace(h)
+	if hasPrefixFold(h, "http://") || hasPrefixFold(h, "https://") {
+		rest := h[bytes.Index(h, []byte("://"))+3:]
+		if i := bytes.IndexByte(rest, '/'); i >= 0 {
+			rest = rest[i+1:]
+		} else {
+			rest = nil
+		}
+		if i := bytes.IndexAny(rest, "?#"); i >= 0 {
+			rest = rest[:i]
+		}
+		h = rest
+	}
+	problem := ""
+	if len(h) == 0 {
+		problem = "Please enter an identifier."
+	} else {
+		sc.out2 = appendPathEscaped(sc.out2[:0], h)
+		if _, err := handlev.DecodePath(sc.handle[:0], sc.out2); err != nil {
+			problem = "That is not a valid identifier: " + handleProblem(err) + "."
+		}
+	}
+	if problem != "" {
+		sc.out = appendPageStart(sc.out[:0], "Identifier resolver")
+		sc.out = append(sc.out, "<h1>Identifier resolver</h1>\n<p>"...)
+		sc.out = appendHTML(sc.out, problem)
+		sc.out = append(sc.out, "</p>\n"...)
+		sc.out = appendLookupForm(sc.out, h)
+		sc.out = appendPageEnd(sc.out)
+		sendComposed(ctx, fasthttp.StatusBadRequest, sc.out)
+		return
+	}
+	loc := s.appendBase(sc.link[:0], ctx)
+	loc = append(loc, '/')
+	loc = append(loc, sc.out2...)
+	sc.link = loc
+	ctx.SetStatusCode(fasthttp.StatusFound)
+	ctx.Response.Header.SetCanonical(hdrLocation, loc)
+	sc.out = appendRedirectBody(sc.out[:0], loc)
+	sendComposedKeepStatus(ctx, sc.out)
+}
+
+// queryValue returns the form-decoded value of the first parameter called
+// name in raw (pairs split on '&' and ';'), decoded into arena.
+func queryValue(raw []byte, name string, arena []byte) ([]byte, []byte) {
+	for len(raw) > 0 {
+		i := bytes.IndexAny(raw, "&;")
+		var pair []byte
+		if i < 0 {
+			pair, raw = raw, nil
+		} else {
+			pair, raw = raw[:i], raw[i+1:]
+		}
+		k, val, _ := bytes.Cut(pair, []byte{'='})
+		var key []byte
+		arena, key = unescapeQuery(arena, k)
+		if string(key) == name {
+			arena, val = unescapeQuery(arena, val)
+			return val, arena
+		}
+	}
+	return nil, arena
+}

@@ -1,0 +1,308 @@
+package resolver
+
+import (
+	"encoding/json"
+	"unicode/utf8"
+
+	"pidnode/cache"
+	"pidnode/handlev"
+)
+
+// view is what Render builds once per found cache entry: every byte a cache hit
+// sends, ready to go. Immutable once built; shared by all requests.
+type view struct {
+	handle     string          // canonical display handle (Record.Handle, else the key)
+	values     []handlev.Value // the values with public read, in record order
+	json       []byte          // Handle JSON array of values
+	handlePath []byte          // handle percent-encoded for a URL path
+	status     handlev.Status
+
+	// target is the Location of the default redirect (no ?index, ?type or
+	// ?urlappend), nil when the record has no value the resolver redirects to.
+	target       []byte
+	targetTTL    handlev.TTLType
+	targetTTLVal int32
+	redirectBody []byte
+
+	valuesPage   []byte // ?noredirect page, all public values
+	gonePage     []byte // 410 tombstone, only for OBSOLETED and DEPRECATED
+	reservedPage []byte // 404 "reserved, not yet public", only for SUBMITTED
+
+	alias []byte // handle named by the first HS_ALIAS value, nil if none
+}
+
+// Render pre-renders the resolver's view of a cache entry: the default
+// redirect target and its page, the ?noredirect page, the tombstone or reserved
+// page for status-driven records, and the JSON of the publicly readable values.
+// It returns nil for a not-found entry. cmd passes it as cache.Config.Render;
+// the handler renders on the fly (allocating) for entries without a view.
+//
+// Values without the public-read permission are left out of everything: every
+// request to this listener is anonymous (HANDLE-PROTOCOL.md §1.4 publicOnly).
+func Render(e *cache.Entry) any {
+	if e == nil || !e.Found {
+		return nil
+	}
+	return render(e)
+}
+
+func render(e *cache.Entry) *view {
+	v := &view{handle: e.Record.Handle, status: e.Status}
+	if v.handle == "" {
+		v.handle = e.Key
+	}
+	v.values = publicValues(e.Record.Values)
+	if len(v.values) == len(e.Record.Values) && e.JSON != nil {
+		v.json = e.JSON
+	} else {
+		v.json = handlev.AppendValuesJSON(nil, v.values)
+	}
+	v.handlePath = appendPathEscaped(nil, v.handle)
+
+	if i := chooseTarget(v.values, nil); i >= 0 {
+		if loc, ok := appendLocation(nil, v.values[i].Data); ok {
+			v.target = loc
+			v.targetTTL, v.targetTTLVal = v.values[i].TTLType, v.values[i].TTL
+			v.redirectBody = appendRedirectBody(nil, loc)
+		}
+	}
+	for i := range v.values {
+		if equalFold(v.values[i].Type, handlev.TypeAlias) {
+			if validAlias(v.values[i].Data) {
+				v.alias = v.values[i].Data
+			}
+			break
+		}
+	}
+	v.valuesPage = appendValuesPage(nil, v.handle, v.values, nil)
+	switch {
+	case v.status == handlev.StatusSubmitted:
+		v.reservedPage = appendReservedPage(nil, v.handle)
+	case v.status.Tombstoned():
+		v.gonePage = appendGonePage(nil, v)
+	}
+	return v
+}
+
+// publicValues returns the values with the public-read permission, reusing vs
+// when all have it.
+func publicValues(vs []handlev.Value) []handlev.Value {
+	n := 0
+	for i := range vs {
+		if vs[i].Perm&handlev.PermPublicRead != 0 {
+			n++
+		}
+	}
+	if n == len(vs) {
+		return vs
+	}
+	out := make([]handlev.Value, 0, n)
+	for i := range vs {
+		if vs[i].Perm&handlev.PermPublicRead != 0 {
+			out = append(out, vs[i])
+		}
+	}
+	return out
+}
+
+// chooseTarget returns the index in vs of the value a redirect goes to
+// (HANDLE-PROTOCOL.md §2): among the values p matches (all if p is nil or has
+// no filter), the first whose type is URL (ASCII case-insensitive), else the
+// first URL.* subtype; -1 if there is none.
+func chooseTarget(vs []handlev.Value, p *params) int {
+	sub := -1
+	for i := range vs {
+		if p != nil && !p.match(&vs[i]) {
+			continue
+		}
+		t := vs[i].Type
+		if equalFold(t, handlev.TypeURL) {
+			return i
+		}
+		if sub < 0 && len(t) > 4 && hasPrefixFold(t, "URL.") {
+			sub = i
+		}
+	}
+	return sub
+}
+
+// match reports whether v passes the ?type/?index filter: with no filter every
+// value does; otherwise v's index is listed OR its type is (the union,
+// HANDLE-PROTOCOL.md §1.4). A listed type ending in '.' also matches its
+// subtypes ("URL." matches URL and URL.*); types compare ASCII case-insensitively.
+func (p *params) match(v *handlev.Value) bool {
+	if !p.filtered() {
+		return true
+	}
+	for _, i := range p.indexes {
+		if v.Index == i {
+			return true
+		}
+	}
+	for _, t := range p.types {
+		if typeMatches(v.Type, t) {
+			return true
+		}
+	}
+	return false
+}
+
+func typeMatches(typ string, filter []byte) bool {
+	if n := len(filter); n > 0 && filter[n-1] == '.' {
+		base := filter[:n-1]
+		if len(typ) == len(base) {
+			return equalFold(base, typ)
+		}
+		return len(typ) > len(base) && typ[len(base)] == '.' && equalFold(base, typ[:len(base)])
+	}
+	return equalFold(filter, typ)
+}
+
+// validAlias reports whether HS_ALIAS data is usable handle text.
+func validAlias(b []byte) bool {
+	if len(b) == 0 || len(b) > handlev.MaxHandleLen || !utf8.Valid(b) {
+		return false
+	}
+	for _, c := range b {
+		if c < 0x20 || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// viewOf returns e's view, rendering it now if the cache was built without
+// Render (then the hit path allocates).
+func viewOf(e *cache.Entry) *view {
+	if v, ok := e.View.(*view); ok {
+		return v
+	}
+	return render(e)
+}
+
+// resourceInfo and relatedItem are the parts of the RESOURCE and RELATED JSON
+// texts (METADATA-MODEL.md) the tombstone shows.
+type resourceInfo struct {
+	Label       string `json:"label"`
+	Description string `json:"description"`
+}
+
+type relatedItem struct {
+	RelationType      string `json:"relation_type"`
+	RelatedIdentifier struct {
+		Type         string `json:"type"`
+		Identifier   string `json:"identifier"`
+		ResolvingURL string `json:"resolving_url"`
+	} `json:"related_identifier"`
+}
+
+func firstOfType(vs []handlev.Value, typ string) []byte {
+	for i := range vs {
+		if equalFold(vs[i].Type, typ) {
+			return vs[i].Data
+		}
+	}
+	return nil
+}
+
+// appendGonePage writes the 410 tombstone (SPEC §5): identifier, status, label
+// and description, the last landing page as text, related identifiers (links
+// only to http/https), the curation contact.
+func appendGonePage(dst []byte, v *view) []byte {
+	var info resourceInfo
+	if b := firstOfType(v.values, "RESOURCE"); b != nil {
+		_ = json.Unmarshal(b, &info) // a malformed RESOURCE text just shows nothing
+	}
+	var related []relatedItem
+	if b := firstOfType(v.values, handlev.TypeRelated); b != nil {
+		_ = json.Unmarshal(b, &related)
+	}
+	status := v.status.String()
+	dst = appendPageStart(dst, "Gone: "+v.handle)
+	dst = append(dst, "<h1>"...)
+	dst = appendHTML(dst, v.handle)
+	dst = append(dst, "</h1>\n<p><span class=\"status\">"...)
+	dst = append(dst, status...)
+	dst = append(dst, "</span></p>\n<p>"...)
+	if v.status == handlev.StatusObsoleted {
+		dst = append(dst, "This identifier is obsolete: the resource it named has been withdrawn or replaced. "...)
+	} else {
+		dst = append(dst, "This identifier is deprecated: it should no longer be used or cited. "...)
+	}
+	dst = append(dst, "Its record is kept so that existing citations stay meaningful.</p>\n<dl>\n<dt>Identifier</dt><dd>"...)
+	dst = appendHTML(dst, v.handle)
+	dst = append(dst, "</dd>\n<dt>Status</dt><dd>"...)
+	dst = append(dst, status...)
+	dst = append(dst, "</dd>\n"...)
+	if info.Label != "" {
+		dst = append(dst, "<dt>Label</dt><dd>"...)
+		dst = appendHTML(dst, info.Label)
+		dst = append(dst, "</dd>\n"...)
+	}
+	if info.Description != "" {
+		dst = append(dst, "<dt>Description</dt><dd>"...)
+		dst = appendHTML(dst, info.Description)
+		dst = append(dst, "</dd>\n"...)
+	}
+	if i := chooseTarget(v.values, nil); i >= 0 {
+		dst = append(dst, "<dt>Last landing page</dt><dd class=\"v\">"...)
+		dst = appendHTML(dst, v.values[i].Data)
+		dst = append(dst, "</dd>\n"...)
+	}
+	if b := firstOfType(v.values, handlev.TypeEmail); b != nil {
+		dst = append(dst, "<dt>Curation contact</dt><dd>"...)
+		dst = appendLinkedText(dst, b)
+		dst = append(dst, "</dd>\n"...)
+	}
+	dst = append(dst, "</dl>\n"...)
+	if len(related) > 0 {
+		dst = append(dst, "<h2>Related identifiers</h2>\n<ul>\n"...)
+		for _, r := range related {
+			id := r.RelatedIdentifier
+			dst = append(dst, "<li>"...)
+			if r.RelationType != "" {
+				dst = appendHTML(dst, r.RelationType)
+				dst = append(dst, ": "...)
+			}
+			text := id.Identifier
+			if text == "" {
+				text = id.ResolvingURL
+			}
+			href := []byte(nil)
+			for _, u := range []string{id.ResolvingURL, id.Identifier} {
+				if loc, ok := appendLocation(nil, []byte(u)); ok {
+					href = loc
+					break
+				}
+			}
+			if href != nil {
+				dst = append(dst, "<a href=\""...)
+				dst = appendHTML(dst, href)
+				dst = append(dst, "\">"...)
+				dst = appendHTML(dst, text)
+				dst = append(dst, "</a>"...)
+			} else {
+				dst = appendHTML(dst, text)
+			}
+			if id.Type != "" {
+				dst = append(dst, " <span class=\"muted\">("...)
+				dst = appendHTML(dst, id.Type)
+				dst = append(dst, ")</span>"...)
+			}
+			dst = append(dst, "</li>\n"...)
+		}
+		dst = append(dst, "</ul>\n"...)
+	}
+	dst = append(dst, "<p class=\"muted\"><a href=\"/"...)
+	dst = appendHTML(dst, v.handlePath)
+	dst = append(dst, "?noredirect\">Full record</a> · <a href=\"/api/handles/"...)
+	dst = appendHTML(dst, v.handlePath)
+	dst = append(dst, "\">Handle JSON</a></p>\n"...)
+	return appendPageEnd(dst)
+}
+
+// appendReservedPage writes the 404 page of a SUBMITTED identifier.
+func appendReservedPage(dst []byte, handle string) []byte {
+	return appendMessagePage(dst, "Reserved, not yet public", "The identifier <strong>", []byte(handle),
+		"</strong> is reserved, not yet public. Its maintainer has registered it but not yet published it.")
+}

@@ -1,0 +1,164 @@
+package resolver
+
+import (
+	"errors"
+
+	"github.com/valyala/fasthttp"
+
+	"pidnode/handlev"
+)
+
+// Header names and values, pre-made so that setting them allocates nothing
+// (ResponseHeader.SetCanonical copies into the response's reused buffers).
+var (
+	ctHTML = []byte("text/html; charset=utf-8")
+	ctText = []byte("text/plain; charset=utf-8")
+	ctJSON = []byte("application/json;charset=UTF-8")
+	ctJS   = []byte("application/javascript")
+
+	hdrLocation = []byte("Location")
+	hdrExpires  = []byte("Expires")
+	hdrLink     = []byte("Link")
+	hdrAllow    = []byte("Allow")
+	hdrNosniff  = []byte("X-Content-Type-Options")
+	hdrCSP      = []byte("Content-Security-Policy")
+	hdrACAO     = []byte("Access-Control-Allow-Origin")
+	hdrACAM     = []byte("Access-Control-Allow-Methods")
+	hdrACAH     = []byte("Access-Control-Allow-Headers")
+	hdrACMA     = []byte("Access-Control-Max-Age")
+	hdrCC       = []byte("Cache-Control")
+
+	valNosniff  = []byte("nosniff")
+	valCSP      = []byte("default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
+	valStar     = []byte("*")
+	valAllowGet = []byte("GET, HEAD")
+	valAllowAPI = []byte("GET, HEAD, POST, OPTIONS")
+	valMaxAge   = []byte("86400")
+	valNoStore  = []byte("no-store")
+)
+
+// setPageHeaders sets the headers every HTML response carries.
+func setPageHeaders(ctx *fasthttp.RequestCtx) {
+	h := &ctx.Response.Header
+	h.SetContentTypeBytes(ctHTML)
+	h.SetCanonical(hdrNosniff, valNosniff)
+	h.SetCanonical(hdrCSP, valCSP)
+}
+
+// sendPage sends a pre-rendered (immutable, shared) HTML page without copying it.
+func sendPage(ctx *fasthttp.RequestCtx, status int, body []byte) {
+	ctx.SetStatusCode(status)
+	setPageHeaders(ctx)
+	ctx.Response.SetBodyRaw(body)
+}
+
+// sendComposed sends an HTML page built in scratch memory: it is copied into
+// the response's own (pooled) body buffer.
+func sendComposed(ctx *fasthttp.RequestCtx, status int, body []byte) {
+	ctx.SetStatusCode(status)
+	setPageHeaders(ctx)
+	ctx.Response.ResetBody()
+	_, _ = ctx.Write(body)
+}
+
+// sendMessage sends a page with a title and one paragraph: before (trusted
+// HTML), subject (escaped), after (trusted HTML).
+func (s *Server) sendMessage(ctx *fasthttp.RequestCtx, sc *scratch, status int, title, before string, subject []byte, after string) {
+	sc.out = appendMessagePage(sc.out[:0], title, before, subject, after)
+	sendComposed(ctx, status, sc.out)
+}
+
+// The proxy's pages for lookups that fail (HANDLE-PROTOCOL.md §2, SPEC §5).
+
+func (s *Server) sendNotFound(ctx *fasthttp.RequestCtx, sc *scratch, handle []byte) {
+	s.sendMessage(ctx, sc, fasthttp.StatusNotFound, "Not Found",
+		"Not Found: the handle you requested -- ", handle, " -- cannot be found.")
+}
+
+func (s *Server) sendMalformed(ctx *fasthttp.RequestCtx, sc *scratch, handle []byte) {
+	s.sendMessage(ctx, sc, fasthttp.StatusNotFound, "Malformed identifier",
+		"The identifier <strong>", handle, "</strong> is malformed: its check character does not match "+
+			"the rest of the identifier, so it was probably mistyped. Please check it against the original.")
+}
+
+func (s *Server) sendPrefixNotFound(ctx *fasthttp.RequestCtx, sc *scratch, prefix []byte) {
+	s.sendMessage(ctx, sc, fasthttp.StatusNotFound, "Prefix not found",
+		"Prefix ", prefix, " not found. This resolver does not serve identifiers under that prefix.")
+}
+
+func (s *Server) sendBadHandle(ctx *fasthttp.RequestCtx, sc *scratch, reason string) {
+	s.sendMessage(ctx, sc, fasthttp.StatusBadRequest, "Bad Request",
+		"The identifier in this URL is malformed: ", []byte(reason), ".")
+}
+
+func (s *Server) sendBadParam(ctx *fasthttp.RequestCtx, sc *scratch, err error) {
+	msg := "bad parameter"
+	if pe, ok := err.(*ParamError); ok {
+		msg = pe.Name + "=" + pe.Value
+	}
+	s.sendMessage(ctx, sc, fasthttp.StatusBadRequest, "Bad Request", "Invalid parameter: ", []byte(msg), ".")
+}
+
+func (s *Server) sendInternalError(ctx *fasthttp.RequestCtx, sc *scratch) {
+	s.sendMessage(ctx, sc, fasthttp.StatusInternalServerError, "Internal Server Error",
+		"The record could not be read. Please try again later.", nil, "")
+}
+
+// handleProblem says why a handle could not be turned into a key.
+func handleProblem(err error) string {
+	switch {
+	case errors.Is(err, handlev.ErrEmpty):
+		return "the identifier is empty"
+	case errors.Is(err, handlev.ErrTooLong):
+		return "the identifier is too long"
+	case errors.Is(err, handlev.ErrBadEscape):
+		return "it has a '%' that is not followed by two hexadecimal digits"
+	case errors.Is(err, handlev.ErrInvalidUTF8):
+		return "it is not valid UTF-8 text"
+	case errors.Is(err, handlev.ErrControl):
+		return "it contains a control character"
+	case errors.Is(err, handlev.ErrDotSegment):
+		return "it contains a '.' or '..' path segment"
+	}
+	return "it is not a valid identifier"
+}
+
+// Handle JSON responseCodes the resolver answers (HANDLE-PROTOCOL.md §1.3).
+const (
+	rcSuccess         = 1
+	rcError           = 2
+	rcProtocolError   = 4
+	rcHandleNotFound  = 100
+	rcInvalidHandle   = 102
+	rcValuesNotFound  = 200
+	rcServerNotResp   = 301 // "prefix doesn't live here"
+	msgEmptyHandle    = "Empty handle invalid"
+	msgPrefixNotHere  = "That prefix doesn't live here"
+	msgInternalError  = "Internal error"
+	msgUnknownPrefix  = "Unknown HTTP API endpoint "
+	msgReadOnlyMethod = "Method not allowed: this node's HTTP API is read-only"
+)
+
+// rcStatus is the reference server's responseCode → HTTP status map
+// (HANDLE-PROTOCOL.md §1.3), for resolution requests.
+func rcStatus(rc int) int {
+	switch rc {
+	case 1, 200:
+		return fasthttp.StatusOK
+	case 100:
+		return fasthttp.StatusNotFound
+	case 101, 201:
+		return fasthttp.StatusConflict
+	case 4, 102, 202, 301:
+		return fasthttp.StatusBadRequest
+	case 5:
+		return fasthttp.StatusNotImplemented
+	case 3, 7:
+		return fasthttp.StatusServiceUnavailable
+	case 402:
+		return fasthttp.StatusUnauthorized
+	case 400, 401, 403, 404:
+		return fasthttp.StatusForbidden
+	}
+	return fasthttp.StatusInternalServerError
+}

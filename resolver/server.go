@@ -1,0 +1,359 @@
+package resolver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/valyala/fasthttp"
+
+	"pidnode/cache"
+	"pidnode/handlev"
+)
+
+// Defaults New uses for zero Config fields.
+const (
+	DefaultProxyURL       = "https://hdl.handle.net"
+	DefaultReadTimeout    = 10 * time.Second
+	DefaultWriteTimeout   = 10 * time.Second
+	DefaultIdleTimeout    = 60 * time.Second
+	DefaultMaxHeaderBytes = 8 << 10
+	// MaxBodyBytes caps a request body (only POST /api/handles/… has one):
+	// larger bodies get 413.
+	MaxBodyBytes = 64 << 10
+)
+
+// Config configures a Server. Zero values select the documented defaults.
+type Config struct {
+	// Cache is where records are read. Required. Build it with
+	// cache.Config.Render = Render so that hits find their pre-rendered view.
+	Cache *cache.Cache
+	// Namer turns request handles into storage keys. Required.
+	Namer *handlev.Namer
+	// ProxyURL is the global resolver the rel="cite-as" link points to, without
+	// a trailing '/'. If empty, DefaultProxyURL is used.
+	ProxyURL string
+	// PublicURL is this resolver's own base URL (scheme and host, optionally a
+	// path, no trailing '/'), used for rel="describedby" links, /lookup and
+	// HS_ALIAS redirects. If empty, it is derived per request from the Host
+	// header (reduced to host-name characters) and the connection's TLS state.
+	PublicURL string
+	// ReadTimeout, WriteTimeout and IdleTimeout bound reading a request, writing
+	// a response and waiting for the next request on a keep-alive connection.
+	// Zero selects DefaultReadTimeout, DefaultWriteTimeout, DefaultIdleTimeout.
+	ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+	// MaxHeaderBytes caps the request line plus headers (fasthttp's read
+	// buffer); a larger request gets 431. Zero selects DefaultMaxHeaderBytes.
+	MaxHeaderBytes int
+	// MaxConns caps concurrent connections (fasthttp Concurrency). Zero selects
+	// fasthttp's default (262144).
+	MaxConns int
+	// Logger receives listener errors and failed record loads, never a line per
+	// request. Nil discards.
+	Logger *slog.Logger
+}
+
+// Server is the public resolver. Its Handler is safe for concurrent use.
+type Server struct {
+	cache     *cache.Cache
+	namer     *handlev.Namer
+	proxyURL  string
+	publicURL string
+	log       *slog.Logger
+	srv       *fasthttp.Server
+	dates     dateCache
+	home      []byte
+	pool      sync.Pool // *scratch
+}
+
+// New validates cfg, fills defaults and returns a Server ready to Serve.
+// Errors are *ConfigError.
+func New(cfg Config) (*Server, error) {
+	if cfg.Cache == nil {
+		return nil, &ConfigError{Field: "Cache", Err: ErrNoCache}
+	}
+	if cfg.Namer == nil {
+		return nil, &ConfigError{Field: "Namer", Err: ErrNoNamer}
+	}
+	if cfg.ProxyURL == "" {
+		cfg.ProxyURL = DefaultProxyURL
+	}
+	proxy, err := baseURL("ProxyURL", cfg.ProxyURL)
+	if err != nil {
+		return nil, err
+	}
+	public := ""
+	if cfg.PublicURL != "" {
+		if public, err = baseURL("PublicURL", cfg.PublicURL); err != nil {
+			return nil, err
+		}
+	}
+	for _, l := range []struct {
+		name string
+		v    int64
+	}{
+		{"ReadTimeout", int64(cfg.ReadTimeout)}, {"WriteTimeout", int64(cfg.WriteTimeout)},
+		{"IdleTimeout", int64(cfg.IdleTimeout)}, {"MaxHeaderBytes", int64(cfg.MaxHeaderBytes)},
+		{"MaxConns", int64(cfg.MaxConns)},
+	} {
+		if l.v < 0 {
+			return nil, &ConfigError{Field: l.name, Value: fmt.Sprint(l.v), Err: ErrBadLimit}
+		}
+	}
+	if cfg.ReadTimeout == 0 {
+		cfg.ReadTimeout = DefaultReadTimeout
+	}
+	if cfg.WriteTimeout == 0 {
+		cfg.WriteTimeout = DefaultWriteTimeout
+	}
+	if cfg.IdleTimeout == 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	if cfg.MaxHeaderBytes == 0 {
+		cfg.MaxHeaderBytes = DefaultMaxHeaderBytes
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{
+		cache:     cfg.Cache,
+		namer:     cfg.Namer,
+		proxyURL:  proxy,
+		publicURL: public,
+		log:       log,
+	}
+	var prefixes []string
+	for _, p := range []string{cfg.Namer.Prefix(), cfg.Namer.TestPrefix()} {
+		if p != "" {
+			prefixes = append(prefixes, p)
+		}
+	}
+	s.home = homePage(prefixes)
+	s.pool.New = func() any { return newScratch() }
+	s.srv = &fasthttp.Server{
+		Handler:                      s.Handler,
+		ErrorHandler:                 errorHandler,
+		Name:                         "pidnode",
+		Concurrency:                  cfg.MaxConns,
+		ReadBufferSize:               cfg.MaxHeaderBytes,
+		ReadTimeout:                  cfg.ReadTimeout,
+		WriteTimeout:                 cfg.WriteTimeout,
+		IdleTimeout:                  cfg.IdleTimeout,
+		MaxRequestBodySize:           MaxBodyBytes,
+		DisablePreParseMultipartForm: true,
+		NoDefaultContentType:         true,
+		CloseOnShutdown:              true,
+		Logger:                       fasthttpLogger{log},
+	}
+	return s, nil
+}
+
+// baseURL checks a configured base URL and returns it without trailing '/'.
+func baseURL(field, u string) (string, error) {
+	t := strings.TrimRight(u, "/")
+	loc, ok := appendLocation(nil, []byte(t))
+	if !ok || string(loc) != t || strings.ContainsAny(t, "?#") {
+		return "", &ConfigError{Field: field, Value: u, Err: ErrBadBaseURL}
+	}
+	return t, nil
+}
+
+// Serve accepts connections on ln until Shutdown; it returns nil after a
+// graceful Shutdown.
+func (s *Server) Serve(ln net.Listener) error { return s.srv.Serve(ln) }
+
+// Shutdown stops accepting, lets in-flight requests finish and closes idle
+// connections, or gives up when ctx is done (returning ctx.Err()).
+func (s *Server) Shutdown(ctx context.Context) error { return s.srv.ShutdownWithContext(ctx) }
+
+// errorHandler answers requests fasthttp could not read: headers over
+// MaxHeaderBytes → 431, body over MaxBodyBytes → 413, timeouts → 408, the rest
+// (malformed requests) → 400.
+func errorHandler(ctx *fasthttp.RequestCtx, err error) {
+	var small *fasthttp.ErrSmallBuffer
+	var nerr net.Error
+	switch {
+	case errors.As(err, &small):
+		ctx.Error("Request Header Fields Too Large\n", fasthttp.StatusRequestHeaderFieldsTooLarge)
+	case errors.Is(err, fasthttp.ErrBodyTooLarge):
+		ctx.Error("Request Entity Too Large\n", fasthttp.StatusRequestEntityTooLarge)
+	case errors.As(err, &nerr) && nerr.Timeout():
+		ctx.Error("Request Timeout\n", fasthttp.StatusRequestTimeout)
+	default:
+		ctx.Error("Bad Request\n", fasthttp.StatusBadRequest)
+	}
+}
+
+// fasthttpLogger routes fasthttp's Printf logging to slog at debug level (it
+// reports client errors such as broken connections, not server faults).
+type fasthttpLogger struct{ l *slog.Logger }
+
+func (f fasthttpLogger) Printf(format string, args ...any) {
+	if f.l.Enabled(context.Background(), slog.LevelDebug) {
+		f.l.Debug(fmt.Sprintf(format, args...), "component", "resolver")
+	}
+}
+
+// scratch is per-request working memory, pooled. Nothing in it outlives the
+// request: bodies composed here are copied into the response (ctx.Write).
+type scratch struct {
+	handle []byte // decoded handle as the client wrote it
+	key    []byte // storage key
+	arena  []byte // decoded parameters
+	out    []byte // composed body
+	out2   []byte // second buffer (pretty JSON, urlappend target, escaped path)
+	loc    []byte // composed Location
+	tmp    []byte // raw urlappend target
+	link   []byte // Link header value
+	date   []byte // Expires header value
+	p      params
+}
+
+func newScratch() *scratch {
+	return &scratch{
+		handle: make([]byte, 0, 256),
+		key:    make([]byte, 0, 256),
+		arena:  make([]byte, 0, 512),
+		out:    make([]byte, 0, 4096),
+		out2:   make([]byte, 0, 1024),
+		loc:    make([]byte, 0, 512),
+		tmp:    make([]byte, 0, 512),
+		link:   make([]byte, 0, 512),
+		date:   make([]byte, 0, 64),
+	}
+}
+
+// maxPooledScratch: buffers grown past this by a large request are dropped
+// rather than kept in the pool.
+const maxPooledScratch = 64 << 10
+
+func (s *Server) getScratch() *scratch {
+	sc := s.pool.Get().(*scratch)
+	sc.p.reset()
+	return sc
+}
+
+func (s *Server) putScratch(sc *scratch) {
+	if cap(sc.out) > maxPooledScratch || cap(sc.out2) > maxPooledScratch || cap(sc.arena) > maxPooledScratch {
+		return
+	}
+	s.pool.Put(sc)
+}
+
+// b2s views b as a string without copying, for calls that do not retain it.
+func b2s(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// splitRequestURI cuts a request target into path, query and fragment. An
+// absolute-form target ("http://host/p?q") is reduced to its path.
+func splitRequestURI(uri []byte) (path, query, frag []byte) {
+	if len(uri) > 0 && uri[0] != '/' {
+		if i := indexSchemeSep(uri); i >= 0 {
+			rest := uri[i+3:]
+			j := 0
+			for j < len(rest) && rest[j] != '/' && rest[j] != '?' && rest[j] != '#' {
+				j++
+			}
+			uri = rest[j:]
+		}
+	}
+	end := len(uri)
+	for i, c := range uri {
+		if c == '?' || c == '#' {
+			end = i
+			break
+		}
+	}
+	path, uri = uri[:end], uri[end:]
+	if len(uri) > 0 && uri[0] == '?' {
+		uri = uri[1:]
+		end = len(uri)
+		for i, c := range uri {
+			if c == '#' {
+				end = i
+				break
+			}
+		}
+		query, uri = uri[:end], uri[end:]
+	}
+	if len(uri) > 0 && uri[0] == '#' {
+		frag = uri[1:]
+	}
+	return path, query, frag
+}
+
+func indexSchemeSep(b []byte) int {
+	for i := 0; i+2 < len(b) && i < 16; i++ {
+		if b[i] == ':' && b[i+1] == '/' && b[i+2] == '/' {
+			return i
+		}
+	}
+	return -1
+}
+
+// Handler serves one request. It is the fasthttp.RequestHandler of the
+// listener; tests and other listeners may call it directly.
+func (s *Server) Handler(ctx *fasthttp.RequestCtx) {
+	sc := s.getScratch()
+	path, query, frag := splitRequestURI(ctx.Request.Header.RequestURI())
+	switch {
+	case len(path) == 0 || path[0] != '/':
+		s.sendMessage(ctx, sc, fasthttp.StatusBadRequest, "Bad Request", "The request target is not a path.", nil, "")
+	case len(path) == 1:
+		s.serveStatic(ctx, sc, s.home, true)
+	case string(path) == "/healthz":
+		s.serveStatic(ctx, sc, bodyOK, false)
+	case string(path) == "/robots.txt":
+		s.serveStatic(ctx, sc, bodyRobots, false)
+	case string(path) == "/favicon.ico":
+		if s.allowGet(ctx, sc) {
+			ctx.SetStatusCode(fasthttp.StatusNoContent)
+		}
+	case string(path) == "/lookup":
+		s.serveLookup(ctx, sc, query)
+	case string(path) == "/api" || hasPrefixBytes(path, "/api/"):
+		s.serveAPI(ctx, sc, path, query)
+	default:
+		s.serveHandle(ctx, sc, path[1:], query, frag)
+	}
+	s.putScratch(sc)
+}
+
+func hasPrefixBytes(b []byte, p string) bool { return len(b) >= len(p) && string(b[:len(p)]) == p }
+
+var (
+	bodyOK     = []byte("ok\n")
+	bodyRobots = []byte("User-agent: *\nDisallow: /api/\nDisallow: /lookup\n")
+)
+
+// allowGet answers 405 for methods other than GET and HEAD and reports
+// whether the request may proceed.
+func (s *Server) allowGet(ctx *fasthttp.RequestCtx, sc *scratch) bool {
+	if ctx.IsGet() || ctx.IsHead() {
+		return true
+	}
+	ctx.Response.Header.SetCanonical(hdrAllow, valAllowGet)
+	s.sendMessage(ctx, sc, fasthttp.StatusMethodNotAllowed, "Method Not Allowed",
+		"This resolver answers GET and HEAD requests only.", nil, "")
+	return false
+}
+
+// serveStatic sends a fixed body: an HTML page, else plain text.
+func (s *Server) serveStatic(ctx *fasthttp.RequestCtx, sc *scratch, body []byte, html bool) {
+	if !s.allowGet(ctx, sc) {
+		return
+	}
+	if html {
+		sendPage(ctx, fasthttp.StatusOK, body)
+		return
+	}
+	ctx.SetStatusCode(fasthttp.StatusOK)
+	ctx.Response.Header.SetContentTypeBytes(ctText)
+	ctx.Response.SetBodyRaw(body)
+}
