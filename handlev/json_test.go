@@ -289,7 +289,9 @@ func TestDecodeJSONAccepts(t *testing.T) {
 }
 
 func TestDecodeJSONErrors(t *testing.T) {
-	v := func(s string) string { return `{"handle":"1/x","values":[{"index":1,"type":"X","data":"a"},` + s + `]}` }
+	v := func(s string) string {
+		return `{"handle":"1/x","values":[{"index":1,"type":"X","data":"a"},` + s + `]}`
+	}
 	tests := []struct {
 		name  string
 		in    string

@@ -1,0 +1,96 @@
+package handlev
+
+import "testing"
+
+// Benchmarks of the codecs. The read path pre-encodes once per cache entry, so the
+// encoders' numbers bound the cost of a cache miss; the decoders run on store
+// loads, imports and native-protocol requests.
+
+func benchRecord(b *testing.B) []Value {
+	b.Helper()
+	return pid4catValues(b)
+}
+
+func BenchmarkAppendValueJSON(b *testing.B) {
+	vs := benchRecord(b)
+	v := &vs[5] // RESOURCE: a JSON text value with many escapes
+	dst := make([]byte, 0, 4096)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(AppendValueJSON(nil, v))))
+	for b.Loop() {
+		dst = AppendValueJSON(dst[:0], v)
+	}
+}
+
+func BenchmarkAppendRecordJSON(b *testing.B) {
+	vs := benchRecord(b)
+	dst := make([]byte, 0, 8192)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(AppendRecordJSON(nil, "21.T11978/TEST/KBKA-BEM9", vs))))
+	for b.Loop() {
+		dst = AppendRecordJSON(dst[:0], "21.T11978/TEST/KBKA-BEM9", vs)
+	}
+}
+
+func BenchmarkAppendRecordJSONParallel(b *testing.B) {
+	vs := benchRecord(b)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		dst := make([]byte, 0, 8192)
+		for pb.Next() {
+			dst = AppendRecordJSON(dst[:0], "21.T11978/TEST/KBKA-BEM9", vs)
+		}
+	})
+}
+
+func BenchmarkAppendPrettyJSON(b *testing.B) {
+	compact := AppendRecordJSON(nil, "21.T11978/TEST/KBKA-BEM9", benchRecord(b))
+	dst := make([]byte, 0, 16384)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(compact)))
+	for b.Loop() {
+		dst = AppendPrettyJSON(dst[:0], compact)
+	}
+}
+
+func BenchmarkDecodeRecordJSON(b *testing.B) {
+	in := AppendRecordJSON(nil, "21.T11978/TEST/KBKA-BEM9", benchRecord(b))
+	b.ReportAllocs()
+	b.SetBytes(int64(len(in)))
+	for b.Loop() {
+		if _, _, err := DecodeRecordJSON(in); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkAppendValues(b *testing.B) {
+	vs := benchRecord(b)
+	dst := make([]byte, 0, 8192)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(AppendValues(nil, vs))))
+	for b.Loop() {
+		dst = AppendValues(dst[:0], vs)
+	}
+}
+
+func BenchmarkDecodeValues(b *testing.B) {
+	in := AppendValues(nil, benchRecord(b))
+	b.ReportAllocs()
+	b.SetBytes(int64(len(in)))
+	for b.Loop() {
+		if _, _, err := DecodeValues(in); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDecodeValue(b *testing.B) {
+	in := codecHex(b, vectorValueHex)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := DecodeValue(in); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
