@@ -14,7 +14,9 @@ require (
 require (
 	github.com/klauspost/compress v1.20.0 // indirect
 	github.com/molecule-man/go-brrr v1.0.1 // indirect
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
 	github.com/valyala/bytebufferpool v1.0.0 // indirect
 	golang.org/x/net v0.58.0 // indirect
 	golang.org/x/sys v0.47.0 // indirect
+	golang.org/x/text v0.41.0 // indirect
 )

@@ -1,3 +1,412 @@
 package admin
 
-func (s *Server) buildOpenAPI() ([]byte, error) { return []byte("{}"), nil }
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// op documents one route in /openapi.json.
+type op struct {
+	summary  string
+	auth     string // "", "operator", "snaa"
+	request  string // component schema name of the JSON body
+	ok       int    // success status
+	okSchema string // component schema of the success body ("" = none)
+	errs     []int  // further error statuses
+	query    []param
+	headers  []param
+	okHeads  []string // response headers on success: "Location", "ETag"
+	tag      string
+}
+
+type param struct{ name, desc string }
+
+// docs returns the documentation of every route, keyed "METHOD /path".
+func (s *Server) docs() map[string]op {
+	d := map[string]op{
+		"GET /openapi.json": {summary: "This OpenAPI 3.1 description of the admin API", ok: 200, okSchema: "", tag: "meta"},
+		"GET /healthz":      {summary: "Liveness: the process serves requests", ok: 200, tag: "meta"},
+		"GET /readyz":       {summary: "Readiness: the database is readable (503 otherwise)", ok: 200, errs: []int{503}, tag: "meta"},
+
+		"POST /ops/v1/applications":              {summary: "Submit an SNAA application", auth: "operator", request: "ApplicationRequest", ok: 201, okSchema: "Application", okHeads: []string{"Location"}, tag: "operator"},
+		"GET /ops/v1/applications":               {summary: "List applications", auth: "operator", ok: 200, okSchema: "ApplicationList", query: []param{{"state", "SUBMITTED, APPROVED or REJECTED"}}, tag: "operator"},
+		"GET /ops/v1/applications/{id}":          {summary: "Read an application", auth: "operator", ok: 200, okSchema: "Application", tag: "operator"},
+		"POST /ops/v1/applications/{id}/approve": {summary: "Approve an application: creates the SNAA, assigns its namespace, issues its first key", auth: "operator", request: "ApproveRequest", ok: 200, okSchema: "ApproveResult", errs: []int{409}, tag: "operator"},
+		"POST /ops/v1/applications/{id}/reject":  {summary: "Reject an application", auth: "operator", request: "RejectRequest", ok: 200, okSchema: "Application", errs: []int{409}, tag: "operator"},
+		"GET /ops/v1/snaas":                      {summary: "List SNAAs (never a key secret)", auth: "operator", ok: 200, okSchema: "SNAAList", tag: "operator"},
+		"GET /ops/v1/snaas/{id}":                 {summary: "Read an SNAA", auth: "operator", ok: 200, okSchema: "SNAA", tag: "operator"},
+		"PATCH /ops/v1/snaas/{id}":               {summary: "Change an SNAA (custom ids, prefixes, suspension)", auth: "operator", request: "SNAAPatch", ok: 200, okSchema: "SNAA", tag: "operator"},
+		"GET /ops/v1/snaas/{id}/keys":            {summary: "List an SNAA's keys (never a secret)", auth: "operator", ok: 200, okSchema: "KeyList", tag: "operator"},
+		"POST /ops/v1/snaas/{id}/keys":           {summary: "Issue a key; the only time its secret is shown", auth: "operator", request: "KeyRequest", ok: 201, okSchema: "IssuedKey", tag: "operator"},
+		"DELETE /ops/v1/snaas/{id}/keys/{key_id}": {summary: "Revoke a key; it fails from the next request on", auth: "operator", ok: 204, tag: "operator"},
+		"GET /ops/v1/audit":                       {summary: "Read the append-only audit log", auth: "operator", ok: 200, okSchema: "AuditList", query: []param{{"after", "sequence number to start after"}, {"limit", "1–1000, default 100"}}, tag: "operator"},
+	}
+	for _, b := range s.bases {
+		p := b.path
+		where := "the production prefix"
+		if b.test {
+			where = "the test prefix"
+		}
+		coll, item := p+"/handles/{prefix}/{ns}/", p+"/handles/{prefix}/{ns}/{id}"
+		idem := param{"Idempotency-Key", "a retried create with the same key and body returns the same identifier"}
+		d["GET "+p+"/me"] = op{summary: "The calling SNAA, its namespace and whether it may write under " + where, auth: "snaa", ok: 200, okSchema: "WhoAmI", tag: "snaa"}
+		d["PUT "+p] = op{summary: "Create an identifier with a custom id under " + where + " (namespace from the key)", auth: "snaa", request: "HandleCreate", ok: 201, okSchema: "Identifier", errs: []int{409}, query: []param{{"customid", "the custom id (required)"}}, headers: []param{idem}, okHeads: []string{"Location", "ETag"}, tag: "snaa"}
+		d["PUT "+coll] = op{summary: "Create an identifier with a generated id under " + where, auth: "snaa", request: "HandleCreate", ok: 201, okSchema: "Identifier", headers: []param{idem}, okHeads: []string{"Location", "ETag"}, tag: "snaa"}
+		d["POST "+coll] = op{summary: "Create an identifier with a generated id under " + where + " (same as PUT)", auth: "snaa", request: "HandleCreate", ok: 201, okSchema: "Identifier", errs: []int{405}, headers: []param{idem}, okHeads: []string{"Location", "ETag"}, tag: "snaa"}
+		d["GET "+coll] = op{summary: "List the namespace's identifiers", auth: "snaa", ok: 200, okSchema: "IdentifierList", query: []param{{"status", "only this status"}, {"url", "only this landing page URL"}, {"limit", "1–1000, default 100"}, {"cursor", "next_cursor of the previous page"}}, tag: "snaa"}
+		d["DELETE "+coll] = op{summary: "Not allowed: identifiers are persistent", ok: 405, tag: "snaa"}
+		d["GET "+item] = op{summary: "Read an identifier", auth: "snaa", ok: 200, okSchema: "Identifier", okHeads: []string{"ETag"}, headers: []param{{"If-None-Match", "ETag of a copy you hold: 304 if unchanged"}}, tag: "snaa"}
+		d["PUT "+item] = op{summary: "Update an identifier by merge (present fields replace, null removes an optional field, absent fields stay); with If-None-Match: * create it with this custom id", auth: "snaa", request: "HandleUpdate", ok: 200, okSchema: "Identifier", errs: []int{409, 412}, headers: []param{{"If-Match", "ETag (version) the update is based on: 412 if it changed"}, {"If-None-Match", "\"*\": create with this custom id (201, or 412 if it exists)"}, idem}, okHeads: []string{"ETag"}, tag: "snaa"}
+		d["DELETE "+item] = op{summary: "Not allowed: identifiers are persistent; set metadata.status to OBSOLETED or DEPRECATED", ok: 405, tag: "snaa"}
+		d["GET "+item+"/history"] = op{summary: "The identifier's change log (index 16 of its record)", auth: "snaa", ok: 200, okSchema: "History", okHeads: []string{"ETag"}, tag: "snaa"}
+	}
+	return d
+}
+
+var pathParamRE = regexp.MustCompile(`\{([a-z_]+)\}`)
+
+var paramDocs = map[string]string{
+	"id": "application, SNAA or identifier id (an identifier id may hold '/')", "key_id": "key id",
+	"prefix": "the base's prefix", "ns": "the caller's namespace",
+}
+
+func (s *Server) buildOpenAPI() ([]byte, error) {
+	paths := map[string]map[string]any{}
+	for k, o := range s.docs() {
+		method, path, _ := strings.Cut(k, " ")
+		item := paths[path]
+		if item == nil {
+			item = map[string]any{}
+			paths[path] = item
+		}
+		var params []any
+		for _, m := range pathParamRE.FindAllStringSubmatch(path, -1) {
+			params = append(params, map[string]any{"name": m[1], "in": "path", "required": true,
+				"description": paramDocs[m[1]], "schema": map[string]any{"type": "string"}})
+		}
+		for _, q := range o.query {
+			params = append(params, map[string]any{"name": q.name, "in": "query", "description": q.desc, "schema": map[string]any{"type": "string"}})
+		}
+		for _, h := range o.headers {
+			params = append(params, map[string]any{"name": h.name, "in": "header", "description": h.desc, "schema": map[string]any{"type": "string"}})
+		}
+		resps := map[string]any{}
+		okr := map[string]any{"description": "success"}
+		if o.okSchema != "" {
+			okr["content"] = map[string]any{"application/json": map[string]any{"schema": ref(o.okSchema)}}
+		} else if path == "/openapi.json" {
+			okr["content"] = map[string]any{"application/json": map[string]any{"schema": map[string]any{"type": "object"}}}
+		} else if path == "/healthz" || path == "/readyz" {
+			okr["content"] = map[string]any{"text/plain": map[string]any{"schema": map[string]any{"type": "string"}}}
+		}
+		if len(o.okHeads) > 0 {
+			hs := map[string]any{}
+			for _, h := range o.okHeads {
+				hs[h] = map[string]any{"schema": map[string]any{"type": "string"}, "description": headerDocs[h]}
+			}
+			okr["headers"] = hs
+		}
+		if o.ok == 405 {
+			resps["405"] = map[string]any{"$ref": "#/components/responses/Problem405"}
+		} else {
+			resps[fmt.Sprint(o.ok)] = okr
+		}
+		errs := append([]int{}, o.errs...)
+		if o.auth != "" {
+			errs = append(errs, 401, 403)
+		}
+		if o.request != "" {
+			errs = append(errs, 400, 413, 415, 422)
+		}
+		if strings.Contains(path, "{") || o.auth == "snaa" {
+			errs = append(errs, 404)
+		}
+		if method == "GET" && (o.query != nil || o.auth != "") {
+			errs = append(errs, 400)
+		}
+		if o.ok == 200 && method == "GET" && strings.HasSuffix(path, "{id}") && o.auth == "snaa" {
+			resps["304"] = map[string]any{"description": "not modified (If-None-Match)"}
+		}
+		for _, st := range errs {
+			resps[fmt.Sprint(st)] = map[string]any{"$ref": fmt.Sprintf("#/components/responses/Problem%d", st)}
+		}
+		opn := map[string]any{
+			"summary":     o.summary,
+			"operationId": operationID(method, path),
+			"tags":        []string{o.tag},
+			"responses":   resps,
+		}
+		if len(params) > 0 {
+			opn["parameters"] = params
+		}
+		switch o.auth {
+		case "operator":
+			opn["security"] = []any{map[string]any{"operatorKey": []string{}}}
+		case "snaa":
+			opn["security"] = []any{map[string]any{"snaaKey": []string{}}}
+		default:
+			opn["security"] = []any{}
+		}
+		if o.request != "" {
+			opn["requestBody"] = map[string]any{"required": true, "content": map[string]any{
+				"application/json": map[string]any{"schema": ref(o.request)}}}
+		}
+		item[strings.ToLower(method)] = opn
+	}
+	responses := map[string]any{}
+	for st, title := range problemTitles {
+		r := map[string]any{"description": title,
+			"content": map[string]any{"application/problem+json": map[string]any{"schema": ref("Problem")}}}
+		switch st {
+		case 401:
+			r["headers"] = map[string]any{"WWW-Authenticate": map[string]any{"schema": map[string]any{"type": "string"}, "description": "Bearer realm=\"pidnode\"[, error=\"invalid_token\"]"}}
+		case 405:
+			r["headers"] = map[string]any{"Allow": map[string]any{"schema": map[string]any{"type": "string"}}}
+		case 429:
+			r["headers"] = map[string]any{"Retry-After": map[string]any{"schema": map[string]any{"type": "integer"}}}
+		}
+		responses[fmt.Sprintf("Problem%d", st)] = r
+	}
+	doc := map[string]any{
+		"openapi": "3.1.0",
+		"info": map[string]any{
+			"title":       "pidnode admin API",
+			"version":     "2.0.0",
+			"description": "SNAA onboarding (operator routes /ops/v1) and identifier writes (/pid/v2 production prefix, /testpid/v2 test prefix). Errors are RFC 9457 problem+json. Metadata model: " + s.model.Name + " " + s.model.Version + ".",
+		},
+		"paths": paths,
+		"tags": []any{
+			map[string]any{"name": "operator", "description": "operator key"},
+			map[string]any{"name": "snaa", "description": "an SNAA's key; its own namespace only"},
+			map[string]any{"name": "meta", "description": "no key"},
+		},
+		"components": map[string]any{
+			"securitySchemes": map[string]any{
+				"operatorKey": map[string]any{"type": "http", "scheme": "bearer", "description": "the operator key (--operator-key-file)"},
+				"snaaKey":     map[string]any{"type": "http", "scheme": "bearer", "bearerFormat": "pid_<52 base32 characters>", "description": "an SNAA API key"},
+			},
+			"responses": responses,
+			"schemas":   s.schemas(),
+		},
+	}
+	return marshal(doc)
+}
+
+var headerDocs = map[string]string{
+	"Location": "admin URL of the created identifier",
+	"ETag":     "the record version, quoted",
+}
+
+func ref(name string) map[string]any { return map[string]any{"$ref": "#/components/schemas/" + name} }
+
+func operationID(method, path string) string {
+	var b strings.Builder
+	b.WriteString(strings.ToLower(method))
+	for _, seg := range strings.Split(path, "/") {
+		seg = strings.Trim(seg, "{}")
+		seg = strings.NewReplacer(".", "", "_", "").Replace(seg)
+		if seg == "" {
+			continue
+		}
+		b.WriteString(strings.ToUpper(seg[:1]) + seg[1:])
+	}
+	if strings.HasSuffix(path, "/") {
+		b.WriteString("Collection")
+	}
+	return b.String()
+}
+
+func str() map[string]any { return map[string]any{"type": "string"} }
+func dt() map[string]any  { return map[string]any{"type": "string", "format": "date-time"} }
+func obj(req []string, props map[string]any) map[string]any {
+	o := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
+	if len(req) > 0 {
+		o["required"] = req
+	}
+	return o
+}
+func arr(items any) map[string]any { return map[string]any{"type": "array", "items": items} }
+
+// schemas are the component schemas; the metadata ones come from the model.
+func (s *Server) schemas() map[string]any {
+	contact := obj([]string{"name", "email"}, map[string]any{"name": str(), "email": map[string]any{"type": "string", "format": "email"}})
+	fieldErr := obj([]string{"field", "message"}, map[string]any{"field": str(), "message": str()})
+	app := obj([]string{"id", "organisation", "technical_contact", "administrative_contact", "policy_version", "maintenance_statement", "state", "submitted"},
+		map[string]any{
+			"id": str(), "organisation": str(), "technical_contact": ref("Contact"), "administrative_contact": ref("Contact"),
+			"policy_version": str(), "maintenance_statement": str(),
+			"state":     map[string]any{"type": "string", "enum": []string{StateSubmitted, StateApproved, StateRejected}},
+			"submitted": dt(), "decided": dt(), "note": str(), "snaa_id": str(),
+		})
+	snaa := obj([]string{"id", "organisation", "namespace", "prefixes", "custom_ids", "suspended", "created", "updated"},
+		map[string]any{
+			"id": str(), "organisation": str(), "namespace": str(), "prefixes": arr(str()),
+			"custom_ids": map[string]any{"type": "boolean"}, "suspended": map[string]any{"type": "boolean"},
+			"application_id": str(), "technical_contact": ref("Contact"), "created": dt(), "updated": dt(),
+		})
+	key := obj([]string{"id", "snaa_id", "name", "created"}, map[string]any{
+		"id": str(), "snaa_id": str(), "name": str(), "created": dt(), "last_used": dt(), "revoked": dt()})
+	issued := obj([]string{"id", "name", "snaa_id", "secret", "created"}, map[string]any{
+		"id": str(), "name": str(), "snaa_id": str(), "created": dt(),
+		"secret": map[string]any{"type": "string", "pattern": "^pid_[a-z2-7]{52}$", "description": "shown only once"}})
+	metaProps := map[string]any{}
+	var metaReq []string
+	for _, f := range s.model.Fields {
+		js := schemaJSON(f.Schema)
+		metaProps[f.Name] = js
+		if f.Required {
+			metaReq = append(metaReq, f.Name)
+		}
+	}
+	httpURL := map[string]any{"type": "string", "format": "uri", "maxLength": MaxURLBytes, "pattern": "^[Hh][Tt][Tt][Pp][Ss]?://[^\\s]+$",
+		"description": "absolute http or https URL, no control characters"}
+	// Update bodies may send null to remove an optional field.
+	updProps := map[string]any{}
+	for _, f := range s.model.Fields {
+		js := schemaJSON(f.Schema)
+		if !f.Required {
+			js = map[string]any{"anyOf": []any{js, map[string]any{"type": "null"}}}
+		}
+		updProps[f.Name] = js
+	}
+	ident := obj([]string{"handle", "prefix", "namespace", "id", "url", "metadata", "version", "created", "updated", "links"},
+		map[string]any{
+			"handle": str(), "prefix": str(), "namespace": str(), "id": str(), "url": str(),
+			"metadata": ref("Metadata"), "version": map[string]any{"type": "integer", "minimum": 1},
+			"created": dt(), "updated": dt(),
+			"links": obj([]string{"resolve", "api", "noredirect"}, map[string]any{"resolve": str(), "api": str(), "noredirect": str()}),
+		})
+	change := obj([]string{"datetime_log", "has_agent", "changed_field", "description"}, map[string]any{
+		"datetime_log": str(), "changed_field": str(), "description": str(),
+		"has_agent": map[string]any{"type": "object", "properties": map[string]any{
+			"name": str(), "email_address": str(), "orcid": str(), "affiliation_ror": str(),
+			"role": map[string]any{"type": "string", "enum": []string{"TRUSTEE", "OWNER"}}}},
+	})
+	return map[string]any{
+		"Problem": map[string]any{"type": "object", "required": []string{"type", "title", "status"},
+			"description": "RFC 9457 problem details",
+			"properties": map[string]any{"type": str(), "title": str(), "status": map[string]any{"type": "integer"},
+				"detail": str(), "errors": arr(ref("FieldError"))}},
+		"FieldError":         fieldErr,
+		"Contact":            contact,
+		"ApplicationRequest": obj([]string{"organisation", "technical_contact", "administrative_contact", "policy_version", "maintenance_statement"}, map[string]any{"organisation": str(), "technical_contact": ref("Contact"), "administrative_contact": ref("Contact"), "policy_version": str(), "maintenance_statement": str()}),
+		"Application":        app,
+		"ApplicationList":    obj([]string{"applications"}, map[string]any{"applications": arr(ref("Application"))}),
+		"ApproveRequest": obj(nil, map[string]any{"namespace": map[string]any{"type": "string", "pattern": "^[0-9A-Za-z]{1,16}$"},
+			"prefixes": arr(str()), "custom_ids": map[string]any{"type": "boolean"}, "note": str()}),
+		"ApproveResult": obj([]string{"application", "snaa", "key"}, map[string]any{"application": ref("Application"), "snaa": ref("SNAA"), "key": ref("IssuedKey")}),
+		"RejectRequest": obj([]string{"note"}, map[string]any{"note": str()}),
+		"SNAA":          snaa,
+		"SNAAList":      obj([]string{"snaas"}, map[string]any{"snaas": arr(ref("SNAA"))}),
+		"SNAAPatch":     obj(nil, map[string]any{"custom_ids": map[string]any{"type": "boolean"}, "prefixes": arr(str()), "suspended": map[string]any{"type": "boolean"}}),
+		"KeyRequest":    obj([]string{"name"}, map[string]any{"name": str()}),
+		"Key":           key,
+		"KeyList":       obj([]string{"keys"}, map[string]any{"keys": arr(ref("Key"))}),
+		"IssuedKey":     issued,
+		"AuditEntry": obj([]string{"seq", "time", "actor", "action", "target"}, map[string]any{
+			"seq": map[string]any{"type": "integer"}, "time": dt(), "actor": str(), "action": str(), "target": str(),
+			"before": map[string]any{}, "after": map[string]any{}}),
+		"AuditList":    obj([]string{"entries"}, map[string]any{"entries": arr(ref("AuditEntry"))}),
+		"Metadata":     obj(metaReq, metaProps),
+		"HandleCreate": obj([]string{"url", "metadata"}, map[string]any{"url": httpURL, "metadata": ref("Metadata")}),
+		"HandleUpdate": obj(nil, map[string]any{"url": httpURL, "metadata": obj(nil, updProps)}),
+		"Identifier":   ident,
+		"IdentifierList": obj([]string{"items"}, map[string]any{"items": arr(ref("Identifier")), "next_cursor": str()}),
+		"History": obj([]string{"handle", "version", "changes"}, map[string]any{"handle": str(),
+			"version": map[string]any{"type": "integer"}, "changes": arr(ref("ChangeEntry"))}),
+		"ChangeEntry": change,
+		"WhoAmI": obj([]string{"snaa", "key", "base", "prefix", "may_write", "collection"}, map[string]any{
+			"snaa": ref("SNAA"), "key": obj([]string{"id", "name"}, map[string]any{"id": str(), "name": str()}),
+			"base": str(), "prefix": str(), "may_write": map[string]any{"type": "boolean"}, "collection": str()}),
+	}
+}
+
+// schemaJSON converts a model schema to JSON Schema 2020-12; a discriminator
+// becomes allOf if/then clauses.
+func schemaJSON(s *Schema) map[string]any {
+	m := map[string]any{"type": s.Type}
+	if s.Description != "" {
+		m["description"] = s.Description
+	}
+	if len(s.Enum) > 0 {
+		m["enum"] = s.Enum
+	}
+	if s.Const != nil {
+		m["const"] = *s.Const
+	}
+	switch s.Format {
+	case "http-url":
+		m["format"] = "uri"
+		m["pattern"] = "^[Hh][Tt][Tt][Pp][Ss]?://"
+	case "":
+	default:
+		m["format"] = s.Format
+	}
+	if s.Pattern != "" {
+		if _, ok := m["pattern"]; ok {
+			m["allOf"] = []any{map[string]any{"pattern": s.Pattern}}
+		} else {
+			m["pattern"] = s.Pattern
+		}
+	}
+	setInt := func(k string, p *int) {
+		if p != nil {
+			m[k] = *p
+		}
+	}
+	setInt("minLength", s.MinLength)
+	setInt("maxLength", s.MaxLength)
+	setInt("minItems", s.MinItems)
+	setInt("maxItems", s.MaxItems)
+	if s.Minimum != nil {
+		m["minimum"] = *s.Minimum
+	}
+	if s.Maximum != nil {
+		m["maximum"] = *s.Maximum
+	}
+	if s.Items != nil {
+		m["items"] = schemaJSON(s.Items)
+	}
+	if s.Type == "object" {
+		props := map[string]any{}
+		for _, k := range s.Properties.Names {
+			props[k] = schemaJSON(s.Properties.Map[k])
+		}
+		m["properties"] = props
+		if len(s.Required) > 0 {
+			m["required"] = s.Required
+		}
+		m["additionalProperties"] = s.AdditionalProperties != nil && *s.AdditionalProperties
+	}
+	if d := s.Discriminator; d != nil {
+		var cases []string
+		for k := range d.Cases {
+			cases = append(cases, k)
+		}
+		sort.Strings(cases)
+		var all []any
+		if a, ok := m["allOf"].([]any); ok {
+			all = a
+		}
+		for _, k := range cases {
+			c := d.Cases[k]
+			then := map[string]any{}
+			props := map[string]any{}
+			for _, n := range c.Properties.Names {
+				props[n] = schemaJSON(c.Properties.Map[n])
+			}
+			then["properties"] = props
+			if len(c.Required) > 0 {
+				then["required"] = c.Required
+			}
+			all = append(all, map[string]any{
+				"if":   map[string]any{"properties": map[string]any{d.Property: map[string]any{"const": k}}, "required": []string{d.Property}},
+				"then": then,
+			})
+		}
+		m["allOf"] = all
+	}
+	return m
+}
