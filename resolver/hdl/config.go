@@ -1,0 +1,170 @@
+package hdl
+
+import (
+	"crypto/rsa"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"time"
+
+	"pidnode/cache"
+	"pidnode/handlev"
+	"pidnode/handlev/hsmsg"
+)
+
+// Defaults New uses for zero Config fields.
+const (
+	DefaultReadTimeout     = 10 * time.Second
+	DefaultWriteTimeout    = 10 * time.Second
+	DefaultMaxConns        = 1024
+	DefaultMaxPendingBytes = 4 << 20
+	DefaultDescription     = "pidnode"
+	DefaultPort            = 2641
+)
+
+// Config configures a Server. Zero values select the documented defaults.
+type Config struct {
+	// Cache answers every resolution. Required.
+	Cache *cache.Cache
+	// Namer maps handles to storage keys and says which prefixes are served. Required.
+	Namer *handlev.Namer
+
+	// Site describes this node in its HS_SITE value (GET_SITE_INFO, pidnode siteinfo).
+	Site SiteConfig
+
+	// SignKey signs replies to certified (CT) requests and its public half is
+	// published in the HS_SITE value. If nil, CT requests get RC 2.
+	SignKey *rsa.PrivateKey
+
+	// ReadTimeout bounds reading one TCP request and how long a partial UDP request
+	// (TC) waits for its other pieces. If zero, DefaultReadTimeout is used.
+	ReadTimeout time.Duration
+	// WriteTimeout bounds writing one TCP reply. If zero, DefaultWriteTimeout is used.
+	WriteTimeout time.Duration
+	// MaxConns is the number of TCP connections served at once; more are closed
+	// when accepted. If zero, DefaultMaxConns is used.
+	MaxConns int
+	// MaxPendingBytes bounds the memory held by partial UDP requests; pieces that
+	// would exceed it are dropped. If zero, DefaultMaxPendingBytes is used.
+	MaxPendingBytes int
+
+	// Logger receives errors (never one line per request). If nil, logs are discarded.
+	Logger *slog.Logger
+	// Now is the clock for ExpirationTime. If nil, time.Now is used.
+	Now func() time.Time
+}
+
+// SiteConfig is what the node's HS_SITE value says about it.
+type SiteConfig struct {
+	// Serial is the HS_SITE serial number; raise it whenever the site changes.
+	// If zero, 1 is used.
+	Serial uint16
+	// ServerID is this server's number within the site. If zero, 1 is used.
+	ServerID uint32
+	// Address is where clients reach the server (the public address, not 0.0.0.0).
+	// If invalid or unspecified, 127.0.0.1 is used.
+	Address netip.Addr
+	// Port is the TCP and UDP port published when Interfaces is nil. If zero,
+	// DefaultPort (2641) is used.
+	Port int
+	// Interfaces, if non-nil, replaces the default pair {query, TCP, Port} and
+	// {query, UDP, Port}, e.g. to add the HTTP resolver ({hsmsg.IfQuery,
+	// hsmsg.ProtoHTTP, 8000}).
+	Interfaces []hsmsg.Interface
+	// Description is the "desc" attribute. If empty, DefaultDescription is used.
+	Description string
+	// Attributes are further name/value attributes, after "desc".
+	Attributes []hsmsg.Attribute
+	// NotPrimary clears the primary flag (a mirror of another site).
+	NotPrimary bool
+}
+
+// BuildSite returns the HS_SITE value of a node configured with cfg, publishing pub
+// (nil: no key).
+func BuildSite(cfg SiteConfig, pub *rsa.PublicKey) hsmsg.Site {
+	serial := cfg.Serial
+	if serial == 0 {
+		serial = 1
+	}
+	id := cfg.ServerID
+	if id == 0 {
+		id = 1
+	}
+	addr := cfg.Address
+	if !addr.IsValid() || addr.IsUnspecified() {
+		addr = netip.AddrFrom4([4]byte{127, 0, 0, 1})
+	}
+	port := cfg.Port
+	if port == 0 {
+		port = DefaultPort
+	}
+	ifs := cfg.Interfaces
+	if ifs == nil {
+		ifs = []hsmsg.Interface{
+			{Type: hsmsg.IfQuery, Protocol: hsmsg.ProtoTCP, Port: uint32(port)},
+			{Type: hsmsg.IfQuery, Protocol: hsmsg.ProtoUDP, Port: uint32(port)},
+		}
+	}
+	desc := cfg.Description
+	if desc == "" {
+		desc = DefaultDescription
+	}
+	var key []byte
+	if pub != nil {
+		key = hsmsg.AppendRSAPublicKey(nil, pub)
+	}
+	return hsmsg.Site{
+		DataFormatVersion: hsmsg.SiteDataFormatVersion,
+		Major:             hsmsg.MajorVersion,
+		Minor:             hsmsg.MinorVersion,
+		Serial:            serial,
+		Primary:           !cfg.NotPrimary,
+		HashOption:        hashByAll,
+		Attributes:        append([]hsmsg.Attribute{{Name: "desc", Value: desc}}, cfg.Attributes...),
+		Servers: []hsmsg.Server{{
+			ID:         id,
+			Address:    hsmsg.AddrBytes(addr),
+			PublicKey:  key,
+			Interfaces: append([]hsmsg.Interface(nil), ifs...),
+		}},
+	}
+}
+
+func (cfg *Config) validate() error {
+	if cfg.Cache == nil {
+		return fmt.Errorf("%w: Cache is required", ErrBadConfig)
+	}
+	if cfg.Namer == nil {
+		return fmt.Errorf("%w: Namer is required", ErrBadConfig)
+	}
+	if cfg.ReadTimeout < 0 || cfg.WriteTimeout < 0 || cfg.MaxConns < 0 || cfg.MaxPendingBytes < 0 {
+		return fmt.Errorf("%w: negative timeout or limit", ErrBadConfig)
+	}
+	if p := cfg.Site.Port; p < 0 || p > 65535 {
+		return fmt.Errorf("%w: Site.Port %d out of range", ErrBadConfig, p)
+	}
+	if k := cfg.SignKey; k != nil {
+		if err := k.Validate(); err != nil {
+			return fmt.Errorf("%w: SignKey: %v", ErrBadConfig, err)
+		}
+	}
+	if cfg.ReadTimeout == 0 {
+		cfg.ReadTimeout = DefaultReadTimeout
+	}
+	if cfg.WriteTimeout == 0 {
+		cfg.WriteTimeout = DefaultWriteTimeout
+	}
+	if cfg.MaxConns == 0 {
+		cfg.MaxConns = DefaultMaxConns
+	}
+	if cfg.MaxPendingBytes == 0 {
+		cfg.MaxPendingBytes = DefaultMaxPendingBytes
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return nil
+}

@@ -1,0 +1,330 @@
+package hdl
+
+import (
+	"context"
+	"crypto/rsa"
+	"errors"
+	"net"
+	"sync"
+	"sync/atomic"
+
+	"pidnode/cache"
+	"pidnode/handlev"
+	"pidnode/handlev/hsmsg"
+)
+
+// Messages of error replies. The Java client shows them next to the code.
+const (
+	msgInternal     = "Internal Error"
+	msgNotResp      = "Server not responsible for handle"
+	msgInvalid      = "Invalid handle"
+	msgProtocol     = "Malformed request"
+	msgNotSupported = "This server is resolution only"
+	msgNoKey        = "server has no signing key"
+)
+
+// Server answers native Handle protocol requests. It is safe for concurrent use;
+// one Server may serve several TCP listeners and packet connections.
+type Server struct {
+	cfg   Config
+	cache *cache.Cache
+	namer *handlev.Namer
+	site  []byte // HS_SITE value data, built once
+
+	works sync.Pool // *work
+
+	sem chan struct{} // TCP connection slots
+
+	mu       sync.Mutex
+	closed   bool
+	lns      map[net.Listener]struct{}
+	pcs      map[net.PacketConn]struct{}
+	conns    map[net.Conn]struct{}
+	inflight sync.WaitGroup
+	done     chan struct{}
+
+	asm assemblies
+
+	stats struct {
+		requests, errors, dropped atomic.Uint64
+	}
+}
+
+// New validates cfg, fills defaults and returns a Server.
+func New(cfg Config) (*Server, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	s := &Server{
+		cfg:   cfg,
+		cache: cfg.Cache,
+		namer: cfg.Namer,
+		sem:   make(chan struct{}, cfg.MaxConns),
+		lns:   map[net.Listener]struct{}{},
+		pcs:   map[net.PacketConn]struct{}{},
+		conns: map[net.Conn]struct{}{},
+		done:  make(chan struct{}),
+	}
+	var pub *rsa.PublicKey
+	if cfg.SignKey != nil {
+		pub = &cfg.SignKey.PublicKey
+	}
+	site := BuildSite(cfg.Site, pub)
+	s.site = hsmsg.AppendSite(nil, &site)
+	s.asm.init(cfg.MaxPendingBytes, cfg.ReadTimeout)
+	s.works.New = func() any { return &work{out: make([]byte, 0, 1024), key: make([]byte, 0, 256)} }
+	return s, nil
+}
+
+// Site returns the HS_SITE value data the server answers GET_SITE_INFO with.
+func (s *Server) Site() []byte { return s.site }
+
+// Stats are counters since New.
+type Stats struct {
+	Requests uint64 // requests answered
+	Errors   uint64 // replies with RC 2 (internal errors)
+	Dropped  uint64 // datagrams or connections dropped (malformed, over limits)
+}
+
+// Stats returns a snapshot of the server's counters.
+func (s *Server) Stats() Stats {
+	return Stats{Requests: s.stats.requests.Load(), Errors: s.stats.errors.Load(), Dropped: s.stats.dropped.Load()}
+}
+
+// Shutdown stops the listeners and packet connections, waits for in-flight TCP
+// requests to finish (or ctx to end, then closes their connections) and makes
+// ServeTCP and ServeUDP return ErrServerClosed.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	if !s.closed {
+		s.closed = true
+		close(s.done)
+	}
+	for ln := range s.lns {
+		ln.Close()
+	}
+	for pc := range s.pcs {
+		pc.Close()
+	}
+	s.mu.Unlock()
+	waited := make(chan struct{})
+	go func() { s.inflight.Wait(); close(waited) }()
+	select {
+	case <-waited:
+		return nil
+	case <-ctx.Done():
+		s.mu.Lock()
+		for c := range s.conns {
+			c.Close()
+		}
+		s.mu.Unlock()
+		<-waited
+		return ctx.Err()
+	}
+}
+
+// work is the per-request scratch space, pooled.
+type work struct {
+	out []byte // reply message (header | body | credential)
+	key []byte // storage key
+	pkt []byte // one UDP datagram
+	in  []byte // request message (TCP)
+	req hsmsg.ResolutionRequest
+}
+
+// respond appends to w.out the reply to the request message msg (the bytes after
+// env) and returns it with its envelope; ok is false when the request is to be
+// dropped without a reply.
+func (s *Server) respond(w *work, env *hsmsg.Envelope, msg []byte) (rep []byte, renv hsmsg.Envelope, ok bool) {
+	if env.Flags&(hsmsg.EnvCompressed|hsmsg.EnvEncrypted) != 0 || len(msg) < hsmsg.HeaderLen {
+		s.stats.dropped.Add(1)
+		return nil, renv, false
+	}
+	major, minor := env.Suggested()
+	if hsmsg.AtLeast(major, minor, hsmsg.MajorVersion, hsmsg.MinorVersion) {
+		major, minor = hsmsg.MajorVersion, hsmsg.MinorVersion
+	}
+	renv = hsmsg.Envelope{
+		Major: major, Minor: minor,
+		SuggestMajor: hsmsg.MajorVersion, SuggestMinor: hsmsg.MinorVersion,
+		SessionID: env.SessionID, RequestID: env.RequestID,
+	}
+	r := reply{s: s, w: w, env: &renv}
+	m, err := hsmsg.ParseMessage(msg)
+	if err != nil {
+		h, herr := hsmsg.ParseHeader(msg)
+		if herr != nil && len(msg) < hsmsg.HeaderLen {
+			s.stats.dropped.Add(1)
+			return nil, renv, false
+		}
+		if h.ResponseCode != hsmsg.RCReserved {
+			s.stats.dropped.Add(1)
+			return nil, renv, false
+		}
+		h.OpFlag &^= hsmsg.FlagRD | hsmsg.FlagCT // nothing sound to digest or sign
+		r.req = &hsmsg.Message{Header: h}
+		r.error(hsmsg.RCProtocolError, msgProtocol)
+		return r.finish()
+	}
+	if m.Header.ResponseCode != hsmsg.RCReserved {
+		s.stats.dropped.Add(1)
+		return nil, renv, false
+	}
+	r.req = &m
+	if m.Header.OpFlag&hsmsg.FlagCT != 0 && s.cfg.SignKey == nil {
+		r.clear = hsmsg.FlagCT
+		r.error(hsmsg.RCError, msgNoKey)
+		return r.finish()
+	}
+	switch m.Header.OpCode {
+	case hsmsg.OpResolution:
+		s.resolve(&r)
+	case hsmsg.OpGetSiteInfo:
+		r.start(hsmsg.RCSuccess)
+		r.w.out = append(r.w.out, s.site...)
+	default:
+		r.error(hsmsg.RCOperationNotSupported, msgNotSupported)
+	}
+	return r.finish()
+}
+
+// reply builds one reply message in w.out.
+type reply struct {
+	s     *Server
+	w     *work
+	env   *hsmsg.Envelope
+	req   *hsmsg.Message
+	clear uint32 // flags not to echo
+}
+
+// start writes the header and, if the request asked for it, the request digest.
+func (r *reply) start(rc uint32) {
+	q := &r.req.Header
+	h := hsmsg.Header{
+		OpCode:         q.OpCode,
+		ResponseCode:   rc,
+		OpFlag:         hsmsg.FlagREC | q.OpFlag&hsmsg.FlagsEchoed&^r.clear,
+		SiteInfoSerial: hsmsg.SerialUnknown,
+		RecursionCount: q.RecursionCount,
+		Expiration:     uint32(r.s.cfg.Now().Add(hsmsg.ExpirationWindow).Unix()),
+	}
+	r.w.out = hsmsg.AppendHeader(r.w.out[:0], &h)
+	if h.OpFlag&hsmsg.FlagRD != 0 {
+		r.w.out = hsmsg.AppendDigest(r.w.out, hsmsg.DigestAlgFor(r.env.Major, r.env.Minor), r.req.Signed)
+	}
+	if rc == hsmsg.RCError {
+		r.s.stats.errors.Add(1)
+	}
+}
+
+func (r *reply) error(rc uint32, msg string) {
+	r.start(rc)
+	r.w.out = hsmsg.AppendErrorBody(r.w.out, msg)
+}
+
+// finish sets the body length, appends the credential and sets MessageLength.
+func (r *reply) finish() ([]byte, hsmsg.Envelope, bool) {
+	out := r.w.out
+	hsmsg.SetBodyLength(out, len(out)-hsmsg.HeaderLen)
+	signed := len(out)
+	if hsmsg.FlagCT&r.req.Header.OpFlag&^r.clear != 0 && r.s.cfg.SignKey != nil {
+		out = append(out, 0, 0, 0, 0)
+		var err error
+		out, err = hsmsg.AppendSignedCredential(out, r.s.cfg.SignKey, r.env, out[:signed])
+		if err != nil {
+			r.s.cfg.Logger.Error("hdl: signing reply", "err", err)
+			out = out[:signed]
+			out = append(out, 0, 0, 0, 0)
+		} else {
+			n := len(out) - signed - 4
+			out[signed], out[signed+1], out[signed+2], out[signed+3] = byte(n>>24), byte(n>>16), byte(n>>8), byte(n)
+		}
+	} else {
+		out = append(out, 0, 0, 0, 0)
+	}
+	r.w.out = out
+	r.env.MessageLength = uint32(len(out))
+	r.s.stats.requests.Add(1)
+	return out, *r.env, true
+}
+
+// resolve answers OC_RESOLUTION.
+func (s *Server) resolve(r *reply) {
+	q := &r.w.req
+	if err := q.Decode(r.req.Body); err != nil {
+		r.error(hsmsg.RCProtocolError, msgProtocol)
+		return
+	}
+	key, _, err := s.namer.AppendKey(r.w.key[:0], q.Handle)
+	if err != nil {
+		if errors.Is(err, handlev.ErrPrefixNotServed) {
+			r.error(hsmsg.RCServerNotResp, msgNotResp)
+		} else {
+			r.error(hsmsg.RCInvalidHandle, msgInvalid)
+		}
+		return
+	}
+	r.w.key = key
+	e, err := s.cache.Get(key)
+	if err != nil {
+		s.cfg.Logger.Error("hdl: cache lookup", "err", err)
+		r.error(hsmsg.RCError, msgInternal)
+		return
+	}
+	if !e.Found || e.Status == handlev.StatusSubmitted {
+		r.error(hsmsg.RCHandleNotFound, "")
+		return
+	}
+	vals := e.Record.Values
+	filtered := len(q.Indexes) > 0 || len(q.Types) > 0
+	if !filtered {
+		public := true
+		for i := range vals {
+			if vals[i].Perm&handlev.PermPublicRead == 0 {
+				public = false
+				break
+			}
+		}
+		if public && len(vals) > 0 {
+			r.start(hsmsg.RCSuccess)
+			r.w.out = hsmsg.AppendResolutionBody(r.w.out, q.Handle, e.Wire)
+			return
+		}
+	}
+	r.start(hsmsg.RCSuccess)
+	out := hsmsg.AppendResolutionBody(r.w.out, q.Handle, nil)
+	countAt := len(out)
+	out = append(out, 0, 0, 0, 0)
+	n := 0
+	for i := range vals {
+		v := &vals[i]
+		if v.Perm&handlev.PermPublicRead == 0 || (filtered && !wanted(q, v)) {
+			continue
+		}
+		out = handlev.AppendValue(out, v)
+		n++
+	}
+	if n == 0 {
+		r.w.out = out
+		r.error(hsmsg.RCValuesNotFound, "")
+		return
+	}
+	out[countAt], out[countAt+1], out[countAt+2], out[countAt+3] = byte(n>>24), byte(n>>16), byte(n>>8), byte(n)
+	r.w.out = out
+}
+
+// wanted reports whether v is asked for: its index is listed or its type matches a
+// listed type (RFC 3652 §3.2.2: the union, as the reference server's resolution).
+func wanted(q *hsmsg.ResolutionRequest, v *handlev.Value) bool {
+	for _, i := range q.Indexes {
+		if i == v.Index {
+			return true
+		}
+	}
+	for _, t := range q.Types {
+		if hsmsg.MatchType(t, v.Type) {
+			return true
+		}
+	}
+	return false
+}
