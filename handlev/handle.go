@@ -394,7 +394,8 @@ const naPrefix = "0.NA/"
 // never folded); a handle without '/' becomes "0.NA/<H>"; for FormFull and
 // FormShort the dashes inside ns and id are removed (SPEC §2).
 //
-// Errors: ErrEmpty, ErrTooLong, *HandleError (ErrInvalidUTF8, ErrControl; offset
+// Errors: ErrEmpty, ErrTooLong (h, or the key of a handle without '/', longer
+// than MaxHandleLen), *HandleError (ErrInvalidUTF8, ErrControl; offset
 // in h), and *PrefixError (errors.Is ErrPrefixNotServed) when the prefix is not
 // served; on error dst is returned with its original length. h is not retained.
 // AppendKey allocates nothing when dst has room, except for a returned error.
@@ -415,6 +416,10 @@ func (n *Namer) AppendKey(dst, h []byte) ([]byte, Form, error) {
 	start := len(dst)
 	slash := bytes.IndexByte(h, '/')
 	if slash < 0 {
+		// The key of a key must be itself, so the key too fits MaxHandleLen.
+		if len(naPrefix)+len(h) > MaxHandleLen {
+			return dst, FormOther, ErrTooLong
+		}
 		dst = append(dst, naPrefix...)
 		slash = len(naPrefix) - 1
 	}

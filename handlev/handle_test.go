@@ -256,6 +256,7 @@ func TestAppendKey(t *testing.T) {
 		{"slashless", "abc", "0.NA/ABC", FormOther},
 		{"slashless prefix", "21.t12345", "0.NA/21.T12345", FormOther},
 		{"0.NA explicit", "0.na/21.T12345", "0.NA/21.T12345", FormOther},
+		{"slashless at limit", strings.Repeat("x", MaxHandleLen-len("0.NA/")), "0.NA/" + strings.Repeat("X", MaxHandleLen-len("0.NA/")), FormOther},
 		{"plus", "21.12345/K7Q/a+b", "21.12345/K7Q/A+B", FormShort},
 	}
 	for _, tt := range tests {
@@ -290,6 +291,8 @@ func TestAppendKeyErrors(t *testing.T) {
 		{"empty", "", ErrEmpty, ""},
 		{"too long", "21.12345/" + strings.Repeat("x", MaxHandleLen), ErrTooLong, ""},
 		{"10kB", strings.Repeat("x", 10<<10), ErrTooLong, ""},
+		// Found by FuzzAppendKey: "0.NA/" made the key too long to be a key.
+		{"slashless key too long", strings.Repeat("1", MaxHandleLen-len("0.NA/")+1), ErrTooLong, ""},
 		{"unknown prefix", "21.T1/svc/K7Q/a/b", ErrPrefixNotServed, "21.T1"},
 		{"unknown prefix case kept", "21.t999/x", ErrPrefixNotServed, "21.t999"},
 		{"slashless not served", "21.T12345", ErrPrefixNotServed, "0.NA"},

@@ -48,7 +48,8 @@ func Mint(ns string, rnd io.Reader) (string, error) {
 	for _, b := range []byte(ns) {
 		c.add(checkValue(b))
 	}
-	out := make([]byte, 0, GeneratedLen+3)
+	var buf [GeneratedLen + 3]byte
+	out := buf[:0]
 	for i, b := range r {
 		if i == 4 {
 			out = append(out, '-')
