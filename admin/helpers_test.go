@@ -190,3 +190,12 @@ func (e *env) recordCount() int {
 	}
 	return n
 }
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
