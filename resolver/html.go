@@ -12,7 +12,7 @@ import (
 // Pages are XHTML-compatible HTML5 (void elements self-closed, every element
 // closed, only the five XML entities) so that tests can check them with a
 // strict XML parser. Every string that comes from a request or a record goes
-// through appendHTML.
+// through appendHTML (attribute values) or appendText (text content).
 
 const pageStyle = `body{margin:0;background:#f6f8fa;color:#1f2328;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif}` +
 	`main{max-width:68rem;margin:2rem auto;padding:1.5rem 2rem;background:#fff;border:1px solid #d0d7de;border-radius:6px}` +
@@ -29,7 +29,7 @@ func appendPageStart[T ~string | ~[]byte](dst []byte, title T) []byte {
 	dst = append(dst, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\" />\n"+
 		"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\" />\n"+
 		"<meta name=\"robots\" content=\"noindex\" />\n<title>"...)
-	dst = appendHTML(dst, title)
+	dst = appendText(dst, title)
 	dst = append(dst, "</title>\n<style>"...)
 	dst = append(dst, pageStyle...)
 	dst = append(dst, "</style>\n</head>\n<body>\n<main>\n"...)
@@ -40,11 +40,17 @@ func appendPageEnd(dst []byte) []byte {
 	return append(dst, "</main>\n</body>\n</html>\n"...)
 }
 
-// appendHTML appends s escaped for HTML text and attribute values: & < > " '
-// become entities; control characters other than tab, LF and CR, C1 controls,
-// U+FFFE/U+FFFF and invalid UTF-8 become U+FFFD, so the output is always valid
-// UTF-8 and valid XML character data.
-func appendHTML[T ~string | ~[]byte](dst []byte, s T) []byte {
+// appendHTML appends s escaped for an HTML attribute value (and so for text
+// too): & < > " ' become entities. Control characters other than tab, LF and
+// CR, C1 controls, U+FFFE/U+FFFF and invalid UTF-8 become U+FFFD, so the
+// output is always valid UTF-8 and valid XML character data.
+func appendHTML[T ~string | ~[]byte](dst []byte, s T) []byte { return appendEscaped(dst, s, true) }
+
+// appendText is appendHTML for text content: quotes stay as they are, which
+// keeps JSON text in values readable.
+func appendText[T ~string | ~[]byte](dst []byte, s T) []byte { return appendEscaped(dst, s, false) }
+
+func appendEscaped[T ~string | ~[]byte](dst []byte, s T, attr bool) []byte {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
@@ -55,9 +61,9 @@ func appendHTML[T ~string | ~[]byte](dst []byte, s T) []byte {
 				dst = append(dst, "&lt;"...)
 			case c == '>':
 				dst = append(dst, "&gt;"...)
-			case c == '"':
+			case c == '"' && attr:
 				dst = append(dst, "&#34;"...)
-			case c == '\'':
+			case c == '\'' && attr:
 				dst = append(dst, "&#39;"...)
 			case c < 0x20 && c != '\t' && c != '\n' && c != '\r', c == 0x7f:
 				dst = append(dst, "\uFFFD"...)
@@ -95,7 +101,7 @@ func appendTimestamp(dst []byte, unix int64) []byte {
 func appendValuesPage(dst []byte, handle string, vs []handlev.Value, p *params) []byte {
 	dst = appendPageStart(dst, "Handle Values for: "+handle)
 	dst = append(dst, "<h1>Handle Values for: "...)
-	dst = appendHTML(dst, handle)
+	dst = appendText(dst, handle)
 	dst = append(dst, "</h1>\n<table>\n<thead><tr><th>Index</th><th>Type</th><th>Timestamp</th><th>Data</th></tr></thead>\n<tbody>\n"...)
 	rows := 0
 	for i := range vs {
@@ -107,7 +113,7 @@ func appendValuesPage(dst []byte, handle string, vs []handlev.Value, p *params) 
 		dst = append(dst, "<tr><td class=\"n\">"...)
 		dst = strconv.AppendInt(dst, int64(v.Index), 10)
 		dst = append(dst, "</td><td>"...)
-		dst = appendHTML(dst, v.Type)
+		dst = appendText(dst, v.Type)
 		dst = append(dst, "</td><td class=\"n\">"...)
 		dst = appendTimestamp(dst, v.Timestamp)
 		dst = append(dst, "</td><td class=\"d\">"...)
@@ -120,7 +126,7 @@ func appendValuesPage(dst []byte, handle string, vs []handlev.Value, p *params) 
 	dst = append(dst, "</tbody>\n</table>\n<p class=\"muted\">Handle JSON: <a href=\"/api/handles/"...)
 	dst = appendHTMLPath(dst, handle)
 	dst = append(dst, "\">/api/handles/"...)
-	dst = appendHTML(dst, handle)
+	dst = appendText(dst, handle)
 	dst = append(dst, "</a></p>\n"...)
 	return appendPageEnd(dst)
 }
@@ -159,7 +165,7 @@ func appendValueData(dst []byte, v *handlev.Value) []byte {
 	case equalFold(v.Type, "hs_admin"):
 		if a, err := handlev.DecodeAdmin(v.Data); err == nil {
 			dst = append(dst, "handle="...)
-			dst = appendHTML(dst, a.Handle)
+			dst = appendText(dst, a.Handle)
 			dst = append(dst, "; index="...)
 			dst = strconv.AppendInt(dst, int64(a.Index), 10)
 			dst = append(dst, "; ["...)
@@ -182,7 +188,7 @@ func appendValueData(dst []byte, v *handlev.Value) []byte {
 					dst = append(dst, '\n')
 				}
 				dst = append(dst, "handle="...)
-				dst = appendHTML(dst, r.Handle)
+				dst = appendText(dst, r.Handle)
 				dst = append(dst, "; index="...)
 				dst = strconv.AppendInt(dst, int64(r.Index), 10)
 			}
@@ -222,12 +228,12 @@ func appendLinkedText(dst, text []byte) []byte {
 		href = appendURLRestNoFrag(append(buf[:0], "mailto:"...), t)
 	}
 	if href == nil {
-		return appendHTML(dst, text)
+		return appendText(dst, text)
 	}
 	dst = append(dst, "<a href=\""...)
 	dst = appendHTML(dst, href)
 	dst = append(dst, "\">"...)
-	dst = appendHTML(dst, text)
+	dst = appendText(dst, text)
 	return append(dst, "</a>"...)
 }
 
@@ -258,7 +264,7 @@ func appendRedirectBody(dst, loc []byte) []byte {
 	dst = append(dst, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\" />\n<title>Handle Redirect</title>\n</head>\n<body>\n<p><a href=\""...)
 	dst = appendHTML(dst, loc)
 	dst = append(dst, "\">"...)
-	dst = appendHTML(dst, loc)
+	dst = appendText(dst, loc)
 	return append(dst, "</a></p>\n</body>\n</html>\n"...)
 }
 
@@ -267,10 +273,10 @@ func appendRedirectBody(dst, loc []byte) []byte {
 func appendMessagePage(dst []byte, title, before string, subject []byte, after string) []byte {
 	dst = appendPageStart(dst, title)
 	dst = append(dst, "<h1>"...)
-	dst = appendHTML(dst, title)
+	dst = appendText(dst, title)
 	dst = append(dst, "</h1>\n<p>"...)
 	dst = append(dst, before...)
-	dst = appendHTML(dst, subject)
+	dst = appendText(dst, subject)
 	dst = append(dst, after...)
 	dst = append(dst, "</p>\n"...)
 	dst = appendLookupForm(dst, nil)

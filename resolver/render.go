@@ -220,7 +220,7 @@ func appendGonePage(dst []byte, v *view) []byte {
 	status := v.status.String()
 	dst = appendPageStart(dst, "Gone: "+v.handle)
 	dst = append(dst, "<h1>"...)
-	dst = appendHTML(dst, v.handle)
+	dst = appendText(dst, v.handle)
 	dst = append(dst, "</h1>\n<p><span class=\"status\">"...)
 	dst = append(dst, status...)
 	dst = append(dst, "</span></p>\n<p>"...)
@@ -230,23 +230,23 @@ func appendGonePage(dst []byte, v *view) []byte {
 		dst = append(dst, "This identifier is deprecated: it should no longer be used or cited. "...)
 	}
 	dst = append(dst, "Its record is kept so that existing citations stay meaningful.</p>\n<dl>\n<dt>Identifier</dt><dd>"...)
-	dst = appendHTML(dst, v.handle)
+	dst = appendText(dst, v.handle)
 	dst = append(dst, "</dd>\n<dt>Status</dt><dd>"...)
 	dst = append(dst, status...)
 	dst = append(dst, "</dd>\n"...)
 	if info.Label != "" {
 		dst = append(dst, "<dt>Label</dt><dd>"...)
-		dst = appendHTML(dst, info.Label)
+		dst = appendText(dst, info.Label)
 		dst = append(dst, "</dd>\n"...)
 	}
 	if info.Description != "" {
 		dst = append(dst, "<dt>Description</dt><dd>"...)
-		dst = appendHTML(dst, info.Description)
+		dst = appendText(dst, info.Description)
 		dst = append(dst, "</dd>\n"...)
 	}
 	if i := chooseTarget(v.values, nil); i >= 0 {
 		dst = append(dst, "<dt>Last landing page</dt><dd class=\"v\">"...)
-		dst = appendHTML(dst, v.values[i].Data)
+		dst = appendText(dst, v.values[i].Data)
 		dst = append(dst, "</dd>\n"...)
 	}
 	if b := firstOfType(v.values, handlev.TypeEmail); b != nil {
@@ -261,7 +261,7 @@ func appendGonePage(dst []byte, v *view) []byte {
 			id := r.RelatedIdentifier
 			dst = append(dst, "<li>"...)
 			if r.RelationType != "" {
-				dst = appendHTML(dst, r.RelationType)
+				dst = appendText(dst, r.RelationType)
 				dst = append(dst, ": "...)
 			}
 			text := id.Identifier
@@ -279,14 +279,14 @@ func appendGonePage(dst []byte, v *view) []byte {
 				dst = append(dst, "<a href=\""...)
 				dst = appendHTML(dst, href)
 				dst = append(dst, "\">"...)
-				dst = appendHTML(dst, text)
+				dst = appendText(dst, text)
 				dst = append(dst, "</a>"...)
 			} else {
-				dst = appendHTML(dst, text)
+				dst = appendText(dst, text)
 			}
 			if id.Type != "" {
 				dst = append(dst, " <span class=\"muted\">("...)
-				dst = appendHTML(dst, id.Type)
+				dst = appendText(dst, id.Type)
 				dst = append(dst, ")</span>"...)
 			}
 			dst = append(dst, "</li>\n"...)
