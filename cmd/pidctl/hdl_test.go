@@ -72,9 +72,9 @@ func startHDL(t *testing.T) string {
 func TestHDLResolve(t *testing.T) {
 	addr := startHDL(t)
 	tests := []struct {
-		name       string
-		args       []string
-		code       int
+		name        string
+		args        []string
+		code        int
 		out, errOut string
 	}{
 		{"tcp", []string{"resolve", "20.500.1/demo", "--server", addr}, 0,
