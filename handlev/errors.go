@@ -47,7 +47,11 @@ type DecodeError struct {
 }
 
 func (e *DecodeError) Error() string {
-	return "handlev: decode " + e.What + " at offset " + strconv.Itoa(e.Offset) + ": " + trimErrPrefix(e.Err.Error())
+	msg := "invalid"
+	if e.Err != nil {
+		msg = trimErrPrefix(e.Err.Error())
+	}
+	return "handlev: decode " + e.What + " at offset " + strconv.Itoa(e.Offset) + ": " + msg
 }
 
 // Unwrap returns the sentinel error.

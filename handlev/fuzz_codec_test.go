@@ -109,8 +109,25 @@ func FuzzDecodeRecordJSON(f *testing.F) {
 	f.Add(AppendRecordJSON(nil, "h/ü", codecSeedValues(f)))
 	f.Add([]byte(`{"handle":"1/x","values":[{"index":1,"type":"X","data":"a","ttl":"2001-09-09T01:46:40+02:00","timestamp":5}]}`))
 	f.Add([]byte(`{"handle":"1/x","values":[{"index":1,"type":"X","data":{"format":"hex","value":"00ff"},"references":[{"handle":"a","index":2}]}]}`))
+	f.Add([]byte(`{"responseCode":1,"handle":"a\u00e9\/\n","values":[{"index":1,"type":"X","data":{"format":"admin","value":{"handle":"0.NA/1","index":1,"permissions":"101"}}},{"index":2,"type":"Y","data":{"format":"vlist","value":[]},"ttl":"2001-02-29T00:00:00Z"}]}`))
+	f.Add([]byte(`{"handle":"\ud83d\ude00","values":[{"index":1,"type":"X","data":{"format":"base64","value":"AAEC\n/w=="},"timestamp":"2001-09-09T01:46:40Z","ttl":-1}],"values":[]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		h, vs, err := DecodeRecordJSON(b)
+		// The fast path must agree with the encoding/json path whenever it answers.
+		hs, vss, errs := decodeRecordJSONStd(b)
+		if (err == nil) != (errs == nil) || (err != nil && err.Error() != errs.Error()) {
+			t.Fatalf("DecodeRecordJSON err %v, encoding/json path err %v", err, errs)
+		}
+		if err == nil {
+			if h != hs || len(vs) != len(vss) {
+				t.Fatalf("DecodeRecordJSON = %q, %d values; encoding/json path %q, %d values", h, len(vs), hs, len(vss))
+			}
+			for i := range vs {
+				if !vs[i].Equal(&vss[i]) {
+					t.Fatalf("value %d: fast %+v, encoding/json path %+v", i, vs[i], vss[i])
+				}
+			}
+		}
 		if err != nil {
 			var je *JSONError
 			if !errors.As(err, &je) {
@@ -193,4 +210,31 @@ func toValidPerByte(s string) string {
 		i += n
 	}
 	return string(b)
+}
+
+// FuzzDecodeValueJSON: DecodeValueJSON's fast path agrees with the encoding/json
+// path, and accepted values round-trip through AppendValueJSON.
+func FuzzDecodeValueJSON(f *testing.F) {
+	for _, v := range codecSeedValues(f) {
+		f.Add(AppendValueJSON(nil, &v))
+	}
+	f.Add([]byte(`{"index":1,"type":"X","data":{"format":"hex","value":"00ff"},"permissions":"0101","ttl":"2038-01-19T03:14:07Z","timestamp":"2106-02-07T06:28:15Z"}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		v, err := DecodeValueJSON(b)
+		vs, errs := decodeValueJSON(b, 0)
+		if (err == nil) != (errs == nil) || (err != nil && err.Error() != errs.Error()) {
+			t.Fatalf("DecodeValueJSON err %v, encoding/json path err %v", err, errs)
+		}
+		if err != nil {
+			return
+		}
+		if !v.Equal(&vs) {
+			t.Fatalf("DecodeValueJSON = %+v, encoding/json path %+v", v, vs)
+		}
+		enc := AppendValueJSON(nil, &v)
+		v2, err := DecodeValueJSON(enc)
+		if err != nil || !v2.Equal(&v) {
+			t.Fatalf("round trip of %s: %+v, %v; want %+v", enc, v2, err, v)
+		}
+	})
 }

@@ -3,6 +3,7 @@ package handlev
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -23,6 +24,15 @@ import (
 
 const jsonHexDigits = "0123456789abcdef"
 
+// jsonSafeASCII[c] is true for the ASCII bytes Gson writes unescaped (with HTML
+// escaping off): everything but the control characters, '"' and '\'.
+var jsonSafeASCII = func() (t [utf8.RuneSelf]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 // AppendJSONString appends s as a quoted JSON string the way Gson writes it without
 // HTML escaping: `"` and `\` are backslash-escaped, control characters use \b \t \n
 // \f \r or \u00xx (lower-case hex), U+2028 and U+2029 are written \u2028 and \u2029,
@@ -34,7 +44,7 @@ func AppendJSONString(dst []byte, s string) []byte {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
+			if jsonSafeASCII[c] {
 				i++
 				continue
 			}
@@ -350,6 +360,19 @@ const DefaultTTL = 86400
 // Unknown keys are ignored. Each value is read as by DecodeValueJSON. Errors are
 // *JSONError naming the value position and field. The result does not alias b.
 func DecodeRecordJSON(b []byte) (handle string, vs []Value, err error) {
+	// Fast path for the common shapes; anything unusual or wrong is decoded again
+	// by the encoding/json path below, which also writes every error message.
+	if json.Valid(b) {
+		if handle, vs, ok := fastRecordJSON(b); ok {
+			return handle, vs, nil
+		}
+	}
+	return decodeRecordJSONStd(b)
+}
+
+// decodeRecordJSONStd is DecodeRecordJSON on encoding/json: the reference for the
+// fast path (see FuzzDecodeRecordJSON) and the source of all errors.
+func decodeRecordJSONStd(b []byte) (handle string, vs []Value, err error) {
 	obj, err := jsonObject(b, -1, "")
 	if err != nil {
 		return "", nil, err
@@ -414,6 +437,14 @@ func DecodeRecordJSON(b []byte) (handle string, vs []Value, err error) {
 // null counts as absent for optional fields. Unknown keys are ignored. Errors are
 // *JSONError with Value 0. The result does not alias b.
 func DecodeValueJSON(b []byte) (Value, error) {
+	if json.Valid(b) {
+		p := fastJSON{b: b}
+		if i := p.ws(0); i < len(b) {
+			if v, e, ok := p.value(i); ok && p.ws(e) == len(b) {
+				return v, nil
+			}
+		}
+	}
 	return decodeValueJSON(b, 0)
 }
 
@@ -811,3 +842,532 @@ func AppendPrettyJSON(dst, compact []byte) []byte {
 }
 
 func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// fastJSON decodes the usual shapes of Handle JSON without encoding/json. It runs
+// only on input json.Valid accepted, and gives up (ok == false) on anything it does
+// not handle exactly like the encoding/json path: escapes in keys, surrogate or
+// invalid-UTF-8 strings, time formats other than yyyy-MM-ddTHH:mm:ssZ, and every
+// error. FuzzDecodeRecordJSON checks that whenever it succeeds its result equals
+// decodeRecordJSONStd's. It still bounds-checks every index, so it never panics.
+type fastJSON struct{ b []byte }
+
+// span is a value's bytes b[s:e]; e == 0 means absent.
+type span struct{ s, e int }
+
+func (p *fastJSON) ws(i int) int {
+	for i < len(p.b) && isJSONSpace(p.b[i]) {
+		i++
+	}
+	return i
+}
+
+// end returns the index just after the value starting at i.
+func (p *fastJSON) end(i int) (int, bool) {
+	b := p.b
+	if i >= len(b) {
+		return 0, false
+	}
+	switch b[i] {
+	case '"':
+		for j := i + 1; j < len(b); j++ {
+			switch b[j] {
+			case '\\':
+				j++
+			case '"':
+				return j + 1, true
+			}
+		}
+		return 0, false
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				e, ok := p.end(j)
+				if !ok {
+					return 0, false
+				}
+				j = e - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1, true
+				}
+			}
+		}
+		return 0, false
+	}
+	j := i
+	for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && !isJSONSpace(b[j]) {
+		j++
+	}
+	return j, j > i
+}
+
+// members iterates over the object at i: f gets each key (escape-free keys only)
+// and value span. It returns the index after the object.
+func (p *fastJSON) members(i int, f func(key []byte, v span) bool) (int, bool) {
+	b := p.b
+	if i >= len(b) || b[i] != '{' {
+		return 0, false
+	}
+	i = p.ws(i + 1)
+	if i < len(b) && b[i] == '}' {
+		return i + 1, true
+	}
+	for {
+		ke, ok := p.end(i)
+		if !ok || b[i] != '"' {
+			return 0, false
+		}
+		key := b[i+1 : ke-1]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			return 0, false
+		}
+		i = p.ws(ke)
+		if i >= len(b) || b[i] != ':' {
+			return 0, false
+		}
+		i = p.ws(i + 1)
+		e, ok := p.end(i)
+		if !ok || !f(key, span{i, e}) {
+			return 0, false
+		}
+		i = p.ws(e)
+		if i >= len(b) {
+			return 0, false
+		}
+		switch b[i] {
+		case ',':
+			i = p.ws(i + 1)
+		case '}':
+			return i + 1, true
+		default:
+			return 0, false
+		}
+	}
+}
+
+// elements iterates over the array at sp.
+func (p *fastJSON) elements(sp span, f func(v span) bool) bool {
+	b := p.b
+	i := sp.s
+	if i >= len(b) || b[i] != '[' {
+		return false
+	}
+	i = p.ws(i + 1)
+	if i < len(b) && b[i] == ']' {
+		return true
+	}
+	for {
+		e, ok := p.end(i)
+		if !ok || !f(span{i, e}) {
+			return false
+		}
+		i = p.ws(e)
+		if i >= len(b) {
+			return false
+		}
+		switch b[i] {
+		case ',':
+			i = p.ws(i + 1)
+		case ']':
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+func (p *fastJSON) null(sp span) bool { return sp.e == 0 || p.b[sp.s] == 'n' }
+
+// str decodes a string value with at most the simple escapes; gives up on \u
+// escapes of surrogates and on invalid UTF-8 (encoding/json's replacement rules).
+func (p *fastJSON) str(sp span) ([]byte, bool) {
+	if sp.e-sp.s < 2 || p.b[sp.s] != '"' {
+		return nil, false
+	}
+	raw := p.b[sp.s+1 : sp.e-1]
+	if !utf8.Valid(raw) {
+		return nil, false
+	}
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return raw, true
+	}
+	out := make([]byte, 0, len(raw))
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if c != '\\' {
+			out = append(out, c)
+			continue
+		}
+		i++
+		if i >= len(raw) {
+			return nil, false
+		}
+		switch raw[i] {
+		case '"', '\\', '/':
+			out = append(out, raw[i])
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			if i+4 >= len(raw) {
+				return nil, false
+			}
+			var r rune
+			for _, h := range raw[i+1 : i+5] {
+				switch {
+				case '0' <= h && h <= '9':
+					r = r<<4 | rune(h-'0')
+				case 'a' <= h && h <= 'f':
+					r = r<<4 | rune(h-'a'+10)
+				case 'A' <= h && h <= 'F':
+					r = r<<4 | rune(h-'A'+10)
+				default:
+					return nil, false
+				}
+			}
+			if 0xD800 <= r && r < 0xE000 {
+				return nil, false
+			}
+			out = utf8.AppendRune(out, r)
+			i += 4
+		default:
+			return nil, false
+		}
+	}
+	return out, true
+}
+
+func (p *fastJSON) int(sp span, lo, hi int64) (int64, bool) {
+	if sp.e == 0 {
+		return 0, false
+	}
+	c := p.b[sp.s]
+	if c != '-' && (c < '0' || c > '9') {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(string(p.b[sp.s:sp.e]), 10, 64)
+	if err != nil || n < lo || n > hi {
+		return 0, false
+	}
+	return n, true
+}
+
+// time parses exactly yyyy-MM-ddTHH:mm:ssZ (what the encoder writes).
+func (p *fastJSON) time(sp span, lo, hi int64) (int64, bool) {
+	s, ok := p.str(sp)
+	if !ok || len(s) != 20 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[19] != 'Z' {
+		return 0, false
+	}
+	num := func(b []byte) (int64, bool) {
+		var n int64
+		for _, c := range b {
+			if c < '0' || c > '9' {
+				return 0, false
+			}
+			n = n*10 + int64(c-'0')
+		}
+		return n, true
+	}
+	y, ok1 := num(s[0:4])
+	mo, ok2 := num(s[5:7])
+	d, ok3 := num(s[8:10])
+	hh, ok4 := num(s[11:13])
+	mm, ok5 := num(s[14:16])
+	ss, ok6 := num(s[17:19])
+	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6) || mo < 1 || mo > 12 || d < 1 || d > daysIn(y, mo) || hh > 23 || mm > 59 || ss > 59 {
+		return 0, false
+	}
+	n := daysFromCivil(y, mo, d)*86400 + hh*3600 + mm*60 + ss
+	if n < lo || n > hi {
+		return 0, false
+	}
+	return n, true
+}
+
+func daysIn(y, m int64) int64 {
+	switch m {
+	case 2:
+		if y%4 == 0 && (y%100 != 0 || y%400 == 0) {
+			return 29
+		}
+		return 28
+	case 4, 6, 9, 11:
+		return 30
+	}
+	return 31
+}
+
+// daysFromCivil is the inverse of civilFromDays (Howard Hinnant's algorithm).
+func daysFromCivil(y, m, d int64) int64 {
+	if m <= 2 {
+		y--
+	}
+	era := y
+	if era < 0 {
+		era -= 399
+	}
+	era /= 400
+	yoe := y - era*400
+	mp := (m + 9) % 12
+	doy := (153*mp+2)/5 + d - 1
+	doe := yoe*365 + yoe/4 - yoe/100 + doy
+	return era*146097 + doe - 719468
+}
+
+func fastRecordJSON(b []byte) (string, []Value, bool) {
+	p := fastJSON{b: b}
+	var rc, h, vals span
+	end, ok := p.members(p.ws(0), func(key []byte, v span) bool {
+		switch string(key) {
+		case "responseCode":
+			rc = v
+		case "handle":
+			h = v
+		case "values":
+			vals = v
+		}
+		return true
+	})
+	if !ok || p.ws(end) != len(b) || h.e == 0 || vals.e == 0 {
+		return "", nil, false
+	}
+	if !p.null(rc) {
+		if n, ok := p.int(rc, 1, 1); !ok || n != 1 {
+			return "", nil, false
+		}
+	}
+	hb, ok := p.str(h)
+	if !ok || len(hb) == 0 {
+		return "", nil, false
+	}
+	var vs []Value
+	ok = p.elements(vals, func(sp span) bool {
+		if len(vs) >= MaxValues {
+			return false
+		}
+		v, e, ok := p.value(sp.s)
+		if !ok || e != sp.e {
+			return false
+		}
+		vs = append(vs, v)
+		return true
+	})
+	if !ok {
+		return "", nil, false
+	}
+	if vs == nil {
+		vs = []Value{}
+	}
+	return string(hb), vs, true
+}
+
+// value decodes the value object at i and returns the index after it.
+func (p *fastJSON) value(i int) (Value, int, bool) {
+	var idx, typ, data, perm, ttl, ts, refs span
+	end, ok := p.members(i, func(key []byte, v span) bool {
+		switch string(key) {
+		case "index":
+			idx = v
+		case "type":
+			typ = v
+		case "data":
+			data = v
+		case "permissions":
+			perm = v
+		case "ttl":
+			ttl = v
+		case "timestamp":
+			ts = v
+		case "references":
+			refs = v
+		}
+		return true
+	})
+	if !ok {
+		return Value{}, 0, false
+	}
+	v := Value{Perm: PermDefault, TTLType: TTLRelative, TTL: DefaultTTL}
+	n, ok := p.int(idx, math.MinInt32, math.MaxInt32)
+	if !ok {
+		return Value{}, 0, false
+	}
+	v.Index = int32(n)
+	t, ok := p.str(typ)
+	if !ok || len(t) > MaxLength {
+		return Value{}, 0, false
+	}
+	v.Type = internType(t)
+	if p.null(data) {
+		return Value{}, 0, false
+	}
+	if v.Data, ok = p.data(data); !ok || len(v.Data) > MaxLength {
+		return Value{}, 0, false
+	}
+	if !p.null(perm) {
+		s, ok := p.str(perm)
+		if !ok {
+			return Value{}, 0, false
+		}
+		x, ok := parseBinaryDigits(unsafe.String(unsafe.SliceData(s), len(s)), 4, 4)
+		if !ok {
+			return Value{}, 0, false
+		}
+		v.Perm = Perm(x)
+	}
+	if !p.null(ttl) {
+		if p.b[ttl.s] == '"' {
+			n, ok = p.time(ttl, math.MinInt32, math.MaxInt32)
+			v.TTLType = TTLAbsolute
+		} else {
+			n, ok = p.int(ttl, math.MinInt32, math.MaxInt32)
+		}
+		if !ok {
+			return Value{}, 0, false
+		}
+		v.TTL = int32(n)
+	}
+	if !p.null(ts) {
+		if p.b[ts.s] == '"' {
+			v.Timestamp, ok = p.time(ts, 0, math.MaxUint32)
+		} else {
+			v.Timestamp, ok = p.int(ts, 0, math.MaxUint32)
+		}
+		if !ok {
+			return Value{}, 0, false
+		}
+	}
+	if !p.null(refs) {
+		if v.Refs, ok = p.refs(refs); !ok {
+			return Value{}, 0, false
+		}
+	}
+	return v, end, true
+}
+
+// refs decodes [{"handle":…,"index":…}…]; empty gives nil.
+func (p *fastJSON) refs(sp span) ([]Ref, bool) {
+	var refs []Ref
+	ok := p.elements(sp, func(e span) bool {
+		if len(refs) >= MaxRefs {
+			return false
+		}
+		var h, idx span
+		end, ok := p.members(e.s, func(key []byte, v span) bool {
+			switch string(key) {
+			case "handle":
+				h = v
+			case "index":
+				idx = v
+			}
+			return true
+		})
+		if !ok || end != e.e {
+			return false
+		}
+		hb, ok := p.str(h)
+		if !ok || len(hb) > MaxLength {
+			return false
+		}
+		n, ok := p.int(idx, math.MinInt32, math.MaxInt32)
+		if !ok {
+			return false
+		}
+		refs = append(refs, Ref{Handle: string(hb), Index: int32(n)})
+		return true
+	})
+	return refs, ok
+}
+
+func (p *fastJSON) data(sp span) ([]byte, bool) {
+	if p.b[sp.s] == '"' {
+		s, ok := p.str(sp)
+		return nonEmpty(bytes.Clone(s)), ok
+	}
+	var format, val span
+	end, ok := p.members(sp.s, func(key []byte, v span) bool {
+		switch string(key) {
+		case "format":
+			format = v
+		case "value":
+			val = v
+		}
+		return true
+	})
+	if !ok || end != sp.e || p.null(val) {
+		return nil, false
+	}
+	f, ok := p.str(format)
+	if !ok {
+		return nil, false
+	}
+	switch string(f) {
+	case "string":
+		s, ok := p.str(val)
+		return nonEmpty(bytes.Clone(s)), ok
+	case "base64":
+		s, ok := p.str(val)
+		if !ok || len(s)%4 != 0 {
+			return nil, false
+		}
+		out, err := base64.StdEncoding.AppendDecode(nil, s)
+		return nonEmpty(out), err == nil
+	case "admin":
+		var h, idx, perms span
+		end, ok := p.members(val.s, func(key []byte, v span) bool {
+			switch string(key) {
+			case "handle":
+				h = v
+			case "index":
+				idx = v
+			case "permissions":
+				perms = v
+			}
+			return true
+		})
+		if !ok || end != val.e {
+			return nil, false
+		}
+		hb, ok := p.str(h)
+		if !ok || len(hb) > MaxLength {
+			return nil, false
+		}
+		n, ok := p.int(idx, math.MinInt32, math.MaxInt32)
+		if !ok {
+			return nil, false
+		}
+		ps, ok := p.str(perms)
+		if !ok {
+			return nil, false
+		}
+		mask, ok := parseBinaryDigits(unsafe.String(unsafe.SliceData(ps), len(ps)), 1, 16)
+		if !ok {
+			return nil, false
+		}
+		out := binary.BigEndian.AppendUint16(nil, uint16(mask))
+		out = binary.BigEndian.AppendUint32(out, uint32(len(hb)))
+		out = append(out, hb...)
+		return binary.BigEndian.AppendUint32(out, uint32(n)), true
+	case "vlist":
+		if p.b[val.s] != '[' {
+			return nil, false
+		}
+		refs, ok := p.refs(val)
+		if !ok {
+			return nil, false
+		}
+		return AppendVList(nil, refs), true
+	}
+	return nil, false // hex and anything else: the encoding/json path
+}

@@ -466,3 +466,23 @@ func TestAppendJSONZeroAllocs(t *testing.T) {
 		t.Errorf("AppendPrettyJSON allocates %v times", n)
 	}
 }
+
+// The fast decoder must handle the records pidnode itself writes, so imports of
+// exports never take the slow path.
+func TestFastJSONCoversOwnOutput(t *testing.T) {
+	vs := append(specRecordValues(), pid4catValues(t)...)
+	vs = append(vs, Value{Index: 9, Type: "X\n\"", Data: []byte("é\x13\u2028 <&>"), Refs: []Ref{{"a/ü", 1}}, TTLType: TTLAbsolute, TTL: -1})
+	in := AppendRecordJSON(nil, "21.T11978/TEST/KBKA-BEM9", vs)
+	h, got, ok := fastRecordJSON(in)
+	if !ok || h != "21.T11978/TEST/KBKA-BEM9" {
+		t.Fatalf("fastRecordJSON gave up on %s", in)
+	}
+	assertValuesEqual(t, got, vs)
+	for i := range vs {
+		one := AppendValueJSON(nil, &vs[i])
+		p := fastJSON{b: one}
+		if v, e, ok := p.value(0); !ok || e != len(one) || !v.Equal(&vs[i]) {
+			t.Errorf("fastJSON.value(%s) = %+v, %v", one, v, ok)
+		}
+	}
+}
