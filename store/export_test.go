@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"pidnode/handlev"
@@ -204,4 +205,24 @@ func TestImportErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestImportReadError: a failing reader ends the import with the line where the
+// read failed; the records of the unfinished chunk are not written.
+func TestImportReadError(t *testing.T) {
+	var in strings.Builder
+	for i := range 3000 {
+		fmt.Fprintf(&in, `{"handle":"21.T11148/R%06d","values":[]}`+"\n", i)
+	}
+	db := openTest(t, "", true)
+	// TimeoutReader fails its second Read; the first gets at most one bufio buffer.
+	n, err := db.Import(iotest.TimeoutReader(strings.NewReader(in.String())), sampleKey)
+	var ie *ImportError
+	if !errors.As(err, &ie) || !errors.Is(err, iotest.ErrTimeout) || ie.Line < 2 || ie.Line > 3001 {
+		t.Fatalf("Import = %d, %v; want *ImportError wrapping iotest.ErrTimeout", n, err)
+	}
+	if n != 0 {
+		t.Errorf("Import n = %d, want 0", n)
+	}
+	t.Logf("read error reported as %v", err)
 }

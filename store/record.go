@@ -57,6 +57,9 @@ func decodeStored(b []byte) (Stored, error) {
 	s.Updated = nanosToTime(int64(binary.BigEndian.Uint64(b[17:])))
 	hl := uint64(binary.BigEndian.Uint32(b[recordHeaderLen:]))
 	off := recordHeaderLen + 4
+	if hl > handlev.MaxHandleLen {
+		return s, &FormatError{Format: b[0], Err: fmt.Errorf("%w: handle length %d over %d", ErrCorrupt, hl, handlev.MaxHandleLen)}
+	}
 	if hl > uint64(len(b)-off) {
 		return s, &FormatError{Format: b[0], Err: fmt.Errorf("%w: handle length %d exceeds record", ErrCorrupt, hl)}
 	}
