@@ -459,6 +459,27 @@ func TestMalformedRequest(t *testing.T) {
 			}
 		}
 	}
+	// A header whose BodyLength overruns the message: RC 4, no digest even with RD.
+	msg := hsmsg.AppendHeader(nil, &hsmsg.Header{OpCode: 1, OpFlag: hsmsg.FlagsJava | hsmsg.FlagRD, BodyLength: 999})
+	msg = append(msg, 0, 0, 0, 0)
+	env := hsmsg.Envelope{Major: 2, Minor: 11, RequestID: 31, MessageLength: uint32(len(msg))}
+	uc, err := net.Dial("udp", n.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer uc.Close()
+	uc.Write(append(hsmsg.AppendEnvelope(nil, &env), msg...))
+	uc.SetReadDeadline(time.Now().Add(3 * time.Second))
+	buf := make([]byte, 512)
+	k, err := uc.Read(buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := hsmsg.ParseReply(buf[hsmsg.EnvelopeLen:k])
+	if err != nil || r.Header.ResponseCode != hsmsg.RCProtocolError || r.Digest != nil {
+		t.Errorf("overrunning body: %+v %v", r.Header, err)
+	}
+
 	// Garbage on TCP: the connection is closed without a reply.
 	conn, err := net.Dial("tcp", n.addr)
 	if err != nil {

@@ -152,16 +152,15 @@ func (s *Server) respond(w *work, env *hsmsg.Envelope, msg []byte) (rep []byte, 
 	r := reply{s: s, w: w, env: &renv}
 	m, err := hsmsg.ParseMessage(msg)
 	if err != nil {
-		h, herr := hsmsg.ParseHeader(msg)
-		if herr != nil && len(msg) < hsmsg.HeaderLen {
-			s.stats.dropped.Add(1)
-			return nil, renv, false
-		}
+		// The header is there (len(msg) >= HeaderLen) but its body length or the
+		// credential is wrong: answer RC 4, neither digested nor signed since the
+		// request's extent is unknown.
+		h, _ := hsmsg.ParseHeader(msg)
 		if h.ResponseCode != hsmsg.RCReserved {
 			s.stats.dropped.Add(1)
 			return nil, renv, false
 		}
-		h.OpFlag &^= hsmsg.FlagRD | hsmsg.FlagCT // nothing sound to digest or sign
+		h.OpFlag &^= hsmsg.FlagRD | hsmsg.FlagCT
 		r.req = &hsmsg.Message{Header: h}
 		r.error(hsmsg.RCProtocolError, msgProtocol)
 		return r.finish()

@@ -8,6 +8,7 @@ import (
 	"math/big"
 	"strconv"
 
+	"pidnode/handlev"
 	"pidnode/handlev/hsmsg"
 )
 
@@ -129,3 +130,18 @@ func siteJSON(s *hsmsg.Site) ([]byte, error) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// SiteValue returns the node's HS_SITE as a handle value (type HS_SITE, index
+// index, public read), the form a prefix handle 0.NA/<prefix> (or a 0.SITE/…
+// handle) carries to home the prefix on this node. Its data is what GET_SITE_INFO
+// returns and round-trips through handlev's value codec and hsmsg.DecodeSite.
+func SiteValue(cfg SiteConfig, pub *rsa.PublicKey, index int32) handlev.Value {
+	site := BuildSite(cfg, pub)
+	return handlev.Value{
+		Index: index,
+		Type:  handlev.TypeSite,
+		Data:  hsmsg.AppendSite(nil, &site),
+		TTL:   86400,
+		Perm:  handlev.PermDefault,
+	}
+}

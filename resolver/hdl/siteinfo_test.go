@@ -1,6 +1,7 @@
 package hdl_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"flag"
 	"net/netip"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"pidnode/handlev"
 	"pidnode/handlev/hsmsg"
 	"pidnode/resolver/hdl"
 )
@@ -116,5 +118,29 @@ func TestKeys(t *testing.T) {
 	os.WriteFile(bad, []byte("not a key"), 0o600)
 	if _, err := hdl.LoadKey(bad); err == nil {
 		t.Error("LoadKey accepted garbage")
+	}
+}
+
+func TestSiteValueRoundTrip(t *testing.T) {
+	key, err := hdl.LoadKey(filepath.Join("testdata", "test_key.pem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := hdl.SiteValue(hdl.SiteConfig{Address: netip.MustParseAddr("192.0.2.10"), Port: 2641}, &key.PublicKey, 1)
+	b := handlev.AppendValue(nil, &v)
+	got, n, err := handlev.DecodeValue(b)
+	if err != nil || n != len(b) || !got.Equal(&v) {
+		t.Fatalf("value round trip: %v (%d of %d bytes)", err, n, len(b))
+	}
+	site, err := hsmsg.DecodeSite(got.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(hsmsg.AppendSite(nil, &site), v.Data) {
+		t.Error("site data does not re-encode identically")
+	}
+	pub, err := hsmsg.ParseRSAPublicKey(site.Servers[0].PublicKey)
+	if err != nil || !pub.Equal(&key.PublicKey) {
+		t.Errorf("published key: %v", err)
 	}
 }
