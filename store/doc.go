@@ -36,8 +36,19 @@
 //
 // Update goes through bbolt's DB.Batch: concurrent callers share one transaction
 // and one fsync, and each returns only once the commit is on disk. The callback
-// may run more than once and must be idempotent. Import uses its own large
-// transactions (10000 records each).
+// may run more than once and must be idempotent. PutRecord refuses what the
+// binary encoding cannot hold exactly (ErrNotStorable), so a record always reads
+// back as written.
+//
+// # Export and import
+//
+// Export writes one line per record in key order, {"handle":…,"values":[…]} in
+// the Handle JSON encoding, from one read transaction. Import reads such lines
+// (responseCode optional), decodes them on GOMAXPROCS goroutines and writes them
+// in plain (unbatched) transactions of 10000 records, one fsync each. Export →
+// Import into an empty database → Export gives the same bytes. A failing line
+// stops the import with an *ImportError naming it: the chunks committed before
+// stay, nothing of the chunk holding the bad line is written.
 //
 // # Caveats
 //

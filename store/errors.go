@@ -23,7 +23,8 @@ var (
 	// know. Returned wrapped in *FormatError.
 	ErrUnknownFormat = errors.New("store: unknown record format")
 
-	// ErrCorrupt: a stored record is truncated or has trailing bytes.
+	// ErrCorrupt: a stored record is truncated, has trailing bytes or a display
+	// handle longer than handlev.MaxHandleLen.
 	// Returned wrapped in *FormatError.
 	ErrCorrupt = errors.New("store: corrupt record")
 
