@@ -68,12 +68,23 @@ func (s *Server) submitApplication(w http.ResponseWriter, r *http.Request) error
 	if err := decodeStrict(body, &req); err != nil {
 		return err
 	}
+	app, err := s.SubmitApplication(req)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Location", "/ops/v1/applications/"+app.ID)
+	writeJSON(w, http.StatusCreated, app)
+	return nil
+}
+
+// SubmitApplication validates and stores an application in state SUBMITTED.
+func (s *Server) SubmitApplication(req ApplicationRequest) (*Application, error) {
 	if fe := req.validate(); len(fe) > 0 {
-		return &ValidationError{Errors: fe}
+		return nil, &ValidationError{Errors: fe}
 	}
 	id, err := s.newID("app_")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	app := Application{
 		ID: id, Organisation: req.Organisation, TechnicalContact: req.TechnicalContact,
@@ -87,11 +98,9 @@ func (s *Server) submitApplication(w http.ResponseWriter, r *http.Request) error
 		return s.audit(tx, ActorOperator, ActApplicationSubmit, app.ID, nil, &app)
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	w.Header().Set("Location", "/ops/v1/applications/"+app.ID)
-	writeJSON(w, http.StatusCreated, &app)
-	return nil
+	return &app, nil
 }
 
 func (s *Server) listApplications(w http.ResponseWriter, r *http.Request) error {

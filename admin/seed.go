@@ -1,1 +1,185 @@
 package admin
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"pidnode/store"
+)
+
+// DemoNamespace is the namespace SeedDemo gives the demo SNAA.
+const DemoNamespace = "DMO"
+
+// DemoInfo describes what SeedDemo created.
+type DemoInfo struct {
+	SNAAID    string
+	Namespace string
+	// Key is the demo SNAA's API key secret (print it once; it is not stored).
+	Key string
+	// Handles are the demo identifiers under the production prefix, in creation
+	// order: REGISTERED ones, then one SUBMITTED, then one OBSOLETED with an
+	// IS_OBSOLETED_BY link to Handles[0].
+	Handles []string
+	// TestHandles are demo identifiers under the test prefix.
+	TestHandles []string
+}
+
+// SeedDemo fills an empty database (no SNAA yet) with a demo: an approved
+// application, the SNAA "Demo Catalysis Lab" with namespace DMO under the
+// production and the test prefix, its API key, and a handful of identifiers with
+// realistic pid4cat metadata. It goes through the same handlers as the API, so
+// the demo records are valid, audited and invalidated like any other. On a
+// database that already has an SNAA it returns ErrNotEmpty and changes nothing.
+func (s *Server) SeedDemo(ctx context.Context) (DemoInfo, error) {
+	var info DemoInfo
+	empty := true
+	if err := s.db.View(func(tx *store.Tx) error {
+		k, _ := tx.Bolt().Bucket(store.BucketSNAAs).Cursor().First()
+		empty = k == nil
+		return nil
+	}); err != nil {
+		return info, err
+	}
+	if !empty {
+		return info, ErrNotEmpty
+	}
+	app, err := s.SubmitApplication(ApplicationRequest{
+		Organisation:          "Demo Catalysis Lab",
+		TechnicalContact:      Contact{Name: "Dana Demo", Email: "pids@demo-catalysis.example.org"},
+		AdministrativeContact: Contact{Name: "Alex Admin", Email: "office@demo-catalysis.example.org"},
+		PolicyVersion:         "v1.0",
+		MaintenanceStatement:  "Demo data: landing pages live on the lab's repository, curated by the data steward.",
+	})
+	if err != nil {
+		return info, err
+	}
+	res, err := s.Approve(app.ID, ApproveRequest{Namespace: DemoNamespace, CustomIDs: true, Note: "demo SNAA created by --demo"})
+	if err != nil {
+		return info, err
+	}
+	info.SNAAID, info.Namespace, info.Key = res.SNAA.ID, res.SNAA.Namespace, res.Key.Secret
+
+	for _, b := range s.bases {
+		if b.prefix == "" {
+			continue
+		}
+		coll := b.path + "/handles/" + b.prefix + "/" + DemoNamespace + "/"
+		var made []string
+		items := demoItems()
+		if b.test {
+			items = items[:2]
+		}
+		for i, it := range items {
+			if it.obsoletes && len(made) > 0 {
+				first := made[0]
+				prefix, ns, id := splitDisplay(first)
+				short := prefix + "/" + ns + "/" + id
+				it.meta["related_identifiers"] = []any{map[string]any{
+					"relation_type": "IS_OBSOLETED_BY",
+					"related_identifier": map[string]any{"type": "HandleIdentifier", "identifier": short,
+						"resolving_url": "https://hdl.handle.net/" + short},
+					"datetime_log": s.now().UTC().Format("2006-01-02T15:04:05Z"),
+				}}
+			}
+			body, _ := json.Marshal(map[string]any{"url": it.url, "metadata": it.meta})
+			var ident Identifier
+			if err := s.seedRequest(ctx, info.Key, coll, body, &ident); err != nil {
+				return info, fmt.Errorf("admin: demo identifier %d: %w", i, err)
+			}
+			made = append(made, ident.Handle)
+		}
+		if b.test {
+			info.TestHandles = made
+		} else {
+			info.Handles = made
+		}
+	}
+	s.log.Info("demo data loaded", "snaa", info.SNAAID, "namespace", info.Namespace, "identifiers", len(info.Handles)+len(info.TestHandles))
+	return info, nil
+}
+
+// seedRequest runs one create through the API's own handler.
+func (s *Server) seedRequest(ctx context.Context, key, path string, body []byte, out any) error {
+	req, err := http.NewRequestWithContext(ctx, "POST", path, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+key)
+	rec := &recorder{h: http.Header{}, code: http.StatusOK}
+	s.mux.ServeHTTP(rec, req)
+	if rec.code != http.StatusCreated {
+		return fmt.Errorf("status %d: %s", rec.code, rec.body.Bytes())
+	}
+	return json.Unmarshal(rec.body.Bytes(), out)
+}
+
+// recorder is a minimal in-process http.ResponseWriter.
+type recorder struct {
+	h    http.Header
+	code int
+	body bytes.Buffer
+}
+
+func (r *recorder) Header() http.Header         { return r.h }
+func (r *recorder) Write(b []byte) (int, error) { return r.body.Write(b) }
+func (r *recorder) WriteHeader(code int)        { r.code = code }
+
+type demoItem struct {
+	url       string
+	meta      map[string]any
+	obsoletes bool
+}
+
+func demoMeta(status, label, desc, category string, variants ...map[string]any) map[string]any {
+	vs := make([]any, len(variants))
+	for i, v := range variants {
+		vs[i] = v
+	}
+	return map[string]any{
+		"status": status, "schema_version": "v1.0.1", "metadata_license": "CC0-1.0",
+		"curation_contact": "pids@demo-catalysis.example.org",
+		"resource_info": map[string]any{"label": label, "description": desc,
+			"resource_category": category, "representation_variants": vs},
+	}
+}
+
+func demoItems() []demoItem {
+	const site = "https://repository.demo-catalysis.example.org"
+	v := func(path, mt, enc string, size int) map[string]any {
+		m := map[string]any{"variant_url": site + path, "media_type": mt}
+		if enc != "" {
+			m["encoding_format"] = enc
+		}
+		if size > 0 {
+			m["size"] = size
+		}
+		return m
+	}
+	return []demoItem{
+		{url: site + "/samples/cu-zno-al2o3-2025-017",
+			meta: demoMeta("REGISTERED", "Cu/ZnO/Al2O3 methanol synthesis catalyst, batch 2025-017",
+				"Co-precipitated Cu/ZnO/Al2O3 catalyst, calcined at 350 °C; reference material for the methanol synthesis round robin.",
+				"SAMPLE", v("/samples/cu-zno-al2o3-2025-017.ttl", "text/turtle", "UTF-8", 4711), v("/samples/cu-zno-al2o3-2025-017.json", "application/ld+json", "UTF-8", 5230))},
+		{url: site + "/data/xrd-2025-017",
+			meta: demoMeta("REGISTERED", "XRD patterns of batch 2025-017 before and after reduction",
+				"Powder X-ray diffraction, Cu Kα, 10–90° 2θ; raw and background-corrected patterns.",
+				"DATA_OBJECT", v("/data/xrd-2025-017.zip", "application/zip", "", 18342112))},
+		{url: site + "/devices/flow-reactor-3",
+			meta: demoMeta("REGISTERED", "Fixed-bed flow reactor FR-3",
+				"Stainless-steel fixed-bed reactor up to 80 bar and 400 °C with online GC.",
+				"DEVICE", v("/devices/flow-reactor-3.ttl", "text/turtle", "UTF-8", 2210))},
+		{url: site + "/samples/pt-al2o3-2026-002",
+			meta: demoMeta("SUBMITTED", "Pt/Al2O3 reforming catalyst, batch 2026-002 (in preparation)",
+				"Reserved identifier: characterisation data will follow.",
+				"SAMPLE", v("/samples/pt-al2o3-2026-002.ttl", "text/turtle", "UTF-8", 0))},
+		{url: site + "/samples/cu-zno-al2o3-2024-101",
+			meta: demoMeta("OBSOLETED", "Cu/ZnO/Al2O3 catalyst, batch 2024-101 (superseded)",
+				"Superseded by batch 2025-017 after a calcination error was found.",
+				"SAMPLE", v("/samples/cu-zno-al2o3-2024-101.ttl", "text/turtle", "UTF-8", 4102)),
+			obsoletes: true},
+	}
+}
