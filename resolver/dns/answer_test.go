@@ -35,7 +35,7 @@ const (
 )
 
 // loadAnswerData stores the records the answer tests query.
-func loadAnswerData(t *testing.T, f *fixture) {
+func loadAnswerData(t testing.TB, f *fixture) {
 	t.Helper()
 	reg := status(handlev.StatusRegistered)
 	f.put(t, hRef, val(handlev.TypeURL, urlRef, 86400), reg,

@@ -429,11 +429,21 @@ func escapeTXT(b []byte) string {
 // DNS.<TYPE> / DNS.TYPE<n> values, owner qname. Values that do not parse as
 // one RR of that type are skipped.
 func (s *Server) appendStored(dst []dns.RR, vals []handlev.Value, qname string, qt uint16, limit int, now int64) []dns.RR {
-	mnemonic, known := typeString(qt)
+	var (
+		mnemonic      string
+		known, looked bool
+	)
 	n := 0
 	for i := range vals {
 		v := &vals[i]
-		if !hasPrefixFoldASCII(v.Type, "DNS.") || !typeMatches(v.Type[4:], qt, mnemonic, known) {
+		if !hasPrefixFoldASCII(v.Type, "DNS.") {
+			continue
+		}
+		if !looked { // the type table is a map: only consult it for records with DNS.* values
+			mnemonic, known = typeString(qt)
+			looked = true
+		}
+		if !typeMatches(v.Type[4:], qt, mnemonic, known) {
 			continue
 		}
 		if n == limit {

@@ -23,7 +23,7 @@ const (
 
 // loadBigData stores a record whose TXT (one 600-byte URL) needs EDNS0 and one
 // whose TXT RRset (12 values of ~200 bytes) needs TCP.
-func loadBigData(t *testing.T, f *fixture) string {
+func loadBigData(t testing.TB, f *fixture) string {
 	t.Helper()
 	long := "https://example.org/" + strings.Repeat("x", 580)
 	f.put(t, hLong, val(handlev.TypeURL, long, 3600), status(handlev.StatusRegistered))
