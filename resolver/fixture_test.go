@@ -2,6 +2,7 @@ package resolver
 
 import (
 	"bufio"
+	"bytes"
 	"flag"
 	"net"
 	"os"
@@ -253,3 +254,20 @@ func newTCPListener(t testing.TB) net.Listener {
 	}
 	return ln
 }
+
+// memConn is an in-memory net.Conn: requests are read from r, responses
+// written to w (as fasthttp's own allocation_test.go does).
+type memConn struct {
+	r, w bytes.Buffer
+}
+
+func (c *memConn) Read(b []byte) (int, error)       { return c.r.Read(b) }
+func (c *memConn) Write(b []byte) (int, error)      { return c.w.Write(b) }
+func (c *memConn) Close() error                     { return nil }
+func (c *memConn) LocalAddr() net.Addr              { return memAddr }
+func (c *memConn) RemoteAddr() net.Addr             { return memAddr }
+func (c *memConn) SetDeadline(time.Time) error      { return nil }
+func (c *memConn) SetReadDeadline(time.Time) error  { return nil }
+func (c *memConn) SetWriteDeadline(time.Time) error { return nil }
+
+var memAddr = &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 4242}

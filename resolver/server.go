@@ -237,6 +237,7 @@ const maxPooledScratch = 64 << 10
 func (s *Server) getScratch() *scratch {
 	sc := s.pool.Get().(*scratch)
 	sc.p.reset()
+	sc.arena = sc.arena[:0]
 	return sc
 }
 
