@@ -23,9 +23,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		usage(stdout)
 		return 0
 	default:
-		fmt.Fprintf(stderr, "pidctl: unknown command %q\n", args[0])
-		usage(stderr)
-		return 2
+		// Everything else is an admin API command; global flags such as
+		// --admin and --key-file may precede it.
+		return adminMain(args, stdout, stderr)
 	}
 }
 
@@ -35,5 +35,6 @@ func usage(w io.Writer) {
 commands:
   hdl resolve HANDLE --server HOST:PORT [--udp] [--type T]… [--index N]… [--json]
   hdl siteinfo --server HOST:PORT [--udp]
-`)
+
+`+adminUsage)
 }

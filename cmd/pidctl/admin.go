@@ -1,0 +1,815 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// adminCommands are the subcommands that talk to the admin API.
+var adminCommands = map[string]func(c *client, pos []string) error{
+	"apply":        cmdApply,
+	"applications": cmdApplications,
+	"application":  cmdApplication,
+	"approve":      cmdApprove,
+	"reject":       cmdReject,
+	"snaas":        cmdSNAAs,
+	"snaa":         cmdSNAA,
+	"snaa-set":     cmdSNAASet,
+	"keys":         cmdKeys,
+	"whoami":       cmdWhoami,
+	"create":       cmdCreate,
+	"update":       cmdUpdate,
+	"get":          cmdGet,
+	"history":      cmdHistory,
+	"list":         cmdList,
+	"audit":        cmdAudit,
+}
+
+const adminUsage = `admin API commands (global flags: --admin URL --key-file FILE [--json]):
+  apply --organisation NAME --tech-name N --tech-email E --admin-name N --admin-email E
+        --policy-version V --maintenance TEXT        submit an SNAA application (operator key)
+  applications [--state SUBMITTED|APPROVED|REJECTED]  list applications
+  application ID                                     show one application
+  approve ID [--namespace NS] [--prefix P]… [--custom-ids] [--note TEXT]
+                                                     approve: creates the SNAA, prints its first key
+  reject ID --note TEXT                              reject an application
+  snaas                                              list SNAAs
+  snaa ID                                            show one SNAA
+  snaa-set ID [--custom-ids true|false] [--suspended true|false] [--prefix P]…
+  keys issue SNAA_ID --name NAME                     issue a key (the secret is shown once)
+  keys list SNAA_ID                                  list keys (never secrets)
+  keys revoke SNAA_ID KEY_ID                         revoke a key
+  audit [--after SEQ] [--limit N]                    read the audit log
+  whoami [--test]                                    the SNAA of the key (SNAA key)
+  create [--test] [--custom-id ID] [--idempotency-key K] (--file PAYLOAD.json | --url URL --metadata FILE|-)
+  update HANDLE [--if-match VERSION] (--file PATCH.json | [--url URL] [--metadata FILE|-])
+  get HANDLE                                         read an identifier
+  history HANDLE                                     its change log
+  list [--test] [--status S] [--url URL] [--limit N] [--cursor C]
+HANDLE is PREFIX/svc/NS/ID or PREFIX/NS/ID; a prefix with T after the first dot
+(21.T12345) uses the /testpid/v2 base, others /pid/v2 (override with --test/--prod).
+Environment: PIDCTL_ADMIN, PIDCTL_KEY_FILE.
+`
+
+// client is one pidctl invocation against the admin API.
+type client struct {
+	base   string
+	key    string
+	json   bool
+	out    io.Writer
+	fs     *flag.FlagSet
+	http   *http.Client
+	svc    string
+	test   bool
+	prod   bool
+	values map[string]*string
+	multi  map[string]*multiFlag
+}
+
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
+
+// adminMain runs an admin subcommand; exit 0 ok, 1 API error, 2 usage or network.
+func adminMain(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("pidctl", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { usage(stderr) }
+	c := &client{out: stdout, fs: fs, http: &http.Client{Timeout: 60 * time.Second},
+		values: map[string]*string{}, multi: map[string]*multiFlag{}}
+	adminURL := fs.String("admin", envOr("PIDCTL_ADMIN", "http://127.0.0.1:8001"), "admin API base `URL`")
+	keyFile := fs.String("key-file", os.Getenv("PIDCTL_KEY_FILE"), "`file` holding the API key (operator or SNAA)")
+	fs.BoolVar(&c.json, "json", false, "print the API's JSON reply (for scripts)")
+	fs.StringVar(&c.svc, "svc", "svc", "the service segment of full handles")
+	fs.BoolVar(&c.test, "test", false, "use the /testpid/v2 base")
+	fs.BoolVar(&c.prod, "prod", false, "use the /pid/v2 base")
+	for _, n := range []string{"organisation", "tech-name", "tech-email", "admin-name", "admin-email", "policy-version",
+		"maintenance", "state", "namespace", "note", "name", "custom-id", "idempotency-key", "file", "url", "metadata",
+		"if-match", "status", "limit", "cursor", "after", "custom-ids", "suspended"} {
+		c.values[n] = fs.String(n, "", "")
+	}
+	c.multi["prefix"] = &multiFlag{}
+	fs.Var(c.multi["prefix"], "prefix", "a prefix the SNAA may write under (repeatable)")
+	// Flags may come before or after positional arguments.
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return 2
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if len(pos) == 0 {
+		usage(stderr)
+		return 2
+	}
+	cmd, ok := adminCommands[pos[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "pidctl: unknown command %q\n", pos[0])
+		usage(stderr)
+		return 2
+	}
+	c.base = strings.TrimRight(*adminURL, "/")
+	if *keyFile != "" {
+		b, err := os.ReadFile(*keyFile)
+		if err != nil {
+			fmt.Fprintf(stderr, "pidctl: %v\n", err)
+			return 2
+		}
+		c.key = strings.TrimSpace(string(b))
+	}
+	err := cmd(c, pos[1:])
+	var ae *apiError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ae):
+		fmt.Fprintf(stderr, "pidctl: %d %s: %s\n", ae.Status, ae.Title, ae.Detail)
+		for _, fe := range ae.Errors {
+			fmt.Fprintf(stderr, "  %s: %s\n", fe.Field, fe.Message)
+		}
+		if c.json {
+			c.out.Write(ae.body)
+		}
+		return 1
+	case errors.Is(err, errUsage):
+		fmt.Fprintf(stderr, "pidctl %s: %v\n", pos[0], err)
+		return 2
+	default:
+		fmt.Fprintf(stderr, "pidctl %s: %v\n", pos[0], err)
+		return 2
+	}
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+var errUsage = errors.New("usage")
+
+func usageErr(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{errUsage}, args...)...)
+}
+
+// apiError is a problem+json reply.
+type apiError struct {
+	Status int    `json:"status"`
+	Title  string `json:"title"`
+	Detail string `json:"detail"`
+	Errors []struct {
+		Field   string `json:"field"`
+		Message string `json:"message"`
+	} `json:"errors"`
+	body []byte
+}
+
+func (e *apiError) Error() string { return fmt.Sprintf("%d %s: %s", e.Status, e.Title, e.Detail) }
+
+func (c *client) v(name string) string { return *c.values[name] }
+
+// do sends a request and returns the reply body; non-2xx replies are *apiError.
+func (c *client) do(method, path string, body any, hdr ...string) ([]byte, http.Header, error) {
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		jb, err := json.Marshal(b)
+		if err != nil {
+			return nil, nil, err
+		}
+		rd = bytes.NewReader(jb)
+	}
+	req, err := http.NewRequest(method, c.base+path, rd)
+	if err != nil {
+		return nil, nil, err
+	}
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.key != "" {
+		req.Header.Set("Authorization", "Bearer "+c.key)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		if hdr[i+1] != "" {
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
+	}
+	res, err := c.http.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(res.Body, 64<<20))
+	if err != nil {
+		return nil, nil, err
+	}
+	if res.StatusCode/100 != 2 && res.StatusCode != http.StatusNotModified {
+		ae := &apiError{Status: res.StatusCode, Title: res.Status, body: b}
+		if json.Unmarshal(b, ae) != nil || ae.Detail == "" {
+			ae.Detail = strings.TrimSpace(string(b))
+		}
+		return nil, nil, ae
+	}
+	return b, res.Header, nil
+}
+
+// emit prints the raw JSON with --json, else calls human.
+func (c *client) emit(body []byte, human func() error) error {
+	if c.json {
+		c.out.Write(body)
+		if len(body) > 0 && body[len(body)-1] != '\n' {
+			fmt.Fprintln(c.out)
+		}
+		return nil
+	}
+	return human()
+}
+
+func (c *client) table(header string, rows [][]string) {
+	tw := tabwriter.NewWriter(c.out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, header)
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	}
+	tw.Flush()
+}
+
+// kv prints "key: value" lines of a flat JSON object, keys sorted.
+func (c *client) kv(body []byte) error {
+	var m map[string]any
+	if err := json.Unmarshal(body, &m); err != nil {
+		return err
+	}
+	var keys []string
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	tw := tabwriter.NewWriter(c.out, 0, 4, 2, ' ', 0)
+	for _, k := range keys {
+		fmt.Fprintf(tw, "%s:\t%s\n", k, show(m[k]))
+	}
+	return tw.Flush()
+}
+
+func show(v any) string {
+	switch t := v.(type) {
+	case nil:
+		return "-"
+	case string:
+		return t
+	case bool, float64:
+		return fmt.Sprint(t)
+	case []any:
+		var parts []string
+		for _, e := range t {
+			parts = append(parts, show(e))
+		}
+		return strings.Join(parts, ", ")
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func cmdApply(c *client, pos []string) error {
+	req := map[string]any{
+		"organisation":           c.v("organisation"),
+		"technical_contact":      map[string]string{"name": c.v("tech-name"), "email": c.v("tech-email")},
+		"administrative_contact": map[string]string{"name": c.v("admin-name"), "email": c.v("admin-email")},
+		"policy_version":         c.v("policy-version"),
+		"maintenance_statement":  c.v("maintenance"),
+	}
+	var body any = req
+	if f := c.v("file"); f != "" {
+		b, err := readInput(f)
+		if err != nil {
+			return err
+		}
+		body = b
+	}
+	b, _, err := c.do("POST", "/ops/v1/applications", body)
+	if err != nil {
+		return err
+	}
+	return c.emit(b, func() error { return c.kv(b) })
+}
+
+func cmdApplications(c *client, pos []string) error {
+	path := "/ops/v1/applications"
+	if s := c.v("state"); s != "" {
+		path += "?state=" + url.QueryEscape(s)
+	}
+	b, _, err := c.do("GET", path, nil)
+	if err != nil {
+		return err
+	}
+	return c.emit(b, func() error {
+		var l struct{ Applications []map[string]any }
+		if err := json.Unmarshal(b, &l); err != nil {
+			return err
+		}
+		var rows [][]string
+		for _, a := range l.Applications {
+			rows = append(rows, []string{show(a["id"]), show(a["state"]), show(a["submitted"]), show(a["organisation"])})
+		}
+		c.table("ID\tSTATE\tSUBMITTED\tORGANISATION", rows)
+		return nil
+	})
+}
+
+func one(pos []string, what string) (string, error) {
+	if len(pos) != 1 {
+		return "", usageErr("want exactly one %s", what)
+	}
+	return pos[0], nil
+}
+
+func cmdApplication(c *client, pos []string) error {
+	id, err := one(pos, "application ID")
+	if err != nil {
+		return err
+	}
+	b, _, err := c.do("GET", "/ops/v1/applications/"+url.PathEscape(id), nil)
+	if err != nil {
+		return err
+	}
+	return c.emit(b, func() error { return c.kv(b) })
+}
+
+func cmdApprove(c *client, pos []string) error {
+	id, err := one(pos, "application ID")
+	if err != nil {
+		return err
+	}
+	req := map[string]any{}
+	if ns := c.v("namespace"); ns != "" {
+		req["namespace"] = ns
+	}
+	if len(*c.multi["prefix"]) > 0 {
+		req["prefixes"] = []string(*c.multi["prefix"])
+	}
+	if v := c.v("custom-ids"); v != "" {
+		bv, err := strconv.ParseBool(v)
+		if err != nil {
+			return usageErr("--custom-ids wants true or false")
+		}
+		req["custom_ids"] = bv
+	}
+	if n := c.v("note"); n != "" {
+		req["note"] = n
+	}
+	b, _, err := c.do("POST", "/ops/v1/applications/"+url.PathEscape(id)+"/approve", req)
+	if err != nil {
+		return err
+	}
+	return c.emit(b, func() error {
+		var r struct {
+			SNAA struct {
+				ID, Namespace string
+				Prefixes      []string
+				CustomIDs     bool `json:"custom_ids"`
+			}
+			Key struct{ ID, Name, Secret string }
+		}
+		if err := json.Unmarshal(b, &r); err != nil {
+			return err
+		}
+		fmt.Fprintf(c.out, "approved: SNAA %s, namespace %s, prefixes %s, custom ids %v\n",
+			r.SNAA.ID, r.SNAA.Namespace, strings.Join(r.SNAA.Prefixes, ", "), r.SNAA.CustomIDs)
+		fmt.Fprintf(c.out, "key %s (%s) — shown only now, store it:\n%s\n", r.Key.ID, r.Key.Name, r.Key.Secret)
+		return nil
+	})
+}
+
+func cmdReject(c *client, pos []string) error {
+	id, err := one(pos, "application ID")
+	if err != nil {
+		return err
+	}
+	b, _, err := c.do("POST", "/ops/v1/applications/"+url.PathEscape(id)+"/reject", map[string]string{"note": c.v("note")})
+	if err != nil {
+		return err
+	}
+	return c.emit(b, func() error { return c.kv(b) })
+}
+
+func cmdSNAAs(c *client, pos []string) error {
+	b, _, err := c.do("GET", "/ops/v1/snaas", nil)
+	if err != nil {
+		return err
+	}
+	return c.emit(b, func() error {
+		var l struct{ SNAAs []map[string]any }
+		if err := json.Unmarshal(b, &l); err != nil {
+			return err
+		}
+		var rows [][]string
+		for _, s := range l.SNAAs {
+			rows = append(rows, []string{show(s["id"]), show(s["namespace"]), show(s["prefixes"]),
+				show(s["custom_ids"]), show(s["suspended"]), show(s["organisation"])})
+		}
+		c.table("ID\tNAMESPACE\tPREFIXES\tCUSTOM IDS\tSUSPENDED\tORGANISATION", rows)
+		return nil
+	})
+}
+
+func cmdSNAA(c *client, pos []string) error {
+	id, err := one(pos, "SNAA ID")
+	if err != nil {
+		return err
+	}
+	b, _, err := c.do("GET", "/ops/v1/snaas/"+url.PathEscape(id), nil)
+	if err != nil {
+		return err
+	}
+	return c.emit(b, func() error { return c.kv(b) })
+}
+
+func cmdSNAASet(c *client, pos []string) error {
+	id, err := one(pos, "SNAA ID")
+	if err != nil {
+		return err
+	}
+	req := map[string]any{}
+	for flagName, field := range map[string]string{"custom-ids": "custom_ids", "suspended": "suspended"} {
+		if v := c.v(flagName); v != "" {
+			bv, err := strconv.ParseBool(v)
+			if err != nil {
+				return usageErr("--%s wants true or false", flagName)
+			}
+			req[field] = bv
+		}
+	}
+	if len(*c.multi["prefix"]) > 0 {
+		req["prefixes"] = []string(*c.multi["prefix"])
+	}
+	b, _, err := c.do("PATCH", "/ops/v1/snaas/"+url.PathEscape(id), req)
+	if err != nil {
+		return err
+	}
+	return c.emit(b, func() error { return c.kv(b) })
+}
+
+func cmdKeys(c *client, pos []string) error {
+	if len(pos) < 2 {
+		return usageErr("keys issue|list|revoke SNAA_ID [KEY_ID]")
+	}
+	snaa := url.PathEscape(pos[1])
+	switch pos[0] {
+	case "issue":
+		b, _, err := c.do("POST", "/ops/v1/snaas/"+snaa+"/keys", map[string]string{"name": c.v("name")})
+		if err != nil {
+			return err
+		}
+		return c.emit(b, func() error {
+			var k struct{ ID, Name, Secret string }
+			if err := json.Unmarshal(b, &k); err != nil {
+				return err
+			}
+			fmt.Fprintf(c.out, "key %s (%s) — shown only now, store it:\n%s\n", k.ID, k.Name, k.Secret)
+			return nil
+		})
+	case "list":
+		b, _, err := c.do("GET", "/ops/v1/snaas/"+snaa+"/keys", nil)
+		if err != nil {
+			return err
+		}
+		return c.emit(b, func() error {
+			var l struct{ Keys []map[string]any }
+			if err := json.Unmarshal(b, &l); err != nil {
+				return err
+			}
+			var rows [][]string
+			for _, k := range l.Keys {
+				rows = append(rows, []string{show(k["id"]), show(k["name"]), show(k["created"]), show(k["last_used"]), show(k["revoked"])})
+			}
+			c.table("ID\tNAME\tCREATED\tLAST USED\tREVOKED", rows)
+			return nil
+		})
+	case "revoke":
+		if len(pos) != 3 {
+			return usageErr("keys revoke SNAA_ID KEY_ID")
+		}
+		if _, _, err := c.do("DELETE", "/ops/v1/snaas/"+snaa+"/keys/"+url.PathEscape(pos[2]), nil); err != nil {
+			return err
+		}
+		if c.json {
+			fmt.Fprintln(c.out, `{"revoked":true}`)
+		} else {
+			fmt.Fprintf(c.out, "key %s revoked\n", pos[2])
+		}
+		return nil
+	}
+	return usageErr("keys issue|list|revoke")
+}
+
+func cmdAudit(c *client, pos []string) error {
+	q := url.Values{}
+	if a := c.v("after"); a != "" {
+		q.Set("after", a)
+	}
+	if l := c.v("limit"); l != "" {
+		q.Set("limit", l)
+	}
+	b, _, err := c.do("GET", "/ops/v1/audit?"+q.Encode(), nil)
+	if err != nil {
+		return err
+	}
+	return c.emit(b, func() error {
+		var l struct{ Entries []map[string]any }
+		if err := json.Unmarshal(b, &l); err != nil {
+			return err
+		}
+		var rows [][]string
+		for _, e := range l.Entries {
+			rows = append(rows, []string{show(e["seq"]), show(e["time"]), show(e["actor"]), show(e["action"]), show(e["target"])})
+		}
+		c.table("SEQ\tTIME\tACTOR\tACTION\tTARGET", rows)
+		return nil
+	})
+}
+
+// basePath picks /pid/v2 or /testpid/v2 for a prefix.
+func (c *client) basePath(prefix string) string {
+	switch {
+	case c.test:
+		return "/testpid/v2"
+	case c.prod:
+		return "/pid/v2"
+	}
+	if _, after, ok := strings.Cut(prefix, "."); ok && strings.HasPrefix(strings.ToUpper(after), "T") {
+		return "/testpid/v2"
+	}
+	return "/pid/v2"
+}
+
+// handlePath turns a handle into its admin path.
+func (c *client) handlePath(h string) (string, error) {
+	h = strings.TrimPrefix(strings.TrimPrefix(h, "hdl:"), "https://hdl.handle.net/")
+	parts := strings.Split(h, "/")
+	if len(parts) < 3 {
+		return "", usageErr("handle %q: want PREFIX/svc/NS/ID or PREFIX/NS/ID", h)
+	}
+	prefix := parts[0]
+	rest := parts[1:]
+	if len(rest) >= 3 && strings.EqualFold(rest[0], c.svc) {
+		rest = rest[1:]
+	}
+	esc := make([]string, len(rest))
+	for i, p := range rest {
+		esc[i] = url.PathEscape(p)
+	}
+	return c.basePath(prefix) + "/handles/" + url.PathEscape(prefix) + "/" + strings.Join(esc, "/"), nil
+}
+
+// readInput reads a file, or stdin for "-".
+func readInput(name string) ([]byte, error) {
+	if name == "-" {
+		return io.ReadAll(os.Stdin)
+	}
+	return os.ReadFile(name)
+}
+
+// payload builds a write body from --file, or --url and --metadata.
+func (c *client) payload() ([]byte, error) {
+	if f := c.v("file"); f != "" {
+		return readInput(f)
+	}
+	p := map[string]any{}
+	if u := c.v("url"); u != "" {
+		p["url"] = u
+	}
+	if m := c.v("metadata"); m != "" {
+		b, err := readInput(m)
+		if err != nil {
+			return nil, err
+		}
+		p["metadata"] = json.RawMessage(b)
+	}
+	if len(p) == 0 {
+		return nil, usageErr("give --file PAYLOAD.json, or --url and/or --metadata FILE")
+	}
+	return json.Marshal(p)
+}
+
+func (c *client) whoami() (map[string]any, error) {
+	base := "/pid/v2"
+	if c.test {
+		base = "/testpid/v2"
+	}
+	b, _, err := c.do("GET", base+"/me", nil)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	return m, json.Unmarshal(b, &m)
+}
+
+func cmdWhoami(c *client, pos []string) error {
+	base := "/pid/v2"
+	if c.test {
+		base = "/testpid/v2"
+	}
+	b, _, err := c.do("GET", base+"/me", nil)
+	if err != nil {
+		return err
+	}
+	return c.emit(b, func() error {
+		var m struct {
+			SNAA     map[string]any
+			Prefix   string
+			MayWrite bool `json:"may_write"`
+		}
+		if err := json.Unmarshal(b, &m); err != nil {
+			return err
+		}
+		fmt.Fprintf(c.out, "SNAA %s (%s), namespace %s; under %s: may write %v\n",
+			show(m.SNAA["id"]), show(m.SNAA["organisation"]), show(m.SNAA["namespace"]), m.Prefix, m.MayWrite)
+		return nil
+	})
+}
+
+func (c *client) printIdentifier(b []byte) error {
+	var id struct {
+		Handle, URL string
+		Version     int
+		Metadata    map[string]any
+		Links       struct{ Resolve string }
+	}
+	if err := json.Unmarshal(b, &id); err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(c.out, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "handle:\t%s\n", id.Handle)
+	fmt.Fprintf(tw, "url:\t%s\n", id.URL)
+	fmt.Fprintf(tw, "status:\t%s\n", show(id.Metadata["status"]))
+	fmt.Fprintf(tw, "version:\t%d\n", id.Version)
+	fmt.Fprintf(tw, "resolve:\t%s\n", id.Links.Resolve)
+	if ri, ok := id.Metadata["resource_info"].(map[string]any); ok {
+		fmt.Fprintf(tw, "label:\t%s\n", show(ri["label"]))
+		fmt.Fprintf(tw, "category:\t%s\n", show(ri["resource_category"]))
+	}
+	return tw.Flush()
+}
+
+func cmdCreate(c *client, pos []string) error {
+	if len(pos) != 0 {
+		return usageErr("create takes no positional arguments")
+	}
+	body, err := c.payload()
+	if err != nil {
+		return err
+	}
+	me, err := c.whoami()
+	if err != nil {
+		return err
+	}
+	var path string
+	if id := c.v("custom-id"); id != "" {
+		path = show(me["base"]) + "?customid=" + url.QueryEscape(id)
+		b, _, err := c.do("PUT", path, body, "Idempotency-Key", c.v("idempotency-key"))
+		if err != nil {
+			return err
+		}
+		return c.emit(b, func() error { return c.printIdentifier(b) })
+	}
+	path = show(me["collection"])
+	b, _, err := c.do("POST", path, body, "Idempotency-Key", c.v("idempotency-key"))
+	if err != nil {
+		return err
+	}
+	return c.emit(b, func() error { return c.printIdentifier(b) })
+}
+
+func cmdUpdate(c *client, pos []string) error {
+	h, err := one(pos, "HANDLE")
+	if err != nil {
+		return err
+	}
+	path, err := c.handlePath(h)
+	if err != nil {
+		return err
+	}
+	body, err := c.payload()
+	if err != nil {
+		return err
+	}
+	ifMatch := c.v("if-match")
+	if ifMatch != "" && !strings.HasPrefix(ifMatch, `"`) {
+		ifMatch = `"` + ifMatch + `"`
+	}
+	b, _, err := c.do("PUT", path, body, "If-Match", ifMatch)
+	if err != nil {
+		return err
+	}
+	return c.emit(b, func() error { return c.printIdentifier(b) })
+}
+
+func cmdGet(c *client, pos []string) error {
+	h, err := one(pos, "HANDLE")
+	if err != nil {
+		return err
+	}
+	path, err := c.handlePath(h)
+	if err != nil {
+		return err
+	}
+	b, _, err := c.do("GET", path, nil)
+	if err != nil {
+		return err
+	}
+	return c.emit(b, func() error { return c.printIdentifier(b) })
+}
+
+func cmdHistory(c *client, pos []string) error {
+	h, err := one(pos, "HANDLE")
+	if err != nil {
+		return err
+	}
+	path, err := c.handlePath(h)
+	if err != nil {
+		return err
+	}
+	b, _, err := c.do("GET", path+"/history", nil)
+	if err != nil {
+		return err
+	}
+	return c.emit(b, func() error {
+		var hist struct {
+			Changes []struct {
+				DatetimeLog  string `json:"datetime_log"`
+				ChangedField string `json:"changed_field"`
+				Description  string
+				HasAgent     struct{ Name string } `json:"has_agent"`
+			}
+		}
+		if err := json.Unmarshal(b, &hist); err != nil {
+			return err
+		}
+		var rows [][]string
+		for _, ch := range hist.Changes {
+			rows = append(rows, []string{ch.DatetimeLog, ch.ChangedField, ch.HasAgent.Name, ch.Description})
+		}
+		c.table("WHEN\tFIELD\tAGENT\tDESCRIPTION", rows)
+		return nil
+	})
+}
+
+func cmdList(c *client, pos []string) error {
+	me, err := c.whoami()
+	if err != nil {
+		return err
+	}
+	q := url.Values{}
+	for _, k := range []string{"status", "url", "limit", "cursor"} {
+		if v := c.v(k); v != "" {
+			q.Set(k, v)
+		}
+	}
+	b, _, err := c.do("GET", show(me["collection"])+"?"+q.Encode(), nil)
+	if err != nil {
+		return err
+	}
+	return c.emit(b, func() error {
+		var l struct {
+			Items []struct {
+				Handle, URL string
+				Metadata    map[string]any
+			}
+			NextCursor string `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(b, &l); err != nil {
+			return err
+		}
+		var rows [][]string
+		for _, it := range l.Items {
+			rows = append(rows, []string{it.Handle, show(it.Metadata["status"]), it.URL})
+		}
+		c.table("HANDLE\tSTATUS\tURL", rows)
+		if l.NextCursor != "" {
+			fmt.Fprintf(c.out, "more: --cursor %s\n", l.NextCursor)
+		}
+		return nil
+	})
+}
