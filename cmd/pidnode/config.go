@@ -1,0 +1,257 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Config is everything `pidnode serve` reads. Defaults come first, then the TOML
+// file (--config / PIDNODE_CONFIG), then PIDNODE_* environment variables, then
+// flags: flags beat the environment, which beats the file (SPEC §9.1).
+type Config struct {
+	Data            string   `toml:"data"`
+	ResolverAddr    string   `toml:"resolver_addr"`
+	AdminAddr       string   `toml:"admin_addr"`
+	DNSAddr         string   `toml:"dns_addr"`
+	HdlAddr         string   `toml:"hdl_addr"`
+	Prefix          string   `toml:"prefix"`
+	TestPrefix      string   `toml:"test_prefix"`
+	ExtraPrefix     []string `toml:"extra_prefix"`
+	Svc             string   `toml:"svc"`
+	OperatorKeyFile string   `toml:"operator_key_file"`
+	ReadyFile       string   `toml:"ready_file"`
+	Demo            bool     `toml:"demo"`
+	DNSZone         []string `toml:"dns_zone"`
+	Model           string   `toml:"model"`
+	CacheEntries    int      `toml:"cache_entries"`
+	TLSCert         string   `toml:"tls_cert"`
+	TLSKey          string   `toml:"tls_key"`
+	AdminTLSCert    string   `toml:"admin_tls_cert"`
+	AdminTLSKey     string   `toml:"admin_tls_key"`
+	HdlKey          string   `toml:"hdl_key"`
+	PublicURL       string   `toml:"public_url"`
+	ProxyURL        string   `toml:"proxy_url"`
+	LogLevel        string   `toml:"log_level"`
+	ShutdownTimeout Duration `toml:"shutdown_timeout"`
+}
+
+// Duration is a time.Duration that reads "10s"-style text from TOML.
+type Duration struct{ time.Duration }
+
+// UnmarshalText implements encoding.TextUnmarshaler for the TOML decoder.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return err
+	}
+	d.Duration = v
+	return nil
+}
+
+func defaultConfig() Config {
+	return Config{
+		Data:            "./data",
+		ResolverAddr:    "127.0.0.1:8000",
+		AdminAddr:       "127.0.0.1:8001",
+		DNSAddr:         "127.0.0.1:8053",
+		HdlAddr:         "127.0.0.1:2641",
+		Prefix:          "21.12345",
+		TestPrefix:      "21.T12345",
+		Svc:             "svc",
+		CacheEntries:    100_000,
+		ProxyURL:        "https://hdl.handle.net",
+		LogLevel:        "info",
+		ShutdownTimeout: Duration{15 * time.Second},
+	}
+}
+
+// setting is one configurable knob: its flag name, environment variable,
+// help text and how to apply a textual value to the Config.
+type setting struct {
+	name string // flag name; env is PIDNODE_ + upper(name with - → _)
+	help string
+	list bool // repeatable flag; comma-separated in the environment
+	bool bool // boolean flag
+	set  func(string) error
+	get  func() string // current value, for --help and the README reference
+}
+
+func (s setting) env() string {
+	return "PIDNODE_" + strings.ToUpper(strings.ReplaceAll(s.name, "-", "_"))
+}
+
+func (c *Config) settings() []setting {
+	str := func(name, help string, p *string) setting {
+		return setting{name: name, help: help, set: func(v string) error { *p = v; return nil }, get: func() string { return *p }}
+	}
+	list := func(name, help string, p *[]string) setting {
+		return setting{name: name, help: help, list: true,
+			set: func(v string) error { *p = append(*p, v); return nil },
+			get: func() string { return strings.Join(*p, ",") }}
+	}
+	return []setting{
+		str("data", "data directory; the bbolt file pidnode.db lives inside", &c.Data),
+		str("resolver-addr", "public HTTP resolver listen address (host:port; port 0 picks one; empty = off)", &c.ResolverAddr),
+		str("admin-addr", "admin API listen address (empty = off)", &c.AdminAddr),
+		str("dns-addr", "DNS listen address, UDP and TCP (empty = off)", &c.DNSAddr),
+		str("hdl-addr", "native Handle protocol listen address, TCP and UDP (empty = off)", &c.HdlAddr),
+		str("prefix", "production prefix (the /pid/v2 base writes under it)", &c.Prefix),
+		str("test-prefix", "test prefix (the /testpid/v2 base writes under it)", &c.TestPrefix),
+		list("extra-prefix", "further prefix served read-only, e.g. for imported records (repeatable)", &c.ExtraPrefix),
+		str("svc", "the fixed service segment of full-form handles", &c.Svc),
+		str("operator-key-file", "file holding the operator key; created with a fresh key if missing (default DATA/operator.key)", &c.OperatorKeyFile),
+		str("ready-file", "once every listener is bound, write one 'NAME ADDR' line per listener here", &c.ReadyFile),
+		{name: "demo", help: "load the demo SNAA and identifiers if the database is empty", bool: true,
+			set: func(v string) error { b, err := parseBool(v); c.Demo = b; return err },
+			get: func() string { return strconv.FormatBool(c.Demo) }},
+		list("dns-zone", "DNS zone and the prefix it maps to, ZONE=PREFIX (repeatable)", &c.DNSZone),
+		str("model", "metadata model file (default: the embedded pid4cat model)", &c.Model),
+		{name: "cache-entries", help: "resolver cache size in entries",
+			set: func(v string) error {
+				n, err := strconv.Atoi(v)
+				if err != nil || n < 1 {
+					return fmt.Errorf("want a positive integer, got %q", v)
+				}
+				c.CacheEntries = n
+				return nil
+			},
+			get: func() string { return strconv.Itoa(c.CacheEntries) }},
+		str("tls-cert", "TLS certificate file for the resolver", &c.TLSCert),
+		str("tls-key", "TLS key file for the resolver", &c.TLSKey),
+		str("admin-tls-cert", "TLS certificate file for the admin listener", &c.AdminTLSCert),
+		str("admin-tls-key", "TLS key file for the admin listener", &c.AdminTLSKey),
+		str("hdl-key", "RSA key (from 'pidnode keygen') for signing certified native-protocol replies", &c.HdlKey),
+		str("public-url", "base URL of this resolver as the public sees it, for links (default http://RESOLVER-ADDR)", &c.PublicURL),
+		str("proxy-url", "Handle proxy base URL used in rel=\"cite-as\" links", &c.ProxyURL),
+		str("log-level", "log level: debug, info, warn or error", &c.LogLevel),
+		{name: "shutdown-timeout", help: "how long SIGTERM waits for in-flight requests",
+			set: func(v string) error { return c.ShutdownTimeout.UnmarshalText([]byte(v)) },
+			get: func() string { return c.ShutdownTimeout.String() }},
+	}
+}
+
+func parseBool(v string) (bool, error) {
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, fmt.Errorf("want true or false, got %q", v)
+	}
+	return b, nil
+}
+
+// recorder is a flag.Value that only remembers what was given, so flags can be
+// applied after the file and the environment.
+type recorder struct {
+	s    setting
+	vals *[]string
+}
+
+func (r recorder) String() string { return "" }
+func (r recorder) Set(v string) error {
+	*r.vals = append(*r.vals, v)
+	return nil
+}
+func (r recorder) IsBoolFlag() bool { return r.s.bool }
+
+// loadConfig builds the Config of a subcommand from defaults, the TOML file, the
+// environment and args, in that order of increasing precedence. only, when not
+// nil, limits the flags offered to those names (other subcommands take fewer).
+func loadConfig(cmd string, args []string, getenv func(string) string, stderr io.Writer, only map[string]bool) (*Config, []string, error) {
+	cfg := defaultConfig()
+	fs := flag.NewFlagSet("pidnode "+cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	configPath := fs.String("config", "", "TOML configuration file (env PIDNODE_CONFIG)")
+	settings := cfg.settings()
+	given := make(map[string]*[]string)
+	for _, s := range settings {
+		if only != nil && !only[s.name] {
+			continue
+		}
+		vals := new([]string)
+		given[s.name] = vals
+		fs.Var(recorder{s, vals}, s.name, fmt.Sprintf("%s (env %s, default %q)", s.help, s.env(), s.get()))
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, nil, err
+	}
+	path := *configPath
+	if path == "" {
+		path = getenv("PIDNODE_CONFIG")
+	}
+	if path != "" {
+		md, err := toml.DecodeFile(path, &cfg)
+		if err != nil {
+			return nil, nil, fmt.Errorf("config file %s: %w", path, err)
+		}
+		if und := md.Undecoded(); len(und) > 0 {
+			return nil, nil, fmt.Errorf("config file %s: unknown setting %q", path, und[0].String())
+		}
+	}
+	// Rebuild the table: the closures must point into the final cfg.
+	settings = cfg.settings()
+	for _, s := range settings {
+		if v := getenv(s.env()); v != "" {
+			if s.list {
+				resetList(&cfg, s.name)
+				for _, item := range strings.Split(v, ",") {
+					if item = strings.TrimSpace(item); item != "" {
+						if err := s.set(item); err != nil {
+							return nil, nil, fmt.Errorf("%s: %w", s.env(), err)
+						}
+					}
+				}
+			} else if err := s.set(v); err != nil {
+				return nil, nil, fmt.Errorf("%s: %w", s.env(), err)
+			}
+		}
+	}
+	for _, s := range settings {
+		vals := given[s.name]
+		if vals == nil || len(*vals) == 0 {
+			continue
+		}
+		if s.list {
+			resetList(&cfg, s.name)
+		}
+		for _, v := range *vals {
+			if err := s.set(v); err != nil {
+				return nil, nil, fmt.Errorf("--%s: %w", s.name, err)
+			}
+		}
+	}
+	if cfg.OperatorKeyFile == "" {
+		cfg.OperatorKeyFile = cfg.Data + string(os.PathSeparator) + "operator.key"
+	}
+	return &cfg, fs.Args(), nil
+}
+
+func resetList(c *Config, name string) {
+	switch name {
+	case "extra-prefix":
+		c.ExtraPrefix = nil
+	case "dns-zone":
+		c.DNSZone = nil
+	}
+}
+
+// dnsZones splits the ZONE=PREFIX pairs of --dns-zone.
+func (c *Config) dnsZones() ([][2]string, error) {
+	var zones [][2]string
+	for _, z := range c.DNSZone {
+		name, prefix, ok := strings.Cut(z, "=")
+		if !ok || name == "" || prefix == "" {
+			return nil, fmt.Errorf("--dns-zone %q: want ZONE=PREFIX", z)
+		}
+		zones = append(zones, [2]string{strings.TrimSuffix(strings.ToLower(name), "."), prefix})
+	}
+	return zones, nil
+}
+
+var errUsage = errors.New("usage")

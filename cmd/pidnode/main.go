@@ -1,0 +1,216 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"pidnode/handlev"
+	"pidnode/store"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr))
+}
+
+const usage = `pidnode — a persistent-identifier node compatible with the Handle System
+
+usage:
+  pidnode serve    [--config FILE] [flags]   run every listener (pidnode serve -h lists the flags)
+  pidnode import   --data DIR FILE           offline import of JSON Lines ("-" = stdin)
+  pidnode export   --data DIR                JSON Lines of every record on stdout
+  pidnode backup   --data DIR FILE           consistent copy of the database file
+  pidnode keygen   FILE                      create an RSA key for --hdl-key
+  pidnode siteinfo [flags]                   print this node's HS_SITE as siteinfo.json
+  pidnode version
+`
+
+// run is main without the process: it returns the exit code, so tests can call it.
+func run(args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	cmd, rest := args[0], args[1:]
+	var err error
+	switch cmd {
+	case "serve":
+		err = cmdServe(rest, getenv, stdout, stderr)
+	case "import":
+		err = cmdImport(rest, getenv, stdin, stdout, stderr)
+	case "export":
+		err = cmdExport(rest, getenv, stdout, stderr)
+	case "backup":
+		err = cmdBackup(rest, getenv, stdout, stderr)
+	case "keygen":
+		err = cmdKeygen(rest, stdout, stderr)
+	case "siteinfo":
+		err = cmdSiteinfo(rest, getenv, stdout, stderr)
+	case "version":
+		fmt.Fprintln(stdout, "pidnode", version)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+	default:
+		fmt.Fprintf(stderr, "pidnode: unknown command %q\n\n%s", cmd, usage)
+		return 2
+	}
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage):
+		return 2
+	default:
+		fmt.Fprintf(stderr, "pidnode %s: %v\n", cmd, err)
+		return 1
+	}
+}
+
+func dbPath(dataDir string) string { return filepath.Join(dataDir, "pidnode.db") }
+
+func newLogger(w io.Writer, level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", level)
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+}
+
+func newNamer(cfg *Config) (*handlev.Namer, error) {
+	return handlev.NewNamer(handlev.NamerConfig{
+		Prefix:     cfg.Prefix,
+		TestPrefix: cfg.TestPrefix,
+		Extra:      cfg.ExtraPrefix,
+		Svc:        cfg.Svc,
+	})
+}
+
+var offlineFlags = map[string]bool{"data": true, "prefix": true, "test-prefix": true, "extra-prefix": true, "svc": true, "log-level": true}
+
+// cmdImport loads JSON Lines (SPEC §9.1) into the database, offline.
+func cmdImport(args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	cfg, rest, err := loadConfig("import", args, getenv, stderr, offlineFlags)
+	if err != nil {
+		return err
+	}
+	if len(rest) != 1 {
+		fmt.Fprintln(stderr, "usage: pidnode import --data DIR FILE   (FILE may be - for stdin)")
+		return errUsage
+	}
+	namer, err := newNamer(cfg)
+	if err != nil {
+		return err
+	}
+	in := stdin
+	if rest[0] != "-" {
+		f, err := os.Open(rest[0])
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		in = f
+	}
+	if err := os.MkdirAll(cfg.Data, 0o750); err != nil {
+		return err
+	}
+	db, err := store.Open(store.Config{Path: dbPath(cfg.Data)})
+	if err != nil {
+		return err
+	}
+	n, err := db.Import(in, func(h string) (string, error) {
+		k, _, err := namer.Key(h)
+		return k, err
+	})
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	fmt.Fprintf(stdout, "imported %d records into %s\n", n, dbPath(cfg.Data))
+	return err
+}
+
+// cmdExport writes every record as JSON Lines on stdout.
+func cmdExport(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, rest, err := loadConfig("export", args, getenv, stderr, offlineFlags)
+	if err != nil {
+		return err
+	}
+	if len(rest) != 0 {
+		fmt.Fprintln(stderr, "usage: pidnode export --data DIR > records.jsonl")
+		return errUsage
+	}
+	db, err := openExisting(cfg.Data)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	return db.Export(stdout)
+}
+
+// cmdBackup writes a consistent copy of the database file. A running node holds
+// the file's lock; its backup goes through the admin API instead.
+func cmdBackup(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, rest, err := loadConfig("backup", args, getenv, stderr, offlineFlags)
+	if err != nil {
+		return err
+	}
+	if len(rest) != 1 {
+		fmt.Fprintln(stderr, "usage: pidnode backup --data DIR FILE")
+		return errUsage
+	}
+	db, err := openExisting(cfg.Data)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	tmp := rest[0] + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	n, err := db.Backup(f)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, rest[0])
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	fmt.Fprintf(stdout, "backup of %s written to %s (%d bytes)\n", dbPath(cfg.Data), rest[0], n)
+	return nil
+}
+
+// openExisting opens the database of dataDir, refusing to create a new one: an
+// export or backup of a mistyped directory should fail, not produce nothing.
+func openExisting(dataDir string) (*store.DB, error) {
+	p := dbPath(dataDir)
+	if _, err := os.Stat(p); err != nil {
+		return nil, fmt.Errorf("no database at %s: %w", p, err)
+	}
+	db, err := store.Open(store.Config{Path: p})
+	if errors.Is(err, store.ErrLocked) {
+		return nil, fmt.Errorf("%s is in use by a running node: take the backup through its admin API (pidctl backup FILE): %w", p, err)
+	}
+	return db, err
+}
+
+// signalContext is cancelled on SIGINT or SIGTERM.
+func signalContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}

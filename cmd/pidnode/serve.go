@@ -1,0 +1,369 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"encoding/base32"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"pidnode/admin"
+	"pidnode/cache"
+	"pidnode/handlev"
+	"pidnode/resolver"
+	"pidnode/store"
+)
+
+// listener is one bound front of the node: its name in the ready file, its
+// address, and how to serve and stop it.
+type listener struct {
+	name     string
+	addr     string
+	serve    func() error
+	shutdown func(context.Context) error
+}
+
+// node is a running pidnode: the database, the cache and the bound listeners.
+type node struct {
+	cfg       *Config
+	log       *slog.Logger
+	db        *store.DB
+	namer     *handlev.Namer
+	cache     *cache.Cache
+	admin     *admin.Server
+	listeners []listener
+	demo      *admin.DemoInfo
+	opKey     string
+}
+
+func cmdServe(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, rest, err := loadConfig("serve", args, getenv, stderr, nil)
+	if err != nil {
+		return err
+	}
+	if len(rest) != 0 {
+		fmt.Fprintf(stderr, "pidnode serve: unexpected argument %q\n", rest[0])
+		return errUsage
+	}
+	logger, err := newLogger(stderr, cfg.LogLevel)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signalContext()
+	defer stop()
+	n, err := startNode(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
+	n.printWelcome(stdout)
+	return n.run(ctx)
+}
+
+// startNode opens the database, builds every package from cfg and binds every
+// configured listener. Nothing is served until run.
+func startNode(ctx context.Context, cfg *Config, logger *slog.Logger) (n *node, err error) {
+	n = &node{cfg: cfg, log: logger}
+	defer func() {
+		if err != nil {
+			n.closeAll()
+		}
+	}()
+	if err := os.MkdirAll(cfg.Data, 0o750); err != nil {
+		return nil, err
+	}
+	if n.namer, err = newNamer(cfg); err != nil {
+		return nil, err
+	}
+	if n.db, err = store.Open(store.Config{Path: dbPath(cfg.Data), Logger: logger}); err != nil {
+		return nil, err
+	}
+	if n.cache, err = cache.New(cache.Config{
+		Source:  n.db,
+		Entries: cfg.CacheEntries,
+		Alt:     n.namer.AppendAltKey,
+		Render:  resolver.Render,
+	}); err != nil {
+		return nil, err
+	}
+	if n.opKey, err = operatorKey(cfg.OperatorKeyFile); err != nil {
+		return nil, err
+	}
+	if err := n.bind(); err != nil {
+		return nil, err
+	}
+	if n.admin != nil && cfg.Demo {
+		info, err := n.admin.SeedDemo(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("loading demo data: %w", err)
+		}
+		n.demo = &info
+	}
+	if cfg.ReadyFile != "" {
+		if err := n.writeReadyFile(cfg.ReadyFile); err != nil {
+			return nil, err
+		}
+	}
+	return n, nil
+}
+
+// bind opens every configured listener, so that the ready file and the welcome
+// text name real addresses (port 0 picks one).
+func (n *node) bind() error {
+	cfg := n.cfg
+	publicURL := cfg.PublicURL
+	if cfg.ResolverAddr != "" {
+		ln, err := listenTCP(cfg.ResolverAddr, cfg.TLSCert, cfg.TLSKey)
+		if err != nil {
+			return fmt.Errorf("resolver listener: %w", err)
+		}
+		addr := ln.Addr().String()
+		if publicURL == "" {
+			publicURL = scheme(cfg.TLSCert) + "://" + addr
+		}
+		srv, err := resolver.New(resolver.Config{
+			Cache:     n.cache,
+			Namer:     n.namer,
+			ProxyURL:  cfg.ProxyURL,
+			PublicURL: publicURL,
+			Logger:    n.log.With("listener", "resolver"),
+		})
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		n.listeners = append(n.listeners, listener{"resolver", addr,
+			func() error { return srv.Serve(ln) }, srv.Shutdown})
+	}
+	if publicURL == "" {
+		publicURL = "http://" + cfg.ResolverAddr
+	}
+	cfg.PublicURL = publicURL
+	if cfg.AdminAddr != "" {
+		model, err := readModel(cfg.Model)
+		if err != nil {
+			return err
+		}
+		a, err := admin.New(admin.Config{
+			DB:          n.db,
+			Namer:       n.namer,
+			Invalidator: n.cache,
+			OperatorKey: n.opKey,
+			Model:       model,
+			PublicURL:   publicURL,
+			Logger:      n.log.With("listener", "admin"),
+		})
+		if err != nil {
+			return err
+		}
+		n.admin = a
+		ln, err := listenTCP(cfg.AdminAddr, cfg.AdminTLSCert, cfg.AdminTLSKey)
+		if err != nil {
+			return fmt.Errorf("admin listener: %w", err)
+		}
+		hs := &http.Server{
+			Handler:           a.Handler(),
+			ReadHeaderTimeout: 5 * time.Second,
+			ReadTimeout:       30 * time.Second,
+			WriteTimeout:      60 * time.Second,
+			IdleTimeout:       2 * time.Minute,
+			MaxHeaderBytes:    16 << 10,
+			ErrorLog:          slog.NewLogLogger(n.log.Handler(), slog.LevelWarn),
+		}
+		n.listeners = append(n.listeners, listener{"admin", ln.Addr().String(),
+			func() error {
+				if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+					return err
+				}
+				return nil
+			}, hs.Shutdown})
+	}
+	if err := n.bindDNS(); err != nil {
+		return err
+	}
+	return n.bindHdl()
+}
+
+func scheme(tlsCert string) string {
+	if tlsCert != "" {
+		return "https"
+	}
+	return "http"
+}
+
+// listenTCP binds addr, wrapped in TLS when a certificate is configured.
+func listenTCP(addr, certFile, keyFile string) (net.Listener, error) {
+	if (certFile == "") != (keyFile == "") {
+		return nil, errors.New("TLS needs both a certificate and a key file")
+	}
+	var tcfg *tls.Config
+	if certFile != "" {
+		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+		if err != nil {
+			return nil, err
+		}
+		tcfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	if tcfg != nil {
+		return tls.NewListener(ln, tcfg), nil
+	}
+	return ln, nil
+}
+
+// listenBoth binds TCP and UDP on the same port (DNS and the native protocol
+// serve both transports on one port). With port 0 the TCP port is chosen first
+// and UDP follows it; a clash is retried a few times.
+func listenBoth(addr string) (net.Listener, net.PacketConn, error) {
+	var lastErr error
+	for attempt := 0; attempt < 10; attempt++ {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return nil, nil, err
+		}
+		pc, err := net.ListenPacket("udp", ln.Addr().String())
+		if err == nil {
+			return ln, pc, nil
+		}
+		ln.Close()
+		lastErr = err
+		if _, port, _ := net.SplitHostPort(addr); port != "0" {
+			break
+		}
+	}
+	return nil, nil, lastErr
+}
+
+func readModel(path string) ([]byte, error) {
+	if path == "" {
+		return nil, nil // the admin package's embedded default
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--model: %w", err)
+	}
+	return b, nil
+}
+
+// operatorKey reads the operator key from path, creating the file with a fresh
+// random key (mode 0600) when it does not exist.
+func operatorKey(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err == nil {
+		k := strings.TrimSpace(string(b))
+		if len(k) < 32 {
+			return "", fmt.Errorf("operator key in %s is too short (%d characters, want at least 32)", path, len(k))
+		}
+		return k, nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return "", err
+	}
+	raw := make([]byte, 32)
+	if _, err := rand.Read(raw); err != nil {
+		return "", err
+	}
+	k := "pidop_" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(raw))
+	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(path, []byte(k+"\n"), 0o600); err != nil {
+		return "", err
+	}
+	return k, nil
+}
+
+// writeReadyFile writes "NAME ADDR" per listener, atomically, so a reader never
+// sees half a file (SPEC §9.1 --ready-file).
+func (n *node) writeReadyFile(path string) error {
+	var b strings.Builder
+	for _, l := range n.listeners {
+		fmt.Fprintf(&b, "%s %s\n", l.name, l.addr)
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(b.String()), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+func (n *node) addr(name string) string {
+	for _, l := range n.listeners {
+		if l.name == name {
+			return l.addr
+		}
+	}
+	return ""
+}
+
+// run serves every listener until ctx is cancelled (SIGINT/SIGTERM) or one
+// fails, then shuts all down gracefully and closes the database.
+func (n *node) run(ctx context.Context) error {
+	errc := make(chan error, len(n.listeners))
+	for _, l := range n.listeners {
+		go func() {
+			if err := l.serve(); err != nil {
+				errc <- fmt.Errorf("%s listener: %w", l.name, err)
+				return
+			}
+			errc <- nil
+		}()
+	}
+	n.log.Info("pidnode ready", "listeners", len(n.listeners))
+	var serveErr error
+	select {
+	case <-ctx.Done():
+		n.log.Info("shutting down", "timeout", n.cfg.ShutdownTimeout.Duration)
+	case serveErr = <-errc:
+		n.log.Error("listener failed, shutting down", "err", serveErr)
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), n.cfg.ShutdownTimeout.Duration)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make([]error, len(n.listeners))
+	for i, l := range n.listeners {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := l.shutdown(sctx); err != nil {
+				errs[i] = fmt.Errorf("%s shutdown: %w", l.name, err)
+			}
+		}()
+	}
+	wg.Wait()
+	n.listeners = nil
+	errs = append(errs, serveErr, n.closeAll())
+	return errors.Join(errs...)
+}
+
+// closeAll releases what startNode acquired; used on start-up failure and at
+// the end of run.
+func (n *node) closeAll() error {
+	var err error
+	for _, l := range n.listeners {
+		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		l.shutdown(sctx)
+		cancel()
+	}
+	n.listeners = nil
+	if n.admin != nil {
+		err = n.admin.Close()
+	}
+	if n.db != nil {
+		err = errors.Join(err, n.db.Close())
+		n.db = nil
+	}
+	return err
+}
