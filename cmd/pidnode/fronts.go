@@ -58,7 +58,9 @@ func (n *node) bindDNS() error {
 		return fmt.Errorf("dns listener: %w", err)
 	}
 	n.listeners = append(n.listeners, listener{"dns", ln.Addr().String(),
-		func() error { return serveBoth(func() error { return srv.ServeUDP(pc) }, func() error { return srv.ServeTCP(ln) }, hdldns.ErrServerClosed) },
+		func() error {
+			return serveBoth(func() error { return srv.ServeUDP(pc) }, func() error { return srv.ServeTCP(ln) }, hdldns.ErrServerClosed)
+		},
 		srv.Shutdown})
 	return nil
 }
@@ -123,7 +125,9 @@ func (n *node) bindHdl() error {
 		return err
 	}
 	n.listeners = append(n.listeners, listener{"hdl", ln.Addr().String(),
-		func() error { return serveBoth(func() error { return srv.ServeUDP(pc) }, func() error { return srv.ServeTCP(ln) }, hdl.ErrServerClosed) },
+		func() error {
+			return serveBoth(func() error { return srv.ServeUDP(pc) }, func() error { return srv.ServeTCP(ln) }, hdl.ErrServerClosed)
+		},
 		srv.Shutdown})
 	return nil
 }
