@@ -328,8 +328,17 @@ type validator struct {
 	errs []FieldError
 }
 
+// maxFieldErrors bounds the errors of one reply; a hostile payload with a
+// million bad items gets the first ones and a note.
+const maxFieldErrors = 100
+
 func (v *validator) add(path, format string, args ...any) {
-	v.errs = append(v.errs, FieldError{Field: path, Message: fmt.Sprintf(format, args...)})
+	switch {
+	case len(v.errs) < maxFieldErrors:
+		v.errs = append(v.errs, FieldError{Field: path, Message: fmt.Sprintf(format, args...)})
+	case len(v.errs) == maxFieldErrors:
+		v.errs = append(v.errs, FieldError{Field: "(body)", Message: fmt.Sprintf("more than %d errors; fix these first", maxFieldErrors)})
+	}
 }
 
 // validate checks value x (decoded with UseNumber) against s at path.
@@ -382,7 +391,6 @@ func (v *validator) validate(path string, s *Schema, x any) {
 		}
 		if s.MaxItems != nil && len(a) > *s.MaxItems {
 			v.add(path, "must have at most %d items, has %d", *s.MaxItems, len(a))
-			return
 		}
 		for i, e := range a {
 			v.validate(fmt.Sprintf("%s[%d]", path, i), s.Items, e)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -175,11 +176,7 @@ func (m *Model) fieldNames() string {
 
 // sortErrs orders errors by field path for stable replies; errors of one field keep their order.
 func sortErrs(e []FieldError) {
-	for i := 1; i < len(e); i++ {
-		for j := i; j > 0 && e[j].Field < e[j-1].Field; j-- {
-			e[j], e[j-1] = e[j-1], e[j]
-		}
-	}
+	slices.SortStableFunc(e, func(a, b FieldError) int { return strings.Compare(a.Field, b.Field) })
 }
 
 // appendCanon appends x as compact JSON, object keys in schema order (then any
@@ -237,7 +234,7 @@ func appendCanon(dst []byte, x any, s *Schema) []byte {
 				rest = append(rest, k)
 			}
 		}
-		sortStrings(rest)
+		slices.Sort(rest)
 		for _, k := range rest {
 			emit(k, t[k], nil)
 		}
@@ -245,14 +242,6 @@ func appendCanon(dst []byte, x any, s *Schema) []byte {
 	}
 	b, _ := json.Marshal(x)
 	return append(dst, b...)
-}
-
-func sortStrings(s []string) {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
 }
 
 // appendJSONString quotes s as JSON without HTML escaping.
