@@ -1,0 +1,13 @@
+// Command report turns the rows and chart data that bench/run.sh collects into
+// bench/results/<date>-<host>.md — a table of figure, pidnode, baseline, ratio,
+// target, verdict (met, or missed by how much), command and notes — and a
+// hand-written SVG chart beside it with, per scenario and system, requests per
+// server CPU-second and p99 latency.
+//
+//	go run ./bench/cmd/report -rows rows.tsv -chart chart.tsv -out bench/results/2026-01-01-host.md
+//
+// Rows TSV columns: id, figure, unit, pidnode, baseline, baseline label, target
+// kind (ratio_min, min, max, none), target, command, note. Chart TSV columns:
+// scenario, system, requests per server CPU-second ("-" if not measured),
+// requests per second, p99 ms. Part of bench/, imported by nothing.
+package main

@@ -1,0 +1,342 @@
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"html"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+func main() {
+	var (
+		rowsFile  = flag.String("rows", "", "rows TSV written by bench/run.sh")
+		chartFile = flag.String("chart", "", "chart TSV written by bench/run.sh")
+		out       = flag.String("out", "", "markdown file to write; the SVG goes beside it")
+		title     = flag.String("title", "pidnode benchmarks", "report title")
+		setup     = flag.String("setup", "", "one paragraph describing the machine and settings")
+	)
+	flag.Parse()
+	rows, err := readRows(*rowsFile)
+	if err != nil {
+		fail(err)
+	}
+	bars, err := readBars(*chartFile)
+	if err != nil {
+		fail(err)
+	}
+	svgName := strings.TrimSuffix(filepath.Base(*out), ".md") + ".svg"
+	md, err := os.Create(*out)
+	if err != nil {
+		fail(err)
+	}
+	writeMarkdown(md, *title, *setup, rows, svgName)
+	if err := md.Close(); err != nil {
+		fail(err)
+	}
+	svg, err := os.Create(filepath.Join(filepath.Dir(*out), svgName))
+	if err != nil {
+		fail(err)
+	}
+	writeSVG(svg, *title, bars)
+	if err := svg.Close(); err != nil {
+		fail(err)
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "report:", err)
+	os.Exit(1)
+}
+
+// row is one figure of the report (bench/run.sh `row`).
+type row struct {
+	ID, Figure, Unit          string
+	Pidnode, Baseline         string
+	BaselineLabel             string
+	TargetKind, Target        string
+	Command, Note             string
+	value, base, tgt          float64
+	hasValue, hasBase, hasTgt bool
+}
+
+// bar is one entry of the chart (bench/run.sh `chart`).
+type bar struct {
+	Scenario, System string
+	PerCPU, Rate     float64
+	P99              float64
+	hasPerCPU        bool
+}
+
+func readTSV(name string, cols int) ([][]string, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out [][]string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		if strings.TrimSpace(sc.Text()) == "" {
+			continue
+		}
+		fs := strings.Split(sc.Text(), "\t")
+		for len(fs) < cols {
+			fs = append(fs, "")
+		}
+		out = append(out, fs[:cols])
+	}
+	return out, sc.Err()
+}
+
+func num(s string) (float64, bool) {
+	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, false
+	}
+	return v, true
+}
+
+func readRows(name string) ([]row, error) {
+	recs, err := readTSV(name, 10)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]row, 0, len(recs))
+	for _, f := range recs {
+		r := row{ID: f[0], Figure: f[1], Unit: f[2], Pidnode: f[3], Baseline: f[4], BaselineLabel: f[5],
+			TargetKind: f[6], Target: f[7], Command: f[8], Note: f[9]}
+		r.value, r.hasValue = num(r.Pidnode)
+		r.base, r.hasBase = num(r.Baseline)
+		r.tgt, r.hasTgt = num(r.Target)
+		rows = append(rows, r)
+	}
+	return rows, nil
+}
+
+func readBars(name string) ([]bar, error) {
+	recs, err := readTSV(name, 5)
+	if err != nil {
+		return nil, err
+	}
+	var bars []bar
+	for _, f := range recs {
+		b := bar{Scenario: f[0], System: f[1]}
+		b.PerCPU, b.hasPerCPU = num(f[2])
+		b.Rate, _ = num(f[3])
+		b.P99, _ = num(f[4])
+		bars = append(bars, b)
+	}
+	return bars, nil
+}
+
+// fmtNum prints a figure with sensible precision and thousands separators.
+func fmtNum(v float64) string {
+	switch a := math.Abs(v); {
+	case a >= 1000:
+		s := strconv.FormatInt(int64(math.Round(v)), 10)
+		neg := strings.HasPrefix(s, "-")
+		s = strings.TrimPrefix(s, "-")
+		var b strings.Builder
+		for i, c := range s {
+			if i > 0 && (len(s)-i)%3 == 0 {
+				b.WriteByte(',')
+			}
+			b.WriteRune(c)
+		}
+		if neg {
+			return "-" + b.String()
+		}
+		return b.String()
+	case a >= 100:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case a >= 10:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	default:
+		return strconv.FormatFloat(v, 'f', 3, 64)
+	}
+}
+
+// ratio returns pidnode/baseline when both are numbers and the baseline is > 0.
+func (r *row) ratio() (float64, bool) {
+	if !r.hasValue || !r.hasBase || r.base <= 0 {
+		return 0, false
+	}
+	return r.value / r.base, true
+}
+
+// verdict says whether the target is met and, if not, by how much it is missed.
+func (r *row) verdict() (target, verdict string, missed bool) {
+	if !r.hasTgt {
+		return "", "", false
+	}
+	switch r.TargetKind {
+	case "ratio_min":
+		target = "≥ " + strconv.FormatFloat(r.tgt, 'g', -1, 64) + "× " + r.BaselineLabel
+		q, ok := r.ratio()
+		if !ok {
+			return target, "no baseline figure", false
+		}
+		if q >= r.tgt {
+			return target, "met", false
+		}
+		return target, fmt.Sprintf("**missed by %.0f %%** (%.2f× of %.2f×)", 100*(1-q/r.tgt), q, r.tgt), true
+	case "min":
+		target = "≥ " + fmtNum(r.tgt) + " " + r.Unit
+		if !r.hasValue {
+			return target, "not measured", false
+		}
+		if r.value >= r.tgt {
+			return target, "met", false
+		}
+		return target, fmt.Sprintf("**missed by %.0f %%**", 100*(1-r.value/r.tgt)), true
+	case "max":
+		target = "≤ " + fmtNum(r.tgt) + " " + r.Unit
+		if !r.hasValue {
+			return target, "not measured", false
+		}
+		if r.value <= r.tgt {
+			return target, "met", false
+		}
+		return target, fmt.Sprintf("**missed by %.0f %%** (%.1f× the limit)", 100*(r.value/r.tgt-1), r.value/r.tgt), true
+	}
+	return "", "", false
+}
+
+func cell(s string) string {
+	s = strings.ReplaceAll(s, "|", `\|`)
+	if s == "" || s == "-" {
+		return "–"
+	}
+	return s
+}
+
+func writeMarkdown(w io.Writer, title, setup string, rows []row, svgName string) {
+	fmt.Fprintf(w, "# %s\n\n", title)
+	if setup != "" {
+		fmt.Fprintf(w, "%s\n\n", setup)
+	}
+	fmt.Fprintln(w, "| figure | pidnode | baseline | ratio | target | verdict | command | notes |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---|---|---|---|")
+	var missed []string
+	for i := range rows {
+		r := &rows[i]
+		val := r.Pidnode
+		if r.hasValue {
+			val = fmtNum(r.value) + " " + r.Unit
+		}
+		base := "–"
+		if r.hasBase {
+			base = fmtNum(r.base) + " (" + r.BaselineLabel + ")"
+		}
+		ratio := "–"
+		if q, ok := r.ratio(); ok {
+			ratio = fmt.Sprintf("%.2f×", q)
+		}
+		target, verdict, miss := r.verdict()
+		if miss {
+			missed = append(missed, fmt.Sprintf("- %s: %s, target %s — %s", r.Figure, val, target, strings.ReplaceAll(verdict, "**", "")))
+		}
+		cmd := r.Command
+		if cmd != "" && cmd != "-" {
+			cmd = "`" + strings.ReplaceAll(cmd, "`", "'") + "`"
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s |\n",
+			cell(r.Figure), cell(val), base, ratio, cell(target), cell(verdict), cell(cmd), cell(r.Note))
+	}
+	fmt.Fprintf(w, "\n![throughput per server CPU-second and p99 latency per scenario](%s)\n\n", svgName)
+	if len(missed) > 0 {
+		fmt.Fprintln(w, "## Targets missed")
+		fmt.Fprintln(w)
+		for _, m := range missed {
+			fmt.Fprintln(w, m)
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+var systemColour = map[string]string{"pidnode": "#2b6cb0", "nginx": "#2f855a", "fasthttp map": "#b7791f", "miekg/dns map": "#9b2c2c"}
+
+func colour(system string) string {
+	if c, ok := systemColour[system]; ok {
+		return c
+	}
+	return "#4a5568"
+}
+
+// writeSVG draws two horizontal bar charts side by side: requests per server
+// CPU-second (requests per second where no CPU time was measured, hatched) and
+// p99 latency, one bar per scenario and system.
+func writeSVG(w io.Writer, title string, bars []bar) {
+	const (
+		labelW = 230
+		panelW = 330
+		gap    = 40
+		barH   = 16
+		rowH   = 22
+		top    = 62
+	)
+	width := labelW + 2*panelW + gap + 20
+	height := top + rowH*len(bars) + 50
+	var maxT, maxP float64
+	for _, b := range bars {
+		maxT = math.Max(maxT, throughput(b))
+		maxP = math.Max(maxP, b.P99)
+	}
+	if maxT == 0 {
+		maxT = 1
+	}
+	if maxP == 0 {
+		maxP = 1
+	}
+	esc := html.EscapeString
+	fmt.Fprintf(w, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n",
+		width, height, width, height)
+	fmt.Fprintln(w, `<defs><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="6" height="6" fill="#fff"/><line x1="0" y1="0" x2="0" y2="6" stroke="#999" stroke-width="3"/></pattern></defs>`)
+	fmt.Fprintf(w, `<rect width="%d" height="%d" fill="#fff"/>`+"\n", width, height)
+	fmt.Fprintf(w, `<text x="10" y="20" font-size="15" font-weight="bold">%s</text>`+"\n", esc(title))
+	x1 := labelW
+	x2 := labelW + panelW + gap
+	fmt.Fprintf(w, `<text x="%d" y="%d" font-weight="bold">throughput: requests per server CPU-second</text>`+"\n", x1, top-14)
+	fmt.Fprintf(w, `<text x="%d" y="%d" font-weight="bold">p99 latency, ms (open loop at 50 %%)</text>`+"\n", x2, top-14)
+	for i, b := range bars {
+		y := top + i*rowH
+		fmt.Fprintf(w, `<text x="%d" y="%d" text-anchor="end">%s — %s</text>`+"\n", labelW-8, y+12, esc(b.Scenario), esc(b.System))
+		t := throughput(b)
+		tw := int(float64(panelW-70) * t / maxT)
+		fill := colour(b.System)
+		if !b.hasPerCPU {
+			fill = "url(#hatch)"
+		}
+		fmt.Fprintf(w, `<rect x="%d" y="%d" width="%d" height="%d" fill="%s" stroke="%s"/>`+"\n", x1, y, max(tw, 1), barH, fill, colour(b.System))
+		unit := ""
+		if !b.hasPerCPU {
+			unit = " /s"
+		}
+		fmt.Fprintf(w, `<text x="%d" y="%d">%s%s</text>`+"\n", x1+max(tw, 1)+4, y+12, fmtNum(t), unit)
+		pw := int(float64(panelW-70) * b.P99 / maxP)
+		fmt.Fprintf(w, `<rect x="%d" y="%d" width="%d" height="%d" fill="%s"/>`+"\n", x2, y, max(pw, 1), barH, colour(b.System))
+		fmt.Fprintf(w, `<text x="%d" y="%d">%s</text>`+"\n", x2+max(pw, 1)+4, y+12, fmtNum(b.P99))
+	}
+	ly := top + rowH*len(bars) + 22
+	lx := 10
+	for _, s := range []string{"pidnode", "nginx", "fasthttp map", "miekg/dns map"} {
+		fmt.Fprintf(w, `<rect x="%d" y="%d" width="12" height="12" fill="%s"/><text x="%d" y="%d">%s</text>`+"\n", lx, ly, colour(s), lx+16, ly+10, s)
+		lx += 130
+	}
+	fmt.Fprintf(w, `<rect x="%d" y="%d" width="12" height="12" fill="url(#hatch)" stroke="#999"/><text x="%d" y="%d">requests/s (no CPU time measured)</text>`+"\n", lx, ly, lx+16, ly+10)
+	fmt.Fprintln(w, "</svg>")
+}
+
+func throughput(b bar) float64 {
+	if b.hasPerCPU {
+		return b.PerCPU
+	}
+	return b.Rate
+}

@@ -1,0 +1,510 @@
+#!/usr/bin/env bash
+# bench/run.sh — pidnode end-to-end benchmark suite (issue 7), with its baselines
+# (nginx map, bare fasthttp map) run in the same invocation on the same data.
+#
+#   bench/run.sh                 # N=1000000, 10 s per run (make bench-e2e)
+#   N=10000000 bench/run.sh      # make bench-full
+#   N=100000 DUR=5 bench/run.sh  # quick
+#
+# Settings (environment): N identifiers, DUR seconds per measured run, WARM
+# seconds of cache warm-up, CONNS wrk/open-loop connections, REQUESTS length of
+# each request stream, SEED, BENCH_DATA (dataset cache, default bench/data),
+# BENCH_WORK (scratch: databases, logs; default a temp dir removed at the end
+# unless KEEP=1), OUT (results directory, default bench/results).
+#
+# Every server runs in its own process group (setsid) pinned to SERVER_CPU, the
+# load generators to LOAD_CPU; the EXIT trap kills every group this script
+# started. Loopback only. Writes OUT/<date>-<host>.md and .svg.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+
+N=${N:-1000000}
+DUR=${DUR:-10}
+WARM=${WARM:-5}
+CONNS=${CONNS:-64}
+REQUESTS=${REQUESTS:-200000}
+SEED=${SEED:-1}
+PREFIX=21.T12345
+NS=BNC
+OUT=${OUT:-$ROOT/bench/results}
+BENCH_DATA=${BENCH_DATA:-$ROOT/bench/data}
+HOST=$(hostname -s 2>/dev/null || hostname)
+STAMP=$(date -u +%Y-%m-%d)
+CLK_TCK=$(getconf CLK_TCK)
+NCPU=$(nproc)
+
+if [[ -n ${BENCH_WORK:-} ]]; then
+	WORK=$BENCH_WORK
+	mkdir -p "$WORK"
+else
+	WORK=$(mktemp -d /tmp/pidnode-bench.XXXXXX)
+fi
+BIN=$WORK/bin
+ROWS=$WORK/rows.tsv
+CHART=$WORK/chart.tsv
+LOG=$WORK/suite.log
+: >"$ROWS"
+: >"$CHART"
+: >"$LOG"
+
+# ---------------------------------------------------------------- processes --
+GROUPS_STARTED=()
+cleanup() {
+	local rc=$?
+	for pg in "${GROUPS_STARTED[@]}"; do
+		kill -TERM -- "-$pg" 2>/dev/null || true
+	done
+	sleep 0.5
+	for pg in "${GROUPS_STARTED[@]}"; do
+		kill -KILL -- "-$pg" 2>/dev/null || true
+	done
+	if [[ -z ${BENCH_WORK:-} && ${KEEP:-0} != 1 ]]; then
+		rm -rf "$WORK"
+	else
+		echo "bench: scratch kept in $WORK" >&2
+	fi
+	exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+if ((NCPU >= 2)); then
+	SERVER_CPU=${SERVER_CPU:-0}
+	LOAD_CPU=${LOAD_CPU:-1}
+	ON_SERVER=(taskset -c "$SERVER_CPU")
+	ON_LOAD=(taskset -c "$LOAD_CPU")
+	PINNING="server on CPU $SERVER_CPU, load generator on CPU $LOAD_CPU (taskset)"
+else
+	ON_SERVER=()
+	ON_LOAD=()
+	PINNING="not pinned (1 CPU): server and load generator share the CPU"
+fi
+
+log() { echo "bench: $*" | tee -a "$LOG" >&2; }
+
+# start NAME CMD… — run CMD in a new process group pinned to the server CPU;
+# sets STARTED_PG (its pid = its process group id).
+start() {
+	local name=$1
+	shift
+	setsid "${ON_SERVER[@]}" "$@" >"$WORK/$name.log" 2>&1 &
+	STARTED_PG=$!
+	GROUPS_STARTED+=("$STARTED_PG")
+}
+
+# stop PG — SIGTERM the group, wait for its leader, SIGKILL what is left.
+stop() {
+	local pg=$1 i keep=()
+	kill -TERM -- "-$pg" 2>/dev/null || true
+	for i in $(seq 100); do
+		kill -0 "$pg" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -KILL -- "-$pg" 2>/dev/null || true
+	wait "$pg" 2>/dev/null || true
+	for i in "${GROUPS_STARTED[@]}"; do
+		[[ $i == "$pg" ]] || keep+=("$i")
+	done
+	GROUPS_STARTED=("${keep[@]}")
+}
+
+# cpu_ticks PG — user+system clock ticks of every live process in group PG
+# (/proc/PID/stat fields 14 and 15; nginx's master and worker both count).
+cpu_ticks() {
+	local pg=$1 t=0 f line
+	for f in /proc/[0-9]*/stat; do
+		read -r line 2>/dev/null <"$f" || continue
+		# shellcheck disable=SC2086
+		set -- ${line##*) }
+		[[ $3 == "$pg" ]] && t=$((t + ${12} + ${13}))
+	done
+	echo "$t"
+}
+
+# rss_kb PID FIELD — VmRSS, RssAnon or RssFile of PID in kB.
+rss_kb() { awk -v f="$2:" '$1==f{print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
+
+calc() { awk "BEGIN { v = $*; printf \"%.6g\", v }"; }
+
+# row ID FIGURE UNIT PIDNODE BASELINE BASELINE_LABEL TARGET_KIND TARGET COMMAND NOTE
+# TARGET_KIND: ratio_min (pidnode/baseline ≥ target), min (pidnode ≥ target),
+# max (pidnode ≤ target), none.
+row() {
+	local IFS=$'\t'
+	echo "$*" >>"$ROWS"
+}
+
+# chart SCENARIO SYSTEM REQ_PER_CPU_S REQ_PER_S P99_MS
+chart() {
+	local IFS=$'\t'
+	echo "$*" >>"$CHART"
+}
+
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' 2>/dev/null ||
+		echo $((20000 + RANDOM % 30000))
+}
+
+wait_http() { # ADDR PATH SECONDS
+	local i
+	for i in $(seq $(($3 * 20))); do
+		curl -s -o /dev/null --max-time 1 "http://$1$2" && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# ------------------------------------------------------------------- drivers --
+# wrk_run LABEL PG ADDR PATHS PREFIX SUFFIX — closed-loop capacity. Sets RPS
+# (requests/s), RPC (requests per server CPU-second), P99 (ms), BAD (non-2xx/3xx
+# plus socket errors) and CMD.
+wrk_run() {
+	local label=$1 pg=$2 addr=$3 paths=$4 pre=$5 suf=$6 t0 t1 out=$WORK/wrk-$1.txt total secs
+	local d=${RUN_DUR:-$DUR}
+	CMD="wrk -t1 -c$CONNS -d${d}s --latency -s bench/wrk/stream.lua http://ADDR -- '$pre' '$suf'  (BENCH_PATHS=$(basename "$paths"))"
+	t0=$(cpu_ticks "$pg")
+	BENCH_PATHS=$paths "${ON_LOAD[@]}" wrk -t1 -c"$CONNS" -d"${d}s" --timeout 5s --latency \
+		-s "$ROOT/bench/wrk/stream.lua" "http://$addr" -- "$pre" "$suf" >"$out" 2>&1 || true
+	t1=$(cpu_ticks "$pg")
+	total=$(awk '/requests in/{print $1; exit}' "$out")
+	RPS=$(awk '/^Requests\/sec:/{print $2}' "$out")
+	P99=$(awk '$1=="99%"{v=$2; u=v; sub(/[0-9.]+/,"",u); sub(/[a-z]+$/,"",v);
+		m = (u=="us") ? 0.001 : (u=="s") ? 1000 : (u=="m") ? 60000 : 1; printf "%.3f", v*m}' "$out")
+	BAD=$(awk '/Non-2xx or 3xx/{b+=$NF} /Socket errors/{gsub(/,/,""); b+=$4+$6+$8+$10} END{print b+0}' "$out")
+	secs=$(calc "($t1 - $t0) / $CLK_TCK")
+	RPC=$(calc "($secs > 0) ? ${total:-0} / $secs : 0")
+	RPS=${RPS:-0}
+	P99=${P99:-0}
+	log "$label: ${RPS} req/s, $RPC req/server-CPU-s, server CPU ${secs}s, p99 ${P99} ms (closed loop), bad $BAD"
+}
+
+# ol_run LABEL ADDR PATHS PREFIX SUFFIX RATE — open-loop at RATE. Sets OL_P99,
+# OL_P50, OL_ACH (achieved rate), OL_BAD, OL_CMD.
+ol_run() {
+	local label=$1 addr=$2 paths=$3 pre=$4 suf=$5 rate=$6 out=$WORK/ol-$1.json
+	OL_CMD="openloop -addr ADDR -paths $(basename "$paths") -prefix '$pre' -suffix '$suf' -rate $rate -duration ${DUR}s -conns $CONNS"
+	"${ON_LOAD[@]}" "$BIN/openloop" -addr "$addr" -paths "$paths" -prefix "$pre" -suffix "$suf" \
+		-rate "$rate" -duration "${DUR}s" -conns "$CONNS" >"$out" 2>>"$LOG" || true
+	OL_P99=$(jq_get "$out" '.latency_ms.p99')
+	OL_P50=$(jq_get "$out" '.latency_ms.p50')
+	OL_ACH=$(jq_get "$out" '.achieved_rate')
+	OL_BAD=$(jq_get "$out" '.errors + .missed')
+	log "$label: open loop at $rate/s: achieved $OL_ACH/s, p50 $OL_P50 ms, p99 $OL_P99 ms, errors+missed $OL_BAD"
+}
+
+# jq_get FILE EXPR — tiny JSON reader (python3), so jq is not required.
+jq_get() {
+	python3 - "$1" "$2" <<'EOF' 2>/dev/null || echo 0
+import json, sys, re
+d = json.load(open(sys.argv[1]))
+expr = sys.argv[2]
+def get(path):
+    v = d
+    for p in path.strip().lstrip('.').split('.'):
+        v = v[p]
+    return v
+print(sum(get(t) for t in expr.split('+')))
+EOF
+}
+
+pct_rate() { calc "int($1 * $2 / 100)"; }
+
+# ------------------------------------------------------------------- prepare --
+log "N=$N DUR=${DUR}s CONNS=$CONNS REQUESTS=$REQUESTS; $PINNING; scratch $WORK"
+need=()
+command -v wrk >/dev/null || need+=(wrk)
+command -v nginx >/dev/null || [[ -x /usr/sbin/nginx ]] || need+=(nginx-light)
+if ((${#need[@]})); then
+	log "installing ${need[*]} (Debian packages)"
+	if ! (apt-get install -y -qq "${need[@]}" >>"$LOG" 2>&1 ||
+		{ apt-get update -qq >>"$LOG" 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >>"$LOG" 2>&1; }); then
+		log "could not install ${need[*]}"
+	fi
+fi
+NGINX=$(command -v nginx || echo /usr/sbin/nginx)
+
+log "building"
+mkdir -p "$BIN"
+go build -trimpath -o "$BIN/" ./bench/cmd/gen ./bench/cmd/openloop ./bench/cmd/baseline-http \
+	./bench/cmd/admincreate ./bench/cmd/hdlload ./bench/cmd/report
+HAVE_PIDNODE=1
+if ! go build -trimpath -o "$BIN/pidnode" ./cmd/pidnode 2>>"$LOG"; then
+	HAVE_PIDNODE=0
+	log "cmd/pidnode does not build: pidnode rows will read 'not available'"
+fi
+
+DATA=$BENCH_DATA/n$N-s$SEED-r$REQUESTS
+if [[ -s $DATA/meta.json && -s $DATA/records.jsonl ]]; then
+	log "reusing dataset $DATA"
+else
+	log "generating $N records into $DATA"
+	mkdir -p "$DATA"
+	"$BIN/gen" -n "$N" -prefix "$PREFIX" -ns "$NS" -seed "$SEED" -requests "$REQUESTS" -out "$DATA" 2>>"$LOG"
+fi
+meta() { jq_get "$DATA/meta.json" "$1"; }
+GEN_S=$(meta .seconds)
+ZIPF_DISTINCT=$(meta .zipf_distinct)
+REC_BYTES=$(meta .record_bytes)
+ZIPF=$DATA/zipf.paths
+UNIFORM=$DATA/uniform.paths
+row gen "dataset generation ($N records, $(calc "$REC_BYTES/1e6") MB JSON Lines)" "records/s" \
+	"$(calc "$N / $GEN_S")" - - none - "go run ./bench/cmd/gen -n $N -prefix $PREFIX -ns $NS -seed $SEED -requests $REQUESTS" \
+	"wall time $(printf %.1f "$GEN_S") s"
+
+na() { row "$1" "$2" "$3" "n/a" - - none - "$4" "not available: $5"; }
+
+# ------------------------------------------------------------------- pidnode --
+PD=$WORK/pidnode
+HIT_CACHE=$((ZIPF_DISTINCT * 2 > 100000 ? ZIPF_DISTINCT * 2 : 100000))
+MISS_CACHE=$((N / 100 > 100 ? N / 100 : 100))
+
+# pidnode_start CACHE — start serve on free ports; sets PG, RES, ADM, DNSA, HDLA, READY_S.
+pidnode_start() {
+	local ready=$WORK/ready t0 t1 i
+	rm -f "$ready"
+	t0=$(date +%s.%N)
+	start pidnode "$BIN/pidnode" serve --data "$PD" --resolver-addr 127.0.0.1:0 --admin-addr 127.0.0.1:0 \
+		--dns-addr 127.0.0.1:0 --hdl-addr 127.0.0.1:0 --dns-zone "bench.test=$PREFIX" \
+		--operator-key-file "$WORK/operator.key" --ready-file "$ready" --cache-entries "$1" --log-level warn
+	PG=$STARTED_PG
+	for i in $(seq 6000); do
+		[[ -s $ready ]] && grep -q . "$ready" && break
+		kill -0 "$PG" 2>/dev/null || break
+		sleep 0.01
+	done
+	t1=$(date +%s.%N)
+	if [[ ! -s $ready ]]; then
+		log "pidnode did not become ready; log:"
+		tail -20 "$WORK/pidnode.log" >&2
+		return 1
+	fi
+	sleep 0.05 # the ready file is written line by line
+	READY_S=$(calc "$t1 - $t0")
+	RES=$(awk '$1=="resolver"{print $2}' "$ready")
+	ADM=$(awk '$1=="admin"{print $2}' "$ready")
+	DNSA=$(awk '$1=="dns"{print $2}' "$ready")
+	HDLA=$(awk '$1=="hdl"{print $2}' "$ready")
+}
+
+SAMPLE=$(head -1 "$ZIPF")
+HIT_RPC=0
+HIT_RPS=0
+if ((HAVE_PIDNODE)); then
+	rm -rf "$PD"
+	log "import"
+	t0=$(date +%s.%N)
+	"${ON_SERVER[@]}" "$BIN/pidnode" import --data "$PD" "$DATA/records.jsonl" >>"$LOG" 2>&1
+	t1=$(date +%s.%N)
+	IMP_S=$(calc "$t1 - $t0")
+	DB_BYTES=$(stat -c %s "$PD/pidnode.db")
+	row import "import rate (pidnode import, fsync per batch)" "records/s" "$(calc "$N / $IMP_S")" - - min 200000 \
+		"pidnode import --data DIR records.jsonl" "$(printf %.1f "$IMP_S") s for $N records; database $(calc "$DB_BYTES/1e6") MB ($(calc "$DB_BYTES/$N") B/record)"
+	log "import: $N records in ${IMP_S}s"
+
+	# Start-up: the database file was just written, so it is in the page cache.
+	pidnode_start "$HIT_CACHE"
+	row startup "start-up to ready file with $N records" "s" "$READY_S" - - max 1 \
+		"pidnode serve --data DIR --ready-file F … (time until F appears)" "target is for 10M records; page cache warm"
+	RSS0=$(rss_kb "$PG" VmRSS)
+	ANON0=$(rss_kb "$PG" RssAnon)
+	row rss "RSS at ready with $N records (empty cache)" "MB" "$(calc "$RSS0/1024")" - - none - \
+		"/proc/PID/status VmRSS" "RssAnon $(calc "$ANON0/1024") MB; $(calc "$RSS0/1024/($N/1e6)") MB per million records"
+	log "ready in ${READY_S}s: resolver $RES admin $ADM dns $DNSA hdl $HDLA; RSS ${RSS0} kB"
+	log "sample: $(curl -s -o /dev/null -w '%{http_code} %{redirect_url}' "http://$RES$SAMPLE")"
+
+	# Warm the cache with the whole popular stream, then measure what it holds.
+	RUN_DUR=$WARM wrk_run warm "$PG" "$RES" "$ZIPF" "" ""
+	ANON1=$(rss_kb "$PG" RssAnon)
+	row rss_entry "heap per cached entry (RssAnon growth / $ZIPF_DISTINCT entries)" "bytes" \
+		"$(calc "($ANON1 - $ANON0) * 1024 / $ZIPF_DISTINCT")" - - none - "/proc/PID/status RssAnon after a warm-up pass" \
+		"includes Go GC headroom (GOGC=100) and connection buffers"
+
+	wrk_run redirect "$PG" "$RES" "$ZIPF" "" ""
+	HIT_RPC=$RPC HIT_RPS=$RPS HIT_P99W=$P99 HIT_CMD=$CMD HIT_BAD=$BAD
+	ol_run redirect-25 "$RES" "$ZIPF" "" "" "$(pct_rate "$HIT_RPS" 25)"
+	OL25=$OL_P99
+	ol_run redirect-50 "$RES" "$ZIPF" "" "" "$(pct_rate "$HIT_RPS" 50)"
+	OL50=$OL_P99 OL50_CMD=$OL_CMD
+	ol_run redirect-75 "$RES" "$ZIPF" "" "" "$(pct_rate "$HIT_RPS" 75)"
+	OL75=$OL_P99
+	chart "redirect (hit)" pidnode "$HIT_RPC" "$HIT_RPS" "$OL50"
+	row hit_p99 "redirect p99 at 25 / 50 / 75 % of capacity (open loop)" "ms" "$OL50" - - max 2 \
+		"$OL50_CMD" "p99 25 %: $OL25 ms, 50 %: $OL50 ms, 75 %: $OL75 ms (target applies at 50 %)"
+
+	wrk_run api "$PG" "$RES" "$ZIPF" /api/handles ""
+	API_RPC=$RPC
+	ol_run api-50 "$RES" "$ZIPF" /api/handles "" "$(pct_rate "$RPS" 50)"
+	chart "/api/handles" pidnode "$RPC" "$RPS" "$OL_P99"
+	row api "/api/handles JSON vs redirect" "req/server-CPU-s" "$RPC" "$HIT_RPC" "pidnode redirect" ratio_min 0.9 "$CMD" \
+		"$RPS req/s; p99 at 50 %: $OL_P99 ms; bad responses $BAD"
+
+	wrk_run noredirect "$PG" "$RES" "$ZIPF" "" "?noredirect"
+	ol_run noredirect-50 "$RES" "$ZIPF" "" "?noredirect" "$(pct_rate "$RPS" 50)"
+	chart "?noredirect" pidnode "$RPC" "$RPS" "$OL_P99"
+	row noredirect "?noredirect HTML vs redirect" "req/server-CPU-s" "$RPC" "$HIT_RPC" "pidnode redirect" ratio_min 0.9 "$CMD" \
+		"$RPS req/s; p99 at 50 %: $OL_P99 ms; bad responses $BAD"
+
+	# Native protocol.
+	if [[ -n ${HDLA:-} ]]; then
+		for proto in udp tcp; do
+			t0=$(cpu_ticks "$PG")
+			"${ON_LOAD[@]}" "$BIN/hdlload" -addr "$HDLA" -paths "$ZIPF" -clients 32 -duration "${DUR}s" -protos "$proto" \
+				>"$WORK/hdl-$proto.json" 2>>"$LOG" || true
+			t1=$(cpu_ticks "$PG")
+			q=$(jq_get "$WORK/hdl-$proto.json" .qps)
+			secs=$(calc "($t1 - $t0) / $CLK_TCK")
+			qpc=$(calc "($secs > 0) ? $q * $DUR / $secs : 0")
+			p99=$(jq_get "$WORK/hdl-$proto.json" .latency_ms.p99)
+			row "hdl_$proto" "native Handle protocol over ${proto^^} (OC_RESOLUTION)" "queries/server-CPU-s" "$qpc" - - none - \
+				"hdlload -addr ADDR -paths zipf.paths -clients 32 -duration ${DUR}s -protos $proto" \
+				"$q queries/s, p99 $p99 ms (closed loop; one request per $([[ $proto == tcp ]] && echo connection || echo datagram exchange))"
+			chart "native ${proto^^}" pidnode "$qpc" "$q" "$p99"
+			log "hdl $proto: $q q/s, $qpc q/server-CPU-s"
+		done
+	else
+		na hdl "native Handle protocol UDP/TCP" "queries/s" "hdlload" "no hdl listener in the ready file"
+	fi
+
+	# Admin: reads while writing, then creates per second.
+	if [[ -n ${ADM:-} ]] && curl -s -o /dev/null "http://$ADM/healthz"; then
+		"${ON_LOAD[@]}" "$BIN/admincreate" -addr "$ADM" -operator-key-file "$WORK/operator.key" -clients 16 \
+			-duration "$((DUR + 2))s" >"$WORK/admin-mixed.json" 2>>"$LOG" &
+		AC=$!
+		sleep 1
+		wrk_run mixed "$PG" "$RES" "$ZIPF" "" ""
+		wait "$AC" || true
+		w=$(jq_get "$WORK/admin-mixed.json" .creates_per_s)
+		row mixed "redirects while the admin API takes writes (16 writers)" "req/server-CPU-s" "$RPC" "$HIT_RPC" \
+			"pidnode redirect, no writes" none - "$CMD + admincreate -clients 16" "$RPS req/s during $w creates/s; p99 $P99 ms (closed loop)"
+		"${ON_LOAD[@]}" "$BIN/admincreate" -addr "$ADM" -operator-key-file "$WORK/operator.key" -clients 1,16,64 \
+			-duration "${DUR}s" >"$WORK/admin.json" 2>>"$LOG" || true
+		while read -r line; do
+			[[ -z $line ]] && continue
+			echo "$line" >"$WORK/admin-one.json"
+			c=$(jq_get "$WORK/admin-one.json" .clients)
+			r=$(jq_get "$WORK/admin-one.json" .creates_per_s)
+			p99=$(jq_get "$WORK/admin-one.json" .latency_ms.p99)
+			kind=none target=-
+			[[ $c == 64 ]] && kind=min target=5000
+			row "admin_$c" "admin creates, $c client(s), fsync on" "creates/s" "$r" - - "$kind" "$target" \
+				"admincreate -clients $c -duration ${DUR}s" "p99 $p99 ms; statuses $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["status"])' "$WORK/admin-one.json" 2>/dev/null)"
+			chart "admin create ×$c" pidnode "-" "$r" "$p99"
+		done <"$WORK/admin.json"
+		log "admin: $(tr '\n' ' ' <"$WORK/admin.json")"
+	else
+		na admin "admin creates per second (1/16/64 clients)" "creates/s" "admincreate" "no admin listener"
+	fi
+	stop "$PG"
+
+	# Cache-miss path: uniform over N, cache of 1 % of N.
+	pidnode_start "$MISS_CACHE"
+	wrk_run miss "$PG" "$RES" "$UNIFORM" "" ""
+	ol_run miss-50 "$RES" "$UNIFORM" "" "" "$(pct_rate "$RPS" 50)"
+	chart "redirect (miss)" pidnode "$RPC" "$RPS" "$OL_P99"
+	row miss "cache-miss redirect (uniform, cache = 1 % of N) vs cache hit" "req/server-CPU-s" "$RPC" "$HIT_RPC" \
+		"pidnode redirect (hit)" ratio_min 0.5 "$CMD --cache-entries $MISS_CACHE" "$RPS req/s; p99 at 50 %: $OL_P99 ms; bad $BAD"
+	ANONM=$(rss_kb "$PG" RssAnon)
+	row rss_miss "RssAnon after the miss run (cache of $MISS_CACHE entries)" "MB" "$(calc "$ANONM/1024")" - - none - \
+		"/proc/PID/status RssAnon" "compare with the hit server: RSS follows the cache size, not N"
+	stop "$PG"
+
+	# DNS (the DNS helper's suite, if present), run with no pidnode of ours up.
+	if [[ -x $ROOT/bench/dns/run.sh ]]; then
+		log "DNS: bench/dns/run.sh"
+		BENCH_N=$N BENCH_DATASET=$DATA BENCH_DB=$PD BENCH_PIDNODE=$BIN/pidnode BENCH_ROWS=$ROWS BENCH_CHART=$CHART \
+			BENCH_DUR=$DUR BENCH_WORK=$WORK/dns BENCH_SERVER_CPU=${SERVER_CPU:-} BENCH_LOAD_CPU=${LOAD_CPU:-} BENCH_PREFIX=$PREFIX \
+			"$ROOT/bench/dns/run.sh" >>"$LOG" 2>&1 || na dns "DNS queries per second" "queries/s" "bench/dns/run.sh" "bench/dns/run.sh failed (see log)"
+	else
+		na dns "DNS vs bare miekg/dns map" "queries/s" "bench/dns/run.sh" "bench/dns/run.sh not present yet"
+	fi
+else
+	for s in import startup hit api noredirect miss admin hdl dns; do
+		na "$s" "$s" - "-" "cmd/pidnode does not build"
+	done
+fi
+
+# --------------------------------------------------------------------- nginx --
+if [[ -x $NGINX ]]; then
+	NG=$WORK/nginx
+	mkdir -p "$NG/logs"
+	port=$(free_port)
+	cat >"$NG/nginx.conf" <<EOF
+worker_processes 1;
+daemon off;
+pid $NG/nginx.pid;
+error_log $NG/logs/error.log warn;
+events { worker_connections 4096; }
+http {
+    access_log off;
+    keepalive_requests 1000000;
+    map_hash_max_size $((N * 2 + 1024));
+    map_hash_bucket_size 128;
+    map \$uri \$target {
+        default "";
+        include $DATA/nginx-map.conf;
+    }
+    server {
+        listen 127.0.0.1:$port;
+        location / {
+            if (\$target = "") { return 404; }
+            return 302 \$target;
+        }
+    }
+}
+EOF
+	t0=$(date +%s.%N)
+	start nginx "$NGINX" -p "$NG" -e "$NG/logs/error.log" -c "$NG/nginx.conf"
+	NPG=$STARTED_PG
+	if wait_http "127.0.0.1:$port" / 300; then
+		t1=$(date +%s.%N)
+		log "nginx ready in $(calc "$t1 - $t0") s: $(curl -s -o /dev/null -w '%{http_code} %{redirect_url}' "http://127.0.0.1:$port$SAMPLE")"
+		wrk_run nginx "$NPG" "127.0.0.1:$port" "$ZIPF" "" ""
+		NG_RPC=$RPC NG_RPS=$RPS NG_CMD=$CMD
+		ol_run nginx-50 "127.0.0.1:$port" "$ZIPF" "" "" "$(pct_rate "$RPS" 50)"
+		chart "redirect (hit)" nginx "$RPC" "$RPS" "$OL_P99"
+		NG_OL=$OL_P99
+		row nginx_start "nginx start-up with a $N-entry map" s "$(calc "$t1 - $t0")" - - none - "nginx -c nginx.conf" "for comparison with pidnode's start-up"
+	else
+		log "nginx did not start: $(tail -3 "$NG/logs/error.log" 2>/dev/null)"
+		NG_RPC=0
+	fi
+	stop "$NPG"
+else
+	NG_RPC=0
+fi
+
+# ------------------------------------------------------- bare fasthttp map --
+rm -f "$WORK/baseline.ready"
+start baseline "$BIN/baseline-http" -map "$DATA/baseline-map.tsv" -addr 127.0.0.1:0 -ready-file "$WORK/baseline.ready"
+BPG=$STARTED_PG
+for i in $(seq 3000); do [[ -s $WORK/baseline.ready ]] && break; sleep 0.02; done
+BA=$(awk '{print $2}' "$WORK/baseline.ready" 2>/dev/null)
+if [[ -n $BA ]]; then
+	wrk_run fasthttp-map "$BPG" "$BA" "$ZIPF" "" ""
+	FM_RPC=$RPC FM_RPS=$RPS
+	ol_run fasthttp-50 "$BA" "$ZIPF" "" "" "$(pct_rate "$RPS" 50)"
+	chart "redirect (hit)" "fasthttp map" "$RPC" "$RPS" "$OL_P99"
+	FM_OL=$OL_P99
+else
+	FM_RPC=0
+fi
+stop "$BPG"
+
+# --------------------------------------------------------------- comparisons --
+if ((HAVE_PIDNODE)); then
+	row hit_nginx "redirect, cache hit, vs nginx map" "req/server-CPU-s" "$HIT_RPC" "$NG_RPC" "nginx (1 worker)" ratio_min 1.0 \
+		"$HIT_CMD" "pidnode $HIT_RPS req/s vs nginx ${NG_RPS:-0} req/s; p99 at 50 %: ${OL50:-?} vs ${NG_OL:-?} ms; bad $HIT_BAD"
+	row hit_fasthttp "redirect, cache hit, vs bare fasthttp map" "req/server-CPU-s" "$HIT_RPC" "$FM_RPC" "fasthttp map" ratio_min 0.95 \
+		"$HIT_CMD" "pidnode $HIT_RPS req/s vs ${FM_RPS:-0} req/s; p99 at 50 %: ${OL50:-?} vs ${FM_OL:-?} ms"
+fi
+
+# -------------------------------------------------------------------- report --
+mkdir -p "$OUT"
+REPORT=$OUT/$STAMP-$HOST.md
+"$BIN/report" -rows "$ROWS" -chart "$CHART" -out "$REPORT" \
+	-title "pidnode benchmarks, N = $N, $STAMP, $HOST" \
+	-setup "$(nproc) CPUs ($(awk -F': ' '/model name/{print $2; exit}' /proc/cpuinfo)), $(free -g | awk '/Mem:/{print $2}') GiB; $PINNING; ${DUR} s per run, $CONNS connections, request streams of $REQUESTS paths (Zipf s=1.1: $ZIPF_DISTINCT distinct); load average at start $(cut -d' ' -f1-3 /proc/loadavg); go $(go env GOVERSION), $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2), nginx $("$NGINX" -v 2>&1 | sed 's/.*nginx\///'); commit $(git rev-parse --short HEAD 2>/dev/null || echo ?)"
+cp "$LOG" "${REPORT%.md}.log"
+log "wrote $REPORT"

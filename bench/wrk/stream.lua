@@ -1,0 +1,26 @@
+-- wrk script: cycle over a request stream (one URL path per line) so that a
+-- closed-loop run hits the same popularity mix as the open-loop driver.
+--   BENCH_PATHS=bench/data/.../zipf.paths wrk -s bench/wrk/stream.lua URL -- PREFIX SUFFIX
+-- PREFIX (e.g. /api/handles) and SUFFIX (e.g. ?noredirect) are added to every path.
+-- Each wrk thread pre-formats every request once in init and starts at its own
+-- offset, so request() does no string work.
+local reqs, n, i = {}, 0, 0
+
+function init(args)
+  local pre, suf = args[1] or "", args[2] or ""
+  local file = os.getenv("BENCH_PATHS")
+  for line in io.lines(file) do
+    if #line > 0 then
+      n = n + 1
+      reqs[n] = wrk.format("GET", pre .. line .. suf)
+    end
+  end
+  if n == 0 then error("no paths in " .. tostring(file)) end
+  i = (tonumber(tostring({}):match("0x(%x+)"), 16) or 0) % n
+end
+
+function request()
+  i = i + 1
+  if i > n then i = 1 end
+  return reqs[i]
+end
