@@ -146,6 +146,14 @@ func (s *Server) snaa(b *base, h func(w http.ResponseWriter, r *http.Request, b 
 			return problem(http.StatusForbidden, "SNAA %s is suspended; contact the operator", sn.ID)
 		}
 		s.touchKey(k.Hash)
+		if err := s.limit(k.ID); err != nil {
+			return err
+		}
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			if err := s.checkWritable(); err != nil {
+				return err
+			}
+		}
 		ctx := context.WithValue(r.Context(), authKey, &principal{snaa: sn, key: k})
 		return h(w, r.WithContext(ctx), b)
 	}

@@ -268,8 +268,11 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, b *base, p *prin
 	if o.err != nil {
 		return o.err
 	}
-	if !replayed && s.inv != nil {
-		s.inv.Invalidate(key)
+	if !replayed {
+		s.metrics.creates.Add(1)
+		if s.inv != nil {
+			s.inv.Invalidate(key)
+		}
 	}
 	ident := s.identifier(&stored)
 	w.Header().Set("Location", b.path+"/handles/"+pathEscape(ident.Prefix)+"/"+pathEscape(ident.Namespace)+"/"+pathEscape(ident.ID))
@@ -356,8 +359,11 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, b *base, p *prin
 	if o.err != nil {
 		return o.err
 	}
-	if written && s.inv != nil {
-		s.inv.Invalidate(key)
+	if written {
+		s.metrics.updates.Add(1)
+		if s.inv != nil {
+			s.inv.Invalidate(key)
+		}
 	}
 	w.Header().Set("ETag", etag(stored.Version))
 	writeJSON(w, http.StatusOK, s.identifier(&stored))

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -199,3 +200,5 @@ func mustJSON(t *testing.T, v any) []byte {
 	}
 	return b
 }
+
+func writeFile(path string, b []byte) error { return os.WriteFile(path, b, 0o600) }

@@ -41,6 +41,7 @@ func (s *Server) docs() map[string]op {
 		"GET /ops/v1/snaas/{id}/keys":             {summary: "List an SNAA's keys (never a secret)", auth: "operator", ok: 200, okSchema: "KeyList", tag: "operator"},
 		"POST /ops/v1/snaas/{id}/keys":            {summary: "Issue a key; the only time its secret is shown", auth: "operator", request: "KeyRequest", ok: 201, okSchema: "IssuedKey", tag: "operator"},
 		"DELETE /ops/v1/snaas/{id}/keys/{key_id}": {summary: "Revoke a key; it fails from the next request on", auth: "operator", ok: 204, tag: "operator"},
+		"GET /ops/v1/backup":                      {summary: "Stream a consistent snapshot of the database (bbolt file)", auth: "operator", ok: 200, okSchema: "", tag: "operator"},
 		"GET /ops/v1/audit":                       {summary: "Read the append-only audit log", auth: "operator", ok: 200, okSchema: "AuditList", query: []param{{"after", "sequence number to start after"}, {"limit", "1–1000, default 100"}}, tag: "operator"},
 	}
 	for _, b := range s.bases {
@@ -98,6 +99,8 @@ func (s *Server) buildOpenAPI() ([]byte, error) {
 			okr["content"] = map[string]any{"application/json": map[string]any{"schema": ref(o.okSchema)}}
 		} else if path == "/openapi.json" {
 			okr["content"] = map[string]any{"application/json": map[string]any{"schema": map[string]any{"type": "object"}}}
+		} else if path == "/ops/v1/backup" {
+			okr["content"] = map[string]any{"application/octet-stream": map[string]any{"schema": map[string]any{"type": "string", "contentMediaType": "application/octet-stream"}}}
 		} else if path == "/healthz" || path == "/readyz" {
 			okr["content"] = map[string]any{"text/plain": map[string]any{"schema": map[string]any{"type": "string"}}}
 		}
@@ -116,6 +119,12 @@ func (s *Server) buildOpenAPI() ([]byte, error) {
 		errs := append([]int{}, o.errs...)
 		if o.auth != "" {
 			errs = append(errs, 401, 403)
+		}
+		if o.auth == "snaa" {
+			errs = append(errs, 429)
+			if method != "GET" {
+				errs = append(errs, 503)
+			}
 		}
 		if o.request != "" {
 			errs = append(errs, 400, 413, 415, 422)

@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"pidnode/handlev"
@@ -57,6 +59,11 @@ type Config struct {
 	LastUsedInterval time.Duration
 	// IdempotencyTTL is how long an Idempotency-Key is remembered. If zero, 24h.
 	IdempotencyTTL time.Duration
+	// RateLimit is the sustained requests per second allowed per SNAA key
+	// (429 with Retry-After beyond); RateBurst the bucket size (if zero,
+	// 2×RateLimit). If RateLimit is zero, there is no limit.
+	RateLimit float64
+	RateBurst int
 }
 
 // Server is the admin API. It is safe for concurrent use.
@@ -78,6 +85,10 @@ type Server struct {
 	bases    []base
 	openapi  []byte
 	lastUsed lastUsed
+	rl       *rateLimiter
+	readOnly atomic.Bool
+	metrics  metrics
+	handler  http.Handler
 }
 
 // base is one of the SNAA API bases and the prefix it writes under.
@@ -140,7 +151,15 @@ func New(cfg Config) (*Server, error) {
 		s.bases = append(s.bases, base{path: "/testpid/v2", test: true})
 	}
 	s.lastUsed.pending = map[string]time.Time{}
+	if cfg.RateLimit > 0 {
+		burst := float64(cfg.RateBurst)
+		if burst <= 0 {
+			burst = 2 * cfg.RateLimit
+		}
+		s.rl = &rateLimiter{rate: cfg.RateLimit, burst: math.Max(burst, 1), keys: map[string]*bucket{}}
+	}
 	s.routesInit()
+	s.handler = s.counted(s.mux)
 	doc, err := s.buildOpenAPI()
 	if err != nil {
 		return nil, err
@@ -150,7 +169,7 @@ func New(cfg Config) (*Server, error) {
 }
 
 // Handler returns the admin API's HTTP handler.
-func (s *Server) Handler() http.Handler { return s.mux }
+func (s *Server) Handler() http.Handler { return s.handler }
 
 // Model returns the metadata model in use.
 func (s *Server) Model() *Model { return s.model }
@@ -215,6 +234,8 @@ func (s *Server) routesInit() {
 	s.methodFallback("/ops/v1/snaas/{id}/keys/{key_id}", "DELETE")
 	s.handle("GET", "/ops/v1/audit", s.op(s.listAudit))
 	s.methodFallback("/ops/v1/audit", "GET")
+	s.handle("GET", "/ops/v1/backup", s.op(s.backup))
+	s.methodFallback("/ops/v1/backup", "GET")
 
 	// SNAA routes (SPEC §4), on both bases.
 	for i := range s.bases {

@@ -170,6 +170,12 @@ func TestPidctlAdminFlow(t *testing.T) {
 			t.Errorf("audit lacks %s:\n%s", a, out)
 		}
 	}
+	// backup writes a database file.
+	bk := filepath.Join(dir, "backup.db")
+	out = mustRun(t, append(op, "backup", bk)...)
+	if st, err := os.Stat(bk); err != nil || st.Size() == 0 || !strings.Contains(out, "backup written") {
+		t.Errorf("backup: %v %s", err, out)
+	}
 	// Usage errors exit 2.
 	if code, _, _ := pidctl(t, append(op, "frobnicate")...); code != 2 {
 		t.Errorf("unknown command: exit %d", code)
