@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/url"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/valyala/fasthttp"
@@ -25,7 +26,7 @@ func (s *Server) serveAPI(ctx *fasthttp.RequestCtx, sc *scratch, path, query []b
 	switch {
 	case ctx.IsOptions():
 		h.SetCanonical(hdrACAM, valAllowAPI)
-		if rh := ctx.Request.Header.Peek("Access-Control-Request-Headers"); len(rh) > 0 {
+		if rh := ctx.Request.Header.Peek("Access-Control-Request-Headers"); len(rh) > 0 && len(rh) <= 512 && headerList(rh) {
 			h.SetCanonical(hdrACAH, rh)
 		}
 		h.SetCanonical(hdrACMA, valMaxAge)
@@ -168,6 +169,17 @@ var (
 	jsonClose       = []byte(`}`)
 	jsonpClose      = []byte(");")
 )
+
+// headerList reports whether b is a plain list of header names (token
+// characters, commas, spaces), the only thing a preflight answer echoes.
+func headerList(b []byte) bool {
+	for _, c := range b {
+		if !hostSafe[c] && c != ',' && c != ' ' && !strings.ContainsRune("!#$%&'*+^`|~", rune(c)) {
+			return false
+		}
+	}
+	return true
+}
 
 func (sc *scratch) callbackSet() bool { return sc.p.hasCallback && len(sc.p.callback) > 0 }
 
