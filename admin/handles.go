@@ -183,8 +183,6 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, b *base, p *prin
 		bodyHash = hex.EncodeToString(h.Sum(nil))
 	}
 	now := s.now()
-	adminHandle := s.namer.Full(t.prefix, t.ns, "ADMIN")
-	agent := Agent{Name: p.snaa.Organisation, EmailAddress: p.snaa.TechnicalContact.Email, Role: "OWNER"}
 
 	var (
 		o        outcome
@@ -215,52 +213,19 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, b *base, p *prin
 				}
 			}
 		}
-		recs := tx.Bolt().Bucket(store.BucketRecords)
-		var display string
-		if customID != "" {
-			display = s.namer.Full(t.prefix, t.ns, customID)
-			k, _, err := s.namer.Key(display)
-			if err != nil {
-				return o.fail(&ValidationError{Errors: []FieldError{{Field: "id", Message: err.Error()}}})
-			}
-			if recs.Get([]byte(k)) != nil {
-				return o.fail(problem(existsStatus, "identifier %s already exists; update it with PUT (without If-None-Match)", display))
-			}
-			key = k
-		} else {
-			for try := 0; ; try++ {
-				id, err := handlev.Mint(t.ns, s.rnd)
-				if err != nil {
-					return err
-				}
-				display = s.namer.Full(t.prefix, t.ns, id)
-				k, _, err := s.namer.Key(display)
-				if err != nil {
-					return err
-				}
-				if recs.Get([]byte(k)) == nil {
-					key = k
-					break
-				}
-				if try == 16 {
-					return errors.New("admin: no free generated id after 16 tries")
-				}
-			}
-		}
-		vals, _ := s.model.build(buildInput{Display: display, AdminHandle: adminHandle, URL: *pl.URL,
-			Metadata: meta, Agent: agent, Now: now, Create: true})
-		stored = store.Stored{Record: handlev.Record{Handle: display, Values: vals}, Version: 1, Created: now, Updated: now}
-		if err := tx.PutRecord(key, &stored); err != nil {
+		res, perr, err := s.txCreate(tx, p, t, customID, existsStatus, *pl.URL, meta, now)
+		if err != nil || perr != nil {
+			o.err = perr
 			return err
 		}
+		key, stored = res.key, res.stored
 		if idemKey != nil {
 			if err := putJSON(tx.Bolt().Bucket(store.BucketIdempotency), string(idemKey),
 				&idemRecord{BodyHash: bodyHash, Key: key, Created: now}); err != nil {
 				return err
 			}
 		}
-		after := s.model.extract(vals)
-		return s.audit(tx, p.actor(), ActHandleCreate, display, nil, auditContent(after))
+		return nil
 	})
 	if err != nil {
 		return err
@@ -306,8 +271,6 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, b *base, p *prin
 		}
 	}
 	now := s.now()
-	adminHandle := s.namer.Full(t.prefix, t.ns, "ADMIN")
-	agent := Agent{Name: p.snaa.Organisation, EmailAddress: p.snaa.TechnicalContact.Email, Role: "OWNER"}
 	var (
 		o       outcome
 		stored  store.Stored
@@ -315,43 +278,13 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, b *base, p *prin
 	)
 	err = s.db.Update(func(tx *store.Tx) error {
 		o, written = outcome{}, false
-		old, ok, err := tx.Record(key)
-		if err != nil {
+		res, perr, err := s.txUpdate(tx, p, t, key, display, pl, nulls, ifMatch, now)
+		if err != nil || perr != nil {
+			o.err = perr
 			return err
 		}
-		if !ok {
-			return o.fail(problem(http.StatusNotFound,
-				"no identifier %s; to create it with this custom id send If-None-Match: *", display))
-		}
-		if ifMatch != "" && !etagMatches(ifMatch, old.Version) {
-			return o.fail(problem(http.StatusPreconditionFailed,
-				"identifier %s is at version %d (ETag %s), not %s; read it again and retry", old.Record.Handle, old.Version, etag(old.Version), ifMatch))
-		}
-		before := s.model.extract(old.Record.Values)
-		newURL := before.URL
-		if pl.URL != nil {
-			newURL = pl.URL
-		}
-		meta := before.Metadata
-		if pl.hasMeta {
-			meta, _ = mergePatch(before.Metadata, pl.Metadata).(map[string]any)
-		}
-		if fe := s.model.validateRecord(newURL, meta, nulls); len(fe) > 0 {
-			return o.fail(&ValidationError{Errors: fe})
-		}
-		vals, entries := s.model.build(buildInput{Display: old.Record.Handle, AdminHandle: adminHandle, URL: *newURL,
-			Metadata: meta, Old: old.Record.Values, Agent: agent, Now: now})
-		if entries == nil {
-			stored = old // nothing changed: no write, no new version
-			return nil
-		}
-		stored = store.Stored{Record: handlev.Record{Handle: old.Record.Handle, Values: vals},
-			Version: old.Version + 1, Created: old.Created, Updated: now}
-		if err := tx.PutRecord(key, &stored); err != nil {
-			return err
-		}
-		written = true
-		return s.audit(tx, p.actor(), ActHandleUpdate, old.Record.Handle, auditContent(before), auditContent(s.model.extract(vals)))
+		stored, written = res.stored, res.written
+		return nil
 	})
 	if err != nil {
 		return err
@@ -524,4 +457,103 @@ func pathEscape(s string) string {
 		parts[i] = url.PathEscape(p)
 	}
 	return strings.Join(parts, "/")
+}
+
+// writeResult is the effect of one create or update inside a transaction.
+type writeResult struct {
+	key     string
+	stored  store.Stored
+	written bool
+}
+
+func agentOf(p *principal) Agent {
+	return Agent{Name: p.snaa.Organisation, EmailAddress: p.snaa.TechnicalContact.Email, Role: "OWNER"}
+}
+
+// txCreate creates an identifier inside tx: generated (customID == "") or
+// custom. perr is the client's fault (409/412/422) and nothing was written;
+// err is fatal. u and meta must be validated.
+func (s *Server) txCreate(tx *store.Tx, p *principal, t target, customID string, existsStatus int, u string, meta map[string]any, now time.Time) (w writeResult, perr, err error) {
+	recs := tx.Bolt().Bucket(store.BucketRecords)
+	var display string
+	if customID != "" {
+		display = s.namer.Full(t.prefix, t.ns, customID)
+		k, _, err := s.namer.Key(display)
+		if err != nil {
+			return w, &ValidationError{Errors: []FieldError{{Field: "id", Message: err.Error()}}}, nil
+		}
+		if recs.Get([]byte(k)) != nil {
+			return w, problem(existsStatus, "identifier %s already exists; update it with PUT (without If-None-Match)", display), nil
+		}
+		w.key = k
+	} else {
+		for try := 0; ; try++ {
+			id, err := handlev.Mint(t.ns, s.rnd)
+			if err != nil {
+				return w, nil, err
+			}
+			display = s.namer.Full(t.prefix, t.ns, id)
+			k, _, err := s.namer.Key(display)
+			if err != nil {
+				return w, nil, err
+			}
+			if recs.Get([]byte(k)) == nil {
+				w.key = k
+				break
+			}
+			if try == 16 {
+				return w, nil, errors.New("admin: no free generated id after 16 tries")
+			}
+		}
+	}
+	vals, _ := s.model.build(buildInput{Display: display, AdminHandle: s.namer.Full(t.prefix, t.ns, "ADMIN"), URL: u,
+		Metadata: meta, Agent: agentOf(p), Now: now, Create: true})
+	w.stored = store.Stored{Record: handlev.Record{Handle: display, Values: vals}, Version: 1, Created: now, Updated: now}
+	if err := tx.PutRecord(w.key, &w.stored); err != nil {
+		return w, nil, err
+	}
+	w.written = true
+	return w, nil, s.audit(tx, p.actor(), ActHandleCreate, display, nil, auditContent(s.model.extract(vals)))
+}
+
+// txUpdate merges pl into the identifier stored under key inside tx.
+func (s *Server) txUpdate(tx *store.Tx, p *principal, t target, key, display string, pl *payload, nulls map[string]bool, ifMatch string, now time.Time) (w writeResult, perr, err error) {
+	w.key = key
+	old, ok, err := tx.Record(key)
+	if err != nil {
+		return w, nil, err
+	}
+	if !ok {
+		return w, problem(http.StatusNotFound,
+			"no identifier %s; to create it with this custom id send If-None-Match: *", display), nil
+	}
+	if ifMatch != "" && !etagMatches(ifMatch, old.Version) {
+		return w, problem(http.StatusPreconditionFailed,
+			"identifier %s is at version %d (ETag %s), not %s; read it again and retry", old.Record.Handle, old.Version, etag(old.Version), ifMatch), nil
+	}
+	before := s.model.extract(old.Record.Values)
+	newURL := before.URL
+	if pl.URL != nil {
+		newURL = pl.URL
+	}
+	meta := before.Metadata
+	if pl.hasMeta {
+		meta, _ = mergePatch(before.Metadata, pl.Metadata).(map[string]any)
+	}
+	if fe := s.model.validateRecord(newURL, meta, nulls); len(fe) > 0 {
+		return w, &ValidationError{Errors: fe}, nil
+	}
+	vals, entries := s.model.build(buildInput{Display: old.Record.Handle, AdminHandle: s.namer.Full(t.prefix, t.ns, "ADMIN"),
+		URL: *newURL, Metadata: meta, Old: old.Record.Values, Agent: agentOf(p), Now: now})
+	if entries == nil {
+		w.stored = old // nothing changed: no write, no new version
+		return w, nil, nil
+	}
+	w.stored = store.Stored{Record: handlev.Record{Handle: old.Record.Handle, Values: vals},
+		Version: old.Version + 1, Created: old.Created, Updated: now}
+	if err := tx.PutRecord(key, &w.stored); err != nil {
+		return w, nil, err
+	}
+	w.written = true
+	return w, nil, s.audit(tx, p.actor(), ActHandleUpdate, old.Record.Handle, auditContent(before), auditContent(s.model.extract(vals)))
 }
