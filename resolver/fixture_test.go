@@ -181,16 +181,25 @@ func (f *fixture) raw(t testing.TB, req string) *fasthttp.Response {
 
 func readResponse(t testing.TB, c net.Conn, req string) *fasthttp.Response {
 	t.Helper()
+	resp, err := roundTrip(c, req)
+	if err != nil {
+		t.Fatalf("%q: %v", firstLine(req), err)
+	}
+	return resp
+}
+
+// roundTrip writes req on c and reads one response. Safe in any goroutine.
+func roundTrip(c net.Conn, req string) (*fasthttp.Response, error) {
 	c.SetDeadline(time.Now().Add(10 * time.Second))
 	if _, err := c.Write([]byte(req)); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	resp := &fasthttp.Response{}
 	resp.SkipBody = strings.HasPrefix(req, "HEAD ")
 	if err := resp.Read(bufio.NewReader(c)); err != nil {
-		t.Fatalf("reading response to %q: %v", firstLine(req), err)
+		return nil, err
 	}
-	return resp
+	return resp, nil
 }
 
 func firstLine(s string) string {

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"pidnode/store"
 )
 
 // TestRedirect checks the redirect choice and Location encoding
@@ -323,4 +325,71 @@ func TestShutdown(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Errorf("Serve after Shutdown: %v", err)
 	}
+}
+
+// TestReadYourWrites: once a write is committed and the cache invalidated (what
+// admin does), the next resolution shows the change (SPEC §5).
+func TestReadYourWrites(t *testing.T) {
+	f := newFixture(t, nil)
+	target := "/" + tExtra + "/order"
+	if loc := string(f.get(t, target).Header.Peek("Location")); loc != "https://primary.example.org/x" {
+		t.Fatalf("before: Location %q", loc)
+	}
+	rec := record(t, tExtra+"/order")
+	rec.Values[1].Data = []byte("https://changed.example.org/")
+	key := f.key(t, rec.Handle)
+	err := f.db.Update(func(tx *store.Tx) error { return tx.PutRecord(key, &store.Stored{Record: rec, Version: 2}) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.cache.Invalidate(key)
+	if loc := string(f.get(t, target).Header.Peek("Location")); loc != "https://changed.example.org/" {
+		t.Errorf("after the write: Location %q, want the new URL", loc)
+	}
+	if body := string(f.get(t, "/api/handles"+target).Body()); !strings.Contains(body, "changed.example.org") {
+		t.Errorf("after the write: API body %s", body)
+	}
+}
+
+// TestConcurrentResolution hammers one record from many goroutines while it is
+// invalidated, for the race detector.
+func TestConcurrentResolution(t *testing.T) {
+	f := newFixture(t, nil)
+	key := f.key(t, tHandle)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 200 {
+			f.cache.Invalidate(key)
+		}
+	}()
+	errs := make(chan string, 8)
+	for range 8 {
+		go func() {
+			for range 50 {
+				c, err := f.ln.Dial()
+				if err != nil {
+					errs <- err.Error()
+					return
+				}
+				resp, err := roundTrip(c, "GET /"+tHandle+" HTTP/1.1\r\nHost: x\r\n\r\n")
+				c.Close()
+				if err != nil {
+					errs <- err.Error()
+					return
+				}
+				if resp.StatusCode() != 302 {
+					errs <- "status " + itoa(resp.StatusCode())
+					return
+				}
+			}
+			errs <- ""
+		}()
+	}
+	for range 8 {
+		if e := <-errs; e != "" {
+			t.Error(e)
+		}
+	}
+	<-done
 }

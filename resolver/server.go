@@ -242,8 +242,10 @@ func (s *Server) getScratch() *scratch {
 }
 
 func (s *Server) putScratch(sc *scratch) {
-	if cap(sc.out) > maxPooledScratch || cap(sc.out2) > maxPooledScratch || cap(sc.arena) > maxPooledScratch {
-		return
+	for _, b := range [...][]byte{sc.handle, sc.key, sc.arena, sc.out, sc.out2, sc.loc, sc.tmp, sc.link, sc.date} {
+		if cap(b) > maxPooledScratch {
+			return
+		}
 	}
 	s.pool.Put(sc)
 }
