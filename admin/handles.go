@@ -89,7 +89,12 @@ func (s *Server) postHandles(w http.ResponseWriter, r *http.Request, b *base) er
 	if err != nil {
 		return err
 	}
-	if r.PathValue("id") != "" {
+	if id := r.PathValue("id"); strings.EqualFold(id, "bulk") {
+		if err := s.checkWritable(); err != nil {
+			return err
+		}
+		return s.bulk(w, r, p, t)
+	} else if id != "" {
 		return problem(http.StatusMethodNotAllowed, "POST creates in a namespace (…/handles/{prefix}/{ns}/); use PUT to update an identifier").
 			with("Allow", "GET, PUT")
 	}

@@ -56,6 +56,7 @@ func (s *Server) docs() map[string]op {
 		d["PUT "+p] = op{summary: "Create an identifier with a custom id under " + where + " (namespace from the key)", auth: "snaa", request: "HandleCreate", ok: 201, okSchema: "Identifier", errs: []int{409}, query: []param{{"customid", "the custom id (required)"}}, headers: []param{idem}, okHeads: []string{"Location", "ETag"}, tag: "snaa"}
 		d["PUT "+coll] = op{summary: "Create an identifier with a generated id under " + where, auth: "snaa", request: "HandleCreate", ok: 201, okSchema: "Identifier", headers: []param{idem}, okHeads: []string{"Location", "ETag"}, tag: "snaa"}
 		d["POST "+coll] = op{summary: "Create an identifier with a generated id under " + where + " (same as PUT)", auth: "snaa", request: "HandleCreate", ok: 201, okSchema: "Identifier", errs: []int{405}, headers: []param{idem}, okHeads: []string{"Location", "ETag"}, tag: "snaa"}
+		d["POST "+coll+"bulk"] = op{summary: "Create and update up to 1000 identifiers in one transaction; an item with the id of an existing identifier is a merge update, with an unknown id a custom-id create, without id a generated-id create; each item succeeds or fails on its own", auth: "snaa", request: "BulkRequest", ok: 200, okSchema: "BulkResponse", tag: "snaa"}
 		d["GET "+coll] = op{summary: "List the namespace's identifiers", auth: "snaa", ok: 200, okSchema: "IdentifierList", query: []param{{"status", "only this status"}, {"url", "only this landing page URL"}, {"limit", "1–1000, default 100"}, {"cursor", "next_cursor of the previous page"}}, tag: "snaa"}
 		d["DELETE "+coll] = op{summary: "Not allowed: identifiers are persistent", ok: 405, tag: "snaa"}
 		d["GET "+item] = op{summary: "Read an identifier", auth: "snaa", ok: 200, okSchema: "Identifier", okHeads: []string{"ETag"}, headers: []param{{"If-None-Match", "ETag of a copy you hold: 304 if unchanged"}}, tag: "snaa"}
@@ -326,6 +327,10 @@ func (s *Server) schemas() map[string]any {
 		"History": obj([]string{"handle", "version", "changes"}, map[string]any{"handle": str(),
 			"version": map[string]any{"type": "integer"}, "changes": arr(ref("ChangeEntry"))}),
 		"ChangeEntry": change,
+		"BulkRequest": map[string]any{"type": "array", "minItems": 1, "maxItems": MaxBulkItems, "items": obj(nil, map[string]any{
+			"id": map[string]any{"type": "string", "minLength": 1}, "url": httpURL, "metadata": obj(nil, updProps)})},
+		"BulkResponse": obj([]string{"items"}, map[string]any{"items": arr(obj([]string{"status"}, map[string]any{
+			"status": map[string]any{"type": "integer"}, "handle": str(), "detail": str(), "errors": arr(ref("FieldError"))}))}),
 		"WhoAmI": obj([]string{"snaa", "key", "base", "prefix", "may_write", "collection"}, map[string]any{
 			"snaa": ref("SNAA"), "key": obj([]string{"id", "name"}, map[string]any{"id": str(), "name": str()}),
 			"base": str(), "prefix": str(), "may_write": map[string]any{"type": "boolean"}, "collection": str()}),

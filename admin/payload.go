@@ -66,37 +66,45 @@ func parsePayload(body []byte) (*payload, error) {
 	if !ok {
 		return nil, &ValidationError{Errors: []FieldError{{Field: "(body)", Message: "must be a JSON object {\"url\": …, \"metadata\": {…}}"}}}
 	}
+	p, fe := payloadFrom(top, "", nil)
+	if len(fe) > 0 {
+		return nil, &ValidationError{Errors: fe}
+	}
+	return p, nil
+}
+
+// payloadFrom checks the shape of one write object; extra names further
+// allowed top-level keys (bulk items' "id"). Field paths start with at.
+func payloadFrom(top map[string]any, at string, extra []string) (*payload, []FieldError) {
 	var val validator
 	p := &payload{}
 	for k := range top {
-		if k != "url" && k != "metadata" {
-			val.add(k, "unknown field; allowed: url, metadata")
+		if k != "url" && k != "metadata" && !slices.Contains(extra, k) {
+			allowed := append([]string{"url", "metadata"}, extra...)
+			val.add(at+k, "unknown field; allowed: %s", strings.Join(allowed, ", "))
 		}
 	}
 	if x, ok := top["url"]; ok && x != nil {
 		if s, ok := x.(string); ok {
 			p.URL = &s
 		} else {
-			val.add("url", "must be a string, not %s", jsonType(x))
+			val.add(at+"url", "must be a string, not %s", jsonType(x))
 		}
 	} else if ok {
-		val.add("url", "must not be null: an identifier always has a landing page")
+		val.add(at+"url", "must not be null: an identifier always has a landing page")
 	}
 	if x, ok := top["metadata"]; ok && x != nil {
 		if m, ok := x.(map[string]any); ok {
 			p.Metadata = m
 			p.hasMeta = true
 		} else {
-			val.add("metadata", "must be an object, not %s", jsonType(x))
+			val.add(at+"metadata", "must be an object, not %s", jsonType(x))
 		}
 	} else if ok {
-		val.add("metadata", "must not be null")
+		val.add(at+"metadata", "must not be null")
 	}
-	if len(val.errs) > 0 {
-		sortErrs(val.errs)
-		return nil, &ValidationError{Errors: val.errs}
-	}
-	return p, nil
+	sortErrs(val.errs)
+	return p, val.errs
 }
 
 // mergePatch applies an RFC 7396 JSON merge patch: present members replace,

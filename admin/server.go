@@ -252,7 +252,7 @@ func (s *Server) routesInit() {
 		coll, item, hist := p+"/handles/{prefix}/{ns}/", p+"/handles/{prefix}/{ns}/{id}", p+"/handles/{prefix}/{ns}/{id}/history"
 		s.handle("GET", hp, s.snaa(b, s.getHandles), coll, item, hist)
 		s.handle("PUT", hp, s.snaa(b, s.putHandles), coll, item)
-		s.handle("POST", hp, s.snaa(b, s.postHandles), coll)
+		s.handle("POST", hp, s.snaa(b, s.postHandles), coll, p+"/handles/{prefix}/{ns}/bulk")
 		s.handle("DELETE", hp, s.deleteHandle, coll, item)
 		s.methodFallback(hp, "GET, PUT, POST")
 	}

@@ -1,0 +1,167 @@
+package admin
+
+import (
+	"net/http"
+	"strings"
+
+	"pidnode/handlev"
+	"pidnode/store"
+)
+
+// MaxBulkItems bounds a bulk request (SPEC §4).
+const MaxBulkItems = 1000
+
+// BulkResult is the outcome of one bulk item, in request order.
+type BulkResult struct {
+	Status int          `json:"status"`
+	Handle string       `json:"handle,omitempty"`
+	Detail string       `json:"detail,omitempty"`
+	Errors []FieldError `json:"errors,omitempty"`
+}
+
+type bulkItem struct {
+	id    string
+	pl    *payload
+	meta  map[string]any
+	nulls map[string]bool
+	res   BulkResult
+}
+
+// bulk serves POST …/handles/{prefix}/{ns}/bulk: up to MaxBulkItems creates and
+// updates in one transaction (one commit). An item with "id" of an existing
+// identifier is a merge update; with an unknown "id" a custom-id create; without
+// "id" a create with a generated id. Each item succeeds or fails on its own and
+// a failed item writes nothing.
+func (s *Server) bulk(w http.ResponseWriter, r *http.Request, p *principal, t target) error {
+	body, err := readBody(w, r, s.maxBody)
+	if err != nil {
+		return err
+	}
+	v, err := decodeAny(body)
+	if err != nil {
+		return err
+	}
+	arr, ok := v.([]any)
+	if !ok {
+		return &ValidationError{Errors: []FieldError{{Field: "(body)", Message: "must be a JSON array of {\"id\"?, \"url\"?, \"metadata\"?}"}}}
+	}
+	if len(arr) == 0 || len(arr) > MaxBulkItems {
+		return &ValidationError{Errors: []FieldError{{Field: "(body)", Message: "must hold 1 to 1000 items"}}}
+	}
+	items := make([]*bulkItem, len(arr))
+	for i, x := range arr {
+		it := &bulkItem{}
+		items[i] = it
+		obj, ok := x.(map[string]any)
+		if !ok {
+			it.res = BulkResult{Status: 422, Errors: []FieldError{{Field: "(item)", Message: "must be an object"}}}
+			continue
+		}
+		pl, fe := payloadFrom(obj, "", []string{"id"})
+		if idv, ok := obj["id"]; ok {
+			if ids, ok := idv.(string); ok && ids != "" {
+				it.id = ids
+			} else {
+				fe = append(fe, FieldError{Field: "id", Message: "must be a non-empty string"})
+			}
+		}
+		if len(fe) > 0 {
+			it.res = BulkResult{Status: 422, Errors: fe}
+			continue
+		}
+		it.pl = pl
+		it.meta, it.nulls = map[string]any{}, map[string]bool{}
+		for k, x := range pl.Metadata {
+			if x == nil {
+				it.nulls[k] = true
+			} else {
+				it.meta[k] = x
+			}
+		}
+	}
+	now := s.now()
+	var written []string
+	err = s.db.Update(func(tx *store.Tx) error {
+		written = written[:0]
+		for _, it := range items {
+			if it.pl == nil {
+				continue
+			}
+			it.res = BulkResult{}
+			var key, display string
+			exists := false
+			if it.id != "" {
+				display = s.namer.Full(t.prefix, t.ns, it.id)
+				k, _, err := s.namer.Key(display)
+				if err == nil {
+					key = k
+					exists = tx.Bolt().Bucket(store.BucketRecords).Get([]byte(k)) != nil
+				}
+			}
+			var res writeResult
+			var perr, err error
+			status := http.StatusCreated
+			switch {
+			case exists:
+				status = http.StatusOK
+				res, perr, err = s.txUpdate(tx, p, t, key, display, it.pl, it.nulls, "", now)
+			case it.id != "" && !p.snaa.CustomIDs:
+				perr = problem(http.StatusForbidden, "no identifier %s, and SNAA %s may not create custom ids", display, p.snaa.ID)
+			default:
+				if it.id != "" {
+					if e := handlev.ValidCustomID(it.id); e != nil {
+						perr = &ValidationError{Errors: []FieldError{{Field: "id", Message: strings.TrimPrefix(e.Error(), "handlev: ")}}}
+						break
+					}
+				}
+				if fe := s.model.validateRecord(it.pl.URL, it.meta, it.nulls); len(fe) > 0 {
+					perr = &ValidationError{Errors: fe}
+					break
+				}
+				res, perr, err = s.txCreate(tx, p, t, it.id, http.StatusConflict, *it.pl.URL, it.meta, now)
+			}
+			if err != nil {
+				return err
+			}
+			if perr != nil {
+				it.res = bulkError(perr)
+				continue
+			}
+			it.res = BulkResult{Status: status, Handle: res.stored.Record.Handle}
+			if res.written {
+				written = append(written, res.key)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, k := range written {
+		if s.inv != nil {
+			s.inv.Invalidate(k)
+		}
+	}
+	out := make([]BulkResult, len(items))
+	for i, it := range items {
+		out[i] = it.res
+		switch it.res.Status {
+		case http.StatusCreated:
+			s.metrics.creates.Add(1)
+		case http.StatusOK:
+			s.metrics.updates.Add(1)
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"items": out})
+	return nil
+}
+
+func bulkError(err error) BulkResult {
+	switch e := err.(type) {
+	case *Problem:
+		return BulkResult{Status: e.Status, Detail: e.Detail, Errors: e.Errors}
+	case *ValidationError:
+		return BulkResult{Status: http.StatusUnprocessableEntity, Detail: "invalid item", Errors: e.Errors}
+	}
+	return BulkResult{Status: http.StatusInternalServerError, Detail: "internal error"}
+}
