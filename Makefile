@@ -46,6 +46,16 @@ fuzz: ## run every native fuzz target for FUZZTIME each (default 10s)
 bench: ## Go benchmarks of the hot paths (allocations reported)
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./handlev/... ./cache/ ./store/ ./resolver/...
 
+.PHONY: bench-e2e
+bench-e2e: N ?= 1000000
+bench-e2e: ## end-to-end suite vs nginx and a bare fasthttp map, N=1000000 (N=… DUR=… to change); writes bench/results/
+	N=$(N) bench/run.sh
+
+.PHONY: bench-full
+bench-full: N ?= 10000000
+bench-full: ## the end-to-end suite at N=10000000 (needs ~20 GB of disk for the generated data)
+	N=$(N) bench/run.sh
+
 .PHONY: clean
 clean: ## remove build output (keeps ./data)
 	rm -rf $(BIN)

@@ -304,7 +304,7 @@ func writeSVG(w io.Writer, title string, bars []bar) {
 	x1 := labelW
 	x2 := labelW + panelW + gap
 	fmt.Fprintf(w, `<text x="%d" y="%d" font-weight="bold">throughput: requests per server CPU-second</text>`+"\n", x1, top-14)
-	fmt.Fprintf(w, `<text x="%d" y="%d" font-weight="bold">p99 latency, ms (open loop at 50 %%)</text>`+"\n", x2, top-14)
+	fmt.Fprintf(w, `<text x="%d" y="%d" font-weight="bold">p99 latency, ms (HTTP: open loop at 50 %%; others: closed loop)</text>`+"\n", x2, top-14)
 	for i, b := range bars {
 		y := top + i*rowH
 		fmt.Fprintf(w, `<text x="%d" y="%d" text-anchor="end">%s — %s</text>`+"\n", labelW-8, y+12, esc(b.Scenario), esc(b.System))
