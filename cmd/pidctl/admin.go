@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -36,6 +38,7 @@ var adminCommands = map[string]func(c *client, pos []string) error{
 	"list":         cmdList,
 	"audit":        cmdAudit,
 	"backup":       cmdBackup,
+	"bulk":         cmdBulk,
 }
 
 const adminUsage = `admin API commands (global flags: --admin URL --key-file FILE [--json]):
@@ -60,6 +63,8 @@ const adminUsage = `admin API commands (global flags: --admin URL --key-file FIL
   get HANDLE                                         read an identifier
   history HANDLE                                     its change log
   list [--test] [--status S] [--url URL] [--limit N] [--cursor C]
+  bulk FILE|- [--test]                               create/update from JSON Lines ({"id"?,"url"?,"metadata"?}
+                                                     per line) or CSV (.csv; columns id,url,status,metadata)
 HANDLE is PREFIX/svc/NS/ID or PREFIX/NS/ID; a prefix with T after the first dot
 (21.T12345) uses the /testpid/v2 base, others /pid/v2 (override with --test/--prod).
 Environment: PIDCTL_ADMIN, PIDCTL_KEY_FILE.
@@ -864,4 +869,153 @@ func cmdBackup(c *client, pos []string) error {
 		fmt.Fprintf(c.out, "backup written to %s (%d bytes)\n", name, n)
 	}
 	return nil
+}
+
+// bulkLimit is the server's item limit per request.
+const bulkLimit = 1000
+
+func cmdBulk(c *client, pos []string) error {
+	name, err := one(pos, "FILE (JSON Lines or .csv; - for stdin)")
+	if err != nil {
+		return err
+	}
+	raw, err := readInput(name)
+	if err != nil {
+		return err
+	}
+	var items []json.RawMessage
+	var lines []int
+	if strings.HasSuffix(strings.ToLower(name), ".csv") {
+		items, lines, err = csvItems(raw)
+	} else {
+		sc := bufio.NewScanner(bytes.NewReader(raw))
+		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		for n := 1; sc.Scan(); n++ {
+			l := bytes.TrimSpace(sc.Bytes())
+			if len(l) == 0 || l[0] == '#' {
+				continue
+			}
+			if !json.Valid(l) {
+				return fmt.Errorf("line %d: not valid JSON", n)
+			}
+			items = append(items, json.RawMessage(append([]byte(nil), l...)))
+			lines = append(lines, n)
+		}
+		err = sc.Err()
+	}
+	if err != nil {
+		return err
+	}
+	if len(items) == 0 {
+		return usageErr("%s holds no items", name)
+	}
+	me, err := c.whoami()
+	if err != nil {
+		return err
+	}
+	path := show(me["collection"]) + "bulk"
+	type result struct {
+		Status int    `json:"status"`
+		Handle string `json:"handle,omitempty"`
+		Detail string `json:"detail,omitempty"`
+		Errors []struct {
+			Field   string `json:"field"`
+			Message string `json:"message"`
+		} `json:"errors,omitempty"`
+	}
+	var all []result
+	for i := 0; i < len(items); i += bulkLimit {
+		j := min(i+bulkLimit, len(items))
+		b, _, err := c.do("POST", path, items[i:j])
+		if err != nil {
+			return err
+		}
+		var r struct{ Items []result }
+		if err := json.Unmarshal(b, &r); err != nil {
+			return err
+		}
+		all = append(all, r.Items...)
+	}
+	failed := 0
+	for _, r := range all {
+		if r.Status >= 300 {
+			failed++
+		}
+	}
+	if c.json {
+		b, _ := json.Marshal(map[string]any{"items": all})
+		fmt.Fprintf(c.out, "%s\n", b)
+	} else {
+		var rows [][]string
+		for i, r := range all {
+			msg := r.Detail
+			for _, fe := range r.Errors {
+				msg += " " + fe.Field + ": " + fe.Message + ";"
+			}
+			rows = append(rows, []string{strconv.Itoa(lines[i]), strconv.Itoa(r.Status), r.Handle, strings.TrimSpace(msg)})
+		}
+		c.table("LINE\tSTATUS\tHANDLE\tERROR", rows)
+		fmt.Fprintf(c.out, "%d items, %d failed\n", len(all), failed)
+	}
+	if failed > 0 {
+		return &apiError{Status: 422, Title: "bulk", Detail: fmt.Sprintf("%d of %d items failed", failed, len(all))}
+	}
+	return nil
+}
+
+// csvItems turns CSV rows into bulk items: columns id, url, status (sets
+// metadata.status) and metadata (a JSON object); other columns are an error.
+func csvItems(raw []byte) ([]json.RawMessage, []int, error) {
+	r := csv.NewReader(bytes.NewReader(raw))
+	r.FieldsPerRecord = -1
+	head, err := r.Read()
+	if err != nil {
+		return nil, nil, fmt.Errorf("CSV header: %w", err)
+	}
+	for _, h := range head {
+		switch h {
+		case "id", "url", "status", "metadata":
+		default:
+			return nil, nil, fmt.Errorf("CSV column %q: want id, url, status, metadata", h)
+		}
+	}
+	var items []json.RawMessage
+	var lines []int
+	for n := 2; ; n++ {
+		rec, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		it := map[string]any{}
+		meta := map[string]any{}
+		for i, h := range head {
+			if i >= len(rec) || rec[i] == "" {
+				continue
+			}
+			switch h {
+			case "id", "url":
+				it[h] = rec[i]
+			case "status":
+				meta["status"] = rec[i]
+			case "metadata":
+				var m map[string]any
+				if err := json.Unmarshal([]byte(rec[i]), &m); err != nil {
+					return nil, nil, fmt.Errorf("line %d: metadata is not a JSON object: %v", n, err)
+				}
+				for k, v := range m {
+					meta[k] = v
+				}
+			}
+		}
+		if len(meta) > 0 {
+			it["metadata"] = meta
+		}
+		b, _ := json.Marshal(it)
+		items = append(items, b)
+		lines = append(lines, n)
+	}
+	return items, lines, nil
 }

@@ -170,6 +170,20 @@ func TestPidctlAdminFlow(t *testing.T) {
 			t.Errorf("audit lacks %s:\n%s", a, out)
 		}
 	}
+	// bulk from CSV: an update of the first identifier and a failing row.
+	csvFile := filepath.Join(dir, "items.csv")
+	os.WriteFile(csvFile, []byte("id,url,status\n"+strings.Split(id.Handle, "/")[3]+",,DEPRECATED\n,https://example.org/nometa,\n"), 0o600)
+	code, out, _ = pidctl(t, append(sn, "bulk", csvFile)...)
+	if code != 1 || !strings.Contains(out, "200") || !strings.Contains(out, "422") || !strings.Contains(out, "2 items, 1 failed") {
+		t.Errorf("bulk csv: exit %d\n%s", code, out)
+	}
+	jl := filepath.Join(dir, "items.jsonl")
+	m, _ := os.ReadFile(meta)
+	os.WriteFile(jl, []byte(`{"url":"https://example.org/j1","metadata":`+strings.ReplaceAll(string(m), "\n", "")+"}\n"), 0o600)
+	out = mustRun(t, append(sn, "bulk", jl, "--json")...)
+	if !strings.Contains(out, `"status":201`) {
+		t.Errorf("bulk jsonl: %s", out)
+	}
 	// backup writes a database file.
 	bk := filepath.Join(dir, "backup.db")
 	out = mustRun(t, append(op, "backup", bk)...)
