@@ -2,8 +2,9 @@ package resolver
 
 import (
 	"bytes"
-	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/net/idna"
 )
 
 // maxLocation is the longest Location the resolver sends. Longer targets are
@@ -198,165 +199,38 @@ func appendAuthority(dst, a []byte) ([]byte, bool) {
 	return dst, true
 }
 
-// appendHost appends a registered host name, converting non-ASCII labels to
-// their IDNA ASCII form ("xn--" + Punycode, RFC 3492) after lower-casing them.
-// This is the Punycode step of IDNA without UTS #46 mapping or NFC
-// normalisation (golang.org/x/net/idna needs golang.org/x/text, which is not in
-// the module graph): hosts already in normal form, which is what browsers and
-// registrars produce, convert exactly as IDNA would.
+// appendHost appends a registered host name. A host with non-ASCII
+// characters is converted to its IDNA ASCII form (UTS #46 mapping, "xn--"
+// Punycode labels) with golang.org/x/net/idna's lookup profile; one it refuses
+// is not redirected to. ASCII hosts are kept as written.
 func appendHost(dst, host []byte) ([]byte, bool) {
-	if len(host) == 0 || len(host) > 253*4 {
+	if len(host) == 0 || len(host) > 1024 {
 		return dst, false
 	}
-	for len(host) > 0 {
-		label := host
-		dot := bytes.IndexByte(host, '.')
-		if dot >= 0 {
-			label, host = host[:dot], host[dot+1:]
-		} else {
-			host = nil
-		}
-		ascii := true
-		for _, c := range label {
-			if c >= utf8.RuneSelf {
-				ascii = false
-			} else if !hostSafe[c] || c == '.' {
-				return dst, false
-			}
-		}
-		if ascii {
-			dst = append(dst, label...)
-		} else {
-			var ok bool
-			if dst, ok = appendPunycodeLabel(dst, label); !ok {
-				return dst, false
-			}
-		}
-		if dot >= 0 {
-			dst = append(dst, '.')
-		}
-	}
-	return dst, true
-}
-
-// Punycode parameters, RFC 3492 §5.
-const (
-	pcBase        = 36
-	pcTMin        = 1
-	pcTMax        = 26
-	pcSkew        = 38
-	pcDamp        = 700
-	pcInitialBias = 72
-	pcInitialN    = 128
-	maxLabelRunes = 63
-)
-
-// appendPunycodeLabel appends "xn--" and the Punycode encoding of the
-// lower-cased label, which must be valid UTF-8 of at most 63 code points and
-// give an ASCII label of at most 63 bytes. No allocation.
-func appendPunycodeLabel(dst, label []byte) ([]byte, bool) {
-	var runes [maxLabelRunes]rune
-	n := 0
-	for i := 0; i < len(label); {
-		r, size := utf8.DecodeRune(label[i:])
-		if r == utf8.RuneError && size <= 1 {
+	ascii := true
+	for _, c := range host {
+		if c >= utf8.RuneSelf {
+			ascii = false
+		} else if !hostSafe[c] {
 			return dst, false
 		}
-		if n == len(runes) {
+	}
+	if ascii {
+		return append(dst, host...), true
+	}
+	if !utf8.Valid(host) {
+		return dst, false
+	}
+	a, err := idna.Lookup.ToASCII(string(host))
+	if err != nil || a == "" || len(a) > 253 {
+		return dst, false
+	}
+	for i := 0; i < len(a); i++ {
+		if !hostSafe[a[i]] {
 			return dst, false
 		}
-		if r < utf8.RuneSelf {
-			if !hostSafe[r] {
-				return dst, false
-			}
-			r = rune(lowerASCII(byte(r)))
-		} else {
-			if unicode.IsControl(r) || unicode.IsSpace(r) {
-				return dst, false
-			}
-			r = unicode.ToLower(r)
-		}
-		runes[n] = r
-		n++
-		i += size
 	}
-	start := len(dst)
-	dst = append(dst, "xn--"...)
-	basic := 0
-	for _, r := range runes[:n] {
-		if r < pcInitialN {
-			dst = append(dst, byte(r))
-			basic++
-		}
-	}
-	h := basic
-	if basic > 0 {
-		dst = append(dst, '-')
-	}
-	cp, delta, bias := rune(pcInitialN), 0, pcInitialBias
-	for h < n {
-		m := rune(0x7fffffff)
-		for _, r := range runes[:n] {
-			if r >= cp && r < m {
-				m = r
-			}
-		}
-		delta += int(m-cp) * (h + 1)
-		cp = m
-		for _, r := range runes[:n] {
-			if r < cp {
-				delta++
-			}
-			if r == cp {
-				q := delta
-				for k := pcBase; ; k += pcBase {
-					t := k - bias
-					if t < pcTMin {
-						t = pcTMin
-					} else if t > pcTMax {
-						t = pcTMax
-					}
-					if q < t {
-						break
-					}
-					dst = append(dst, punyDigit(t+(q-t)%(pcBase-t)))
-					q = (q - t) / (pcBase - t)
-				}
-				dst = append(dst, punyDigit(q))
-				bias = punyAdapt(delta, h+1, h == basic)
-				delta = 0
-				h++
-			}
-		}
-		delta++
-		cp++
-	}
-	if len(dst)-start > 63 {
-		return dst[:start], false
-	}
-	return dst, true
-}
-
-func punyDigit(d int) byte {
-	if d < 26 {
-		return byte('a' + d)
-	}
-	return byte('0' + d - 26)
-}
-
-func punyAdapt(delta, numPoints int, first bool) int {
-	if first {
-		delta /= pcDamp
-	} else {
-		delta /= 2
-	}
-	delta += delta / numPoints
-	k := 0
-	for delta > ((pcBase-pcTMin)*pcTMax)/2 {
-		delta /= pcBase - pcTMin
-		k += pcBase
-	}
-	return k + (pcBase-pcTMin+1)*delta/(delta+pcSkew)
+	return append(dst, a...), true
 }
 
 // trimControlSpace trims leading and trailing ASCII spaces and control bytes
