@@ -22,6 +22,19 @@
 // cache.Config.Render. A cache hit for a plain redirect, a ?noredirect page or an
 // unfiltered /api/handles request allocates nothing (allocation_test.go).
 //
+// Decisions the specs leave open:
+//   - Every request here is anonymous, so values without the public-read
+//     permission are never shown (not in JSON, pages or redirect choice);
+//     publicOnly=false is accepted but reveals nothing.
+//   - ?noredirect and /api/handles show the full record whatever its status
+//     (SPEC §5), SUBMITTED included.
+//   - ?urlappend is appended verbatim, then the whole target is made safe;
+//     if that would change the target's host, the urlappend is dropped.
+//   - Query and form values are form-decoded ('+' is a space); the handle in
+//     the path keeps '+' literal (HANDLE-PROTOCOL.md §2).
+//   - A path that is not a usable handle (bad escape, invalid UTF-8, control
+//     byte, dot segment, too long) is 400; a bad ?index is 400 (RC 4 on /api).
+//
 // It must not import store or admin, must not write anything, and must never put
 // anything but an absolute http or https URL, percent-encoded and free of control
 // characters, into a Location header. Every user-supplied string is HTML-escaped
