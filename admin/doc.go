@@ -4,20 +4,29 @@
 // creates, updates and reads the identifiers of its own namespace.
 //
 // It owns:
-//   - the routes /ops/v1/… (operator key), /pid/v2/… and /testpid/v2/… (SNAA keys),
-//     /openapi.json, /healthz and /readyz, all served by Server.Handler;
-//   - applications, SNAAs, API keys (stored only as SHA-256), the idempotency
-//     records and the append-only audit log, kept as JSON in the store buckets
-//     BucketApplications, BucketSNAAs, BucketKeys, BucketIdempotency and BucketAudit;
-//   - the metadata model (model data loaded with LoadModel; the pid4cat model is
-//     embedded as DefaultModel) and validation of write payloads against it;
-//   - building handle records in the layout of SPEC §3 from validated payloads.
+//   - the routes served by Server.Handler: /ops/v1/… (operator key: applications,
+//     SNAAs, keys, audit log, backup), /pid/v2/… and /testpid/v2/… (SNAA keys:
+//     create with generated or custom ids, merge update, read, list, history,
+//     bulk; DELETE answers 405), /openapi.json, /healthz and /readyz;
+//   - applications, SNAAs, API keys (stored only as SHA-256 of the secret, looked
+//     up by hash and compared in constant time), idempotency records and the
+//     append-only audit log, kept as JSON in the store buckets BucketApplications,
+//     BucketSNAAs, BucketKeys, BucketIdempotency and BucketAudit;
+//   - the metadata model (data loaded with LoadModel; the pid4cat model is
+//     embedded as DefaultModel) and validation of payloads against it, reporting
+//     every faulty field at once;
+//   - building handle records in the layout of SPEC §3 from validated payloads,
+//     with one change-log entry (index 16) per changed field.
 //
 // It must not: bind listeners (cmd/pidnode does), import cache or resolver (it
 // invalidates the read path through the Invalidator interface it declares), or
-// write a record outside one store transaction. Every write is all-or-nothing,
-// audited in the same transaction, and invalidated in the cache before the reply.
+// write outside one store transaction. Every write is all-or-nothing, audited in
+// the same transaction, and invalidated in the cache before the reply, so the
+// next resolution on this node shows it (read-your-writes).
 //
-// Errors reach clients as RFC 9457 problem+json (see errors.go); the mapping from
-// errors to HTTP statuses lives in one place, writeError.
+// Reserved custom ids: "bulk" and ids whose last segment is "history", which
+// would collide with routes.
+//
+// Errors reach clients as RFC 9457 problem+json (errors.go); one function,
+// writeError, maps errors to statuses.
 package admin

@@ -149,6 +149,10 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, b *base, p *prin
 		if err := handlev.ValidCustomID(customID); err != nil {
 			return &ValidationError{Errors: []FieldError{{Field: "id", Message: strings.TrimPrefix(err.Error(), "handlev: ")}}}
 		}
+		if last := customID[strings.LastIndexByte(customID, '/')+1:]; strings.EqualFold(last, "history") || strings.EqualFold(customID, "bulk") {
+			// …/{id}/history and …/{ns}/bulk are routes of the API.
+			return &ValidationError{Errors: []FieldError{{Field: "id", Message: "\"bulk\" and ids ending in \"/history\" are reserved by the API"}}}
+		}
 		nd := strings.ReplaceAll(customID, "-", "")
 		if looks, valid := handlev.ValidGenerated([]byte(t.ns), []byte(nd)); looks && !valid {
 			return &ValidationError{Errors: []FieldError{{Field: "id", Message: "has the shape of a generated id but a wrong check character; resolvers would report it as mistyped"}}}

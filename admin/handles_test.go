@@ -150,6 +150,8 @@ func TestWriteLifecycle(t *testing.T) {
 	e.want(e.do("PUT", coll+"batch-7", key, validPayload(), "If-None-Match", "*"), 201)
 	e.want(e.do("PUT", coll+"batch-7", key, validPayload(), "If-None-Match", "*"), 412).problem(t)
 	e.want(e.do("PUT", "/pid/v2?customid=a//b", key, validPayload()), 422).problem(t)
+	e.want(e.do("PUT", "/pid/v2?customid=a/history", key, validPayload()), 422).problem(t)
+	e.want(e.do("PUT", "/pid/v2?customid=bulk", key, validPayload()), 422).problem(t)
 	e.want(e.do("PUT", "/pid/v2?customid=ABCD-EFGH-Z", key, validPayload()), 422).problem(t)
 
 	// Listing with a filter and cursor paging.
