@@ -1,0 +1,70 @@
+package main
+
+import (
+	"bytes"
+	"encoding/xml"
+	"strings"
+	"testing"
+)
+
+func TestVerdict(t *testing.T) {
+	tests := []struct {
+		name        string
+		r           row
+		wantVerdict string
+		wantMissed  bool
+	}{
+		{"ratio met", row{TargetKind: "ratio_min", value: 100, base: 90, tgt: 1, hasValue: true, hasBase: true, hasTgt: true}, "met", false},
+		{"ratio missed", row{TargetKind: "ratio_min", value: 80, base: 100, tgt: 1, hasValue: true, hasBase: true, hasTgt: true}, "**missed by 20 %** (0.80× of 1.00×)", true},
+		{"no baseline", row{TargetKind: "ratio_min", value: 80, tgt: 1, hasValue: true, hasTgt: true}, "no baseline figure", false},
+		{"min missed", row{TargetKind: "min", Unit: "records/s", value: 150000, tgt: 200000, hasValue: true, hasTgt: true}, "**missed by 25 %**", true},
+		{"max met", row{TargetKind: "max", Unit: "s", value: 0.4, tgt: 1, hasValue: true, hasTgt: true}, "met", false},
+		{"max missed", row{TargetKind: "max", Unit: "ms", value: 3, tgt: 2, hasValue: true, hasTgt: true}, "**missed by 50 %** (1.5× the limit)", true},
+		{"not measured", row{TargetKind: "min", tgt: 5000, hasTgt: true}, "not measured", false},
+		{"no target", row{TargetKind: "none", value: 1, hasValue: true}, "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, v, m := tt.r.verdict()
+			if v != tt.wantVerdict || m != tt.wantMissed {
+				t.Errorf("verdict() = %q, %v, want %q, %v", v, m, tt.wantVerdict, tt.wantMissed)
+			}
+		})
+	}
+}
+
+func TestFmtNum(t *testing.T) {
+	tests := []struct {
+		in   float64
+		want string
+	}{{1234567.8, "1,234,568"}, {-4200, "-4,200"}, {250.4, "250"}, {12.34, "12.3"}, {0.01234, "0.012"}}
+	for _, tt := range tests {
+		if got := fmtNum(tt.in); got != tt.want {
+			t.Errorf("fmtNum(%v) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestOutputs(t *testing.T) {
+	rows := []row{{ID: "x", Figure: "redirect | hit", Unit: "req/s", Pidnode: "10", value: 10, hasValue: true,
+		Baseline: "20", base: 20, hasBase: true, BaselineLabel: "nginx", TargetKind: "ratio_min", Target: "1", tgt: 1, hasTgt: true}}
+	var md bytes.Buffer
+	writeMarkdown(&md, "T", "setup", rows, "t.svg")
+	for _, want := range []string{`redirect \| hit`, "0.50×", "missed by 50 %", "## Targets missed", "(t.svg)"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md.String())
+		}
+	}
+	var svg bytes.Buffer
+	writeSVG(&svg, "T <&>", []bar{{Scenario: "redirect", System: "pidnode", PerCPU: 5, hasPerCPU: true, P99: 1},
+		{Scenario: "dns", System: "miekg/dns map", Rate: 7}})
+	d := xml.NewDecoder(&svg)
+	for {
+		if _, err := d.Token(); err != nil {
+			if err.Error() != "EOF" {
+				t.Fatalf("SVG is not well-formed XML: %v", err)
+			}
+			break
+		}
+	}
+}
