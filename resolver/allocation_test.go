@@ -23,6 +23,7 @@ var hotPaths = []struct {
 	{"redirect", "/" + tHandle, 302, "Location: https://landing.example.org/item/42"},
 	{"redirect short form lower case", "/" + strings.ToLower(tPrefix+"/"+tNS+"/"+tID), 302, "Location: https://landing.example.org/item/42"},
 	{"noredirect", "/" + tHandle + "?noredirect", 200, "Handle Values for: " + tHandle},
+	{"tombstone", "/" + tTestPrefix + "/svc/" + tNS + "/OLD1", 410, "IS_OBSOLETED_BY"},
 	{"api", "/api/handles/" + tHandle, 200, `{"responseCode":1,"handle":"` + tHandle + `","values":[`},
 }
 

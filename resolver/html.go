@@ -24,21 +24,47 @@ const pageStyle = `body{margin:0;background:#f6f8fa;color:#1f2328;font:16px/1.5 
 	`form{display:flex;gap:.5rem;flex-wrap:wrap}input[type=text]{flex:1;min-width:16rem;padding:.45rem .6rem;font:inherit;border:1px solid #d0d7de;border-radius:6px}` +
 	`button{padding:.45rem 1rem;font:inherit;border:1px solid #1f883d;border-radius:6px;background:#1f883d;color:#fff;cursor:pointer}`
 
+// Every page is pageHeadA + escaped title + pageHeadB + main + pageTail.
+var (
+	pageHeadA = []byte("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\" />\n" +
+		"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\" />\n" +
+		"<meta name=\"robots\" content=\"noindex\" />\n<title>")
+	pageHeadB = []byte("</title>\n<style>" + pageStyle + "</style>\n</head>\n<body>\n<main>\n")
+	pageTail  = []byte("</main>\n</body>\n</html>\n")
+)
+
 // appendPageStart writes the document head and opens <main>. title is escaped.
 func appendPageStart[T ~string | ~[]byte](dst []byte, title T) []byte {
-	dst = append(dst, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\" />\n"+
-		"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\" />\n"+
-		"<meta name=\"robots\" content=\"noindex\" />\n<title>"...)
+	dst = append(dst, pageHeadA...)
 	dst = appendText(dst, title)
-	dst = append(dst, "</title>\n<style>"...)
-	dst = append(dst, pageStyle...)
-	dst = append(dst, "</style>\n</head>\n<body>\n<main>\n"...)
-	return dst
+	return append(dst, pageHeadB...)
 }
 
 func appendPageEnd(dst []byte) []byte {
-	return append(dst, "</main>\n</body>\n</html>\n"...)
+	return append(dst, pageTail...)
 }
+
+// page is a pre-rendered page without the parts every page shares (head,
+// style sheet, tail), so that a cache entry does not hold its own copy of
+// them: only the escaped title and the content of <main>. The zero page is
+// "no page".
+type page struct {
+	title, main []byte
+}
+
+// compactPage cuts a page written by appendPageStart … appendPageEnd into a
+// page, copying the two variable parts into right-sized memory.
+func compactPage(full []byte) page {
+	rest := full[len(pageHeadA):]
+	t := bytes.Index(rest, pageHeadB) // the title is escaped: it holds no '<'
+	main := rest[t+len(pageHeadB) : len(rest)-len(pageTail)]
+	return page{
+		title: append(make([]byte, 0, t), rest[:t]...),
+		main:  append(make([]byte, 0, len(main)), main...),
+	}
+}
+
+func (p page) ok() bool { return p.main != nil }
 
 // appendHTML appends s escaped for an HTML attribute value (and so for text
 // too): & < > " ' become entities. Control characters other than tab, LF and

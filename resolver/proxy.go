@@ -70,16 +70,16 @@ func (s *Server) serveHandle(ctx *fasthttp.RequestCtx, sc *scratch, rawPath, que
 			sc.out = appendValuesPage(sc.out[:0], v.handle, v.values, p)
 			sendComposed(ctx, fasthttp.StatusOK, sc.out)
 		} else {
-			sendPage(ctx, fasthttp.StatusOK, v.valuesPage)
+			sendParts(ctx, fasthttp.StatusOK, v.valuesPage)
 		}
 		return
 	}
 	switch {
-	case v.reservedPage != nil:
-		sendPage(ctx, fasthttp.StatusNotFound, v.reservedPage)
+	case v.reservedPage.ok():
+		sendParts(ctx, fasthttp.StatusNotFound, v.reservedPage)
 		return
-	case v.gonePage != nil:
-		sendPage(ctx, fasthttp.StatusGone, v.gonePage)
+	case v.gonePage.ok():
+		sendParts(ctx, fasthttp.StatusGone, v.gonePage)
 		return
 	}
 	if v.alias != nil && !filtered {
@@ -89,7 +89,7 @@ func (s *Server) serveHandle(ctx *fasthttp.RequestCtx, sc *scratch, rawPath, que
 	}
 	if !filtered && !p.hasURLAppend && len(frag) == 0 {
 		if v.target == nil {
-			sendPage(ctx, fasthttp.StatusOK, v.valuesPage)
+			sendParts(ctx, fasthttp.StatusOK, v.valuesPage)
 			return
 		}
 		s.sendRedirect(ctx, sc, v, v.target, v.redirectBody, v.targetTTL, v.targetTTLVal)
@@ -110,7 +110,7 @@ func (s *Server) serveHandle(ctx *fasthttp.RequestCtx, sc *scratch, rawPath, que
 			sc.out = appendValuesPage(sc.out[:0], v.handle, v.values, p)
 			sendComposed(ctx, fasthttp.StatusOK, sc.out)
 		} else {
-			sendPage(ctx, fasthttp.StatusOK, v.valuesPage)
+			sendParts(ctx, fasthttp.StatusOK, v.valuesPage)
 		}
 		return
 	}

@@ -24,9 +24,9 @@ type view struct {
 	targetTTLVal int32
 	redirectBody []byte
 
-	valuesPage   []byte // ?noredirect page, all public values
-	gonePage     []byte // 410 tombstone, only for OBSOLETED and DEPRECATED
-	reservedPage []byte // 404 "reserved, not yet public", only for SUBMITTED
+	valuesPage   page // ?noredirect page, all public values
+	gonePage     page // 410 tombstone, only for OBSOLETED and DEPRECATED
+	reservedPage page // 404 "reserved, not yet public", only for SUBMITTED
 
 	alias []byte // handle named by the first HS_ALIAS value, nil if none
 }
@@ -74,12 +74,12 @@ func render(e *cache.Entry) *view {
 			break
 		}
 	}
-	v.valuesPage = appendValuesPage(nil, v.handle, v.values, nil)
+	v.valuesPage = compactPage(appendValuesPage(nil, v.handle, v.values, nil))
 	switch {
 	case v.status == handlev.StatusSubmitted:
-		v.reservedPage = appendReservedPage(nil, v.handle)
+		v.reservedPage = compactPage(appendReservedPage(nil, v.handle))
 	case v.status.Tombstoned():
-		v.gonePage = appendGonePage(nil, v)
+		v.gonePage = compactPage(appendGonePage(nil, v))
 	}
 	return v
 }

@@ -52,6 +52,19 @@ func sendPage(ctx *fasthttp.RequestCtx, status int, body []byte) {
 	ctx.Response.SetBodyRaw(body)
 }
 
+// sendParts sends a pre-rendered page: the shared parts and the page's own,
+// written into the response's pooled body buffer (no allocation).
+func sendParts(ctx *fasthttp.RequestCtx, status int, p page) {
+	ctx.SetStatusCode(status)
+	setPageHeaders(ctx)
+	ctx.Response.ResetBody()
+	_, _ = ctx.Write(pageHeadA)
+	_, _ = ctx.Write(p.title)
+	_, _ = ctx.Write(pageHeadB)
+	_, _ = ctx.Write(p.main)
+	_, _ = ctx.Write(pageTail)
+}
+
 // sendComposed sends an HTML page built in scratch memory: it is copied into
 // the response's own (pooled) body buffer.
 func sendComposed(ctx *fasthttp.RequestCtx, status int, body []byte) {
