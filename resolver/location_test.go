@@ -247,3 +247,22 @@ func TestAppendHTML(t *testing.T) {
 		}
 	}
 }
+
+func TestSplitRequestURI(t *testing.T) {
+	tests := []struct{ in, path, query, frag string }{
+		{"/", "/", "", ""},
+		{"/a/b?x=1&y#f", "/a/b", "x=1&y", "f"},
+		{"/a#f?x", "/a", "", "f?x"},
+		{"/a?", "/a", "", ""},
+		{"http://host/a?q", "/a", "q", ""},
+		{"https://host", "/", "", ""},
+		{"http://host?q", "/", "q", ""},
+		{"*", "*", "", ""},
+	}
+	for _, tc := range tests {
+		p, q, f := splitRequestURI([]byte(tc.in))
+		if string(p) != tc.path || string(q) != tc.query || string(f) != tc.frag {
+			t.Errorf("splitRequestURI(%q) = %q, %q, %q; want %q, %q, %q", tc.in, p, q, f, tc.path, tc.query, tc.frag)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -256,6 +257,7 @@ func b2s(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 // splitRequestURI cuts a request target into path, query and fragment. An
 // absolute-form target ("http://host/p?q") is reduced to its path.
 func splitRequestURI(uri []byte) (path, query, frag []byte) {
+	absolute := false
 	if len(uri) > 0 && uri[0] != '/' {
 		if i := indexSchemeSep(uri); i >= 0 {
 			rest := uri[i+3:]
@@ -263,7 +265,7 @@ func splitRequestURI(uri []byte) (path, query, frag []byte) {
 			for j < len(rest) && rest[j] != '/' && rest[j] != '?' && rest[j] != '#' {
 				j++
 			}
-			uri = rest[j:]
+			uri, absolute = rest[j:], true
 		}
 	}
 	end := len(uri)
@@ -288,8 +290,13 @@ func splitRequestURI(uri []byte) (path, query, frag []byte) {
 	if len(uri) > 0 && uri[0] == '#' {
 		frag = uri[1:]
 	}
+	if absolute && len(path) == 0 {
+		path = slash // "http://host?x" is "/?x"
+	}
 	return path, query, frag
 }
+
+var slash = []byte("/")
 
 func indexSchemeSep(b []byte) int {
 	for i := 0; i+2 < len(b) && i < 16; i++ {
@@ -302,7 +309,18 @@ func indexSchemeSep(b []byte) int {
 
 // Handler serves one request. It is the fasthttp.RequestHandler of the
 // listener; tests and other listeners may call it directly.
+//
+// A panic (a bug, never expected) is recovered, logged with its stack and
+// answered 500, so that one bad record cannot take the listener down
+// (fasthttp does not recover).
 func (s *Server) Handler(ctx *fasthttp.RequestCtx) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.log.Error("resolver: panic serving request", "panic", r, "uri", string(ctx.Request.Header.RequestURI()), "stack", string(debug.Stack()))
+			ctx.Response.Reset()
+			ctx.Error("Internal Server Error\n", fasthttp.StatusInternalServerError)
+		}
+	}()
 	sc := s.getScratch()
 	path, query, frag := splitRequestURI(ctx.Request.Header.RequestURI())
 	switch {
