@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 
-	"pidnode/admin"
 	hdldns "pidnode/resolver/dns"
 	"pidnode/resolver/hdl"
 )
@@ -208,6 +207,9 @@ func (n *node) printWelcome(w io.Writer) {
 		fmt.Fprintf(w, "  Handle      %s (native protocol, TCP and UDP)\n", a)
 	}
 	if n.demo == nil {
+		if n.cfg.Demo {
+			fmt.Fprintln(w, "\nDemo data was loaded on the first start; its key was printed then. Remove the data directory for a fresh demo.")
+		}
 		return
 	}
 	d := n.demo
@@ -272,4 +274,3 @@ func (n *node) dnsName(h string) string {
 	return ""
 }
 
-var _ = admin.DemoNamespace

@@ -124,8 +124,17 @@ func TestImportThenResolveByteForByte(t *testing.T) {
 func TestExportImportRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	// A demo node writes real records through the admin API first.
-	_, cancel, done := startTestNode(t, dir, "--demo")
+	n, cancel, done := startTestNode(t, dir, "--demo")
 	stopTestNode(t, cancel, done)
+	if n.demo == nil || len(n.demo.Handles) == 0 {
+		t.Fatal("--demo on an empty database loaded nothing")
+	}
+	// A second start with --demo keeps the data and does not fail.
+	n, cancel, done = startTestNode(t, dir, "--demo")
+	stopTestNode(t, cancel, done)
+	if n.demo != nil {
+		t.Error("--demo loaded the demo again into a non-empty database")
+	}
 	runCmd(t, referenceRecord+"\n", "import", "--data", dir, "--extra-prefix", "123", "-")
 
 	first := runCmd(t, "", "export", "--data", dir)

@@ -102,11 +102,16 @@ func startNode(ctx context.Context, cfg *Config, logger *slog.Logger) (n *node, 
 		return nil, err
 	}
 	if n.admin != nil && cfg.Demo {
-		info, err := n.admin.SeedDemo(ctx)
-		if err != nil {
+		// --demo loads only into an empty database (SPEC §9.1); a restart of
+		// `make run` keeps the data and the key printed the first time.
+		switch info, err := n.admin.SeedDemo(ctx); {
+		case errors.Is(err, admin.ErrNotEmpty):
+			logger.Info("database not empty: demo data not loaded again")
+		case err != nil:
 			return nil, fmt.Errorf("loading demo data: %w", err)
+		default:
+			n.demo = &info
 		}
-		n.demo = &info
 	}
 	if cfg.ReadyFile != "" {
 		if err := n.writeReadyFile(cfg.ReadyFile); err != nil {
