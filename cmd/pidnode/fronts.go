@@ -273,4 +273,3 @@ func (n *node) dnsName(h string) string {
 	}
 	return ""
 }
-
