@@ -8,6 +8,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"pidnode/cache"
 	"pidnode/store"
 )
 
@@ -394,4 +395,51 @@ func TestConcurrentResolution(t *testing.T) {
 		}
 	}
 	<-done
+}
+
+// TestLoadFailure: when the store cannot be read (here: closed), the resolver
+// answers 500 (page) and RC 2 (JSON), and logs; cached records still resolve.
+func TestLoadFailure(t *testing.T) {
+	f := newFixture(t, nil)
+	if resp := f.get(t, "/"+tHandle); resp.StatusCode() != 302 {
+		t.Fatalf("warm-up: %d", resp.StatusCode())
+	}
+	if err := f.db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if resp := f.get(t, "/"+tHandle); resp.StatusCode() != 302 {
+		t.Errorf("cached record after the store closed: %d, want 302", resp.StatusCode())
+	}
+	if resp := f.get(t, "/"+tExtra+"/order"); resp.StatusCode() != 500 {
+		t.Errorf("uncached record, store closed: %d, want 500", resp.StatusCode())
+	}
+	resp := f.get(t, "/api/handles/"+tExtra+"/sub")
+	if resp.StatusCode() != 500 || string(resp.Body()) != `{"responseCode":2,"message":"Internal error"}` {
+		t.Errorf("API, store closed: %d %s", resp.StatusCode(), resp.Body())
+	}
+}
+
+// TestWithoutRender: a cache built without Render still serves correctly (the
+// view is rendered per request).
+func TestWithoutRender(t *testing.T) {
+	f := newFixture(t, nil)
+	c, err := cache.New(cache.Config{Source: f.db, Alt: f.namer.AppendAltKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Config{Cache: c, Namer: f.namer, PublicURL: tPublicURL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var req fasthttp.Request
+	req.Header.SetRequestURI("/" + tHandle)
+	var ctx fasthttp.RequestCtx
+	ctx.Init(&req, nil, nil)
+	s.Handler(&ctx)
+	if ctx.Response.StatusCode() != 302 || string(ctx.Response.Header.Peek("Location")) != "https://landing.example.org/item/42?a=1&b=%3C2%3E" {
+		t.Errorf("without Render: %d %q", ctx.Response.StatusCode(), ctx.Response.Header.Peek("Location"))
+	}
+	if Render(&cache.Entry{Key: "X", Found: false}) != nil {
+		t.Error("Render of a not-found entry is not nil")
+	}
 }
