@@ -6,9 +6,8 @@
 #   N=10000000 bench/run.sh      # make bench-full
 #   N=100000 DUR=5 bench/run.sh  # quick
 #
-# Settings (environment): N identifiers, DUR seconds per measured run, WARM
-# seconds of cache warm-up, CONNS wrk/open-loop connections, REQUESTS length of
-# each request stream, SEED, BENCH_DATA (dataset cache, default bench/data),
+# Settings (environment): N identifiers, DUR seconds per measured run, CONNS
+# wrk/open-loop connections, REQUESTS length of each request stream, SEED, BENCH_DATA (dataset cache, default bench/data),
 # BENCH_WORK (scratch: databases, logs; default a temp dir removed at the end
 # unless KEEP=1), OUT (results directory, default bench/results).
 #
@@ -16,13 +15,15 @@
 # load generators to LOAD_CPU; the EXIT trap kills every group this script
 # started. Loopback only. Writes OUT/<date>-<host>.md and .svg.
 set -euo pipefail
+# The whole script is one compound command, so bash parses it before running
+# it: editing run.sh during a run cannot derail the run.
+{
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 
 N=${N:-1000000}
 DUR=${DUR:-10}
-WARM=${WARM:-5}
 CONNS=${CONNS:-64}
 REQUESTS=${REQUESTS:-200000}
 SEED=${SEED:-1}
@@ -318,8 +319,10 @@ if ((HAVE_PIDNODE)); then
 	log "ready in ${READY_S}s: resolver $RES admin $ADM dns $DNSA hdl $HDLA; RSS ${RSS0} kB"
 	log "sample: $(curl -s -o /dev/null -w '%{http_code} %{redirect_url}' "http://$RES$SAMPLE")"
 
-	# Warm the cache with the whole popular stream, then measure what it holds.
-	RUN_DUR=$WARM wrk_run warm "$PG" "$RES" "$ZIPF" "" ""
+	# Warm the cache with every path of the popular stream once (all of its
+	# distinct handles fit in the cache), then measure what the cache holds.
+	"${ON_LOAD[@]}" "$BIN/openloop" -once -addr "$RES" -paths "$ZIPF" -conns "$CONNS" >"$WORK/warm.json" 2>>"$LOG" || true
+	log "warm-up: $(cat "$WORK/warm.json")"
 	ANON1=$(rss_kb "$PG" RssAnon)
 	row rss_entry "heap per cached entry (RssAnon growth / $ZIPF_DISTINCT entries)" "bytes" \
 		"$(calc "($ANON1 - $ANON0) * 1024 / $ZIPF_DISTINCT")" - - none - "/proc/PID/status RssAnon after a warm-up pass" \
@@ -523,3 +526,5 @@ REPORT=$OUT/$STAMP-$HOST.md
 	-setup "$(nproc) CPUs ($(awk -F': ' '/model name/{print $2; exit}' /proc/cpuinfo)), $(free -g | awk '/Mem:/{print $2}') GiB; $PINNING; ${DUR} s per run, $CONNS connections, request streams of $REQUESTS paths (Zipf s=1.1: $ZIPF_DISTINCT distinct); load average at start $(cut -d' ' -f1-3 /proc/loadavg); go $(go env GOVERSION), $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2), nginx $("$NGINX" -v 2>&1 | sed 's/.*nginx\///'); commit $(git rev-parse --short HEAD 2>/dev/null || echo ?)"
 cp "$LOG" "${REPORT%.md}.log"
 log "wrote $REPORT"
+exit 0
+}

@@ -10,6 +10,8 @@
 // It cycles over the request stream (one URL path per line, -prefix and
 // -suffix added), keeps -conns keep-alive connections, and prints one JSON
 // object: target and achieved rate, status counts, percentiles in ms.
-// Requests still unsent when the run's hard limit (duration + -grace) is reached
-// are counted as missed. Part of bench/, imported by nothing.
+// Requests still unsent when the run's hard limit (duration + -grace) is
+// reached are counted as missed. With -once it instead sends every path of the
+// stream exactly once, as fast as -conns connections allow (a cache warm-up).
+// Part of bench/, imported by nothing.
 package main

@@ -41,6 +41,7 @@ func main() {
 		conns    = flag.Int("conns", 64, "keep-alive connections (and workers)")
 		grace    = flag.Duration("grace", 5*time.Second, "after -duration, how long to wait for late requests")
 		seed     = flag.Uint64("seed", 1, "where in the stream to start")
+		once     = flag.Bool("once", false, "warm-up mode: send every path of the stream once, closed loop, as fast as -conns allow; ignores -rate and -duration")
 	)
 	flag.Parse()
 	if *rate <= 0 || *duration <= 0 || *conns < 1 {
@@ -52,7 +53,12 @@ func main() {
 		fmt.Fprintln(os.Stderr, "openloop:", err)
 		os.Exit(1)
 	}
-	r := run(*addr, paths, *rate, *duration, *grace, *conns, *seed)
+	var r any
+	if *once {
+		r = runOnce(*addr, paths, *conns)
+	} else {
+		r = run(*addr, paths, *rate, *duration, *grace, *conns, *seed)
+	}
 	out, _ := json.Marshal(r)
 	fmt.Println(string(out))
 }
@@ -179,5 +185,58 @@ func run(addr string, paths [][]byte, rate float64, duration, grace time.Duratio
 		"p50": ms(50), "p90": ms(90), "p99": ms(99), "p99.9": ms(99.9),
 		"max": float64(h.Max()) / 1000, "mean": h.Mean() / 1000,
 	}
+	return res
+}
+
+// onceResult is what a -once pass prints.
+type onceResult struct {
+	Requests int           `json:"requests"`
+	Errors   int64         `json:"errors"`
+	Status   map[int]int64 `json:"status"`
+	Seconds  float64       `json:"seconds"`
+}
+
+// runOnce sends every path once (e.g. to fill a cache with exactly the
+// stream's distinct handles before a measured run).
+func runOnce(addr string, paths [][]byte, conns int) *onceResult {
+	client := &fasthttp.HostClient{Addr: addr, MaxConns: conns, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second}
+	var (
+		next atomic.Int64
+		mu   sync.Mutex
+		wg   sync.WaitGroup
+		res  = &onceResult{Requests: len(paths), Status: map[int]int64{}}
+	)
+	start := time.Now()
+	for c := 0; c < conns; c++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req := fasthttp.AcquireRequest()
+			resp := fasthttp.AcquireResponse()
+			req.Header.SetHost(addr)
+			status := map[int]int64{}
+			var errs int64
+			for {
+				k := next.Add(1) - 1
+				if k >= int64(len(paths)) {
+					break
+				}
+				req.SetRequestURIBytes(paths[k])
+				if err := client.Do(req, resp); err != nil {
+					errs++
+					continue
+				}
+				status[resp.StatusCode()]++
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			res.Errors += errs
+			for k, v := range status {
+				res.Status[k] += v
+			}
+		}()
+	}
+	wg.Wait()
+	res.Seconds = time.Since(start).Seconds()
 	return res
 }
