@@ -34,7 +34,7 @@ func (s *Server) serveAPI(ctx *fasthttp.RequestCtx, sc *scratch, path, query []b
 		ctx.SetStatusCode(fasthttp.StatusNoContent)
 		return
 	case !isHandles:
-		sc.out = apiMessage(sc.out[:0], rcProtocolError, msgUnknownPrefix+string(ctx.Method())+" "+string(path))
+		sc.out = apiMessage(sc.out[:0], rcProtocolError, msgUnknownEndpoint+string(ctx.Method())+" "+string(path))
 		s.sendJSON(ctx, sc, fasthttp.StatusNotFound, sc.out)
 		return
 	case !ctx.IsGet() && !ctx.IsHead() && !ctx.IsPost():
@@ -45,31 +45,31 @@ func (s *Server) serveAPI(ctx *fasthttp.RequestCtx, sc *scratch, path, query []b
 	}
 
 	// Parameters: the query, then for POST the body (a form, or a JSON object
-	// whose properties become parameters).
+	// whose properties become parameters). They are read before the handle is
+	// checked: pretty and callback shape error replies too.
 	var err error
 	p := &sc.p
+	var body []byte
 	if ctx.IsPost() {
-		body := ctx.PostBody()
-		if len(body) > 0 {
-			if isJSONBody(ctx.Request.Header.ContentType(), body) {
-				if body, err = jsonToForm(body); err != nil {
-					sc.out = apiMessage(sc.out[:0], rcProtocolError, "Invalid JSON body: "+err.Error())
-					s.sendJSON(ctx, sc, rcStatus(rcProtocolError), sc.out)
-					return
-				}
-			}
-			sc.arena = growArena(sc.arena[:0], len(query)+len(body))
-			if sc.arena, err = parseQuery(p, body, sc.arena); err != nil {
-				s.sendParamError(ctx, sc, err)
-				return
-			}
+		body = ctx.PostBody()
+	}
+	sc.arena = growArena(sc.arena, len(query)+len(body))
+	if len(query) > 0 {
+		if sc.arena, err = parseQuery(p, query, sc.arena); err != nil {
+			s.sendParamError(ctx, sc, err)
+			return
 		}
 	}
-	// The JSON wrapping (pretty, callback) must be known even for errors about
-	// the handle, so parameters are read before the handle is checked.
-	if len(query) > 0 {
-		sc.arena = growArena(sc.arena, len(query))
-		if sc.arena, err = parseQuery(p, query, sc.arena); err != nil {
+	if len(body) > 0 {
+		if isJSONBody(ctx.Request.Header.ContentType(), body) {
+			if body, err = jsonToForm(body); err != nil {
+				sc.out = apiMessage(sc.out[:0], rcProtocolError, "Invalid JSON body: "+err.Error())
+				s.sendJSON(ctx, sc, rcStatus(rcProtocolError), sc.out)
+				return
+			}
+			sc.arena = growArena(sc.arena, len(body))
+		}
+		if sc.arena, err = parseQuery(p, body, sc.arena); err != nil {
 			s.sendParamError(ctx, sc, err)
 			return
 		}

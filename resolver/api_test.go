@@ -125,6 +125,8 @@ func TestAPIPost(t *testing.T) {
 		{"json sniffed", "/api/handles/" + tExtra + "/order", "", `{"index":"6","type":["URL.mirror"]}`, 200, union},
 		{"json pretty true", "/api/handles/" + tExtra + "/empty", "application/json", `{"pretty":true}`, 200, "{\n  \"responseCode\": 1,\n  \"handle\": \"10.1000/empty\",\n  \"values\": []\n}"},
 		{"json bad", "/api/handles/" + tExtra + "/order", "application/json", `[1,2]`, 400, `{"responseCode":4,"message":"Invalid JSON body: not a JSON object"}`},
+		{"json bad with callback", "/api/handles/" + tExtra + "/order?callback=cb", "application/json", `{`, 400, `cb({"responseCode":4,"message":"Invalid JSON body: not a JSON object"});`},
+		{"json long values", "/api/handles/" + tExtra + "/order?type=URL.mirror", "application/json", `{"index":["6","6","6","6"],"x":"` + strings.Repeat("é&", 50) + `"}`, 200, union},
 		{"json nested", "/api/handles/" + tExtra + "/order", "application/json", `{"index":{"a":1}}`, 400, `{"responseCode":4,"message":"Invalid JSON body: property \"index\" is not a string, number, boolean or list of them"}`},
 		{"form bad index", "/api/handles/" + tExtra + "/order", "application/x-www-form-urlencoded", "index=1.5", 400, `{"responseCode":4,"message":"Invalid index: 1.5"}`},
 		{"empty body", "/api/handles/" + tExtra + "/empty", "application/json", "", 200, `{"responseCode":1,"handle":"10.1000/empty","values":[]}`},

@@ -138,18 +138,18 @@ func handleProblem(err error) string {
 
 // Handle JSON responseCodes the resolver answers (HANDLE-PROTOCOL.md §1.3).
 const (
-	rcSuccess         = 1
-	rcError           = 2
-	rcProtocolError   = 4
-	rcHandleNotFound  = 100
-	rcInvalidHandle   = 102
-	rcValuesNotFound  = 200
-	rcServerNotResp   = 301 // "prefix doesn't live here"
-	msgEmptyHandle    = "Empty handle invalid"
-	msgPrefixNotHere  = "That prefix doesn't live here"
-	msgInternalError  = "Internal error"
-	msgUnknownPrefix  = "Unknown HTTP API endpoint "
-	msgReadOnlyMethod = "Method not allowed: this node's HTTP API is read-only"
+	rcSuccess          = 1
+	rcError            = 2
+	rcProtocolError    = 4
+	rcHandleNotFound   = 100
+	rcInvalidHandle    = 102
+	rcValuesNotFound   = 200
+	rcServerNotResp    = 301 // "prefix doesn't live here"
+	msgEmptyHandle     = "Empty handle invalid"
+	msgPrefixNotHere   = "That prefix doesn't live here"
+	msgInternalError   = "Internal error"
+	msgUnknownEndpoint = "Unknown HTTP API endpoint "
+	msgReadOnlyMethod  = "Method not allowed: this node's HTTP API is read-only"
 )
 
 // rcStatus is the reference server's responseCode → HTTP status map
