@@ -270,30 +270,58 @@ func colour(system string) string {
 	return "#4a5568"
 }
 
+// groupBars orders bars by scenario (in order of first appearance), keeping
+// the systems of one scenario next to each other.
+func groupBars(bars []bar) []bar {
+	var order []string
+	by := map[string][]bar{}
+	for _, b := range bars {
+		if _, ok := by[b.Scenario]; !ok {
+			order = append(order, b.Scenario)
+		}
+		by[b.Scenario] = append(by[b.Scenario], b)
+	}
+	out := make([]bar, 0, len(bars))
+	for _, s := range order {
+		out = append(out, by[s]...)
+	}
+	return out
+}
+
+// p99 axis: logarithmic from p99Min to the largest value (at least 100 ms),
+// because one stalled run would otherwise flatten every other bar.
+const p99Min = 0.1
+
+func logPos(v, maxV float64, width int) int {
+	if v <= p99Min {
+		return 1
+	}
+	return max(1, int(float64(width)*math.Log10(v/p99Min)/math.Log10(maxV/p99Min)))
+}
+
 // writeSVG draws two horizontal bar charts side by side: requests per server
 // CPU-second (requests per second where no CPU time was measured, hatched) and
-// p99 latency, one bar per scenario and system.
+// p99 latency on a log scale, one bar per scenario and system.
 func writeSVG(w io.Writer, title string, bars []bar) {
 	const (
 		labelW = 230
-		panelW = 330
-		gap    = 40
+		panelW = 340
+		gap    = 50
 		barH   = 16
 		rowH   = 22
-		top    = 62
+		top    = 66
 	)
+	bars = groupBars(bars)
 	width := labelW + 2*panelW + gap + 20
-	height := top + rowH*len(bars) + 50
-	var maxT, maxP float64
+	height := top + rowH*len(bars) + 56
+	var maxT float64
+	maxP := 100.0
 	for _, b := range bars {
 		maxT = math.Max(maxT, throughput(b))
 		maxP = math.Max(maxP, b.P99)
 	}
 	if maxT == 0 {
 		maxT = 1
-	}
-	if maxP == 0 {
-		maxP = 1
 	}
 	esc := html.EscapeString
 	fmt.Fprintf(w, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n",
@@ -303,35 +331,56 @@ func writeSVG(w io.Writer, title string, bars []bar) {
 	fmt.Fprintf(w, `<text x="10" y="20" font-size="15" font-weight="bold">%s</text>`+"\n", esc(title))
 	x1 := labelW
 	x2 := labelW + panelW + gap
-	fmt.Fprintf(w, `<text x="%d" y="%d" font-weight="bold">throughput: requests per server CPU-second</text>`+"\n", x1, top-14)
-	fmt.Fprintf(w, `<text x="%d" y="%d" font-weight="bold">p99 latency, ms (HTTP: open loop at 50 %%; others: closed loop)</text>`+"\n", x2, top-14)
+	pw := panelW - 70
+	fmt.Fprintf(w, `<text x="%d" y="%d" font-weight="bold">requests per server CPU-second</text>`+"\n", x1, top-24)
+	fmt.Fprintf(w, `<text x="%d" y="%d" font-weight="bold">p99 latency, ms (log scale)</text>`+"\n", x2, top-24)
+	for i := 0; i < len(bars); i += 2 {
+		fmt.Fprintf(w, `<rect x="0" y="%d" width="%d" height="%d" fill="#f7f7f7"/>`+"\n", top+i*rowH-3, width, rowH)
+	}
+	for _, t := range []float64{1, 10, 100, 1000, 10000} {
+		if t > maxP {
+			break
+		}
+		x := x2 + logPos(t, maxP, pw)
+		fmt.Fprintf(w, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#ccc"/><text x="%d" y="%d" font-size="10" fill="#666" text-anchor="middle">%s</text>`+"\n",
+			x, top-4, x, top+rowH*len(bars), x, top-8, fmtTick(t))
+	}
 	for i, b := range bars {
 		y := top + i*rowH
 		fmt.Fprintf(w, `<text x="%d" y="%d" text-anchor="end">%s — %s</text>`+"\n", labelW-8, y+12, esc(b.Scenario), esc(b.System))
 		t := throughput(b)
-		tw := int(float64(panelW-70) * t / maxT)
+		tw := max(1, int(float64(pw)*t/maxT))
 		fill := colour(b.System)
-		if !b.hasPerCPU {
-			fill = "url(#hatch)"
-		}
-		fmt.Fprintf(w, `<rect x="%d" y="%d" width="%d" height="%d" fill="%s" stroke="%s"/>`+"\n", x1, y, max(tw, 1), barH, fill, colour(b.System))
 		unit := ""
 		if !b.hasPerCPU {
-			unit = " /s"
+			fill, unit = "url(#hatch)", " /s"
 		}
-		fmt.Fprintf(w, `<text x="%d" y="%d">%s%s</text>`+"\n", x1+max(tw, 1)+4, y+12, fmtNum(t), unit)
-		pw := int(float64(panelW-70) * b.P99 / maxP)
-		fmt.Fprintf(w, `<rect x="%d" y="%d" width="%d" height="%d" fill="%s"/>`+"\n", x2, y, max(pw, 1), barH, colour(b.System))
-		fmt.Fprintf(w, `<text x="%d" y="%d">%s</text>`+"\n", x2+max(pw, 1)+4, y+12, fmtNum(b.P99))
+		fmt.Fprintf(w, `<rect x="%d" y="%d" width="%d" height="%d" fill="%s" stroke="%s"/>`+"\n", x1, y, tw, barH, fill, colour(b.System))
+		fmt.Fprintf(w, `<text x="%d" y="%d">%s%s</text>`+"\n", x1+tw+4, y+12, fmtNum(t), unit)
+		if b.P99 <= 0 {
+			fmt.Fprintf(w, `<text x="%d" y="%d" fill="#666">not measured</text>`+"\n", x2+4, y+12)
+			continue
+		}
+		bw := logPos(b.P99, maxP, pw)
+		fmt.Fprintf(w, `<rect x="%d" y="%d" width="%d" height="%d" fill="%s"/>`+"\n", x2, y, bw, barH, colour(b.System))
+		fmt.Fprintf(w, `<text x="%d" y="%d">%s</text>`+"\n", x2+bw+4, y+12, fmtNum(b.P99))
 	}
-	ly := top + rowH*len(bars) + 22
+	ly := top + rowH*len(bars) + 14
 	lx := 10
 	for _, s := range []string{"pidnode", "nginx", "fasthttp map", "miekg/dns map"} {
 		fmt.Fprintf(w, `<rect x="%d" y="%d" width="12" height="12" fill="%s"/><text x="%d" y="%d">%s</text>`+"\n", lx, ly, colour(s), lx+16, ly+10, s)
 		lx += 130
 	}
 	fmt.Fprintf(w, `<rect x="%d" y="%d" width="12" height="12" fill="url(#hatch)" stroke="#999"/><text x="%d" y="%d">requests/s (no CPU time measured)</text>`+"\n", lx, ly, lx+16, ly+10)
+	fmt.Fprintf(w, `<text x="10" y="%d" font-size="11" fill="#444">p99: HTTP scenarios from the open-loop run at 50 %% of capacity; native protocol and admin from their closed-loop drivers.</text>`+"\n", ly+30)
 	fmt.Fprintln(w, "</svg>")
+}
+
+func fmtTick(v float64) string {
+	if v >= 1000 {
+		return fmtNum(v/1000) + " s"
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64) + " ms"
 }
 
 func throughput(b bar) float64 {
