@@ -31,17 +31,96 @@ const ActorOperator = "operator"
 // audit appends an entry to the audit log inside the write transaction, so a
 // write and its audit entry commit together or not at all.
 func (s *Server) audit(tx *store.Tx, actor, action, target string, before, after any) error {
+	_, err := s.auditEntry(tx, AuditEntry{Actor: actor, Action: action, Target: target, Before: before, After: after})
+	return err
+}
+
+func (s *Server) auditEntry(tx *store.Tx, e AuditEntry) (uint64, error) {
 	b := tx.Bolt().Bucket(store.BucketAudit)
 	seq, err := b.NextSequence()
 	if err != nil {
-		return err
+		return 0, err
 	}
-	e := AuditEntry{Seq: seq, Time: s.now().UTC(), Actor: actor, Action: action, Target: target, Before: before, After: after}
+	e.Seq, e.Time = seq, s.now().UTC()
 	v, err := json.Marshal(&e)
+	if err != nil {
+		return 0, err
+	}
+	return seq, b.Put(binary.BigEndian.AppendUint64(nil, seq), v)
+}
+
+// Audit entries of identifier writes are also indexed by record: the key
+//
+//	0xFF <record storage key> 0x00 <seq uint64 big-endian>
+//
+// (empty value) in BucketAudit, so GET …/{id}/history reads one key range
+// instead of the whole log. Sequence keys are 8 bytes and never start with
+// 0xFF, so the two kinds never mix; AuditLog stops at the first index key.
+const auditIndexTag = 0xFF
+
+func auditIndexPrefix(key string) []byte {
+	return append(append([]byte{auditIndexTag}, key...), 0)
+}
+
+// auditHandle audits an identifier write by an SNAA key and indexes the entry
+// under the record's storage key.
+func (s *Server) auditHandle(tx *store.Tx, p *principal, action, key, display string, before, after any) error {
+	seq, err := s.auditEntry(tx, AuditEntry{Actor: p.actor(), KeyName: p.key.Name, Action: action, Target: display, Before: before, After: after})
 	if err != nil {
 		return err
 	}
-	return b.Put(binary.BigEndian.AppendUint64(nil, seq), v)
+	return tx.Bolt().Bucket(store.BucketAudit).Put(binary.BigEndian.AppendUint64(auditIndexPrefix(key), seq), nil)
+}
+
+// handleAudit returns the audit entries of the record stored under key, oldest first.
+func (s *Server) handleAudit(tx *store.Tx, key string) ([]AuditEntry, error) {
+	b := tx.Bolt().Bucket(store.BucketAudit)
+	pre := auditIndexPrefix(key)
+	out := []AuditEntry{}
+	c := b.Cursor()
+	for k, _ := c.Seek(pre); k != nil && len(k) == len(pre)+8 && string(k[:len(pre)]) == string(pre); k, _ = c.Next() {
+		v := b.Get(k[len(pre):])
+		if v == nil {
+			continue
+		}
+		var e AuditEntry
+		if err := json.Unmarshal(v, &e); err != nil {
+			return nil, fmt.Errorf("admin: audit entry %x: %w", k[len(pre):], err)
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// reindexAudit rebuilds the per-record audit index from the log; New runs it
+// once for a database written before the index existed (marker absent).
+func (s *Server) reindexAudit() error {
+	marker := []byte{auditIndexTag}
+	return s.db.Update(func(tx *store.Tx) error {
+		b := tx.Bolt().Bucket(store.BucketAudit)
+		if b.Get(marker) != nil {
+			return nil
+		}
+		var puts [][]byte
+		c := b.Cursor()
+		for k, v := c.First(); k != nil && len(k) == 8; k, v = c.Next() {
+			var e AuditEntry
+			if json.Unmarshal(v, &e) != nil || (e.Action != ActHandleCreate && e.Action != ActHandleUpdate) {
+				continue
+			}
+			key, _, err := s.namer.Key(e.Target)
+			if err != nil {
+				continue
+			}
+			puts = append(puts, binary.BigEndian.AppendUint64(auditIndexPrefix(key), e.Seq))
+		}
+		for _, k := range puts {
+			if err := b.Put(k, nil); err != nil {
+				return err
+			}
+		}
+		return b.Put(marker, nil)
+	})
 }
 
 // AuditLog returns up to limit entries with a sequence number above after.
@@ -49,7 +128,7 @@ func (s *Server) AuditLog(after uint64, limit int) ([]AuditEntry, error) {
 	var out []AuditEntry
 	err := s.db.View(func(tx *store.Tx) error {
 		c := tx.Bolt().Bucket(store.BucketAudit).Cursor()
-		for k, v := c.Seek(binary.BigEndian.AppendUint64(nil, after+1)); k != nil && len(out) < limit; k, v = c.Next() {
+		for k, v := c.Seek(binary.BigEndian.AppendUint64(nil, after+1)); k != nil && len(k) == 8 && len(out) < limit; k, v = c.Next() {
 			var e AuditEntry
 			if err := json.Unmarshal(v, &e); err != nil {
 				return fmt.Errorf("admin: audit entry %x: %w", k, err)

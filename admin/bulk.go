@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"bytes"
 	"net/http"
 	"strings"
 
@@ -37,13 +38,9 @@ func (s *Server) bulk(w http.ResponseWriter, r *http.Request, p *principal, t ta
 	if err != nil {
 		return err
 	}
-	v, err := decodeAny(body)
+	arr, err := bulkItems(body)
 	if err != nil {
 		return err
-	}
-	arr, ok := v.([]any)
-	if !ok {
-		return &ValidationError{Errors: []FieldError{{Field: "(body)", Message: "must be a JSON array of {\"id\"?, \"url\"?, \"metadata\"?}"}}}
 	}
 	if len(arr) == 0 || len(arr) > MaxBulkItems {
 		return &ValidationError{Errors: []FieldError{{Field: "(body)", Message: "must hold 1 to 1000 items"}}}
@@ -158,6 +155,38 @@ func (s *Server) bulk(w http.ResponseWriter, r *http.Request, p *principal, t ta
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"items": out})
 	return nil
+}
+
+// bulkItems decodes a bulk body: a JSON array of items, or JSON Lines (one
+// item per line; empty lines skipped), told apart by the first character.
+func bulkItems(body []byte) ([]any, error) {
+	trimmed := bytes.TrimLeft(body, " \t\r\n")
+	if len(trimmed) > 0 && trimmed[0] != '[' {
+		var arr []any
+		for n, line := range bytes.Split(body, []byte("\n")) {
+			if line = bytes.TrimSpace(line); len(line) == 0 {
+				continue
+			}
+			v, err := decodeAny(line)
+			if err != nil {
+				if p, ok := err.(*Problem); ok {
+					return nil, problem(p.Status, "line %d: %s", n+1, p.Detail)
+				}
+				return nil, err
+			}
+			arr = append(arr, v)
+		}
+		return arr, nil
+	}
+	v, err := decodeAny(body)
+	if err != nil {
+		return nil, err
+	}
+	arr, ok := v.([]any)
+	if !ok {
+		return nil, &ValidationError{Errors: []FieldError{{Field: "(body)", Message: "must be a JSON array (or JSON Lines) of {\"id\"?, \"url\"?, \"metadata\"?}"}}}
+	}
+	return arr, nil
 }
 
 func bulkError(err error) BulkResult {

@@ -65,5 +65,16 @@ func TestBulk(t *testing.T) {
 		many[i] = map[string]any{}
 	}
 	e.want(e.do("POST", coll+"bulk", a.Key.Secret, many), 422)
-	e.want(e.do("POST", coll+"bulk", a.Key.Secret, map[string]any{}), 422)
+	e.want(e.do("POST", coll+"bulk", a.Key.Secret, ""), 400)
+
+	// JSON Lines: one item per line, same results as the array.
+	lines := string(mustJSON(t, custom)) + "\n\n" + `{"id":"EXISTS","metadata":{"status":"REGISTERED"}}` + "\n" + `{"id":"EXISTS","colour":"red"}` + "\n"
+	r = e.want(e.do("POST", coll+"bulk", a.Key.Secret, lines), 200)
+	r.json(t, &out)
+	if len(out.Items) != 3 || out.Items[0].Status != 200 || out.Items[1].Status != 200 || out.Items[2].Status != 422 {
+		t.Errorf("JSON Lines bulk: %s", r.Body)
+	}
+	if p := e.want(e.do("POST", coll+"bulk", a.Key.Secret, "{}\n{not json\n"), 400).problem(t); !strings.Contains(p.Detail, "line 2") {
+		t.Errorf("bad line: %+v", p)
+	}
 }

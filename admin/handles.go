@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -334,29 +335,67 @@ func (s *Server) readHandle(w http.ResponseWriter, r *http.Request, b *base, t t
 	return nil
 }
 
+// HistoryEntry is one change of an identifier in GET …/{id}/history, from the
+// audit log: when, by which key, and the URL and metadata before and after.
+type HistoryEntry struct {
+	Seq     uint64    `json:"seq"`
+	Time    time.Time `json:"time"`
+	Action  string    `json:"action"`
+	KeyID   string    `json:"key_id,omitempty"`
+	KeyName string    `json:"key_name,omitempty"`
+	Before  any       `json:"before,omitempty"`
+	After   any       `json:"after,omitempty"`
+}
+
+// history serves GET …/{id}/history: every audited write of the identifier,
+// oldest first (records imported offline have none until their first write
+// through the API), and the record's own change log (value index 16) as
+// change_log.
 func (s *Server) history(w http.ResponseWriter, r *http.Request, t target, id string) error {
 	display := s.namer.Full(t.prefix, t.ns, id)
 	key, _, err := s.namer.Key(display)
 	if err != nil {
 		return problem(http.StatusNotFound, "no identifier %s: %v", display, err)
 	}
-	st, ok, err := s.db.Get(key)
+	var (
+		st      store.Stored
+		ok      bool
+		entries []AuditEntry
+	)
+	err = s.db.View(func(tx *store.Tx) error {
+		var err error
+		if st, ok, err = tx.Record(key); err != nil || !ok {
+			return err
+		}
+		entries, err = s.handleAudit(tx, key)
+		return err
+	})
 	if err != nil {
 		return err
 	}
 	if !ok {
 		return problem(http.StatusNotFound, "no identifier %s", display)
 	}
+	changes := make([]HistoryEntry, len(entries))
+	for i, e := range entries {
+		_, kid, _ := strings.Cut(e.Actor, " key:")
+		changes[i] = HistoryEntry{Seq: e.Seq, Time: e.Time, Action: e.Action, KeyID: kid, KeyName: e.KeyName, Before: e.Before, After: e.After}
+	}
 	c := s.model.extract(st.Record.Values)
 	if c.Changes == nil {
 		c.Changes = []json.RawMessage{}
 	}
 	w.Header().Set("ETag", etag(st.Version))
-	writeJSON(w, http.StatusOK, map[string]any{"handle": st.Record.Handle, "version": st.Version, "changes": c.Changes})
+	writeJSON(w, http.StatusOK, map[string]any{"handle": st.Record.Handle, "version": st.Version, "changes": changes, "change_log": c.Changes})
 	return nil
 }
 
 // listHandles serves GET …/handles/{prefix}/{ns}/?status=&url=&limit=&cursor=.
+// Without url it walks the namespace's range of the records bucket; with url
+// (exact, or a prefix ending in '*') it walks the URL index (urlindex.go), so
+// neither reads records of other namespaces. status filters what either walk
+// finds. The cursor is the last key returned (record key or index key), opaque
+// to the client and checked to lie inside the caller's namespace.
 func (s *Server) listHandles(w http.ResponseWriter, r *http.Request, b *base, t target) error {
 	cur, limit, p := pageParams(r)
 	if p != nil {
@@ -369,11 +408,15 @@ func (s *Server) listHandles(w http.ResponseWriter, r *http.Request, b *base, t 
 	if err != nil {
 		return err
 	}
-	kp := []byte(probe[:len(probe)-1])
-	start := kp
+	nsp := []byte(probe[:len(probe)-1])
+	bucket, rng := store.BucketRecords, nsp
+	if wantURL != "" {
+		bucket, rng = store.BucketURLIndex, urlSearchPrefix(nsp, wantURL)
+	}
+	start := rng
 	if cur != "" {
 		c, err := base64.RawURLEncoding.DecodeString(cur)
-		if err != nil || !strings.HasPrefix(string(c), string(kp)) {
+		if err != nil || !bytes.HasPrefix(c, rng) {
 			return problem(http.StatusBadRequest, "invalid cursor")
 		}
 		start = append(c, 0)
@@ -381,24 +424,28 @@ func (s *Server) listHandles(w http.ResponseWriter, r *http.Request, b *base, t 
 	items := []Identifier{}
 	next := ""
 	err = s.db.View(func(tx *store.Tx) error {
-		c := tx.Bolt().Bucket(store.BucketRecords).Cursor()
-		for k, _ := c.Seek(start); k != nil && strings.HasPrefix(string(k), string(kp)); k, _ = c.Next() {
+		c := tx.Bolt().Bucket(bucket).Cursor()
+		for k, _ := c.Seek(start); k != nil && bytes.HasPrefix(k, rng); k, _ = c.Next() {
 			if len(items) == limit {
 				next = base64.RawURLEncoding.EncodeToString([]byte(items[len(items)-1].key))
 				return nil
 			}
-			st, ok, err := tx.Record(string(k))
-			if err != nil || !ok {
+			rk := k
+			if wantURL != "" {
+				rk = recordKeyOfIndex(k)
+			}
+			st, ok, err := tx.Record(string(rk))
+			if err != nil {
 				return err
+			}
+			if !ok {
+				continue
 			}
 			ident := s.identifier(&st)
 			if status != "" {
 				if sv, _ := ident.Metadata["status"].(string); !strings.EqualFold(sv, status) {
 					continue
 				}
-			}
-			if wantURL != "" && ident.URL != wantURL {
-				continue
 			}
 			ident.key = string(k)
 			items = append(items, *ident)
@@ -522,7 +569,10 @@ func (s *Server) txCreate(tx *store.Tx, p *principal, t target, customID string,
 		return w, nil, err
 	}
 	w.written = true
-	return w, nil, s.audit(tx, p.actor(), ActHandleCreate, display, nil, auditContent(s.model.extract(vals)))
+	if err := s.indexURL(tx, w.key, "", u); err != nil {
+		return w, nil, err
+	}
+	return w, nil, s.auditHandle(tx, p, ActHandleCreate, w.key, display, nil, auditContent(s.model.extract(vals)))
 }
 
 // txUpdate merges pl into the identifier stored under key inside tx.
@@ -564,5 +614,12 @@ func (s *Server) txUpdate(tx *store.Tx, p *principal, t target, key, display str
 		return w, nil, err
 	}
 	w.written = true
-	return w, nil, s.audit(tx, p.actor(), ActHandleUpdate, old.Record.Handle, auditContent(before), auditContent(s.model.extract(vals)))
+	oldURL := ""
+	if before.URL != nil {
+		oldURL = *before.URL
+	}
+	if err := s.indexURL(tx, key, oldURL, *newURL); err != nil {
+		return w, nil, err
+	}
+	return w, nil, s.auditHandle(tx, p, ActHandleUpdate, key, old.Record.Handle, auditContent(before), auditContent(s.model.extract(vals)))
 }

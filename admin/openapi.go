@@ -57,12 +57,12 @@ func (s *Server) docs() map[string]op {
 		d["PUT "+coll] = op{summary: "Create an identifier with a generated id under " + where, auth: "snaa", request: "HandleCreate", ok: 201, okSchema: "Identifier", headers: []param{idem}, okHeads: []string{"Location", "ETag"}, tag: "snaa"}
 		d["POST "+coll] = op{summary: "Create an identifier with a generated id under " + where + " (same as PUT)", auth: "snaa", request: "HandleCreate", ok: 201, okSchema: "Identifier", errs: []int{405}, headers: []param{idem}, okHeads: []string{"Location", "ETag"}, tag: "snaa"}
 		d["POST "+coll+"bulk"] = op{summary: "Create and update up to 1000 identifiers in one transaction; an item with the id of an existing identifier is a merge update, with an unknown id a custom-id create, without id a generated-id create; each item succeeds or fails on its own", auth: "snaa", request: "BulkRequest", ok: 200, okSchema: "BulkResponse", tag: "snaa"}
-		d["GET "+coll] = op{summary: "List the namespace's identifiers", auth: "snaa", ok: 200, okSchema: "IdentifierList", query: []param{{"status", "only this status"}, {"url", "only this landing page URL"}, {"limit", "1–1000, default 100"}, {"cursor", "next_cursor of the previous page"}}, tag: "snaa"}
+		d["GET "+coll] = op{summary: "List the namespace's identifiers", auth: "snaa", ok: 200, okSchema: "IdentifierList", query: []param{{"status", "only this status"}, {"url", "only identifiers with this landing page URL; a trailing * matches a URL prefix (reverse lookup through the URL index)"}, {"limit", "1–1000, default 100"}, {"cursor", "next_cursor of the previous page"}}, tag: "snaa"}
 		d["DELETE "+coll] = op{summary: "Not allowed: identifiers are persistent", ok: 405, tag: "snaa"}
 		d["GET "+item] = op{summary: "Read an identifier", auth: "snaa", ok: 200, okSchema: "Identifier", okHeads: []string{"ETag"}, headers: []param{{"If-None-Match", "ETag of a copy you hold: 304 if unchanged"}}, tag: "snaa"}
 		d["PUT "+item] = op{summary: "Update an identifier by merge (present fields replace, null removes an optional field, absent fields stay); with If-None-Match: * create it with this custom id", auth: "snaa", request: "HandleUpdate", ok: 200, okSchema: "Identifier", errs: []int{409, 412}, headers: []param{{"If-Match", "ETag (version) the update is based on: 412 if it changed"}, {"If-None-Match", "\"*\": create with this custom id (201, or 412 if it exists)"}, idem}, okHeads: []string{"ETag"}, tag: "snaa"}
 		d["DELETE "+item] = op{summary: "Not allowed: identifiers are persistent; set metadata.status to OBSOLETED or DEPRECATED", ok: 405, tag: "snaa"}
-		d["GET "+item+"/history"] = op{summary: "The identifier's change log (index 16 of its record)", auth: "snaa", ok: 200, okSchema: "History", okHeads: []string{"ETag"}, tag: "snaa"}
+		d["GET "+item+"/history"] = op{summary: "The identifier's history: every write from the audit log (time, key, URL and metadata before and after), and the record's change log (value index 16)", auth: "snaa", ok: 200, okSchema: "History", okHeads: []string{"ETag"}, tag: "snaa"}
 	}
 	return d
 }
@@ -316,7 +316,7 @@ func (s *Server) schemas() map[string]any {
 		"KeyList":       obj([]string{"keys"}, map[string]any{"keys": arr(ref("Key"))}),
 		"IssuedKey":     issued,
 		"AuditEntry": obj([]string{"seq", "time", "actor", "action", "target"}, map[string]any{
-			"seq": map[string]any{"type": "integer"}, "time": dt(), "actor": str(), "action": str(), "target": str(),
+			"seq": map[string]any{"type": "integer"}, "time": dt(), "actor": str(), "key_name": str(), "action": str(), "target": str(),
 			"before": map[string]any{}, "after": map[string]any{}}),
 		"AuditList":      obj([]string{"entries"}, map[string]any{"entries": arr(ref("AuditEntry"))}),
 		"Metadata":       obj(metaReq, metaProps),
@@ -324,8 +324,11 @@ func (s *Server) schemas() map[string]any {
 		"HandleUpdate":   obj(nil, map[string]any{"url": httpURL, "metadata": obj(nil, updProps)}),
 		"Identifier":     ident,
 		"IdentifierList": obj([]string{"items"}, map[string]any{"items": arr(ref("Identifier")), "next_cursor": str()}),
-		"History": obj([]string{"handle", "version", "changes"}, map[string]any{"handle": str(),
-			"version": map[string]any{"type": "integer"}, "changes": arr(ref("ChangeEntry"))}),
+		"History": obj([]string{"handle", "version", "changes", "change_log"}, map[string]any{"handle": str(),
+			"version": map[string]any{"type": "integer"}, "changes": arr(ref("HistoryEntry")), "change_log": arr(ref("ChangeEntry"))}),
+		"HistoryEntry": obj([]string{"seq", "time", "action"}, map[string]any{"seq": map[string]any{"type": "integer"}, "time": dt(),
+			"action": map[string]any{"enum": []string{ActHandleCreate, ActHandleUpdate}}, "key_id": str(), "key_name": str(),
+			"before": map[string]any{}, "after": map[string]any{}}),
 		"ChangeEntry": change,
 		"BulkRequest": map[string]any{"type": "array", "minItems": 1, "maxItems": MaxBulkItems, "items": obj(nil, map[string]any{
 			"id": map[string]any{"type": "string", "minLength": 1}, "url": httpURL, "metadata": obj(nil, updProps)})},

@@ -158,6 +158,9 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.rl = &rateLimiter{rate: cfg.RateLimit, burst: math.Max(burst, 1), keys: map[string]*bucket{}}
 	}
+	if err := s.ensureIndexes(); err != nil {
+		return nil, err
+	}
 	s.routesInit()
 	s.handler = s.counted(s.mux)
 	doc, err := s.buildOpenAPI()
@@ -256,6 +259,24 @@ func (s *Server) routesInit() {
 		s.handle("DELETE", hp, s.deleteHandle, coll, item)
 		s.methodFallback(hp, "GET, PUT, POST")
 	}
+}
+
+// ensureIndexes builds the URL index and the per-record audit index of a
+// database written before they existed (once; both are then maintained by
+// every write).
+func (s *Server) ensureIndexes() error {
+	built, err := urlIndexBuilt(s.db)
+	if err != nil {
+		return err
+	}
+	if !built {
+		n, err := reindexURLs(s.db, s.namer, s.model.URL.Index)
+		if err != nil {
+			return err
+		}
+		s.log.Info("URL index built", "entries", n)
+	}
+	return s.reindexAudit()
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {

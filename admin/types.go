@@ -71,13 +71,15 @@ type Key struct {
 // AuditEntry is one line of the append-only audit log, stored as JSON in
 // store.BucketAudit under its big-endian sequence number.
 type AuditEntry struct {
-	Seq    uint64    `json:"seq"`
-	Time   time.Time `json:"time"`
-	Actor  string    `json:"actor"`
-	Action string    `json:"action"`
-	Target string    `json:"target"`
-	Before any       `json:"before,omitempty"`
-	After  any       `json:"after,omitempty"`
+	Seq   uint64    `json:"seq"`
+	Time  time.Time `json:"time"`
+	Actor string    `json:"actor"`
+	// KeyName is the name of the SNAA key that made an identifier write.
+	KeyName string `json:"key_name,omitempty"`
+	Action  string `json:"action"`
+	Target  string `json:"target"`
+	Before  any    `json:"before,omitempty"`
+	After   any    `json:"after,omitempty"`
 }
 
 // idemRecord remembers a create made with an Idempotency-Key, stored as JSON in

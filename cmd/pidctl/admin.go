@@ -76,6 +76,7 @@ type client struct {
 	key    string
 	json   bool
 	out    io.Writer
+	errw   io.Writer // progress lines (stderr)
 	fs     *flag.FlagSet
 	http   *http.Client
 	svc    string
@@ -95,7 +96,7 @@ func adminMain(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("pidctl", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { usage(stderr) }
-	c := &client{out: stdout, fs: fs, http: &http.Client{Timeout: 60 * time.Second},
+	c := &client{out: stdout, errw: stderr, fs: fs, http: &http.Client{Timeout: 60 * time.Second},
 		values: map[string]*string{}, multi: map[string]*multiFlag{}}
 	adminURL := fs.String("admin", envOr("PIDCTL_ADMIN", "http://127.0.0.1:8001"), "admin API base `URL`")
 	keyFile := fs.String("key-file", os.Getenv("PIDCTL_KEY_FILE"), "`file` holding the API key (operator or SNAA)")
@@ -765,10 +766,16 @@ func cmdHistory(c *client, pos []string) error {
 	return c.emit(b, func() error {
 		var hist struct {
 			Changes []struct {
-				DatetimeLog  string `json:"datetime_log"`
-				ChangedField string `json:"changed_field"`
-				Description  string
-				HasAgent     struct{ Name string } `json:"has_agent"`
+				Time    string `json:"time"`
+				Action  string `json:"action"`
+				KeyName string `json:"key_name"`
+				KeyID   string `json:"key_id"`
+				Before  *struct {
+					URL string `json:"url"`
+				} `json:"before"`
+				After *struct {
+					URL string `json:"url"`
+				} `json:"after"`
 			}
 		}
 		if err := json.Unmarshal(b, &hist); err != nil {
@@ -776,9 +783,16 @@ func cmdHistory(c *client, pos []string) error {
 		}
 		var rows [][]string
 		for _, ch := range hist.Changes {
-			rows = append(rows, []string{ch.DatetimeLog, ch.ChangedField, ch.HasAgent.Name, ch.Description})
+			u := ""
+			switch {
+			case ch.Before == nil && ch.After != nil:
+				u = ch.After.URL
+			case ch.Before != nil && ch.After != nil && ch.Before.URL != ch.After.URL:
+				u = ch.Before.URL + " → " + ch.After.URL
+			}
+			rows = append(rows, []string{ch.Time, ch.Action, ch.KeyName + " (" + ch.KeyID + ")", u})
 		}
-		c.table("WHEN\tFIELD\tAGENT\tDESCRIPTION", rows)
+		c.table("WHEN\tACTION\tKEY\tURL", rows)
 		return nil
 	})
 }
@@ -935,6 +949,14 @@ func cmdBulk(c *client, pos []string) error {
 			return err
 		}
 		all = append(all, r.Items...)
+		bad := 0
+		for _, x := range r.Items {
+			if x.Status >= 300 {
+				bad++
+			}
+		}
+		// Progress on stderr, one line per request of up to 1000 items.
+		fmt.Fprintf(c.errw, "bulk: %d/%d items sent (%d%%), %d failed in this batch\n", j, len(items), j*100/len(items), bad)
 	}
 	failed := 0
 	for _, r := range all {

@@ -122,7 +122,8 @@ func TestPidctlAdminFlow(t *testing.T) {
 		t.Errorf("invalid update: exit %d, %s", code, errs)
 	}
 	out = mustRun(t, append(sn, "history", id.Handle)...)
-	if !strings.Contains(out, "LANDING_PAGE") || !strings.Contains(out, "Catalysis Institute") {
+	if !strings.Contains(out, "handle.update") || !strings.Contains(out, "initial (") ||
+		!strings.Contains(out, "https://example.org/s → https://example.org/moved") {
 		t.Errorf("history:\n%s", out)
 	}
 	out = mustRun(t, append(sn, "--test", "create", "--custom-id", "batch-1", "--url", "https://example.org/b", "--metadata", meta)...)
@@ -173,9 +174,12 @@ func TestPidctlAdminFlow(t *testing.T) {
 	// bulk from CSV: an update of the first identifier and a failing row.
 	csvFile := filepath.Join(dir, "items.csv")
 	os.WriteFile(csvFile, []byte("id,url,status\n"+strings.Split(id.Handle, "/")[3]+",,DEPRECATED\n,https://example.org/nometa,\n"), 0o600)
-	code, out, _ = pidctl(t, append(sn, "bulk", csvFile)...)
+	code, out, errs = pidctl(t, append(sn, "bulk", csvFile)...)
 	if code != 1 || !strings.Contains(out, "200") || !strings.Contains(out, "422") || !strings.Contains(out, "2 items, 1 failed") {
 		t.Errorf("bulk csv: exit %d\n%s", code, out)
+	}
+	if !strings.Contains(errs, "bulk: 2/2 items sent (100%), 1 failed") {
+		t.Errorf("bulk progress: %q", errs)
 	}
 	jl := filepath.Join(dir, "items.jsonl")
 	m, _ := os.ReadFile(meta)

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"pidnode/admin"
 	"pidnode/handlev"
 	"pidnode/store"
 )
@@ -96,7 +97,7 @@ func newNamer(cfg *Config) (*handlev.Namer, error) {
 	})
 }
 
-var offlineFlags = map[string]bool{"data": true, "prefix": true, "test-prefix": true, "extra-prefix": true, "svc": true, "log-level": true}
+var offlineFlags = map[string]bool{"data": true, "model": true, "prefix": true, "test-prefix": true, "extra-prefix": true, "svc": true, "log-level": true}
 
 // cmdImport loads JSON Lines (SPEC §9.1) into the database, offline.
 func cmdImport(args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -132,6 +133,14 @@ func cmdImport(args []string, getenv func(string) string, stdin io.Reader, stdou
 		k, _, err := namer.Key(h)
 		return k, err
 	})
+	if err == nil {
+		// Imported records under our own prefixes become searchable by URL
+		// (admin's URL index); records of other prefixes are not indexed.
+		var model []byte
+		if model, err = readModel(cfg.Model); err == nil {
+			_, err = admin.ReindexURLs(db, namer, model)
+		}
+	}
 	if cerr := db.Close(); err == nil {
 		err = cerr
 	}

@@ -1,0 +1,198 @@
+package admin
+
+import (
+	"bytes"
+	"fmt"
+
+	"pidnode/handlev"
+	"pidnode/store"
+)
+
+// The URL index (store.BucketURLIndex) answers "which identifiers of this
+// namespace point at URL u (or at URLs starting with p)" without reading the
+// records: SPEC §4 list/search, issue 4 reverse lookup.
+//
+// One entry per record that has a URL, key
+//
+//	<namespace key prefix> 0x00 <url> 0x00 <record storage key>
+//
+// with an empty value, where the namespace key prefix is the record's storage
+// key up to its id ("21.12345/SVC/NS/"). Keys sort by namespace, then URL, so an
+// exact URL and a URL prefix are both one cursor range inside one namespace.
+// Only full-form keys under the production and test prefixes are indexed: those
+// are the records the SNAA routes list. Every create and update maintains the
+// index in its own transaction; ReindexURLs rebuilds it (after `pidnode import`,
+// and by New for a database written before the index existed).
+//
+// urlIndexMarker, a key no entry can have (entries start with a prefix digit),
+// says the index is complete.
+var urlIndexMarker = []byte("\x00built")
+
+// nsKeyPrefix returns the namespace part of a full-form storage key under
+// one of our prefixes, or nil if the key is not indexed.
+func nsKeyPrefix(n *handlev.Namer, key []byte) []byte {
+	prefix, _, id, form := n.Split(key)
+	if form != handlev.FormFull {
+		return nil
+	}
+	if !bytes.EqualFold(prefix, []byte(n.Prefix())) && !bytes.EqualFold(prefix, []byte(n.TestPrefix())) {
+		return nil
+	}
+	return key[:len(key)-len(id)]
+}
+
+// urlIndexKey builds an index key; nil if the entry cannot exist (no
+// namespace, empty URL or a NUL byte in it).
+func urlIndexKey(nsp []byte, url string, key []byte) []byte {
+	if nsp == nil || url == "" || bytes.IndexByte([]byte(url), 0) >= 0 {
+		return nil
+	}
+	k := make([]byte, 0, len(nsp)+len(url)+len(key)+2)
+	k = append(k, nsp...)
+	k = append(k, 0)
+	k = append(k, url...)
+	k = append(k, 0)
+	return append(k, key...)
+}
+
+// indexURL moves key's index entry from oldURL to newURL (either may be ""),
+// inside the write transaction of the record change.
+func (s *Server) indexURL(tx *store.Tx, key, oldURL, newURL string) error {
+	if oldURL == newURL {
+		return nil
+	}
+	b := tx.Bolt().Bucket(store.BucketURLIndex)
+	nsp := nsKeyPrefix(s.namer, []byte(key))
+	if k := urlIndexKey(nsp, oldURL, []byte(key)); k != nil {
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+	}
+	if k := urlIndexKey(nsp, newURL, []byte(key)); k != nil {
+		return b.Put(k, nil)
+	}
+	return nil
+}
+
+// urlSearchPrefix is the index range of a search: exact URL, or URL prefix when
+// the query ends in '*'.
+func urlSearchPrefix(nsp []byte, q string) []byte {
+	k := append(append([]byte{}, nsp...), 0)
+	if p, ok := bytes.CutSuffix([]byte(q), []byte("*")); ok {
+		return append(k, p...)
+	}
+	return append(append(k, q...), 0)
+}
+
+// recordKeyOfIndex returns the record key at the end of an index key.
+func recordKeyOfIndex(k []byte) []byte {
+	return k[bytes.LastIndexByte(k, 0)+1:]
+}
+
+// reindexChunk is how many records one rebuild transaction reads.
+const reindexChunk = 10000
+
+// ReindexURLs rebuilds the URL index from the records: it clears it, indexes
+// every full-form record under namer's production and test prefixes by the URL
+// value of model (nil = DefaultModel), and marks the index complete. It runs in
+// transactions of a few thousand records and must not race with writers: call
+// it offline (`pidnode import` does) or before serving (New does when the
+// index is not marked complete). It returns the number of entries written.
+func ReindexURLs(db *store.DB, namer *handlev.Namer, model []byte) (int, error) {
+	if len(model) == 0 {
+		model = DefaultModel
+	}
+	m, err := LoadModel(model)
+	if err != nil {
+		return 0, err
+	}
+	return reindexURLs(db, namer, m.URL.Index)
+}
+
+func reindexURLs(db *store.DB, namer *handlev.Namer, urlIndex int32) (int, error) {
+	// Clear in chunks (a big index should not be one huge transaction).
+	for done := false; !done; {
+		err := db.Update(func(tx *store.Tx) error {
+			b := tx.Bolt().Bucket(store.BucketURLIndex)
+			var keys [][]byte
+			c := b.Cursor()
+			for k, _ := c.First(); k != nil && len(keys) < 50000; k, _ = c.Next() {
+				keys = append(keys, append([]byte(nil), k...))
+			}
+			done = len(keys) < 50000
+			for _, k := range keys {
+				if err := b.Delete(k); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return 0, fmt.Errorf("admin: clearing the URL index: %w", err)
+		}
+	}
+	var after []byte
+	total := 0
+	for {
+		var n int
+		var last []byte
+		err := db.Update(func(tx *store.Tx) error {
+			n, last = 0, nil
+			idx := tx.Bolt().Bucket(store.BucketURLIndex)
+			c := tx.Bolt().Bucket(store.BucketRecords).Cursor()
+			var k []byte
+			if after == nil {
+				k, _ = c.First()
+			} else if k, _ = c.Seek(after); bytes.Equal(k, after) {
+				k, _ = c.Next()
+			}
+			for read := 0; k != nil && read < reindexChunk; k, _ = c.Next() {
+				read++
+				last = k
+				nsp := nsKeyPrefix(namer, k)
+				if nsp == nil {
+					continue
+				}
+				st, ok, err := tx.Record(string(k))
+				if err != nil || !ok {
+					return err
+				}
+				for i := range st.Record.Values {
+					if v := &st.Record.Values[i]; v.Index == urlIndex {
+						if ik := urlIndexKey(nsp, string(v.Data), k); ik != nil {
+							if err := idx.Put(ik, nil); err != nil {
+								return err
+							}
+							n++
+						}
+						break
+					}
+				}
+			}
+			last = append([]byte(nil), last...)
+			return nil
+		})
+		if err != nil {
+			return total, fmt.Errorf("admin: rebuilding the URL index: %w", err)
+		}
+		total += n
+		if len(last) == 0 {
+			break
+		}
+		after = last
+	}
+	err := db.Update(func(tx *store.Tx) error {
+		return tx.Bolt().Bucket(store.BucketURLIndex).Put(urlIndexMarker, nil)
+	})
+	return total, err
+}
+
+// urlIndexBuilt reports whether the URL index is marked complete.
+func urlIndexBuilt(db *store.DB) (bool, error) {
+	built := false
+	err := db.View(func(tx *store.Tx) error {
+		built = tx.Bolt().Bucket(store.BucketURLIndex).Get(urlIndexMarker) != nil
+		return nil
+	})
+	return built, err
+}
