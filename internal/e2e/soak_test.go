@@ -1,0 +1,321 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// soakDuration is PIDNODE_SOAK_DURATION (make soak: 10m), or a 5 s smoke run.
+func soakDuration(t *testing.T) time.Duration {
+	s := os.Getenv("PIDNODE_SOAK_DURATION")
+	if s == "" {
+		return 5 * time.Second
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		t.Fatalf("PIDNODE_SOAK_DURATION=%q: %v", s, err)
+	}
+	return d
+}
+
+// procSample is one reading of the node's /proc/PID/status.
+type procSample struct {
+	at                time.Duration
+	rssKB, anonKB     int64
+	threads           int64
+	goroutines        int64 // from /metrics go_goroutines when the admin API serves it, else -1
+	requests, errored int64
+}
+
+func readProc(pid int) (rss, anon, threads int64, err error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		k, v, _ := strings.Cut(sc.Text(), ":")
+		f := strings.Fields(v)
+		if len(f) == 0 {
+			continue
+		}
+		n, _ := strconv.ParseInt(f[0], 10, 64)
+		switch k {
+		case "VmRSS":
+			rss = n
+		case "RssAnon":
+			anon = n
+		case "Threads":
+			threads = n
+		}
+	}
+	return rss, anon, threads, nil
+}
+
+// latencies collects request durations per window for percentiles.
+type latencies struct {
+	mu      sync.Mutex
+	start   time.Time
+	window  time.Duration
+	buckets [][]time.Duration
+}
+
+func (l *latencies) add(at time.Time, d time.Duration) {
+	i := int(at.Sub(l.start) / l.window)
+	l.mu.Lock()
+	for len(l.buckets) <= i {
+		l.buckets = append(l.buckets, nil)
+	}
+	l.buckets[i] = append(l.buckets[i], d)
+	l.mu.Unlock()
+}
+
+func pct(ds []time.Duration, p float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	return ds[min(len(ds)-1, int(float64(len(ds))*p))]
+}
+
+// TestSoak runs mixed resolution and admin traffic against the real binary for
+// PIDNODE_SOAK_DURATION (default: a 5 s smoke run; make soak: 10 minutes) and
+// checks: no failed request, RSS flat after warm-up (average of the last third
+// of the run within 20% of the middle third), no goroutine growth (go_goroutines
+// from the admin /metrics when served, otherwise the process's thread count as
+// a proxy), and reports p50/p99 per window (a minute, or a fifth of a short run).
+func TestSoak(t *testing.T) {
+	dur := soakDuration(t)
+	window := time.Minute
+	if dur < 5*time.Minute {
+		window = dur / 5
+	}
+	sampleEvery := min(5*time.Second, max(250*time.Millisecond, dur/60))
+	n := startNode(t, filepath.Join(t.TempDir(), "data"), "--demo")
+	a, r := n.adminURL(), n.resolverURL()
+
+	// Warm-up data: identifiers to resolve and update.
+	nIDs := 200
+	if dur < time.Minute {
+		nIDs = 40
+	}
+	var idMu sync.Mutex
+	ids := make([]identifier, 0, nIDs)
+	for i := range nIDs {
+		ids = append(ids, n.create(t, n.Key, payload(fmt.Sprintf("https://example.org/soak/%d", i), "REGISTERED", resourceInfo(fmt.Sprintf("soak %d", i), "soak"))))
+	}
+	pick := func() identifier {
+		idMu.Lock()
+		defer idMu.Unlock()
+		return ids[rand.N(len(ids))]
+	}
+	metricsGoroutines := func() int64 {
+		rep, err := do(defaultClient, "GET", a+"/metrics", nil, "Authorization", "Bearer "+n.operatorKey())
+		if err != nil || rep.Status != 200 {
+			return -1
+		}
+		for _, line := range strings.Split(string(rep.Body), "\n") {
+			if v, ok := strings.CutPrefix(line, "go_goroutines "); ok {
+				f, _ := strconv.ParseFloat(strings.TrimSpace(v), 64)
+				return int64(f)
+			}
+		}
+		return -1
+	}
+
+	var requests, errored atomic.Int64
+	var errMu sync.Mutex
+	var errs []string
+	fail := func(format string, args ...any) {
+		errored.Add(1)
+		errMu.Lock()
+		if len(errs) < 20 {
+			errs = append(errs, fmt.Sprintf(format, args...))
+		}
+		errMu.Unlock()
+	}
+	start := time.Now()
+	lat := &latencies{start: start, window: window}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	// paced runs fn every interval until stop, without building a backlog.
+	paced := func(interval time.Duration, fn func(c *http.Client)) {
+		defer wg.Done()
+		c := httpClient(10 * time.Second)
+		next := time.Now()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			fn(c)
+			next = next.Add(interval)
+			if d := time.Until(next); d > 0 {
+				time.Sleep(d)
+			} else {
+				next = time.Now()
+			}
+		}
+	}
+	missing := make([]string, 1000) // a fixed set, so negative cache entries do not grow without bound
+	for i := range missing {
+		missing[i] = fmt.Sprintf("/21.12345/svc/DMO/MISSING%d", i)
+	}
+	resolve := func(c *http.Client) {
+		id := pick()
+		var path string
+		var want int
+		switch k := rand.N(10); {
+		case k < 4:
+			path, want = "/"+id.Handle, 302
+		case k < 5:
+			path, want = "/21.T12345/DMO/"+id.ID, 302
+		case k < 6:
+			path, want = "/"+id.Handle+"?noredirect", 200
+		case k < 8:
+			path, want = "/api/handles/"+id.Handle, 200
+		case k < 9:
+			path, want = "/"+n.Handles[4], 410
+		default:
+			path, want = missing[rand.N(len(missing))], 404
+		}
+		t0 := time.Now()
+		rep, err := do(c, "GET", r+path, nil)
+		lat.add(t0, time.Since(t0))
+		requests.Add(1)
+		if err != nil || rep.Status != want {
+			fail("GET %s: %v status %d, want %d", path, err, rep.Status, want)
+		}
+	}
+	var seq atomic.Int64
+	admin := func(c *http.Client) {
+		t0 := time.Now()
+		var rep reply
+		var err error
+		var want int
+		switch k := rand.N(10); {
+		case k < 1:
+			i := seq.Add(1)
+			rep, err = do(c, "POST", a+testColl, payload(fmt.Sprintf("https://example.org/soak/new/%d", i), "REGISTERED", resourceInfo("new", "soak")), auth(n.Key)...)
+			want = 201
+			if err == nil && rep.Status == 201 {
+				var id identifier
+				json.Unmarshal(rep.Body, &id)
+				idMu.Lock()
+				ids = append(ids, id)
+				idMu.Unlock()
+			}
+		case k < 8:
+			id := pick()
+			body, _ := json.Marshal(map[string]any{"url": fmt.Sprintf("https://example.org/soak/%s/%d", id.ID, seq.Add(1))})
+			rep, err = do(c, "PUT", a+testColl+id.ID, body, auth(n.Key)...)
+			want = 200
+		default:
+			rep, err = do(c, "GET", a+testColl+pick().ID, nil, auth(n.Key)...)
+			want = 200
+		}
+		lat.add(t0, time.Since(t0))
+		requests.Add(1)
+		if err != nil || rep.Status != want {
+			fail("admin: %v status %d, want %d: %.200s", err, rep.Status, want, rep.Body)
+		}
+	}
+	for range 4 {
+		wg.Add(1)
+		go paced(2*time.Millisecond, resolve) // about 500 requests/s each
+	}
+	for range 2 {
+		wg.Add(1)
+		go paced(40*time.Millisecond, admin) // about 25 writes/s each
+	}
+
+	var samples []procSample
+	tick := time.NewTicker(sampleEvery)
+	for time.Since(start) < dur {
+		<-tick.C
+		rss, anon, threads, err := readProc(n.pid())
+		if err != nil {
+			t.Fatalf("reading /proc: %v", err)
+		}
+		samples = append(samples, procSample{at: time.Since(start), rssKB: rss, anonKB: anon, threads: threads,
+			goroutines: metricsGoroutines(), requests: requests.Load(), errored: errored.Load()})
+	}
+	tick.Stop()
+	close(stop)
+	wg.Wait()
+	elapsed := time.Since(start)
+	if code := n.stop(20 * time.Second); code != 0 {
+		t.Errorf("SIGTERM after the soak: exit %d", code)
+	}
+
+	for _, e := range errs {
+		t.Error(e)
+	}
+	// Per-window latency report.
+	lat.mu.Lock()
+	var worstP99 time.Duration
+	for i, b := range lat.buckets {
+		slices.Sort(b)
+		p99 := pct(b, 0.99)
+		if i < len(lat.buckets)-1 || len(b) > 100 {
+			worstP99 = max(worstP99, p99)
+		}
+		t.Logf("window %d (%v–%v): %d requests, p50 %v, p99 %v, max %v", i+1, time.Duration(i)*window, time.Duration(i+1)*window,
+			len(b), pct(b, 0.5).Round(time.Microsecond), p99.Round(time.Microsecond), pct(b, 1).Round(time.Microsecond))
+	}
+	lat.mu.Unlock()
+
+	// Flatness: middle third against last third.
+	third := len(samples) / 3
+	if third == 0 {
+		t.Fatalf("only %d samples", len(samples))
+	}
+	avg := func(ss []procSample, f func(procSample) int64) float64 {
+		var s float64
+		for _, x := range ss {
+			s += float64(f(x))
+		}
+		return s / float64(len(ss))
+	}
+	mid, last := samples[third:2*third], samples[len(samples)-third:]
+	rssMid, rssLast := avg(mid, func(s procSample) int64 { return s.rssKB }), avg(last, func(s procSample) int64 { return s.rssKB })
+	anonMid, anonLast := avg(mid, func(s procSample) int64 { return s.anonKB }), avg(last, func(s procSample) int64 { return s.anonKB })
+	if rssLast > rssMid*1.2 {
+		t.Errorf("RSS grows: last third %.0f kB, middle third %.0f kB (+%.0f%%)", rssLast, rssMid, 100*(rssLast/rssMid-1))
+	}
+	gauge, gaugeName := func(s procSample) int64 { return s.threads }, "threads (proxy: the admin API serves no /metrics go_goroutines)"
+	if samples[len(samples)-1].goroutines >= 0 {
+		gauge, gaugeName = func(s procSample) int64 { return s.goroutines }, "goroutines (/metrics)"
+	}
+	gMid, gLast := avg(mid, gauge), avg(last, gauge)
+	if gLast > gMid*1.2+2 {
+		t.Errorf("%s grow: last third %.1f, middle third %.1f", gaugeName, gLast, gMid)
+	}
+	for _, s := range samples {
+		if len(samples) <= 20 || s.at%window < sampleEvery {
+			t.Logf("t=%v: VmRSS %d kB, RssAnon %d kB, threads %d, goroutines %d, %d requests, %d errors",
+				s.at.Round(time.Second), s.rssKB, s.anonKB, s.threads, s.goroutines, s.requests, s.errored)
+		}
+	}
+	summary := fmt.Sprintf("soak: %v, %d requests (%.0f/s), %d errors; worst per-window p99 %v; VmRSS middle→last third %.1f→%.1f MB (RssAnon %.1f→%.1f MB); %s middle→last %.1f→%.1f",
+		elapsed.Round(time.Second), requests.Load(), float64(requests.Load())/elapsed.Seconds(), errored.Load(), worstP99.Round(time.Microsecond),
+		rssMid/1024, rssLast/1024, anonMid/1024, anonLast/1024, gaugeName, gMid, gLast)
+	if t.Failed() {
+		summary = "FAILED " + summary
+	}
+	t.Log(summary)
+	fmt.Println("SUMMARY " + summary)
+}
