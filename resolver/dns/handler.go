@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"time"
 	"unsafe"
 
 	"github.com/miekg/dns"
@@ -79,13 +80,23 @@ func (s *Server) ServeDNS(w dns.ResponseWriter, req *dns.Msg) {
 	if m.Truncated && udp {
 		s.stats.truncated.Add(1)
 	}
-	m.Compress = true // Truncate turns it off when the uncompressed message fits
+	// Compression is always on. Truncate leaves Compress false when the
+	// message fits uncompressed; then, if the only names to compress are answer
+	// owners equal to the question name, pack plainly and point those owners at
+	// the question ourselves: miekg/dns would allocate a compression map per
+	// message for the same bytes.
+	fast := !m.Compress && ownersOnly(m)
+	m.Compress = !fast
 	out, err := m.PackBuffer(r.buf)
+	if err == nil && fast {
+		out = compressOwners(out, len(m.Answer))
+	}
 	if err != nil {
 		// Only malformed stored data can get here (a parsed RR miekg cannot pack).
 		s.log.Warn("dns: pack reply", "name", questionName(req), "err", err)
 		m.Answer, m.Ns, m.Truncated = m.Answer[:0], m.Ns[:0], false
 		m.Rcode = dns.RcodeServerFailure
+		m.Compress = true
 		out, err = m.PackBuffer(r.buf)
 	}
 	if err == nil {
@@ -303,7 +314,7 @@ func isMeta(t uint16) bool {
 // records appends the answer to q from entry e.
 func (s *Server) records(r *reply, q *dns.Question, e *cache.Entry) {
 	m := &r.msg
-	now := s.now().Unix()
+	now := &clock{now: s.now}
 	vals := e.Record.Values
 	qt := q.Qtype
 	if qt == dns.TypeANY {
@@ -368,7 +379,7 @@ func firstURL(vals []handlev.Value) *handlev.Value {
 }
 
 // statusTTL is the TTL of the first STATUS value.
-func statusTTL(vals []handlev.Value, now int64) uint32 {
+func statusTTL(vals []handlev.Value, now *clock) uint32 {
 	for i := range vals {
 		if equalFoldASCII(vals[i].Type, handlev.TypeStatus) {
 			return ttlOf(&vals[i], now)
@@ -377,12 +388,27 @@ func statusTTL(vals []handlev.Value, now int64) uint32 {
 	return 0
 }
 
+// clock reads the Server's clock once per query, and only if a value has an
+// absolute TTL.
+type clock struct {
+	now  func() time.Time
+	unix int64
+	read bool
+}
+
+func (c *clock) Unix() int64 {
+	if !c.read {
+		c.unix, c.read = c.now().Unix(), true
+	}
+	return c.unix
+}
+
 // ttlOf is the RR TTL of a value: relative TTLs as stored, absolute ones as the
 // seconds left until the expiry time (RFC 3651 §3.1), never negative.
-func ttlOf(v *handlev.Value, now int64) uint32 {
+func ttlOf(v *handlev.Value, now *clock) uint32 {
 	t := int64(v.TTL)
 	if v.TTLType == handlev.TTLAbsolute {
-		t -= now
+		t -= now.Unix()
 	}
 	return uint32(min(max(t, 0), 1<<31-1))
 }
@@ -428,7 +454,7 @@ func escapeTXT(b []byte) string {
 // appendStored appends up to limit RRs of type qt parsed from the record's
 // DNS.<TYPE> / DNS.TYPE<n> values, owner qname. Values that do not parse as
 // one RR of that type are skipped.
-func (s *Server) appendStored(dst []dns.RR, vals []handlev.Value, qname string, qt uint16, limit int, now int64) []dns.RR {
+func (s *Server) appendStored(dst []dns.RR, vals []handlev.Value, qname string, qt uint16, limit int, now *clock) []dns.RR {
 	var (
 		mnemonic      string
 		known, looked bool
@@ -498,4 +524,66 @@ func parseRR(qt uint16, mnemonic string, known bool, data []byte) dns.RR {
 		return nil
 	}
 	return rr
+}
+
+// ownersOnly reports whether the only compressible names in m are answer owners
+// spelled exactly like the question name: no authority records, additional
+// records with the root name only (the OPT), and answers whose RDATA holds no
+// name (the types below; RFC 3597 §4 lists the ones whose names compress).
+func ownersOnly(m *dns.Msg) bool {
+	if len(m.Question) != 1 || len(m.Answer) == 0 || len(m.Ns) != 0 {
+		return false
+	}
+	for _, rr := range m.Extra {
+		if rr.Header().Name != "." {
+			return false
+		}
+	}
+	q := m.Question[0].Name
+	for _, rr := range m.Answer {
+		switch rr.(type) {
+		case *dns.TXT, *dns.URI, *dns.A, *dns.AAAA:
+		default:
+			return false
+		}
+		if rr.Header().Name != q {
+			return false
+		}
+	}
+	return true
+}
+
+// compressOwners rewrites an uncompressed message in place: the owner of each
+// of the first n answer RRs, if it is the same wire name as the question's,
+// becomes a pointer to the question name at offset 12 (RFC 1035 §4.1.4). It
+// stops at the first RR that does not match; every step leaves a valid message.
+func compressOwners(msg []byte, n int) []byte {
+	const qname = 12 // the question name follows the header
+	end := qname
+	for {
+		if end >= len(msg) || msg[end]&0xC0 != 0 {
+			return msg
+		}
+		if msg[end] == 0 {
+			end++
+			break
+		}
+		end += 1 + int(msg[end])
+	}
+	name := end - qname
+	if name <= 2 {
+		return msg // the root: a pointer saves nothing
+	}
+	off := end + 4 // after QTYPE and QCLASS
+	for range n {
+		if off+name+10 > len(msg) || string(msg[off:off+name]) != string(msg[qname:end]) {
+			return msg
+		}
+		copy(msg[off+2:], msg[off+name:])
+		msg = msg[:len(msg)-(name-2)]
+		msg[off], msg[off+1] = 0xC0, qname
+		rdlen := int(msg[off+10])<<8 | int(msg[off+11])
+		off += 2 + 10 + rdlen
+	}
+	return msg
 }

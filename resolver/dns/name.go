@@ -46,25 +46,22 @@ func appendHandle(dst []byte, prefix, sub string) ([]byte, error) {
 	if sub == "" {
 		return dst, nil
 	}
-	// Label start offsets, scanning forward because escapes need left context.
-	var starts [maxLabels]int
-	n := 1 // starts[0] = 0
-	for i := 0; i < len(sub); i++ {
-		switch sub[i] {
-		case '\\':
-			i++ // the escaped byte (or the first digit of \DDD) is never a separator
-		case '.':
-			if n == maxLabels {
-				return dst, errBadName
-			}
-			starts[n] = i + 1
-			n++
+	// Walk the labels from the last one, finding separators backwards: a dot
+	// separates unless an odd run of backslashes precedes it (`\\.` is an
+	// escaped backslash and a separator; a \DDD escape never contains a dot).
+	// No label table on the stack: this runs in miekg/dns's per-packet goroutine,
+	// whose stack starts small.
+	end, labels := len(sub), 0
+	for end >= 0 {
+		start := end - 1
+		for start >= 0 && (sub[start] != '.' || escaped(sub, start)) {
+			start--
 		}
-	}
-	end := len(sub)
-	for k := n - 1; k >= 0; k-- {
-		label := sub[starts[k]:end]
+		label := sub[start+1 : end]
 		if label == "" {
+			return dst, errBadName
+		}
+		if labels++; labels > maxLabels {
 			return dst, errBadName
 		}
 		dst = append(dst, '/')
@@ -72,7 +69,10 @@ func appendHandle(dst []byte, prefix, sub string) ([]byte, error) {
 		if dst, err = appendLabel(dst, label); err != nil {
 			return dst, err
 		}
-		end = starts[k] - 1
+		end = start
+		if start < 0 {
+			break
+		}
 	}
 	return dst, nil
 }
