@@ -33,7 +33,7 @@ func TestMain(m *testing.M) {
 	if b := os.Getenv("PIDNODE_E2E_BIN"); b != "" {
 		// A prebuilt binary (e.g. from a clean checkout while the tree is mid-edit).
 		binPath = b
-	} else if out, err := exec.Command("go", "build", "-o", binPath, "pidnode/cmd/pidnode").CombinedOutput(); err != nil {
+	} else if out, err := exec.Command("go", buildArgs()...).CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "go build pidnode: %v\n%s", err, out)
 		os.RemoveAll(dir)
 		os.Exit(1)
@@ -41,6 +41,14 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+func buildArgs() []string {
+	args := []string{"build", "-o", binPath}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	return append(args, "pidnode/cmd/pidnode")
 }
 
 // syncBuf is an io.Writer safe for the exec package's copying goroutines and
