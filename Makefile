@@ -6,6 +6,8 @@ DATA       ?= ./data
 FUZZTIME   ?= 10s
 CHECKFUZZ  ?= 3s
 GOFLAGS_TEST ?= -race -shuffle=on -timeout 9m
+SOAK_DURATION ?= 10m
+CRASH_ROUNDS  ?= 50
 
 .DEFAULT_GOAL := help
 
@@ -41,6 +43,16 @@ fuzz: ## run every native fuzz target for FUZZTIME each (default 10s)
 	    $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 20x $$pkg; \
 	  done; \
 	done
+
+.PHONY: soak
+soak: ## long runs of the real binary: CRASH_ROUNDS SIGKILL rounds (50), SOAK_DURATION mixed traffic (10m), 10 SIGTERMs under load
+	PIDNODE_CRASH_ROUNDS=$(CRASH_ROUNDS) PIDNODE_SOAK_DURATION=$(SOAK_DURATION) PIDNODE_SHUTDOWN_RUNS=10 \
+	  $(GO) test -count=1 -timeout 60m -v -run '^(TestCrashSafety|TestSoak|TestGracefulShutdown)$$' ./internal/e2e/
+
+.PHONY: e2e
+e2e: ## headless Chromium loads the resolver's pages (installs Debian's chromium if missing)
+	@command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium)
+	$(GO) test -count=1 -tags e2e -v ./internal/e2e/browser/
 
 .PHONY: bench
 bench: ## Go benchmarks of the hot paths (allocations reported)
