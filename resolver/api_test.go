@@ -56,7 +56,7 @@ func TestAPIResponses(t *testing.T) {
 		{"publicOnly=false reveals nothing", "/api/handles/" + tExtra + "/mixed?publicOnly=false&auth=true", 200, recordJSON(tExtra+"/mixed", withoutIndex(record(t, tExtra+"/mixed").Values, 3))},
 		{"empty record", "/api/handles/" + tExtra + "/empty", 200, `{"responseCode":1,"handle":"10.1000/empty","values":[]}`},
 		{"tombstone still served", "/api/handles/" + tTestPrefix + "/svc/" + tNS + "/OLD1", 200, recordJSON(tTestPrefix+"/svc/"+tNS+"/OLD1", record(t, tTestPrefix+"/svc/"+tNS+"/OLD1").Values)},
-		{"reserved still served", "/api/handles/" + tTestPrefix + "/svc/" + tNS + "/NEW1", 200, recordJSON(tTestPrefix+"/svc/"+tNS+"/NEW1", record(t, tTestPrefix+"/svc/"+tNS+"/NEW1").Values)},
+		{"reserved is not public", "/api/handles/" + tTestPrefix + "/svc/" + tNS + "/NEW1", 404, `{"responseCode":100,"handle":"` + tTestPrefix + `/svc/` + tNS + `/NEW1"}`},
 		{"unicode handle", "/api/handles/" + tExtra + "/%C3%BCn%C3%AF", 200, recordJSON(tExtra+"/ünï", record(t, tExtra+"/ünï").Values)},
 		{"plus literal", "/api/handles/" + tExtra + "/a+b%20c", 200, recordJSON(tExtra+"/a+b c", record(t, tExtra+"/a+b c").Values)},
 		{"callback", "/api/handles/" + tExtra + "/none?callback=a-b.c", 200, `a_b_c(` + recordJSON(tExtra+"/none", record(t, tExtra+"/none").Values) + `);`},

@@ -27,7 +27,9 @@
 //     permission are never shown (not in JSON, pages or redirect choice);
 //     publicOnly=false is accepted but reveals nothing.
 //   - ?noredirect and /api/handles show the full record whatever its status
-//     (SPEC §5), SUBMITTED included.
+//     (SPEC §5) for OBSOLETED and DEPRECATED records. A SUBMITTED record is
+//     reserved, not yet public: every route answers as for a handle that does
+//     not exist yet (404 reserved page, RC 100), like DNS and the native protocol.
 //   - ?urlappend is appended verbatim, then the whole target is made safe;
 //     if that would change the target's host, the urlappend is dropped.
 //   - Query and form values are form-decoded ('+' is a space); the handle in

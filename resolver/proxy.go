@@ -64,6 +64,12 @@ func (s *Server) serveHandle(ctx *fasthttp.RequestCtx, sc *scratch, rawPath, que
 		return
 	}
 	v := viewOf(e)
+	// Reserved (SUBMITTED) identifiers are not public: not even ?noredirect
+	// shows their values.
+	if v.reservedPage.ok() {
+		sendParts(ctx, fasthttp.StatusNotFound, v.reservedPage)
+		return
+	}
 	filtered := p.filtered()
 	if p.noredirect {
 		if filtered {
@@ -74,11 +80,7 @@ func (s *Server) serveHandle(ctx *fasthttp.RequestCtx, sc *scratch, rawPath, que
 		}
 		return
 	}
-	switch {
-	case v.reservedPage.ok():
-		sendParts(ctx, fasthttp.StatusNotFound, v.reservedPage)
-		return
-	case v.gonePage.ok():
+	if v.gonePage.ok() {
 		sendParts(ctx, fasthttp.StatusGone, v.gonePage)
 		return
 	}

@@ -58,7 +58,7 @@ func TestRedirect(t *testing.T) {
 		{"tombstone deprecated", "/" + tTestPrefix + "/" + tNS + "/DEP1", 410, ""},
 		{"tombstone noredirect", "/" + tTestPrefix + "/svc/" + tNS + "/OLD1?noredirect", 200, ""},
 		{"reserved", "/" + tTestPrefix + "/svc/" + tNS + "/NEW1", 404, ""},
-		{"reserved noredirect", "/" + tTestPrefix + "/svc/" + tNS + "/NEW1?noredirect", 200, ""},
+		{"reserved noredirect", "/" + tTestPrefix + "/svc/" + tNS + "/NEW1?noredirect", 404, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
