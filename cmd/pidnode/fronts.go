@@ -207,7 +207,7 @@ func (n *node) printWelcome(w io.Writer) {
 		fmt.Fprintf(w, "  Handle      %s (native protocol, TCP and UDP)\n", a)
 	}
 	if n.demo == nil {
-		if n.cfg.Demo {
+		if n.demoSkipped {
 			fmt.Fprintln(w, "\nDemo data was loaded on the first start; its key was printed then. Remove the data directory for a fresh demo.")
 		}
 		return

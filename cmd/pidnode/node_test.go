@@ -224,3 +224,21 @@ func TestBinarySIGTERM(t *testing.T) {
 	}
 	db.Close()
 }
+
+// TestDemoWithoutAdminListener: the demo goes through the admin server, which
+// exists even when its listener is off; the demo identifiers then resolve.
+func TestDemoWithoutAdminListener(t *testing.T) {
+	dir := t.TempDir()
+	n, cancel, done := startTestNode(t, dir, "--demo", "--admin-addr", "", "--dns-addr", "", "--hdl-addr", "")
+	defer stopTestNode(t, cancel, done)
+	if n.demo == nil || len(n.demo.Handles) == 0 {
+		t.Fatal("--demo with the admin listener off loaded nothing")
+	}
+	if n.addr("admin") != "" {
+		t.Errorf("admin listener bound although --admin-addr is empty")
+	}
+	resp, _ := get(t, "http://"+n.addr("resolver")+"/"+n.demo.Handles[0])
+	if resp.StatusCode != http.StatusFound {
+		t.Errorf("demo identifier %s: status %d, want 302", n.demo.Handles[0], resp.StatusCode)
+	}
+}

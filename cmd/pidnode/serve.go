@@ -43,7 +43,9 @@ type node struct {
 	admin     *admin.Server
 	listeners []listener
 	demo      *admin.DemoInfo
-	opKey     string
+	// demoSkipped: --demo was given but the database already had data.
+	demoSkipped bool
+	opKey       string
 }
 
 func cmdServe(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -101,12 +103,13 @@ func startNode(ctx context.Context, cfg *Config, logger *slog.Logger) (n *node, 
 	if err := n.bind(); err != nil {
 		return nil, err
 	}
-	if n.admin != nil && cfg.Demo {
+	if cfg.Demo {
 		// --demo loads only into an empty database (SPEC §9.1); a restart of
 		// `make run` keeps the data and the key printed the first time.
 		switch info, err := n.admin.SeedDemo(ctx); {
 		case errors.Is(err, admin.ErrNotEmpty):
 			logger.Info("database not empty: demo data not loaded again")
+			n.demoSkipped = true
 		case err != nil:
 			return nil, fmt.Errorf("loading demo data: %w", err)
 		default:
@@ -153,24 +156,26 @@ func (n *node) bind() error {
 		publicURL = "http://" + cfg.ResolverAddr
 	}
 	cfg.PublicURL = publicURL
+	// The admin server is the write path (and loads the demo), so it exists
+	// even when its listener is off.
+	model, err := readModel(cfg.Model)
+	if err != nil {
+		return err
+	}
+	a, err := admin.New(admin.Config{
+		DB:          n.db,
+		Namer:       n.namer,
+		Invalidator: n.cache,
+		OperatorKey: n.opKey,
+		Model:       model,
+		PublicURL:   publicURL,
+		Logger:      n.log.With("listener", "admin"),
+	})
+	if err != nil {
+		return err
+	}
+	n.admin = a
 	if cfg.AdminAddr != "" {
-		model, err := readModel(cfg.Model)
-		if err != nil {
-			return err
-		}
-		a, err := admin.New(admin.Config{
-			DB:          n.db,
-			Namer:       n.namer,
-			Invalidator: n.cache,
-			OperatorKey: n.opKey,
-			Model:       model,
-			PublicURL:   publicURL,
-			Logger:      n.log.With("listener", "admin"),
-		})
-		if err != nil {
-			return err
-		}
-		n.admin = a
 		ln, err := listenTCP(cfg.AdminAddr, cfg.AdminTLSCert, cfg.AdminTLSKey)
 		if err != nil {
 			return fmt.Errorf("admin listener: %w", err)
