@@ -106,8 +106,8 @@ func (s *Server) bulk(w http.ResponseWriter, r *http.Request, p *principal, t ta
 				perr = problem(http.StatusForbidden, "no identifier %s, and SNAA %s may not create custom ids", display, p.snaa.ID)
 			default:
 				if it.id != "" {
-					if last := it.id[strings.LastIndexByte(it.id, '/')+1:]; strings.EqualFold(last, "history") || strings.EqualFold(it.id, "bulk") {
-						perr = &ValidationError{Errors: []FieldError{{Field: "id", Message: "\"bulk\" and ids ending in \"/history\" are reserved by the API"}}}
+					if reservedID(it.id) {
+						perr = &ValidationError{Errors: []FieldError{{Field: "id", Message: reservedMsg}}}
 						break
 					}
 					if e := handlev.ValidCustomID(it.id); e != nil {

@@ -6,8 +6,15 @@
 // It owns:
 //   - the routes served by Server.Handler: /ops/v1/… (operator key: applications,
 //     SNAAs, keys, audit log, backup), /pid/v2/… and /testpid/v2/… (SNAA keys:
-//     create with generated or custom ids, merge update, read, list, history,
-//     bulk; DELETE answers 405), /openapi.json, /healthz and /readyz;
+//     create with generated or custom ids, merge update, read, list and search
+//     by URL, history, resolution statistics, bulk; DELETE answers 405),
+//     /openapi.json, /healthz, /readyz and /metrics;
+//   - the URL index (BucketURLIndex, urlindex.go), maintained by every write in
+//     its transaction and rebuilt by ReindexURLs after offline imports;
+//   - resolution statistics (BucketStats, stats.go): counts the resolvers keep
+//     in memory (a CountSource, in practice *cache.Counter) are flushed in one
+//     transaction every StatsInterval by RunStats, by UTC day, per identifier
+//     and per namespace;
 //   - applications, SNAAs, API keys (stored only as SHA-256 of the secret, looked
 //     up by hash and compared in constant time), idempotency records and the
 //     append-only audit log, kept as JSON in the store buckets BucketApplications,
@@ -24,8 +31,8 @@
 // the same transaction, and invalidated in the cache before the reply, so the
 // next resolution on this node shows it (read-your-writes).
 //
-// Reserved custom ids: "bulk" and ids whose last segment is "history", which
-// would collide with routes.
+// Reserved custom ids: "bulk", "stats" and ids whose last segment is
+// "history" or "stats", which would collide with routes.
 //
 // Errors reach clients as RFC 9457 problem+json (errors.go); one function,
 // writeError, maps errors to statuses.

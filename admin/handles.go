@@ -61,6 +61,10 @@ func (s *Server) getHandles(w http.ResponseWriter, r *http.Request, b *base) err
 		return s.listHandles(w, r, b, t)
 	case strings.HasSuffix(id, "/history"):
 		return s.history(w, r, t, strings.TrimSuffix(id, "/history"))
+	case strings.EqualFold(id, "stats"):
+		return s.serveStats(w, r, t, "")
+	case strings.HasSuffix(id, "/stats"):
+		return s.serveStats(w, r, t, strings.TrimSuffix(id, "/stats"))
 	}
 	return s.readHandle(w, r, b, t, id)
 }
@@ -150,9 +154,9 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, b *base, p *prin
 		if err := handlev.ValidCustomID(customID); err != nil {
 			return &ValidationError{Errors: []FieldError{{Field: "id", Message: strings.TrimPrefix(err.Error(), "handlev: ")}}}
 		}
-		if last := customID[strings.LastIndexByte(customID, '/')+1:]; strings.EqualFold(last, "history") || strings.EqualFold(customID, "bulk") {
-			// …/{id}/history and …/{ns}/bulk are routes of the API.
-			return &ValidationError{Errors: []FieldError{{Field: "id", Message: "\"bulk\" and ids ending in \"/history\" are reserved by the API"}}}
+		if reservedID(customID) {
+			// …/{id}/history, …/{id}/stats, …/{ns}/stats and …/{ns}/bulk are routes of the API.
+			return &ValidationError{Errors: []FieldError{{Field: "id", Message: reservedMsg}}}
 		}
 		nd := strings.ReplaceAll(customID, "-", "")
 		if looks, valid := handlev.ValidGenerated([]byte(t.ns), []byte(nd)); looks && !valid {

@@ -76,11 +76,12 @@ func (s *Server) checkWritable() error {
 
 // metrics are the admin API's counters (SPEC §9 /metrics), labels from fixed sets.
 type metrics struct {
-	requests    [6]atomic.Uint64 // by status class 1xx…5xx (index 1–5)
-	creates     atomic.Uint64
-	updates     atomic.Uint64
-	authFail    atomic.Uint64
-	rateLimited atomic.Uint64
+	requests     [6]atomic.Uint64 // by status class 1xx…5xx (index 1–5)
+	creates      atomic.Uint64
+	updates      atomic.Uint64
+	authFail     atomic.Uint64
+	rateLimited  atomic.Uint64
+	statsFlushes atomic.Uint64
 }
 
 // WriteMetrics writes the admin API's metrics in the Prometheus text format,

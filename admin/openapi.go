@@ -62,6 +62,9 @@ func (s *Server) docs() map[string]op {
 		d["GET "+item] = op{summary: "Read an identifier", auth: "snaa", ok: 200, okSchema: "Identifier", okHeads: []string{"ETag"}, headers: []param{{"If-None-Match", "ETag of a copy you hold: 304 if unchanged"}}, tag: "snaa"}
 		d["PUT "+item] = op{summary: "Update an identifier by merge (present fields replace, null removes an optional field, absent fields stay); with If-None-Match: * create it with this custom id", auth: "snaa", request: "HandleUpdate", ok: 200, okSchema: "Identifier", errs: []int{409, 412}, headers: []param{{"If-Match", "ETag (version) the update is based on: 412 if it changed"}, {"If-None-Match", "\"*\": create with this custom id (201, or 412 if it exists)"}, idem}, okHeads: []string{"ETag"}, tag: "snaa"}
 		d["DELETE "+item] = op{summary: "Not allowed: identifiers are persistent; set metadata.status to OBSOLETED or DEPRECATED", ok: 405, tag: "snaa"}
+		statsQ := []param{{"from", "first day, YYYY-MM-DD (default 29 days before to)"}, {"to", "last day, YYYY-MM-DD (default today, UTC)"}}
+		d["GET "+coll+"stats"] = op{summary: "Resolutions per day in the namespace (counted in memory, flushed every few seconds)", auth: "snaa", ok: 200, okSchema: "Stats", query: statsQ, tag: "snaa"}
+		d["GET "+item+"/stats"] = op{summary: "Resolutions per day of an identifier (counted in memory, flushed every few seconds)", auth: "snaa", ok: 200, okSchema: "Stats", query: statsQ, tag: "snaa"}
 		d["GET "+item+"/history"] = op{summary: "The identifier's history: every write from the audit log (time, key, URL and metadata before and after), and the record's change log (value index 16)", auth: "snaa", ok: 200, okSchema: "History", okHeads: []string{"ETag"}, tag: "snaa"}
 	}
 	return d
@@ -330,6 +333,10 @@ func (s *Server) schemas() map[string]any {
 			"action": map[string]any{"enum": []string{ActHandleCreate, ActHandleUpdate}}, "key_id": str(), "key_name": str(),
 			"before": map[string]any{}, "after": map[string]any{}}),
 		"ChangeEntry": change,
+		"Stats": obj([]string{"namespace", "prefix", "from", "to", "total", "days"}, map[string]any{"handle": str(), "namespace": str(), "prefix": str(),
+			"from": map[string]any{"type": "string", "format": "date"}, "to": map[string]any{"type": "string", "format": "date"},
+			"total": map[string]any{"type": "integer"}, "days": arr(obj([]string{"date", "count"}, map[string]any{
+				"date": map[string]any{"type": "string", "format": "date"}, "count": map[string]any{"type": "integer"}}))}),
 		"BulkRequest": map[string]any{"type": "array", "minItems": 1, "maxItems": MaxBulkItems, "items": obj(nil, map[string]any{
 			"id": map[string]any{"type": "string", "minLength": 1}, "url": httpURL, "metadata": obj(nil, updProps)})},
 		"BulkResponse": obj([]string{"items"}, map[string]any{"items": arr(obj([]string{"status"}, map[string]any{

@@ -64,31 +64,39 @@ type Config struct {
 	// 2×RateLimit). If RateLimit is zero, there is no limit.
 	RateLimit float64
 	RateBurst int
+	// Counter is where the resolvers count resolutions (a *cache.Counter);
+	// RunStats and Close write its counts to the store. Nil: no statistics
+	// are collected (the stats routes answer with zero counts).
+	Counter CountSource
+	// StatsInterval is how often RunStats flushes. If zero, DefaultStatsInterval.
+	StatsInterval time.Duration
 }
 
 // Server is the admin API. It is safe for concurrent use.
 type Server struct {
-	db       *store.DB
-	namer    *handlev.Namer
-	inv      Invalidator
-	opHash   [32]byte
-	model    *Model
-	maxBody  int64
-	public   string
-	log      *slog.Logger
-	now      func() time.Time
-	rnd      io.Reader
-	luEvery  time.Duration
-	idemTTL  time.Duration
-	mux      *http.ServeMux
-	routes   []routeInfo
-	bases    []base
-	openapi  []byte
-	lastUsed lastUsed
-	rl       *rateLimiter
-	readOnly atomic.Bool
-	metrics  metrics
-	handler  http.Handler
+	db         *store.DB
+	namer      *handlev.Namer
+	inv        Invalidator
+	opHash     [32]byte
+	model      *Model
+	maxBody    int64
+	public     string
+	log        *slog.Logger
+	now        func() time.Time
+	rnd        io.Reader
+	luEvery    time.Duration
+	idemTTL    time.Duration
+	mux        *http.ServeMux
+	routes     []routeInfo
+	bases      []base
+	openapi    []byte
+	lastUsed   lastUsed
+	rl         *rateLimiter
+	counts     CountSource
+	statsEvery time.Duration
+	readOnly   atomic.Bool
+	metrics    metrics
+	handler    http.Handler
 }
 
 // base is one of the SNAA API bases and the prefix it writes under.
@@ -123,7 +131,10 @@ func New(cfg Config) (*Server, error) {
 		db: cfg.DB, namer: cfg.Namer, inv: cfg.Invalidator, model: model,
 		maxBody: cfg.MaxBodyBytes, public: strings.TrimRight(cfg.PublicURL, "/"),
 		log: cfg.Logger, now: cfg.Now, rnd: cfg.Rand, luEvery: cfg.LastUsedInterval,
-		idemTTL: cfg.IdempotencyTTL,
+		idemTTL: cfg.IdempotencyTTL, counts: cfg.Counter, statsEvery: cfg.StatsInterval,
+	}
+	if s.statsEvery <= 0 {
+		s.statsEvery = DefaultStatsInterval
 	}
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBodyBytes
@@ -178,7 +189,8 @@ func (s *Server) Handler() http.Handler { return s.handler }
 func (s *Server) Model() *Model { return s.model }
 
 // Close writes the pending key last-used times. Call it before closing the DB.
-func (s *Server) Close() error { return s.flushLastUsed() }
+// It also writes the resolution counts not yet flushed.
+func (s *Server) Close() error { return errors.Join(s.flushLastUsed(), s.FlushStats()) }
 
 // handlerFunc is a route handler; a returned error becomes a problem reply.
 type handlerFunc func(w http.ResponseWriter, r *http.Request) error
@@ -253,7 +265,7 @@ func (s *Server) routesInit() {
 		// register "{ns}/{$}" beside "{ns}/{id...}" for different methods.
 		hp := p + "/handles/{prefix}/{ns}/{id...}"
 		coll, item, hist := p+"/handles/{prefix}/{ns}/", p+"/handles/{prefix}/{ns}/{id}", p+"/handles/{prefix}/{ns}/{id}/history"
-		s.handle("GET", hp, s.snaa(b, s.getHandles), coll, item, hist)
+		s.handle("GET", hp, s.snaa(b, s.getHandles), coll, item, hist, coll+"stats", item+"/stats")
 		s.handle("PUT", hp, s.snaa(b, s.putHandles), coll, item)
 		s.handle("POST", hp, s.snaa(b, s.postHandles), coll, p+"/handles/{prefix}/{ns}/bulk")
 		s.handle("DELETE", hp, s.deleteHandle, coll, item)

@@ -35,6 +35,7 @@ var adminCommands = map[string]func(c *client, pos []string) error{
 	"update":       cmdUpdate,
 	"get":          cmdGet,
 	"history":      cmdHistory,
+	"stats":        cmdStats,
 	"list":         cmdList,
 	"audit":        cmdAudit,
 	"backup":       cmdBackup,
@@ -61,7 +62,9 @@ const adminUsage = `admin API commands (global flags: --admin URL --key-file FIL
   create [--test] [--custom-id ID] [--idempotency-key K] (--file PAYLOAD.json | --url URL --metadata FILE|-)
   update HANDLE [--if-match VERSION] (--file PATCH.json | [--url URL] [--metadata FILE|-])
   get HANDLE                                         read an identifier
-  history HANDLE                                     its change log
+  history HANDLE                                     its changes: time, key, URL/metadata before and after
+  stats [HANDLE] [--test] [--from YYYY-MM-DD] [--to YYYY-MM-DD]
+                                                     resolutions per day of the namespace or one identifier
   list [--test] [--status S] [--url URL] [--limit N] [--cursor C]
   bulk FILE|- [--test]                               create/update from JSON Lines ({"id"?,"url"?,"metadata"?}
                                                      per line) or CSV (.csv; columns id,url,status,metadata)
@@ -106,7 +109,7 @@ func adminMain(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&c.prod, "prod", false, "use the /pid/v2 base")
 	for _, n := range []string{"organisation", "tech-name", "tech-email", "admin-name", "admin-email", "policy-version",
 		"maintenance", "state", "namespace", "note", "name", "custom-id", "idempotency-key", "file", "url", "metadata",
-		"if-match", "status", "limit", "cursor", "after", "custom-ids", "suspended"} {
+		"if-match", "status", "limit", "cursor", "after", "custom-ids", "suspended", "from", "to"} {
 		c.values[n] = fs.String(n, "", "")
 	}
 	c.multi["prefix"] = &multiFlag{}
@@ -793,6 +796,64 @@ func cmdHistory(c *client, pos []string) error {
 			rows = append(rows, []string{ch.Time, ch.Action, ch.KeyName + " (" + ch.KeyID + ")", u})
 		}
 		c.table("WHEN\tACTION\tKEY\tURL", rows)
+		return nil
+	})
+}
+
+// cmdStats prints resolutions per day of the key's namespace, or of HANDLE.
+func cmdStats(c *client, pos []string) error {
+	var path string
+	switch len(pos) {
+	case 0:
+		me, err := c.whoami()
+		if err != nil {
+			return err
+		}
+		path = show(me["collection"]) + "stats"
+	case 1:
+		p, err := c.handlePath(pos[0])
+		if err != nil {
+			return err
+		}
+		path = p + "/stats"
+	default:
+		return usageErr("stats takes at most one HANDLE")
+	}
+	q := url.Values{}
+	for _, k := range []string{"from", "to"} {
+		if v := c.v(k); v != "" {
+			q.Set(k, v)
+		}
+	}
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	b, _, err := c.do("GET", path, nil)
+	if err != nil {
+		return err
+	}
+	return c.emit(b, func() error {
+		var st struct {
+			Handle, Namespace, From, To string
+			Total                       uint64
+			Days                        []struct {
+				Date  string
+				Count uint64
+			}
+		}
+		if err := json.Unmarshal(b, &st); err != nil {
+			return err
+		}
+		what := "namespace " + st.Namespace
+		if st.Handle != "" {
+			what = st.Handle
+		}
+		fmt.Fprintf(c.out, "resolutions of %s, %s to %s: %d\n", what, st.From, st.To, st.Total)
+		var rows [][]string
+		for _, d := range st.Days {
+			rows = append(rows, []string{d.Date, strconv.FormatUint(d.Count, 10)})
+		}
+		c.table("DAY\tRESOLUTIONS", rows)
 		return nil
 	})
 }

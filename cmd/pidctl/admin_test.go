@@ -126,6 +126,14 @@ func TestPidctlAdminFlow(t *testing.T) {
 		!strings.Contains(out, "https://example.org/s → https://example.org/moved") {
 		t.Errorf("history:\n%s", out)
 	}
+	out = mustRun(t, append(sn, "stats")...)
+	if !strings.Contains(out, "resolutions of namespace CAT") || !strings.Contains(out, "DAY") {
+		t.Errorf("stats:\n%s", out)
+	}
+	out = mustRun(t, append(sn, "stats", short, "--from", "2026-01-01", "--to", "2026-01-31")...)
+	if !strings.Contains(out, "resolutions of "+id.Handle+", 2026-01-01 to 2026-01-31: 0") {
+		t.Errorf("stats HANDLE:\n%s", out)
+	}
 	out = mustRun(t, append(sn, "--test", "create", "--custom-id", "batch-1", "--url", "https://example.org/b", "--metadata", meta)...)
 	if !strings.Contains(out, "21.T12345/svc/CAT/BATCH-1") {
 		t.Errorf("custom create under test prefix:\n%s", out)

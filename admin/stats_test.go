@@ -1,0 +1,89 @@
+package admin
+
+import (
+	"testing"
+	"time"
+
+	"pidnode/cache"
+)
+
+func TestResolutionStats(t *testing.T) {
+	counter := cache.NewCounter(0)
+	day := time.Date(2026, 11, 20, 23, 0, 0, 0, time.UTC)
+	now := day
+	e := newEnv(t, func(c *Config) {
+		c.Counter = counter
+		c.Now = func() time.Time { return now }
+	})
+	a := e.snaa(map[string]any{"namespace": "STAT", "custom_ids": true})
+	b := e.snaa(map[string]any{"namespace": "OTHER"})
+	coll := "/pid/v2/handles/21.12345/STAT/"
+	for _, id := range []string{"s1", "s2"} {
+		e.want(e.do("PUT", coll+id, a.Key.Secret, validPayload(), "If-None-Match", "*"), 201)
+	}
+	var other Identifier
+	e.want(e.do("PUT", "/pid/v2/handles/21.12345/OTHER/", b.Key.Secret, validPayload()), 201).json(t, &other)
+	key := func(h string) string {
+		k, _, err := e.namer.Key(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	count := func(h string, n int) {
+		for range n {
+			counter.Count(key(h))
+		}
+	}
+	count("21.12345/svc/STAT/S1", 5)
+	count("21.12345/svc/STAT/S2", 2)
+	count(other.Handle, 7)
+	counter.Count("0.NA/21.12345") // not an SNAA identifier: not counted
+	if err := e.srv.FlushStats(); err != nil {
+		t.Fatal(err)
+	}
+	now = day.Add(2 * time.Hour) // the next day
+	count("21.12345/svc/STAT/S1", 1)
+	e.srv.Close() // Close flushes what is pending
+
+	get := func(path string) Stats {
+		t.Helper()
+		r := e.want(e.do("GET", path, a.Key.Secret, nil), 200)
+		e.conform("Stats", r.Body)
+		var s Stats
+		r.json(t, &s)
+		return s
+	}
+	cases := []struct {
+		name, path string
+		total      uint64
+		days       []DayCount
+	}{
+		{"namespace", coll + "stats", 8, []DayCount{{"2026-11-20", 7}, {"2026-11-21", 1}}},
+		{"identifier", coll + "s1/stats", 6, []DayCount{{"2026-11-20", 5}, {"2026-11-21", 1}}},
+		{"identifier, short case", coll + "S2/stats", 2, []DayCount{{"2026-11-20", 2}}},
+		{"one day", coll + "s1/stats?from=2026-11-21&to=2026-11-21", 1, []DayCount{{"2026-11-21", 1}}},
+		{"before", coll + "stats?from=2026-01-01&to=2026-11-19", 0, nil},
+	}
+	for _, c := range cases {
+		s := get(c.path)
+		if s.Total != c.total || len(s.Days) != len(c.days) {
+			t.Errorf("%s: %+v, want total %d days %v", c.name, s, c.total, c.days)
+			continue
+		}
+		for i := range c.days {
+			if s.Days[i] != c.days[i] {
+				t.Errorf("%s: day %d = %v, want %v", c.name, i, s.Days[i], c.days[i])
+			}
+		}
+	}
+	if s := get(coll + "s1/stats"); s.Handle != "21.12345/svc/STAT/S1" || s.Namespace != "STAT" {
+		t.Errorf("identifier stats names %+v", s)
+	}
+	e.want(e.do("GET", coll+"nope/stats", a.Key.Secret, nil), 404)
+	e.want(e.do("GET", coll+"stats?from=yesterday", a.Key.Secret, nil), 400)
+	e.want(e.do("GET", "/pid/v2/handles/21.12345/OTHER/stats", a.Key.Secret, nil), 403)
+	// "stats" is a route, never a custom id.
+	e.want(e.do("PUT", coll+"stats", a.Key.Secret, validPayload(), "If-None-Match", "*"), 422)
+	e.want(e.do("PUT", coll+"x/stats", a.Key.Secret, validPayload(), "If-None-Match", "*"), 422)
+}

@@ -1,0 +1,120 @@
+package cache
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"unsafe"
+)
+
+func drainAll(c *Counter) map[string]uint64 {
+	got := map[string]uint64{}
+	c.Drain(func(k string, n uint64) { got[k] += n })
+	return got
+}
+
+func TestCounter(t *testing.T) {
+	c := NewCounter(0)
+	buf := []byte("21.12345/SVC/NS/A")
+	c.Count(string(buf))
+	buf[len(buf)-1] = 'B' // Count must not have kept the caller's bytes
+	c.Count(string(buf))
+	c.Count("21.12345/SVC/NS/A")
+	got := drainAll(c)
+	if len(got) != 2 || got["21.12345/SVC/NS/A"] != 2 || got["21.12345/SVC/NS/B"] != 1 {
+		t.Fatalf("first drain = %v", got)
+	}
+	if got := drainAll(c); len(got) != 0 {
+		t.Errorf("second drain = %v, want nothing", got)
+	}
+	if n := c.Keys(); n != 0 {
+		t.Errorf("idle keys kept: %d", n)
+	}
+	var nilC *Counter
+	nilC.Count("x") // a nil counter is off
+	nilC.Drain(func(string, uint64) { t.Error("nil counter drained something") })
+}
+
+func TestCounterBounded(t *testing.T) {
+	c := NewCounter(counterShards) // one key per shard
+	for i := range 10000 {
+		c.Count(fmt.Sprint("k", i))
+	}
+	if k := c.Keys(); k > counterShards {
+		t.Errorf("%d keys held, bound %d", k, counterShards)
+	}
+	var total uint64
+	for _, n := range drainAll(c) {
+		total += n
+	}
+	if total+c.Dropped() != 10000 {
+		t.Errorf("counted %d + dropped %d, want 10000", total, c.Dropped())
+	}
+}
+
+// TestCounterConcurrentDrain: no event is lost or counted twice while drains
+// run concurrently with counting (run with -race).
+func TestCounterConcurrentDrain(t *testing.T) {
+	c := NewCounter(0)
+	const workers, per = 8, 20000
+	var wg sync.WaitGroup
+	total := map[string]uint64{}
+	stop := make(chan struct{})
+	drained := make(chan struct{})
+	go func() {
+		defer close(drained)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				c.Drain(func(k string, n uint64) { total[k] += n })
+			}
+		}
+	}()
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range per {
+				c.Count(fmt.Sprint("key-", (i+w)%37))
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	<-drained
+	c.Drain(func(k string, n uint64) { total[k] += n })
+	var sum uint64
+	for _, n := range total {
+		sum += n
+	}
+	if sum != workers*per {
+		t.Errorf("counted %d, want %d", sum, workers*per)
+	}
+}
+
+func TestCounterZeroAlloc(t *testing.T) {
+	c := NewCounter(0)
+	key := []byte("21.12345/SVC/NS/ABCD-1234-X")
+	c.Count(string(key))
+	if a := testing.AllocsPerRun(1000, func() { c.Count(unsafe.String(unsafe.SliceData(key), len(key))) }); a != 0 {
+		t.Errorf("Count of a known key: %v allocs, want 0", a)
+	}
+}
+
+func BenchmarkCounterParallel(b *testing.B) {
+	c := NewCounter(0)
+	keys := make([]string, 1024)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("21.12345/SVC/NS/%08d", i)
+	}
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		i := 0
+		for pb.Next() {
+			c.Count(keys[i&1023])
+			i++
+		}
+	})
+}
