@@ -7,9 +7,11 @@
 #   N=100000 DUR=5 bench/run.sh  # quick
 #
 # Settings (environment): N identifiers, DUR seconds per measured run, CONNS
-# wrk/open-loop connections, REQUESTS length of each request stream, SEED, BENCH_DATA (dataset cache, default bench/data),
+# wrk connections, OL_CONNS open-loop connections, REQUESTS length of each
+# request stream, SEED, BENCH_DATA (dataset cache, default bench/data),
 # BENCH_WORK (scratch: databases, logs; default a temp dir removed at the end
-# unless KEEP=1), OUT (results directory, default bench/results).
+# unless KEEP=1), OUT (results directory, default bench/results), PROFILE=0 to
+# skip the perf profiles, DNS_MAX_N, SERVER_CPU, LOAD_CPU.
 #
 # Every server runs in its own process group (setsid) pinned to SERVER_CPU, the
 # load generators to LOAD_CPU; the EXIT trap kills every group this script
@@ -25,9 +27,11 @@ cd "$ROOT"
 N=${N:-1000000}
 DUR=${DUR:-10}
 CONNS=${CONNS:-64}
+OL_CONNS=${OL_CONNS:-128}
 REQUESTS=${REQUESTS:-200000}
 SEED=${SEED:-1}
 DNS_MAX_N=${DNS_MAX_N:-100000}
+PROF_DUR=${PROF_DUR:-5}
 PREFIX=21.T12345
 NS=BNC
 OUT=${OUT:-$ROOT/bench/results}
@@ -46,9 +50,11 @@ fi
 BIN=$WORK/bin
 ROWS=$WORK/rows.tsv
 CHART=$WORK/chart.tsv
+PROFILE_MD=$WORK/profile.md
 LOG=$WORK/suite.log
 : >"$ROWS"
 : >"$CHART"
+: >"$PROFILE_MD"
 : >"$LOG"
 
 # ---------------------------------------------------------------- processes --
@@ -189,14 +195,43 @@ wrk_run() {
 # OL_P50, OL_ACH (achieved rate), OL_BAD, OL_CMD.
 ol_run() {
 	local label=$1 addr=$2 paths=$3 pre=$4 suf=$5 rate=$6 out=$WORK/ol-$1.json
-	OL_CMD="openloop -addr ADDR -paths $(basename "$paths") -prefix '$pre' -suffix '$suf' -rate $rate -duration ${DUR}s -conns $CONNS"
+	OL_CMD="openloop -addr ADDR -paths $(basename "$paths") -prefix '$pre' -suffix '$suf' -rate $rate -duration ${DUR}s -conns $OL_CONNS"
 	"${ON_LOAD[@]}" "$BIN/openloop" -addr "$addr" -paths "$paths" -prefix "$pre" -suffix "$suf" \
-		-rate "$rate" -duration "${DUR}s" -conns "$CONNS" >"$out" 2>>"$LOG" || true
+		-rate "$rate" -duration "${DUR}s" -conns "$OL_CONNS" >"$out" 2>>"$LOG" || true
 	OL_P99=$(jq_get "$out" '.latency_ms.p99')
 	OL_P50=$(jq_get "$out" '.latency_ms.p50')
 	OL_ACH=$(jq_get "$out" '.achieved_rate')
 	OL_BAD=$(jq_get "$out" '.errors + .missed')
-	log "$label: open loop at $rate/s: achieved $OL_ACH/s, p50 $OL_P50 ms, p99 $OL_P99 ms, errors+missed $OL_BAD"
+	OL_FLAG=""
+	if awk "BEGIN { exit !($OL_ACH < 0.95 * $rate) }"; then
+		# The generator (one load core) could not send at the target rate: the
+		# tail then measures the generator's backlog, not the server.
+		OL_FLAG=" [generator-limited: $(r0 "$OL_ACH") of $rate/s sent]"
+	fi
+	log "$label: open loop at $rate/s: achieved $OL_ACH/s, p50 $OL_P50 ms, p99 $OL_P99 ms, errors+missed $OL_BAD$OL_FLAG"
+}
+
+# profile LABEL PG ADDR PATHS PREFIX SUFFIX — if perf is installed (Debian's
+# linux-perf; not installed by this script), a separate ${PROF_DUR}s wrk run
+# with `perf record` on the server's process group leader; the flat top of the
+# profile goes into the report's profile section. Not part of any figure.
+profile() {
+	command -v perf >/dev/null || return 0
+	[[ ${PROFILE:-1} == 1 ]] || return 0
+	local label=$1 pg=$2 data=$WORK/perf-$1.data
+	"${ON_LOAD[@]}" perf record -F 499 -p "$pg" -o "$data" -- sleep "$PROF_DUR" >/dev/null 2>&1 &
+	local pp=$!
+	sleep 0.2
+	RUN_DUR=$PROF_DUR wrk_run "profile-$label" "$pg" "$3" "$4" "$5" "$6" 2>/dev/null
+	wait "$pp" 2>/dev/null || true
+	{
+		echo "### $label"
+		echo
+		echo '```'
+		perf report -i "$data" --stdio --sort symbol --percent-limit 1.5 2>/dev/null | grep -v '^#' | grep -v '^$' | head -30
+		echo '```'
+		echo
+	} >>"$PROFILE_MD"
 }
 
 # jq_get FILE EXPR — tiny JSON reader (python3), so jq is not required.
@@ -329,29 +364,30 @@ if ((HAVE_PIDNODE)); then
 		"includes Go GC headroom (GOGC=100) and connection buffers"
 
 	wrk_run redirect "$PG" "$RES" "$ZIPF" "" ""
+	profile "redirect, cache hit" "$PG" "$RES" "$ZIPF" "" ""
 	HIT_RPC=$RPC HIT_RPS=$RPS HIT_P99W=$P99 HIT_CMD=$CMD HIT_BAD=$BAD
 	ol_run redirect-25 "$RES" "$ZIPF" "" "" "$(pct_rate "$HIT_RPS" 25)"
-	OL25=$OL_P99
+	OL25=$OL_P99$OL_FLAG
 	ol_run redirect-50 "$RES" "$ZIPF" "" "" "$(pct_rate "$HIT_RPS" 50)"
-	OL50=$OL_P99 OL50_CMD=$OL_CMD
+	OL50=$OL_P99 OL50_CMD=$OL_CMD OL50_FLAG=$OL_FLAG
 	ol_run redirect-75 "$RES" "$ZIPF" "" "" "$(pct_rate "$HIT_RPS" 75)"
-	OL75=$OL_P99
+	OL75=$OL_P99$OL_FLAG
 	chart "redirect (hit)" pidnode "$HIT_RPC" "$HIT_RPS" "$OL50"
 	row hit_p99 "redirect p99 at 25 / 50 / 75 % of capacity (open loop)" "ms" "$OL50" - - max 2 \
-		"$OL50_CMD" "p99 25 %: $OL25 ms, 50 %: $OL50 ms, 75 %: $OL75 ms (target applies at 50 %)"
+		"$OL50_CMD" "p99 25 %: $OL25 ms, 50 %: $OL50 ms$OL50_FLAG, 75 %: $OL75 ms (target applies at 50 %)"
 
 	wrk_run api "$PG" "$RES" "$ZIPF" /api/handles ""
 	API_RPC=$RPC
 	ol_run api-50 "$RES" "$ZIPF" /api/handles "" "$(pct_rate "$RPS" 50)"
 	chart "/api/handles" pidnode "$RPC" "$RPS" "$OL_P99"
 	row api "/api/handles JSON vs redirect" "req/server-CPU-s" "$RPC" "$HIT_RPC" "pidnode redirect" ratio_min 0.9 "$CMD" \
-		"$(r0 "$RPS") req/s; p99 at 50 %: $OL_P99 ms; bad responses $BAD"
+		"$(r0 "$RPS") req/s; p99 at 50 %: $OL_P99 ms$OL_FLAG; bad responses $BAD"
 
 	wrk_run noredirect "$PG" "$RES" "$ZIPF" "" "?noredirect"
 	ol_run noredirect-50 "$RES" "$ZIPF" "" "?noredirect" "$(pct_rate "$RPS" 50)"
 	chart "?noredirect" pidnode "$RPC" "$RPS" "$OL_P99"
 	row noredirect "?noredirect HTML vs redirect" "req/server-CPU-s" "$RPC" "$HIT_RPC" "pidnode redirect" ratio_min 0.9 "$CMD" \
-		"$(r0 "$RPS") req/s; p99 at 50 %: $OL_P99 ms; bad responses $BAD"
+		"$(r0 "$RPS") req/s; p99 at 50 %: $OL_P99 ms$OL_FLAG; bad responses $BAD"
 
 	# Native protocol.
 	if [[ -n ${HDLA:-} ]]; then
@@ -408,10 +444,11 @@ if ((HAVE_PIDNODE)); then
 	# Cache-miss path: uniform over N, cache of 1 % of N.
 	pidnode_start "$MISS_CACHE"
 	wrk_run miss "$PG" "$RES" "$UNIFORM" "" ""
+	profile "redirect, cache miss" "$PG" "$RES" "$UNIFORM" "" ""
 	ol_run miss-50 "$RES" "$UNIFORM" "" "" "$(pct_rate "$RPS" 50)"
 	chart "redirect (miss)" pidnode "$RPC" "$RPS" "$OL_P99"
 	row miss "cache-miss redirect (uniform, cache = 1 % of N) vs cache hit" "req/server-CPU-s" "$RPC" "$HIT_RPC" \
-		"pidnode redirect (hit)" ratio_min 0.5 "$CMD --cache-entries $MISS_CACHE" "$(r0 "$RPS") req/s; p99 at 50 %: $OL_P99 ms; bad $BAD"
+		"pidnode redirect (hit)" ratio_min 0.5 "$CMD --cache-entries $MISS_CACHE" "$(r0 "$RPS") req/s; p99 at 50 %: $OL_P99 ms$OL_FLAG; bad $BAD"
 	ANONM=$(rss_kb "$PG" RssAnon)
 	row rss_miss "RssAnon after the miss run (cache of $MISS_CACHE entries)" "MB" "$(calc "$ANONM/1024")" - - none - \
 		"/proc/PID/status RssAnon" "compare with the hit server: RSS follows the cache size, not N"
@@ -424,13 +461,25 @@ if ((HAVE_PIDNODE)); then
 		log "DNS: bench/dns/run.sh with N=$DNS_N SECS=$DUR"
 		if N=$DNS_N SECS=$DUR WARM=2 "$ROOT/bench/dns/run.sh" >"$WORK/dns.out" 2>>"$LOG"; then
 			cat "$WORK/dns.out" >>"$LOG"
-			P=$(awk '/^pidnode .* qps$/{print $(NF-1); exit}' "$WORK/dns.out")
-			B=$(awk '/^baseline .* qps$/{print $(NF-1); exit}' "$WORK/dns.out")
+			# Lines: "pidnode  (…) at ADDR: Q qps …[, server CPU U us/query]" and
+			# the same for "baseline"; CPU per query, when given, becomes
+			# queries per server CPU-second like every other row.
+			dnsq() { sed -n "s/^$1 .*: \([0-9.]*\) qps.*/\1/p" "$WORK/dns.out" | head -1; }
+			dnsu() { sed -n "s/^$1 .*server CPU \([0-9.]*\) us\/query.*/\1/p" "$WORK/dns.out" | head -1; }
+			P=$(dnsq pidnode) B=$(dnsq baseline) PU=$(dnsu pidnode) BU=$(dnsu baseline)
 			H=$(head -1 "$WORK/dns.out" | sed 's/^DNS benchmark: //')
-			row dns "DNS TXT queries vs bare miekg/dns map" "queries/s" "${P:-n/a}" "${B:-}" "miekg/dns map" ratio_min 0.9 \
-				"bench/dns/run.sh ($H)" "not pinned, no CPU accounting: both servers and dnsperf share the 2 CPUs; its own $DNS_N names"
-			chart "DNS TXT" pidnode "-" "${P:-0}" 0
-			chart "DNS TXT" "miekg/dns map" "-" "${B:-0}" 0
+			if [[ -n $PU && -n $BU ]]; then
+				PC=$(calc "1e6 / $PU") BC=$(calc "1e6 / $BU")
+				row dns "DNS TXT queries vs bare miekg/dns map" "queries/server-CPU-s" "$PC" "$BC" "miekg/dns map" ratio_min 0.9 \
+					"bench/dns/run.sh ($H)" "$(r0 "${P:-0}") vs $(r0 "${B:-0}") queries/s; its own $DNS_N names, its own pinning and CPU accounting"
+				chart "DNS TXT" pidnode "$PC" "${P:-0}" 0
+				chart "DNS TXT" "miekg/dns map" "$BC" "${B:-0}" 0
+			else
+				row dns "DNS TXT queries vs bare miekg/dns map" "queries/s" "${P:-n/a}" "${B:-}" "miekg/dns map" ratio_min 0.9 \
+					"bench/dns/run.sh ($H)" "no CPU accounting in its output; its own $DNS_N names"
+				chart "DNS TXT" pidnode "-" "${P:-0}" 0
+				chart "DNS TXT" "miekg/dns map" "-" "${B:-0}" 0
+			fi
 		else
 			na dns "DNS queries per second" "queries/s" "bench/dns/run.sh" "bench/dns/run.sh failed (see the log)"
 		fi
@@ -482,7 +531,7 @@ EOF
 		NG_RPC=$RPC NG_RPS=$RPS NG_CMD=$CMD
 		ol_run nginx-50 "127.0.0.1:$port" "$ZIPF" "" "" "$(pct_rate "$RPS" 50)"
 		chart "redirect (hit)" nginx "$RPC" "$RPS" "$OL_P99"
-		NG_OL=$OL_P99
+		NG_OL=$OL_P99$OL_FLAG
 		row nginx_start "nginx start-up with a $N-entry map" s "$(calc "$t1 - $t0")" - - none - "nginx -c nginx.conf" "for comparison with pidnode's start-up"
 	else
 		log "nginx did not start: $(tail -3 "$NG/logs/error.log" 2>/dev/null)"
@@ -504,7 +553,7 @@ if [[ -n $BA ]]; then
 	FM_RPC=$RPC FM_RPS=$RPS
 	ol_run fasthttp-50 "$BA" "$ZIPF" "" "" "$(pct_rate "$RPS" 50)"
 	chart "redirect (hit)" "fasthttp map" "$RPC" "$RPS" "$OL_P99"
-	FM_OL=$OL_P99
+	FM_OL=$OL_P99$OL_FLAG
 else
 	FM_RPC=0
 fi
@@ -521,7 +570,7 @@ fi
 # -------------------------------------------------------------------- report --
 mkdir -p "$OUT"
 REPORT=$OUT/$STAMP-$HOST.md
-"$BIN/report" -rows "$ROWS" -chart "$CHART" -out "$REPORT" \
+"$BIN/report" -rows "$ROWS" -chart "$CHART" -out "$REPORT" -profile "$PROFILE_MD" \
 	-title "pidnode benchmarks, N = $N, $STAMP, $HOST" \
 	-setup "$(nproc) CPUs ($(awk -F': ' '/model name/{print $2; exit}' /proc/cpuinfo)), $(free -g | awk '/Mem:/{print $2}') GiB; $PINNING; ${DUR} s per run, $CONNS connections, request streams of $REQUESTS paths (Zipf s=1.1: $ZIPF_DISTINCT distinct); load average at start $(cut -d' ' -f1-3 /proc/loadavg); go $(go env GOVERSION), $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2), nginx $("$NGINX" -v 2>&1 | sed 's/.*nginx\///'); commit $(git rev-parse --short HEAD 2>/dev/null || echo ?)"
 cp "$LOG" "${REPORT%.md}.log"

@@ -9,5 +9,6 @@
 // Rows TSV columns: id, figure, unit, pidnode, baseline, baseline label, target
 // kind (ratio_min, min, max, none), target, command, note. Chart TSV columns:
 // scenario, system, requests per server CPU-second ("-" if not measured),
-// requests per second, p99 ms. Part of bench/, imported by nothing.
+// requests per second, p99 ms. -profile appends a markdown file of CPU
+// profiles. Part of bench/, imported by nothing.
 package main

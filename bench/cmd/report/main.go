@@ -20,6 +20,7 @@ func main() {
 		out       = flag.String("out", "", "markdown file to write; the SVG goes beside it")
 		title     = flag.String("title", "pidnode benchmarks", "report title")
 		setup     = flag.String("setup", "", "one paragraph describing the machine and settings")
+		profile   = flag.String("profile", "", "markdown with CPU profiles, appended as a section if not empty")
 	)
 	flag.Parse()
 	rows, err := readRows(*rowsFile)
@@ -36,6 +37,11 @@ func main() {
 		fail(err)
 	}
 	writeMarkdown(md, *title, *setup, rows, svgName)
+	if *profile != "" {
+		if b, err := os.ReadFile(*profile); err == nil && len(strings.TrimSpace(string(b))) > 0 {
+			fmt.Fprintf(md, "## Where the server's CPU goes (perf, flat profile of a separate run)\n\n%s", b)
+		}
+	}
 	if err := md.Close(); err != nil {
 		fail(err)
 	}
