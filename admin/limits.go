@@ -1,13 +1,10 @@
 package admin
 
 import (
-	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -72,79 +69,6 @@ func (s *Server) checkWritable() error {
 		return problem(http.StatusServiceUnavailable, "the node is in maintenance (read-only); retry later").with("Retry-After", "60")
 	}
 	return nil
-}
-
-// metrics are the admin API's counters (SPEC §9 /metrics), labels from fixed sets.
-type metrics struct {
-	requests     [6]atomic.Uint64 // by status class 1xx…5xx (index 1–5)
-	creates      atomic.Uint64
-	updates      atomic.Uint64
-	authFail     atomic.Uint64
-	rateLimited  atomic.Uint64
-	statsFlushes atomic.Uint64
-}
-
-// WriteMetrics writes the admin API's metrics in the Prometheus text format,
-// for the node's /metrics endpoint.
-func (s *Server) WriteMetrics(w io.Writer) error {
-	m := &s.metrics
-	var err error
-	p := func(format string, args ...any) {
-		if err == nil {
-			_, err = fmt.Fprintf(w, format, args...)
-		}
-	}
-	p("# HELP pidnode_admin_requests_total Admin API requests by status class.\n# TYPE pidnode_admin_requests_total counter\n")
-	for c := 1; c <= 5; c++ {
-		p("pidnode_admin_requests_total{class=\"%dxx\"} %d\n", c, m.requests[c].Load())
-	}
-	p("# HELP pidnode_admin_writes_total Identifier writes committed.\n# TYPE pidnode_admin_writes_total counter\n")
-	p("pidnode_admin_writes_total{op=\"create\"} %d\npidnode_admin_writes_total{op=\"update\"} %d\n", m.creates.Load(), m.updates.Load())
-	p("# HELP pidnode_admin_auth_failures_total Requests refused with 401.\n# TYPE pidnode_admin_auth_failures_total counter\n")
-	p("pidnode_admin_auth_failures_total %d\n", m.authFail.Load())
-	p("# HELP pidnode_admin_rate_limited_total Requests refused with 429.\n# TYPE pidnode_admin_rate_limited_total counter\n")
-	p("pidnode_admin_rate_limited_total %d\n", m.rateLimited.Load())
-	return err
-}
-
-// statusWriter records the status of a reply for the metrics.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// counted wraps the mux to count replies by status class.
-func (s *Server) counted(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		sw := &statusWriter{ResponseWriter: w}
-		h.ServeHTTP(sw, r)
-		st := sw.status
-		if st == 0 {
-			st = http.StatusOK
-		}
-		if c := st / 100; c >= 1 && c <= 5 {
-			s.metrics.requests[c].Add(1)
-		}
-		if st == http.StatusUnauthorized {
-			s.metrics.authFail.Add(1)
-		}
-	})
 }
 
 // backup streams a consistent snapshot of the database (SPEC §8).

@@ -42,7 +42,7 @@ func TestReadOnlyMetricsBackup(t *testing.T) {
 	if err := e.srv.WriteMetrics(&m); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`pidnode_admin_writes_total{op="create"} 1`, `pidnode_admin_requests_total{class="5xx"} 2`, "pidnode_admin_auth_failures_total 1"} {
+	for _, want := range []string{`pidnode_admin_writes_total{op="create"} 1`, `pidnode_admin_requests_total{route="PUT /pid/v2/handles/{prefix}/{ns}/{id...}",status="503"} 2`, "pidnode_admin_auth_failures_total 1"} {
 		if !strings.Contains(m.String(), want) {
 			t.Errorf("metrics lack %q:\n%s", want, m.String())
 		}

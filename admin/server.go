@@ -70,33 +70,37 @@ type Config struct {
 	Counter CountSource
 	// StatsInterval is how often RunStats flushes. If zero, DefaultStatsInterval.
 	StatsInterval time.Duration
+	// Metrics, if set, writes further Prometheus text (the resolvers', the
+	// cache's) after admin's own on GET /metrics.
+	Metrics func(w io.Writer) error
 }
 
 // Server is the admin API. It is safe for concurrent use.
 type Server struct {
-	db         *store.DB
-	namer      *handlev.Namer
-	inv        Invalidator
-	opHash     [32]byte
-	model      *Model
-	maxBody    int64
-	public     string
-	log        *slog.Logger
-	now        func() time.Time
-	rnd        io.Reader
-	luEvery    time.Duration
-	idemTTL    time.Duration
-	mux        *http.ServeMux
-	routes     []routeInfo
-	bases      []base
-	openapi    []byte
-	lastUsed   lastUsed
-	rl         *rateLimiter
-	counts     CountSource
-	statsEvery time.Duration
-	readOnly   atomic.Bool
-	metrics    metrics
-	handler    http.Handler
+	db           *store.DB
+	namer        *handlev.Namer
+	inv          Invalidator
+	opHash       [32]byte
+	model        *Model
+	maxBody      int64
+	public       string
+	log          *slog.Logger
+	now          func() time.Time
+	rnd          io.Reader
+	luEvery      time.Duration
+	idemTTL      time.Duration
+	mux          *http.ServeMux
+	routes       []routeInfo
+	bases        []base
+	openapi      []byte
+	lastUsed     lastUsed
+	rl           *rateLimiter
+	counts       CountSource
+	extraMetrics func(w io.Writer) error
+	statsEvery   time.Duration
+	readOnly     atomic.Bool
+	metrics      metrics
+	handler      http.Handler
 }
 
 // base is one of the SNAA API bases and the prefix it writes under.
@@ -131,7 +135,7 @@ func New(cfg Config) (*Server, error) {
 		db: cfg.DB, namer: cfg.Namer, inv: cfg.Invalidator, model: model,
 		maxBody: cfg.MaxBodyBytes, public: strings.TrimRight(cfg.PublicURL, "/"),
 		log: cfg.Logger, now: cfg.Now, rnd: cfg.Rand, luEvery: cfg.LastUsedInterval,
-		idemTTL: cfg.IdempotencyTTL, counts: cfg.Counter, statsEvery: cfg.StatsInterval,
+		idemTTL: cfg.IdempotencyTTL, counts: cfg.Counter, statsEvery: cfg.StatsInterval, extraMetrics: cfg.Metrics,
 	}
 	if s.statsEvery <= 0 {
 		s.statsEvery = DefaultStatsInterval
@@ -226,6 +230,7 @@ func (s *Server) routesInit() {
 	s.handle("GET", "/openapi.json", s.serveOpenAPI)
 	s.handle("GET", "/healthz", s.healthz)
 	s.handle("GET", "/readyz", s.readyz)
+	s.handle("GET", "/metrics", s.serveMetrics)
 
 	// Operator routes (SPEC §4.1).
 	s.handle("POST", "/ops/v1/applications", s.op(s.submitApplication))
