@@ -24,6 +24,7 @@ const (
 	hDotted  = "21.T12345/doc/v1.2"
 	hBack    = "21.T12345/svc/K7Q/BACKSLASH"
 	hProd    = "21.12345/svc/ABC/0123456789"
+	hEmpty   = "21.T12345/svc/K7Q/EMPTYURL1"
 	soaTest  = "hdl.example.org. 3600 IN SOA ns1.example.org. hostmaster.example.org. 2026112201 3600 600 1209600 30"
 	negTest  = "hdl.example.org. 30 IN SOA ns1.example.org. hostmaster.example.org. 2026112201 3600 600 1209600 30"
 	urlDNS   = "https://example.org/dns"
@@ -50,6 +51,7 @@ func loadAnswerData(t testing.TB, f *fixture) {
 		val("DNS.TYPE65280", `\# 3 010203`, 300),
 		val("DNS.NS", "ns.elsewhere.example.", 300),         // ignored: NS only at the apex
 		val("DNS.A", "192.0.2.9\nx 1 IN A 192.0.2.10", 300), // skipped: two lines
+		val("DNS.TXT", "", 300),                             // skipped: a TXT needs a string
 	)
 	f.put(t, hAlias, reg, val("DNS.CNAME", "target.example.net.", 900))
 	abs := val(handlev.TypeURL, "https://example.org/abs", startSec+300)
@@ -68,6 +70,7 @@ func loadAnswerData(t testing.TB, f *fixture) {
 	f.put(t, hDotted, val(handlev.TypeURL, "https://example.org/dotted", 3600))
 	f.put(t, hBack, val(handlev.TypeURL, urlBack, 3600))
 	f.put(t, hProd, val(handlev.TypeURL, "https://example.org/prod", 3600))
+	f.put(t, hEmpty, val(handlev.TypeURL, "", 3600))
 }
 
 // canon renders zone-file lines as miekg/dns prints RRs, for comparison.
@@ -143,6 +146,10 @@ func TestAnswers(t *testing.T) {
 			answer: []string{"ALIAS0001.DNS.svc." + zoneTest + " 900 IN CNAME target.example.net."}},
 		{name: "CNAME asked for", qname: "ALIAS0001.DNS.svc." + zoneTest, qtype: dns.TypeCNAME, aa: true,
 			answer: []string{"ALIAS0001.DNS.svc." + zoneTest + " 900 IN CNAME target.example.net."}},
+		{name: "empty URL: TXT is NODATA", qname: "EMPTYURL1.K7Q.svc." + zoneTest, qtype: dns.TypeTXT, aa: true,
+			ns: []string{negTest}},
+		{name: "empty URL: URI is NODATA", qname: "EMPTYURL1.K7Q.svc." + zoneTest, qtype: dns.TypeURI, aa: true,
+			ns: []string{negTest}},
 		{name: "no URL: TXT is NODATA", qname: "NOURL0001.K7Q.svc." + zoneTest, qtype: dns.TypeTXT, aa: true,
 			ns: []string{negTest}},
 

@@ -331,7 +331,7 @@ func (s *Server) records(r *reply, q *dns.Question, e *cache.Entry) {
 	}
 	switch {
 	case qt == dns.TypeTXT:
-		if u := firstURL(vals); u != nil {
+		if u := firstURL(vals); u != nil && len(u.Data) > 0 { // a TXT needs one string at least
 			r.txt.Hdr = dns.RR_Header{Name: q.Name, Rrtype: dns.TypeTXT, Class: dns.ClassINET, Ttl: ttlOf(u, now)}
 			r.txt.Txt = appendTXT(r.strs[:0], u.Data)
 			m.Answer = append(m.Answer, &r.txt)
@@ -522,6 +522,9 @@ func parseRR(qt uint16, mnemonic string, known bool, data []byte) dns.RR {
 	rr, err := dns.NewRR(". 0 IN " + mnemonic + " " + string(data))
 	if err != nil || rr == nil || rr.Header().Rrtype != qt {
 		return nil
+	}
+	if t, ok := rr.(*dns.TXT); ok && len(t.Txt) == 0 {
+		return nil // miekg/dns would pack it with no character-string at all
 	}
 	return rr
 }
