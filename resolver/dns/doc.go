@@ -80,7 +80,8 @@
 // server under dnsperf; BenchmarkServeDNS measures the handler alone.
 //
 // Counters (queries, answers by kind, truncations, RRL drops and slips) are
-// exposed through Server.Stats for the metrics endpoint; nothing is logged per
+// exposed through Server.Stats and, in the Prometheus text format as
+// pidnode_dns_*, through Server.WriteMetrics (metrics.go). Nothing is logged per
 // query (failed cache loads and unpackable stored data log a warning).
 //
 // # What it must not do

@@ -346,3 +346,33 @@ func TestConfigErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestWriteMetrics(t *testing.T) {
+	f := newFixture(t, func(c *hdldns.Config) { c.RRLRate = 1000 })
+	loadAnswerData(t, f)
+	f.exchange(t, "udp", query(nameRef, dns.TypeTXT, 0))
+	f.exchange(t, "tcp", query("NOSUCHID0.K7Q.svc."+zoneTest, dns.TypeTXT, 0))
+	f.exchange(t, "udp", query("www.example.com.", dns.TypeA, 0))
+	var b strings.Builder
+	if err := f.srv.WriteMetrics(&b); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"pidnode_dns_queries_total 3\n",
+		`pidnode_dns_responses_total{result="answer"} 1` + "\n",
+		`pidnode_dns_responses_total{result="nxdomain"} 1` + "\n",
+		`pidnode_dns_responses_total{result="refused"} 1` + "\n",
+		"# TYPE pidnode_dns_truncated_total counter\n",
+		"pidnode_dns_rrl_sources 1\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("metrics lack %q:\n%s", want, out)
+		}
+	}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if !strings.HasPrefix(line, "# ") && !strings.HasPrefix(line, "pidnode_dns_") {
+			t.Errorf("metric line %q not named pidnode_dns_*", line)
+		}
+	}
+}
