@@ -219,7 +219,7 @@ profile() {
 	command -v perf >/dev/null || return 0
 	[[ ${PROFILE:-1} == 1 ]] || return 0
 	local label=$1 pg=$2 data=$WORK/perf-$1.data
-	"${ON_LOAD[@]}" perf record -F 499 -p "$pg" -o "$data" -- sleep "$PROF_DUR" >/dev/null 2>&1 &
+	"${ON_LOAD[@]}" perf record -F 997 -p "$pg" -o "$data" -- sleep "$PROF_DUR" >/dev/null 2>&1 &
 	local pp=$!
 	sleep 0.2
 	RUN_DUR=$PROF_DUR wrk_run "profile-$label" "$pg" "$3" "$4" "$5" "$6" 2>/dev/null
@@ -228,7 +228,8 @@ profile() {
 		echo "### $label"
 		echo
 		echo '```'
-		perf report -i "$data" --stdio --sort symbol --percent-limit 1.5 2>/dev/null | grep -v '^#' | grep -v '^$' | head -30
+		perf report -i "$data" --stdio --sort symbol --percent-limit 1.5 2>/dev/null | grep -v '^#' | grep -v '^$' |
+			sed 's/[[:space:]]*-[[:space:]]*-[[:space:]]*$//; s/[[:space:]]*$//' | head -30
 		echo '```'
 		echo
 	} >>"$PROFILE_MD"
