@@ -10,7 +10,8 @@
 # wrk connections, OL_CONNS open-loop connections, REQUESTS length of each
 # request stream, SEED, BENCH_DATA (dataset cache, default bench/data),
 # BENCH_WORK (scratch: databases, logs; default a temp dir removed at the end
-# unless KEEP=1), OUT (results directory, default bench/results), PROFILE=0 to
+# unless KEEP=1), OUT (results directory, default bench/results), PIDNODE_BIN
+# (use this binary instead of building ./cmd/pidnode), PROFILE=0 to
 # skip the perf profiles, DNS_MAX_N, SERVER_CPU, LOAD_CPU.
 #
 # Every server runs in its own process group (setsid) pinned to SERVER_CPU, the
@@ -271,7 +272,12 @@ mkdir -p "$BIN"
 go build -trimpath -o "$BIN/" ./bench/cmd/gen ./bench/cmd/openloop ./bench/cmd/baseline-http \
 	./bench/cmd/admincreate ./bench/cmd/hdlload ./bench/cmd/report
 HAVE_PIDNODE=1
-if ! go build -trimpath -o "$BIN/pidnode" ./cmd/pidnode 2>>"$LOG"; then
+if [[ -n ${PIDNODE_BIN:-} ]]; then
+	# A binary built elsewhere, e.g. from a clean checkout of a commit while
+	# the work tree is mid-edit.
+	cp "$PIDNODE_BIN" "$BIN/pidnode"
+	log "pidnode binary: $PIDNODE_BIN"
+elif ! go build -trimpath -o "$BIN/pidnode" ./cmd/pidnode 2>>"$LOG"; then
 	HAVE_PIDNODE=0
 	log "cmd/pidnode does not build: pidnode rows will read 'not available'"
 fi
