@@ -347,9 +347,9 @@ func (s *Server) records(r *reply, q *dns.Question, e *cache.Entry) {
 	case qt == dns.TypeSOA || qt == dns.TypeNS || isMeta(qt):
 		return // SOA and NS only at the apex, from Config; meta types never
 	}
-	m.Answer = s.appendStored(m.Answer, vals, q.Name, qt, MaxRRsPerAnswer, now)
+	m.Answer = s.appendStored(m.Answer, e, q.Name, qt, MaxRRsPerAnswer, now)
 	if len(m.Answer) == 0 && qt != dns.TypeCNAME {
-		m.Answer = s.appendStored(m.Answer, vals, q.Name, dns.TypeCNAME, 1, now)
+		m.Answer = s.appendStored(m.Answer, e, q.Name, dns.TypeCNAME, 1, now)
 	}
 	if len(m.Answer) > 1 { // one TTL per RRset (RFC 2181 §5.2)
 		t := m.Answer[0].Header().Ttl
@@ -451,15 +451,38 @@ func escapeTXT(b []byte) string {
 	return sb.String()
 }
 
-// appendStored appends up to limit RRs of type qt parsed from the record's
-// DNS.<TYPE> / DNS.TYPE<n> values, owner qname. Values that do not parse as
-// one RR of that type are skipped.
-func (s *Server) appendStored(dst []dns.RR, vals []handlev.Value, qname string, qt uint16, limit int, now *clock) []dns.RR {
+// appendStored appends up to limit RRs of type qt from the DNS.<TYPE> /
+// DNS.TYPE<n> values of entry e, owner qname. Values that do not parse as one
+// RR of that type are skipped. The parsed RRs are memoized per (entry, type)
+// in s.memo; each answer gets copies with its owner name and TTLs.
+func (s *Server) appendStored(dst []dns.RR, e *cache.Entry, qname string, qt uint16, limit int, now *clock) []dns.RR {
+	ps := s.memo.get(e, qt)
+	if ps == nil {
+		if ps = parseStored(e, qt); ps == nil {
+			return dst // no DNS.* value of that type: nothing to remember
+		}
+		s.memo.put(ps)
+	}
+	vals := e.Record.Values
+	for i, tpl := range ps.rrs[:min(limit, len(ps.rrs))] {
+		rr := dns.Copy(tpl)
+		h := rr.Header()
+		h.Name = qname
+		h.Ttl = ttlOf(&vals[ps.val[i]], now)
+		dst = append(dst, rr)
+	}
+	return dst
+}
+
+// parseStored parses e's values of type qt (at most MaxRRsPerAnswer) into RRs
+// with the root as owner. It returns nil if e has no DNS.* value of that type.
+func parseStored(e *cache.Entry, qt uint16) *parsedSet {
 	var (
+		ps            *parsedSet
 		mnemonic      string
 		known, looked bool
 	)
-	n := 0
+	vals := e.Record.Values
 	for i := range vals {
 		v := &vals[i]
 		if !hasPrefixFoldASCII(v.Type, "DNS.") {
@@ -472,20 +495,18 @@ func (s *Server) appendStored(dst []dns.RR, vals []handlev.Value, qname string, 
 		if !typeMatches(v.Type[4:], qt, mnemonic, known) {
 			continue
 		}
-		if n == limit {
+		if ps == nil {
+			ps = &parsedSet{e: e, qt: qt}
+		}
+		if len(ps.rrs) == MaxRRsPerAnswer {
 			break
 		}
-		rr := parseRR(qt, mnemonic, known, v.Data)
-		if rr == nil {
-			continue
+		if rr := parseRR(qt, mnemonic, known, v.Data); rr != nil {
+			ps.rrs = append(ps.rrs, rr)
+			ps.val = append(ps.val, i)
 		}
-		h := rr.Header()
-		h.Name = qname
-		h.Ttl = ttlOf(v, now)
-		dst = append(dst, rr)
-		n++
 	}
-	return dst
+	return ps
 }
 
 // typeMatches reports whether the type suffix of a DNS.* value (after "DNS.")
@@ -507,9 +528,7 @@ func typeString(qt uint16) (string, bool) {
 	return s, ok
 }
 
-// parseRR parses stored RDATA (zone-file text) as one RR of type qt. It is done
-// on every query that needs it: such values are rare and the cache entry is
-// shared and immutable, so there is no place to keep the parsed form.
+// parseRR parses stored RDATA (zone-file text) as one RR of type qt.
 func parseRR(qt uint16, mnemonic string, known bool, data []byte) dns.RR {
 	for _, c := range data {
 		if c == '\n' || c == '\r' {

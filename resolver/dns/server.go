@@ -30,6 +30,7 @@ type Server struct {
 	log     *slog.Logger
 	now     func() time.Time
 	pool    sync.Pool // *reply
+	memo    rrMemo    // DNS.* values parsed, per cache entry and type
 	stats   counters
 
 	mu      sync.Mutex

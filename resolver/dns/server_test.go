@@ -194,6 +194,16 @@ func TestInvalidation(t *testing.T) {
 	if r := f.exchange(t, "udp", query(nameRef, dns.TypeTXT, 0)); r.Answer[0].(*dns.TXT).Txt[0] != "https://example.org/v2" {
 		t.Fatalf("answer after update %v", r.Answer)
 	}
+	// Parsed DNS.* values are remembered per cache entry: a new entry is parsed anew.
+	for _, a := range []string{"192.0.2.1", "192.0.2.2"} {
+		f.put(t, hRef, val("DNS.A", a, 60))
+		for range 2 { // the second answer comes from the memo
+			r := f.exchange(t, "udp", query(nameRef, dns.TypeA, 0))
+			if len(r.Answer) != 1 || r.Answer[0].(*dns.A).A.String() != a {
+				t.Fatalf("A answer %v, want %s", r.Answer, a)
+			}
+		}
+	}
 }
 
 func TestRRL(t *testing.T) {
