@@ -27,9 +27,11 @@
 //     a URI target, about 1 KB, gets no URI record.)
 //   - Any other type T: the values of type DNS.<T> (mnemonic, e.g. DNS.A) or
 //     DNS.TYPE<n>, whose data is the RDATA in zone-file text (RFC 1035 §5.1;
-//     RFC 3597 "\# len hex" for any type), parsed with miekg/dns on demand, at
-//     most MaxRRsPerAnswer per answer; values that do not parse as one RR of
-//     that type are skipped. A DNS.CNAME value answers queries for every other
+//     RFC 3597 "\# len hex" for any type), parsed with miekg/dns on first use,
+//     at most MaxRRsPerAnswer per answer, and remembered per cache entry and
+//     type (memo.go: a bounded, lock-free memo; a changed record is a new
+//     entry, so nothing needs invalidating). Values that do not parse as one
+//     RR of that type are skipped. A DNS.CNAME value answers queries for every other
 //     type (no chasing). DNS.SOA and DNS.NS values are ignored: SOA and NS
 //     exist only at the apex, from Config. ANY is answered with the TXT RRset
 //     only (RFC 8482 §4.2); ANY at the apex with the SOA.
