@@ -359,3 +359,31 @@ func TestPageChecksCatchPayloads(t *testing.T) {
 		t.Errorf("an escaped payload is reported: %q", f.msgs)
 	}
 }
+
+// TestControlCharactersInMetadata: the admin API accepts control characters in
+// free-text metadata (the model restricts only URLs), so the pages must not
+// emit them raw: NUL and ESC come out as U+FFFD, and nothing else breaks.
+func TestControlCharactersInMetadata(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, filepath.Join(t.TempDir(), "data"), "--demo")
+	label := "a\x00b\x1bc\u2028d\x7fe"
+	r := mustDo(t, "POST", n.adminURL()+testColl, payload("https://example.org/x", "OBSOLETED", resourceInfo(label, "d\x00")), auth(n.Key)...)
+	if r.Status != http.StatusCreated {
+		t.Fatalf("create with control characters in the label = %d, want 201 (accepted as free text): %s", r.Status, r.Body)
+	}
+	var id identifier
+	json.Unmarshal(r.Body, &id)
+	if got := labelOf(id.Metadata); got != label {
+		t.Errorf("label stored as %q, want %q", got, label)
+	}
+	for _, path := range []string{"/" + id.Handle, "/" + id.Handle + "?noredirect"} {
+		rep := mustDo(t, "GET", n.resolverURL()+path, nil)
+		if bytes.ContainsAny(rep.Body, "\x00\x1b") {
+			t.Errorf("GET %s: raw NUL or ESC in the HTML", path)
+		}
+		p := checkHTML(t, rep.Body)
+		if path == "/"+id.Handle {
+			p.wantText(t, "tombstone", "a\ufffdb\ufffdc\u2028d")
+		}
+	}
+}
