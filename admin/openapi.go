@@ -28,7 +28,7 @@ func (s *Server) docs() map[string]op {
 	d := map[string]op{
 		"GET /openapi.json": {summary: "This OpenAPI 3.1 description of the admin API", ok: 200, okSchema: "", tag: "meta"},
 		"GET /healthz":      {summary: "Liveness: the process serves requests", ok: 200, tag: "meta"},
-		"GET /readyz":       {summary: "Readiness: the database is readable (503 otherwise)", ok: 200, errs: []int{503}, tag: "meta"},
+		"GET /readyz":       {summary: "Readiness: the database is readable and every listener is bound (503 otherwise, e.g. while starting or shutting down)", ok: 200, errs: []int{503}, tag: "meta"},
 		"GET /metrics":      {summary: "Prometheus text format metrics: admin requests by route and status with latency, writes, bbolt, build info, the resolvers and the cache", ok: 200, tag: "meta"},
 
 		"POST /ops/v1/applications":               {summary: "Submit an SNAA application", auth: "operator", request: "ApplicationRequest", ok: 201, okSchema: "Application", okHeads: []string{"Location"}, tag: "operator"},

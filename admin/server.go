@@ -70,6 +70,13 @@ type Config struct {
 	Counter CountSource
 	// StatsInterval is how often RunStats flushes. If zero, DefaultStatsInterval.
 	StatsInterval time.Duration
+	// RefuseKeys makes the API refuse every request that carries an
+	// Authorization header (403 problem+json): cmd/pidnode sets it when the
+	// admin listener is plain HTTP on a non-loopback address and
+	// --admin-insecure is not given, so bearer keys never cross a network in
+	// clear text (issue 4). /healthz, /readyz, /metrics and /openapi.json need
+	// no key and keep working.
+	RefuseKeys bool
 	// Metrics, if set, writes further Prometheus text (the resolvers', the
 	// cache's) after admin's own on GET /metrics.
 	Metrics func(w io.Writer) error
@@ -97,6 +104,8 @@ type Server struct {
 	rl           *rateLimiter
 	counts       CountSource
 	extraMetrics func(w io.Writer) error
+	refuseKeys   bool
+	notReady     atomic.Pointer[string]
 	statsEvery   time.Duration
 	readOnly     atomic.Bool
 	metrics      metrics
@@ -135,7 +144,7 @@ func New(cfg Config) (*Server, error) {
 		db: cfg.DB, namer: cfg.Namer, inv: cfg.Invalidator, model: model,
 		maxBody: cfg.MaxBodyBytes, public: strings.TrimRight(cfg.PublicURL, "/"),
 		log: cfg.Logger, now: cfg.Now, rnd: cfg.Rand, luEvery: cfg.LastUsedInterval,
-		idemTTL: cfg.IdempotencyTTL, counts: cfg.Counter, statsEvery: cfg.StatsInterval, extraMetrics: cfg.Metrics,
+		idemTTL: cfg.IdempotencyTTL, counts: cfg.Counter, statsEvery: cfg.StatsInterval, extraMetrics: cfg.Metrics, refuseKeys: cfg.RefuseKeys,
 	}
 	if s.statsEvery <= 0 {
 		s.statsEvery = DefaultStatsInterval
@@ -177,7 +186,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.routesInit()
-	s.handler = s.counted(s.mux)
+	s.handler = s.counted(s.guard(s.mux))
 	doc, err := s.buildOpenAPI()
 	if err != nil {
 		return nil, err
@@ -302,7 +311,40 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
 	return err
 }
 
+// guard refuses keys on an insecure listener (Config.RefuseKeys).
+func (s *Server) guard(h http.Handler) http.Handler {
+	if !s.refuseKeys {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "" && r.TLS == nil {
+			s.metrics.insecure.Add(1)
+			s.writeError(w, r, problem(http.StatusForbidden,
+				"this admin listener is plain HTTP on a network address: it refuses API keys, which would cross the network in clear text. "+
+					"Use the node's HTTPS admin address (--admin-tls-cert/--admin-tls-key), or the operator binds it to loopback or starts it with --admin-insecure "+
+					"(e.g. behind a TLS-terminating proxy); the key you sent should be considered exposed if this network is not trusted"))
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// SetNotReady makes /readyz answer 503 with reason (e.g. "listeners not bound
+// yet", "shutting down"); an empty reason makes it ready again (as long as the
+// database is readable). cmd/pidnode calls it around binding and shutdown.
+// Safe for concurrent use.
+func (s *Server) SetNotReady(reason string) {
+	if reason == "" {
+		s.notReady.Store(nil)
+		return
+	}
+	s.notReady.Store(&reason)
+}
+
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
+	if why := s.notReady.Load(); why != nil {
+		return problem(http.StatusServiceUnavailable, "not ready: %s", *why).with("Retry-After", "1")
+	}
 	if err := s.db.View(func(tx *store.Tx) error { return nil }); err != nil {
 		return problem(http.StatusServiceUnavailable, "database not readable: %v", err)
 	}

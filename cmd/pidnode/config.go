@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -41,6 +42,12 @@ type Config struct {
 	ProxyURL        string   `toml:"proxy_url"`
 	LogLevel        string   `toml:"log_level"`
 	ShutdownTimeout Duration `toml:"shutdown_timeout"`
+	AdminInsecure   bool     `toml:"admin_insecure"`
+	AdminRate       float64  `toml:"admin_rate"`
+	AdminBurst      int      `toml:"admin_burst"`
+	ResolverRate    float64  `toml:"resolver_rate"`
+	ResolverBurst   int      `toml:"resolver_burst"`
+	StatsInterval   Duration `toml:"stats_interval"`
 }
 
 // Duration is a time.Duration that reads "10s"-style text from TOML.
@@ -70,6 +77,7 @@ func defaultConfig() Config {
 		ProxyURL:        "https://hdl.handle.net",
 		LogLevel:        "info",
 		ShutdownTimeout: Duration{15 * time.Second},
+		StatsInterval:   Duration{10 * time.Second},
 	}
 }
 
@@ -96,6 +104,30 @@ func (c *Config) settings() []setting {
 		return setting{name: name, help: help, list: true,
 			set: func(v string) error { *p = append(*p, v); return nil },
 			get: func() string { return strings.Join(*p, ",") }}
+	}
+	rate := func(name, help string, p *float64) setting {
+		return setting{name: name, help: help,
+			set: func(v string) error {
+				f, err := strconv.ParseFloat(v, 64)
+				if err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
+					return fmt.Errorf("want a non-negative number, got %q", v)
+				}
+				*p = f
+				return nil
+			},
+			get: func() string { return strconv.FormatFloat(*p, 'g', -1, 64) }}
+	}
+	burst := func(name, help string, p *int) setting {
+		return setting{name: name, help: help,
+			set: func(v string) error {
+				n, err := strconv.Atoi(v)
+				if err != nil || n < 0 {
+					return fmt.Errorf("want a non-negative integer, got %q", v)
+				}
+				*p = n
+				return nil
+			},
+			get: func() string { return strconv.Itoa(*p) }}
 	}
 	return []setting{
 		str("data", "data directory; the bbolt file pidnode.db lives inside", &c.Data),
@@ -135,6 +167,24 @@ func (c *Config) settings() []setting {
 		{name: "shutdown-timeout", help: "how long SIGTERM waits for in-flight requests",
 			set: func(v string) error { return c.ShutdownTimeout.UnmarshalText([]byte(v)) },
 			get: func() string { return c.ShutdownTimeout.String() }},
+		{name: "admin-insecure", help: "accept API keys on a plain-HTTP admin listener bound to a non-loopback address (e.g. behind a TLS-terminating proxy)", bool: true,
+			set: func(v string) error { b, err := parseBool(v); c.AdminInsecure = b; return err },
+			get: func() string { return strconv.FormatBool(c.AdminInsecure) }},
+		rate("admin-rate", "sustained admin requests per second per API key (429 with Retry-After beyond; 0 = no limit)", &c.AdminRate),
+		burst("admin-burst", "admin requests a key may send at once (token bucket size; 0 = 2×rate)", &c.AdminBurst),
+		rate("resolver-rate", "sustained resolver requests per second per client address (429 with Retry-After beyond; 0 = no limit)", &c.ResolverRate),
+		burst("resolver-burst", "resolver requests a client address may send at once (0 = 2×rate)", &c.ResolverBurst),
+		{name: "stats-interval", help: "how often resolution counts are written to the database",
+			set: func(v string) error {
+				if err := c.StatsInterval.UnmarshalText([]byte(v)); err != nil {
+					return err
+				}
+				if c.StatsInterval.Duration < time.Second {
+					return fmt.Errorf("want at least 1s, got %q", v)
+				}
+				return nil
+			},
+			get: func() string { return c.StatsInterval.String() }},
 	}
 }
 

@@ -56,6 +56,7 @@ func (n *node) bindDNS() error {
 	if err != nil {
 		return fmt.Errorf("dns listener: %w", err)
 	}
+	n.dns = srv
 	n.listeners = append(n.listeners, listener{"dns", ln.Addr().String(),
 		func() error {
 			return serveBoth(func() error { return srv.ServeUDP(pc) }, func() error { return srv.ServeTCP(ln) }, hdldns.ErrServerClosed)
@@ -123,6 +124,7 @@ func (n *node) bindHdl() error {
 		pc.Close()
 		return err
 	}
+	n.hdl = srv
 	n.listeners = append(n.listeners, listener{"hdl", ln.Addr().String(),
 		func() error {
 			return serveBoth(func() error { return srv.ServeUDP(pc) }, func() error { return srv.ServeTCP(ln) }, hdl.ErrServerClosed)

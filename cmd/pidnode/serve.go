@@ -21,6 +21,8 @@ import (
 	"pidnode/cache"
 	"pidnode/handlev"
 	"pidnode/resolver"
+	hdldns "pidnode/resolver/dns"
+	"pidnode/resolver/hdl"
 	"pidnode/store"
 )
 
@@ -46,6 +48,12 @@ type node struct {
 	// demoSkipped: --demo was given but the database already had data.
 	demoSkipped bool
 	opKey       string
+	// counter holds resolution counts between statistics flushes (admin.RunStats).
+	counter *cache.Counter
+	// The fronts, for /metrics (nil when their listener is off).
+	resolver *resolver.Server
+	dns      *hdldns.Server
+	hdl      *hdl.Server
 }
 
 func cmdServe(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -97,6 +105,7 @@ func startNode(ctx context.Context, cfg *Config, logger *slog.Logger) (n *node, 
 	}); err != nil {
 		return nil, err
 	}
+	n.counter = cache.NewCounter(0)
 	if n.opKey, err = operatorKey(cfg.OperatorKeyFile); err != nil {
 		return nil, err
 	}
@@ -149,6 +158,7 @@ func (n *node) bind() error {
 			ln.Close()
 			return err
 		}
+		n.resolver = srv
 		n.listeners = append(n.listeners, listener{"resolver", addr,
 			func() error { return srv.Serve(ln) }, srv.Shutdown})
 	}
@@ -162,24 +172,47 @@ func (n *node) bind() error {
 	if err != nil {
 		return err
 	}
-	a, err := admin.New(admin.Config{
-		DB:          n.db,
-		Namer:       n.namer,
-		Invalidator: n.cache,
-		OperatorKey: n.opKey,
-		Model:       model,
-		PublicURL:   publicURL,
-		Logger:      n.log.With("listener", "admin"),
-	})
-	if err != nil {
-		return err
-	}
-	n.admin = a
+	var adminLn net.Listener
+	refuse := false
 	if cfg.AdminAddr != "" {
-		ln, err := listenTCP(cfg.AdminAddr, cfg.AdminTLSCert, cfg.AdminTLSKey)
-		if err != nil {
+		if adminLn, err = listenTCP(cfg.AdminAddr, cfg.AdminTLSCert, cfg.AdminTLSKey); err != nil {
 			return fmt.Errorf("admin listener: %w", err)
 		}
+		// Bearer keys never cross a network in clear text (issue 4): a plain
+		// listener on a non-loopback address refuses them unless the operator
+		// says it is safe (--admin-insecure, e.g. behind a TLS proxy).
+		refuse = cfg.AdminTLSCert == "" && !isLoopback(adminLn.Addr()) && !cfg.AdminInsecure
+		if refuse {
+			n.log.Warn("admin listener is plain HTTP on a network address: requests carrying API keys are refused; "+
+				"configure --admin-tls-cert/--admin-tls-key, bind it to loopback, or pass --admin-insecure", "addr", adminLn.Addr().String())
+		}
+	}
+	a, err := admin.New(admin.Config{
+		DB:            n.db,
+		Namer:         n.namer,
+		Invalidator:   n.cache,
+		OperatorKey:   n.opKey,
+		Model:         model,
+		PublicURL:     publicURL,
+		Logger:        n.log.With("listener", "admin"),
+		RateLimit:     cfg.AdminRate,
+		RateBurst:     cfg.AdminBurst,
+		Counter:       n.counter,
+		StatsInterval: cfg.StatsInterval.Duration,
+		RefuseKeys:    refuse,
+		Metrics:       n.writeMetrics,
+	})
+	if err != nil {
+		if adminLn != nil {
+			adminLn.Close()
+		}
+		return err
+	}
+	// Not ready until run serves every listener (SPEC §4 /readyz).
+	a.SetNotReady("listeners not serving yet")
+	n.admin = a
+	if cfg.AdminAddr != "" {
+		ln := adminLn
 		hs := &http.Server{
 			Handler:           a.Handler(),
 			ReadHeaderTimeout: 5 * time.Second,
@@ -201,6 +234,14 @@ func (n *node) bind() error {
 		return err
 	}
 	return n.bindHdl()
+}
+
+// isLoopback reports whether a bound address is a loopback address.
+func isLoopback(a net.Addr) bool {
+	if ta, ok := a.(*net.TCPAddr); ok {
+		return ta.IP.IsLoopback()
+	}
+	return false
 }
 
 func scheme(tlsCert string) string {
@@ -331,6 +372,13 @@ func (n *node) run(ctx context.Context) error {
 			errc <- nil
 		}()
 	}
+	statsCtx, stopStats := context.WithCancel(context.Background())
+	statsDone := make(chan struct{})
+	go func() {
+		defer close(statsDone)
+		n.admin.RunStats(statsCtx)
+	}()
+	n.admin.SetNotReady("")
 	n.log.Info("pidnode ready", "listeners", len(n.listeners))
 	var serveErr error
 	select {
@@ -339,6 +387,9 @@ func (n *node) run(ctx context.Context) error {
 	case serveErr = <-errc:
 		n.log.Error("listener failed, shutting down", "err", serveErr)
 	}
+	n.admin.SetNotReady("shutting down")
+	stopStats()
+	<-statsDone // admin.Close (in closeAll) flushes the last counts
 	sctx, cancel := context.WithTimeout(context.Background(), n.cfg.ShutdownTimeout.Duration)
 	defer cancel()
 	var wg sync.WaitGroup
