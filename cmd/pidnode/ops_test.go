@@ -410,3 +410,16 @@ func TestBackupUnderWritesRestores(t *testing.T) {
 	}
 	t.Logf("%d writes acknowledged before the backup, %d in all, %d records restored", len(before), len(acked), present)
 }
+
+// TestBackupWhileServingPointsToPidctl: the running node holds the database
+// lock, so `pidnode backup` says to take the backup over the admin API.
+func TestBackupWhileServingPointsToPidctl(t *testing.T) {
+	dir := t.TempDir()
+	_, cancel, done := startTestNode(t, dir, "--dns-addr", "", "--hdl-addr", "")
+	defer stopTestNode(t, cancel, done)
+	var out, errb bytes.Buffer
+	code := run([]string{"backup", "--data", dir, filepath.Join(t.TempDir(), "b.db")}, func(string) string { return "" }, nil, &out, &errb)
+	if code == 0 || !strings.Contains(errb.String(), "pidctl backup FILE") {
+		t.Errorf("backup of a served database: exit %d, stderr %q", code, errb.String())
+	}
+}
