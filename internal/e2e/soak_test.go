@@ -31,6 +31,13 @@ func soakDuration(t *testing.T) time.Duration {
 	return d
 }
 
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil {
+		return v
+	}
+	return def
+}
+
 // procSample is one reading of the node's /proc/PID/status.
 type procSample struct {
 	at                time.Duration
@@ -106,21 +113,23 @@ func TestSoak(t *testing.T) {
 	n := startNode(t, filepath.Join(t.TempDir(), "data"), "--demo")
 	a, r := n.adminURL(), n.resolverURL()
 
-	// Warm-up data: identifiers to resolve and update.
-	nIDs := 200
+	// The working set: a fixed pool of identifiers that are resolved and
+	// updated. Updates carry ~1.8 kB URLs, so each record's change log (which
+	// names the new URL) reaches the model's 64 KiB cap after ~35 updates and
+	// records stop growing: after warm-up the working set is steady and any
+	// growth of the node's memory is a leak, not data. New identifiers are
+	// created throughout but not resolved (they grow only the database file).
+	nIDs := 50
 	if dur < time.Minute {
-		nIDs = 40
+		nIDs = 20
 	}
-	var idMu sync.Mutex
+	nIDs = envInt("PIDNODE_SOAK_IDS", nIDs)
+	createPct := envInt("PIDNODE_SOAK_CREATE_PERCENT", 10)
 	ids := make([]identifier, 0, nIDs)
 	for i := range nIDs {
 		ids = append(ids, n.create(t, n.Key, payload(fmt.Sprintf("https://example.org/soak/%d", i), "REGISTERED", resourceInfo(fmt.Sprintf("soak %d", i), "soak"))))
 	}
-	pick := func() identifier {
-		idMu.Lock()
-		defer idMu.Unlock()
-		return ids[rand.N(len(ids))]
-	}
+	pick := func() identifier { return ids[rand.N(len(ids))] }
 	metricsGoroutines := func() int64 {
 		rep, err := do(defaultClient, "GET", a+"/metrics", nil, "Authorization", "Bearer "+n.operatorKey())
 		if err != nil || rep.Status != 200 {
@@ -201,26 +210,20 @@ func TestSoak(t *testing.T) {
 		}
 	}
 	var seq atomic.Int64
+	longPath := strings.Repeat("x", 1800)
 	admin := func(c *http.Client) {
 		t0 := time.Now()
 		var rep reply
 		var err error
 		var want int
-		switch k := rand.N(10); {
-		case k < 1:
+		switch k := rand.N(100); {
+		case k < createPct:
 			i := seq.Add(1)
 			rep, err = do(c, "POST", a+testColl, payload(fmt.Sprintf("https://example.org/soak/new/%d", i), "REGISTERED", resourceInfo("new", "soak")), auth(n.Key)...)
 			want = 201
-			if err == nil && rep.Status == 201 {
-				var id identifier
-				json.Unmarshal(rep.Body, &id)
-				idMu.Lock()
-				ids = append(ids, id)
-				idMu.Unlock()
-			}
-		case k < 8:
+		case k < 80:
 			id := pick()
-			body, _ := json.Marshal(map[string]any{"url": fmt.Sprintf("https://example.org/soak/%s/%d", id.ID, seq.Add(1))})
+			body, _ := json.Marshal(map[string]any{"url": fmt.Sprintf("https://example.org/soak/%s/%d/%s", id.ID, seq.Add(1), longPath)})
 			rep, err = do(c, "PUT", a+testColl+id.ID, body, auth(n.Key)...)
 			want = 200
 		default:
@@ -233,13 +236,15 @@ func TestSoak(t *testing.T) {
 			fail("admin: %v status %d, want %d: %.200s", err, rep.Status, want, rep.Body)
 		}
 	}
-	for range 4 {
+	// PIDNODE_SOAK_RESOLVERS and PIDNODE_SOAK_WRITERS change the mix (for
+	// finding which side a growth comes from).
+	for range envInt("PIDNODE_SOAK_RESOLVERS", 4) {
 		wg.Add(1)
 		go paced(2*time.Millisecond, resolve) // about 500 requests/s each
 	}
-	for range 2 {
+	for range envInt("PIDNODE_SOAK_WRITERS", 2) {
 		wg.Add(1)
-		go paced(40*time.Millisecond, admin) // about 25 writes/s each
+		go paced(40*time.Millisecond, admin) // about 25 admin requests/s each, 70% updates
 	}
 
 	var samples []procSample
@@ -293,8 +298,13 @@ func TestSoak(t *testing.T) {
 	mid, last := samples[third:2*third], samples[len(samples)-third:]
 	rssMid, rssLast := avg(mid, func(s procSample) int64 { return s.rssKB }), avg(last, func(s procSample) int64 { return s.rssKB })
 	anonMid, anonLast := avg(mid, func(s procSample) int64 { return s.anonKB }), avg(last, func(s procSample) int64 { return s.anonKB })
+	// A smoke run is too short for a warm-up: it reports, the long run asserts.
+	assert := t.Errorf
+	if dur < time.Minute {
+		assert = t.Logf
+	}
 	if rssLast > rssMid*1.2 {
-		t.Errorf("RSS grows: last third %.0f kB, middle third %.0f kB (+%.0f%%)", rssLast, rssMid, 100*(rssLast/rssMid-1))
+		assert("RSS grows: last third %.0f kB, middle third %.0f kB (+%.0f%%)", rssLast, rssMid, 100*(rssLast/rssMid-1))
 	}
 	gauge, gaugeName := func(s procSample) int64 { return s.threads }, "threads (proxy: the admin API serves no /metrics go_goroutines)"
 	if samples[len(samples)-1].goroutines >= 0 {
@@ -302,12 +312,20 @@ func TestSoak(t *testing.T) {
 	}
 	gMid, gLast := avg(mid, gauge), avg(last, gauge)
 	if gLast > gMid*1.2+2 {
-		t.Errorf("%s grow: last third %.1f, middle third %.1f", gaugeName, gLast, gMid)
+		assert("%s grow: last third %.1f, middle third %.1f", gaugeName, gLast, gMid)
 	}
 	for _, s := range samples {
 		if len(samples) <= 20 || s.at%window < sampleEvery {
 			t.Logf("t=%v: VmRSS %d kB, RssAnon %d kB, threads %d, goroutines %d, %d requests, %d errors",
 				s.at.Round(time.Second), s.rssKB, s.anonKB, s.threads, s.goroutines, s.requests, s.errored)
+		}
+	}
+	if os.Getenv("PIDNODE_SOAK_GCTRACE") != "" { // run with GODEBUG=gctrace=1 to see the node's live heap
+		lines := strings.Split(n.stderr.String(), "\n")
+		for _, l := range lines {
+			if strings.HasPrefix(l, "gc ") {
+				t.Log(l)
+			}
 		}
 	}
 	summary := fmt.Sprintf("soak: %v, %d requests (%.0f/s), %d errors; worst per-window p99 %v; VmRSS middle→last third %.1f→%.1f MB (RssAnon %.1f→%.1f MB); %s middle→last %.1f→%.1f",
