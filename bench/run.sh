@@ -132,6 +132,15 @@ cpu_ticks() {
 	echo "$t"
 }
 
+# cpu_busy — busy ticks (user+nice+system+irq+softirq+steal) of the server CPU
+# from /proc/stat; empty when not pinned.
+OTHER_TICKS=0
+RUN_TICKS=0
+cpu_busy() {
+	[[ -n ${SERVER_CPU:-} ]] || return 0
+	awk -v c="cpu$SERVER_CPU" '$1==c{print $2+$3+$4+$7+$8+$9}' /proc/stat
+}
+
 # rss_kb PID FIELD — VmRSS, RssAnon or RssFile of PID in kB.
 rss_kb() { awk -v f="$2:" '$1==f{print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
 
@@ -177,9 +186,17 @@ wrk_run() {
 	local d=${RUN_DUR:-$DUR}
 	CMD="wrk -t1 -c$CONNS -d${d}s --latency -s bench/wrk/stream.lua http://ADDR -- '$pre' '$suf'  (BENCH_PATHS=$(basename "$paths"))"
 	t0=$(cpu_ticks "$pg")
+	local b0 b1
+	b0=$(cpu_busy)
 	BENCH_PATHS=$paths "${ON_LOAD[@]}" wrk -t1 -c"$CONNS" -d"${d}s" --timeout 5s --latency \
 		-s "$ROOT/bench/wrk/stream.lua" "http://$addr" -- "$pre" "$suf" >"$out" 2>&1 || true
 	t1=$(cpu_ticks "$pg")
+	b1=$(cpu_busy)
+	if [[ -n $b0 && -n $b1 ]]; then
+		# Ticks the server CPU spent on anything but the server.
+		OTHER_TICKS=$((OTHER_TICKS + (b1 - b0) - (t1 - t0)))
+		RUN_TICKS=$((RUN_TICKS + d * CLK_TCK))
+	fi
 	total=$(awk '/requests in/{print $1; exit}' "$out")
 	RPS=$(awk '/^Requests\/sec:/{print $2}' "$out")
 	P99=$(awk '$1=="99%"{v=$2; u=v; sub(/[0-9.]+/,"",u); sub(/[a-z]+$/,"",v);
@@ -254,6 +271,7 @@ EOF
 pct_rate() { calc "int($1 * $2 / 100)"; }
 
 # ------------------------------------------------------------------- prepare --
+LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
 log "N=$N DUR=${DUR}s CONNS=$CONNS REQUESTS=$REQUESTS; $PINNING; scratch $WORK"
 need=()
 command -v wrk >/dev/null || need+=(wrk)
@@ -371,8 +389,9 @@ if ((HAVE_PIDNODE)); then
 		"includes Go GC headroom (GOGC=100) and connection buffers"
 
 	wrk_run redirect "$PG" "$RES" "$ZIPF" "" ""
+	HIT_RPC=$RPC HIT_RPS=$RPS HIT_CMD=$CMD HIT_BAD=$BAD
+	# (profile runs wrk too: it comes after the figures above are saved)
 	profile "redirect, cache hit" "$PG" "$RES" "$ZIPF" "" ""
-	HIT_RPC=$RPC HIT_RPS=$RPS HIT_P99W=$P99 HIT_CMD=$CMD HIT_BAD=$BAD
 	ol_run redirect-25 "$RES" "$ZIPF" "" "" "$(pct_rate "$HIT_RPS" 25)"
 	OL25=$OL_P99$OL_FLAG
 	ol_run redirect-50 "$RES" "$ZIPF" "" "" "$(pct_rate "$HIT_RPS" 50)"
@@ -451,11 +470,11 @@ if ((HAVE_PIDNODE)); then
 	# Cache-miss path: uniform over N, cache of 1 % of N.
 	pidnode_start "$MISS_CACHE"
 	wrk_run miss "$PG" "$RES" "$UNIFORM" "" ""
-	profile "redirect, cache miss" "$PG" "$RES" "$UNIFORM" "" ""
 	ol_run miss-50 "$RES" "$UNIFORM" "" "" "$(pct_rate "$RPS" 50)"
 	chart "redirect (miss)" pidnode "$RPC" "$RPS" "$OL_P99"
 	row miss "cache-miss redirect (uniform, cache = 1 % of N) vs cache hit" "req/server-CPU-s" "$RPC" "$HIT_RPC" \
 		"pidnode redirect (hit)" ratio_min 0.5 "$CMD --cache-entries $MISS_CACHE" "$(r0 "$RPS") req/s; p99 at 50 %: $OL_P99 ms$OL_FLAG; bad $BAD"
+	profile "redirect, cache miss" "$PG" "$RES" "$UNIFORM" "" ""
 	ANONM=$(rss_kb "$PG" RssAnon)
 	row rss_miss "RssAnon after the miss run (cache of $MISS_CACHE entries)" "MB" "$(calc "$ANONM/1024")" - - none - \
 		"/proc/PID/status RssAnon" "compare with the hit server: RSS follows the cache size, not N"
@@ -579,7 +598,7 @@ mkdir -p "$OUT"
 REPORT=$OUT/$STAMP-$HOST.md
 "$BIN/report" -rows "$ROWS" -chart "$CHART" -out "$REPORT" -profile "$PROFILE_MD" \
 	-title "pidnode benchmarks, N = $N, $STAMP, $HOST" \
-	-setup "$(nproc) CPUs ($(awk -F': ' '/model name/{print $2; exit}' /proc/cpuinfo)), $(free -g | awk '/Mem:/{print $2}') GiB; $PINNING; ${DUR} s per run, $CONNS connections, request streams of $REQUESTS paths (Zipf s=1.1: $ZIPF_DISTINCT distinct); load average at start $(cut -d' ' -f1-3 /proc/loadavg); go $(go env GOVERSION), $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2), nginx $("$NGINX" -v 2>&1 | sed 's/.*nginx\///'); commit $(git rev-parse --short HEAD 2>/dev/null || echo ?)"
+	-setup "CPU time on the server CPU not charged to the server (other processes, interrupts): $(r0 "$(calc "($RUN_TICKS > 0) ? 100 * $OTHER_TICKS / $RUN_TICKS : 0")") % of the wrk runs' wall time (0 on a quiet machine; wall-clock rates and tails suffer from it, per-CPU-second figures much less). $(nproc) CPUs ($(awk -F': ' '/model name/{print $2; exit}' /proc/cpuinfo)), $(free -g | awk '/Mem:/{print $2}') GiB; $PINNING; ${DUR} s per run, wrk $CONNS connections, open loop $OL_CONNS, request streams of $REQUESTS paths (Zipf s=1.1: $ZIPF_DISTINCT distinct); load average at start $LOAD0, at the end $(cut -d' ' -f1-3 /proc/loadavg); go $(go env GOVERSION), $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2), nginx $("$NGINX" -v 2>&1 | sed 's/.*nginx\///'); commit $(git rev-parse --short HEAD 2>/dev/null || echo ?)"
 cp "$LOG" "${REPORT%.md}.log"
 log "wrote $REPORT"
 exit 0
