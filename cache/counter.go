@@ -1,7 +1,6 @@
 package cache
 
 import (
-	"hash/maphash"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,35 +17,66 @@ const counterShards = 256
 // periodic flusher: the hot path only adds to an in-memory counter, and Drain
 // hands the accumulated counts over in one batch.
 //
-// Count of a key seen since the previous Drain allocates nothing and takes one
-// shard's read lock; the first Count of a key allocates its counter. Memory is
-// bounded: beyond MaxKeys/256 distinct keys per shard new keys are not counted
-// (Dropped says how many events were lost that way). Keys idle for a whole
-// drain period are forgotten at the next Drain. It is safe for concurrent use.
+// Count of a key already known at the previous Drain takes no lock and
+// allocates nothing: an atomic load of the shard's read-only map, a map
+// lookup and an atomic add. Keys new since the previous Drain take the
+// shard's mutex (and the first Count of a key allocates its counter); Drain
+// publishes them in a fresh read-only map. Keys with no events for a whole
+// period are retired, and forgotten one period later.
+//
+// No event is lost to a concurrent Drain.
+//
+// Memory is bounded: beyond maxKeys/256 distinct keys per shard, new keys are
+// not counted (Dropped says how many events were lost that way). It is safe
+// for concurrent use.
 type Counter struct {
 	shards   [counterShards]counterShard
-	seed     maphash.Seed
 	perShard int
 }
 
+type counterMap = map[string]*atomic.Uint64
+
+// DeadBit is set in a counter Drain has forgotten: whoever adds to a counter
+// it keeps (see Ref) and sees DeadBit in the result must get a new one.
+const DeadBit = 1 << 63
+
+const deadBit = DeadBit
+
 type counterShard struct {
-	mu      sync.RWMutex
-	m       map[string]*atomic.Uint64
+	read    atomic.Pointer[counterMap] // immutable; replaced by Drain
+	mu      sync.Mutex
+	dirty   counterMap // keys new since the last Drain, guarded by mu
+	retired counterMap // idle at the last Drain, guarded by mu
 	dropped atomic.Uint64
-	_       [64]byte // keep neighbouring shards' lock words apart
+	_       [64]byte // keep neighbouring shards apart
 }
 
-// NewCounter returns a Counter holding at most maxKeys distinct keys between
-// drains (if maxKeys <= 0, DefaultCounterKeys).
+// NewCounter returns a Counter holding at most maxKeys distinct keys (if
+// maxKeys <= 0, DefaultCounterKeys).
 func NewCounter(maxKeys int) *Counter {
 	if maxKeys <= 0 {
 		maxKeys = DefaultCounterKeys
 	}
-	c := &Counter{seed: maphash.MakeSeed(), perShard: max(1, maxKeys/counterShards)}
+	c := &Counter{perShard: max(1, maxKeys/counterShards)}
 	for i := range c.shards {
-		c.shards[i].m = map[string]*atomic.Uint64{}
+		m := counterMap{}
+		c.shards[i].read.Store(&m)
+		c.shards[i].dirty = counterMap{}
+		c.shards[i].retired = counterMap{}
 	}
 	return c
+}
+
+// shardOf picks a shard from the end of the key (storage keys share long
+// prefixes and differ in their ids) and its length; cheap, not a full hash.
+func shardOf(key string) uint64 {
+	var x uint64
+	n := len(key)
+	for i := max(0, n-8); i < n; i++ {
+		x = x<<8 | uint64(key[i])
+	}
+	x ^= uint64(n) << 56
+	return (x * 0x9e3779b97f4a7c15) >> (64 - 8) // top 8 bits: 256 shards
 }
 
 // Count adds one event for key. It does not retain key (the first Count of a
@@ -56,29 +86,53 @@ func (c *Counter) Count(key string) {
 	if c == nil {
 		return
 	}
-	s := &c.shards[maphash.String(c.seed, key)&(counterShards-1)]
-	s.mu.RLock()
-	if p := s.m[key]; p != nil {
-		// Added under the read lock so Drain (write lock) never forgets a
-		// counter between our lookup and our add.
-		p.Add(1)
-		s.mu.RUnlock()
+	s := &c.shards[shardOf(key)]
+	if p := (*s.read.Load())[key]; p != nil && p.Add(1)&deadBit == 0 {
 		return
 	}
-	s.mu.RUnlock()
-	s.mu.Lock()
-	p := s.m[key]
-	if p == nil {
-		if len(s.m) >= c.perShard {
-			s.mu.Unlock()
+	// New key, or a counter Drain has forgotten since we loaded the map.
+	for {
+		p := c.Ref(key)
+		if p == nil {
 			s.dropped.Add(1)
 			return
 		}
-		p = new(atomic.Uint64)
-		s.m[strings.Clone(key)] = p
+		if p.Add(1)&deadBit == 0 {
+			return
+		}
 	}
-	p.Add(1)
+}
+
+// Ref returns key's current counter, creating it, so that a caller can keep
+// it (in a cache entry's view, say) and count with a bare p.Add(1), no
+// look-up. If an Add returns a value with DeadBit set, Drain has forgotten the
+// counter and that event was not counted: call Ref again and add to the new
+// one. Ref returns nil when the table is full (then Count the key, which
+// records the event as dropped). Ref takes the shard lock.
+func (c *Counter) Ref(key string) *atomic.Uint64 {
+	if c == nil {
+		return nil
+	}
+	s := &c.shards[shardOf(key)]
+	s.mu.Lock()
+	// Drain may have published the key since the lock-free look-up.
+	p := (*s.read.Load())[key]
+	if p == nil {
+		p = s.dirty[key]
+	}
+	if p == nil {
+		p = s.retired[key]
+	}
+	if p == nil {
+		if len(s.dirty)+len(*s.read.Load())+len(s.retired) >= c.perShard {
+			s.mu.Unlock()
+			return nil
+		}
+		p = new(atomic.Uint64)
+		s.dirty[strings.Clone(key)] = p
+	}
 	s.mu.Unlock()
+	return p
 }
 
 // Drain calls fn for every key counted since the previous Drain, with the
@@ -91,14 +145,32 @@ func (c *Counter) Drain(fn func(key string, n uint64)) {
 	for i := range c.shards {
 		s := &c.shards[i]
 		s.mu.Lock()
-		for k, p := range s.m {
-			n := p.Swap(0)
-			if n == 0 {
-				delete(s.m, k) // idle for a whole period: forget it
+		old := *s.read.Load()
+		next := make(counterMap, len(old)+len(s.dirty))
+		retired := counterMap{}
+		for _, m := range [...]counterMap{old, s.dirty} {
+			for k, p := range m {
+				if n := p.Swap(0); n > 0 {
+					fn(k, n)
+					next[k] = p
+				} else {
+					retired[k] = p
+				}
+			}
+		}
+		// Idle for two periods: forgotten. Marking the counter dead (only if
+		// still zero) sends a Count that holds it from an old map to the slow
+		// path, which makes a new counter: no event is lost.
+		for k, p := range s.retired {
+			if p.CompareAndSwap(0, deadBit) {
 				continue
 			}
-			fn(k, n)
+			fn(k, p.Swap(0))
+			next[k] = p
 		}
+		s.read.Store(&next)
+		s.dirty = counterMap{}
+		s.retired = retired
 		s.mu.Unlock()
 	}
 }
@@ -124,9 +196,9 @@ func (c *Counter) Keys() int {
 	n := 0
 	for i := range c.shards {
 		s := &c.shards[i]
-		s.mu.RLock()
-		n += len(s.m)
-		s.mu.RUnlock()
+		s.mu.Lock()
+		n += len(*s.read.Load()) + len(s.dirty) + len(s.retired)
+		s.mu.Unlock()
 	}
 	return n
 }

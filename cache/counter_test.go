@@ -27,6 +27,15 @@ func TestCounter(t *testing.T) {
 	if got := drainAll(c); len(got) != 0 {
 		t.Errorf("second drain = %v, want nothing", got)
 	}
+	if n := c.Keys(); n != 2 {
+		t.Errorf("keys idle for one period: %d held, want 2 (retired)", n)
+	}
+	c.Count("21.12345/SVC/NS/A") // a retired key counts again
+	if got := drainAll(c); len(got) != 1 || got["21.12345/SVC/NS/A"] != 1 {
+		t.Errorf("third drain = %v", got)
+	}
+	drainAll(c)
+	drainAll(c)
 	if n := c.Keys(); n != 0 {
 		t.Errorf("idle keys kept: %d", n)
 	}
@@ -109,7 +118,12 @@ func BenchmarkCounterParallel(b *testing.B) {
 	for i := range keys {
 		keys[i] = fmt.Sprintf("21.12345/SVC/NS/%08d", i)
 	}
+	for _, k := range keys {
+		c.Count(k)
+	}
+	c.Drain(func(string, uint64) {}) // publish the keys: the steady state
 	b.ReportAllocs()
+	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		i := 0
 		for pb.Next() {
@@ -117,4 +131,16 @@ func BenchmarkCounterParallel(b *testing.B) {
 			i++
 		}
 	})
+}
+
+// BenchmarkCounterOneKey: the steady-state cost of one Count on one core.
+func BenchmarkCounterOneKey(b *testing.B) {
+	c := NewCounter(0)
+	key := "21.12345/SVC/NS/ABCD1234X"
+	c.Count(key)
+	c.Drain(func(string, uint64) {})
+	b.ReportAllocs()
+	for b.Loop() {
+		c.Count(key)
+	}
 }
