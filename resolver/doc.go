@@ -14,7 +14,12 @@
 //   - the home page with a lookup form, /lookup, /healthz, /robots.txt and
 //     /favicon.ico;
 //   - the listener's limits: timeouts, header size (431), body size (413),
-//     concurrency.
+//     concurrency, and the optional per-client-address rate limit (429 with
+//     Retry-After, ratelimit.go);
+//   - counting (metrics.go): resolutions by kind and result for /metrics
+//     (Stats), and each found record's resolutions into a *cache.Counter for
+//     the statistics admin flushes — one atomic add on a counter the entry's
+//     view keeps, so a hit still allocates nothing.
 //
 // It reads records only through *cache.Cache. Render builds, once per cache
 // entry, everything a cache hit needs (the redirect target, the ?noredirect page,

@@ -70,6 +70,7 @@ func (s *Server) serveHandle(ctx *fasthttp.RequestCtx, sc *scratch, rawPath, que
 		sendParts(ctx, fasthttp.StatusNotFound, v.reservedPage)
 		return
 	}
+	s.countHit(v, e.Key) // resolution statistics (no allocation)
 	filtered := p.filtered()
 	if p.noredirect {
 		if filtered {

@@ -2,6 +2,7 @@ package resolver
 
 import (
 	"encoding/json"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"pidnode/cache"
@@ -29,6 +30,11 @@ type view struct {
 	reservedPage page // 404 "reserved, not yet public", only for SUBMITTED
 
 	alias []byte // handle named by the first HS_ALIAS value, nil if none
+
+	// hits is the resolution counter of the record (cache.Counter.Ref), set
+	// on the first counted resolution: the only mutable field, so that
+	// counting a hit needs no look-up (metrics.go countHit).
+	hits atomic.Pointer[atomic.Uint64]
 }
 
 // Render pre-renders the resolver's view of a cache entry: the default

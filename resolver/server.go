@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"runtime/debug"
 	"strings"
@@ -58,6 +59,16 @@ type Config struct {
 	// Logger receives listener errors and failed record loads, never a line per
 	// request. Nil discards.
 	Logger *slog.Logger
+	// Counter, if set, counts every resolution of a found record by its
+	// storage key (resolution statistics, flushed to the store by admin).
+	Counter *cache.Counter
+	// RateLimit is the sustained requests per second allowed per client
+	// address (IPv6 by /64), RateBurst the bucket size (if zero, 2×RateLimit),
+	// RateTable the most addresses tracked (if zero, DefaultRateTable). If
+	// RateLimit is zero there is no limit. See ratelimit.go.
+	RateLimit float64
+	RateBurst int
+	RateTable int
 }
 
 // Server is the public resolver. Its Handler is safe for concurrent use.
@@ -71,6 +82,9 @@ type Server struct {
 	dates     dateCache
 	home      []byte
 	pool      sync.Pool // *scratch
+	counter   *cache.Counter
+	limiter   *clientLimiter // nil: no per-address limit
+	stats     resolverStats
 }
 
 // New validates cfg, fills defaults and returns a Server ready to Serve.
@@ -101,7 +115,7 @@ func New(cfg Config) (*Server, error) {
 	}{
 		{"ReadTimeout", int64(cfg.ReadTimeout)}, {"WriteTimeout", int64(cfg.WriteTimeout)},
 		{"IdleTimeout", int64(cfg.IdleTimeout)}, {"MaxHeaderBytes", int64(cfg.MaxHeaderBytes)},
-		{"MaxConns", int64(cfg.MaxConns)},
+		{"MaxConns", int64(cfg.MaxConns)}, {"RateBurst", int64(cfg.RateBurst)}, {"RateTable", int64(cfg.RateTable)},
 	} {
 		if l.v < 0 {
 			return nil, &ConfigError{Field: l.name, Value: fmt.Sprint(l.v), Err: ErrBadLimit}
@@ -129,6 +143,13 @@ func New(cfg Config) (*Server, error) {
 		proxyURL:  proxy,
 		publicURL: public,
 		log:       log,
+		counter:   cfg.Counter,
+	}
+	if cfg.RateLimit < 0 || math.IsNaN(cfg.RateLimit) || math.IsInf(cfg.RateLimit, 0) {
+		return nil, &ConfigError{Field: "RateLimit", Value: fmt.Sprint(cfg.RateLimit), Err: ErrBadLimit}
+	}
+	if cfg.RateLimit > 0 {
+		s.limiter = newClientLimiter(cfg.RateLimit, cfg.RateBurst, cfg.RateTable)
 	}
 	var prefixes []string
 	for _, p := range []string{cfg.Namer.Prefix(), cfg.Namer.TestPrefix()} {
@@ -323,6 +344,10 @@ func (s *Server) Handler(ctx *fasthttp.RequestCtx) {
 	}()
 	sc := s.getScratch()
 	path, query, frag := splitRequestURI(ctx.Request.Header.RequestURI())
+	if s.limiter != nil && string(path) != "/healthz" && s.limited(ctx) {
+		s.putScratch(sc)
+		return
+	}
 	switch {
 	case len(path) == 0 || path[0] != '/':
 		s.sendMessage(ctx, sc, fasthttp.StatusBadRequest, "Bad Request", "The request target is not a path.", nil, "")
@@ -340,8 +365,14 @@ func (s *Server) Handler(ctx *fasthttp.RequestCtx) {
 		s.serveLookup(ctx, sc, query)
 	case string(path) == "/api" || hasPrefixBytes(path, "/api/"):
 		s.serveAPI(ctx, sc, path, query)
+		s.count(sc, kindAPI, ctx.Response.StatusCode())
 	default:
 		s.serveHandle(ctx, sc, path[1:], query, frag)
+		kind := kindRedirect
+		if sc.p.noredirect {
+			kind = kindNoRedirect
+		}
+		s.count(sc, kind, ctx.Response.StatusCode())
 	}
 	s.putScratch(sc)
 }
