@@ -38,6 +38,11 @@ func (n *node) writeMetrics(w io.Writer) error {
 	// One family for every front: kind from {redirect, noredirect, api, dns,
 	// hdl}, result from a small fixed set per kind.
 	head("pidnode_resolver_resolutions_total", "counter", "Resolutions by front (kind) and outcome (result).")
+	if n.resolver != nil {
+		for _, r := range n.resolver.Stats().Resolutions() {
+			p("pidnode_resolver_resolutions_total{kind=%q,result=%q} %d\n", r.Kind, r.Result, r.N)
+		}
+	}
 	if n.dns != nil {
 		s := n.dns.Stats()
 		for _, r := range []struct {
@@ -60,6 +65,10 @@ func (n *node) writeMetrics(w io.Writer) error {
 		p("pidnode_dns_rrl_total{action=\"dropped\"} %d\npidnode_dns_rrl_total{action=\"slipped\"} %d\n", s.RRLDropped, s.RRLSlipped)
 		head("pidnode_dns_truncated_total", "counter", "UDP DNS answers sent truncated.")
 		p("pidnode_dns_truncated_total %d\n", s.Truncated)
+	}
+	if n.resolver != nil {
+		head("pidnode_resolver_rate_limited_total", "counter", "HTTP resolver requests refused with 429 by the per-address limit.")
+		p("pidnode_resolver_rate_limited_total %d\n", n.resolver.Stats().RateLimited)
 	}
 	return err
 }

@@ -211,7 +211,7 @@ func TestMetricsOnRunningNode(t *testing.T) {
 			}
 		}
 	}
-	for _, k := range []string{"dns", "hdl"} {
+	for _, k := range []string{"redirect", "noredirect", "api", "dns", "hdl"} {
 		if !kinds[k] {
 			t.Errorf("resolutions_total lacks kind %s", k)
 		}
@@ -298,7 +298,15 @@ func TestBackupUnderWritesRestores(t *testing.T) {
 			}
 		}()
 	}
-	time.Sleep(300 * time.Millisecond)
+	ackedN := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(acked)
+	}
+	// Enough writes before the backup to prove something, however slow the machine.
+	for deadline := time.Now().Add(20 * time.Second); ackedN() < 40 && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
 	mu.Lock()
 	before := append([]ackedWrite(nil), acked...) // acknowledged before the backup starts
 	mu.Unlock()
@@ -320,7 +328,10 @@ func TestBackupUnderWritesRestores(t *testing.T) {
 	}
 	res.Body.Close()
 	f.Close()
-	time.Sleep(200 * time.Millisecond) // writes keep going after the snapshot
+	// Writes keep going after the snapshot.
+	for deadline, n0 := time.Now().Add(10*time.Second), ackedN(); ackedN() < n0+20 && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
 	stop.Store(true)
 	writers.Wait()
 	stopTestNode(t, cancel, done)
@@ -421,5 +432,71 @@ func TestBackupWhileServingPointsToPidctl(t *testing.T) {
 	code := run([]string{"backup", "--data", dir, filepath.Join(t.TempDir(), "b.db")}, func(string) string { return "" }, nil, &out, &errb)
 	if code == 0 || !strings.Contains(errb.String(), "pidctl backup FILE") {
 		t.Errorf("backup of a served database: exit %d, stderr %q", code, errb.String())
+	}
+}
+
+// TestStatisticsEndToEnd: resolutions on the resolver reach the …/stats
+// routes after a flush (--stats-interval), per identifier and per namespace.
+func TestStatisticsEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	n, cancel, done := startTestNode(t, dir, "--demo", "--dns-addr", "", "--hdl-addr", "", "--stats-interval", "1s")
+	defer stopTestNode(t, cancel, done)
+	h := n.demo.Handles[0]
+	short := strings.Replace(h, "/svc/", "/", 1)
+	for _, target := range []string{"/" + h, "/" + short, "/" + h + "?noredirect", "/api/handles/" + h} {
+		get(t, "http://"+n.addr("resolver")+target)
+	}
+	c := &http.Client{Timeout: 10 * time.Second}
+	id := h[strings.LastIndexByte(h, '/')+1:]
+	base := "http://" + n.addr("admin") + "/pid/v2/handles/21.12345/" + n.demo.Namespace + "/"
+	var st struct {
+		Total uint64
+		Days  []struct {
+			Date  string
+			Count uint64
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		code, body := call(t, c, "GET", base+id+"/stats", n.demo.Key, nil)
+		if code != 200 {
+			t.Fatalf("stats: %d %s", code, body)
+		}
+		json.Unmarshal(body, &st)
+		if st.Total >= 4 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	today := time.Now().UTC().Format(time.DateOnly)
+	if st.Total != 4 || len(st.Days) != 1 || st.Days[0].Date != today {
+		t.Errorf("identifier stats %+v, want 4 today (%s)", st, today)
+	}
+	code, body := call(t, c, "GET", base+"stats", n.demo.Key, nil)
+	json.Unmarshal(body, &st)
+	if code != 200 || st.Total != 4 {
+		t.Errorf("namespace stats: %d %s", code, body)
+	}
+}
+
+// TestResolverRateLimitEndToEnd: --resolver-rate/--resolver-burst limit one
+// client address with 429 and Retry-After; /healthz stays open.
+func TestResolverRateLimitEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	n, cancel, done := startTestNode(t, dir, "--demo", "--dns-addr", "", "--hdl-addr", "", "--resolver-rate", "0.5", "--resolver-burst", "2")
+	defer stopTestNode(t, cancel, done)
+	var codes []int
+	for range 3 {
+		resp, _ := get(t, "http://"+n.addr("resolver")+"/"+n.demo.Handles[0])
+		codes = append(codes, resp.StatusCode)
+		if resp.StatusCode == 429 && resp.Header.Get("Retry-After") != "2" {
+			t.Errorf("Retry-After %q, want 2", resp.Header.Get("Retry-After"))
+		}
+	}
+	if fmt.Sprint(codes) != "[302 302 429]" {
+		t.Errorf("statuses %v, want [302 302 429]", codes)
+	}
+	if resp, _ := get(t, "http://"+n.addr("resolver")+"/healthz"); resp.StatusCode != 200 {
+		t.Errorf("/healthz under the limit: %d", resp.StatusCode)
 	}
 }

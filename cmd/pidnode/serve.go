@@ -153,6 +153,9 @@ func (n *node) bind() error {
 			ProxyURL:  cfg.ProxyURL,
 			PublicURL: publicURL,
 			Logger:    n.log.With("listener", "resolver"),
+			Counter:   n.counter,
+			RateLimit: cfg.ResolverRate,
+			RateBurst: cfg.ResolverBurst,
 		})
 		if err != nil {
 			ln.Close()
