@@ -44,10 +44,11 @@ func (n *node) bindDNS() error {
 		return err
 	}
 	srv, err := hdldns.New(hdldns.Config{
-		Cache:  n.cache,
-		Namer:  n.namer,
-		Zones:  zones,
-		Logger: n.log.With("listener", "dns"),
+		Cache:   n.cache,
+		Namer:   n.namer,
+		Zones:   zones,
+		Logger:  n.log.With("listener", "dns"),
+		Counter: n.counter,
 	})
 	if err != nil {
 		return err
@@ -118,6 +119,7 @@ func (n *node) bindHdl() error {
 		Site:    site,
 		SignKey: key,
 		Logger:  n.log.With("listener", "hdl"),
+		Counter: n.counter,
 	})
 	if err != nil {
 		ln.Close()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -23,9 +24,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/miekg/dns"
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"pidnode/resolver/hdl"
 )
 
 // selfSigned writes a self-signed certificate for 127.0.0.1 and its key, and
@@ -439,12 +443,22 @@ func TestBackupWhileServingPointsToPidctl(t *testing.T) {
 // routes after a flush (--stats-interval), per identifier and per namespace.
 func TestStatisticsEndToEnd(t *testing.T) {
 	dir := t.TempDir()
-	n, cancel, done := startTestNode(t, dir, "--demo", "--dns-addr", "", "--hdl-addr", "", "--stats-interval", "1s")
+	n, cancel, done := startTestNode(t, dir, "--demo", "--stats-interval", "1s")
 	defer stopTestNode(t, cancel, done)
 	h := n.demo.Handles[0]
 	short := strings.Replace(h, "/svc/", "/", 1)
 	for _, target := range []string{"/" + h, "/" + short, "/" + h + "?noredirect", "/api/handles/" + h} {
 		get(t, "http://"+n.addr("resolver")+target)
+	}
+	// One resolution over DNS and one over the native protocol count too.
+	m := new(dns.Msg)
+	m.SetQuestion(dns.Fqdn(n.dnsName(h)), dns.TypeURI)
+	if r, err := dns.Exchange(m, n.addr("dns")); err != nil || r.Rcode != dns.RcodeSuccess || len(r.Answer) == 0 {
+		t.Fatalf("DNS %s: %v %v", n.dnsName(h), r, err)
+	}
+	hc := &hdl.Client{Addr: n.addr("hdl"), Timeout: 5 * time.Second}
+	if _, err := hc.Resolve(context.Background(), h, nil, nil, 0); err != nil {
+		t.Fatalf("native resolution: %v", err)
 	}
 	c := &http.Client{Timeout: 10 * time.Second}
 	id := h[strings.LastIndexByte(h, '/')+1:]
@@ -463,18 +477,18 @@ func TestStatisticsEndToEnd(t *testing.T) {
 			t.Fatalf("stats: %d %s", code, body)
 		}
 		json.Unmarshal(body, &st)
-		if st.Total >= 4 || time.Now().After(deadline) {
+		if st.Total >= 6 || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
 	today := time.Now().UTC().Format(time.DateOnly)
-	if st.Total != 4 || len(st.Days) != 1 || st.Days[0].Date != today {
-		t.Errorf("identifier stats %+v, want 4 today (%s)", st, today)
+	if st.Total != 6 || len(st.Days) != 1 || st.Days[0].Date != today {
+		t.Errorf("identifier stats %+v, want 6 today (%s): 4 HTTP, 1 DNS, 1 native", st, today)
 	}
 	code, body := call(t, c, "GET", base+"stats", n.demo.Key, nil)
 	json.Unmarshal(body, &st)
-	if code != 200 || st.Total != 4 {
+	if code != 200 || st.Total != 6 {
 		t.Errorf("namespace stats: %d %s", code, body)
 	}
 }

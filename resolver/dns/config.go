@@ -50,6 +50,9 @@ type Config struct {
 	Cache *cache.Cache
 	// Namer turns handles into storage keys. Required.
 	Namer *handlev.Namer
+	// Counter, if set, counts every answered lookup of a found record by its
+	// storage key (resolution statistics, flushed by admin).
+	Counter *cache.Counter
 	// Zones are the zones served, at least one; the longest matching zone wins.
 	Zones []Zone
 

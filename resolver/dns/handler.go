@@ -302,6 +302,7 @@ func (s *Server) lookup(r *reply, z *zone, sub string) (*cache.Entry, error) {
 	if e == nil || !e.Found || e.Status == handlev.StatusSubmitted {
 		return nil, nil
 	}
+	s.counter.Count(e.Key) // resolution statistics (nil-safe, no allocation)
 	return e, nil
 }
 

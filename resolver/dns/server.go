@@ -32,6 +32,7 @@ type Server struct {
 	pool    sync.Pool // *reply
 	memo    rrMemo    // DNS.* values parsed, per cache entry and type
 	stats   counters
+	counter *cache.Counter
 
 	mu      sync.Mutex
 	closed  bool
@@ -95,6 +96,7 @@ func New(cfg Config) (*Server, error) {
 		wtime:   cfg.WriteTimeout,
 		log:     cfg.Logger,
 		now:     cfg.Now,
+		counter: cfg.Counter,
 	}
 	if s.udpSize == 0 {
 		s.udpSize = DefaultUDPSize

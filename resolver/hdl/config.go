@@ -28,6 +28,9 @@ type Config struct {
 	Cache *cache.Cache
 	// Namer maps handles to storage keys and says which prefixes are served. Required.
 	Namer *handlev.Namer
+	// Counter, if set, counts every resolution of a found record by its
+	// storage key (resolution statistics, flushed by admin).
+	Counter *cache.Counter
 
 	// Site describes this node in its HS_SITE value (GET_SITE_INFO, pidnode siteinfo).
 	Site SiteConfig

@@ -274,6 +274,7 @@ func (s *Server) resolve(r *reply) {
 		r.error(hsmsg.RCHandleNotFound, "")
 		return
 	}
+	s.cfg.Counter.Count(e.Key) // resolution statistics (nil-safe, no allocation)
 	vals := e.Record.Values
 	filtered := len(q.Indexes) > 0 || len(q.Types) > 0
 	if !filtered {
