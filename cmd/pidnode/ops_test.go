@@ -514,3 +514,20 @@ func TestResolverRateLimitEndToEnd(t *testing.T) {
 		t.Errorf("/healthz under the limit: %d", resp.StatusCode)
 	}
 }
+
+// TestImportedRecordsSearchable: `pidnode import` rebuilds the URL index, so
+// an imported record in an SNAA's namespace is found by URL search.
+func TestImportedRecordsSearchable(t *testing.T) {
+	dir := t.TempDir()
+	n, cancel, done := startTestNode(t, dir, "--demo", "--dns-addr", "", "--hdl-addr", "")
+	stopTestNode(t, cancel, done)
+	line := `{"handle":"21.12345/svc/` + n.demo.Namespace + `/IMPORTED-1","values":[{"index":1,"type":"URL","data":{"format":"string","value":"https://archive.example.org/old/1"},"ttl":86400,"timestamp":"2001-09-09T01:46:40Z"}]}`
+	runCmd(t, line+"\n", "import", "--data", dir, "-")
+	n2, cancel2, done2 := startTestNode(t, dir, "--dns-addr", "", "--hdl-addr", "")
+	defer stopTestNode(t, cancel2, done2)
+	c := &http.Client{Timeout: 10 * time.Second}
+	code, body := call(t, c, "GET", "http://"+n2.addr("admin")+"/pid/v2/handles/21.12345/"+n.demo.Namespace+"/?url=https%3A%2F%2Farchive.example.org%2F%2A", n.demo.Key, nil)
+	if code != 200 || !strings.Contains(string(body), `"handle":"21.12345/svc/`+n.demo.Namespace+`/IMPORTED-1"`) {
+		t.Errorf("search after import: %d %s", code, body)
+	}
+}
