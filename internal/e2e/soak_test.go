@@ -99,8 +99,9 @@ func pct(ds []time.Duration, p float64) time.Duration {
 
 // TestSoak runs mixed resolution and admin traffic against the real binary for
 // PIDNODE_SOAK_DURATION (default: a 5 s smoke run; make soak: 10 minutes) and
-// checks: no failed request, RSS flat after warm-up (average of the last third
-// of the run within 20% of the middle third), no goroutine growth (go_goroutines
+// checks: no failed request, anonymous RSS flat after warm-up (average of the
+// last third of the run within 20% of the middle third; VmRSS, which includes
+// the growing database file's mapped pages, is reported), no goroutine growth (go_goroutines
 // from the admin /metrics when served, otherwise the process's thread count as
 // a proxy), and reports p50/p99 per window (a minute, or a fifth of a short run).
 func TestSoak(t *testing.T) {
@@ -119,9 +120,9 @@ func TestSoak(t *testing.T) {
 	// records stop growing: after warm-up the working set is steady and any
 	// growth of the node's memory is a leak, not data. New identifiers are
 	// created throughout but not resolved (they grow only the database file).
-	nIDs := 50
+	nIDs := 20
 	if dur < time.Minute {
-		nIDs = 20
+		nIDs = 10
 	}
 	nIDs = envInt("PIDNODE_SOAK_IDS", nIDs)
 	createPct := envInt("PIDNODE_SOAK_CREATE_PERCENT", 10)
@@ -303,8 +304,12 @@ func TestSoak(t *testing.T) {
 	if dur < time.Minute {
 		assert = t.Logf
 	}
-	if rssLast > rssMid*1.2 {
-		assert("RSS grows: last third %.0f kB, middle third %.0f kB (+%.0f%%)", rssLast, rssMid, 100*(rssLast/rssMid-1))
+	// The flatness check is on RssAnon (heap, stacks: what a leak grows).
+	// VmRSS also counts the pages of bbolt's mmap of the database file, which
+	// legitimately grows with every write (new identifiers, the append-only
+	// audit log); it is reported, not asserted.
+	if anonLast > anonMid*1.2 {
+		assert("anonymous RSS grows: last third %.0f kB, middle third %.0f kB (+%.0f%%)", anonLast, anonMid, 100*(anonLast/anonMid-1))
 	}
 	gauge, gaugeName := func(s procSample) int64 { return s.threads }, "threads (proxy: the admin API serves no /metrics go_goroutines)"
 	if samples[len(samples)-1].goroutines >= 0 {
