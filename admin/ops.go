@@ -382,6 +382,13 @@ func (s *Server) Approve(appID string, req ApproveRequest) (*ApproveResult, erro
 		return nil, o.err
 	}
 	s.log.Info("application approved", "application", appID, "snaa", res.SNAA.ID, "namespace", res.SNAA.Namespace)
+	// Records imported into the namespace before its SNAA existed become
+	// searchable by URL now (the index skips namespaces nobody owns).
+	if n, err := s.indexNamespace(res.SNAA.Namespace); err != nil {
+		s.log.Error("indexing the new namespace's records by URL", "namespace", res.SNAA.Namespace, "err", err)
+	} else if n > 0 {
+		s.log.Info("indexed imported records by URL", "namespace", res.SNAA.Namespace, "entries", n)
+	}
 	return &res, nil
 }
 

@@ -311,3 +311,31 @@ func TestBulkOneTransaction(t *testing.T) {
 		e.want(e.do("GET", coll+fmt.Sprintf("mixed-%02d", i), a.Key.Secret, nil), 404)
 	}
 }
+
+// TestApproveIndexesImportedNamespace: records imported into a namespace no
+// SNAA owns are not indexed (nobody can search them) until the SNAA owning
+// it is approved; then they are found by URL.
+func TestApproveIndexesImportedNamespace(t *testing.T) {
+	e := newEnv(t)
+	for i, h := range []string{"21.12345/svc/LATE/A1", "21.T12345/svc/LATE/B1"} {
+		key, _, _ := e.namer.Key(h)
+		err := e.db.Update(func(tx *store.Tx) error {
+			return tx.PutRecord(key, &store.Stored{Version: 1, Record: handlev.Record{Handle: h,
+				Values: []handlev.Value{{Index: 1, Type: handlev.TypeURL, Data: []byte(fmt.Sprintf("https://old.example.org/%d", i)), TTL: 86400}}}})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := ReindexURLs(e.db, e.namer, nil); err != nil || n != 0 {
+		t.Fatalf("ReindexURLs = %d, %v; want 0 (no SNAA owns LATE)", n, err)
+	}
+	a := e.snaa(map[string]any{"namespace": "LATE", "prefixes": []string{"21.12345", "21.T12345"}})
+	q := "url=" + url.QueryEscape("https://old.example.org/*")
+	if got := e.search(a.Key.Secret, "/pid/v2/handles/21.12345/LATE/", q, 10); !slices.Equal(got, []string{"21.12345/svc/LATE/A1"}) {
+		t.Errorf("production prefix after approval: %v", got)
+	}
+	if got := e.search(a.Key.Secret, "/testpid/v2/handles/21.T12345/LATE/", q, 10); !slices.Equal(got, []string{"21.T12345/svc/LATE/B1"}) {
+		t.Errorf("test prefix after approval: %v", got)
+	}
+}

@@ -2,6 +2,7 @@ package admin
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 
 	"pidnode/handlev"
@@ -19,8 +20,9 @@ import (
 // with an empty value, where the namespace key prefix is the record's storage
 // key up to its id ("21.12345/SVC/NS/"). Keys sort by namespace, then URL, so an
 // exact URL and a URL prefix are both one cursor range inside one namespace.
-// Only full-form keys under the production and test prefixes are indexed: those
-// are the records the SNAA routes list. Every create and update maintains the
+// Only full-form keys under the production and test prefixes, in namespaces
+// that belong to an SNAA, are indexed: those are the records the SNAA routes
+// list. Every create and update maintains the
 // index in its own transaction; ReindexURLs rebuilds it (after `pidnode import`,
 // and by New for a database written before the index existed).
 //
@@ -93,10 +95,13 @@ func recordKeyOfIndex(k []byte) []byte {
 const reindexChunk = 10000
 
 // ReindexURLs rebuilds the URL index from the records: it clears it, indexes
-// every full-form record under namer's production and test prefixes by the URL
-// value of model (nil = DefaultModel), and marks the index complete. It runs in
-// transactions of a few thousand records and must not race with writers: call
-// it offline (`pidnode import` does) or before serving (New does when the
+// every full-form record under namer's production and test prefixes in a
+// namespace that belongs to an SNAA, by the URL value of model (nil =
+// DefaultModel), and marks the index complete. Records of namespaces no SNAA
+// owns are skipped without being read (a bulk import of foreign records costs
+// a key scan); approving an SNAA indexes its namespace's records then. It runs
+// in transactions of a few thousand records and must not race with writers:
+// call it offline (`pidnode import` does) or before serving (New does when the
 // index is not marked complete). It returns the number of entries written.
 func ReindexURLs(db *store.DB, namer *handlev.Namer, model []byte) (int, error) {
 	if len(model) == 0 {
@@ -131,7 +136,63 @@ func reindexURLs(db *store.DB, namer *handlev.Namer, urlIndex int32) (int, error
 			return 0, fmt.Errorf("admin: clearing the URL index: %w", err)
 		}
 	}
-	var after []byte
+	owned, err := ownedNamespaces(db, namer)
+	if err != nil {
+		return 0, err
+	}
+	total := 0
+	if len(owned) > 0 {
+		total, err = indexRange(db, namer, urlIndex, nil, func(nsp []byte) bool { return owned[string(nsp)] })
+		if err != nil {
+			return total, err
+		}
+	}
+	err = db.Update(func(tx *store.Tx) error {
+		return tx.Bolt().Bucket(store.BucketURLIndex).Put(urlIndexMarker, nil)
+	})
+	return total, err
+}
+
+// namespacePrefixes returns the key prefixes of namespace ns under the
+// production and the test prefix.
+func namespacePrefixes(namer *handlev.Namer, ns string) []string {
+	var out []string
+	for _, p := range []string{namer.Prefix(), namer.TestPrefix()} {
+		if p == "" {
+			continue
+		}
+		if k, _, err := namer.Key(namer.Full(p, ns, "X")); err == nil {
+			out = append(out, k[:len(k)-1])
+		}
+	}
+	return out
+}
+
+// ownedNamespaces returns the key prefixes of every SNAA's namespace.
+func ownedNamespaces(db *store.DB, namer *handlev.Namer) (map[string]bool, error) {
+	owned := map[string]bool{}
+	err := db.View(func(tx *store.Tx) error {
+		return tx.Bolt().Bucket(store.BucketSNAAs).ForEach(func(_, v []byte) error {
+			var sn SNAA
+			if err := json.Unmarshal(v, &sn); err != nil {
+				return fmt.Errorf("admin: SNAA record: %w", err)
+			}
+			for _, p := range namespacePrefixes(namer, sn.Namespace) {
+				owned[p] = true
+			}
+			return nil
+		})
+	})
+	return owned, err
+}
+
+// indexRange indexes the records whose key starts with prefix (nil: all) and
+// whose namespace want accepts, in transactions of reindexChunk records.
+// Writers may run meanwhile: each record is read and indexed in one write
+// transaction, and a Put of an entry a write already made is a no-op.
+func indexRange(db *store.DB, namer *handlev.Namer, urlIndex int32, prefix []byte, want func(nsp []byte) bool) (int, error) {
+	after := prefix
+	first := true
 	total := 0
 	for {
 		var n int
@@ -141,16 +202,14 @@ func reindexURLs(db *store.DB, namer *handlev.Namer, urlIndex int32) (int, error
 			idx := tx.Bolt().Bucket(store.BucketURLIndex)
 			c := tx.Bolt().Bucket(store.BucketRecords).Cursor()
 			var k []byte
-			if after == nil {
-				k, _ = c.First()
-			} else if k, _ = c.Seek(after); bytes.Equal(k, after) {
+			if k, _ = c.Seek(after); !first && bytes.Equal(k, after) {
 				k, _ = c.Next()
 			}
-			for read := 0; k != nil && read < reindexChunk; k, _ = c.Next() {
+			for read := 0; k != nil && bytes.HasPrefix(k, prefix) && read < reindexChunk; k, _ = c.Next() {
 				read++
 				last = k
 				nsp := nsKeyPrefix(namer, k)
-				if nsp == nil {
+				if nsp == nil || !want(nsp) {
 					continue
 				}
 				st, ok, err := tx.Record(string(k))
@@ -173,18 +232,28 @@ func reindexURLs(db *store.DB, namer *handlev.Namer, urlIndex int32) (int, error
 			return nil
 		})
 		if err != nil {
-			return total, fmt.Errorf("admin: rebuilding the URL index: %w", err)
+			return total, fmt.Errorf("admin: building the URL index: %w", err)
 		}
 		total += n
 		if len(last) == 0 {
-			break
+			return total, nil
 		}
-		after = last
+		after, first = last, false
 	}
-	err := db.Update(func(tx *store.Tx) error {
-		return tx.Bolt().Bucket(store.BucketURLIndex).Put(urlIndexMarker, nil)
-	})
-	return total, err
+}
+
+// indexNamespace indexes the records already in namespace ns (imported before
+// its SNAA existed); Approve calls it.
+func (s *Server) indexNamespace(ns string) (int, error) {
+	total := 0
+	for _, p := range namespacePrefixes(s.namer, ns) {
+		n, err := indexRange(s.db, s.namer, s.model.URL.Index, []byte(p), func([]byte) bool { return true })
+		total += n
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
 }
 
 // urlIndexBuilt reports whether the URL index is marked complete.
