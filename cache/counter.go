@@ -36,6 +36,13 @@ type Counter struct {
 
 type counterMap = map[string]*atomic.Uint64
 
+// paddedCounter gives each key's counter a cache line of its own, so that
+// two popular identifiers counted on different cores do not contend.
+type paddedCounter struct {
+	n atomic.Uint64
+	_ [56]byte
+}
+
 // DeadBit is set in a counter Drain has forgotten: whoever adds to a counter
 // it keeps (see Ref) and sees DeadBit in the result must get a new one.
 const DeadBit = 1 << 63
@@ -128,7 +135,7 @@ func (c *Counter) Ref(key string) *atomic.Uint64 {
 			s.mu.Unlock()
 			return nil
 		}
-		p = new(atomic.Uint64)
+		p = &new(paddedCounter).n
 		s.dirty[strings.Clone(key)] = p
 	}
 	s.mu.Unlock()
