@@ -59,12 +59,8 @@ func (n *node) writeMetrics(w io.Writer) error {
 		p("pidnode_resolver_resolutions_total{kind=\"hdl\",result=\"error\"} %d\n", s.Errors)
 		p("pidnode_resolver_resolutions_total{kind=\"hdl\",result=\"dropped\"} %d\n", s.Dropped)
 	}
-	if n.dns != nil {
-		s := n.dns.Stats()
-		head("pidnode_dns_rrl_total", "counter", "DNS answers limited by response rate limiting, by action.")
-		p("pidnode_dns_rrl_total{action=\"dropped\"} %d\npidnode_dns_rrl_total{action=\"slipped\"} %d\n", s.RRLDropped, s.RRLSlipped)
-		head("pidnode_dns_truncated_total", "counter", "UDP DNS answers sent truncated.")
-		p("pidnode_dns_truncated_total %d\n", s.Truncated)
+	if n.dns != nil && err == nil {
+		err = n.dns.WriteMetrics(w) // pidnode_dns_*: queries, responses by code, truncation, RRL
 	}
 	if n.resolver != nil {
 		head("pidnode_resolver_rate_limited_total", "counter", "HTTP resolver requests refused with 429 by the per-address limit.")
