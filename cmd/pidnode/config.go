@@ -43,6 +43,10 @@ type Config struct {
 	LogLevel        string   `toml:"log_level"`
 	ShutdownTimeout Duration `toml:"shutdown_timeout"`
 	AdminInsecure   bool     `toml:"admin_insecure"`
+	DNSNS           []string `toml:"dns_ns"`
+	DNSRName        string   `toml:"dns_rname"`
+	DNSRRLRate      int      `toml:"dns_rrl_rate"`
+	DNSRRLBurst     int      `toml:"dns_rrl_burst"`
 	AdminRate       float64  `toml:"admin_rate"`
 	AdminBurst      int      `toml:"admin_burst"`
 	ResolverRate    float64  `toml:"resolver_rate"`
@@ -87,9 +91,11 @@ type setting struct {
 	name string // flag name; env is PIDNODE_ + upper(name with - → _)
 	help string
 	list bool // repeatable flag; comma-separated in the environment
-	bool bool // boolean flag
-	set  func(string) error
-	get  func() string // current value, for --help and the README reference
+	// reset, for lists, forgets the values of a lower-precedence source.
+	reset func()
+	bool  bool // boolean flag
+	set   func(string) error
+	get   func() string // current value, for --help and the README reference
 }
 
 func (s setting) env() string {
@@ -102,8 +108,9 @@ func (c *Config) settings() []setting {
 	}
 	list := func(name, help string, p *[]string) setting {
 		return setting{name: name, help: help, list: true,
-			set: func(v string) error { *p = append(*p, v); return nil },
-			get: func() string { return strings.Join(*p, ",") }}
+			reset: func() { *p = nil },
+			set:   func(v string) error { *p = append(*p, v); return nil },
+			get:   func() string { return strings.Join(*p, ",") }}
 	}
 	rate := func(name, help string, p *float64) setting {
 		return setting{name: name, help: help,
@@ -117,7 +124,7 @@ func (c *Config) settings() []setting {
 			},
 			get: func() string { return strconv.FormatFloat(*p, 'g', -1, 64) }}
 	}
-	burst := func(name, help string, p *int) setting {
+	count := func(name, help string, p *int) setting {
 		return setting{name: name, help: help,
 			set: func(v string) error {
 				n, err := strconv.Atoi(v)
@@ -145,6 +152,10 @@ func (c *Config) settings() []setting {
 			set: func(v string) error { b, err := parseBool(v); c.Demo = b; return err },
 			get: func() string { return strconv.FormatBool(c.Demo) }},
 		list("dns-zone", "DNS zone and the prefix it maps to, ZONE=PREFIX (repeatable)", &c.DNSZone),
+		list("dns-ns", "name server of every DNS zone, for the apex NS and the SOA MNAME (repeatable; default ns1.ZONE)", &c.DNSNS),
+		str("dns-rname", "SOA mailbox of every DNS zone as a domain name (default hostmaster.ZONE)", &c.DNSRName),
+		count("dns-rrl-rate", "DNS responses per second per source prefix over UDP (/24, /56); 0 = no response-rate limit", &c.DNSRRLRate),
+		count("dns-rrl-burst", "DNS responses a source prefix may get at once (0 = the rate)", &c.DNSRRLBurst),
 		str("model", "metadata model file (default: the embedded pid4cat model)", &c.Model),
 		{name: "cache-entries", help: "resolver cache size in entries",
 			set: func(v string) error {
@@ -171,9 +182,9 @@ func (c *Config) settings() []setting {
 			set: func(v string) error { b, err := parseBool(v); c.AdminInsecure = b; return err },
 			get: func() string { return strconv.FormatBool(c.AdminInsecure) }},
 		rate("admin-rate", "sustained admin requests per second per API key (429 with Retry-After beyond; 0 = no limit)", &c.AdminRate),
-		burst("admin-burst", "admin requests a key may send at once (token bucket size; 0 = 2×rate)", &c.AdminBurst),
+		count("admin-burst", "admin requests a key may send at once (token bucket size; 0 = 2×rate)", &c.AdminBurst),
 		rate("resolver-rate", "sustained resolver requests per second per client address (429 with Retry-After beyond; 0 = no limit)", &c.ResolverRate),
-		burst("resolver-burst", "resolver requests a client address may send at once (0 = 2×rate)", &c.ResolverBurst),
+		count("resolver-burst", "resolver requests a client address may send at once (0 = 2×rate)", &c.ResolverBurst),
 		{name: "stats-interval", help: "how often resolution counts are written to the database",
 			set: func(v string) error {
 				if err := c.StatsInterval.UnmarshalText([]byte(v)); err != nil {
@@ -249,7 +260,7 @@ func loadConfig(cmd string, args []string, getenv func(string) string, stderr io
 	for _, s := range settings {
 		if v := getenv(s.env()); v != "" {
 			if s.list {
-				resetList(&cfg, s.name)
+				s.reset()
 				for _, item := range strings.Split(v, ",") {
 					if item = strings.TrimSpace(item); item != "" {
 						if err := s.set(item); err != nil {
@@ -268,7 +279,7 @@ func loadConfig(cmd string, args []string, getenv func(string) string, stderr io
 			continue
 		}
 		if s.list {
-			resetList(&cfg, s.name)
+			s.reset()
 		}
 		for _, v := range *vals {
 			if err := s.set(v); err != nil {
@@ -280,15 +291,6 @@ func loadConfig(cmd string, args []string, getenv func(string) string, stderr io
 		cfg.OperatorKeyFile = cfg.Data + string(os.PathSeparator) + "operator.key"
 	}
 	return &cfg, fs.Args(), nil
-}
-
-func resetList(c *Config, name string) {
-	switch name {
-	case "extra-prefix":
-		c.ExtraPrefix = nil
-	case "dns-zone":
-		c.DNSZone = nil
-	}
 }
 
 // dnsZones splits the ZONE=PREFIX pairs of --dns-zone.

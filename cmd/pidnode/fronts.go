@@ -44,11 +44,15 @@ func (n *node) bindDNS() error {
 		return err
 	}
 	srv, err := hdldns.New(hdldns.Config{
-		Cache:   n.cache,
-		Namer:   n.namer,
-		Zones:   zones,
-		Logger:  n.log.With("listener", "dns"),
-		Counter: n.counter,
+		Cache:    n.cache,
+		Namer:    n.namer,
+		Zones:    zones,
+		NS:       n.cfg.DNSNS,
+		RName:    n.cfg.DNSRName,
+		RRLRate:  n.cfg.DNSRRLRate,
+		RRLBurst: n.cfg.DNSRRLBurst,
+		Logger:   n.log.With("listener", "dns"),
+		Counter:  n.counter,
 	})
 	if err != nil {
 		return err
