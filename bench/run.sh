@@ -11,7 +11,8 @@
 # request stream, SEED, BENCH_DATA (dataset cache, default bench/data),
 # BENCH_WORK (scratch: databases, logs; default a temp dir removed at the end
 # unless KEEP=1), OUT (results directory, default bench/results), PIDNODE_BIN
-# (use this binary instead of building ./cmd/pidnode), PROFILE=0 to
+# (use this binary instead of building ./cmd/pidnode), ROUNDS (interleaved
+# rounds of the cache-hit and miss comparisons, the best counts; 3), PROFILE=0 to
 # skip the perf profiles, DNS_MAX_N, SERVER_CPU, LOAD_CPU.
 #
 # Every server runs in its own process group (setsid) pinned to SERVER_CPU, the
@@ -33,6 +34,7 @@ REQUESTS=${REQUESTS:-200000}
 SEED=${SEED:-1}
 DNS_MAX_N=${DNS_MAX_N:-100000}
 PROF_DUR=${PROF_DUR:-5}
+ROUNDS=${ROUNDS:-3}
 PREFIX=21.T12345
 NS=BNC
 OUT=${OUT:-$ROOT/bench/results}
@@ -320,6 +322,143 @@ row gen "dataset generation ($N records, $(r0 "$(calc "$REC_BYTES/1e6")") MB JSO
 
 na() { row "$1" "$2" "$3" "n/a" - - none - "$4" "not available: $5"; }
 
+# ----------------------------------------------------------------- baselines --
+# nginx_up — start nginx (one worker, access log off, the generated map) on a
+# free port; sets NGA (empty if it did not come up), NPG, NG_START_S.
+nginx_up() {
+	NGA="" NPG=""
+	[[ -x $NGINX ]] || return 0
+	local NG=$WORK/nginx port t0 t1
+	mkdir -p "$NG/logs"
+	port=$(free_port)
+	cat >"$NG/nginx.conf" <<EOF
+worker_processes 1;
+daemon off;
+pid $NG/nginx.pid;
+error_log $NG/logs/error.log warn;
+events { worker_connections 4096; }
+http {
+    access_log off;
+    keepalive_requests 1000000;
+    map_hash_max_size $((N * 2 + 1024));
+    map_hash_bucket_size 128;
+    map \$uri \$target {
+        default "";
+        include $DATA/nginx-map.conf;
+    }
+    server {
+        listen 127.0.0.1:$port;
+        location / {
+            if (\$target = "") { return 404; }
+            return 302 \$target;
+        }
+    }
+}
+EOF
+	t0=$(date +%s.%N)
+	start nginx "$NGINX" -p "$NG" -e "$NG/logs/error.log" -c "$NG/nginx.conf"
+	NPG=$STARTED_PG
+	if wait_http "127.0.0.1:$port" / 300; then
+		t1=$(date +%s.%N)
+		NGA=127.0.0.1:$port
+		NG_START_S=$(calc "$t1 - $t0")
+		log "nginx ready in $NG_START_S s: $(curl -s -o /dev/null -w '%{http_code} %{redirect_url}' "http://$NGA$SAMPLE")"
+		row nginx_start "nginx start-up with a $N-entry map" s "$NG_START_S" - - none - "nginx -c nginx.conf" "for comparison with pidnode's start-up"
+	else
+		log "nginx did not start: $(tail -3 "$NG/logs/error.log" 2>/dev/null)"
+		stop "$NPG"
+		NPG=""
+	fi
+}
+
+# baseline_up — start the bare fasthttp map server; sets BA (empty if it did
+# not come up) and BPG.
+baseline_up() {
+	local i
+	BA=""
+	rm -f "$WORK/baseline.ready"
+	start baseline "$BIN/baseline-http" -map "$DATA/baseline-map.tsv" -addr 127.0.0.1:0 -ready-file "$WORK/baseline.ready"
+	BPG=$STARTED_PG
+	for i in $(seq 3000); do [[ -s $WORK/baseline.ready ]] && break; sleep 0.02; done
+	BA=$(awk '{print $2}' "$WORK/baseline.ready" 2>/dev/null || true)
+	[[ -n $BA ]] || log "baseline-http did not start: $(tail -3 "$WORK/baseline.log")"
+}
+
+# keep_best NAME — after a wrk_run, keep its figures as NAME_RPC, NAME_RPS,
+# NAME_CMD, NAME_BAD if its requests per server CPU-second beat the best so
+# far. Interference from other work only ever slows a run down, so the best of
+# several interleaved rounds is the least disturbed one.
+keep_best() {
+	local cur=${1}_RPC
+	if awk "BEGIN { exit !($RPC > ${!cur:-0}) }"; then
+		printf -v "${1}_RPC" %s "$RPC"
+		printf -v "${1}_RPS" %s "$RPS"
+		printf -v "${1}_CMD" %s "$CMD"
+		printf -v "${1}_BAD" %s "$BAD"
+	fi
+}
+
+# hit_rounds — the cache-hit comparison: ROUNDS interleaved rounds of pidnode
+# (redirect, /api/handles, ?noredirect; if PG is set), nginx and the fasthttp
+# map, back to back; then open-loop runs at 50 % (25/50/75 % for the pidnode
+# redirect) of each one's best capacity. Stops nginx and the map server.
+hit_rounds() {
+	local r
+	HIT_RPC=0 API_RPC=0 NOR_RPC=0 NG_RPC=0 FM_RPC=0
+	for r in $(seq "$ROUNDS"); do
+		if [[ -n ${PG:-} ]]; then
+			wrk_run "redirect-r$r" "$PG" "$RES" "$ZIPF" "" ""
+			keep_best HIT
+			wrk_run "api-r$r" "$PG" "$RES" "$ZIPF" /api/handles ""
+			keep_best API
+			wrk_run "noredirect-r$r" "$PG" "$RES" "$ZIPF" "" "?noredirect"
+			keep_best NOR
+		fi
+		if [[ -n $NGA ]]; then
+			wrk_run "nginx-r$r" "$NPG" "$NGA" "$ZIPF" "" ""
+			keep_best NG
+		fi
+		if [[ -n $BA ]]; then
+			wrk_run "fasthttp-map-r$r" "$BPG" "$BA" "$ZIPF" "" ""
+			keep_best FM
+		fi
+	done
+	if [[ -n $NGA ]]; then
+		ol_run nginx-50 "$NGA" "$ZIPF" "" "" "$(pct_rate "$NG_RPS" 50)"
+		chart "redirect (hit)" nginx "$NG_RPC" "$NG_RPS" "$OL_P99"
+		NG_OL=$OL_P99$OL_FLAG
+	fi
+	if [[ -n $BA ]]; then
+		ol_run fasthttp-50 "$BA" "$ZIPF" "" "" "$(pct_rate "$FM_RPS" 50)"
+		chart "redirect (hit)" "fasthttp map" "$FM_RPC" "$FM_RPS" "$OL_P99"
+		FM_OL=$OL_P99$OL_FLAG
+	fi
+	if [[ -n $NPG ]]; then stop "$NPG"; fi
+	stop "$BPG"
+	[[ -n ${PG:-} ]] || return 0
+	ol_run redirect-25 "$RES" "$ZIPF" "" "" "$(pct_rate "$HIT_RPS" 25)"
+	OL25=$OL_P99$OL_FLAG
+	ol_run redirect-50 "$RES" "$ZIPF" "" "" "$(pct_rate "$HIT_RPS" 50)"
+	OL50=$OL_P99 OL50_CMD=$OL_CMD OL50_FLAG=$OL_FLAG
+	ol_run redirect-75 "$RES" "$ZIPF" "" "" "$(pct_rate "$HIT_RPS" 75)"
+	OL75=$OL_P99$OL_FLAG
+	chart "redirect (hit)" pidnode "$HIT_RPC" "$HIT_RPS" "$OL50"
+	row hit_nginx "redirect, cache hit, vs nginx map" "req/server-CPU-s" "$HIT_RPC" "$NG_RPC" "nginx (1 worker)" ratio_min 1.0 \
+		"$HIT_CMD" "best of $ROUNDS interleaved rounds; pidnode $(r0 "$HIT_RPS") req/s vs nginx $(r0 "${NG_RPS:-0}") req/s; p99 at 50 %: ${OL50:-?} vs ${NG_OL:-?} ms; bad $HIT_BAD"
+	row hit_fasthttp "redirect, cache hit, vs bare fasthttp map" "req/server-CPU-s" "$HIT_RPC" "$FM_RPC" "fasthttp map" ratio_min 0.95 \
+		"$HIT_CMD" "best of $ROUNDS interleaved rounds; pidnode $(r0 "$HIT_RPS") req/s vs $(r0 "${FM_RPS:-0}") req/s; p99 at 50 %: ${OL50:-?} vs ${FM_OL:-?} ms"
+	row hit_p99 "redirect p99 at 25 / 50 / 75 % of capacity (open loop)" "ms" "$OL50" - - max 2 \
+		"$OL50_CMD" "p99 25 %: $OL25 ms, 50 %: $OL50 ms$OL50_FLAG, 75 %: $OL75 ms (target applies at 50 %)"
+	ol_run api-50 "$RES" "$ZIPF" /api/handles "" "$(pct_rate "$API_RPS" 50)"
+	chart "/api/handles" pidnode "$API_RPC" "$API_RPS" "$OL_P99"
+	row api "/api/handles JSON vs redirect" "req/server-CPU-s" "$API_RPC" "$HIT_RPC" "pidnode redirect" ratio_min 0.9 "$API_CMD" \
+		"best of $ROUNDS rounds; $(r0 "$API_RPS") req/s; p99 at 50 %: $OL_P99 ms$OL_FLAG; bad responses $API_BAD"
+	ol_run noredirect-50 "$RES" "$ZIPF" "" "?noredirect" "$(pct_rate "$NOR_RPS" 50)"
+	chart "?noredirect" pidnode "$NOR_RPC" "$NOR_RPS" "$OL_P99"
+	row noredirect "?noredirect HTML vs redirect" "req/server-CPU-s" "$NOR_RPC" "$HIT_RPC" "pidnode redirect" ratio_min 0.9 "$NOR_CMD" \
+		"best of $ROUNDS rounds; $(r0 "$NOR_RPS") req/s; p99 at 50 %: $OL_P99 ms$OL_FLAG; bad responses $NOR_BAD"
+}
+
 # ------------------------------------------------------------------- pidnode --
 PD=$WORK/pidnode
 HIT_CACHE=$((ZIPF_DISTINCT * 2 > 100000 ? ZIPF_DISTINCT * 2 : 100000))
@@ -388,32 +527,11 @@ if ((HAVE_PIDNODE)); then
 		"$(calc "($ANON1 - $ANON0) * 1024 / $ZIPF_DISTINCT")" - - none - "/proc/PID/status RssAnon after a warm-up pass" \
 		"includes Go GC headroom (GOGC=100) and connection buffers"
 
-	wrk_run redirect "$PG" "$RES" "$ZIPF" "" ""
-	HIT_RPC=$RPC HIT_RPS=$RPS HIT_CMD=$CMD HIT_BAD=$BAD
+	nginx_up
+	baseline_up
+	hit_rounds
 	# (profile runs wrk too: it comes after the figures above are saved)
 	profile "redirect, cache hit" "$PG" "$RES" "$ZIPF" "" ""
-	ol_run redirect-25 "$RES" "$ZIPF" "" "" "$(pct_rate "$HIT_RPS" 25)"
-	OL25=$OL_P99$OL_FLAG
-	ol_run redirect-50 "$RES" "$ZIPF" "" "" "$(pct_rate "$HIT_RPS" 50)"
-	OL50=$OL_P99 OL50_CMD=$OL_CMD OL50_FLAG=$OL_FLAG
-	ol_run redirect-75 "$RES" "$ZIPF" "" "" "$(pct_rate "$HIT_RPS" 75)"
-	OL75=$OL_P99$OL_FLAG
-	chart "redirect (hit)" pidnode "$HIT_RPC" "$HIT_RPS" "$OL50"
-	row hit_p99 "redirect p99 at 25 / 50 / 75 % of capacity (open loop)" "ms" "$OL50" - - max 2 \
-		"$OL50_CMD" "p99 25 %: $OL25 ms, 50 %: $OL50 ms$OL50_FLAG, 75 %: $OL75 ms (target applies at 50 %)"
-
-	wrk_run api "$PG" "$RES" "$ZIPF" /api/handles ""
-	API_RPC=$RPC
-	ol_run api-50 "$RES" "$ZIPF" /api/handles "" "$(pct_rate "$RPS" 50)"
-	chart "/api/handles" pidnode "$RPC" "$RPS" "$OL_P99"
-	row api "/api/handles JSON vs redirect" "req/server-CPU-s" "$RPC" "$HIT_RPC" "pidnode redirect" ratio_min 0.9 "$CMD" \
-		"$(r0 "$RPS") req/s; p99 at 50 %: $OL_P99 ms$OL_FLAG; bad responses $BAD"
-
-	wrk_run noredirect "$PG" "$RES" "$ZIPF" "" "?noredirect"
-	ol_run noredirect-50 "$RES" "$ZIPF" "" "?noredirect" "$(pct_rate "$RPS" 50)"
-	chart "?noredirect" pidnode "$RPC" "$RPS" "$OL_P99"
-	row noredirect "?noredirect HTML vs redirect" "req/server-CPU-s" "$RPC" "$HIT_RPC" "pidnode redirect" ratio_min 0.9 "$CMD" \
-		"$(r0 "$RPS") req/s; p99 at 50 %: $OL_P99 ms$OL_FLAG; bad responses $BAD"
 
 	# Native protocol.
 	if [[ -n ${HDLA:-} ]]; then
@@ -469,11 +587,15 @@ if ((HAVE_PIDNODE)); then
 
 	# Cache-miss path: uniform over N, cache of 1 % of N.
 	pidnode_start "$MISS_CACHE"
-	wrk_run miss "$PG" "$RES" "$UNIFORM" "" ""
-	ol_run miss-50 "$RES" "$UNIFORM" "" "" "$(pct_rate "$RPS" 50)"
-	chart "redirect (miss)" pidnode "$RPC" "$RPS" "$OL_P99"
-	row miss "cache-miss redirect (uniform, cache = 1 % of N) vs cache hit" "req/server-CPU-s" "$RPC" "$HIT_RPC" \
-		"pidnode redirect (hit)" ratio_min 0.5 "$CMD --cache-entries $MISS_CACHE" "$(r0 "$RPS") req/s; p99 at 50 %: $OL_P99 ms$OL_FLAG; bad $BAD"
+	MISS_RPC=0
+	for r in $(seq "$ROUNDS"); do
+		wrk_run "miss-r$r" "$PG" "$RES" "$UNIFORM" "" ""
+		keep_best MISS
+	done
+	ol_run miss-50 "$RES" "$UNIFORM" "" "" "$(pct_rate "$MISS_RPS" 50)"
+	chart "redirect (miss)" pidnode "$MISS_RPC" "$MISS_RPS" "$OL_P99"
+	row miss "cache-miss redirect (uniform, cache = 1 % of N) vs cache hit" "req/server-CPU-s" "$MISS_RPC" "$HIT_RPC" \
+		"pidnode redirect (hit)" ratio_min 0.5 "$MISS_CMD --cache-entries $MISS_CACHE" "best of $ROUNDS rounds; $(r0 "$MISS_RPS") req/s; p99 at 50 %: $OL_P99 ms$OL_FLAG; bad $MISS_BAD"
 	profile "redirect, cache miss" "$PG" "$RES" "$UNIFORM" "" ""
 	ANONM=$(rss_kb "$PG" RssAnon)
 	row rss_miss "RssAnon after the miss run (cache of $MISS_CACHE entries)" "MB" "$(calc "$ANONM/1024")" - - none - \
@@ -516,81 +638,10 @@ else
 	for s in import startup hit api noredirect miss admin hdl dns; do
 		na "$s" "$s" - "-" "cmd/pidnode does not build"
 	done
-fi
-
-# --------------------------------------------------------------------- nginx --
-if [[ -x $NGINX ]]; then
-	NG=$WORK/nginx
-	mkdir -p "$NG/logs"
-	port=$(free_port)
-	cat >"$NG/nginx.conf" <<EOF
-worker_processes 1;
-daemon off;
-pid $NG/nginx.pid;
-error_log $NG/logs/error.log warn;
-events { worker_connections 4096; }
-http {
-    access_log off;
-    keepalive_requests 1000000;
-    map_hash_max_size $((N * 2 + 1024));
-    map_hash_bucket_size 128;
-    map \$uri \$target {
-        default "";
-        include $DATA/nginx-map.conf;
-    }
-    server {
-        listen 127.0.0.1:$port;
-        location / {
-            if (\$target = "") { return 404; }
-            return 302 \$target;
-        }
-    }
-}
-EOF
-	t0=$(date +%s.%N)
-	start nginx "$NGINX" -p "$NG" -e "$NG/logs/error.log" -c "$NG/nginx.conf"
-	NPG=$STARTED_PG
-	if wait_http "127.0.0.1:$port" / 300; then
-		t1=$(date +%s.%N)
-		log "nginx ready in $(calc "$t1 - $t0") s: $(curl -s -o /dev/null -w '%{http_code} %{redirect_url}' "http://127.0.0.1:$port$SAMPLE")"
-		wrk_run nginx "$NPG" "127.0.0.1:$port" "$ZIPF" "" ""
-		NG_RPC=$RPC NG_RPS=$RPS NG_CMD=$CMD
-		ol_run nginx-50 "127.0.0.1:$port" "$ZIPF" "" "" "$(pct_rate "$RPS" 50)"
-		chart "redirect (hit)" nginx "$RPC" "$RPS" "$OL_P99"
-		NG_OL=$OL_P99$OL_FLAG
-		row nginx_start "nginx start-up with a $N-entry map" s "$(calc "$t1 - $t0")" - - none - "nginx -c nginx.conf" "for comparison with pidnode's start-up"
-	else
-		log "nginx did not start: $(tail -3 "$NG/logs/error.log" 2>/dev/null)"
-		NG_RPC=0
-	fi
-	stop "$NPG"
-else
-	NG_RPC=0
-fi
-
-# ------------------------------------------------------- bare fasthttp map --
-rm -f "$WORK/baseline.ready"
-start baseline "$BIN/baseline-http" -map "$DATA/baseline-map.tsv" -addr 127.0.0.1:0 -ready-file "$WORK/baseline.ready"
-BPG=$STARTED_PG
-for i in $(seq 3000); do [[ -s $WORK/baseline.ready ]] && break; sleep 0.02; done
-BA=$(awk '{print $2}' "$WORK/baseline.ready" 2>/dev/null)
-if [[ -n $BA ]]; then
-	wrk_run fasthttp-map "$BPG" "$BA" "$ZIPF" "" ""
-	FM_RPC=$RPC FM_RPS=$RPS
-	ol_run fasthttp-50 "$BA" "$ZIPF" "" "" "$(pct_rate "$RPS" 50)"
-	chart "redirect (hit)" "fasthttp map" "$RPC" "$RPS" "$OL_P99"
-	FM_OL=$OL_P99$OL_FLAG
-else
-	FM_RPC=0
-fi
-stop "$BPG"
-
-# --------------------------------------------------------------- comparisons --
-if ((HAVE_PIDNODE)); then
-	row hit_nginx "redirect, cache hit, vs nginx map" "req/server-CPU-s" "$HIT_RPC" "$NG_RPC" "nginx (1 worker)" ratio_min 1.0 \
-		"$HIT_CMD" "pidnode $(r0 "$HIT_RPS") req/s vs nginx $(r0 "${NG_RPS:-0}") req/s; p99 at 50 %: ${OL50:-?} vs ${NG_OL:-?} ms; bad $HIT_BAD"
-	row hit_fasthttp "redirect, cache hit, vs bare fasthttp map" "req/server-CPU-s" "$HIT_RPC" "$FM_RPC" "fasthttp map" ratio_min 0.95 \
-		"$HIT_CMD" "pidnode $(r0 "$HIT_RPS") req/s vs $(r0 "${FM_RPS:-0}") req/s; p99 at 50 %: ${OL50:-?} vs ${FM_OL:-?} ms"
+	PG=""
+	nginx_up
+	baseline_up
+	hit_rounds
 fi
 
 # -------------------------------------------------------------------- report --
