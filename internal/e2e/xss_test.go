@@ -248,7 +248,7 @@ func TestXSSPayloadsRenderEscaped(t *testing.T) {
 	}
 
 	t.Run("noredirect", func(t *testing.T) {
-		for _, st := range []string{"REGISTERED", "OBSOLETED", "SUBMITTED"} {
+		for _, st := range []string{"REGISTERED", "OBSOLETED", "DEPRECATED"} {
 			_, p := get(t, "/"+ids[st].Handle+"?noredirect", 200)
 			p.wantText(t, st+" ?noredirect", xURL, xContact)
 			p.wantText(t, st+" ?noredirect RESOURCE and RELATED values", fields...)
@@ -283,9 +283,15 @@ func TestXSSPayloadsRenderEscaped(t *testing.T) {
 		}
 	})
 	t.Run("reserved", func(t *testing.T) {
-		r, p := get(t, "/"+ids["SUBMITTED"].Handle, http.StatusNotFound)
-		if !strings.Contains(p.text, "reserved") {
-			t.Errorf("reserved page does not say so: %.300s", r.Body)
+		// SPEC §5: a SUBMITTED identifier is not public, with or without ?noredirect.
+		for _, q := range []string{"", "?noredirect"} {
+			r, p := get(t, "/"+ids["SUBMITTED"].Handle+q, http.StatusNotFound)
+			if !strings.Contains(strings.ToLower(p.text), "reserved") {
+				t.Errorf("reserved page%s does not say so: %.300s", q, r.Body)
+			}
+			if strings.Contains(p.text, "alert(") {
+				t.Errorf("reserved page%s shows the unpublished metadata", q)
+			}
 		}
 	})
 	t.Run("redirect page", func(t *testing.T) {
