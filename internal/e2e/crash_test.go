@@ -20,6 +20,13 @@ import (
 type state struct {
 	version    uint64
 	url, label string
+	meta       string // the whole metadata object as canonical JSON
+}
+
+// canonical is m as JSON with sorted keys (encoding/json sorts map keys).
+func canonical(m map[string]any) string {
+	b, _ := json.Marshal(m)
+	return string(b)
 }
 
 // entry tracks one identifier the crash test wrote: the last state the node
@@ -157,7 +164,7 @@ func crashWriter(t *testing.T, n *node, key string, led *ledger, mine []*entry, 
 			if id.URL != url || labelOf(id.Metadata) != label || id.Version == 0 {
 				t.Errorf("create reply does not echo the write: %s", r.Body)
 			}
-			e := &entry{id: id.ID, handle: id.Handle, acked: state{id.Version, url, label}}
+			e := &entry{id: id.ID, handle: id.Handle, acked: state{id.Version, url, label, canonical(id.Metadata)}}
 			led.add(e)
 			mine = append(mine, e)
 			creates.Add(1)
@@ -165,8 +172,16 @@ func crashWriter(t *testing.T, n *node, key string, led *ledger, mine []*entry, 
 			continue
 		}
 		e := mine[rand.N(len(mine))]
-		next := state{e.acked.version + 1, url, label}
-		body, _ := json.Marshal(map[string]any{"url": url, "metadata": map[string]any{"resource_info": resourceInfo(label, "crash test")}})
+		// What the update should leave: the acknowledged metadata with
+		// resource_info replaced (SPEC §4: present fields replace).
+		var meta map[string]any
+		json.Unmarshal([]byte(e.acked.meta), &meta)
+		var ri map[string]any
+		rb, _ := json.Marshal(resourceInfo(label, "crash test"))
+		json.Unmarshal(rb, &ri)
+		meta["resource_info"] = ri
+		next := state{e.acked.version + 1, url, label, canonical(meta)}
+		body, _ := json.Marshal(map[string]any{"url": url, "metadata": map[string]any{"resource_info": ri}})
 		e.pending = &next
 		r, err := do(c, "PUT", n.adminURL()+testColl+e.id, body, append(auth(key), "If-Match", etag(e.acked.version))...)
 		if err != nil {
@@ -182,8 +197,8 @@ func crashWriter(t *testing.T, n *node, key string, led *ledger, mine []*entry, 
 			t.Errorf("update reply: %v: %s", err, r.Body)
 			return
 		}
-		if id.URL != url || labelOf(id.Metadata) != label || id.Version != next.version {
-			t.Errorf("update reply does not echo the write (want version %d): %s", next.version, r.Body)
+		if got := (state{id.Version, id.URL, labelOf(id.Metadata), canonical(id.Metadata)}); got != next {
+			t.Errorf("update reply does not echo the write:\n got %+v\nwant %+v", got, next)
 		}
 		e.acked, e.pending = next, nil
 		updates.Add(1)
@@ -216,7 +231,7 @@ func verifyLedger(t *testing.T, n *node, key string, led *ledger) (appliedUnacke
 		if err := json.Unmarshal(r.Body, &id); err != nil {
 			t.Fatal(err)
 		}
-		got := state{id.Version, id.URL, labelOf(id.Metadata)}
+		got := state{id.Version, id.URL, labelOf(id.Metadata), canonical(id.Metadata)}
 		switch {
 		case got == e.acked:
 		case e.pending != nil && got == *e.pending:
