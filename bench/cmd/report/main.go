@@ -364,7 +364,7 @@ func writeSVG(w io.Writer, title string, bars []bar) {
 		fmt.Fprintf(w, `<rect x="%d" y="%d" width="%d" height="%d" fill="%s" stroke="%s"/>`+"\n", x1, y, tw, barH, fill, colour(b.System))
 		fmt.Fprintf(w, `<text x="%d" y="%d">%s%s</text>`+"\n", x1+tw+4, y+12, fmtNum(t), unit)
 		if b.P99 <= 0 {
-			fmt.Fprintf(w, `<text x="%d" y="%d" fill="#666">not measured</text>`+"\n", x2+4, y+12)
+			fmt.Fprintf(w, `<text x="%d" y="%d" fill="#666">not measured (or generator-limited)</text>`+"\n", x2+4, y+12)
 			continue
 		}
 		bw := logPos(b.P99, maxP, pw)
@@ -378,7 +378,7 @@ func writeSVG(w io.Writer, title string, bars []bar) {
 		lx += 130
 	}
 	fmt.Fprintf(w, `<rect x="%d" y="%d" width="12" height="12" fill="url(#hatch)" stroke="#999"/><text x="%d" y="%d">requests/s (no CPU time measured)</text>`+"\n", lx, ly, lx+16, ly+10)
-	fmt.Fprintf(w, `<text x="10" y="%d" font-size="11" fill="#444">p99: HTTP scenarios from the open-loop run at 50 %% of capacity; native protocol and admin from their closed-loop drivers.</text>`+"\n", ly+30)
+	fmt.Fprintf(w, `<text x="10" y="%d" font-size="11" fill="#444">p99: HTTP scenarios from the open-loop run at 50 %% of capacity (omitted where the generator could not send that rate); native protocol and admin from their closed-loop drivers.</text>`+"\n", ly+30)
 	fmt.Fprintln(w, "</svg>")
 }
 
