@@ -172,9 +172,26 @@ func New(cfg Config) (*Server, error) {
 		DisablePreParseMultipartForm: true,
 		NoDefaultContentType:         true,
 		CloseOnShutdown:              true,
+		HeaderReceived:               markChunked,
 		Logger:                       fasthttpLogger{log},
 	}
 	return s, nil
+}
+
+// chunkedMarker is set on requests that arrived with a chunked body. fasthttp
+// removes Transfer-Encoding once it has read the body, so the framing is noted
+// when the headers arrive, before the body is read.
+var chunkedMarker = []byte("Pidnode-Chunked-Body")
+
+// markChunked runs when a request's headers have been read (fasthttp
+// Server.HeaderReceived). For a chunked body it asks for the connection to
+// close after the response and marks the request for Handler to refuse.
+func markChunked(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
+	if h.ContentLength() == -1 {
+		h.SetConnectionClose()
+		h.SetBytesKV(chunkedMarker, chunkedMarker)
+	}
+	return fasthttp.RequestConfig{}
 }
 
 // baseURL checks a configured base URL and returns it without trailing '/'.
@@ -344,6 +361,15 @@ func (s *Server) Handler(ctx *fasthttp.RequestCtx) {
 	}()
 	sc := s.getScratch()
 	path, query, frag := splitRequestURI(ctx.Request.Header.RequestURI())
+	// A chunked body is never needed here, and Transfer-Encoding beside a
+	// Content-Length is the request-smuggling shape (RFC 9112 §6.3): refuse
+	// it. markChunked has already made the connection close after this
+	// response, so nothing after the body is read as a second request.
+	if len(ctx.Request.Header.PeekBytes(chunkedMarker)) > 0 {
+		s.sendMessage(ctx, sc, fasthttp.StatusBadRequest, "Bad Request", "Chunked request bodies are not accepted; send Content-Length.", nil, "")
+		s.putScratch(sc)
+		return
+	}
 	if s.limiter != nil && string(path) != "/healthz" && s.limited(ctx) {
 		s.putScratch(sc)
 		return
