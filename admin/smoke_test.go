@@ -20,5 +20,5 @@ func TestSmokeCreateReadUpdate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%s", ent.JSON)
+	t.Logf("%+v", ent.Record) // Record: the same in every version of cache.Entry
 }

@@ -66,36 +66,68 @@ type Config struct {
 
 	// Render, if set, builds a front-specific view of an entry once, when the entry
 	// is built (also for not-found entries). It is called last, so it may read every
-	// other field of e; it must not modify e. Its result is stored in Entry.View.
+	// other field of e and call its methods; it must not modify e. Its result is
+	// stored in Entry.View. It runs on every miss, so it should build only what most
+	// requests need and leave the rest to be built on first use (as Entry does with
+	// JSONBytes and WireBytes).
 	Render func(e *Entry) any
 }
 
 // Entry is what the cache holds for one requested key. It is immutable once
 // published: Get returns the same *Entry to every reader, concurrently, and nothing
-// (caller, Source or cache) may modify it or the slices it refers to.
+// (caller, Source or cache) may modify it or the slices it refers to. The encodings
+// (JSONBytes, WireBytes) are built on first use, once per entry, and are just as
+// immutable once returned.
 type Entry struct {
 	// Key is the storage key the record was found under: the requested key, or its
 	// Alt form if the fallback found it. For a not-found entry, the requested key.
 	Key string
 
-	// Found reports whether the record exists. If false, Record is zero and JSON and
-	// Wire are nil.
+	// Found reports whether the record exists. If false, Record is zero and
+	// JSONBytes and WireBytes return nil.
 	Found bool
 
 	Record handlev.Record
 	Status handlev.Status // Record.Status()
-
-	// JSON is handlev.AppendValuesJSON(nil, Record.Values): the Handle JSON values array.
-	JSON []byte
-	// Wire is handlev.AppendValues(nil, Record.Values): RFC 3651 count + values.
-	Wire []byte
 
 	// View is Config.Render(e), or nil without a Render.
 	View any
 
 	ages   bool  // whether expiry applies (negative entries, or MaxAge set)
 	expiry int64 // unix nanoseconds at and after which the entry is stale
+
+	// The encodings, built by the first caller that needs them: most misses are
+	// plain redirects that need neither, and building both on every load was a
+	// large share of the miss path's CPU time.
+	jsonOnce, wireOnce sync.Once
+	json, wire         []byte
 }
+
+// JSONBytes returns handlev.AppendValuesJSON(nil, Record.Values), the Handle JSON
+// values array, or nil for a not-found entry. The first call builds it (concurrent
+// first callers wait for that one build); every later call returns the same slice
+// and allocates nothing. The slice is shared: callers must not modify it.
+func (e *Entry) JSONBytes() []byte {
+	if !e.Found {
+		return nil
+	}
+	e.jsonOnce.Do(e.buildJSON)
+	return e.json
+}
+
+// WireBytes returns handlev.AppendValues(nil, Record.Values), the RFC 3651 value
+// count and values, or nil for a not-found entry. Built once on first use and
+// shared, like JSONBytes.
+func (e *Entry) WireBytes() []byte {
+	if !e.Found {
+		return nil
+	}
+	e.wireOnce.Do(e.buildWire)
+	return e.wire
+}
+
+func (e *Entry) buildJSON() { e.json = handlev.AppendValuesJSON(nil, e.Record.Values) }
+func (e *Entry) buildWire() { e.wire = handlev.AppendValues(nil, e.Record.Values) }
 
 // Stats is a snapshot of a Cache's counters.
 type Stats struct {
@@ -281,14 +313,13 @@ func (c *Cache) fill(s *shard, key string) (*Entry, error) {
 	return e, nil
 }
 
-// build makes the immutable entry: every encoding once, Render last.
+// build makes the immutable entry, Render last. The encodings are left to
+// JSONBytes and WireBytes, which build them on first use.
 func (c *Cache) build(key string, rec handlev.Record, found bool) *Entry {
 	e := &Entry{Key: key, Found: found}
 	if found {
 		e.Record = rec
 		e.Status = rec.Status()
-		e.JSON = handlev.AppendValuesJSON(nil, rec.Values)
-		e.Wire = handlev.AppendValues(nil, rec.Values)
 	}
 	switch now := c.now().UnixNano(); {
 	case !found:

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"pidnode/handlev"
 )
@@ -180,11 +181,11 @@ func TestGetHitMiss(t *testing.T) {
 		t.Fatalf("Get(%q) = {Found:%v Key:%q Status:%v Handle:%q}, want found under %q, REGISTERED, %q",
 			fullKey, e.Found, e.Key, e.Status, e.Record.Handle, fullKey, rec.Handle)
 	}
-	if want := handlev.AppendValuesJSON(nil, rec.Values); !bytes.Equal(e.JSON, want) {
-		t.Errorf("Entry.JSON = %s, want %s", e.JSON, want)
+	if want := handlev.AppendValuesJSON(nil, rec.Values); !bytes.Equal(e.JSONBytes(), want) {
+		t.Errorf("Entry.JSONBytes() = %s, want %s", e.JSONBytes(), want)
 	}
-	if want := handlev.AppendValues(nil, rec.Values); !bytes.Equal(e.Wire, want) {
-		t.Errorf("Entry.Wire = %x, want %x", e.Wire, want)
+	if want := handlev.AppendValues(nil, rec.Values); !bytes.Equal(e.WireBytes(), want) {
+		t.Errorf("Entry.WireBytes() = %x, want %x", e.WireBytes(), want)
 	}
 
 	key := []byte(fullKey)
@@ -220,8 +221,8 @@ func TestNegativeTTL(t *testing.T) {
 			c := mustNew(t, Config{Source: src, NegativeTTL: tt.ttl, Now: clk.Now})
 
 			e := mustGet(t, c, fullKey)
-			if e.Found || e.Key != fullKey || e.JSON != nil || e.Wire != nil {
-				t.Fatalf("Get(absent) = {Found:%v Key:%q JSON:%q Wire:%x}, want a negative entry", e.Found, e.Key, e.JSON, e.Wire)
+			if e.Found || e.Key != fullKey || e.JSONBytes() != nil || e.WireBytes() != nil {
+				t.Fatalf("Get(absent) = {Found:%v Key:%q JSON:%q Wire:%x}, want a negative entry", e.Found, e.Key, e.JSONBytes(), e.WireBytes())
 			}
 			// Created meanwhile, but the negative entry stands until it expires.
 			src.put(fullKey, record("21.T11148/SVC/TBR1/2345", "https://example.org/a", handlev.StatusNone))
@@ -299,8 +300,8 @@ func TestRender(t *testing.T) {
 	render := func(e *Entry) any {
 		calls.Add(1)
 		if e.Found {
-			// Called last: the encodings are already there.
-			return fmt.Sprintf("%s %s %d", e.Key, e.Status, len(e.JSON)+len(e.Wire))
+			// Called last: the other fields are set, and the encodings can be had.
+			return fmt.Sprintf("%s %s %d", e.Key, e.Status, len(e.JSONBytes())+len(e.WireBytes()))
 		}
 		return "404 " + e.Key
 	}
@@ -600,5 +601,45 @@ func TestConcurrent(t *testing.T) {
 	wg.Wait()
 	if c.Len() > c.Cap() {
 		t.Errorf("Len() = %d > Cap() = %d", c.Len(), c.Cap())
+	}
+}
+
+// TestLazyEncodings: JSONBytes and WireBytes are built once, by whichever
+// concurrent first caller gets there, and every caller sees that one slice;
+// afterwards a hit and both encodings allocate nothing.
+func TestLazyEncodings(t *testing.T) {
+	src := newSource()
+	rec := record("21.T11148/SVC/TBR1/2345", "https://example.org/a", handlev.StatusNone)
+	src.put(fullKey, rec)
+	c := mustNew(t, Config{Source: src})
+	e := mustGet(t, c, fullKey)
+
+	const n = 8
+	var wg sync.WaitGroup
+	jsons, wires := make([][]byte, n), make([][]byte, n)
+	for i := range n {
+		wg.Go(func() { jsons[i], wires[i] = e.JSONBytes(), e.WireBytes() })
+	}
+	wg.Wait()
+	for i := range n {
+		if unsafe.SliceData(jsons[i]) != unsafe.SliceData(jsons[0]) || unsafe.SliceData(wires[i]) != unsafe.SliceData(wires[0]) {
+			t.Fatalf("caller %d got its own encoding, want the one built once", i)
+		}
+	}
+	if want := handlev.AppendValuesJSON(nil, rec.Values); !bytes.Equal(jsons[0], want) {
+		t.Errorf("JSONBytes() = %s, want %s", jsons[0], want)
+	}
+	if want := handlev.AppendValues(nil, rec.Values); !bytes.Equal(wires[0], want) {
+		t.Errorf("WireBytes() = %x, want %x", wires[0], want)
+	}
+	key := []byte(fullKey)
+	allocs := testing.AllocsPerRun(1000, func() {
+		e, _ := c.Get(key)
+		if len(e.JSONBytes()) == 0 || len(e.WireBytes()) == 0 {
+			t.Fatal("empty encoding")
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("hit with both encodings allocates %v times, want 0", allocs)
 	}
 }

@@ -2,8 +2,9 @@
 // of immutable, pre-encoded entries in front of a Source (in production the store).
 //
 // It owns:
-//   - the Entry: a record and everything the fronts send for it, built once per load
-//     (JSON values, RFC 3651 wire values, a front-specific View from Config.Render);
+//   - the Entry: a record and everything the fronts send for it, each built once per
+//     load (a front-specific View from Config.Render when loaded; the JSON values and
+//     RFC 3651 wire values on first use, so a miss pays only for what it sends);
 //   - negative entries for handles that do not exist, aged out after Config.NegativeTTL;
 //   - miss coalescing: concurrent misses for one key make one Source.Load;
 //   - the short-form → full-form lookup fallback on a miss (Config.Alt);

@@ -130,14 +130,14 @@ func (s *Server) serveAPI(ctx *fasthttp.RequestCtx, sc *scratch, path, query []b
 			sc.out = handlev.AppendJSONString(sc.out[:0], handle)
 			_, _ = ctx.Write(sc.out)
 			_, _ = ctx.Write(jsonValuesKey)
-			_, _ = ctx.Write(v.json)
+			_, _ = ctx.Write(v.json())
 			_, _ = ctx.Write(jsonClose)
 			return
 		}
 		sc.out = append(sc.out[:0], jsonSuccessHead...)
 		sc.out = handlev.AppendJSONString(sc.out, handle)
 		sc.out = append(sc.out, jsonValuesKey...)
-		sc.out = append(sc.out, v.json...)
+		sc.out = append(sc.out, v.json()...)
 		sc.out = append(sc.out, jsonClose...)
 		s.sendJSON(ctx, sc, fasthttp.StatusOK, sc.out)
 		return

@@ -21,11 +21,14 @@
 //     the statistics admin flushes — one atomic add on a counter the entry's
 //     view keeps, so a hit still allocates nothing.
 //
-// It reads records only through *cache.Cache. Render builds, once per cache
-// entry, everything a cache hit needs (the redirect target, the ?noredirect page,
-// the tombstone and reserved pages, the public values' JSON); cmd passes it as
-// cache.Config.Render. A cache hit for a plain redirect, a ?noredirect page or an
-// unfiltered /api/handles request allocates nothing (allocation_test.go).
+// It reads records only through *cache.Cache. Render builds each cache entry's
+// view on the miss that loads it (cmd passes it as cache.Config.Render), but
+// only what a plain redirect sends: the target and its body. The ?noredirect
+// page, the tombstone and reserved pages and the public values' JSON are built
+// by the first request that needs them, once per entry, so a miss that only
+// redirects — most of them — does not HTML-escape the whole record. After that
+// first use, a cache hit for a plain redirect, a ?noredirect page, a tombstone
+// or an unfiltered /api/handles request allocates nothing (allocation_test.go).
 //
 // Decisions the specs leave open:
 //   - Every request here is anonymous, so values without the public-read
@@ -49,8 +52,10 @@
 //
 // # Ownership
 //
-// Views returned by Render are immutable and shared by all requests; the
-// handler sends their bytes with Response.SetBodyRaw and never modifies them.
+// Views returned by Render are shared by all requests; each part is immutable
+// once built (the lazily built ones are published through a sync.Once), and
+// the handler sends their bytes with Response.SetBodyRaw and never modifies
+// them.
 // Per-request scratch memory comes from a sync.Pool and is never retained past
 // the request.
 package resolver

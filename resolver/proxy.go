@@ -66,8 +66,8 @@ func (s *Server) serveHandle(ctx *fasthttp.RequestCtx, sc *scratch, rawPath, que
 	v := viewOf(e)
 	// Reserved (SUBMITTED) identifiers are not public: not even ?noredirect
 	// shows their values.
-	if v.reservedPage.ok() {
-		sendParts(ctx, fasthttp.StatusNotFound, v.reservedPage)
+	if v.reserved() {
+		sendParts(ctx, fasthttp.StatusNotFound, v.statusPage())
 		return
 	}
 	s.countHit(v, e.Key) // resolution statistics (no allocation)
@@ -77,12 +77,12 @@ func (s *Server) serveHandle(ctx *fasthttp.RequestCtx, sc *scratch, rawPath, que
 			sc.out = appendValuesPage(sc.out[:0], v.handle, v.values, p)
 			sendComposed(ctx, fasthttp.StatusOK, sc.out)
 		} else {
-			sendParts(ctx, fasthttp.StatusOK, v.valuesPage)
+			sendParts(ctx, fasthttp.StatusOK, v.valuesPage())
 		}
 		return
 	}
-	if v.gonePage.ok() {
-		sendParts(ctx, fasthttp.StatusGone, v.gonePage)
+	if v.gone() {
+		sendParts(ctx, fasthttp.StatusGone, v.statusPage())
 		return
 	}
 	if v.alias != nil && !filtered {
@@ -92,7 +92,7 @@ func (s *Server) serveHandle(ctx *fasthttp.RequestCtx, sc *scratch, rawPath, que
 	}
 	if !filtered && !p.hasURLAppend && len(frag) == 0 {
 		if v.target == nil {
-			sendParts(ctx, fasthttp.StatusOK, v.valuesPage)
+			sendParts(ctx, fasthttp.StatusOK, v.valuesPage())
 			return
 		}
 		s.sendRedirect(ctx, sc, v, v.target, v.redirectBody, v.targetTTL, v.targetTTLVal)
@@ -113,7 +113,7 @@ func (s *Server) serveHandle(ctx *fasthttp.RequestCtx, sc *scratch, rawPath, que
 			sc.out = appendValuesPage(sc.out[:0], v.handle, v.values, p)
 			sendComposed(ctx, fasthttp.StatusOK, sc.out)
 		} else {
-			sendParts(ctx, fasthttp.StatusOK, v.valuesPage)
+			sendParts(ctx, fasthttp.StatusOK, v.valuesPage())
 		}
 		return
 	}

@@ -2,6 +2,7 @@ package resolver
 
 import (
 	"encoding/json"
+	"sync"
 	"sync/atomic"
 	"unicode/utf8"
 
@@ -9,14 +10,19 @@ import (
 	"pidnode/handlev"
 )
 
-// view is what Render builds once per found cache entry: every byte a cache hit
-// sends, ready to go. Immutable once built; shared by all requests.
+// view is what Render builds once per found cache entry. Render itself, which
+// runs on every cache miss, builds only what a plain redirect sends (the
+// target, its body, the handle's path form, the alias); the costlier parts —
+// the ?noredirect page, the tombstone or reserved page, the public values' JSON
+// — are built by the first request that needs them (valuesPage, statusPage,
+// json), once per view, and then sent as they are by every later request.
+// Everything is immutable once built; the view is shared by all requests.
 type view struct {
 	handle     string          // canonical display handle (Record.Handle, else the key)
 	values     []handlev.Value // the values with public read, in record order
-	json       []byte          // Handle JSON array of values
 	handlePath []byte          // handle percent-encoded for a URL path
 	status     handlev.Status
+	entry      *cache.Entry // for the JSON it shares when every value is public
 
 	// target is the Location of the default redirect (no ?index, ?type or
 	// ?urlappend), nil when the record has no value the resolver redirects to.
@@ -25,11 +31,14 @@ type view struct {
 	targetTTLVal int32
 	redirectBody []byte
 
-	valuesPage   page // ?noredirect page, all public values
-	gonePage     page // 410 tombstone, only for OBSOLETED and DEPRECATED
-	reservedPage page // 404 "reserved, not yet public", only for SUBMITTED
-
 	alias []byte // handle named by the first HS_ALIAS value, nil if none
+
+	// Built on first use, each by one sync.Once (concurrent first requests
+	// wait for that build): a miss that only redirects never pays for them.
+	jsonOnce, valuesOnce, statusOnce sync.Once
+	jsonBytes                        []byte // Handle JSON array of the public values
+	valuesHTML                       page   // ?noredirect page, all public values
+	statusHTML                       page   // 410 tombstone or 404 reserved page, per status
 
 	// hits is the resolution counter of the record (cache.Counter.Ref), set
 	// on the first counted resolution: the only mutable field, so that
@@ -37,11 +46,12 @@ type view struct {
 	hits atomic.Pointer[atomic.Uint64]
 }
 
-// Render pre-renders the resolver's view of a cache entry: the default
-// redirect target and its page, the ?noredirect page, the tombstone or reserved
-// page for status-driven records, and the JSON of the publicly readable values.
-// It returns nil for a not-found entry. cmd passes it as cache.Config.Render;
-// the handler renders on the fly (allocating) for entries without a view.
+// Render builds the resolver's view of a cache entry: the default redirect
+// target and its page now (every miss pays for that), and the ?noredirect
+// page, the tombstone or reserved page for status-driven records and the JSON
+// of the publicly readable values on their first use. It returns nil for a
+// not-found entry. cmd passes it as cache.Config.Render; the handler renders
+// on the fly (allocating) for entries without a view.
 //
 // Values without the public-read permission are left out of everything: every
 // request to this listener is anonymous (HANDLE-PROTOCOL.md §1.4 publicOnly).
@@ -53,16 +63,11 @@ func Render(e *cache.Entry) any {
 }
 
 func render(e *cache.Entry) *view {
-	v := &view{handle: e.Record.Handle, status: e.Status}
+	v := &view{handle: e.Record.Handle, status: e.Status, entry: e}
 	if v.handle == "" {
 		v.handle = e.Key
 	}
 	v.values = publicValues(e.Record.Values)
-	if len(v.values) == len(e.Record.Values) && e.JSON != nil {
-		v.json = e.JSON
-	} else {
-		v.json = handlev.AppendValuesJSON(nil, v.values)
-	}
 	v.handlePath = appendPathEscaped(nil, v.handle)
 
 	if i := chooseTarget(v.values, nil); i >= 0 {
@@ -80,14 +85,59 @@ func render(e *cache.Entry) *view {
 			break
 		}
 	}
-	v.valuesPage = compactPage(appendValuesPage(nil, v.handle, v.values, nil))
-	switch {
-	case v.status == handlev.StatusSubmitted:
-		v.reservedPage = compactPage(appendReservedPage(nil, v.handle))
-	case v.status.Tombstoned():
-		v.gonePage = compactPage(appendGonePage(nil, v))
-	}
 	return v
+}
+
+// json returns the Handle JSON array of the public values: the entry's own
+// JSON (cache.Entry.JSONBytes) when every value is public, else built for the
+// view; once, on first use.
+func (v *view) json() []byte {
+	v.jsonOnce.Do(v.buildJSON)
+	return v.jsonBytes
+}
+
+func (v *view) buildJSON() {
+	if len(v.values) == len(v.entry.Record.Values) {
+		v.jsonBytes = v.entry.JSONBytes()
+	} else {
+		v.jsonBytes = handlev.AppendValuesJSON(nil, v.values)
+	}
+}
+
+// valuesPage returns the ?noredirect page of all public values, built on
+// first use.
+func (v *view) valuesPage() page {
+	v.valuesOnce.Do(v.buildValuesPage)
+	return v.valuesHTML
+}
+
+func (v *view) buildValuesPage() {
+	v.valuesHTML = compactPage(appendValuesPage(nil, v.handle, v.values, nil))
+}
+
+// reserved reports whether the record is SUBMITTED: reserved, not yet
+// public, so every route answers with the reserved page (statusPage).
+func (v *view) reserved() bool { return v.status == handlev.StatusSubmitted }
+
+// gone reports whether the record is OBSOLETED or DEPRECATED: a redirect
+// answers with the 410 tombstone (statusPage).
+func (v *view) gone() bool { return v.status.Tombstoned() }
+
+// statusPage returns the page the record's status calls for, built on first
+// use: the 404 reserved page if reserved, the 410 tombstone if gone, else the
+// zero page.
+func (v *view) statusPage() page {
+	v.statusOnce.Do(v.buildStatusPage)
+	return v.statusHTML
+}
+
+func (v *view) buildStatusPage() {
+	switch {
+	case v.reserved():
+		v.statusHTML = compactPage(appendReservedPage(nil, v.handle))
+	case v.gone():
+		v.statusHTML = compactPage(appendGonePage(nil, v))
+	}
 }
 
 // publicValues returns the values with the public-read permission, reusing vs

@@ -53,5 +53,6 @@
 // (MaxPendingBytes) and dropped after ReadTimeout.
 //
 // The hot path (cache hit, no filters, every value public, no CT) allocates nothing:
-// the reply splices the cache entry's pre-encoded values (cache.Entry.Wire).
+// the reply splices the cache entry's pre-encoded values (cache.Entry.WireBytes,
+// built once per entry on first use).
 package hdl

@@ -287,7 +287,7 @@ func (s *Server) resolve(r *reply) {
 		}
 		if public && len(vals) > 0 {
 			r.start(hsmsg.RCSuccess)
-			r.w.out = hsmsg.AppendResolutionBody(r.w.out, q.Handle, e.Wire)
+			r.w.out = hsmsg.AppendResolutionBody(r.w.out, q.Handle, e.WireBytes())
 			return
 		}
 	}
