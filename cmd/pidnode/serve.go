@@ -217,7 +217,7 @@ func (n *node) bind() error {
 	if cfg.AdminAddr != "" {
 		ln := adminLn
 		hs := &http.Server{
-			Handler:           a.Handler(),
+			Handler:           closeAfterChunked(a.Handler()),
 			ReadHeaderTimeout: 5 * time.Second,
 			ReadTimeout:       30 * time.Second,
 			WriteTimeout:      60 * time.Second,
@@ -245,6 +245,19 @@ func isLoopback(a net.Addr) bool {
 		return ta.IP.IsLoopback()
 	}
 	return false
+}
+
+// closeAfterChunked closes the connection after any request whose body came
+// chunked. net/http drops a Content-Length that arrives beside
+// Transfer-Encoding and keeps the connection open, so a request smuggled after
+// such a body would be served next; RFC 9112 §6.3 asks the server to close.
+func closeAfterChunked(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if len(r.TransferEncoding) > 0 {
+			w.Header().Set("Connection", "close")
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 func scheme(tlsCert string) string {

@@ -14,8 +14,6 @@
 // Environment:
 //   - PIDNODE_CRASH_ROUNDS (default 3), PIDNODE_SOAK_DURATION (default 5s),
 //     PIDNODE_SHUTDOWN_RUNS (default 2): the long forms `make soak` sets.
-//   - PIDNODE_E2E_STRICT=1: cases that document a reported, unfixed bug fail
-//     instead of being skipped (see knownBug).
 //   - PIDNODE_E2E_BIN: run this prebuilt binary instead of building one.
 //
 // The browser suite lives in internal/e2e/browser behind the e2e build tag

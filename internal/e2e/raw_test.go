@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -64,19 +63,6 @@ func rawExchange(t testing.TB, addr string, req []byte, wait time.Duration) rawR
 			return out
 		}
 	}
-}
-
-// knownBug records a bug found by this suite and reported, not yet fixed: the
-// case is skipped (so `make test` stays green) unless PIDNODE_E2E_STRICT is set,
-// in which case it fails. Once the bug is fixed the case passes and asserts.
-func knownBug(t *testing.T, id, format string, args ...any) {
-	t.Helper()
-	msg := fmt.Sprintf(format, args...)
-	if os.Getenv("PIDNODE_E2E_STRICT") != "" {
-		t.Errorf("BUG %s: %s", id, msg)
-		return
-	}
-	t.Skipf("KNOWN BUG %s (reported in issue 8, not yet fixed; PIDNODE_E2E_STRICT=1 fails on it): %s", id, msg)
 }
 
 // noCRLFInHeaders fails if any header of h carries a CR, LF or NUL (header
