@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -84,7 +85,9 @@ type Server struct {
 	pool      sync.Pool // *scratch
 	counter   *cache.Counter
 	limiter   *clientLimiter // nil: no per-address limit
-	stats     resolverStats
+	// draining: every response asks the client to close its connection (Drain).
+	draining atomic.Bool
+	stats    resolverStats
 }
 
 // New validates cfg, fills defaults and returns a Server ready to Serve.
@@ -177,6 +180,13 @@ func New(cfg Config) (*Server, error) {
 	}
 	return s, nil
 }
+
+// Drain starts the first phase of a graceful stop: the listener keeps
+// accepting and answering, but every response now carries Connection: close,
+// so keep-alive clients move off their connections while the server still
+// reads them. Shutdown, called after a short delay, then finds no idle
+// connection a client may be writing a request into. Safe for concurrent use.
+func (s *Server) Drain() { s.draining.Store(true) }
 
 // chunkedMarker is set on requests that arrived with a chunked body. fasthttp
 // removes Transfer-Encoding once it has read the body, so the framing is noted
@@ -359,6 +369,9 @@ func (s *Server) Handler(ctx *fasthttp.RequestCtx) {
 			ctx.Error("Internal Server Error\n", fasthttp.StatusInternalServerError)
 		}
 	}()
+	if s.draining.Load() {
+		ctx.SetConnectionClose()
+	}
 	sc := s.getScratch()
 	path, query, frag := splitRequestURI(ctx.Request.Header.RequestURI())
 	// A chunked body is never needed here, and Transfer-Encoding beside a

@@ -42,6 +42,7 @@ type Config struct {
 	ProxyURL        string   `toml:"proxy_url"`
 	LogLevel        string   `toml:"log_level"`
 	ShutdownTimeout Duration `toml:"shutdown_timeout"`
+	ShutdownDelay   Duration `toml:"shutdown_delay"`
 	AdminInsecure   bool     `toml:"admin_insecure"`
 	DNSNS           []string `toml:"dns_ns"`
 	DNSRName        string   `toml:"dns_rname"`
@@ -81,6 +82,7 @@ func defaultConfig() Config {
 		ProxyURL:        "https://hdl.handle.net",
 		LogLevel:        "info",
 		ShutdownTimeout: Duration{15 * time.Second},
+		ShutdownDelay:   Duration{time.Second},
 		StatsInterval:   Duration{10 * time.Second},
 	}
 }
@@ -178,6 +180,9 @@ func (c *Config) settings() []setting {
 		{name: "shutdown-timeout", help: "how long SIGTERM waits for in-flight requests",
 			set: func(v string) error { return c.ShutdownTimeout.UnmarshalText([]byte(v)) },
 			get: func() string { return c.ShutdownTimeout.String() }},
+		{name: "shutdown-delay", help: "on SIGTERM, how long the node keeps accepting (not ready, every HTTP response with Connection: close) before it stops listening",
+			set: func(v string) error { return c.ShutdownDelay.UnmarshalText([]byte(v)) },
+			get: func() string { return c.ShutdownDelay.String() }},
 		{name: "admin-insecure", help: "accept API keys on a plain-HTTP admin listener bound to a non-loopback address (e.g. behind a TLS-terminating proxy)", bool: true,
 			set: func(v string) error { b, err := parseBool(v); c.AdminInsecure = b; return err },
 			get: func() string { return strconv.FormatBool(c.AdminInsecure) }},

@@ -62,11 +62,11 @@ func (n *node) bindDNS() error {
 		return fmt.Errorf("dns listener: %w", err)
 	}
 	n.dns = srv
-	n.listeners = append(n.listeners, listener{"dns", ln.Addr().String(),
-		func() error {
+	n.listeners = append(n.listeners, listener{name: "dns", addr: ln.Addr().String(),
+		serve: func() error {
 			return serveBoth(func() error { return srv.ServeUDP(pc) }, func() error { return srv.ServeTCP(ln) }, hdldns.ErrServerClosed)
 		},
-		srv.Shutdown})
+		shutdown: srv.Shutdown})
 	return nil
 }
 
@@ -131,11 +131,11 @@ func (n *node) bindHdl() error {
 		return err
 	}
 	n.hdl = srv
-	n.listeners = append(n.listeners, listener{"hdl", ln.Addr().String(),
-		func() error {
+	n.listeners = append(n.listeners, listener{name: "hdl", addr: ln.Addr().String(),
+		serve: func() error {
 			return serveBoth(func() error { return srv.ServeUDP(pc) }, func() error { return srv.ServeTCP(ln) }, hdl.ErrServerClosed)
 		},
-		srv.Shutdown})
+		shutdown: srv.Shutdown})
 	return nil
 }
 

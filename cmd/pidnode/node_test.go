@@ -34,7 +34,8 @@ func runCmd(t *testing.T, stdin string, args ...string) string {
 func startTestNode(t *testing.T, dir string, extra ...string) (*node, context.CancelFunc, chan error) {
 	t.Helper()
 	args := append([]string{"--data", dir, "--resolver-addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0",
-		"--dns-addr", "127.0.0.1:0", "--hdl-addr", "127.0.0.1:0", "--ready-file", filepath.Join(dir, "ready")}, extra...)
+		"--dns-addr", "127.0.0.1:0", "--hdl-addr", "127.0.0.1:0", "--ready-file", filepath.Join(dir, "ready"),
+		"--shutdown-delay", "0"}, extra...)
 	cfg, _, err := loadConfig("serve", args, func(string) string { return "" }, io.Discard, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"pidnode/admin"
@@ -33,6 +34,9 @@ type listener struct {
 	addr     string
 	serve    func() error
 	shutdown func(context.Context) error
+	// drain, if set, makes every later response close its connection; run
+	// calls it on SIGTERM, --shutdown-delay before shutdown.
+	drain func()
 }
 
 // node is a running pidnode: the database, the cache and the bound listeners.
@@ -45,6 +49,8 @@ type node struct {
 	admin     *admin.Server
 	listeners []listener
 	demo      *admin.DemoInfo
+	// adminDraining makes the admin listener close every connection (drain).
+	adminDraining atomic.Bool
 	// demoSkipped: --demo was given but the database already had data.
 	demoSkipped bool
 	opKey       string
@@ -162,8 +168,8 @@ func (n *node) bind() error {
 			return err
 		}
 		n.resolver = srv
-		n.listeners = append(n.listeners, listener{"resolver", addr,
-			func() error { return srv.Serve(ln) }, srv.Shutdown})
+		n.listeners = append(n.listeners, listener{name: "resolver", addr: addr,
+			serve: func() error { return srv.Serve(ln) }, shutdown: srv.Shutdown, drain: srv.Drain})
 	}
 	if publicURL == "" {
 		publicURL = "http://" + cfg.ResolverAddr
@@ -217,7 +223,7 @@ func (n *node) bind() error {
 	if cfg.AdminAddr != "" {
 		ln := adminLn
 		hs := &http.Server{
-			Handler:           closeAfterChunked(a.Handler()),
+			Handler:           closeConns(a.Handler(), &n.adminDraining),
 			ReadHeaderTimeout: 5 * time.Second,
 			ReadTimeout:       30 * time.Second,
 			WriteTimeout:      60 * time.Second,
@@ -225,13 +231,13 @@ func (n *node) bind() error {
 			MaxHeaderBytes:    16 << 10,
 			ErrorLog:          slog.NewLogLogger(n.log.Handler(), slog.LevelWarn),
 		}
-		n.listeners = append(n.listeners, listener{"admin", ln.Addr().String(),
-			func() error {
+		n.listeners = append(n.listeners, listener{name: "admin", addr: ln.Addr().String(), drain: func() { n.adminDraining.Store(true) },
+			serve: func() error {
 				if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 					return err
 				}
 				return nil
-			}, hs.Shutdown})
+			}, shutdown: hs.Shutdown})
 	}
 	if err := n.bindDNS(); err != nil {
 		return err
@@ -247,13 +253,16 @@ func isLoopback(a net.Addr) bool {
 	return false
 }
 
-// closeAfterChunked closes the connection after any request whose body came
-// chunked. net/http drops a Content-Length that arrives beside
-// Transfer-Encoding and keeps the connection open, so a request smuggled after
-// such a body would be served next; RFC 9112 §6.3 asks the server to close.
-func closeAfterChunked(h http.Handler) http.Handler {
+// closeConns closes the connection after any request whose body came chunked,
+// and after every request once draining is set. net/http drops a
+// Content-Length that arrives beside Transfer-Encoding and keeps the
+// connection open, so a request smuggled after such a body would be served
+// next; RFC 9112 §6.3 asks the server to close. (SetKeepAlivesEnabled(false)
+// is no substitute for draining: it closes idle connections at once, which is
+// the race draining avoids.)
+func closeConns(h http.Handler, draining *atomic.Bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if len(r.TransferEncoding) > 0 {
+		if len(r.TransferEncoding) > 0 || draining.Load() {
 			w.Header().Set("Connection", "close")
 		}
 		h.ServeHTTP(w, r)
@@ -404,6 +413,19 @@ func (n *node) run(ctx context.Context) error {
 		n.log.Error("listener failed, shutting down", "err", serveErr)
 	}
 	n.admin.SetNotReady("shutting down")
+	// Drain before stopping: a keep-alive client may be writing a request
+	// into an idle connection at the moment it would be closed, and its
+	// retry would find no listener. For --shutdown-delay the listeners keep
+	// accepting while every response closes its connection (and /readyz
+	// says 503, so load balancers move away); then they stop.
+	if serveErr == nil && n.cfg.ShutdownDelay.Duration > 0 {
+		for _, l := range n.listeners {
+			if l.drain != nil {
+				l.drain()
+			}
+		}
+		time.Sleep(n.cfg.ShutdownDelay.Duration)
+	}
 	stopStats()
 	<-statsDone // admin.Close (in closeAll) flushes the last counts
 	sctx, cancel := context.WithTimeout(context.Background(), n.cfg.ShutdownTimeout.Duration)
