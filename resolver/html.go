@@ -287,12 +287,22 @@ func looksEmail(b []byte) bool {
 
 // appendRedirectBody writes the tiny page sent with a redirect.
 func appendRedirectBody(dst, loc []byte) []byte {
-	dst = append(dst, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\" />\n<title>Handle Redirect</title>\n</head>\n<body>\n<p><a href=\""...)
+	dst = append(dst, redirectBodyA...)
 	dst = appendHTML(dst, loc)
-	dst = append(dst, "\">"...)
+	dst = append(dst, redirectBodyB...)
 	dst = appendText(dst, loc)
-	return append(dst, "</a></p>\n</body>\n</html>\n"...)
+	return append(dst, redirectBodyC...)
 }
+
+const (
+	redirectBodyA = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\" />\n<title>Handle Redirect</title>\n</head>\n<body>\n<p><a href=\""
+	redirectBodyB = "\">"
+	redirectBodyC = "</a></p>\n</body>\n</html>\n"
+
+	// redirectBodyLen is the redirect page without its two copies of the
+	// target.
+	redirectBodyLen = len(redirectBodyA) + len(redirectBodyB) + len(redirectBodyC)
+)
 
 // appendMessagePage writes a page with a heading and one paragraph made of
 // before + escaped(subject) + after. before and after are trusted HTML.

@@ -68,13 +68,27 @@ func render(e *cache.Entry) *view {
 		v.handle = e.Key
 	}
 	v.values = publicValues(e.Record.Values)
-	v.handlePath = appendPathEscaped(nil, v.handle)
 
-	if i := chooseTarget(v.values, nil); i >= 0 {
-		if loc, ok := appendLocation(nil, v.values[i].Data); ok {
-			v.target = loc
-			v.targetTTL, v.targetTTLVal = v.values[i].TTLType, v.values[i].TTL
-			v.redirectBody = appendRedirectBody(nil, loc)
+	// The path form, the target and the redirect page share one allocation
+	// sized for the usual case (nothing to escape); each part is capped, so a
+	// part that outgrows the estimate moves to its own memory and never
+	// overwrites another.
+	target := chooseTarget(v.values, nil)
+	est := len(v.handle) + 16
+	if target >= 0 {
+		est += 3*len(v.values[target].Data) + redirectBodyLen + 32
+	}
+	buf := make([]byte, 0, est)
+	buf = appendPathEscaped(buf, v.handle)
+	v.handlePath = buf[:len(buf):len(buf)]
+	if target >= 0 {
+		buf = buf[len(buf):]
+		if loc, ok := appendLocation(buf, v.values[target].Data); ok {
+			v.target = loc[:len(loc):len(loc)]
+			v.targetTTL, v.targetTTLVal = v.values[target].TTLType, v.values[target].TTL
+			buf = loc[len(loc):]
+			body := appendRedirectBody(buf, v.target)
+			v.redirectBody = body[:len(body):len(body)]
 		}
 	}
 	for i := range v.values {
