@@ -226,3 +226,76 @@ func TestImportReadError(t *testing.T) {
 	}
 	t.Logf("read error reported as %v", err)
 }
+
+// TestImportUnsorted: input in no particular key order, with handles repeated
+// inside a chunk and across chunks and records already stored, gives the same
+// records, versions and created times as writing the lines one by one in input
+// order (each chunk is sorted by key before it is written).
+func TestImportUnsorted(t *testing.T) {
+	const distinct = 3000
+	rec := func(i, gen int) string {
+		return fmt.Sprintf(`{"handle":"21.T11148/U%05d","values":[{"index":1,"type":"URL","data":"https://example.org/%d/%d"}]}`, i, i, gen)
+	}
+	db := openTest(t, "", true)
+	// Every third handle of the lower half exists before the import, with a
+	// known created time; the upper half lies beyond the last stored key.
+	created := time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC)
+	existed := func(i int) bool { return i%3 == 0 && i < distinct/2 }
+	var pre []Stored
+	for i := 0; i < distinct/2; i += 3 {
+		pre = append(pre, Stored{Version: 7, Created: created, Updated: created, Record: handlev.Record{
+			Handle: fmt.Sprintf("21.T11148/U%05d", i)}})
+	}
+	putAll(t, db, pre)
+	db.importChunkRecords = 1000 // several chunks
+
+	// Lines in a scrambled order (a permutation by a step coprime with
+	// distinct), then a second pass over half of them, so that repeats fall
+	// both into the same chunk and into later ones.
+	var (
+		in    strings.Builder
+		lines int
+		want  = map[int]struct{ version, gen int }{}
+	)
+	emit := func(i, gen int) {
+		in.WriteString(rec(i, gen) + "\n")
+		lines++
+		w := want[i]
+		if w.version == 0 && existed(i) {
+			w.version = 7
+		}
+		want[i] = struct{ version, gen int }{w.version + 1, gen}
+	}
+	for k := range distinct {
+		emit(k*1237%distinct, 1)
+		if k%10 == 0 { // a repeat a few lines later, same chunk
+			emit(k*1237%distinct, 2)
+		}
+	}
+	for k := 0; k < distinct; k += 2 {
+		emit(k*7%distinct, 3)
+	}
+	n, err := db.Import(strings.NewReader(in.String()), sampleKey)
+	if err != nil || n != lines {
+		t.Fatalf("Import = %d, %v; want %d, nil", n, err, lines)
+	}
+	for i, w := range want {
+		key, _ := sampleKey(fmt.Sprintf("21.T11148/U%05d", i))
+		s, ok, err := db.Get(key)
+		if !ok || err != nil {
+			t.Fatalf("Get(%s) = %v, %v", key, ok, err)
+		}
+		if s.Version != uint64(w.version) {
+			t.Errorf("%s: version %d, want %d", key, s.Version, w.version)
+		}
+		if got, wantURL := string(s.Record.Values[0].Data), fmt.Sprintf("https://example.org/%d/%d", i, w.gen); got != wantURL {
+			t.Errorf("%s: URL %q, want %q (the last line of the handle)", key, got, wantURL)
+		}
+		if existed(i) && !s.Created.Equal(created) {
+			t.Errorf("%s: created %v, want %v (kept)", key, s.Created, created)
+		}
+		if !existed(i) && (s.Created.Before(created) || s.Created.IsZero()) {
+			t.Errorf("%s: created %v, want the import's time", key, s.Created)
+		}
+	}
+}

@@ -3,10 +3,12 @@ package store
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -17,10 +19,17 @@ import (
 
 // importRec is one parsed import line waiting for its chunk's transaction.
 type importRec struct {
-	line int // 1-based input line
-	size int // bytes of JSON, for the chunk size bound
-	key  string
-	rec  handlev.Record
+	line   int    // 1-based input line
+	size   int    // bytes of JSON, for the chunk size bound
+	handle string // display handle, for key
+	key    []byte // storage key, set by Import
+	// val is the record's stored encoding (appendStored) with version and times
+	// still zero; the chunk's transaction fills them in. It points into the
+	// batch's arena and is not modified by anything else.
+	val []byte
+	// rec holds the decoded values only when checkStorable refused the record
+	// (val is nil then), so that Import can report the exact reason.
+	rec handlev.Record
 }
 
 // Import reads JSON Lines, one Handle JSON record per line ({"handle":…,
@@ -40,63 +49,76 @@ type importRec struct {
 // not Update's batching; it may run while the node serves, at the cost of
 // holding the write lock for each chunk.
 //
-// JSON decoding, the costly part, runs on GOMAXPROCS goroutines; key is called
-// from the calling goroutine, in input order, so it need not be safe for
+// JSON decoding and record encoding, the costly parts, run on GOMAXPROCS
+// goroutines, and a chunk is written while the next one is decoded. key is
+// called from the calling goroutine, in input order, so it need not be safe for
 // concurrent use. r is not read after Import returns: on an error Import first
 // waits for a Read in progress to return.
-func (db *DB) Import(r io.Reader, key func(handle string) (string, error)) (n int, err error) {
-	var (
-		chunk      []importRec
-		chunkBytes int
-	)
-	flush := func() error {
-		if len(chunk) == 0 {
-			return nil
-		}
-		if err := db.importChunk(chunk); err != nil {
-			return err
-		}
-		n += len(chunk)
-		db.log.Debug("store import chunk committed", "records", len(chunk), "total", n, "line", chunk[len(chunk)-1].line)
-		clear(chunk)
-		chunk, chunkBytes = chunk[:0], 0
-		return nil
-	}
-
+func (db *DB) Import(r io.Reader, key func(handle string) (string, error)) (int, error) {
 	p := startImportParse(r)
 	defer p.stop() // on every return: stop reading r and wait for the goroutines
-	lines := 0
-	for b := range p.order {
-		<-b.done
-		for i := range b.recs {
-			ir := &b.recs[i]
-			k, err := key(ir.rec.Handle)
-			if err == nil && k == "" {
-				err = ErrEmptyKey
-			}
-			if err != nil {
-				return n, &ImportError{Line: ir.line, Err: fmt.Errorf("handle %q: %w", ir.rec.Handle, err)}
-			}
-			ir.key = k
-			chunk = append(chunk, *ir)
-			chunkBytes += ir.size
-			if len(chunk) >= importChunkRecords || chunkBytes >= importChunkBytes {
-				if err := flush(); err != nil {
-					return n, err
-				}
-			}
-		}
-		if b.err != nil {
-			// The records before the bad line in this chunk are dropped with it.
-			return n, b.err
-		}
-		lines = b.lastLine
+	w := db.startImportWrite()
+	lines, err := w.feed(p, key)
+	// The chunks handed over before an error are committed all the same; a
+	// commit error comes first in the input, so it wins.
+	n, werr := w.finish()
+	if werr != nil {
+		err = werr
 	}
-	if err := flush(); err != nil {
+	if err != nil {
 		return n, err
 	}
 	db.log.Info("store import done", "records", n, "lines", lines)
 	return n, nil
+}
+
+// feed keys the decoded records in input order and hands them to the writer in
+// chunks. It returns the number of input lines read and the first error of the
+// input (decoding, key, a record PutRecord would refuse); the chunk holding it
+// is dropped.
+func (w *importWrite) feed(p *importParse, key func(handle string) (string, error)) (lines int, err error) {
+	var (
+		chunk      []importRec
+		chunkBytes int
+	)
+	for b := range p.order {
+		<-b.done
+		for i := range b.recs {
+			ir := &b.recs[i]
+			k, err := key(ir.handle)
+			if err == nil && k == "" {
+				err = ErrEmptyKey
+			}
+			if err != nil {
+				return lines, &ImportError{Line: ir.line, Err: fmt.Errorf("handle %q: %w", ir.handle, err)}
+			}
+			if ir.val == nil || len(k) > handlev.MaxHandleLen {
+				// Refused by the worker, or a key too long: the error PutRecord gives.
+				ir.rec.Handle = ir.handle
+				if err := checkStorable(k, &Stored{Record: ir.rec}); err != nil {
+					return lines, &ImportError{Line: ir.line, Err: err}
+				}
+			}
+			ir.key = []byte(k)
+			chunk = append(chunk, *ir)
+			chunkBytes += ir.size
+			if len(chunk) >= w.db.importChunkRecords || chunkBytes >= importChunkBytes {
+				if !w.send(chunk) {
+					return lines, nil // finish reports the commit error
+				}
+				chunk, chunkBytes = make([]importRec, 0, len(chunk)), 0
+			}
+		}
+		if b.err != nil {
+			// The records before the bad line in this chunk are dropped with it.
+			return lines, b.err
+		}
+		lines = b.lastLine
+	}
+	if len(chunk) > 0 {
+		w.send(chunk)
+	}
+	return lines, nil
 }
 
 // Import parsing pipeline: one goroutine reads lines into batches, workers decode
@@ -105,6 +127,8 @@ func (db *DB) Import(r io.Reader, key func(handle string) (string, error)) (n in
 const (
 	parseBatchLines = 256
 	parseBatchBytes = 1 << 20
+	// parseArenaBytes is the size of the blocks a batch encodes its records into.
+	parseArenaBytes = 256 << 10
 )
 
 type parseBatch struct {
@@ -127,10 +151,10 @@ type importParse struct {
 func startImportParse(r io.Reader) *importParse {
 	workers := max(runtime.GOMAXPROCS(0), 1)
 	p := &importParse{
-		order: make(chan *parseBatch, 4*workers),
+		order: make(chan *parseBatch, 8*workers),
 		quit:  make(chan struct{}),
 	}
-	jobs := make(chan *parseBatch, 4*workers)
+	jobs := make(chan *parseBatch, 8*workers)
 	p.wg.Add(1 + workers)
 	go func() {
 		defer p.wg.Done()
@@ -222,9 +246,12 @@ func (p *importParse) read(r io.Reader, jobs chan<- *parseBatch) {
 	}
 }
 
-// decode decodes the batch's lines until the first error.
+// decode decodes and encodes the batch's lines until the first error. The
+// decoded values are dropped once encoded: a chunk waiting for its transaction
+// holds only the encodings, a few large allocations instead of many small ones.
 func (b *parseBatch) decode() {
 	b.recs = make([]importRec, 0, len(b.ends))
+	var arena []byte
 	start := 0
 	for i, end := range b.ends {
 		line := b.buf[start:end]
@@ -237,29 +264,124 @@ func (b *parseBatch) decode() {
 			b.err = &ImportError{Line: b.lineNos[i], Err: err}
 			break
 		}
-		b.recs = append(b.recs, importRec{line: b.lineNos[i], size: len(line), rec: handlev.Record{Handle: handle, Values: values}})
+		ir := importRec{line: b.lineNos[i], size: len(line), handle: handle}
+		s := Stored{Record: handlev.Record{Handle: handle, Values: values}}
+		if checkStorable("", &s) != nil {
+			ir.rec.Values = values // Import reports it with the key
+		} else {
+			size := encodedSize(&s)
+			if cap(arena)-len(arena) < size {
+				arena = make([]byte, 0, max(size, parseArenaBytes))
+			}
+			off := len(arena)
+			arena = appendStored(arena, &s)
+			ir.val = arena[off:len(arena):len(arena)]
+		}
+		b.recs = append(b.recs, ir)
 	}
 	b.buf, b.ends, b.lineNos = nil, nil, nil
 }
 
+// importWrite commits the chunks Import hands it, one transaction each, on its
+// own goroutine, so that decoding goes on while a chunk is written.
+type importWrite struct {
+	db     *DB
+	chunks chan []importRec
+	failed chan struct{} // closed when a commit failed; no more chunks are written
+	done   chan struct{} // closed when the goroutine has returned
+	n      int           // records committed; read after done
+	err    error         // first commit error; read after done
+}
+
+func (db *DB) startImportWrite() *importWrite {
+	w := &importWrite{
+		db:     db,
+		chunks: make(chan []importRec, 1), // one chunk written, one waiting, one being filled
+		failed: make(chan struct{}),
+		done:   make(chan struct{}),
+	}
+	go w.run()
+	return w
+}
+
+func (w *importWrite) run() {
+	defer close(w.done)
+	for chunk := range w.chunks {
+		if err := w.db.importChunk(chunk); err != nil {
+			w.err = err
+			close(w.failed)
+			for range w.chunks { // later chunks are dropped
+			}
+			return
+		}
+		w.n += len(chunk)
+		w.db.log.Debug("store import chunk committed", "records", len(chunk), "total", w.n, "last line", slices.MaxFunc(chunk, func(a, b importRec) int { return a.line - b.line }).line)
+	}
+}
+
+// send queues chunk for its transaction. It reports false if an earlier
+// chunk's commit failed (the chunk is then not written).
+func (w *importWrite) send(chunk []importRec) bool {
+	select {
+	case w.chunks <- chunk:
+		return true
+	case <-w.failed:
+		return false
+	}
+}
+
+// finish waits for the queued chunks to be committed and returns the number of
+// records committed and the first commit error.
+func (w *importWrite) finish() (int, error) {
+	close(w.chunks)
+	<-w.done
+	return w.n, w.err
+}
+
 // importChunk writes recs in one transaction; an error rolls back all of them.
+// recs is sorted by key first (stably: repeated handles keep their input order),
+// so that the transaction walks the B+tree in order and records that share a
+// leaf page are written into it together.
 func (db *DB) importChunk(recs []importRec) error {
+	slices.SortStableFunc(recs, func(a, b importRec) int { return bytes.Compare(a.key, b.key) })
 	err := db.bolt.Update(func(btx *bbolt.Tx) error {
-		tx := &Tx{tx: btx}
-		now := time.Now().UTC()
+		b := btx.Bucket(BucketRecords)
+		if b == nil {
+			return fmt.Errorf("store: bucket %s missing", BucketRecords)
+		}
+		// Keys after the last stored one are new: no lookup needed. If the whole
+		// chunk lies there (an empty bucket, or input in key order), it only
+		// appends, and full pages are what bbolt should leave behind.
+		last, _ := b.Cursor().Last()
+		last = bytes.Clone(last) // never keep bbolt memory across Puts
+		if last == nil || bytes.Compare(recs[0].key, last) > 0 {
+			b.FillPercent = importAppendFill
+		}
+		now := uint64(timeToNanos(time.Now().UTC()))
 		for i := range recs {
 			ir := &recs[i]
-			s := Stored{Record: ir.rec, Version: 1, Created: now, Updated: now}
-			old, ok, err := tx.Record(ir.key)
-			if err != nil {
-				return &ImportError{Line: ir.line, Err: err}
+			version, created := uint64(1), now
+			switch {
+			case i > 0 && bytes.Equal(recs[i-1].key, ir.key):
+				// Repeated within the chunk: replaces the one just put.
+				version = binary.BigEndian.Uint64(recs[i-1].val[1:]) + 1
+				created = binary.BigEndian.Uint64(recs[i-1].val[9:])
+			case last != nil && bytes.Compare(ir.key, last) <= 0:
+				if old := b.Get(ir.key); old != nil {
+					if err := checkHeader(old); err != nil {
+						setKey(err, string(ir.key))
+						return &ImportError{Line: ir.line, Err: err}
+					}
+					version = binary.BigEndian.Uint64(old[1:]) + 1
+					created = binary.BigEndian.Uint64(old[9:])
+				}
 			}
-			if ok {
-				s.Version = old.Version + 1
-				s.Created = old.Created
-			}
-			if err := tx.PutRecord(ir.key, &s); err != nil {
-				return &ImportError{Line: ir.line, Err: err}
+			binary.BigEndian.PutUint64(ir.val[1:], version)
+			binary.BigEndian.PutUint64(ir.val[9:], created)
+			binary.BigEndian.PutUint64(ir.val[17:], now)
+			// bbolt keeps both slices until commit; nothing else writes to them.
+			if err := b.Put(ir.key, ir.val); err != nil {
+				return &ImportError{Line: ir.line, Err: fmt.Errorf("store: put %q: %w", ir.key, err)}
 			}
 		}
 		return nil
@@ -270,7 +392,26 @@ func (db *DB) importChunk(recs []importRec) error {
 			return err
 		}
 		// Commit failure: blame the chunk's first line.
-		return &ImportError{Line: recs[0].line, Err: err}
+		return &ImportError{Line: slices.MinFunc(recs, func(a, b importRec) int { return a.line - b.line }).line, Err: err}
+	}
+	return nil
+}
+
+// importAppendFill is the bucket fill percent of a chunk that only appends:
+// pages left full, since nothing will be inserted between their keys.
+const importAppendFill = 1.0
+
+// checkHeader checks what Import reads of a record it replaces: the format byte
+// and the header (version, created). The rest is overwritten unread.
+func checkHeader(b []byte) error {
+	if len(b) == 0 {
+		return &FormatError{Err: fmt.Errorf("%w: empty value", ErrCorrupt)}
+	}
+	if b[0] != recordFormat {
+		return &FormatError{Format: b[0], Err: ErrUnknownFormat}
+	}
+	if len(b) < recordHeaderLen+4 {
+		return &FormatError{Format: b[0], Err: fmt.Errorf("%w: %d bytes, header needs %d", ErrCorrupt, len(b), recordHeaderLen+4)}
 	}
 	return nil
 }

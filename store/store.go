@@ -75,6 +75,9 @@ type DB struct {
 	bolt *bbolt.DB
 	cfg  Config
 	log  *slog.Logger
+	// importChunkRecords bounds Import's transactions; importChunkRecords
+	// unless a test lowers it.
+	importChunkRecords int
 }
 
 // Open opens (creating if needed) the database at cfg.Path, creates every bucket
@@ -141,7 +144,7 @@ func Open(cfg Config) (*DB, error) {
 		return nil, err
 	}
 	log.Info("store opened", "path", cfg.Path, "schema", SchemaVersion, "nosync", cfg.NoSync)
-	return &DB{bolt: bdb, cfg: cfg, log: log}, nil
+	return &DB{bolt: bdb, cfg: cfg, log: log, importChunkRecords: importChunkRecords}, nil
 }
 
 // Close closes the database. It waits for open transactions to finish.
