@@ -319,7 +319,7 @@ func writeSVG(w io.Writer, title string, bars []bar) {
 	)
 	bars = groupBars(bars)
 	width := labelW + 2*panelW + gap + 20
-	height := top + rowH*len(bars) + 56
+	height := top + rowH*len(bars) + 70
 	var maxT float64
 	maxP := 100.0
 	for _, b := range bars {
@@ -378,7 +378,8 @@ func writeSVG(w io.Writer, title string, bars []bar) {
 		lx += 130
 	}
 	fmt.Fprintf(w, `<rect x="%d" y="%d" width="12" height="12" fill="url(#hatch)" stroke="#999"/><text x="%d" y="%d">requests/s (no CPU time measured)</text>`+"\n", lx, ly, lx+16, ly+10)
-	fmt.Fprintf(w, `<text x="10" y="%d" font-size="11" fill="#444">p99: HTTP scenarios from the open-loop run at 50 %% of capacity (omitted where the generator could not send that rate); native protocol and admin from their closed-loop drivers.</text>`+"\n", ly+30)
+	fmt.Fprintf(w, `<text x="10" y="%d" font-size="11" fill="#444">p99: HTTP scenarios from the open-loop run at 50 %% of capacity (omitted where the generator could not send that rate);</text>`+"\n", ly+30)
+	fmt.Fprintf(w, `<text x="10" y="%d" font-size="11" fill="#444">native protocol and admin from their closed-loop drivers.</text>`+"\n", ly+44)
 	fmt.Fprintln(w, "</svg>")
 }
 
