@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 
 	"go.etcd.io/bbolt"
 
@@ -36,17 +37,51 @@ func (s *Server) audit(tx *store.Tx, actor, action, target string, before, after
 }
 
 func (s *Server) auditEntry(tx *store.Tx, e AuditEntry) (uint64, error) {
+	tail, err := auditTail(&e)
+	if err != nil {
+		return 0, err
+	}
+	return s.putAudit(tx, tail)
+}
+
+// putAudit appends the entry whose JSON after "seq" and "time" is tail (see
+// auditTail) and returns its sequence number. Only the sequence number and the
+// time are encoded here: the rest is encoded before the write transaction, so
+// that a group commit does not wait for JSON encoding.
+func (s *Server) putAudit(tx *store.Tx, tail []byte) (uint64, error) {
 	b := tx.Bolt().Bucket(store.BucketAudit)
 	seq, err := b.NextSequence()
 	if err != nil {
 		return 0, err
 	}
-	e.Seq, e.Time = seq, s.now().UTC()
-	v, err := json.Marshal(&e)
-	if err != nil {
-		return 0, err
-	}
+	v := appendAudit(make([]byte, 0, len(tail)+64), seq, s.now().UTC(), tail)
 	return seq, b.Put(binary.BigEndian.AppendUint64(nil, seq), v)
+}
+
+// auditTail encodes e without its Seq and Time: the JSON object of the
+// remaining members, in AuditEntry's order. appendAudit completes it.
+func auditTail(e *AuditEntry) ([]byte, error) {
+	t := struct {
+		Actor   string `json:"actor"`
+		KeyName string `json:"key_name,omitempty"`
+		Action  string `json:"action"`
+		Target  string `json:"target"`
+		Before  any    `json:"before,omitempty"`
+		After   any    `json:"after,omitempty"`
+	}{e.Actor, e.KeyName, e.Action, e.Target, e.Before, e.After}
+	return json.Marshal(&t)
+}
+
+// appendAudit appends the JSON of an audit entry with seq and t whose other
+// members are tail (from auditTail): the bytes json.Marshal gives for the
+// whole AuditEntry.
+func appendAudit(dst []byte, seq uint64, t time.Time, tail []byte) []byte {
+	dst = append(dst, `{"seq":`...)
+	dst = strconv.AppendUint(dst, seq, 10)
+	dst = append(dst, `,"time":"`...)
+	dst = t.AppendFormat(dst, time.RFC3339Nano) // what time.Time.MarshalJSON writes
+	dst = append(dst, '"', ',')
+	return append(dst, tail[1:]...)
 }
 
 // Audit entries of identifier writes are also indexed by record: the key
@@ -65,7 +100,17 @@ func auditIndexPrefix(key string) []byte {
 // auditHandle audits an identifier write by an SNAA key and indexes the entry
 // under the record's storage key.
 func (s *Server) auditHandle(tx *store.Tx, p *principal, action, key, display string, before, after any) error {
-	seq, err := s.auditEntry(tx, AuditEntry{Actor: p.actor(), KeyName: p.key.Name, Action: action, Target: display, Before: before, After: after})
+	tail, err := auditTail(&AuditEntry{Actor: p.actor(), KeyName: p.key.Name, Action: action, Target: display, Before: before, After: after})
+	if err != nil {
+		return err
+	}
+	return s.putHandleAudit(tx, key, tail)
+}
+
+// putHandleAudit appends an identifier write's audit entry (tail from
+// auditTail) and indexes it under the record's storage key.
+func (s *Server) putHandleAudit(tx *store.Tx, key string, tail []byte) error {
+	seq, err := s.putAudit(tx, tail)
 	if err != nil {
 		return err
 	}

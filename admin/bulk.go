@@ -78,7 +78,7 @@ func (s *Server) bulk(w http.ResponseWriter, r *http.Request, p *principal, t ta
 	}
 	now := s.now()
 	var written []string
-	err = s.db.Update(func(tx *store.Tx) error {
+	err = s.writes.update(func(tx *store.Tx) error {
 		written = written[:0]
 		for _, it := range items {
 			if it.pl == nil {

@@ -29,7 +29,10 @@
 // invalidates the read path through the Invalidator interface it declares), or
 // write outside one store transaction. Every write is all-or-nothing, audited in
 // the same transaction, and invalidated in the cache before the reply, so the
-// next resolution on this node shows it (read-your-writes).
+// next resolution on this node shows it (read-your-writes). Identifier writes
+// are committed in groups (commit.go): one transaction and one fsync for all
+// the writes that waited while the previous group committed; each write's
+// expensive part (validation, record and audit JSON) is done before it joins.
 //
 // Reserved custom ids: "bulk", "stats" and ids whose last segment is
 // "history" or "stats", which would collide with routes.

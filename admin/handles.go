@@ -197,6 +197,15 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, b *base, p *prin
 		bodyHash = hex.EncodeToString(h.Sum(nil))
 	}
 	now := s.now()
+	// Everything but the id's collision check and the bucket writes is done
+	// here, before the write joins a commit group (commit.go).
+	pc, perr, err := s.prepareCreate(p, t, customID, *pl.URL, meta, now)
+	if err != nil {
+		return err
+	}
+	if perr != nil {
+		return perr
+	}
 
 	var (
 		o        outcome
@@ -204,7 +213,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, b *base, p *prin
 		stored   store.Stored
 		replayed bool
 	)
-	err = s.db.Update(func(tx *store.Tx) error {
+	err = s.writes.update(func(tx *store.Tx) error {
 		o, replayed = outcome{}, false
 		if idemKey != nil {
 			var ir idemRecord
@@ -227,7 +236,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, b *base, p *prin
 				}
 			}
 		}
-		res, perr, err := s.txCreate(tx, p, t, customID, existsStatus, *pl.URL, meta, now)
+		res, perr, err := s.txCreatePrepared(tx, &pc, existsStatus)
 		if err != nil || perr != nil {
 			o.err = perr
 			return err
@@ -247,13 +256,16 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, b *base, p *prin
 	if o.err != nil {
 		return o.err
 	}
-	if !replayed {
+	var ident *Identifier
+	if replayed {
+		ident = s.identifier(&stored)
+	} else {
 		s.metrics.creates.Add(1)
 		if s.inv != nil {
 			s.inv.Invalidate(key)
 		}
+		ident = s.identifierOf(&stored, pc.content)
 	}
-	ident := s.identifier(&stored)
 	w.Header().Set("Location", b.path+"/handles/"+pathEscape(ident.Prefix)+"/"+pathEscape(ident.Namespace)+"/"+pathEscape(ident.ID))
 	w.Header().Set("ETag", etag(stored.Version))
 	if replayed {
@@ -290,7 +302,7 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, b *base, p *prin
 		stored  store.Stored
 		written bool
 	)
-	err = s.db.Update(func(tx *store.Tx) error {
+	err = s.writes.update(func(tx *store.Tx) error {
 		o, written = outcome{}, false
 		res, perr, err := s.txUpdate(tx, p, t, key, display, pl, nulls, ifMatch, now)
 		if err != nil || perr != nil {
@@ -469,7 +481,11 @@ func (s *Server) listHandles(w http.ResponseWriter, r *http.Request, b *base, t 
 
 // identifier builds the reply body of a stored record.
 func (s *Server) identifier(st *store.Stored) *Identifier {
-	c := s.model.extract(st.Record.Values)
+	return s.identifierOf(st, s.model.extract(st.Record.Values))
+}
+
+// identifierOf is identifier with the record's content already extracted.
+func (s *Server) identifierOf(st *store.Stored, c content) *Identifier {
 	prefix, ns, id := splitDisplay(st.Record.Handle)
 	short := prefix + "/" + ns + "/" + id
 	ident := &Identifier{
@@ -530,53 +546,113 @@ func agentOf(p *principal) Agent {
 	return Agent{Name: p.snaa.Organisation, EmailAddress: p.snaa.TechnicalContact.Email, Role: "OWNER"}
 }
 
+// preparedCreate is a create with everything that does not need the write
+// transaction done: id checked, record values built, audit entry encoded.
+type preparedCreate struct {
+	p        *principal
+	t        target
+	customID string
+	// display and key: the custom id's, or a generated candidate that the
+	// transaction keeps unless it is taken.
+	display, key string
+	vals         []handlev.Value
+	url          string
+	now          time.Time
+	content      content // what the API shows of vals
+	after        []byte  // the audit entry's "after", JSON
+	auditTail    []byte  // the audit entry for display (auditTail)
+}
+
+// prepareCreate does the work of a create that needs no transaction:
+// building the values (change log JSON included), the audit entry's JSON and a
+// generated id candidate. perr is the client's fault (a custom id that makes
+// no key). u and meta must be validated.
+func (s *Server) prepareCreate(p *principal, t target, customID string, u string, meta map[string]any, now time.Time) (pc preparedCreate, perr, err error) {
+	pc = preparedCreate{p: p, t: t, customID: customID, url: u, now: now}
+	if customID != "" {
+		pc.display = s.namer.Full(t.prefix, t.ns, customID)
+		k, _, err := s.namer.Key(pc.display)
+		if err != nil {
+			return pc, &ValidationError{Errors: []FieldError{{Field: "id", Message: err.Error()}}}, nil
+		}
+		pc.key = k
+	} else if pc.display, pc.key, err = s.mintKey(t); err != nil {
+		return pc, nil, err
+	}
+	// The values do not depend on the id: the record holds its admin handle,
+	// not its own name.
+	pc.vals, _ = s.model.build(buildInput{Display: pc.display, AdminHandle: s.namer.Full(t.prefix, t.ns, "ADMIN"), URL: u,
+		Metadata: meta, Agent: agentOf(p), Now: now, Create: true})
+	pc.content = s.model.extract(pc.vals)
+	if pc.after, err = json.Marshal(auditContent(pc.content)); err != nil {
+		return pc, nil, err
+	}
+	pc.auditTail, err = s.createAuditTail(p, pc.display, pc.after)
+	return pc, nil, err
+}
+
+// mintKey returns a fresh generated id's display handle and storage key.
+func (s *Server) mintKey(t target) (display, key string, err error) {
+	id, err := handlev.Mint(t.ns, s.rnd)
+	if err != nil {
+		return "", "", err
+	}
+	display = s.namer.Full(t.prefix, t.ns, id)
+	key, _, err = s.namer.Key(display)
+	return display, key, err
+}
+
+func (s *Server) createAuditTail(p *principal, display string, after []byte) ([]byte, error) {
+	return auditTail(&AuditEntry{Actor: p.actor(), KeyName: p.key.Name, Action: ActHandleCreate, Target: display, After: json.RawMessage(after)})
+}
+
 // txCreate creates an identifier inside tx: generated (customID == "") or
 // custom. perr is the client's fault (409/412/422) and nothing was written;
 // err is fatal. u and meta must be validated.
 func (s *Server) txCreate(tx *store.Tx, p *principal, t target, customID string, existsStatus int, u string, meta map[string]any, now time.Time) (w writeResult, perr, err error) {
+	pc, perr, err := s.prepareCreate(p, t, customID, u, meta, now)
+	if err != nil || perr != nil {
+		return w, perr, err
+	}
+	return s.txCreatePrepared(tx, &pc, existsStatus)
+}
+
+// txCreatePrepared writes a prepared create inside tx: the id's collision
+// check (a taken generated candidate is replaced by a new one), the record,
+// its URL index entry and its audit entry. It does not modify pc, so that a
+// commit group can run it again.
+func (s *Server) txCreatePrepared(tx *store.Tx, pc *preparedCreate, existsStatus int) (w writeResult, perr, err error) {
 	recs := tx.Bolt().Bucket(store.BucketRecords)
-	var display string
-	if customID != "" {
-		display = s.namer.Full(t.prefix, t.ns, customID)
-		k, _, err := s.namer.Key(display)
-		if err != nil {
-			return w, &ValidationError{Errors: []FieldError{{Field: "id", Message: err.Error()}}}, nil
-		}
-		if recs.Get([]byte(k)) != nil {
+	display, tail := pc.display, pc.auditTail
+	w.key = pc.key
+	if recs.Get([]byte(w.key)) != nil {
+		if pc.customID != "" {
 			return w, problem(existsStatus, "identifier %s already exists; update it with PUT (without If-None-Match)", display), nil
 		}
-		w.key = k
-	} else {
-		for try := 0; ; try++ {
-			id, err := handlev.Mint(t.ns, s.rnd)
-			if err != nil {
-				return w, nil, err
-			}
-			display = s.namer.Full(t.prefix, t.ns, id)
-			k, _, err := s.namer.Key(display)
-			if err != nil {
-				return w, nil, err
-			}
-			if recs.Get([]byte(k)) == nil {
-				w.key = k
-				break
-			}
+		for try := 1; ; try++ {
 			if try == 16 {
 				return w, nil, errors.New("admin: no free generated id after 16 tries")
 			}
+			if display, w.key, err = s.mintKey(pc.t); err != nil {
+				return w, nil, err
+			}
+			if recs.Get([]byte(w.key)) == nil {
+				break
+			}
+		}
+		if tail, err = s.createAuditTail(pc.p, display, pc.after); err != nil {
+			return w, nil, err
 		}
 	}
-	vals, _ := s.model.build(buildInput{Display: display, AdminHandle: s.namer.Full(t.prefix, t.ns, "ADMIN"), URL: u,
-		Metadata: meta, Agent: agentOf(p), Now: now, Create: true})
-	w.stored = store.Stored{Record: handlev.Record{Handle: display, Values: vals}, Version: 1, Created: now, Updated: now}
+	w.stored = store.Stored{Record: handlev.Record{Handle: display, Values: pc.vals}, Version: 1, Created: pc.now, Updated: pc.now}
 	if err := tx.PutRecord(w.key, &w.stored); err != nil {
 		return w, nil, err
 	}
 	w.written = true
-	if err := s.indexURL(tx, w.key, "", u); err != nil {
+	if err := s.indexURL(tx, w.key, "", pc.url); err != nil {
 		return w, nil, err
 	}
-	return w, nil, s.auditHandle(tx, p, ActHandleCreate, w.key, display, nil, auditContent(s.model.extract(vals)))
+	return w, nil, s.putHandleAudit(tx, w.key, tail)
 }
 
 // txUpdate merges pl into the identifier stored under key inside tx.

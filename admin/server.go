@@ -53,6 +53,8 @@ type Config struct {
 	// Now is the clock. If nil, time.Now is used.
 	Now func() time.Time
 	// Rand is the randomness for keys, ids and namespaces. If nil, crypto/rand.
+	// It must be safe for concurrent use (ids are minted outside the write
+	// transaction).
 	Rand io.Reader
 	// LastUsedInterval is how often key last-used times are written (they are
 	// kept in memory in between, so a request costs no write). If zero, one minute.
@@ -110,6 +112,8 @@ type Server struct {
 	readOnly     atomic.Bool
 	metrics      metrics
 	handler      http.Handler
+	// writes commits identifier writes (create, update, bulk) in groups.
+	writes groupCommit
 }
 
 // base is one of the SNAA API bases and the prefix it writes under.
@@ -168,6 +172,7 @@ func New(cfg Config) (*Server, error) {
 		s.idemTTL = 24 * time.Hour
 	}
 	s.opHash = hashSecret(cfg.OperatorKey)
+	s.writes.db = cfg.DB
 	s.bases = []base{{path: "/pid/v2", prefix: strings.ToUpper(cfg.Namer.Prefix())}}
 	if tp := cfg.Namer.TestPrefix(); tp != "" {
 		s.bases = append(s.bases, base{path: "/testpid/v2", prefix: strings.ToUpper(tp), test: true})
