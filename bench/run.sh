@@ -11,7 +11,8 @@
 # request stream, SEED, BENCH_DATA (dataset cache, default bench/data),
 # BENCH_WORK (scratch: databases, logs; default a temp dir removed at the end
 # unless KEEP=1), OUT (results directory, default bench/results), PIDNODE_BIN
-# (use this binary instead of building ./cmd/pidnode), ROUNDS (interleaved
+# (use this binary instead of building ./cmd/pidnode; PIDNODE_COMMIT names the
+# commit it was built from), ROUNDS (interleaved
 # rounds of the cache-hit and miss comparisons, the best counts; 3), PROFILE=0 to
 # skip the perf profiles, DNS_MAX_N, SERVER_CPU, LOAD_CPU.
 #
@@ -278,6 +279,10 @@ pct_rate() { calc "int($1 * $2 / 100)"; }
 
 # ------------------------------------------------------------------- prepare --
 LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
+# The commit measured: taken now, not when the report is written (others may
+# commit meanwhile). With PIDNODE_BIN, say which commit it was built from in
+# PIDNODE_COMMIT.
+COMMIT=${PIDNODE_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo ?)$([[ -n $(git status --porcelain -- cmd handlev store cache resolver admin 2>/dev/null) ]] && echo "+local changes")}
 log "N=$N DUR=${DUR}s CONNS=$CONNS REQUESTS=$REQUESTS; $PINNING; scratch $WORK"
 need=()
 command -v wrk >/dev/null || need+=(wrk)
@@ -664,7 +669,7 @@ mkdir -p "$OUT"
 REPORT=$OUT/$STAMP-$HOST.md
 "$BIN/report" -rows "$ROWS" -chart "$CHART" -out "$REPORT" -profile "$PROFILE_MD" \
 	-title "pidnode benchmarks, N = $N, $STAMP, $HOST" \
-	-setup "CPU time on the server CPU not charged to the server (other processes, interrupts): $(r0 "$(calc "($RUN_TICKS > 0) ? 100 * $OTHER_TICKS / $RUN_TICKS : 0")") % of the wrk runs' wall time (0 on a quiet machine; wall-clock rates and tails suffer from it, per-CPU-second figures much less). $(nproc) CPUs ($(awk -F': ' '/model name/{print $2; exit}' /proc/cpuinfo)), $(free -g | awk '/Mem:/{print $2}') GiB; $PINNING; ${DUR} s per run, wrk $CONNS connections, open loop $OL_CONNS, request streams of $REQUESTS paths (Zipf s=1.1: $ZIPF_DISTINCT distinct); load average at start $LOAD0, at the end $(cut -d' ' -f1-3 /proc/loadavg); go $(go env GOVERSION), $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2), nginx $("$NGINX" -v 2>&1 | sed 's/.*nginx\///'); commit $(git rev-parse --short HEAD 2>/dev/null || echo ?)"
+	-setup "CPU time on the server CPU not charged to the server (other processes, interrupts): $(r0 "$(calc "($RUN_TICKS > 0) ? 100 * $OTHER_TICKS / $RUN_TICKS : 0")") % of the wrk runs' wall time (0 on a quiet machine; wall-clock rates and tails suffer from it, per-CPU-second figures much less). $(nproc) CPUs ($(awk -F': ' '/model name/{print $2; exit}' /proc/cpuinfo)), $(free -g | awk '/Mem:/{print $2}') GiB; $PINNING; ${DUR} s per run, wrk $CONNS connections, open loop $OL_CONNS, request streams of $REQUESTS paths (Zipf s=1.1: $ZIPF_DISTINCT distinct); load average at start $LOAD0, at the end $(cut -d' ' -f1-3 /proc/loadavg); go $(go env GOVERSION), $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2), nginx $("$NGINX" -v 2>&1 | sed 's/.*nginx\///'); pidnode commit $COMMIT"
 cp "$LOG" "${REPORT%.md}.log"
 log "wrote $REPORT"
 exit 0
