@@ -55,18 +55,18 @@ e2e: ## headless Chromium loads the resolver's pages (installs Debian's chromium
 	$(GO) test -count=1 -tags e2e -v ./internal/e2e/browser/
 
 .PHONY: bench
-bench: ## Go benchmarks of the hot paths (allocations reported)
-	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./handlev/... ./cache/ ./store/ ./resolver/...
-
-.PHONY: bench-e2e
-bench-e2e: N ?= 1000000
-bench-e2e: ## end-to-end suite vs nginx and a bare fasthttp map, N=1000000 (N=… DUR=… to change); writes bench/results/
+bench: N ?= 1000000
+bench: ## end-to-end suite vs nginx, a bare fasthttp map and a bare DNS map, N=1000000 (N=… DUR=… to change); writes bench/results/
 	N=$(N) bench/run.sh
 
 .PHONY: bench-full
 bench-full: N ?= 10000000
 bench-full: ## the end-to-end suite at N=10000000 (needs ~20 GB of disk for the generated data)
 	N=$(N) bench/run.sh
+
+.PHONY: bench-go
+bench-go: ## Go benchmarks of the hot paths beside the code (allocations reported)
+	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./handlev/... ./cache/ ./store/ ./resolver/... ./admin/
 
 .PHONY: clean
 clean: ## remove build output (keeps ./data)

@@ -2,7 +2,7 @@
 # bench/run.sh — pidnode end-to-end benchmark suite (issue 7), with its baselines
 # (nginx map, bare fasthttp map) run in the same invocation on the same data.
 #
-#   bench/run.sh                 # N=1000000, 10 s per run (make bench-e2e)
+#   bench/run.sh                 # N=1000000, 10 s per run (make bench)
 #   N=10000000 bench/run.sh      # make bench-full
 #   N=100000 DUR=5 bench/run.sh  # quick
 #
