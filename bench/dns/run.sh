@@ -82,7 +82,9 @@ wait_dns() {
 	return 1
 }
 
-# pidnode: import, then serve DNS only.
+# pidnode: import, then serve DNS only, with a cache that holds every name (the
+# baseline holds them all in a map; an LRU sized exactly N keeps evicting the
+# names of its fuller shards and would measure misses).
 TARGET=pidnode
 PFLAGS=(--data "$TMP/pidnode-data" --prefix "$PREFIX" --test-prefix "$TEST_PREFIX")
 PADDR=""
@@ -92,6 +94,7 @@ elif "$TMP/pidnode" import "${PFLAGS[@]}" "$TMP/records.jsonl" >"$TMP/import.log
 	"$TMP/pidnode" serve "${PFLAGS[@]}" \
 		--dns-addr 127.0.0.1:0 --resolver-addr "" --admin-addr "" --hdl-addr "" \
 		--dns-zone "$ZONE=$TEST_PREFIX" --operator-key-file "$TMP/operator.key" \
+		--cache-entries "$((N + N / 4 + 1024))" \
 		--ready-file "$TMP/ready-pidnode" >"$TMP/pidnode.log" 2>&1 &
 	PIDS+=($!)
 	PPID_=$!
