@@ -45,8 +45,8 @@
 // Export writes one line per record in key order, {"handle":…,"values":[…]} in
 // the Handle JSON encoding, from one read transaction. Import reads such lines
 // (responseCode optional), decodes and encodes them on GOMAXPROCS goroutines and
-// writes them in plain (unbatched) transactions of 10000 records, one fsync
-// each, while the next chunk is decoded. Each chunk is sorted by key before it
+// writes them in plain (unbatched) transactions of up to 50000 records or 64 MiB
+// of JSON, one fsync each, while the next chunk is decoded. Each chunk is sorted by key before it
 // is written (stably, so repeated handles keep their input order): the
 // transaction then walks the B+tree once, in order. A record replaced by Import
 // is read only as far as its header (format, version, created). Export →

@@ -178,6 +178,7 @@ func TestImportErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			db := openTest(t, "", true)
+			db.importChunkRecords = 10000 // the chunk size these cases are written for
 			n, err := db.Import(strings.NewReader(tt.in), keyFn)
 			var ie *ImportError
 			if !errors.As(err, &ie) || ie.Line != tt.line {

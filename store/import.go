@@ -42,7 +42,8 @@ type importRec struct {
 // bumped; a new record gets Version 1 and Created = Updated = the time its chunk's
 // transaction started. Repeated handles within the input replace each other in order.
 //
-// Records are written in transactions of up to 10000 records (one fsync each).
+// Records are written in transactions of up to 50000 records or 64 MiB of JSON
+// (one fsync each).
 // On error Import returns an *ImportError naming the line, and n counts the
 // records committed before it: earlier chunks stay committed, and nothing of the
 // chunk holding the bad line is written. Import uses plain bbolt transactions,
@@ -339,11 +340,18 @@ func (w *importWrite) finish() (int, error) {
 }
 
 // importChunk writes recs in one transaction; an error rolls back all of them.
-// recs is sorted by key first (stably: repeated handles keep their input order),
-// so that the transaction walks the B+tree in order and records that share a
-// leaf page are written into it together.
+// recs is sorted by key first (repeated handles in input order), so that the
+// transaction walks the B+tree in order and records that share a leaf page are
+// written into it together.
 func (db *DB) importChunk(recs []importRec) error {
-	slices.SortStableFunc(recs, func(a, b importRec) int { return bytes.Compare(a.key, b.key) })
+	// Lines are unique: sorting by (key, line) is the stable sort by key, and
+	// pdqsort is several times faster than SortStableFunc's merging.
+	slices.SortFunc(recs, func(a, b importRec) int {
+		if c := bytes.Compare(a.key, b.key); c != 0 {
+			return c
+		}
+		return a.line - b.line
+	})
 	err := db.bolt.Update(func(btx *bbolt.Tx) error {
 		b := btx.Bucket(BucketRecords)
 		if b == nil {

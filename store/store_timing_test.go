@@ -76,7 +76,7 @@ func BenchmarkLoad(b *testing.B) {
 }
 
 // BenchmarkImport imports 50000 JSON lines into a fresh database (with fsync,
-// one per 10000-record chunk) and reports records/s.
+// one per chunk) and reports records/s.
 func BenchmarkImport(b *testing.B) {
 	const n = 50000
 	src, _ := benchDB(b, n)
