@@ -54,6 +54,15 @@
 // stops the import with an *ImportError naming it: the chunks committed before
 // stay, nothing of the chunk holding the bad line is written.
 //
+// Every import chunk is fsynced when it commits, so a crash loses at most the
+// chunk in flight. Chunks without fsync and one sync at the end were measured
+// (1M records): about 10 % less CPU and no fewer bytes reaching the disk, while
+// a power loss mid-import could leave a meta page on disk that points at pages
+// that never got there, losing the whole file rather than a few chunks. Input
+// in key order (as Export writes it) fills pages completely; input in random
+// key order rewrites about one leaf page per record in each chunk and leaves
+// pages about two thirds full (a file ~1.6 times larger).
+//
 // # Caveats
 //
 // Memory returned by bbolt (Tx.Bolt().Bucket(…).Get, cursors) points into the
