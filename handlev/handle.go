@@ -46,8 +46,8 @@ func DecodePath(dst, rawPath []byte) ([]byte, error) {
 			if i+2 >= len(rawPath) {
 				return dst[:start], &HandleError{Offset: at, Byte: '%', Err: ErrBadEscape}
 			}
-			hi, ok1 := unhex(rawPath[i+1])
-			lo, ok2 := unhex(rawPath[i+2])
+			hi, ok1 := UnhexDigit(rawPath[i+1])
+			lo, ok2 := UnhexDigit(rawPath[i+2])
 			if !ok1 || !ok2 {
 				return dst[:start], &HandleError{Offset: at, Byte: '%', Err: ErrBadEscape}
 			}
@@ -114,7 +114,9 @@ func hasPrefixFold(b []byte, p string) bool {
 	return len(b) >= len(p) && equalFoldASCII(b[:len(p)], p)
 }
 
-func unhex(c byte) (byte, bool) {
+// UnhexDigit returns the value of the hexadecimal digit c (either case), for
+// the percent-decoders of the fronts as well as DecodePath.
+func UnhexDigit(c byte) (byte, bool) {
 	switch {
 	case '0' <= c && c <= '9':
 		return c - '0', true

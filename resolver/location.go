@@ -5,6 +5,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/net/idna"
+
+	"pidnode/handlev"
 )
 
 // maxLocation is the longest Location the resolver sends. Longer targets are
@@ -135,7 +137,7 @@ func appendURLRest(dst, p []byte, inFragment bool) ([]byte, bool) {
 }
 
 func isHex(c byte) bool {
-	_, ok := unhex(c)
+	_, ok := handlev.UnhexDigit(c)
 	return ok
 }
 

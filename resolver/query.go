@@ -2,6 +2,8 @@ package resolver
 
 import (
 	"bytes"
+
+	"pidnode/handlev"
 )
 
 // params are the query (and POST body) parameters the resolver understands
@@ -139,8 +141,8 @@ func unescapeQuery(arena, s []byte) ([]byte, []byte) {
 			c = ' '
 		case '%':
 			if i+2 < len(s) {
-				hi, ok1 := unhex(s[i+1])
-				lo, ok2 := unhex(s[i+2])
+				hi, ok1 := handlev.UnhexDigit(s[i+1])
+				lo, ok2 := handlev.UnhexDigit(s[i+2])
 				if ok1 && ok2 {
 					c = hi<<4 | lo
 					i += 2
@@ -150,18 +152,6 @@ func unescapeQuery(arena, s []byte) ([]byte, []byte) {
 		arena = append(arena, c)
 	}
 	return arena, arena[start:len(arena):len(arena)]
-}
-
-func unhex(c byte) (byte, bool) {
-	switch {
-	case '0' <= c && c <= '9':
-		return c - '0', true
-	case 'a' <= c && c <= 'f':
-		return c - 'a' + 10, true
-	case 'A' <= c && c <= 'F':
-		return c - 'A' + 10, true
-	}
-	return 0, false
 }
 
 // equalFold reports whether b equals s under ASCII case folding.

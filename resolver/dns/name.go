@@ -1,5 +1,7 @@
 package hdldns
 
+import "pidnode/handlev"
+
 // Owner name → handle (HANDLE-PROTOCOL.md §4). Names arrive in miekg/dns
 // presentation format: fully qualified, original case, with "\." and "\DDD"
 // escapes for bytes a plain label cannot show.
@@ -118,8 +120,8 @@ func appendLabel(dst []byte, label string) ([]byte, error) {
 			if i+2 >= len(b) {
 				return dst, errBadName
 			}
-			hi, ok1 := unhex(b[i+1])
-			lo, ok2 := unhex(b[i+2])
+			hi, ok1 := handlev.UnhexDigit(b[i+1])
+			lo, ok2 := handlev.UnhexDigit(b[i+2])
 			if !ok1 || !ok2 {
 				return dst, errBadName
 			}
@@ -133,18 +135,6 @@ func appendLabel(dst []byte, label string) ([]byte, error) {
 }
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
-
-func unhex(c byte) (byte, bool) {
-	switch {
-	case '0' <= c && c <= '9':
-		return c - '0', true
-	case 'a' <= c && c <= 'f':
-		return c - 'a' + 10, true
-	case 'A' <= c && c <= 'F':
-		return c - 'A' + 10, true
-	}
-	return 0, false
-}
 
 func lowerASCII(c byte) byte {
 	if 'A' <= c && c <= 'Z' {
