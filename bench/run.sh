@@ -282,7 +282,14 @@ LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
 # The commit measured: taken now, not when the report is written (others may
 # commit meanwhile). With PIDNODE_BIN, say which commit it was built from in
 # PIDNODE_COMMIT.
-COMMIT=${PIDNODE_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo ?)$([[ -n $(git status --porcelain -- cmd handlev store cache resolver admin 2>/dev/null) ]] && echo "+local changes")}
+# (An if, not `[[ … ]] && echo`: on a clean tree that substitution exits 1 and
+# set -e would end the run.)
+local_changes() {
+	if [[ -n $(git status --porcelain -- cmd handlev store cache resolver admin 2>/dev/null) ]]; then
+		echo "+local changes"
+	fi
+}
+COMMIT=${PIDNODE_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo ?)$(local_changes)}
 log "N=$N DUR=${DUR}s CONNS=$CONNS REQUESTS=$REQUESTS; $PINNING; scratch $WORK"
 need=()
 command -v wrk >/dev/null || need+=(wrk)
