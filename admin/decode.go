@@ -236,6 +236,18 @@ func decodeAny(b []byte) (any, error) {
 	return v, nil
 }
 
+// readJSON reads the request body (with readBody's media-type and size checks)
+// and decodes it strictly (decodeStrict) into a T.
+func readJSON[T any](w http.ResponseWriter, r *http.Request, max int64) (T, error) {
+	var v T
+	body, err := readBody(w, r, max)
+	if err != nil {
+		return v, err
+	}
+	err = decodeStrict(body, &v)
+	return v, err
+}
+
 // decodeStrict checks b (checkJSON) and decodes it into a struct, rejecting
 // unknown fields and wrong types with 400.
 func decodeStrict(b []byte, v any) error {

@@ -60,12 +60,8 @@ type outcome struct{ err error }
 func (o *outcome) fail(err error) error { o.err = err; return nil }
 
 func (s *Server) submitApplication(w http.ResponseWriter, r *http.Request) error {
-	body, err := readBody(w, r, s.maxBody)
+	req, err := readJSON[ApplicationRequest](w, r, s.maxBody)
 	if err != nil {
-		return err
-	}
-	var req ApplicationRequest
-	if err := decodeStrict(body, &req); err != nil {
 		return err
 	}
 	app, err := s.SubmitApplication(req)
@@ -234,12 +230,8 @@ func spellsName(ns, org string) bool {
 }
 
 func (s *Server) approveApplication(w http.ResponseWriter, r *http.Request) error {
-	body, err := readBody(w, r, s.maxBody)
+	req, err := readJSON[ApproveRequest](w, r, s.maxBody)
 	if err != nil {
-		return err
-	}
-	var req ApproveRequest
-	if err := decodeStrict(body, &req); err != nil {
 		return err
 	}
 	res, err := s.Approve(r.PathValue("id"), req)
@@ -406,12 +398,8 @@ type RejectRequest struct {
 }
 
 func (s *Server) rejectApplication(w http.ResponseWriter, r *http.Request) error {
-	body, err := readBody(w, r, s.maxBody)
+	req, err := readJSON[RejectRequest](w, r, s.maxBody)
 	if err != nil {
-		return err
-	}
-	var req RejectRequest
-	if err := decodeStrict(body, &req); err != nil {
 		return err
 	}
 	if strings.TrimSpace(req.Note) == "" {
@@ -503,12 +491,8 @@ type SNAAPatch struct {
 }
 
 func (s *Server) patchSNAA(w http.ResponseWriter, r *http.Request) error {
-	body, err := readBody(w, r, s.maxBody)
+	req, err := readJSON[SNAAPatch](w, r, s.maxBody)
 	if err != nil {
-		return err
-	}
-	var req SNAAPatch
-	if err := decodeStrict(body, &req); err != nil {
 		return err
 	}
 	var prefixes []string
@@ -564,12 +548,8 @@ type KeyRequest struct {
 }
 
 func (s *Server) issueKey(w http.ResponseWriter, r *http.Request) error {
-	body, err := readBody(w, r, s.maxBody)
+	req, err := readJSON[KeyRequest](w, r, s.maxBody)
 	if err != nil {
-		return err
-	}
-	var req KeyRequest
-	if err := decodeStrict(body, &req); err != nil {
 		return err
 	}
 	ik, err := s.IssueKey(r.PathValue("id"), req.Name)
