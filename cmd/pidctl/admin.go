@@ -356,16 +356,21 @@ func one(pos []string, what string) (string, error) {
 	return pos[0], nil
 }
 
-func cmdApplication(c *client, pos []string) error {
-	id, err := one(pos, "application ID")
+// showOne GETs collection+ID for the one positional ID and shows the object.
+func showOne(c *client, pos []string, what, collection string) error {
+	id, err := one(pos, what)
 	if err != nil {
 		return err
 	}
-	b, _, err := c.do("GET", "/ops/v1/applications/"+url.PathEscape(id), nil)
+	b, _, err := c.do("GET", collection+url.PathEscape(id), nil)
 	if err != nil {
 		return err
 	}
 	return c.emit(b, func() error { return c.kv(b) })
+}
+
+func cmdApplication(c *client, pos []string) error {
+	return showOne(c, pos, "application ID", "/ops/v1/applications/")
 }
 
 func cmdApprove(c *client, pos []string) error {
@@ -446,15 +451,7 @@ func cmdSNAAs(c *client, pos []string) error {
 }
 
 func cmdSNAA(c *client, pos []string) error {
-	id, err := one(pos, "SNAA ID")
-	if err != nil {
-		return err
-	}
-	b, _, err := c.do("GET", "/ops/v1/snaas/"+url.PathEscape(id), nil)
-	if err != nil {
-		return err
-	}
-	return c.emit(b, func() error { return c.kv(b) })
+	return showOne(c, pos, "SNAA ID", "/ops/v1/snaas/")
 }
 
 func cmdSNAASet(c *client, pos []string) error {
