@@ -284,6 +284,40 @@ func (c *client) kv(body []byte) error {
 	return tw.Flush()
 }
 
+// listTable GETs path and shows the objects listed under field, one row each,
+// with a column per key in cols (the header is the key in capitals, "_" as a
+// space); with --json it prints the reply as it came.
+func listTable(c *client, path, field string, cols ...string) error {
+	b, _, err := c.do("GET", path, nil)
+	if err != nil {
+		return err
+	}
+	return c.emit(b, func() error {
+		var reply map[string]json.RawMessage
+		if err := json.Unmarshal(b, &reply); err != nil {
+			return err
+		}
+		var list []map[string]any
+		if err := json.Unmarshal(reply[field], &list); err != nil && reply[field] != nil {
+			return err
+		}
+		header := make([]string, len(cols))
+		for i, col := range cols {
+			header[i] = strings.ToUpper(strings.ReplaceAll(col, "_", " "))
+		}
+		rows := make([][]string, 0, len(list))
+		for _, o := range list {
+			row := make([]string, len(cols))
+			for i, col := range cols {
+				row[i] = show(o[col])
+			}
+			rows = append(rows, row)
+		}
+		c.table(strings.Join(header, "\t"), rows)
+		return nil
+	})
+}
+
 func show(v any) string {
 	switch t := v.(type) {
 	case nil:
@@ -331,22 +365,7 @@ func cmdApplications(c *client, pos []string) error {
 	if s := c.v("state"); s != "" {
 		path += "?state=" + url.QueryEscape(s)
 	}
-	b, _, err := c.do("GET", path, nil)
-	if err != nil {
-		return err
-	}
-	return c.emit(b, func() error {
-		var l struct{ Applications []map[string]any }
-		if err := json.Unmarshal(b, &l); err != nil {
-			return err
-		}
-		var rows [][]string
-		for _, a := range l.Applications {
-			rows = append(rows, []string{show(a["id"]), show(a["state"]), show(a["submitted"]), show(a["organisation"])})
-		}
-		c.table("ID\tSTATE\tSUBMITTED\tORGANISATION", rows)
-		return nil
-	})
+	return listTable(c, path, "applications", "id", "state", "submitted", "organisation")
 }
 
 func one(pos []string, what string) (string, error) {
@@ -431,23 +450,7 @@ func cmdReject(c *client, pos []string) error {
 }
 
 func cmdSNAAs(c *client, pos []string) error {
-	b, _, err := c.do("GET", "/ops/v1/snaas", nil)
-	if err != nil {
-		return err
-	}
-	return c.emit(b, func() error {
-		var l struct{ SNAAs []map[string]any }
-		if err := json.Unmarshal(b, &l); err != nil {
-			return err
-		}
-		var rows [][]string
-		for _, s := range l.SNAAs {
-			rows = append(rows, []string{show(s["id"]), show(s["namespace"]), show(s["prefixes"]),
-				show(s["custom_ids"]), show(s["suspended"]), show(s["organisation"])})
-		}
-		c.table("ID\tNAMESPACE\tPREFIXES\tCUSTOM IDS\tSUSPENDED\tORGANISATION", rows)
-		return nil
-	})
+	return listTable(c, "/ops/v1/snaas", "snaas", "id", "namespace", "prefixes", "custom_ids", "suspended", "organisation")
 }
 
 func cmdSNAA(c *client, pos []string) error {
@@ -499,22 +502,7 @@ func cmdKeys(c *client, pos []string) error {
 			return nil
 		})
 	case "list":
-		b, _, err := c.do("GET", "/ops/v1/snaas/"+snaa+"/keys", nil)
-		if err != nil {
-			return err
-		}
-		return c.emit(b, func() error {
-			var l struct{ Keys []map[string]any }
-			if err := json.Unmarshal(b, &l); err != nil {
-				return err
-			}
-			var rows [][]string
-			for _, k := range l.Keys {
-				rows = append(rows, []string{show(k["id"]), show(k["name"]), show(k["created"]), show(k["last_used"]), show(k["revoked"])})
-			}
-			c.table("ID\tNAME\tCREATED\tLAST USED\tREVOKED", rows)
-			return nil
-		})
+		return listTable(c, "/ops/v1/snaas/"+snaa+"/keys", "keys", "id", "name", "created", "last_used", "revoked")
 	case "revoke":
 		if len(pos) != 3 {
 			return usageErr("keys revoke SNAA_ID KEY_ID")
@@ -540,22 +528,7 @@ func cmdAudit(c *client, pos []string) error {
 	if l := c.v("limit"); l != "" {
 		q.Set("limit", l)
 	}
-	b, _, err := c.do("GET", "/ops/v1/audit?"+q.Encode(), nil)
-	if err != nil {
-		return err
-	}
-	return c.emit(b, func() error {
-		var l struct{ Entries []map[string]any }
-		if err := json.Unmarshal(b, &l); err != nil {
-			return err
-		}
-		var rows [][]string
-		for _, e := range l.Entries {
-			rows = append(rows, []string{show(e["seq"]), show(e["time"]), show(e["actor"]), show(e["action"]), show(e["target"])})
-		}
-		c.table("SEQ\tTIME\tACTOR\tACTION\tTARGET", rows)
-		return nil
-	})
+	return listTable(c, "/ops/v1/audit?"+q.Encode(), "entries", "seq", "time", "actor", "action", "target")
 }
 
 // basePath picks /pid/v2 or /testpid/v2 for a prefix.
