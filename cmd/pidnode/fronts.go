@@ -71,8 +71,8 @@ func (n *node) bindDNS() error {
 }
 
 // siteConfig describes this node in its HS_SITE value: the native protocol's
-// address and port, and the HTTP resolver's port when it runs.
-func (c *Config) siteConfig(hdlAddr, resolverAddr string) (hdl.SiteConfig, error) {
+// address and port (TCP and UDP).
+func siteConfig(hdlAddr string) (hdl.SiteConfig, error) {
 	host, port, err := net.SplitHostPort(hdlAddr)
 	if err != nil {
 		return hdl.SiteConfig{}, fmt.Errorf("--hdl-addr %q: %w", hdlAddr, err)
@@ -111,7 +111,7 @@ func (n *node) bindHdl() error {
 	if err != nil {
 		return fmt.Errorf("hdl listener: %w", err)
 	}
-	site, err := n.cfg.siteConfig(ln.Addr().String(), n.addr("resolver"))
+	site, err := siteConfig(ln.Addr().String())
 	if err != nil {
 		ln.Close()
 		pc.Close()
@@ -169,7 +169,7 @@ func cmdKeygen(args []string, stdout, stderr io.Writer) error {
 
 // cmdSiteinfo prints the node's HS_SITE in the reference siteinfo.json form.
 func cmdSiteinfo(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	only := map[string]bool{"hdl-addr": true, "hdl-key": true, "resolver-addr": true}
+	only := map[string]bool{"hdl-addr": true, "hdl-key": true}
 	cfg, rest, err := loadConfig("siteinfo", args, getenv, stderr, only)
 	if err != nil {
 		return err
@@ -178,7 +178,7 @@ func cmdSiteinfo(args []string, getenv func(string) string, stdout, stderr io.Wr
 		fmt.Fprintln(stderr, "usage: pidnode siteinfo --hdl-addr HOST:PORT [--hdl-key FILE]")
 		return errUsage
 	}
-	sc, err := cfg.siteConfig(cfg.HdlAddr, cfg.ResolverAddr)
+	sc, err := siteConfig(cfg.HdlAddr)
 	if err != nil {
 		return err
 	}
