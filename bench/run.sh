@@ -2,11 +2,13 @@
 # bench/run.sh — pidnode end-to-end benchmark suite (issue 7), with its baselines
 # (nginx map, bare fasthttp map) run in the same invocation on the same data.
 #
-#   bench/run.sh                 # N=1000000, 10 s per run (make bench)
-#   N=10000000 bench/run.sh      # make bench-full
-#   N=100000 DUR=5 bench/run.sh  # quick
+#   DUR=5 bench/run.sh                  # make bench: N=1000000, 5 s per capacity run
+#   N=10000000 bench/run.sh             # make bench-full: 10 s per capacity run
+#   N=100000 DUR=3 OL_DUR=5 bench/run.sh  # quick
 #
-# Settings (environment): N identifiers, DUR seconds per measured run, CONNS
+# Settings (environment): N identifiers, DUR seconds per closed-loop (capacity)
+# run, OL_DUR seconds per open-loop (latency) run (15 by default: longer than
+# the 10 s statistics interval, so every latency run includes a flush), CONNS
 # wrk connections, OL_CONNS open-loop connections, REQUESTS length of each
 # request stream, SEED, BENCH_DATA (dataset cache, default bench/data),
 # BENCH_WORK (scratch: databases, logs; default a temp dir removed at the end
@@ -29,6 +31,7 @@ cd "$ROOT"
 
 N=${N:-1000000}
 DUR=${DUR:-10}
+OL_DUR=${OL_DUR:-15}
 CONNS=${CONNS:-64}
 OL_CONNS=${OL_CONNS:-128}
 REQUESTS=${REQUESTS:-200000}
@@ -94,7 +97,9 @@ else
 	PINNING="not pinned (1 CPU): server and load generator share the CPU"
 fi
 
-log() { echo "bench: $*" | tee -a "$LOG" >&2; }
+# Every log line carries the seconds since the start, so the log shows where
+# the suite's time goes.
+log() { echo "bench: [+${SECONDS}s] $*" | tee -a "$LOG" >&2; }
 
 # start NAME CMD… — run CMD in a new process group pinned to the server CPU;
 # sets STARTED_PG (its pid = its process group id).
@@ -185,7 +190,7 @@ wait_http() { # ADDR PATH SECONDS
 # (requests/s), RPC (requests per server CPU-second), P99 (ms), BAD (non-2xx/3xx
 # plus socket errors) and CMD.
 wrk_run() {
-	local label=$1 pg=$2 addr=$3 paths=$4 pre=$5 suf=$6 t0 t1 out=$WORK/wrk-$1.txt total secs
+	local label=$1 pg=$2 addr=$3 paths=$4 pre=$5 suf=$6 t0 t1 out=$WORK/wrk-${1//[^A-Za-z0-9_-]/_}.txt total secs
 	local d=${RUN_DUR:-$DUR}
 	CMD="wrk -t1 -c$CONNS -d${d}s --latency -s bench/wrk/stream.lua http://ADDR -- '$pre' '$suf'  (BENCH_PATHS=$(basename "$paths"))"
 	t0=$(cpu_ticks "$pg")
@@ -216,9 +221,9 @@ wrk_run() {
 # OL_P50, OL_ACH (achieved rate), OL_BAD, OL_CMD.
 ol_run() {
 	local label=$1 addr=$2 paths=$3 pre=$4 suf=$5 rate=$6 out=$WORK/ol-$1.json
-	OL_CMD="openloop -addr ADDR -paths $(basename "$paths") -prefix '$pre' -suffix '$suf' -rate $rate -duration ${DUR}s -conns $OL_CONNS"
+	OL_CMD="openloop -addr ADDR -paths $(basename "$paths") -prefix '$pre' -suffix '$suf' -rate $rate -duration ${OL_DUR}s -conns $OL_CONNS"
 	"${ON_LOAD[@]}" "$BIN/openloop" -addr "$addr" -paths "$paths" -prefix "$pre" -suffix "$suf" \
-		-rate "$rate" -duration "${DUR}s" -conns "$OL_CONNS" >"$out" 2>>"$LOG" || true
+		-rate "$rate" -duration "${OL_DUR}s" -conns "$OL_CONNS" >"$out" 2>>"$LOG" || true
 	OL_P99=$(jq_get "$out" '.latency_ms.p99')
 	OL_P50=$(jq_get "$out" '.latency_ms.p50')
 	OL_ACH=$(jq_get "$out" '.achieved_rate')
@@ -236,20 +241,41 @@ ol_run() {
 # linux-perf; not installed by this script), a separate ${PROF_DUR}s wrk run
 # with `perf record` on the server's process group leader; the flat top of the
 # profile goes into the report's profile section. Not part of any figure.
+profiling() { command -v perf >/dev/null && [[ ${PROFILE:-1} == 1 ]]; }
 profile() {
-	command -v perf >/dev/null || return 0
-	[[ ${PROFILE:-1} == 1 ]] || return 0
-	local label=$1 pg=$2 data=$WORK/perf-$1.data
-	"${ON_LOAD[@]}" perf record -F 997 -p "$pg" -o "$data" -- sleep "$PROF_DUR" >/dev/null 2>&1 &
+	profiling || return 0
+	local label=$1 pg=$2
+	"${ON_LOAD[@]}" perf record -F 997 -p "$pg" -o "$(perf_data "$label")" -- sleep "$PROF_DUR" >/dev/null 2>&1 &
 	local pp=$!
 	sleep 0.2
 	RUN_DUR=$PROF_DUR wrk_run "profile-$label" "$pg" "$3" "$4" "$5" "$6" 2>/dev/null
 	wait "$pp" 2>/dev/null || true
+	profile_section "$label"
+}
+
+# profile_load LABEL PG CMD… — like profile, with CMD (run on the load CPU) as
+# the workload instead of wrk.
+profile_load() {
+	profiling || return 0
+	local label=$1 pg=$2
+	shift 2
+	"${ON_LOAD[@]}" perf record -F 997 -p "$pg" -o "$(perf_data "$label")" -- sleep "$PROF_DUR" >/dev/null 2>&1 &
+	local pp=$!
+	sleep 0.2
+	"${ON_LOAD[@]}" "$@" >/dev/null 2>>"$LOG" || true
+	wait "$pp" 2>/dev/null || true
+	profile_section "$label"
+}
+
+perf_data() { echo "$WORK/perf-${1//[^A-Za-z0-9]/_}.data"; }
+
+# profile_section LABEL — the flat top of perf_data LABEL into the report.
+profile_section() {
 	{
-		echo "### $label"
+		echo "### $1"
 		echo
 		echo '```'
-		perf report -i "$data" --stdio --sort symbol --percent-limit 1.5 2>/dev/null | grep -v '^#' | grep -v '^$' |
+		perf report -i "$(perf_data "$1")" --stdio --sort symbol --percent-limit 1.5 2>/dev/null | grep -v '^#' | grep -v '^$' |
 			sed 's/[[:space:]]*-[[:space:]]*-[[:space:]]*$//; s/[[:space:]]*$//' | head -30
 		echo '```'
 		echo
@@ -525,9 +551,13 @@ HIT_RPS=0
 if ((HAVE_PIDNODE)); then
 	rm -rf "$PD"
 	log "import"
+	# Profiled while measured (perf samples at 997 Hz, well under 1 % of the CPU).
+	IMPORT=("${ON_SERVER[@]}" "$BIN/pidnode" import --data "$PD" "$DATA/records.jsonl")
+	if profiling; then IMPORT=(perf record -F 997 -o "$(perf_data import)" -- "${IMPORT[@]}"); fi
 	t0=$(date +%s.%N)
-	"${ON_SERVER[@]}" "$BIN/pidnode" import --data "$PD" "$DATA/records.jsonl" >>"$LOG" 2>&1
+	"${IMPORT[@]}" >>"$LOG" 2>&1
 	t1=$(date +%s.%N)
+	if profiling; then profile_section import; fi
 	IMP_S=$(calc "$t1 - $t0")
 	DB_BYTES=$(stat -c %s "$PD/pidnode.db")
 	row import "import rate (pidnode import, fsync per batch)" "records/s" "$(calc "$N / $IMP_S")" - - min 200000 \
@@ -559,6 +589,8 @@ if ((HAVE_PIDNODE)); then
 	hit_rounds
 	# (profile runs wrk too: it comes after the figures above are saved)
 	profile "redirect, cache hit" "$PG" "$RES" "$ZIPF" "" ""
+	profile "/api/handles, cache hit" "$PG" "$RES" "$ZIPF" /api/handles ""
+	profile "?noredirect, cache hit" "$PG" "$RES" "$ZIPF" "" "?noredirect"
 
 	# Native protocol.
 	if [[ -n ${HDLA:-} ]]; then
@@ -607,6 +639,8 @@ if ((HAVE_PIDNODE)); then
 			chart "admin create ×$c" pidnode "-" "$r" "$p99"
 		done <"$WORK/admin.json"
 		log "admin: $(tr '\n' ' ' <"$WORK/admin.json")"
+		profile_load "admin creates, 64 clients" "$PG" "$BIN/admincreate" -addr "$ADM" \
+			-operator-key-file "$WORK/operator.key" -clients 64 -duration "${PROF_DUR}s"
 	else
 		na admin "admin creates per second (1/16/64 clients)" "creates/s" "admincreate" "no admin listener"
 	fi
@@ -676,7 +710,7 @@ mkdir -p "$OUT"
 REPORT=$OUT/$STAMP-$HOST.md
 "$BIN/report" -rows "$ROWS" -chart "$CHART" -out "$REPORT" -profile "$PROFILE_MD" \
 	-title "pidnode benchmarks, N = $N, $STAMP, $HOST" \
-	-setup "CPU time on the server CPU not charged to the server (other processes, interrupts): $(r0 "$(calc "($RUN_TICKS > 0) ? 100 * $OTHER_TICKS / $RUN_TICKS : 0")") % of the wrk runs' wall time (0 on a quiet machine; wall-clock rates and tails suffer from it, per-CPU-second figures much less). $(nproc) CPUs ($(awk -F': ' '/model name/{print $2; exit}' /proc/cpuinfo)), $(free -g | awk '/Mem:/{print $2}') GiB; $PINNING; ${DUR} s per run, wrk $CONNS connections, open loop $OL_CONNS, request streams of $REQUESTS paths (Zipf s=1.1: $ZIPF_DISTINCT distinct); load average at start $LOAD0, at the end $(cut -d' ' -f1-3 /proc/loadavg); go $(go env GOVERSION), $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2), nginx $("$NGINX" -v 2>&1 | sed 's/.*nginx\///'); pidnode commit $COMMIT"
+	-setup "CPU time on the server CPU not charged to the server (other processes, interrupts): $(r0 "$(calc "($RUN_TICKS > 0) ? 100 * $OTHER_TICKS / $RUN_TICKS : 0")") % of the wrk runs' wall time (0 on a quiet machine; wall-clock rates and tails suffer from it, per-CPU-second figures much less). $(nproc) CPUs ($(awk -F': ' '/model name/{print $2; exit}' /proc/cpuinfo)), $(free -g | awk '/Mem:/{print $2}') GiB; $PINNING; ${DUR} s per capacity run, ${OL_DUR} s per open-loop run; the whole suite took $(r1 "$(calc "$SECONDS / 60")") min; wrk $CONNS connections, open loop $OL_CONNS, request streams of $REQUESTS paths (Zipf s=1.1: $ZIPF_DISTINCT distinct); load average at start $LOAD0, at the end $(cut -d' ' -f1-3 /proc/loadavg); go $(go env GOVERSION), $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2), nginx $("$NGINX" -v 2>&1 | sed 's/.*nginx\///'); pidnode commit $COMMIT"
 cp "$LOG" "${REPORT%.md}.log"
 log "wrote $REPORT"
 exit 0
