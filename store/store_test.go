@@ -558,3 +558,83 @@ func checkBackup(t *testing.T, path string, min, max int) int {
 	t.Logf("backup %s: %d records, consistent", filepath.Base(path), count)
 	return count
 }
+
+// Commits do not write the freelist (NoFreelistSync); Close writes it once, so
+// that the next open reads it instead of walking the tree. A file left without
+// a synced freelist (a crash, a Backup taken while writing) opens all the same.
+func TestFreelistWrittenAtClose(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "pidnode.db")
+	db := openTest(t, path, true)
+	for i := range 50 {
+		s := Stored{Record: handlev.Record{Handle: fmt.Sprintf("21.T1/R%d", i),
+			Values: []handlev.Value{{Index: 1, Type: "URL", Data: bytes.Repeat([]byte("x"), 3000)}}}, Version: 1}
+		if err := db.Update(func(tx *Tx) error { return tx.PutRecord(s.Record.Handle, &s) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A copy taken now has no synced freelist, like a file after a crash.
+	crashed := filepath.Join(dir, "crashed.db")
+	if err := CopyFile(db, crashed); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// committedAtOpen reports whether a default bbolt Open (which writes the
+	// freelist when the file has none) had to commit.
+	committedAtOpen := func(path string) bool {
+		t.Helper()
+		txid := func(opts *bbolt.Options) int {
+			bdb, err := bbolt.Open(path, 0o600, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer bdb.Close()
+			var id int
+			bdb.View(func(tx *bbolt.Tx) error { id = tx.ID(); return nil })
+			return id
+		}
+		before := txid(&bbolt.Options{ReadOnly: true})
+		return txid(nil) != before
+	}
+	if committedAtOpen(path) {
+		t.Error("after Close the file has no synced freelist")
+	}
+	if !committedAtOpen(filepath.Join(dir, "crashed.db")) {
+		t.Error("a copy taken while open has a synced freelist: commits write it")
+	}
+
+	// Without a synced freelist Open rebuilds it; the records are all there
+	// and writes go on.
+	if err := CopyFile(db2(t, path), crashed); err != nil {
+		t.Fatal(err)
+	}
+	c := openTest(t, crashed, true)
+	n := 0
+	if err := c.View(func(tx *Tx) error {
+		return tx.ForEachRecord(func(string, *Stored) error { n++; return nil })
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n != 50 {
+		t.Fatalf("%d records after reopening, want 50", n)
+	}
+	s := Stored{Record: handlev.Record{Handle: "21.T1/NEW"}, Version: 1}
+	if err := c.Update(func(tx *Tx) error { return tx.PutRecord("21.T1/NEW", &s) }); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// db2 opens path for the test (closed at cleanup) and writes to it once, so
+// that its meta has no synced freelist.
+func db2(t *testing.T, path string) *DB {
+	t.Helper()
+	db := openTest(t, path, true)
+	s := Stored{Record: handlev.Record{Handle: "21.T1/R0"}, Version: 2}
+	if err := db.Update(func(tx *Tx) error { return tx.PutRecord("21.T1/R0", &s) }); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
