@@ -219,6 +219,16 @@ func (db *DB) Update(fn func(tx *Tx) error) error {
 	return db.bolt.Batch(func(btx *bbolt.Tx) error { return fn(&Tx{tx: btx}) })
 }
 
+// UpdateNow runs fn in a read-write transaction of its own, committed (and on
+// disk unless Config.NoSync) when UpdateNow returns nil. Unlike Update it does
+// not wait for company and calls fn exactly once: it is for a caller that
+// groups concurrent writes itself (admin's group commit), for which Update's
+// batch timer is only added latency and scheduling work. If fn returns an
+// error, its changes are rolled back and UpdateNow returns that error.
+func (db *DB) UpdateNow(fn func(tx *Tx) error) error {
+	return db.bolt.Update(func(btx *bbolt.Tx) error { return fn(&Tx{tx: btx}) })
+}
+
 // Load returns the record stored under key. It implements cache.Source. The
 // returned record owns its memory.
 func (db *DB) Load(key string) (handlev.Record, bool, error) {
