@@ -5,9 +5,12 @@ import (
 	"context"
 	"encoding/binary"
 	"net/http"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
+	"pidnode/handlev"
 	"pidnode/store"
 )
 
@@ -15,7 +18,9 @@ import (
 // last call (cache.Counter satisfies it; the resolvers count into it on their
 // hot path, and the flusher here writes the counts to the store in batches).
 type CountSource interface {
-	Drain(fn func(key string, n uint64))
+	// DrainPart calls fn with the counts of part i of parts (0 <= i < parts)
+	// and resets them; draining each part once is one drain of everything.
+	DrainPart(i, parts int, fn func(key string, n uint64))
 }
 
 // DefaultStatsInterval is how often RunStats flushes resolution counts.
@@ -44,53 +49,203 @@ func statsKey(kind byte, key []byte, day string) []byte {
 	return append(k, day...)
 }
 
-// FlushStats writes the counts accumulated in Config.Counter since the last
-// flush, in one transaction. RunStats calls it periodically and Close once more.
-func (s *Server) FlushStats() error {
-	if s.counts == nil {
-		return nil
+// A flush is a few hundred short steps rather than one long one. With
+// GOMAXPROCS 1 a goroutine that keeps the processor busy delays every
+// resolution: the resolvers' connections are polled only when the processor
+// has nothing else to run (or every 10 ms by the runtime's monitor), so a
+// single transaction of tens of thousands of Puts (Put, then a spill of every
+// touched page at commit) held the resolvers back for hundreds of
+// milliseconds. So the flush drains the counter in parts, sorts in runs, and
+// writes in transactions of at most statsChunk keys (more only when a flush
+// would otherwise take more than statsMaxTx transactions), sleeping briefly
+// between steps (statsYield) so that the resolvers' connections are polled.
+// In key order each transaction touches its own few leaf pages, so a page is
+// still written once per flush; the batch delay and fsync of each commit free
+// the processor too.
+const (
+	statsChunk   = 512
+	statsMaxTx   = 64
+	statsParts   = 16   // counter drained in this many parts
+	statsSortRun = 2048 // keys sorted at a time before merging
+	statsPause   = 50 * time.Microsecond
+)
+
+// statsYield lets the resolvers run: a sleep, unlike runtime.Gosched, leaves
+// the processor idle long enough for the runtime to poll the network.
+func statsYield() { time.Sleep(statsPause) }
+
+// statsEnt is one statistics key to add to: the key is statsBuf.keys[off:end].
+type statsEnt struct {
+	off, end uint32
+	n        uint64
+}
+
+// statsBuf holds a flush's keys and values, kept for the next flush so that
+// a flush allocates little (its garbage is what sets off GC cycles, and a GC
+// cycle marks the whole warm cache on the resolvers' processor).
+type statsBuf struct {
+	keys []byte     // arena of statistics keys
+	ents []statsEnt // keys to add to, sorted before writing
+	tmp  []statsEnt // merge buffer
+	vals []byte     // 8 bytes per ent; bbolt keeps Put's value until commit
+	ns   map[string]int
+	nse  []statsEnt // per namespace: off/end locate its key prefix in keys
+}
+
+// statsBufs keeps one statsBuf between flushes (flushes are rarely concurrent:
+// RunStats, and Close once at the end).
+var statsBufs struct {
+	sync.Mutex
+	free *statsBuf
+}
+
+func getStatsBuf() *statsBuf {
+	statsBufs.Lock()
+	defer statsBufs.Unlock()
+	if b := statsBufs.free; b != nil {
+		statsBufs.free = nil
+		return b
 	}
-	pending := map[string]uint64{}
-	s.counts.Drain(func(k string, n uint64) { pending[k] += n })
-	if len(pending) == 0 {
-		return nil
-	}
-	day := s.now().UTC().Format("20060102")
-	ns := map[string]uint64{}
-	ids := map[string]uint64{}
-	for k, n := range pending {
-		nsp := nsKeyPrefix(s.namer, []byte(k))
+	return &statsBuf{ns: map[string]int{}}
+}
+
+func putStatsBuf(b *statsBuf) {
+	b.keys, b.ents, b.tmp, b.vals, b.nse = b.keys[:0], b.ents[:0], b.tmp[:0], b.vals[:0], b.nse[:0]
+	clear(b.ns)
+	statsBufs.Lock()
+	statsBufs.free = b
+	statsBufs.Unlock()
+}
+
+// collect drains counts into b: one 'i' key per identifier of an SNAA
+// namespace and one 'n' key per namespace, sorted.
+func (b *statsBuf) collect(counts CountSource, namer *handlev.Namer, day string) {
+	add := func(k string, n uint64) {
+		off := len(b.keys)
+		b.keys = append(b.keys, statsID)
+		b.keys = append(b.keys, k...)
+		nsp := nsKeyPrefix(namer, b.keys[off+1:])
 		if nsp == nil {
-			continue
+			b.keys = b.keys[:off]
+			return
 		}
-		ids[k] += n
-		ns[string(nsp)] += n
+		i, ok := b.ns[string(nsp)]
+		if !ok {
+			i = len(b.nse)
+			b.ns[string(nsp)] = i
+			b.nse = append(b.nse, statsEnt{off: uint32(off + 1), end: uint32(off + 1 + len(nsp))})
+		}
+		b.nse[i].n += n
+		b.keys = append(b.keys, 0)
+		b.keys = append(b.keys, day...)
+		b.ents = append(b.ents, statsEnt{off: uint32(off), end: uint32(len(b.keys)), n: n})
 	}
-	err := s.db.Update(func(tx *store.Tx) error {
-		b := tx.Bolt().Bucket(store.BucketStats)
-		add := func(kind byte, key string, n uint64) error {
-			sk := statsKey(kind, []byte(key), day)
-			if v := b.Get(sk); len(v) == 8 {
+	for i := range statsParts {
+		before := len(b.ents)
+		counts.DrainPart(i, statsParts, add)
+		if len(b.ents)-before > statsSortRun/2 {
+			statsYield()
+		}
+	}
+	for _, e := range b.nse {
+		off := len(b.keys)
+		b.keys = append(b.keys, statsNS)
+		b.keys = append(b.keys, b.keys[e.off:e.end]...)
+		b.keys = append(b.keys, 0)
+		b.keys = append(b.keys, day...)
+		b.ents = append(b.ents, statsEnt{off: uint32(off), end: uint32(len(b.keys)), n: e.n})
+	}
+	b.sort()
+	b.vals = slices.Grow(b.vals[:0], 8*len(b.ents))[:8*len(b.ents)]
+}
+
+func (b *statsBuf) cmp(x, y statsEnt) int {
+	return bytes.Compare(b.keys[x.off:x.end], b.keys[y.off:y.end])
+}
+
+// sort sorts b.ents by key: runs of statsSortRun, then merges of pairs of
+// runs, yielding between steps.
+func (b *statsBuf) sort() {
+	n := len(b.ents)
+	if n <= statsSortRun {
+		slices.SortFunc(b.ents, b.cmp)
+		return
+	}
+	for lo := 0; lo < n; lo += statsSortRun {
+		slices.SortFunc(b.ents[lo:min(lo+statsSortRun, n)], b.cmp)
+		statsYield()
+	}
+	src, dst := b.ents, slices.Grow(b.tmp[:0], n)[:n]
+	for width := statsSortRun; width < n; width *= 2 {
+		for lo := 0; lo < n; lo += 2 * width {
+			mid, hi := min(lo+width, n), min(lo+2*width, n)
+			for i, j, k := lo, mid, lo; k < hi; k++ {
+				if j == hi || (i < mid && b.cmp(src[i], src[j]) <= 0) {
+					dst[k] = src[i]
+					i++
+				} else {
+					dst[k] = src[j]
+					j++
+				}
+				if (k-lo+1)%statsSortRun == 0 {
+					statsYield()
+				}
+			}
+		}
+		src, dst = dst, src
+	}
+	b.ents, b.tmp = src, dst
+}
+
+// write adds ents[lo:hi] to their keys in one transaction.
+func (b *statsBuf) write(db *store.DB, lo, hi int) error {
+	return db.Update(func(tx *store.Tx) error {
+		bk := tx.Bolt().Bucket(store.BucketStats)
+		c := bk.Cursor()
+		for i := lo; i < hi; i++ {
+			e := b.ents[i]
+			k := b.keys[e.off:e.end]
+			n := e.n
+			if ck, v := c.Seek(k); len(v) == 8 && bytes.Equal(ck, k) {
 				n += binary.BigEndian.Uint64(v)
 			}
-			return b.Put(sk, binary.BigEndian.AppendUint64(nil, n))
-		}
-		for k, n := range ids {
-			if err := add(statsID, k, n); err != nil {
-				return err
-			}
-		}
-		for k, n := range ns {
-			if err := add(statsNS, k, n); err != nil {
+			// Update may run this function again (store.Update): the value
+			// slot is the ent's own, so a rerun overwrites it.
+			v := b.vals[8*i : 8*i+8 : 8*i+8]
+			binary.BigEndian.PutUint64(v, n)
+			if err := bk.Put(k, v); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
-	if err == nil {
+}
+
+// FlushStats writes the counts accumulated in Config.Counter since the last
+// flush, in key order, in a series of short transactions (see statsChunk). If
+// one of them fails, the others are still written and the first error is
+// returned. RunStats calls it periodically and Close once more.
+func (s *Server) FlushStats() error {
+	if s.counts == nil {
+		return nil
+	}
+	b := getStatsBuf()
+	defer putStatsBuf(b)
+	b.collect(s.counts, s.namer, s.now().UTC().Format("20060102"))
+	if len(b.ents) == 0 {
+		return nil
+	}
+	chunk := max(statsChunk, (len(b.ents)+statsMaxTx-1)/statsMaxTx)
+	var first error
+	for lo := 0; lo < len(b.ents); lo += chunk {
+		if err := b.write(s.db, lo, min(lo+chunk, len(b.ents))); err != nil && first == nil {
+			first = err
+		}
+	}
+	if first == nil {
 		s.metrics.statsFlushes.Add(1)
 	}
-	return err
+	return first
 }
 
 // RunStats flushes resolution counts every Config.StatsInterval until ctx ends.

@@ -54,6 +54,7 @@ type counterShard struct {
 	mu      sync.Mutex
 	dirty   counterMap // keys new since the last Drain, guarded by mu
 	retired counterMap // idle at the last Drain, guarded by mu
+	spare   counterMap // empty; the next Drain's retired map, guarded by mu
 	dropped atomic.Uint64
 	_       [64]byte // keep neighbouring shards apart
 }
@@ -70,6 +71,7 @@ func NewCounter(maxKeys int) *Counter {
 		c.shards[i].read.Store(&m)
 		c.shards[i].dirty = counterMap{}
 		c.shards[i].retired = counterMap{}
+		c.shards[i].spare = counterMap{}
 	}
 	return c
 }
@@ -145,41 +147,59 @@ func (c *Counter) Ref(key string) *atomic.Uint64 {
 // Drain calls fn for every key counted since the previous Drain, with the
 // number of events, and resets the counts. fn runs with a shard locked: it
 // must be quick and must not call Count.
-func (c *Counter) Drain(fn func(key string, n uint64)) {
-	if c == nil {
+func (c *Counter) Drain(fn func(key string, n uint64)) { c.DrainPart(0, 1, fn) }
+
+// DrainPart is Drain for part i of parts (0 <= i < parts; parts at most 256):
+// draining each part once, in any order, is one Drain. A flusher that drains
+// in parts can let other goroutines run in between (with GOMAXPROCS 1, the
+// resolvers wait while a Drain of tens of thousands of keys runs).
+func (c *Counter) DrainPart(i, parts int, fn func(key string, n uint64)) {
+	if c == nil || parts <= 0 || i < 0 || i >= parts {
 		return
 	}
-	for i := range c.shards {
-		s := &c.shards[i]
-		s.mu.Lock()
-		old := *s.read.Load()
-		next := make(counterMap, len(old)+len(s.dirty))
-		retired := counterMap{}
-		for _, m := range [...]counterMap{old, s.dirty} {
-			for k, p := range m {
-				if n := p.Swap(0); n > 0 {
-					fn(k, n)
-					next[k] = p
-				} else {
-					retired[k] = p
-				}
-			}
-		}
-		// Idle for two periods: forgotten. Marking the counter dead (only if
-		// still zero) sends a Count that holds it from an old map to the slow
-		// path, which makes a new counter: no event is lost.
-		for k, p := range s.retired {
-			if p.CompareAndSwap(0, deadBit) {
-				continue
-			}
-			fn(k, p.Swap(0))
-			next[k] = p
-		}
-		s.read.Store(&next)
-		s.dirty = counterMap{}
-		s.retired = retired
-		s.mu.Unlock()
+	for j := i * counterShards / parts; j < (i+1)*counterShards/parts; j++ {
+		c.shards[j].drain(fn)
 	}
+}
+
+func (s *counterShard) drain(fn func(key string, n uint64)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old := *s.read.Load()
+	if len(old)+len(s.dirty)+len(s.retired) == 0 {
+		return
+	}
+	next := make(counterMap, len(old)+len(s.dirty))
+	// s.spare is the map retired two drains ago, emptied: the idle keys of
+	// this drain go there, so a steady drain allocates only next.
+	retired := s.spare
+	for _, m := range [...]counterMap{old, s.dirty} {
+		for k, p := range m {
+			if n := p.Swap(0); n > 0 {
+				fn(k, n)
+				next[k] = p
+			} else {
+				retired[k] = p
+			}
+		}
+	}
+	// Idle for two periods: forgotten. Marking the counter dead (only if
+	// still zero) sends a Count that holds it from an old map to the slow
+	// path, which makes a new counter: no event is lost.
+	for k, p := range s.retired {
+		if p.CompareAndSwap(0, deadBit) {
+			continue
+		}
+		fn(k, p.Swap(0))
+		next[k] = p
+	}
+	s.read.Store(&next)
+	// dirty and the old retired map are only used under mu: empty them for
+	// reuse rather than allocating new ones.
+	clear(s.dirty)
+	clear(s.retired)
+	s.spare = s.retired
+	s.retired = retired
 }
 
 // Dropped returns how many events were not counted because the key table was

@@ -103,6 +103,48 @@ func TestCounterConcurrentDrain(t *testing.T) {
 	}
 }
 
+// TestCounterDrainPart: draining every part once hands over exactly what one
+// Drain would, across the retire and forget steps; parts out of range are
+// nothing.
+func TestCounterDrainPart(t *testing.T) {
+	const keys = 2000
+	for _, parts := range []int{1, 3, 16, 256} {
+		t.Run(fmt.Sprint(parts, " parts"), func(t *testing.T) {
+			c := NewCounter(0)
+			for round := range 4 {
+				want := map[string]uint64{}
+				for i := range keys {
+					if (i+round)%3 == 0 { // some keys idle each round
+						continue
+					}
+					k := fmt.Sprint("21.12345/SVC/NS/", i)
+					for range 1 + i%4 {
+						c.Count(k)
+					}
+					want[k] += uint64(1 + i%4)
+				}
+				got := map[string]uint64{}
+				for i := parts - 1; i >= 0; i-- {
+					c.DrainPart(i, parts, func(k string, n uint64) { got[k] += n })
+				}
+				if len(got) != len(want) {
+					t.Fatalf("round %d: %d keys drained, want %d", round, len(got), len(want))
+				}
+				for k, n := range want {
+					if got[k] != n {
+						t.Fatalf("round %d: %s = %d, want %d", round, k, got[k], n)
+					}
+				}
+			}
+			for _, bad := range [][2]int{{-1, parts}, {parts, parts}, {0, 0}} {
+				c.Count("x")
+				c.DrainPart(bad[0], bad[1], func(k string, _ uint64) { t.Errorf("DrainPart(%d, %d) drained %s", bad[0], bad[1], k) })
+				drainAll(c)
+			}
+		})
+	}
+}
+
 func TestCounterZeroAlloc(t *testing.T) {
 	c := NewCounter(0)
 	key := []byte("21.12345/SVC/NS/ABCD-1234-X")
