@@ -111,7 +111,24 @@ func FuzzDecodeRecordJSON(f *testing.F) {
 	f.Add([]byte(`{"handle":"1/x","values":[{"index":1,"type":"X","data":{"format":"hex","value":"00ff"},"references":[{"handle":"a","index":2}]}]}`))
 	f.Add([]byte(`{"responseCode":1,"handle":"a\u00e9\/\n","values":[{"index":1,"type":"X","data":{"format":"admin","value":{"handle":"0.NA/1","index":1,"permissions":"101"}}},{"index":2,"type":"Y","data":{"format":"vlist","value":[]},"ttl":"2001-02-29T00:00:00Z"}]}`))
 	f.Add([]byte(`{"handle":"\ud83d\ude00","values":[{"index":1,"type":"X","data":{"format":"base64","value":"AAEC\n/w=="},"timestamp":"2001-09-09T01:46:40Z","ttl":-1}],"values":[]}`))
+	// Malformed near-misses the one-pass fast path must reject by itself.
+	for _, s := range []string{
+		`{"handle":"1/x","values":[],"x":01}`,
+		`{"handle":"1/x","values":[],"x":nul}`,
+		`{"handle":"1/x","values":[],"x":"\q"}`,
+		`{"handle":"1/x","values":[],"x":"a` + "\x01" + `"}`,
+		`{"handle":"1/x","values":[],"x":[1,]}`,
+		`{"handle":"1/x","values":[],"x":{"a" 1}}`,
+		`{"handle":"1/x","values":[{"index":1,"type":"X","data":"a","ttl":1.}]}`,
+		`{"handle":"1/x","values":[{"index":1,"type":"X","data":"a","timestamp":-}]}`,
+		`{"handle":"1/x","values":[{"index":1,"type":"X","data":"a","z":"\u12g4"}]}`,
+	} {
+		f.Add([]byte(s))
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
+		if _, _, ok := fastRecordJSON(b); ok && !json.Valid(b) {
+			t.Fatalf("fast path accepted invalid JSON %q", b)
+		}
 		h, vs, err := DecodeRecordJSON(b)
 		// The fast path must agree with the encoding/json path whenever it answers.
 		hs, vss, errs := decodeRecordJSONStd(b)
@@ -219,7 +236,12 @@ func FuzzDecodeValueJSON(f *testing.F) {
 		f.Add(AppendValueJSON(nil, &v))
 	}
 	f.Add([]byte(`{"index":1,"type":"X","data":{"format":"hex","value":"00ff"},"permissions":"0101","ttl":"2038-01-19T03:14:07Z","timestamp":"2106-02-07T06:28:15Z"}`))
+	f.Add([]byte(`{"index":1,"type":"X","data":"a","x":[tru]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
+		p := fastJSON{b: b}
+		if _, e, ok := p.value(p.ws(0)); ok && p.ws(e) == len(b) && !json.Valid(b) {
+			t.Fatalf("fast path accepted invalid JSON %q", b)
+		}
 		v, err := DecodeValueJSON(b)
 		vs, errs := decodeValueJSON(b, 0)
 		if (err == nil) != (errs == nil) || (err != nil && err.Error() != errs.Error()) {

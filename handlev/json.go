@@ -360,12 +360,11 @@ const DefaultTTL = 86400
 // Unknown keys are ignored. Each value is read as by DecodeValueJSON. Errors are
 // *JSONError naming the value position and field. The result does not alias b.
 func DecodeRecordJSON(b []byte) (handle string, vs []Value, err error) {
-	// Fast path for the common shapes; anything unusual or wrong is decoded again
-	// by the encoding/json path below, which also writes every error message.
-	if json.Valid(b) {
-		if handle, vs, ok := fastRecordJSON(b); ok {
-			return handle, vs, nil
-		}
+	// Fast path for the common shapes, which checks the syntax as it goes;
+	// anything unusual or wrong is decoded again by the encoding/json path
+	// below, which also writes every error message.
+	if handle, vs, ok := fastRecordJSON(b); ok {
+		return handle, vs, nil
 	}
 	return decodeRecordJSONStd(b)
 }
@@ -437,13 +436,9 @@ func decodeRecordJSONStd(b []byte) (handle string, vs []Value, err error) {
 // null counts as absent for optional fields. Unknown keys are ignored. Errors are
 // *JSONError with Value 0. The result does not alias b.
 func DecodeValueJSON(b []byte) (Value, error) {
-	if json.Valid(b) {
-		p := fastJSON{b: b}
-		if i := p.ws(0); i < len(b) {
-			if v, e, ok := p.value(i); ok && p.ws(e) == len(b) {
-				return v, nil
-			}
-		}
+	p := fastJSON{b: b}
+	if v, e, ok := p.value(p.ws(0)); ok && p.ws(e) == len(b) {
+		return v, nil
 	}
 	return decodeValueJSON(b, 0)
 }
@@ -843,16 +838,55 @@ func AppendPrettyJSON(dst, compact []byte) []byte {
 
 func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
-// fastJSON decodes the usual shapes of Handle JSON without encoding/json. It runs
-// only on input json.Valid accepted, and gives up (ok == false) on anything it does
-// not handle exactly like the encoding/json path: escapes in keys, surrogate or
-// invalid-UTF-8 strings, time formats other than yyyy-MM-ddTHH:mm:ssZ, and every
-// error. FuzzDecodeRecordJSON checks that whenever it succeeds its result equals
-// decodeRecordJSONStd's. It still bounds-checks every index, so it never panics.
-type fastJSON struct{ b []byte }
+// fastJSON decodes the usual shapes of Handle JSON in one pass, without
+// encoding/json and without a json.Valid pre-pass: it checks the JSON syntax of
+// every byte it passes over (strings, escapes, numbers, literals, nesting,
+// members it does not know), so it never accepts malformed input. It gives up
+// (ok == false) on malformed input and on anything it does not handle exactly
+// like the encoding/json path: escapes in keys, surrogate or invalid-UTF-8
+// strings, time formats other than yyyy-MM-ddTHH:mm:ssZ, nesting deeper than
+// fastMaxDepth, and every error; the caller then decodes again with the
+// encoding/json path, which writes the error message. FuzzDecodeRecordJSON and
+// FuzzDecodeValueJSON check that whenever it succeeds its result equals the
+// encoding/json path's. It bounds-checks every index, so it never panics.
+type fastJSON struct {
+	b []byte
+	// arena holds the decoded data of every value, so that a record costs one
+	// allocation for all its data. Decoded data is never longer than the JSON
+	// it comes from, so cap(arena) = len(b) never grows; Data slices are capped.
+	arena []byte
+}
 
-// span is a value's bytes b[s:e]; e == 0 means absent.
-type span struct{ s, e int }
+// fastMaxDepth bounds the nesting the fast path walks (encoding/json allows
+// 10000; deeper input goes to the encoding/json path).
+const fastMaxDepth = 64
+
+// jsonStrStop marks the bytes that end a run of plain ASCII string content:
+// '"', '\\', the control characters (which JSON does not allow raw) and the
+// bytes of multi-byte UTF-8 sequences (checked one rune at a time).
+var jsonStrStop = func() (t [256]bool) {
+	for c := 0; c < 0x20; c++ {
+		t[c] = true
+	}
+	for c := 0x80; c < 0x100; c++ {
+		t[c] = true
+	}
+	t['"'], t['\\'] = true, true
+	return t
+}()
+
+// strStop8 reports whether any of the eight bytes in x is a jsonStrStop byte:
+// non-ASCII, '"', '\\' or a control character (the "has a byte less than /
+// equal to" bit tricks, exact for "any").
+func strStop8(x uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	less20 := (x - ones*0x20) & ^x & highs
+	q := x ^ (ones * '"')
+	quote := (q - ones) & ^q & highs
+	bs := x ^ (ones * '\\')
+	back := (bs - ones) & ^bs & highs
+	return (x&highs)|less20|quote|back != 0
+}
 
 func (p *fastJSON) ws(i int) int {
 	for i < len(p.b) && isJSONSpace(p.b[i]) {
@@ -861,54 +895,172 @@ func (p *fastJSON) ws(i int) int {
 	return i
 }
 
-// end returns the index just after the value starting at i.
-func (p *fastJSON) end(i int) (int, bool) {
+func isHexDigit(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+// skipStr checks the string at i and returns the index after it and whether
+// it holds escapes. It gives up on invalid UTF-8 (which JSON allows but
+// encoding/json replaces).
+func (p *fastJSON) skipStr(i int) (end int, esc, ok bool) {
+	b := p.b
+	if i >= len(b) || b[i] != '"' {
+		return 0, false, false
+	}
+	for j := i + 1; j < len(b); j++ {
+		// Eight bytes at a time while none of them ends a plain run.
+		for j+8 <= len(b) && !strStop8(binary.LittleEndian.Uint64(b[j:])) {
+			j += 8
+		}
+		if j >= len(b) {
+			break
+		}
+		c := b[j]
+		if !jsonStrStop[c] {
+			continue
+		}
+		switch c {
+		case '"':
+			return j + 1, esc, true
+		case '\\':
+			esc = true
+			if j+1 >= len(b) {
+				return 0, false, false
+			}
+			j++
+			switch b[j] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if j+4 >= len(b) || !isHexDigit(b[j+1]) || !isHexDigit(b[j+2]) || !isHexDigit(b[j+3]) || !isHexDigit(b[j+4]) {
+					return 0, false, false
+				}
+				j += 4
+			default:
+				return 0, false, false
+			}
+		default:
+			if c < utf8.RuneSelf { // a raw control character
+				return 0, false, false
+			}
+			r, size := utf8.DecodeRune(b[j:])
+			if r == utf8.RuneError && size == 1 {
+				return 0, false, false
+			}
+			j += size - 1
+		}
+	}
+	return 0, false, false
+}
+
+// number checks the JSON number at i and returns the index after it; n is its
+// value when it is an integer (no fraction, no exponent) of at most 18 digits.
+func (p *fastJSON) number(i int) (end int, n int64, isInt, ok bool) {
+	b := p.b
+	j := i
+	neg := j < len(b) && b[j] == '-'
+	if neg {
+		j++
+	}
+	if j >= len(b) || b[j] < '0' || b[j] > '9' {
+		return 0, 0, false, false
+	}
+	digits := 0
+	if b[j] == '0' {
+		j, digits = j+1, 1
+	} else {
+		for ; j < len(b) && '0' <= b[j] && b[j] <= '9'; j++ {
+			n = n*10 + int64(b[j]-'0')
+			digits++
+			if digits > 18 {
+				n = 0 // keeps n from overflowing; isInt is false below
+			}
+		}
+	}
+	isInt = digits <= 18
+	if j < len(b) && b[j] == '.' {
+		j++
+		k := j
+		for ; j < len(b) && '0' <= b[j] && b[j] <= '9'; j++ {
+		}
+		if j == k {
+			return 0, 0, false, false
+		}
+		isInt = false
+	}
+	if j < len(b) && (b[j] == 'e' || b[j] == 'E') {
+		j++
+		if j < len(b) && (b[j] == '+' || b[j] == '-') {
+			j++
+		}
+		k := j
+		for ; j < len(b) && '0' <= b[j] && b[j] <= '9'; j++ {
+		}
+		if j == k {
+			return 0, 0, false, false
+		}
+		isInt = false
+	}
+	if neg {
+		n = -n
+	}
+	return j, n, isInt, true
+}
+
+// lit checks the literal word at i.
+func (p *fastJSON) lit(i int, word string) (int, bool) {
+	if len(p.b)-i >= len(word) && string(p.b[i:i+len(word)]) == word {
+		return i + len(word), true
+	}
+	return 0, false
+}
+
+// null reports whether the value at i is null, and the index after it.
+func (p *fastJSON) null(i int) (int, bool) {
+	if i < len(p.b) && p.b[i] == 'n' {
+		return p.lit(i, "null")
+	}
+	return 0, false
+}
+
+// skip checks the value at i, of any type, and returns the index after it.
+func (p *fastJSON) skip(i, depth int) (int, bool) {
 	b := p.b
 	if i >= len(b) {
 		return 0, false
 	}
-	switch b[i] {
+	switch c := b[i]; c {
 	case '"':
-		for j := i + 1; j < len(b); j++ {
-			switch b[j] {
-			case '\\':
-				j++
-			case '"':
-				return j + 1, true
-			}
+		e, _, ok := p.skipStr(i)
+		return e, ok
+	case '{':
+		if depth >= fastMaxDepth {
+			return 0, false
 		}
-		return 0, false
-	case '{', '[':
-		depth := 0
-		for j := i; j < len(b); j++ {
-			switch b[j] {
-			case '"':
-				e, ok := p.end(j)
-				if !ok {
-					return 0, false
-				}
-				j = e - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1, true
-				}
-			}
+		return p.object(i, func(_ []byte, j int) (int, bool) { return p.skip(j, depth+1) })
+	case '[':
+		if depth >= fastMaxDepth {
+			return 0, false
 		}
-		return 0, false
+		return p.array(i, func(j int) (int, bool) { return p.skip(j, depth+1) })
+	case 't':
+		return p.lit(i, "true")
+	case 'f':
+		return p.lit(i, "false")
+	case 'n':
+		return p.lit(i, "null")
+	default:
+		if c == '-' || '0' <= c && c <= '9' {
+			e, _, _, ok := p.number(i)
+			return e, ok
+		}
 	}
-	j := i
-	for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && !isJSONSpace(b[j]) {
-		j++
-	}
-	return j, j > i
+	return 0, false
 }
 
-// members iterates over the object at i: f gets each key (escape-free keys only)
-// and value span. It returns the index after the object.
-func (p *fastJSON) members(i int, f func(key []byte, v span) bool) (int, bool) {
+// object walks the object at i: for each member, f gets the key (escape-free
+// keys only) and the index of its value, and returns the index after the
+// value. object returns the index after the object.
+func (p *fastJSON) object(i int, f func(key []byte, j int) (int, bool)) (int, bool) {
 	b := p.b
 	if i >= len(b) || b[i] != '{' {
 		return 0, false
@@ -918,24 +1070,19 @@ func (p *fastJSON) members(i int, f func(key []byte, v span) bool) (int, bool) {
 		return i + 1, true
 	}
 	for {
-		ke, ok := p.end(i)
-		if !ok || b[i] != '"' {
+		ke, esc, ok := p.skipStr(i)
+		if !ok || esc {
 			return 0, false
 		}
 		key := b[i+1 : ke-1]
-		if bytes.IndexByte(key, '\\') >= 0 {
-			return 0, false
-		}
 		i = p.ws(ke)
 		if i >= len(b) || b[i] != ':' {
 			return 0, false
 		}
-		i = p.ws(i + 1)
-		e, ok := p.end(i)
-		if !ok || !f(key, span{i, e}) {
+		if i, ok = f(key, p.ws(i+1)); !ok {
 			return 0, false
 		}
-		i = p.ws(e)
+		i = p.ws(i)
 		if i >= len(b) {
 			return 0, false
 		}
@@ -950,66 +1097,93 @@ func (p *fastJSON) members(i int, f func(key []byte, v span) bool) (int, bool) {
 	}
 }
 
-// elements iterates over the array at sp.
-func (p *fastJSON) elements(sp span, f func(v span) bool) bool {
+// array walks the array at i: f gets the index of each element and returns
+// the index after it. array returns the index after the array.
+func (p *fastJSON) array(i int, f func(j int) (int, bool)) (int, bool) {
 	b := p.b
-	i := sp.s
 	if i >= len(b) || b[i] != '[' {
-		return false
+		return 0, false
 	}
 	i = p.ws(i + 1)
 	if i < len(b) && b[i] == ']' {
-		return true
+		return i + 1, true
 	}
 	for {
-		e, ok := p.end(i)
-		if !ok || !f(span{i, e}) {
-			return false
+		var ok bool
+		if i, ok = f(i); !ok {
+			return 0, false
 		}
-		i = p.ws(e)
+		i = p.ws(i)
 		if i >= len(b) {
-			return false
+			return 0, false
 		}
 		switch b[i] {
 		case ',':
 			i = p.ws(i + 1)
 		case ']':
-			return true
+			return i + 1, true
 		default:
-			return false
+			return 0, false
 		}
 	}
 }
 
-func (p *fastJSON) null(sp span) bool { return sp.e == 0 || p.b[sp.s] == 'n' }
+// str decodes the string at i and returns it and the index after it. Without
+// escapes the result aliases p.b. It gives up on \u escapes of surrogates and
+// on invalid UTF-8 (encoding/json's replacement rules).
+func (p *fastJSON) str(i int) ([]byte, int, bool) {
+	e, esc, ok := p.skipStr(i)
+	if !ok {
+		return nil, 0, false
+	}
+	raw := p.b[i+1 : e-1]
+	if !esc {
+		return raw, e, true
+	}
+	out, ok := appendUnescaped(make([]byte, 0, len(raw)), raw)
+	return out, e, ok
+}
 
-// str decodes a string value with at most the simple escapes; gives up on \u
-// escapes of surrogates and on invalid UTF-8 (encoding/json's replacement rules).
-func (p *fastJSON) str(sp span) ([]byte, bool) {
-	if sp.e-sp.s < 2 || p.b[sp.s] != '"' {
-		return nil, false
+// strKeep is str decoding straight into the arena; empty gives nil.
+func (p *fastJSON) strKeep(i int) ([]byte, int, bool) {
+	e, esc, ok := p.skipStr(i)
+	if !ok {
+		return nil, 0, false
 	}
-	raw := p.b[sp.s+1 : sp.e-1]
-	if !utf8.Valid(raw) {
-		return nil, false
+	raw := p.b[i+1 : e-1]
+	if !esc {
+		return p.keep(raw), e, true
 	}
-	if bytes.IndexByte(raw, '\\') < 0 {
-		return raw, true
+	if p.arena == nil {
+		p.arena = make([]byte, 0, len(p.b))
 	}
-	out := make([]byte, 0, len(raw))
-	for i := 0; i < len(raw); i++ {
-		c := raw[i]
-		if c != '\\' {
-			out = append(out, c)
-			continue
+	start := len(p.arena)
+	a, ok := appendUnescaped(p.arena, raw)
+	if !ok {
+		return nil, 0, false
+	}
+	p.arena = a
+	if len(a) == start {
+		return nil, e, true
+	}
+	return a[start:len(a):len(a)], e, true
+}
+
+// appendUnescaped appends the string content raw (checked by skipStr, valid
+// UTF-8) with its escapes decoded; it gives up on surrogate escapes.
+func appendUnescaped(out, raw []byte) ([]byte, bool) {
+	for {
+		k := bytes.IndexByte(raw, '\\')
+		if k < 0 {
+			return append(out, raw...), true
 		}
-		i++
-		if i >= len(raw) {
+		out = append(out, raw[:k]...)
+		if k+1 >= len(raw) {
 			return nil, false
 		}
-		switch raw[i] {
+		switch c := raw[k+1]; c {
 		case '"', '\\', '/':
-			out = append(out, raw[i])
+			out = append(out, c)
 		case 'b':
 			out = append(out, '\b')
 		case 'f':
@@ -1021,11 +1195,11 @@ func (p *fastJSON) str(sp span) ([]byte, bool) {
 		case 't':
 			out = append(out, '\t')
 		case 'u':
-			if i+4 >= len(raw) {
+			if k+6 > len(raw) {
 				return nil, false
 			}
 			var r rune
-			for _, h := range raw[i+1 : i+5] {
+			for _, h := range raw[k+2 : k+6] {
 				switch {
 				case '0' <= h && h <= '9':
 					r = r<<4 | rune(h-'0')
@@ -1041,34 +1215,30 @@ func (p *fastJSON) str(sp span) ([]byte, bool) {
 				return nil, false
 			}
 			out = utf8.AppendRune(out, r)
-			i += 4
+			raw = raw[k+6:]
+			continue
 		default:
 			return nil, false
 		}
+		raw = raw[k+2:]
 	}
-	return out, true
 }
 
-func (p *fastJSON) int(sp span, lo, hi int64) (int64, bool) {
-	if sp.e == 0 {
-		return 0, false
+// int decodes the integer at i within [lo, hi].
+func (p *fastJSON) int(i int, lo, hi int64) (int64, int, bool) {
+	e, n, isInt, ok := p.number(i)
+	if !ok || !isInt || n < lo || n > hi {
+		return 0, 0, false
 	}
-	c := p.b[sp.s]
-	if c != '-' && (c < '0' || c > '9') {
-		return 0, false
-	}
-	n, err := strconv.ParseInt(string(p.b[sp.s:sp.e]), 10, 64)
-	if err != nil || n < lo || n > hi {
-		return 0, false
-	}
-	return n, true
+	return n, e, true
 }
 
-// time parses exactly yyyy-MM-ddTHH:mm:ssZ (what the encoder writes).
-func (p *fastJSON) time(sp span, lo, hi int64) (int64, bool) {
-	s, ok := p.str(sp)
+// time parses the string at i, exactly yyyy-MM-ddTHH:mm:ssZ (what the encoder
+// writes), into unix seconds within [lo, hi].
+func (p *fastJSON) time(i int, lo, hi int64) (int64, int, bool) {
+	s, e, ok := p.str(i)
 	if !ok || len(s) != 20 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[19] != 'Z' {
-		return 0, false
+		return 0, 0, false
 	}
 	num := func(b []byte) (int64, bool) {
 		var n int64
@@ -1087,13 +1257,13 @@ func (p *fastJSON) time(sp span, lo, hi int64) (int64, bool) {
 	mm, ok5 := num(s[14:16])
 	ss, ok6 := num(s[17:19])
 	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6) || mo < 1 || mo > 12 || d < 1 || d > daysIn(y, mo) || hh > 23 || mm > 59 || ss > 59 {
-		return 0, false
+		return 0, 0, false
 	}
 	n := daysFromCivil(y, mo, d)*86400 + hh*3600 + mm*60 + ss
 	if n < lo || n > hi {
-		return 0, false
+		return 0, 0, false
 	}
-	return n, true
+	return n, e, true
 }
 
 func daysIn(y, m int64) int64 {
@@ -1128,43 +1298,38 @@ func daysFromCivil(y, m, d int64) int64 {
 
 func fastRecordJSON(b []byte) (string, []Value, bool) {
 	p := fastJSON{b: b}
-	var rc, h, vals span
-	end, ok := p.members(p.ws(0), func(key []byte, v span) bool {
+	var (
+		hb        []byte
+		hasValues bool
+		vs        []Value
+	)
+	end, ok := p.object(p.ws(0), func(key []byte, i int) (int, bool) {
 		switch string(key) {
 		case "responseCode":
-			rc = v
+			if e, ok := p.null(i); ok {
+				return e, true
+			}
+			_, e, ok := p.int(i, 1, 1)
+			return e, ok
 		case "handle":
-			h = v
+			s, e, ok := p.str(i)
+			hb = s
+			return e, ok
 		case "values":
-			vals = v
+			hasValues = true
+			vs = vs[:0]
+			return p.array(i, func(j int) (int, bool) {
+				if len(vs) >= MaxValues {
+					return 0, false
+				}
+				v, e, ok := p.value(j)
+				vs = append(vs, v)
+				return e, ok
+			})
 		}
-		return true
+		return p.skip(i, 1)
 	})
-	if !ok || p.ws(end) != len(b) || h.e == 0 || vals.e == 0 {
-		return "", nil, false
-	}
-	if !p.null(rc) {
-		if n, ok := p.int(rc, 1, 1); !ok || n != 1 {
-			return "", nil, false
-		}
-	}
-	hb, ok := p.str(h)
-	if !ok || len(hb) == 0 {
-		return "", nil, false
-	}
-	var vs []Value
-	ok = p.elements(vals, func(sp span) bool {
-		if len(vs) >= MaxValues {
-			return false
-		}
-		v, e, ok := p.value(sp.s)
-		if !ok || e != sp.e {
-			return false
-		}
-		vs = append(vs, v)
-		return true
-	})
-	if !ok {
+	if !ok || p.ws(end) != len(b) || len(hb) == 0 || !hasValues {
 		return "", nil, false
 	}
 	if vs == nil {
@@ -1175,199 +1340,259 @@ func fastRecordJSON(b []byte) (string, []Value, bool) {
 
 // value decodes the value object at i and returns the index after it.
 func (p *fastJSON) value(i int) (Value, int, bool) {
-	var idx, typ, data, perm, ttl, ts, refs span
-	end, ok := p.members(i, func(key []byte, v span) bool {
+	v := Value{Perm: PermDefault, TTLType: TTLRelative, TTL: DefaultTTL}
+	var hasIndex, hasType, hasData bool
+	end, ok := p.object(i, func(key []byte, j int) (int, bool) {
 		switch string(key) {
 		case "index":
-			idx = v
+			n, e, ok := p.int(j, math.MinInt32, math.MaxInt32)
+			v.Index, hasIndex = int32(n), true
+			return e, ok
 		case "type":
-			typ = v
+			t, e, ok := p.str(j)
+			if !ok || len(t) > MaxLength {
+				return 0, false
+			}
+			v.Type, hasType = internType(t), true
+			return e, true
 		case "data":
-			data = v
+			d, e, ok := p.data(j)
+			if !ok || len(d) > MaxLength {
+				return 0, false
+			}
+			v.Data, hasData = d, true
+			return e, true
 		case "permissions":
-			perm = v
+			if e, ok := p.null(j); ok {
+				v.Perm = PermDefault
+				return e, true
+			}
+			s, e, ok := p.str(j)
+			if !ok {
+				return 0, false
+			}
+			x, ok := parseBinaryDigits(unsafe.String(unsafe.SliceData(s), len(s)), 4, 4)
+			v.Perm = Perm(x)
+			return e, ok
 		case "ttl":
-			ttl = v
+			if e, ok := p.null(j); ok {
+				v.TTLType, v.TTL = TTLRelative, DefaultTTL
+				return e, true
+			}
+			var (
+				x  int64
+				e  int
+				ok bool
+			)
+			if j < len(p.b) && p.b[j] == '"' {
+				x, e, ok = p.time(j, math.MinInt32, math.MaxInt32)
+				v.TTLType = TTLAbsolute
+			} else {
+				x, e, ok = p.int(j, math.MinInt32, math.MaxInt32)
+				v.TTLType = TTLRelative
+			}
+			v.TTL = int32(x)
+			return e, ok
 		case "timestamp":
-			ts = v
+			if e, ok := p.null(j); ok {
+				v.Timestamp = 0
+				return e, true
+			}
+			var (
+				e  int
+				ok bool
+			)
+			if j < len(p.b) && p.b[j] == '"' {
+				v.Timestamp, e, ok = p.time(j, 0, math.MaxUint32)
+			} else {
+				v.Timestamp, e, ok = p.int(j, 0, math.MaxUint32)
+			}
+			return e, ok
 		case "references":
-			refs = v
+			if e, ok := p.null(j); ok {
+				v.Refs = nil
+				return e, true
+			}
+			refs, e, ok := p.refs(j)
+			v.Refs = refs
+			return e, ok
 		}
-		return true
+		return p.skip(j, 2)
 	})
-	if !ok {
+	if !ok || !hasIndex || !hasType || !hasData {
 		return Value{}, 0, false
-	}
-	v := Value{Perm: PermDefault, TTLType: TTLRelative, TTL: DefaultTTL}
-	n, ok := p.int(idx, math.MinInt32, math.MaxInt32)
-	if !ok {
-		return Value{}, 0, false
-	}
-	v.Index = int32(n)
-	t, ok := p.str(typ)
-	if !ok || len(t) > MaxLength {
-		return Value{}, 0, false
-	}
-	v.Type = internType(t)
-	if p.null(data) {
-		return Value{}, 0, false
-	}
-	if v.Data, ok = p.data(data); !ok || len(v.Data) > MaxLength {
-		return Value{}, 0, false
-	}
-	if !p.null(perm) {
-		s, ok := p.str(perm)
-		if !ok {
-			return Value{}, 0, false
-		}
-		x, ok := parseBinaryDigits(unsafe.String(unsafe.SliceData(s), len(s)), 4, 4)
-		if !ok {
-			return Value{}, 0, false
-		}
-		v.Perm = Perm(x)
-	}
-	if !p.null(ttl) {
-		if p.b[ttl.s] == '"' {
-			n, ok = p.time(ttl, math.MinInt32, math.MaxInt32)
-			v.TTLType = TTLAbsolute
-		} else {
-			n, ok = p.int(ttl, math.MinInt32, math.MaxInt32)
-		}
-		if !ok {
-			return Value{}, 0, false
-		}
-		v.TTL = int32(n)
-	}
-	if !p.null(ts) {
-		if p.b[ts.s] == '"' {
-			v.Timestamp, ok = p.time(ts, 0, math.MaxUint32)
-		} else {
-			v.Timestamp, ok = p.int(ts, 0, math.MaxUint32)
-		}
-		if !ok {
-			return Value{}, 0, false
-		}
-	}
-	if !p.null(refs) {
-		if v.Refs, ok = p.refs(refs); !ok {
-			return Value{}, 0, false
-		}
 	}
 	return v, end, true
 }
 
 // refs decodes [{"handle":…,"index":…}…]; empty gives nil.
-func (p *fastJSON) refs(sp span) ([]Ref, bool) {
+func (p *fastJSON) refs(i int) ([]Ref, int, bool) {
 	var refs []Ref
-	ok := p.elements(sp, func(e span) bool {
+	end, ok := p.array(i, func(j int) (int, bool) {
 		if len(refs) >= MaxRefs {
-			return false
+			return 0, false
 		}
-		var h, idx span
-		end, ok := p.members(e.s, func(key []byte, v span) bool {
+		var (
+			h              []byte
+			idx            int64
+			hasH, hasIndex bool
+		)
+		e, ok := p.object(j, func(key []byte, k int) (int, bool) {
 			switch string(key) {
 			case "handle":
-				h = v
+				s, e, ok := p.str(k)
+				if !ok || len(s) > MaxLength {
+					return 0, false
+				}
+				h, hasH = s, true
+				return e, true
 			case "index":
-				idx = v
+				n, e, ok := p.int(k, math.MinInt32, math.MaxInt32)
+				idx, hasIndex = n, true
+				return e, ok
 			}
-			return true
+			return p.skip(k, 4)
 		})
-		if !ok || end != e.e {
-			return false
+		if !ok || !hasH || !hasIndex {
+			return 0, false
 		}
-		hb, ok := p.str(h)
-		if !ok || len(hb) > MaxLength {
-			return false
-		}
-		n, ok := p.int(idx, math.MinInt32, math.MaxInt32)
-		if !ok {
-			return false
-		}
-		refs = append(refs, Ref{Handle: string(hb), Index: int32(n)})
-		return true
+		refs = append(refs, Ref{Handle: string(h), Index: int32(idx)})
+		return e, true
 	})
-	return refs, ok
+	if !ok {
+		return nil, 0, false
+	}
+	return refs, end, true
 }
 
-func (p *fastJSON) data(sp span) ([]byte, bool) {
-	if p.b[sp.s] == '"' {
-		s, ok := p.str(sp)
-		return nonEmpty(bytes.Clone(s)), ok
+// keep copies decoded data into the arena; empty gives nil.
+func (p *fastJSON) keep(d []byte) []byte {
+	if len(d) == 0 {
+		return nil
 	}
-	var format, val span
-	end, ok := p.members(sp.s, func(key []byte, v span) bool {
+	if p.arena == nil {
+		p.arena = make([]byte, 0, max(len(p.b), len(d)))
+	}
+	start := len(p.arena)
+	p.arena = append(p.arena, d...)
+	return p.arena[start:len(p.arena):len(p.arena)]
+}
+
+// data decodes the "data" member at i: a string, or {"format":…,"value":…}.
+func (p *fastJSON) data(i int) ([]byte, int, bool) {
+	if i >= len(p.b) {
+		return nil, 0, false
+	}
+	if p.b[i] == '"' {
+		return p.strKeep(i)
+	}
+	// Members in any order, the last of a repeated key wins (as in the
+	// encoding/json path). A value after its format, the usual order, is
+	// decoded where it stands; otherwise once the format is known.
+	var (
+		format    []byte
+		hasFormat bool
+		val       = -1 // index of the value
+		d         []byte
+		dFormat   []byte // the format d was decoded as
+		dAt       = -1   // the index d was decoded from
+	)
+	end, ok := p.object(i, func(key []byte, j int) (int, bool) {
 		switch string(key) {
 		case "format":
-			format = v
+			s, e, ok := p.str(j)
+			format, hasFormat = s, true
+			return e, ok
 		case "value":
-			val = v
+			val = j
+			if hasFormat {
+				x, e, ok := p.dataValue(format, j)
+				d, dFormat, dAt = x, format, j
+				return e, ok
+			}
 		}
-		return true
+		return p.skip(j, 3)
 	})
-	if !ok || end != sp.e || p.null(val) {
-		return nil, false
+	if !ok || !hasFormat || val < 0 {
+		return nil, 0, false
 	}
-	f, ok := p.str(format)
-	if !ok {
-		return nil, false
+	if dAt == val && bytes.Equal(dFormat, format) {
+		return d, end, true
 	}
-	switch string(f) {
+	if d, _, ok = p.dataValue(format, val); !ok {
+		return nil, 0, false
+	}
+	return d, end, true
+}
+
+// dataValue decodes the data value at i as format and returns the index after it.
+func (p *fastJSON) dataValue(format []byte, val int) ([]byte, int, bool) {
+	if _, null := p.null(val); null || val >= len(p.b) {
+		return nil, 0, false
+	}
+	switch string(format) {
 	case "string":
-		s, ok := p.str(val)
-		return nonEmpty(bytes.Clone(s)), ok
+		return p.strKeep(val)
 	case "base64":
-		s, ok := p.str(val)
+		s, end, ok := p.str(val)
 		if !ok || len(s)%4 != 0 {
-			return nil, false
+			return nil, 0, false
 		}
 		out, err := base64.StdEncoding.AppendDecode(nil, s)
-		return nonEmpty(out), err == nil
+		if err != nil {
+			return nil, 0, false
+		}
+		return p.keep(out), end, true
 	case "admin":
-		var h, idx, perms span
-		end, ok := p.members(val.s, func(key []byte, v span) bool {
+		var (
+			h, perms           []byte
+			idx                int64
+			hasH, hasIdx, hasP bool
+		)
+		end, ok := p.object(val, func(key []byte, j int) (int, bool) {
 			switch string(key) {
 			case "handle":
-				h = v
+				s, e, ok := p.str(j)
+				h, hasH = s, true
+				return e, ok && len(s) <= MaxLength
 			case "index":
-				idx = v
+				n, e, ok := p.int(j, math.MinInt32, math.MaxInt32)
+				idx, hasIdx = n, true
+				return e, ok
 			case "permissions":
-				perms = v
+				s, e, ok := p.str(j)
+				perms, hasP = s, true
+				return e, ok
 			}
-			return true
+			return p.skip(j, 4)
 		})
-		if !ok || end != val.e {
-			return nil, false
+		if !ok || !hasH || !hasIdx || !hasP {
+			return nil, 0, false
 		}
-		hb, ok := p.str(h)
-		if !ok || len(hb) > MaxLength {
-			return nil, false
-		}
-		n, ok := p.int(idx, math.MinInt32, math.MaxInt32)
+		mask, ok := parseBinaryDigits(unsafe.String(unsafe.SliceData(perms), len(perms)), 1, 16)
 		if !ok {
-			return nil, false
+			return nil, 0, false
 		}
-		ps, ok := p.str(perms)
-		if !ok {
-			return nil, false
+		// AppendAdmin's encoding, written straight into the arena.
+		if p.arena == nil {
+			p.arena = make([]byte, 0, len(p.b))
 		}
-		mask, ok := parseBinaryDigits(unsafe.String(unsafe.SliceData(ps), len(ps)), 1, 16)
-		if !ok {
-			return nil, false
-		}
-		out := binary.BigEndian.AppendUint16(nil, uint16(mask))
-		out = binary.BigEndian.AppendUint32(out, uint32(len(hb)))
-		out = append(out, hb...)
-		return binary.BigEndian.AppendUint32(out, uint32(n)), true
+		a, start := p.arena, len(p.arena)
+		a = binary.BigEndian.AppendUint16(a, uint16(mask))
+		a = binary.BigEndian.AppendUint32(a, uint32(len(h)))
+		a = append(a, h...)
+		a = binary.BigEndian.AppendUint32(a, uint32(idx))
+		p.arena = a
+		return a[start:len(a):len(a)], end, true
 	case "vlist":
-		if p.b[val.s] != '[' {
-			return nil, false
+		if p.b[val] != '[' {
+			return nil, 0, false
 		}
-		refs, ok := p.refs(val)
+		refs, end, ok := p.refs(val)
 		if !ok {
-			return nil, false
+			return nil, 0, false
 		}
-		return AppendVList(nil, refs), true
+		return AppendVList(nil, refs), end, true
 	}
-	return nil, false // hex and anything else: the encoding/json path
+	return nil, 0, false // hex and anything else: the encoding/json path
 }

@@ -486,3 +486,87 @@ func TestFastJSONCoversOwnOutput(t *testing.T) {
 		}
 	}
 }
+
+// checkFastAgrees decodes b with DecodeRecordJSON (fast path first) and with
+// the encoding/json path and fails unless both give the same result or the
+// same error; the fast path must never accept what json.Valid rejects.
+func checkFastAgrees(t *testing.T, b []byte) {
+	t.Helper()
+	if _, _, ok := fastRecordJSON(b); ok && !json.Valid(b) {
+		t.Fatalf("fast path accepted invalid JSON %q", b)
+	}
+	h, vs, err := DecodeRecordJSON(b)
+	hs, vss, errs := decodeRecordJSONStd(b)
+	if (err == nil) != (errs == nil) || (err != nil && err.Error() != errs.Error()) {
+		t.Fatalf("%q: DecodeRecordJSON err %v, encoding/json path err %v", b, err, errs)
+	}
+	if err == nil {
+		if h != hs || len(vs) != len(vss) {
+			t.Fatalf("%q: DecodeRecordJSON = %q, %d values; encoding/json path %q, %d values", b, h, len(vs), hs, len(vss))
+		}
+		for i := range vs {
+			if !vs[i].Equal(&vss[i]) {
+				t.Fatalf("%q: value %d: fast %+v, encoding/json path %+v", b, i, vs[i], vss[i])
+			}
+		}
+	}
+}
+
+// TestFastJSONMalformed: the one-pass decoder validates as it goes, with no
+// json.Valid before it. Every truncation of a record and every single-byte
+// replacement by a byte that matters to the JSON grammar decodes exactly as
+// the encoding/json path decodes it (same values or same error).
+func TestFastJSONMalformed(t *testing.T) {
+	vs := append(specRecordValues(), pid4catValues(t)...)
+	vs = append(vs, Value{Index: 9, Type: "X\n\"", Data: []byte("é\x13\u2028 <&>"), Refs: []Ref{{"a/ü", 1}}, TTLType: TTLAbsolute, TTL: -1})
+	recs := [][]byte{
+		AppendRecordJSON(nil, "21.T11978/TEST/KBKA-BEM9", vs),
+		[]byte(specRecordJSON),
+		[]byte(` {"handle":"1/x","x":[1,-2.5e+3,true,false,null,{"a":[]},"\u00e9\t"],"values":[{"index":-0,"type":"X","data":"a","q":{},"ttl":null,"timestamp":null,"permissions":null,"references":null}]} `),
+		[]byte(`{"handle":"1/x","values":[{"index":1,"type":"HS_ADMIN","data":{"value":{"x":0.5,"handle":"0.NA/1","index":2,"permissions":"1"},"format":"admin"}},{"index":2,"type":"V","data":{"format":"vlist","value":[{"handle":"a","index":1,"y":[]}]}}]}`),
+		[]byte(`{"handle":"1/x","values":[{"index":1,"type":"B","data":{"format":"base64","value":"AAEC/w=="},"ttl":"2001-09-09T01:46:40Z","timestamp":7}]}`),
+	}
+	subst := []byte("\"\\{}[]:,0123456789-+.eEtfnrulasx \t\n\r\x00\x1f\x7f\xff/")
+	for _, rec := range recs {
+		step := 1 + len(rec)/500 // every byte of the small records, a sample of the large one
+		for n := 0; n <= len(rec); n += step {
+			checkFastAgrees(t, rec[:n])
+		}
+		b := bytes.Clone(rec)
+		for i := 0; i < len(b); i += step {
+			orig := b[i]
+			for _, c := range subst {
+				if c == orig {
+					continue
+				}
+				b[i] = c
+				checkFastAgrees(t, b)
+			}
+			b[i] = orig
+		}
+	}
+	// Nesting deeper than the fast path walks goes to encoding/json.
+	deep := `{"handle":"1/x","values":[],"x":` + strings.Repeat("[", 200) + strings.Repeat("]", 200) + `}`
+	checkFastAgrees(t, []byte(deep))
+	if _, _, err := DecodeRecordJSON([]byte(deep)); err != nil {
+		t.Errorf("deep nesting: %v", err)
+	}
+}
+
+// TestStrStop8 checks the eight-byte test against the byte table, for every
+// byte value in every position among plain bytes.
+func TestStrStop8(t *testing.T) {
+	for pos := range 8 {
+		for c := range 256 {
+			w := []byte("abcdefgh")
+			w[pos] = byte(c)
+			x := uint64(0)
+			for i := 7; i >= 0; i-- {
+				x = x<<8 | uint64(w[i])
+			}
+			if got, want := strStop8(x), jsonStrStop[c]; got != want {
+				t.Errorf("strStop8 with %#x at %d = %v, want %v", c, pos, got, want)
+			}
+		}
+	}
+}
