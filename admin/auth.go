@@ -11,6 +11,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"pidnode/store"
@@ -163,8 +165,15 @@ func (s *Server) snaa(b *base, h func(w http.ResponseWriter, r *http.Request, b 
 // revoked keys are 401. The hash is the bucket key; the stored hash is compared
 // again in constant time so that the decision never rests on a variable-time
 // comparison of secret-derived bytes.
+//
+// Found keys are remembered in s.auth (see authCache), so a busy key costs no
+// read transaction and no JSON decoding per request.
 func (s *Server) lookupKey(tok string) (Key, SNAA, error) {
 	sum := hashSecret(tok)
+	if k, sn, ok := s.auth.get(sum); ok {
+		return k, sn, nil
+	}
+	gen := s.auth.gen.Load() // before the read: a change committed later bumps it
 	hx := hex.EncodeToString(sum[:])
 	var (
 		k     Key
@@ -202,7 +211,64 @@ func (s *Server) lookupKey(tok string) (Key, SNAA, error) {
 	if k.Revoked != nil {
 		return Key{}, SNAA{}, invalidToken("this API key was revoked on " + k.Revoked.UTC().Format(time.RFC3339))
 	}
+	s.auth.put(gen, sum, k, sn)
 	return k, sn, nil
+}
+
+// authCacheMax bounds the auth cache; when full it starts over.
+const authCacheMax = 4096
+
+// authCache holds the key and SNAA records of valid keys, by secret hash. An
+// entry is good only while gen has not moved since the read it came from:
+// every operator write that may change a key or an SNAA (approve, issue,
+// revoke, suspend, prefix change, …) bumps gen after its commit and before its
+// reply (see Server.updateAuth), so a revocation or suspension takes effect on
+// the very next request, as without the cache. Unknown and revoked keys are
+// not cached: they are looked up every time.
+type authCache struct {
+	gen atomic.Uint64
+	mu  sync.RWMutex
+	m   map[[32]byte]authEntry
+}
+
+type authEntry struct {
+	gen uint64
+	k   Key
+	sn  SNAA
+}
+
+// get returns the cached records of the key whose secret hashes to sum, if
+// current. The stored hash is compared in constant time, as in lookupKey.
+func (c *authCache) get(sum [32]byte) (Key, SNAA, bool) {
+	gen := c.gen.Load()
+	c.mu.RLock()
+	e, ok := c.m[sum]
+	c.mu.RUnlock()
+	if !ok || e.gen != gen {
+		return Key{}, SNAA{}, false
+	}
+	stored, err := hex.DecodeString(e.k.Hash)
+	if err != nil || subtle.ConstantTimeCompare(stored, sum[:]) != 1 {
+		return Key{}, SNAA{}, false
+	}
+	return e.k, e.sn, true
+}
+
+// put remembers a key read when the generation was gen.
+func (c *authCache) put(gen uint64, sum [32]byte, k Key, sn SNAA) {
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= authCacheMax {
+		c.m = make(map[[32]byte]authEntry)
+	}
+	c.m[sum] = authEntry{gen: gen, k: k, sn: sn}
+	c.mu.Unlock()
+}
+
+// updateAuth is store.Update for the operator writes that may change keys or
+// SNAAs: after the transaction (committed or not) it invalidates the auth cache.
+func (s *Server) updateAuth(fn func(tx *store.Tx) error) error {
+	defer s.auth.gen.Add(1)
+	return s.db.Update(fn)
 }
 
 // touchKey notes a key's use in memory; the times reach the database at most

@@ -115,3 +115,24 @@ func TestRevocationIsImmediate(t *testing.T) {
 		t.Errorf("keys = %+v, want 2 with the second revoked and used", kl.Keys)
 	}
 }
+
+// A key in use is served from the auth cache (no read transaction per
+// request), and operator changes still take effect on the next request.
+func TestAuthCache(t *testing.T) {
+	e := newEnv(t)
+	a := e.snaa(nil)
+	e.want(e.do("GET", "/pid/v2/me", a.Key.Secret, nil), 200)
+	before := e.srv.db.Stats().TxN
+	for range 3 {
+		e.want(e.do("GET", "/pid/v2/me", a.Key.Secret, nil), 200)
+	}
+	if n := e.srv.db.Stats().TxN - before; n != 0 {
+		t.Errorf("%d read transactions for 3 requests with a cached key, want 0", n)
+	}
+	e.want(e.do("PATCH", "/ops/v1/snaas/"+a.SNAA.ID, testOpKey, map[string]any{"suspended": true}), 200)
+	e.want(e.do("GET", "/pid/v2/me", a.Key.Secret, nil), 403)
+	e.want(e.do("PATCH", "/ops/v1/snaas/"+a.SNAA.ID, testOpKey, map[string]any{"suspended": false}), 200)
+	e.want(e.do("GET", "/pid/v2/me", a.Key.Secret, nil), 200)
+	e.want(e.do("DELETE", "/ops/v1/snaas/"+a.SNAA.ID+"/keys/"+a.Key.ID, testOpKey, nil), 204)
+	e.want(e.do("GET", "/pid/v2/me", a.Key.Secret, nil), 401)
+}

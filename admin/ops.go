@@ -87,7 +87,7 @@ func (s *Server) SubmitApplication(req ApplicationRequest) (*Application, error)
 		AdministrativeContact: req.AdministrativeContact, PolicyVersion: req.PolicyVersion,
 		MaintenanceStatement: req.MaintenanceStatement, State: StateSubmitted, Submitted: s.now().UTC(),
 	}
-	err = s.db.Update(func(tx *store.Tx) error {
+	err = s.updateAuth(func(tx *store.Tx) error {
 		if err := putJSON(tx.Bolt().Bucket(store.BucketApplications), app.ID, &app); err != nil {
 			return err
 		}
@@ -292,7 +292,7 @@ func (s *Server) Approve(appID string, req ApproveRequest) (*ApproveResult, erro
 	now := s.now().UTC()
 	var res ApproveResult
 	var o outcome
-	err = s.db.Update(func(tx *store.Tx) error {
+	err = s.updateAuth(func(tx *store.Tx) error {
 		o = outcome{}
 		apps := tx.Bolt().Bucket(store.BucketApplications)
 		var app Application
@@ -409,7 +409,7 @@ func (s *Server) rejectApplication(w http.ResponseWriter, r *http.Request) error
 	now := s.now().UTC()
 	var app Application
 	var o outcome
-	err = s.db.Update(func(tx *store.Tx) error {
+	err = s.updateAuth(func(tx *store.Tx) error {
 		o = outcome{}
 		apps := tx.Bolt().Bucket(store.BucketApplications)
 		ok, err := getJSON(apps, id, &app)
@@ -506,7 +506,7 @@ func (s *Server) patchSNAA(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
 	var sn SNAA
 	var o outcome
-	err = s.db.Update(func(tx *store.Tx) error {
+	err = s.updateAuth(func(tx *store.Tx) error {
 		o = outcome{}
 		b := tx.Bolt().Bucket(store.BucketSNAAs)
 		ok, err := getJSON(b, id, &sn)
@@ -578,7 +578,7 @@ func (s *Server) IssueKey(snaaID, name string) (*IssuedKey, error) {
 	sum := hashSecret(secret)
 	k := Key{ID: keyID, SNAAID: snaaID, Name: name, Hash: hex.EncodeToString(sum[:]), Created: now}
 	var o outcome
-	err = s.db.Update(func(tx *store.Tx) error {
+	err = s.updateAuth(func(tx *store.Tx) error {
 		o = outcome{}
 		var sn SNAA
 		ok, err := getJSON(tx.Bolt().Bucket(store.BucketSNAAs), snaaID, &sn)
@@ -637,7 +637,7 @@ func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request) error {
 	snaaID, keyID := r.PathValue("id"), r.PathValue("key_id")
 	now := s.now().UTC()
 	var o outcome
-	err := s.db.Update(func(tx *store.Tx) error {
+	err := s.updateAuth(func(tx *store.Tx) error {
 		o = outcome{}
 		b := tx.Bolt().Bucket(store.BucketKeys)
 		var found *Key

@@ -114,6 +114,8 @@ type Server struct {
 	handler      http.Handler
 	// writes commits identifier writes (create, update, bulk) in groups.
 	writes groupCommit
+	// auth caches valid keys (auth.go); operator writes invalidate it.
+	auth authCache
 }
 
 // base is one of the SNAA API bases and the prefix it writes under.
