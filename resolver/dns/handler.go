@@ -55,11 +55,17 @@ var statusText = [...]string{
 // UDP (any RemoteAddr that is not a *net.TCPAddr) the reply fits the size the
 // request allows; see the package documentation for what is answered.
 func (s *Server) ServeDNS(w dns.ResponseWriter, req *dns.Msg) {
+	udp, src := transport(w)
+	s.serveDNS(w, req, udp, src)
+}
+
+// serveDNS is ServeDNS with the transport and the source address already
+// known: the UDP loop (udp.go) has them without asking w.
+func (s *Server) serveDNS(w dns.ResponseWriter, req *dns.Msg, udp bool, src netip.Addr) {
 	if req == nil || req.Response {
 		return
 	}
 	s.stats.queries.Add(1)
-	udp, src := transport(w)
 	if udp && s.rrl != nil {
 		switch s.rrl.check(src, s.now().UnixNano()) {
 		case rrlDrop:
@@ -119,9 +125,11 @@ func transport(w dns.ResponseWriter) (udp bool, src netip.Addr) {
 	return true, netip.Addr{}
 }
 
+// questionName is the question's name for a log line: a copy, since the UDP
+// loop's names live in a reused buffer (udp.go, queryParser).
 func questionName(req *dns.Msg) string {
 	if len(req.Question) > 0 {
-		return req.Question[0].Name
+		return strings.Clone(req.Question[0].Name)
 	}
 	return ""
 }
@@ -265,7 +273,7 @@ func (s *Server) answerZone(r *reply, z *zone, sub string, q *dns.Question) {
 	}
 	e, err := s.lookup(r, z, sub)
 	if err != nil {
-		s.log.Warn("dns: cache lookup", "name", q.Name, "err", err)
+		s.log.Warn("dns: cache lookup", "name", strings.Clone(q.Name), "err", err)
 		m.Rcode = dns.RcodeServerFailure
 		return
 	}

@@ -40,8 +40,25 @@ type Server struct {
 }
 
 type listener struct {
-	srv   *dns.Server
-	close func() error // closes the PacketConn or Listener
+	run      func() error                    // serves until shut down
+	shutdown func(ctx context.Context) error // stops serving, waits for in-flight queries
+}
+
+// miekgListener serves through a dns.Server.
+func miekgListener(srv *dns.Server, closeFn func() error) *listener {
+	return &listener{
+		run: srv.ActivateAndServe,
+		shutdown: func(ctx context.Context) error {
+			err := srv.ShutdownContext(ctx)
+			if err != nil && ctx.Err() == nil {
+				// Not started yet (ActivateAndServe has not taken its lock):
+				// closing the socket makes it return as soon as it does.
+				closeFn()
+				return nil
+			}
+			return err
+		},
+	}
 }
 
 // Stats are counters since New. Queries counts every request handed to
@@ -146,7 +163,14 @@ func New(cfg Config) (*Server, error) {
 
 // ServeUDP answers queries arriving on pc until Shutdown; it closes pc. It
 // returns ErrServerClosed after Shutdown, or the error that stopped reading.
+// A *net.UDPConn is served by the package's own loop (udp.go: a few workers,
+// nothing allocated per cached answer; pc must have no read deadline set);
+// any other PacketConn through miekg/dns's server. Both send the same bytes.
 func (s *Server) ServeUDP(pc net.PacketConn) error {
+	if c, ok := pc.(*net.UDPConn); ok {
+		u := s.newUDPServer(c) // udp.go
+		return s.serve(&listener{run: u.run, shutdown: u.shutdown}, pc.Close)
+	}
 	srv := &dns.Server{
 		PacketConn:   pc,
 		Handler:      s,
@@ -154,7 +178,7 @@ func (s *Server) ServeUDP(pc net.PacketConn) error {
 		ReadTimeout:  s.rtime,
 		WriteTimeout: s.wtime,
 	}
-	return s.serve(&listener{srv: srv, close: pc.Close})
+	return s.serve(miekgListener(srv, pc.Close), pc.Close)
 }
 
 // ServeTCP answers queries on connections accepted from ln until Shutdown; it
@@ -167,20 +191,20 @@ func (s *Server) ServeTCP(ln net.Listener) error {
 		ReadTimeout:  s.rtime,
 		WriteTimeout: s.wtime,
 	}
-	return s.serve(&listener{srv: srv, close: ln.Close})
+	return s.serve(miekgListener(srv, ln.Close), ln.Close)
 }
 
-func (s *Server) serve(l *listener) error {
+func (s *Server) serve(l *listener, closeFn func() error) error {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		l.close()
+		closeFn()
 		return ErrServerClosed
 	}
 	s.servers = append(s.servers, l)
 	s.mu.Unlock()
 
-	err := l.srv.ActivateAndServe()
+	err := l.run()
 
 	s.mu.Lock()
 	closed := s.closed
@@ -206,16 +230,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 
 	var first error
 	for _, l := range servers {
-		if err := l.srv.ShutdownContext(ctx); err != nil {
-			if ctx.Err() != nil {
-				if first == nil {
-					first = err
-				}
-				continue
-			}
-			// Not started yet (ActivateAndServe has not taken its lock): closing
-			// the socket makes it return as soon as it does.
-			l.close()
+		if err := l.shutdown(ctx); err != nil && first == nil {
+			first = err
 		}
 	}
 	return first
