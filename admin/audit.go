@@ -72,6 +72,22 @@ func auditTail(e *AuditEntry) ([]byte, error) {
 	return json.Marshal(&t)
 }
 
+// auditTailAfter is auditTail of e with After set to after, which must be the
+// output of json.Marshal (compact, valid, HTML-escaped): it is appended as it
+// is, where auditTail would have encoding/json check and compact a
+// json.RawMessage again (a create's hot path). e.After must be nil.
+func auditTailAfter(e *AuditEntry, after []byte) ([]byte, error) {
+	tail, err := auditTail(e)
+	if err != nil || len(after) == 0 {
+		return tail, err
+	}
+	out := make([]byte, 0, len(tail)+len(after)+10)
+	out = append(out, tail[:len(tail)-1]...) // without the closing '}'
+	out = append(out, `,"after":`...)
+	out = append(out, after...)
+	return append(out, '}'), nil
+}
+
 // appendAudit appends the JSON of an audit entry with seq and t whose other
 // members are tail (from auditTail): the bytes json.Marshal gives for the
 // whole AuditEntry.

@@ -46,6 +46,33 @@ func TestAppendAuditMatchesMarshal(t *testing.T) {
 	}
 }
 
+// auditTailAfter gives the bytes auditTail gives with the same After as a
+// json.RawMessage.
+func TestAuditTailAfter(t *testing.T) {
+	for _, after := range []any{
+		map[string]any{"metadata": map[string]any{"b": "<x> & \u2028"}, "url": "https://e.org/?a=1&b=2"},
+		map[string]any{},
+	} {
+		raw, err := json.Marshal(after)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := AuditEntry{Actor: "snaa:s key:k", KeyName: "ci <&>", Action: ActHandleCreate, Target: "21.1/SVC/NS/X"}
+		got, err := auditTailAfter(&e, raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.After = json.RawMessage(raw)
+		want, err := auditTail(&e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Errorf("auditTailAfter = %s, want %s", got, want)
+		}
+	}
+}
+
 // TestGroupCommitFailureIsolated checks that a write failing inside a commit
 // group fails alone, and that the others of its group are committed.
 func TestGroupCommitFailureIsolated(t *testing.T) {

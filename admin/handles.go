@@ -603,7 +603,7 @@ func (s *Server) mintKey(t target) (display, key string, err error) {
 }
 
 func (s *Server) createAuditTail(p *principal, display string, after []byte) ([]byte, error) {
-	return auditTail(&AuditEntry{Actor: p.actor(), KeyName: p.key.Name, Action: ActHandleCreate, Target: display, After: json.RawMessage(after)})
+	return auditTailAfter(&AuditEntry{Actor: p.actor(), KeyName: p.key.Name, Action: ActHandleCreate, Target: display}, after)
 }
 
 // txCreate creates an identifier inside tx: generated (customID == "") or
