@@ -3,6 +3,7 @@ package handlev
 import (
 	"bytes"
 	"encoding/binary"
+	"unsafe"
 )
 
 // RFC 3651 binary encoding of handle values (HANDLE-PROTOCOL.md §3.4). All integers
@@ -60,7 +61,7 @@ func AppendValues(dst []byte, vs []Value) []byte {
 // with offsets relative to b.
 func DecodeValue(b []byte) (v Value, n int, err error) {
 	r := wireReader{b: b}
-	v, err = r.value(nil)
+	v, err = r.value(nil, false)
 	if err != nil {
 		return Value{}, 0, err
 	}
@@ -87,13 +88,46 @@ func DecodeValues(b []byte) (vs []Value, n int, err error) {
 	// Data of all values is copied into one arena, at most the input's size.
 	var arena []byte
 	for i := 0; i < count; i++ {
-		v, err := r.value(&arena)
+		v, err := r.value(&arena, false)
 		if err != nil {
 			return nil, 0, err
 		}
 		vs = append(vs, v)
 	}
 	return vs, r.off, nil
+}
+
+// DecodeValuesInto is DecodeValues with everything the values copy out of b —
+// data, type names other than the well-known ones, reference handles — placed
+// in the spare capacity of arena, as long as it lasts (what does not fit gets
+// its own memory). A caller that sizes arena for the whole input (len(b) bytes
+// of spare capacity always suffice) gets a record in two allocations, the
+// []Value and arena, instead of one per string and slice: fewer objects for
+// the allocator and the garbage collector. It returns arena extended by what
+// was copied.
+//
+// The values alias arena (their strings too): the caller must never modify
+// the bytes between the arena's old and new length, nor let anyone else
+// append to a copy of the old arena slice. Nothing returned aliases b.
+func DecodeValuesInto(b, arena []byte) (vs []Value, rest []byte, n int, err error) {
+	r := wireReader{b: b}
+	count, err := r.count("value count", MaxValues)
+	if err != nil {
+		return nil, arena, 0, err
+	}
+	capHint := count
+	if maxFit := r.remaining() / minValueLen; capHint > maxFit {
+		capHint = maxFit
+	}
+	vs = make([]Value, 0, capHint)
+	for i := 0; i < count; i++ {
+		v, err := r.value(&arena, true)
+		if err != nil {
+			return nil, arena, 0, err
+		}
+		vs = append(vs, v)
+	}
+	return vs, arena, r.off, nil
 }
 
 // AppendAdmin appends the HS_ADMIN data encoding of a: int2 mask, UTF8-String admin
@@ -136,7 +170,7 @@ func AppendVList(dst []byte, refs []Ref) []byte {
 // a nil slice. The result does not alias b.
 func DecodeVList(b []byte) ([]Ref, error) {
 	r := wireReader{b: b}
-	refs, err := r.refs(vlistNames)
+	refs, err := r.refs(vlistNames, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -245,8 +279,10 @@ func (r *wireReader) lenBytes(lenWhat, what string) ([]byte, error) {
 
 // value decodes one HandleValue. If arena is not nil, Data is copied into *arena,
 // which is allocated on first use with room for this and every later value's data
-// (all of it lies in the rest of the input); otherwise Data gets its own copy.
-func (r *wireReader) value(arena *[]byte) (Value, error) {
+// (all of it lies in the rest of the input); otherwise Data gets its own copy. If
+// strs is set (arena must then be non-nil), the type name (unless well known) and
+// the reference handles go into *arena too, as far as its capacity lasts.
+func (r *wireReader) value(arena *[]byte, strs bool) (Value, error) {
 	var v Value
 	idx, err := r.u32("value index")
 	if err != nil {
@@ -280,7 +316,11 @@ func (r *wireReader) value(arena *[]byte) (Value, error) {
 	if err != nil {
 		return v, err
 	}
-	refs, err := r.refs(valueRefNames)
+	var refArena *[]byte
+	if strs {
+		refArena = arena
+	}
+	refs, err := r.refs(valueRefNames, refArena)
 	if err != nil {
 		return v, err
 	}
@@ -289,7 +329,11 @@ func (r *wireReader) value(arena *[]byte) (Value, error) {
 	v.TTLType = TTLType(tt)
 	v.TTL = int32(ttl)
 	v.Perm = Perm(perm) & 0x0F
-	v.Type = internType(typ)
+	if strs {
+		v.Type = internTypeIn(arena, typ)
+	} else {
+		v.Type = internType(typ)
+	}
 	if len(data) > 0 {
 		if arena != nil && *arena == nil {
 			*arena = make([]byte, 0, len(data)+r.remaining())
@@ -317,8 +361,9 @@ var (
 )
 
 // refs reads an int4 count (≤ MaxRefs) and that many {UTF8-String handle, int4
-// index} pairs, copying the handles. Zero references give nil.
-func (r *wireReader) refs(what *refNames) ([]Ref, error) {
+// index} pairs, copying the handles (into *arena while its capacity lasts, if
+// arena is not nil). Zero references give nil.
+func (r *wireReader) refs(what *refNames, arena *[]byte) ([]Ref, error) {
 	n, err := r.count(what.count, MaxRefs)
 	if err != nil {
 		return nil, err
@@ -340,7 +385,13 @@ func (r *wireReader) refs(what *refNames) ([]Ref, error) {
 		if err != nil {
 			return nil, err
 		}
-		refs = append(refs, Ref{Handle: string(h), Index: int32(idx)})
+		ref := Ref{Index: int32(idx)}
+		if arena != nil {
+			ref.Handle = stringIn(arena, h)
+		} else {
+			ref.Handle = string(h)
+		}
+		refs = append(refs, ref)
 	}
 	return refs, nil
 }
@@ -359,6 +410,14 @@ func (r *wireReader) admin() (mask uint16, handle []byte, index int32, err error
 
 // internType returns the well-known type names without allocating; others are copied.
 func internType(b []byte) string {
+	if t := internType0(b); t != "" || len(b) == 0 {
+		return t
+	}
+	return string(b)
+}
+
+// internType0 returns the well-known type name b spells, or "" if it is none.
+func internType0(b []byte) string {
 	switch string(b) { // no allocation: the compiler compares in place
 	case TypeURL:
 		return TypeURL
@@ -389,5 +448,27 @@ func internType(b []byte) string {
 	case "DESC":
 		return "DESC"
 	}
-	return string(b)
+	return ""
+}
+
+// internTypeIn is internType copying an unknown type name into *arena (see stringIn).
+func internTypeIn(arena *[]byte, b []byte) string {
+	if t := internType0(b); t != "" || len(b) == 0 {
+		return t
+	}
+	return stringIn(arena, b)
+}
+
+// stringIn returns a string holding b's bytes, copied into the spare capacity
+// of *arena (which it extends) if they fit, else into memory of its own. The
+// string aliases the arena: its bytes must never change.
+func stringIn(arena *[]byte, b []byte) string {
+	a := *arena
+	if len(b) == 0 || cap(a)-len(a) < len(b) {
+		return string(b)
+	}
+	start := len(a)
+	a = append(a, b...)
+	*arena = a
+	return unsafe.String(&a[start], len(b))
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // unhex decodes spec-style hex with spaces for reading.
@@ -246,5 +247,92 @@ func TestDecodeErrorMessage(t *testing.T) {
 	want := "handlev: decode value index at offset 0: truncated"
 	if err == nil || err.Error() != want {
 		t.Fatalf("err = %v, want %q", err, want)
+	}
+}
+
+// checkDecodeValuesInto: DecodeValuesInto accepts exactly what DecodeValues
+// accepts and decodes the same values, whatever the arena's spare capacity,
+// without touching the arena's bytes in use or aliasing b.
+func checkDecodeValuesInto(t *testing.T, b []byte) {
+	t.Helper()
+	want, wn, werr := DecodeValues(b)
+	for _, spare := range []int{0, 7, len(b)} {
+		in := append(make([]byte, 0, 3+spare), "abc"...)
+		input := bytes.Clone(b)
+		vs, arena, n, err := DecodeValuesInto(input, in)
+		if (err == nil) != (werr == nil) || n != wn || len(vs) != len(want) {
+			t.Fatalf("spare %d: DecodeValuesInto = %d values, n %d, err %v; DecodeValues = %d, %d, %v", spare, len(vs), n, err, len(want), wn, werr)
+		}
+		if err != nil {
+			var de *DecodeError
+			if !errors.As(err, &de) || de.Offset < 0 || de.Offset > len(b) {
+				t.Fatalf("spare %d: error %v is not a *DecodeError within the input", spare, err)
+			}
+			continue
+		}
+		if string(arena[:3]) != "abc" || len(arena) > cap(in) || (len(arena) > 0 && &arena[0] != &in[:1][0]) {
+			t.Fatalf("spare %d: arena %q (cap %d) is not the one passed in, extended", spare, arena, cap(arena))
+		}
+		for i := range input {
+			input[i] ^= 0xFF
+		}
+		for i := range vs {
+			if !vs[i].Equal(&want[i]) {
+				t.Fatalf("spare %d: value %d = %+v, want %+v (aliases the input?)", spare, i, vs[i], want[i])
+			}
+		}
+	}
+}
+
+func TestDecodeValuesInto(t *testing.T) {
+	custom := Value{Index: 7, Type: "X-CUSTOM", Data: []byte("payload"), Refs: []Ref{{"1/2", 3}, {"", 4}}, Perm: PermDefault}
+	tests := []struct {
+		name string
+		vs   []Value
+	}{
+		{"none", nil},
+		{"spec", specRecordValues()},
+		{"pid4cat", pid4catValues(t)},
+		{"custom types and refs", []Value{custom, {}, custom}},
+		{"truncated", nil}, // filled below
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := AppendValues(nil, tt.vs)
+			if tt.name == "truncated" {
+				b = AppendValues(nil, []Value{custom})
+				b = b[:len(b)-3]
+			}
+			checkDecodeValuesInto(t, b)
+		})
+	}
+
+	// With room for everything, the only allocations are the []Value and the
+	// []Ref of each value with references; strings and data live in the arena.
+	b := AppendValues(nil, []Value{custom, custom})
+	arena := make([]byte, 0, len(b))
+	allocs := testing.AllocsPerRun(100, func() {
+		if _, _, _, err := DecodeValuesInto(b, arena); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 3 {
+		t.Errorf("DecodeValuesInto with a large enough arena: %v allocations, want 3", allocs)
+	}
+	vs, ext, _, err := DecodeValuesInto(b, arena)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inArena := func(p *byte) bool {
+		return len(ext) > 0 && uintptr(unsafe.Pointer(p)) >= uintptr(unsafe.Pointer(&ext[0])) &&
+			uintptr(unsafe.Pointer(p)) < uintptr(unsafe.Pointer(&ext[0]))+uintptr(len(ext))
+	}
+	if !inArena(unsafe.StringData(vs[1].Type)) || !inArena(&vs[1].Data[0]) || !inArena(unsafe.StringData(vs[1].Refs[0].Handle)) {
+		t.Errorf("type, data or reference handle of a decoded value is not in the arena")
+	}
+	// Appending to one value's Data must not overwrite the next one's.
+	vs[0].Data = append(vs[0].Data, "XXXXXXXX"...)
+	if !vs[1].Equal(&custom) {
+		t.Fatalf("append to vs[0].Data changed vs[1]: %+v", vs[1])
 	}
 }

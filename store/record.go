@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"time"
+	"unsafe"
 
 	"go.etcd.io/bbolt"
 
@@ -40,7 +41,9 @@ func appendStored(dst []byte, s *Stored) []byte {
 }
 
 // decodeStored decodes an encoded record. The result owns its memory: b may be
-// bbolt's mmap and is not referenced after return.
+// bbolt's mmap and is not referenced after return. The strings and byte slices
+// of the result share one allocation and must never be modified (records are
+// immutable once loaded; the cache publishes them to every reader).
 func decodeStored(b []byte) (Stored, error) {
 	var s Stored
 	if len(b) == 0 {
@@ -63,9 +66,19 @@ func decodeStored(b []byte) (Stored, error) {
 	if hl > uint64(len(b)-off) {
 		return s, &FormatError{Format: b[0], Err: fmt.Errorf("%w: handle length %d exceeds record", ErrCorrupt, hl)}
 	}
-	s.Record.Handle = string(b[off : off+int(hl)]) // copies
+	// Everything the record keeps — the handle, and the values' data, type
+	// names and reference handles — is copied into one arena sized for the
+	// rest of b (an upper bound), so that a loaded record is two objects (the
+	// arena, which holds no pointers, and the []Value) however many values
+	// and strings it has: less work for the allocator on every cache miss and
+	// for the garbage collector for as long as the record is cached.
+	arena := make([]byte, 0, len(b)-off)
+	arena = append(arena, b[off:off+int(hl)]...)
+	if hl > 0 {
+		s.Record.Handle = unsafe.String(&arena[0], int(hl))
+	}
 	off += int(hl)
-	vs, n, err := handlev.DecodeValues(b[off:]) // copies
+	vs, _, n, err := handlev.DecodeValuesInto(b[off:], arena)
 	if err != nil {
 		return Stored{}, &FormatError{Format: b[0], Err: fmt.Errorf("values at offset %d: %w", off, err)}
 	}
