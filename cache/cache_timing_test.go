@@ -81,3 +81,33 @@ func BenchmarkGetHitParallelHotKey(b *testing.B) {
 		}
 	})
 }
+
+// constSource answers every key with the same record: a Source that costs next
+// to nothing, so BenchmarkGetMiss measures the cache's own miss path.
+type constSource struct{ rec handlev.Record }
+
+func (s constSource) Load(string) (handlev.Record, bool, error) { return s.rec, true, nil }
+
+// BenchmarkGetMiss: every Get misses (keys cycle through 64 times the
+// capacity), so each one coalesces, loads, builds an entry, adds it and evicts
+// the oldest.
+func BenchmarkGetMiss(b *testing.B) {
+	const entries = 1000
+	keys := make([][]byte, 64*entries)
+	for i := range keys {
+		keys[i] = fmt.Appendf(nil, "21.T11148/SVC/%04X/%04X", i>>16, i&0xFFFF)
+	}
+	src := constSource{record("21.T11148/SVC/0000/0000", "https://example.org/items/0", handlev.StatusRegistered)}
+	c := mustNew(b, Config{Source: src, Entries: entries})
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if _, err := c.Get(keys[i%len(keys)]); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+	if st := c.Stats(); st.Hits != 0 {
+		b.Fatalf("Stats() = %+v: hits during the benchmark", st)
+	}
+}
