@@ -44,24 +44,27 @@
 //
 // Export writes one line per record in key order, {"handle":…,"values":[…]} in
 // the Handle JSON encoding, from one read transaction. Import reads such lines
-// (responseCode optional), decodes and encodes them on GOMAXPROCS goroutines and
-// writes them in plain (unbatched) transactions of up to 50000 records or 64 MiB
-// of JSON, one fsync each, while the next chunk is decoded. Each chunk is sorted by key before it
-// is written (stably, so repeated handles keep their input order): the
-// transaction then walks the B+tree once, in order. A record replaced by Import
-// is read only as far as its header (format, version, created). Export →
-// Import into an empty database → Export gives the same bytes. A failing line
-// stops the import with an *ImportError naming it: the chunks committed before
-// stay, nothing of the chunk holding the bad line is written.
+// (responseCode optional) and decodes and encodes them on GOMAXPROCS
+// goroutines; it checks the whole input before it writes anything, so a
+// failing line stops the import with an *ImportError naming it and nothing
+// written. The records are sorted by key (stably, so repeated handles keep
+// their input order): in memory up to 512 MiB, beyond that in sorted runs in an
+// unlinked temporary file next to the database, merged afterwards. They are
+// then written in key order, in plain (unbatched) transactions of up to 50000
+// records or 64 MiB, one fsync each, while the next one is merged: into an
+// empty database that only appends, and pages are left full (1M generated
+// records: 1.4 GB, against 2.0 GB when each chunk of random input was
+// inserted where its keys fell). A record replaced by Import is read only as
+// far as its header (format, version, created). Export → Import into an empty
+// database → Export gives the same bytes.
 //
-// Every import chunk is fsynced when it commits, so a crash loses at most the
-// chunk in flight. Chunks without fsync and one sync at the end were measured
-// (1M records): about 10 % less CPU and no fewer bytes reaching the disk, while
-// a power loss mid-import could leave a meta page on disk that points at pages
-// that never got there, losing the whole file rather than a few chunks. Input
-// in key order (as Export writes it) fills pages completely; input in random
-// key order rewrites about one leaf page per record in each chunk and leaves
-// pages about two thirds full (a file ~1.6 times larger).
+// Every import transaction is fsynced when it commits, so a crash loses at
+// most the transaction in flight (the records committed before stay, a prefix
+// of the input in key order). Transactions without fsync and one sync at the
+// end were measured (1M records): about 10 % less CPU and no fewer bytes
+// reaching the disk, while a power loss mid-import could leave a meta page on
+// disk that points at pages that never got there, losing the whole file rather
+// than a few transactions.
 //
 // # Caveats
 //

@@ -11,13 +11,10 @@ import (
 const (
 	// MaxImportLine is the longest JSON line Import accepts (16 MiB).
 	MaxImportLine = 16 << 20
-	// importChunkRecords and importChunkBytes (of JSON) bound one import
-	// transaction. Records arrive in any key order, so a transaction rewrites
-	// about one leaf page per record plus most branch pages: fewer, larger
-	// chunks rewrite the branches less often (1M generated 1.9 KB records,
-	// about 34000 a chunk: 21 % less CPU and 15 % fewer bytes written than
-	// 10000 a chunk). The byte bound keeps a chunk and its dirty pages to a few
-	// hundred MB.
+	// importChunkRecords and importChunkBytes (keys and encoded records) bound
+	// one import transaction. Import writes in key order, so a transaction
+	// fills consecutive leaf pages; the bounds keep a transaction and its
+	// dirty pages to a few hundred MB.
 	importChunkRecords = 50000
 	importChunkBytes   = 64 << 20
 )

@@ -161,7 +161,7 @@ func TestImportErrors(t *testing.T) {
 		name     string
 		in       string
 		line     int
-		n        int // records committed before the error
+		n        int // records committed before the error: none, input is checked first
 		is       error
 		as       any
 		contains string
@@ -170,15 +170,17 @@ func TestImportErrors(t *testing.T) {
 		{"unknown data format", lines(0, 1) + "\n" + `{"handle":"21.T11148/B","values":[{"index":1,"type":"X","data":{"format":"rot13","value":"a"}}]}` + "\n", 3, 0, nil, &jsonErr, "line 3"},
 		{"missing handle", `{"values":[]}`, 1, 0, nil, &jsonErr, "line 1"},
 		{"key refused", lines(0, 1) + `{"handle":"99.1/X","values":[]}` + "\n", 2, 0, errKey, nil, `"99.1/X"`},
-		// 10000 records fill the first chunk, which commits; the second chunk
-		// (10001…10004 and the bad line) is not written at all.
-		{"second chunk", lines(0, 10000) + "\n" + lines(10000, 10004) + "{]\n", 10006, 10000, nil, nil, "line 10006"},
+		// The whole input is checked before anything is written: a bad line
+		// after more than a chunk's worth of good ones leaves nothing behind.
+		{"after a chunk", lines(0, 10000) + "\n" + lines(10000, 10004) + "{]\n", 10006, 0, nil, nil, "line 10006"},
+		{"after a spilled run", lines(0, 3000) + `{"handle":"21.T11148/B","values":[{}]}` + "\n", 3001, 0, nil, &jsonErr, "line 3001"},
 		{"line too long", lines(0, 2) + `{"handle":"21.T11148/L","values":[{"index":1,"type":"X","data":"` + strings.Repeat("a", MaxImportLine) + `"}]}` + "\n", 3, 0, ErrLineTooLong, nil, "line 3"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			db := openTest(t, "", true)
-			db.importChunkRecords = 10000 // the chunk size these cases are written for
+			db.importChunkRecords = 1000 // several chunks' worth before the bad line
+			setImportRunBytes(t, 64<<10) // several spilled runs too
 			n, err := db.Import(strings.NewReader(tt.in), keyFn)
 			var ie *ImportError
 			if !errors.As(err, &ie) || ie.Line != tt.line {
@@ -202,8 +204,9 @@ func TestImportErrors(t *testing.T) {
 				return nil
 			})
 			if stored != tt.n {
-				t.Errorf("%d records stored after the error, want %d (earlier chunks only)", stored, tt.n)
+				t.Errorf("%d records stored after the error, want %d", stored, tt.n)
 			}
+			checkNoTempFiles(t, db)
 		})
 	}
 }
@@ -231,8 +234,21 @@ func TestImportReadError(t *testing.T) {
 // TestImportUnsorted: input in no particular key order, with handles repeated
 // inside a chunk and across chunks and records already stored, gives the same
 // records, versions and created times as writing the lines one by one in input
-// order (each chunk is sorted by key before it is written).
+// order (Import sorts the input by key, stably, before it writes), whether the
+// input is sorted in memory or in runs spilled to a temporary file and merged.
 func TestImportUnsorted(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		runBytes int
+	}{{"in memory", 1 << 30}, {"spilled runs", 32 << 10}, {"a few records a run", 1 << 10}} {
+		t.Run(tt.name, func(t *testing.T) {
+			setImportRunBytes(t, tt.runBytes)
+			testImportUnsorted(t)
+		})
+	}
+}
+
+func testImportUnsorted(t *testing.T) {
 	const distinct = 3000
 	rec := func(i, gen int) string {
 		return fmt.Sprintf(`{"handle":"21.T11148/U%05d","values":[{"index":1,"type":"URL","data":"https://example.org/%d/%d"}]}`, i, i, gen)
@@ -297,6 +313,30 @@ func TestImportUnsorted(t *testing.T) {
 		}
 		if !existed(i) && (s.Created.Before(created) || s.Created.IsZero()) {
 			t.Errorf("%s: created %v, want the import's time", key, s.Created)
+		}
+	}
+	checkNoTempFiles(t, db)
+}
+
+// setImportRunBytes lowers the in-memory run size of Import for one test, so
+// that it spills sorted runs to its temporary file and merges them.
+func setImportRunBytes(t *testing.T, n int) {
+	t.Helper()
+	old := importRunBytes
+	importRunBytes = n
+	t.Cleanup(func() { importRunBytes = old })
+}
+
+// checkNoTempFiles fails if Import left anything next to the database file.
+func checkNoTempFiles(t *testing.T, db *DB) {
+	t.Helper()
+	ents, err := os.ReadDir(filepath.Dir(db.Path()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if name := e.Name(); name != filepath.Base(db.Path()) && !strings.HasSuffix(name, ".lock") {
+			t.Errorf("left behind next to the database: %s", name)
 		}
 	}
 }

@@ -3,10 +3,13 @@ package store
 import (
 	"bufio"
 	"bytes"
+	"container/heap"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"sync"
@@ -17,12 +20,11 @@ import (
 	"pidnode/handlev"
 )
 
-// importRec is one parsed import line waiting for its chunk's transaction.
+// importRec is one parsed import line on its way from a decode worker to the
+// sorter.
 type importRec struct {
 	line   int    // 1-based input line
-	size   int    // bytes of JSON, for the chunk size bound
 	handle string // display handle, for key
-	key    []byte // storage key, set by Import
 	// val is the record's stored encoding (appendStored) with version and times
 	// still zero; the chunk's transaction fills them in. It points into the
 	// batch's arena and is not modified by anything else.
@@ -31,6 +33,18 @@ type importRec struct {
 	// (val is nil then), so that Import can report the exact reason.
 	rec handlev.Record
 }
+
+// sortedRec is one record of the sorted stream Import writes.
+type sortedRec struct {
+	key  []byte
+	val  []byte
+	line int
+}
+
+// importRunBytes bounds the records Import holds in memory (keys and encoded
+// values); beyond it, sorted runs go to a temporary file and are merged. A
+// variable so that tests can make it small.
+var importRunBytes = 512 << 20
 
 // Import reads JSON Lines, one Handle JSON record per line ({"handle":…,
 // "values":[…]}, "responseCode" optional; see handlev.DecodeRecordJSON), and
@@ -42,26 +56,41 @@ type importRec struct {
 // bumped; a new record gets Version 1 and Created = Updated = the time its chunk's
 // transaction started. Repeated handles within the input replace each other in order.
 //
-// Records are written in transactions of up to 50000 records or 64 MiB of JSON
-// (one fsync each).
-// On error Import returns an *ImportError naming the line, and n counts the
-// records committed before it: earlier chunks stay committed, and nothing of the
-// chunk holding the bad line is written. Import uses plain bbolt transactions,
+// Import validates the whole input before it writes anything: every line is
+// decoded, keyed and checked as PutRecord would check it, and the records are
+// sorted by key (repeated keys in input order), in memory up to importRunBytes
+// and beyond that in sorted runs in an unlinked temporary file next to the
+// database, merged afterwards. A bad line stops the import with an
+// *ImportError naming it, and nothing is written: n is 0. Then the records are
+// written in key order, in transactions of up to 50000 records or 64 MiB (one
+// fsync each, a crash loses at most the transaction in flight): into an empty
+// bucket, or past its last key, that only appends, and pages are left full. A
+// failing write (a commit, a corrupt record it replaces) stops the import with
+// an *ImportError naming a line of its transaction; n counts the records of
+// the transactions committed before it. Import uses plain bbolt transactions,
 // not Update's batching; it may run while the node serves, at the cost of
-// holding the write lock for each chunk.
+// holding the write lock for each transaction.
 //
 // JSON decoding and record encoding, the costly parts, run on GOMAXPROCS
-// goroutines, and a chunk is written while the next one is decoded. key is
+// goroutines, and a transaction is written while the next one is merged. key is
 // called from the calling goroutine, in input order, so it need not be safe for
 // concurrent use. r is not read after Import returns: on an error Import first
 // waits for a Read in progress to return.
 func (db *DB) Import(r io.Reader, key func(handle string) (string, error)) (int, error) {
-	p := startImportParse(r)
-	defer p.stop() // on every return: stop reading r and wait for the goroutines
+	s := &importSort{dir: filepath.Dir(db.Path()), runBytes: importRunBytes}
+	defer s.close()
+	lines, err := s.feedAll(r, key)
+	if err != nil {
+		return 0, err
+	}
+	src, err := s.sorted()
+	if err != nil {
+		return 0, err
+	}
 	w := db.startImportWrite()
-	lines, err := w.feed(p, key)
+	err = w.feed(src)
 	// The chunks handed over before an error are committed all the same; a
-	// commit error comes first in the input, so it wins.
+	// commit error comes first, so it wins.
 	n, werr := w.finish()
 	if werr != nil {
 		err = werr
@@ -69,19 +98,30 @@ func (db *DB) Import(r io.Reader, key func(handle string) (string, error)) (int,
 	if err != nil {
 		return n, err
 	}
-	db.log.Info("store import done", "records", n, "lines", lines)
+	db.log.Info("store import done", "records", n, "lines", lines, "spilled runs", len(s.runs))
 	return n, nil
 }
 
-// feed keys the decoded records in input order and hands them to the writer in
-// chunks. It returns the number of input lines read and the first error of the
-// input (decoding, key, a record PutRecord would refuse); the chunk holding it
-// is dropped.
-func (w *importWrite) feed(p *importParse, key func(handle string) (string, error)) (lines int, err error) {
-	var (
-		chunk      []importRec
-		chunkBytes int
-	)
+// importSort collects the keyed records in runs sorted by (key, line).
+type importSort struct {
+	dir      string
+	runBytes int
+
+	run      []sortedRec // the run in memory
+	bytes    int         // its size, as counted against runBytes
+	keyArena []byte      // the run's keys, back to back
+
+	tmp  *os.File   // sorted runs spilled so far, one after another
+	runs [][2]int64 // their offsets in tmp: [start, end)
+	off  int64
+}
+
+// feedAll reads and decodes r and keys the records in input order. It returns
+// the number of input lines read and the first error of the input (decoding,
+// key, a record PutRecord would refuse, reading r) or of the temporary file.
+func (s *importSort) feedAll(r io.Reader, key func(handle string) (string, error)) (lines int, err error) {
+	p := startImportParse(r)
+	defer p.stop() // on every return: stop reading r and wait for the goroutines
 	for b := range p.order {
 		<-b.done
 		for i := range b.recs {
@@ -100,26 +140,223 @@ func (w *importWrite) feed(p *importParse, key func(handle string) (string, erro
 					return lines, &ImportError{Line: ir.line, Err: err}
 				}
 			}
-			ir.key = []byte(k)
-			chunk = append(chunk, *ir)
-			chunkBytes += ir.size
-			if len(chunk) >= w.db.importChunkRecords || chunkBytes >= importChunkBytes {
-				if !w.send(chunk) {
-					return lines, nil // finish reports the commit error
-				}
-				chunk, chunkBytes = make([]importRec, 0, len(chunk)), 0
+			if err := s.add(k, ir.val, ir.line); err != nil {
+				return lines, err
 			}
 		}
+		p.recycle(b)
 		if b.err != nil {
-			// The records before the bad line in this chunk are dropped with it.
 			return lines, b.err
 		}
 		lines = b.lastLine
 	}
-	if len(chunk) > 0 {
-		w.send(chunk)
-	}
 	return lines, nil
+}
+
+// sortedRecOverhead is what one record costs in a run beyond its key and value.
+const sortedRecOverhead = 64
+
+func (s *importSort) add(k string, val []byte, line int) error {
+	if cap(s.keyArena)-len(s.keyArena) < len(k) {
+		s.keyArena = make([]byte, 0, max(len(k), 64<<10))
+	}
+	off := len(s.keyArena)
+	s.keyArena = append(s.keyArena, k...)
+	s.run = append(s.run, sortedRec{key: s.keyArena[off:len(s.keyArena):len(s.keyArena)], val: val, line: line})
+	s.bytes += len(k) + len(val) + sortedRecOverhead
+	if s.bytes >= s.runBytes {
+		return s.spill()
+	}
+	return nil
+}
+
+func cmpSortedRec(a, b sortedRec) int {
+	// Lines are unique: sorting by (key, line) is the stable sort by key, and
+	// pdqsort is several times faster than SortStableFunc's merging.
+	if c := bytes.Compare(a.key, b.key); c != 0 {
+		return c
+	}
+	return a.line - b.line
+}
+
+// spill sorts the run in memory and appends it to the temporary file.
+func (s *importSort) spill() error {
+	slices.SortFunc(s.run, cmpSortedRec)
+	if s.tmp == nil {
+		f, err := os.CreateTemp(s.dir, ".pidnode-import-*.tmp")
+		if err != nil {
+			return fmt.Errorf("store: import: temporary file: %w", err)
+		}
+		s.tmp = f
+		// Unlinked at once where the system allows it (POSIX): nothing is
+		// left behind, whatever happens to the process. close removes it
+		// otherwise.
+		os.Remove(f.Name())
+	}
+	bw := bufio.NewWriterSize(io.NewOffsetWriter(s.tmp, s.off), 1<<20)
+	var hdr [3 * binary.MaxVarintLen64]byte
+	n := int64(0)
+	for i := range s.run {
+		r := &s.run[i]
+		h := binary.AppendUvarint(hdr[:0], uint64(r.line))
+		h = binary.AppendUvarint(h, uint64(len(r.key)))
+		h = binary.AppendUvarint(h, uint64(len(r.val)))
+		bw.Write(h)
+		bw.Write(r.key)
+		bw.Write(r.val)
+		n += int64(len(h) + len(r.key) + len(r.val))
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("store: import: writing temporary file: %w", err)
+	}
+	s.runs = append(s.runs, [2]int64{s.off, s.off + n})
+	s.off += n
+	clear(s.run) // drop the references to the values and keys
+	s.run, s.bytes, s.keyArena = s.run[:0], 0, nil
+	return nil
+}
+
+// close removes the temporary file.
+func (s *importSort) close() {
+	if s.tmp != nil {
+		s.tmp.Close()
+		os.Remove(s.tmp.Name()) // already gone where unlinking open files works
+	}
+}
+
+// sortedSource yields records in (key, line) order. The records it returns
+// stay valid and are not modified by it.
+type sortedSource interface {
+	next() (sortedRec, bool, error)
+}
+
+// sorted returns every record added, in (key, line) order.
+func (s *importSort) sorted() (sortedSource, error) {
+	slices.SortFunc(s.run, cmpSortedRec)
+	mem := &memRun{recs: s.run}
+	if len(s.runs) == 0 {
+		return mem, nil
+	}
+	m := &runMerge{}
+	for _, r := range s.runs {
+		c := &fileRun{r: bufio.NewReaderSize(io.NewSectionReader(s.tmp, r[0], r[1]-r[0]), 64<<10)}
+		if err := m.push(c); err != nil {
+			return nil, err
+		}
+	}
+	if err := m.push(mem); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// memRun is a sorted run in memory.
+type memRun struct {
+	recs []sortedRec
+	i    int
+}
+
+func (m *memRun) next() (sortedRec, bool, error) {
+	if m.i >= len(m.recs) {
+		return sortedRec{}, false, nil
+	}
+	r := m.recs[m.i]
+	m.recs[m.i] = sortedRec{} // written once handed over
+	m.i++
+	return r, true, nil
+}
+
+// fileRun reads one spilled run. Records are read into arena blocks that are
+// only appended to, never reused.
+type fileRun struct {
+	r     *bufio.Reader
+	arena []byte
+}
+
+func (f *fileRun) next() (sortedRec, bool, error) {
+	line, err := binary.ReadUvarint(f.r)
+	if err == io.EOF {
+		return sortedRec{}, false, nil
+	}
+	var kl, vl uint64
+	if err == nil {
+		kl, err = binary.ReadUvarint(f.r)
+	}
+	if err == nil {
+		vl, err = binary.ReadUvarint(f.r)
+	}
+	if err == nil && kl+vl > 1<<31 {
+		err = errors.New("corrupt run")
+	}
+	if err != nil {
+		return sortedRec{}, false, fmt.Errorf("store: import: reading temporary file: %w", err)
+	}
+	n := int(kl + vl)
+	a := f.arena
+	if cap(a)-len(a) < n {
+		a = make([]byte, 0, max(n, 4<<20))
+	}
+	off := len(a)
+	a = a[:off+n]
+	if _, err := io.ReadFull(f.r, a[off:]); err != nil {
+		return sortedRec{}, false, fmt.Errorf("store: import: reading temporary file: %w", err)
+	}
+	f.arena = a
+	k := off + int(kl)
+	return sortedRec{key: a[off:k:k], val: a[k : off+n : off+n], line: int(line)}, true, nil
+}
+
+// runMerge merges sorted runs.
+type runMerge struct {
+	h mergeHeap
+}
+
+type mergeCursor struct {
+	src sortedSource
+	cur sortedRec
+}
+
+type mergeHeap []*mergeCursor
+
+func (h mergeHeap) Len() int           { return len(h) }
+func (h mergeHeap) Less(i, j int) bool { return cmpSortedRec(h[i].cur, h[j].cur) < 0 }
+func (h mergeHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *mergeHeap) Push(x any)        { *h = append(*h, x.(*mergeCursor)) }
+func (h *mergeHeap) Pop() any {
+	old := *h
+	c := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return c
+}
+
+func (m *runMerge) push(src sortedSource) error {
+	c := &mergeCursor{src: src}
+	r, ok, err := src.next()
+	if err != nil || !ok {
+		return err
+	}
+	c.cur = r
+	heap.Push(&m.h, c)
+	return nil
+}
+
+func (m *runMerge) next() (sortedRec, bool, error) {
+	if len(m.h) == 0 {
+		return sortedRec{}, false, nil
+	}
+	c := m.h[0]
+	r := c.cur
+	next, ok, err := c.src.next()
+	if err != nil {
+		return sortedRec{}, false, err
+	}
+	if ok {
+		c.cur = next
+		heap.Fix(&m.h, 0)
+	} else {
+		heap.Pop(&m.h)
+	}
+	return r, true, nil
 }
 
 // Import parsing pipeline: one goroutine reads lines into batches, workers decode
@@ -146,6 +383,7 @@ type parseBatch struct {
 type importParse struct {
 	order chan *parseBatch
 	quit  chan struct{}
+	free  chan []byte // line buffers of decoded batches, for the reader to reuse
 	wg    sync.WaitGroup
 }
 
@@ -154,6 +392,7 @@ func startImportParse(r io.Reader) *importParse {
 	p := &importParse{
 		order: make(chan *parseBatch, 8*workers),
 		quit:  make(chan struct{}),
+		free:  make(chan []byte, 4*workers),
 	}
 	jobs := make(chan *parseBatch, 8*workers)
 	p.wg.Add(1 + workers)
@@ -168,12 +407,21 @@ func startImportParse(r io.Reader) *importParse {
 			defer p.wg.Done()
 			for b := range jobs {
 				b.decode()
+				// Nothing decoded points into the lines (see decode).
+				select {
+				case p.free <- b.buf[:0]:
+				default:
+				}
+				b.buf = nil
 				close(b.done)
 			}
 		}()
 	}
 	return p
 }
+
+// recycle lets go of a batch Import has consumed.
+func (p *importParse) recycle(b *parseBatch) { b.recs = nil }
 
 // stop makes the reader stop and waits until no goroutine touches r any more.
 func (p *importParse) stop() {
@@ -191,7 +439,15 @@ func (p *importParse) read(r io.Reader, jobs chan<- *parseBatch) {
 		buf    []byte
 		lineNo int
 	)
-	newBatch := func() *parseBatch { return &parseBatch{done: make(chan struct{})} }
+	newBatch := func() *parseBatch {
+		b := &parseBatch{done: make(chan struct{})}
+		select {
+		case b.buf = <-p.free:
+		default:
+			b.buf = make([]byte, 0, parseBatchBytes+64<<10)
+		}
+		return b
+	}
 	b := newBatch()
 	send := func(toWorkers bool) bool {
 		if toWorkers {
@@ -248,8 +504,9 @@ func (p *importParse) read(r io.Reader, jobs chan<- *parseBatch) {
 }
 
 // decode decodes and encodes the batch's lines until the first error. The
-// decoded values are dropped once encoded: a chunk waiting for its transaction
-// holds only the encodings, a few large allocations instead of many small ones.
+// decoded values are dropped once encoded: a run waiting to be written holds
+// only the encodings, a few large allocations instead of many small ones.
+// Nothing it keeps points into b.buf.
 func (b *parseBatch) decode() {
 	b.recs = make([]importRec, 0, len(b.ends))
 	var arena []byte
@@ -265,7 +522,7 @@ func (b *parseBatch) decode() {
 			b.err = &ImportError{Line: b.lineNos[i], Err: err}
 			break
 		}
-		ir := importRec{line: b.lineNos[i], size: len(line), handle: handle}
+		ir := importRec{line: b.lineNos[i], handle: handle}
 		s := Stored{Record: handlev.Record{Handle: handle, Values: values}}
 		if checkStorable("", &s) != nil {
 			ir.rec.Values = values // Import reports it with the key
@@ -280,14 +537,14 @@ func (b *parseBatch) decode() {
 		}
 		b.recs = append(b.recs, ir)
 	}
-	b.buf, b.ends, b.lineNos = nil, nil, nil
+	b.ends, b.lineNos = nil, nil
 }
 
 // importWrite commits the chunks Import hands it, one transaction each, on its
-// own goroutine, so that decoding goes on while a chunk is written.
+// own goroutine, so that the next chunk is merged while one is written.
 type importWrite struct {
 	db     *DB
-	chunks chan []importRec
+	chunks chan []sortedRec
 	failed chan struct{} // closed when a commit failed; no more chunks are written
 	done   chan struct{} // closed when the goroutine has returned
 	n      int           // records committed; read after done
@@ -297,7 +554,7 @@ type importWrite struct {
 func (db *DB) startImportWrite() *importWrite {
 	w := &importWrite{
 		db:     db,
-		chunks: make(chan []importRec, 1), // one chunk written, one waiting, one being filled
+		chunks: make(chan []sortedRec, 1), // one chunk written, one waiting, one being filled
 		failed: make(chan struct{}),
 		done:   make(chan struct{}),
 	}
@@ -316,13 +573,45 @@ func (w *importWrite) run() {
 			return
 		}
 		w.n += len(chunk)
-		w.db.log.Debug("store import chunk committed", "records", len(chunk), "total", w.n, "last line", slices.MaxFunc(chunk, func(a, b importRec) int { return a.line - b.line }).line)
+		w.db.log.Debug("store import chunk committed", "records", len(chunk), "total", w.n)
 	}
+}
+
+// feed cuts the sorted records into chunks of up to importChunkRecords
+// records or importChunkBytes and hands them to the writer. A chunk never ends
+// between two records of the same key. It returns src's error; an error of the
+// writer is left to finish.
+func (w *importWrite) feed(src sortedSource) error {
+	var (
+		chunk      []sortedRec
+		chunkBytes int
+	)
+	for {
+		r, ok, err := src.next()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			break
+		}
+		if n := len(chunk); (n >= w.db.importChunkRecords || chunkBytes >= importChunkBytes) && !bytes.Equal(chunk[n-1].key, r.key) {
+			if !w.send(chunk) {
+				return nil // finish reports the commit error
+			}
+			chunk, chunkBytes = make([]sortedRec, 0, n), 0
+		}
+		chunk = append(chunk, r)
+		chunkBytes += len(r.key) + len(r.val)
+	}
+	if len(chunk) > 0 {
+		w.send(chunk)
+	}
+	return nil
 }
 
 // send queues chunk for its transaction. It reports false if an earlier
 // chunk's commit failed (the chunk is then not written).
-func (w *importWrite) send(chunk []importRec) bool {
+func (w *importWrite) send(chunk []sortedRec) bool {
 	select {
 	case w.chunks <- chunk:
 		return true
@@ -339,19 +628,10 @@ func (w *importWrite) finish() (int, error) {
 	return w.n, w.err
 }
 
-// importChunk writes recs in one transaction; an error rolls back all of them.
-// recs is sorted by key first (repeated handles in input order), so that the
-// transaction walks the B+tree in order and records that share a leaf page are
-// written into it together.
-func (db *DB) importChunk(recs []importRec) error {
-	// Lines are unique: sorting by (key, line) is the stable sort by key, and
-	// pdqsort is several times faster than SortStableFunc's merging.
-	slices.SortFunc(recs, func(a, b importRec) int {
-		if c := bytes.Compare(a.key, b.key); c != 0 {
-			return c
-		}
-		return a.line - b.line
-	})
+// importChunk writes recs, in (key, line) order, in one transaction; an error
+// rolls back all of them. The transaction walks the B+tree in order, and records
+// that share a leaf page are written into it together.
+func (db *DB) importChunk(recs []sortedRec) error {
 	err := db.bolt.Update(func(btx *bbolt.Tx) error {
 		b := btx.Bucket(BucketRecords)
 		if b == nil {
@@ -400,7 +680,7 @@ func (db *DB) importChunk(recs []importRec) error {
 			return err
 		}
 		// Commit failure: blame the chunk's first line.
-		return &ImportError{Line: slices.MinFunc(recs, func(a, b importRec) int { return a.line - b.line }).line, Err: err}
+		return &ImportError{Line: slices.MinFunc(recs, func(a, b sortedRec) int { return a.line - b.line }).line, Err: err}
 	}
 	return nil
 }
