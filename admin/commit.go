@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"pidnode/store"
 )
@@ -37,6 +38,10 @@ type groupCommit struct {
 	mu      sync.Mutex
 	pending []*commitCall
 	busy    bool // a leader is running groups
+
+	// groups and calls count committed transactions and the writes they
+	// held, for /metrics (calls/groups is the mean group size).
+	groups, calls atomic.Uint64
 }
 
 // commitCall is one queued write; done receives its result, or errLead when
@@ -99,6 +104,10 @@ func (g *groupCommit) run(group []*commitCall) {
 			return nil
 		})
 		if failed < 0 || len(group) == 1 {
+			if err == nil {
+				g.groups.Add(1)
+				g.calls.Add(uint64(len(group)))
+			}
 			for _, c := range group {
 				c.done <- err
 			}

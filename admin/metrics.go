@@ -188,6 +188,8 @@ func (s *Server) WriteMetrics(w io.Writer) error {
 
 	p.head("pidnode_admin_writes_total", "counter", "Identifier writes committed, by kind.")
 	p.printf("pidnode_admin_writes_total{op=\"create\"} %d\npidnode_admin_writes_total{op=\"update\"} %d\n", m.creates.Load(), m.updates.Load())
+	p.one("pidnode_admin_commit_groups_total", "counter", "Write transactions of the identifier group commit.", s.writes.groups.Load())
+	p.one("pidnode_admin_commit_group_writes_total", "counter", "Identifier writes in those transactions (divided by groups: mean group size).", s.writes.calls.Load())
 	p.one("pidnode_admin_auth_failures_total", "counter", "Requests refused with 401.", m.authFail.Load())
 	p.one("pidnode_admin_rate_limited_total", "counter", "Requests refused with 429.", m.rateLimited.Load())
 	p.one("pidnode_admin_insecure_refused_total", "counter", "Requests refused because they sent a key over plain HTTP.", m.insecure.Load())

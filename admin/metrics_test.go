@@ -64,7 +64,7 @@ func TestMetricsLint(t *testing.T) {
 	}
 	names := lintMetrics(t, r.Body)
 	for _, want := range []string{"pidnode_admin_requests_total", "pidnode_admin_request_duration_seconds",
-		"pidnode_admin_writes_total", "pidnode_store_free_pages", "pidnode_store_file_size_bytes",
+		"pidnode_admin_writes_total", "pidnode_admin_commit_groups_total", "pidnode_admin_commit_group_writes_total", "pidnode_store_free_pages", "pidnode_store_file_size_bytes",
 		"pidnode_build_info", "pidnode_test_extra_total"} {
 		if !names[want] {
 			t.Errorf("metrics lack %s", want)
@@ -76,6 +76,8 @@ func TestMetricsLint(t *testing.T) {
 		`pidnode_admin_requests_total{route="PUT /pid/v2/handles/{prefix}/{ns}/{id...}",status="201"} 1`,
 		`pidnode_admin_request_duration_seconds_count{route="POST /ops/v1/applications"} 1`,
 		`pidnode_admin_requests_total{route="/",status="404"} 1`,
+		"pidnode_admin_commit_groups_total 1\n",
+		"pidnode_admin_commit_group_writes_total 1\n",
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("metrics lack %s:\n%s", want, body)
