@@ -667,3 +667,23 @@ func TestUpdateNow(t *testing.T) {
 		t.Error("record of a failed UpdateNow was kept")
 	}
 }
+
+// Open reserves twice the file's size, at least initialMmapSize.
+func TestMmapSize(t *testing.T) {
+	dir := t.TempDir()
+	if got := mmapSize(filepath.Join(dir, "missing.db")); got != initialMmapSize {
+		t.Errorf("mmapSize(missing) = %d, want %d", got, initialMmapSize)
+	}
+	big := filepath.Join(dir, "big.db")
+	f, err := os.Create(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(3 << 29); err != nil { // 1.5 GiB, sparse
+		t.Fatal(err)
+	}
+	f.Close()
+	if got := mmapSize(big); got != 3<<30 {
+		t.Errorf("mmapSize(1.5 GiB file) = %d, want %d", got, 3<<30)
+	}
+}
