@@ -1,12 +1,16 @@
 package hdldns_test
 
 import (
+	"context"
+	"net"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/miekg/dns"
+
+	hdldns "pidnode/resolver/dns"
 )
 
 // discardWriter is a UDP ResponseWriter that drops replies.
@@ -99,5 +103,82 @@ func reportCPU(b *testing.B, start time.Duration) {
 	b.Helper()
 	if d := cpuTime() - start; d > 0 && b.N > 0 {
 		b.ReportMetric(float64(d.Nanoseconds())/float64(b.N), "cpu-ns/op")
+	}
+}
+
+// BenchmarkServeUDP measures a whole query over loopback UDP, client
+// included: "loop" is ServeUDP on a *net.UDPConn (udp.go), "miekg-server" the
+// same handler behind miekg/dns's server, "baseline-map" bench/dns/baseline's
+// bare map handler behind miekg/dns's server. The client's share is the same
+// in all three, so the differences in cpu-ns/op are the servers'.
+func BenchmarkServeUDP(b *testing.B) {
+	fx := newOffline(b, nil)
+	loadAnswerData(b, fx)
+	q, err := query(strings.ToLower(nameRef), dns.TypeTXT, 0).Pack()
+	if err != nil {
+		b.Fatal(err)
+	}
+	listen := func() net.PacketConn {
+		pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+		if err != nil {
+			b.Fatal(err)
+		}
+		return pc
+	}
+	type target struct {
+		name  string
+		start func(pc net.PacketConn) (stop func())
+	}
+	serveHdl := func(wrap bool) func(pc net.PacketConn) func() {
+		return func(pc net.PacketConn) func() {
+			srv, err := hdldns.New(hdldns.Config{Cache: fx.cache, Namer: fx.namer, Zones: []hdldns.Zone{{Name: zoneTest, Prefix: prefTest}}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if wrap {
+				pc = plainPacketConn{pc}
+			}
+			go srv.ServeUDP(pc)
+			return func() { srv.Shutdown(context.Background()) }
+		}
+	}
+	targets := []target{
+		{"loop", serveHdl(false)},
+		{"miekg-server", serveHdl(true)},
+		{"baseline-map", func(pc net.PacketConn) func() {
+			srv := &dns.Server{PacketConn: pc, Handler: mapHandler{strings.ToLower(nameRef): urlRef}}
+			go srv.ActivateAndServe()
+			return func() { srv.Shutdown() }
+		}},
+	}
+	for _, tg := range targets {
+		pc := listen()
+		stop := tg.start(pc)
+		b.Run(tg.name, func(b *testing.B) {
+			b.ReportAllocs()
+			cpu := cpuTime()
+			b.RunParallel(func(pb *testing.PB) {
+				c, err := net.DialUDP("udp", nil, pc.LocalAddr().(*net.UDPAddr))
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				defer c.Close()
+				buf := make([]byte, 4096)
+				for pb.Next() {
+					if _, err := c.Write(q); err != nil {
+						b.Error(err)
+						return
+					}
+					c.SetReadDeadline(time.Now().Add(5 * time.Second))
+					if _, err := c.Read(buf); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			reportCPU(b, cpu)
+		})
+		stop()
 	}
 }
