@@ -14,7 +14,8 @@ import (
 // MaxRefs and MaxValues themselves or the result will not decode. Decoders
 // bounds-check every read, never panic, and return a *DecodeError wrapping a
 // sentinel (ErrTruncated, ErrTooLong, ErrNegativeLength, ErrBadTTLType,
-// ErrTrailingData). Decoded values own their memory: nothing returned aliases b.
+// ErrTrailingData). Decoded values own their memory: nothing returned aliases b
+// (except from DecodeValuesShared, which says so).
 
 // minValueLen is the wire size of a value with empty type, data and references:
 // index, timestamp, ttl type, ttl, permission, type length, data length, ref count.
@@ -61,7 +62,7 @@ func AppendValues(dst []byte, vs []Value) []byte {
 // with offsets relative to b.
 func DecodeValue(b []byte) (v Value, n int, err error) {
 	r := wireReader{b: b}
-	v, err = r.value(nil, false)
+	v, err = r.value(nil)
 	if err != nil {
 		return Value{}, 0, err
 	}
@@ -88,7 +89,7 @@ func DecodeValues(b []byte) (vs []Value, n int, err error) {
 	// Data of all values is copied into one arena, at most the input's size.
 	var arena []byte
 	for i := 0; i < count; i++ {
-		v, err := r.value(&arena, false)
+		v, err := r.value(&arena)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -97,23 +98,20 @@ func DecodeValues(b []byte) (vs []Value, n int, err error) {
 	return vs, r.off, nil
 }
 
-// DecodeValuesInto is DecodeValues with everything the values copy out of b —
-// data, type names other than the well-known ones, reference handles — placed
-// in the spare capacity of arena, as long as it lasts (what does not fit gets
-// its own memory). A caller that sizes arena for the whole input (len(b) bytes
-// of spare capacity always suffice) gets a record in two allocations, the
-// []Value and arena, instead of one per string and slice: fewer objects for
-// the allocator and the garbage collector. It returns arena extended by what
-// was copied.
-//
-// The values alias arena (their strings too): the caller must never modify
-// the bytes between the arena's old and new length, nor let anyone else
-// append to a copy of the old arena slice. Nothing returned aliases b.
-func DecodeValuesInto(b, arena []byte) (vs []Value, rest []byte, n int, err error) {
-	r := wireReader{b: b}
+// DecodeValuesShared is DecodeValues without the copies: the values' data, type
+// names (other than the well-known ones, which are constants) and reference
+// handles alias b. It is for a caller that has copied the encoding into memory
+// of its own, one allocation with no pointers in it, so that a decoded record
+// is that buffer and its []Value (and a []Ref per value with references)
+// rather than an object per string and slice: less work for the allocator and
+// for the garbage collector while the values live. The caller must never
+// modify b afterwards; any value keeps all of b alive. Data slices are capped,
+// so an append to one cannot overwrite another. Errors are DecodeValues'.
+func DecodeValuesShared(b []byte) (vs []Value, n int, err error) {
+	r := wireReader{b: b, shared: true}
 	count, err := r.count("value count", MaxValues)
 	if err != nil {
-		return nil, arena, 0, err
+		return nil, 0, err
 	}
 	capHint := count
 	if maxFit := r.remaining() / minValueLen; capHint > maxFit {
@@ -121,13 +119,13 @@ func DecodeValuesInto(b, arena []byte) (vs []Value, rest []byte, n int, err erro
 	}
 	vs = make([]Value, 0, capHint)
 	for i := 0; i < count; i++ {
-		v, err := r.value(&arena, true)
+		v, err := r.value(nil)
 		if err != nil {
-			return nil, arena, 0, err
+			return nil, 0, err
 		}
 		vs = append(vs, v)
 	}
-	return vs, arena, r.off, nil
+	return vs, r.off, nil
 }
 
 // AppendAdmin appends the HS_ADMIN data encoding of a: int2 mask, UTF8-String admin
@@ -170,7 +168,7 @@ func AppendVList(dst []byte, refs []Ref) []byte {
 // a nil slice. The result does not alias b.
 func DecodeVList(b []byte) ([]Ref, error) {
 	r := wireReader{b: b}
-	refs, err := r.refs(vlistNames, nil)
+	refs, err := r.refs(vlistNames)
 	if err != nil {
 		return nil, err
 	}
@@ -207,6 +205,18 @@ func appendUTF8String(dst []byte, s string) []byte {
 type wireReader struct {
 	b   []byte
 	off int
+	// shared: decoded strings and data alias b instead of being copied
+	// (DecodeValuesShared).
+	shared bool
+}
+
+// sharedString returns b's bytes as a string without copying; b must never
+// change afterwards.
+func sharedString(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
 }
 
 func (r *wireReader) remaining() int { return len(r.b) - r.off }
@@ -279,10 +289,9 @@ func (r *wireReader) lenBytes(lenWhat, what string) ([]byte, error) {
 
 // value decodes one HandleValue. If arena is not nil, Data is copied into *arena,
 // which is allocated on first use with room for this and every later value's data
-// (all of it lies in the rest of the input); otherwise Data gets its own copy. If
-// strs is set (arena must then be non-nil), the type name (unless well known) and
-// the reference handles go into *arena too, as far as its capacity lasts.
-func (r *wireReader) value(arena *[]byte, strs bool) (Value, error) {
+// (all of it lies in the rest of the input); otherwise Data gets its own copy,
+// unless r.shared, when Data and the strings alias r.b.
+func (r *wireReader) value(arena *[]byte) (Value, error) {
 	var v Value
 	idx, err := r.u32("value index")
 	if err != nil {
@@ -316,11 +325,7 @@ func (r *wireReader) value(arena *[]byte, strs bool) (Value, error) {
 	if err != nil {
 		return v, err
 	}
-	var refArena *[]byte
-	if strs {
-		refArena = arena
-	}
-	refs, err := r.refs(valueRefNames, refArena)
+	refs, err := r.refs(valueRefNames)
 	if err != nil {
 		return v, err
 	}
@@ -329,11 +334,17 @@ func (r *wireReader) value(arena *[]byte, strs bool) (Value, error) {
 	v.TTLType = TTLType(tt)
 	v.TTL = int32(ttl)
 	v.Perm = Perm(perm) & 0x0F
-	if strs {
-		v.Type = internTypeIn(arena, typ)
-	} else {
-		v.Type = internType(typ)
+	if r.shared {
+		if v.Type = internKnownType(typ); v.Type == "" {
+			v.Type = sharedString(typ)
+		}
+		if len(data) > 0 {
+			v.Data = data // capped by lenBytes
+		}
+		v.Refs = refs
+		return v, nil
 	}
+	v.Type = internType(typ)
 	if len(data) > 0 {
 		if arena != nil && *arena == nil {
 			*arena = make([]byte, 0, len(data)+r.remaining())
@@ -361,9 +372,8 @@ var (
 )
 
 // refs reads an int4 count (≤ MaxRefs) and that many {UTF8-String handle, int4
-// index} pairs, copying the handles (into *arena while its capacity lasts, if
-// arena is not nil). Zero references give nil.
-func (r *wireReader) refs(what *refNames, arena *[]byte) ([]Ref, error) {
+// index} pairs, copying the handles. Zero references give nil.
+func (r *wireReader) refs(what *refNames) ([]Ref, error) {
 	n, err := r.count(what.count, MaxRefs)
 	if err != nil {
 		return nil, err
@@ -386,8 +396,8 @@ func (r *wireReader) refs(what *refNames, arena *[]byte) ([]Ref, error) {
 			return nil, err
 		}
 		ref := Ref{Index: int32(idx)}
-		if arena != nil {
-			ref.Handle = stringIn(arena, h)
+		if r.shared {
+			ref.Handle = sharedString(h)
 		} else {
 			ref.Handle = string(h)
 		}
@@ -410,14 +420,15 @@ func (r *wireReader) admin() (mask uint16, handle []byte, index int32, err error
 
 // internType returns the well-known type names without allocating; others are copied.
 func internType(b []byte) string {
-	if t := internType0(b); t != "" || len(b) == 0 {
+	if t := internKnownType(b); t != "" || len(b) == 0 {
 		return t
 	}
 	return string(b)
 }
 
-// internType0 returns the well-known type name b spells, or "" if it is none.
-func internType0(b []byte) string {
+// internKnownType returns the well-known type name b spells, or "" if it is
+// none.
+func internKnownType(b []byte) string {
 	switch string(b) { // no allocation: the compiler compares in place
 	case TypeURL:
 		return TypeURL
@@ -449,26 +460,4 @@ func internType0(b []byte) string {
 		return "DESC"
 	}
 	return ""
-}
-
-// internTypeIn is internType copying an unknown type name into *arena (see stringIn).
-func internTypeIn(arena *[]byte, b []byte) string {
-	if t := internType0(b); t != "" || len(b) == 0 {
-		return t
-	}
-	return stringIn(arena, b)
-}
-
-// stringIn returns a string holding b's bytes, copied into the spare capacity
-// of *arena (which it extends) if they fit, else into memory of its own. The
-// string aliases the arena: its bytes must never change.
-func stringIn(arena *[]byte, b []byte) string {
-	a := *arena
-	if len(b) == 0 || cap(a)-len(a) < len(b) {
-		return string(b)
-	}
-	start := len(a)
-	a = append(a, b...)
-	*arena = a
-	return unsafe.String(&a[start], len(b))
 }

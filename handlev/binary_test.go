@@ -250,85 +250,82 @@ func TestDecodeErrorMessage(t *testing.T) {
 	}
 }
 
-// checkDecodeValuesInto: DecodeValuesInto accepts exactly what DecodeValues
-// accepts and decodes the same values, whatever the arena's spare capacity,
-// without touching the arena's bytes in use or aliasing b.
-func checkDecodeValuesInto(t *testing.T, b []byte) {
+// checkDecodeValuesShared: DecodeValuesShared accepts exactly what
+// DecodeValues accepts and decodes the same values, which alias its input.
+func checkDecodeValuesShared(t *testing.T, b []byte) {
 	t.Helper()
 	want, wn, werr := DecodeValues(b)
-	for _, spare := range []int{0, 7, len(b)} {
-		in := append(make([]byte, 0, 3+spare), "abc"...)
-		input := bytes.Clone(b)
-		vs, arena, n, err := DecodeValuesInto(input, in)
-		if (err == nil) != (werr == nil) || n != wn || len(vs) != len(want) {
-			t.Fatalf("spare %d: DecodeValuesInto = %d values, n %d, err %v; DecodeValues = %d, %d, %v", spare, len(vs), n, err, len(want), wn, werr)
+	own := bytes.Clone(b)
+	vs, n, err := DecodeValuesShared(own)
+	if (err == nil) != (werr == nil) || n != wn || len(vs) != len(want) {
+		t.Fatalf("DecodeValuesShared = %d values, n %d, err %v; DecodeValues = %d, %d, %v", len(vs), n, err, len(want), wn, werr)
+	}
+	if err != nil {
+		var de *DecodeError
+		if !errors.As(err, &de) || de.Offset < 0 || de.Offset > len(b) || de.Error() != werr.Error() {
+			t.Fatalf("DecodeValuesShared error %v, DecodeValues error %v", err, werr)
 		}
-		if err != nil {
-			var de *DecodeError
-			if !errors.As(err, &de) || de.Offset < 0 || de.Offset > len(b) {
-				t.Fatalf("spare %d: error %v is not a *DecodeError within the input", spare, err)
-			}
-			continue
+		return
+	}
+	for i := range vs {
+		if !vs[i].Equal(&want[i]) {
+			t.Fatalf("value %d = %+v, want %+v", i, vs[i], want[i])
 		}
-		if string(arena[:3]) != "abc" || len(arena) > cap(in) || (len(arena) > 0 && &arena[0] != &in[:1][0]) {
-			t.Fatalf("spare %d: arena %q (cap %d) is not the one passed in, extended", spare, arena, cap(arena))
+		if len(vs[i].Data) > 0 && !within(&vs[i].Data[0], own) {
+			t.Fatalf("value %d: data does not alias the input", i)
 		}
-		for i := range input {
-			input[i] ^= 0xFF
-		}
-		for i := range vs {
-			if !vs[i].Equal(&want[i]) {
-				t.Fatalf("spare %d: value %d = %+v, want %+v (aliases the input?)", spare, i, vs[i], want[i])
-			}
+		if cap(vs[i].Data) != len(vs[i].Data) {
+			t.Fatalf("value %d: data not capped (len %d, cap %d)", i, len(vs[i].Data), cap(vs[i].Data))
 		}
 	}
 }
 
-func TestDecodeValuesInto(t *testing.T) {
+// within reports whether p points into b.
+func within(p *byte, b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	start := uintptr(unsafe.Pointer(&b[0]))
+	return uintptr(unsafe.Pointer(p)) >= start && uintptr(unsafe.Pointer(p)) < start+uintptr(len(b))
+}
+
+func TestDecodeValuesShared(t *testing.T) {
 	custom := Value{Index: 7, Type: "X-CUSTOM", Data: []byte("payload"), Refs: []Ref{{"1/2", 3}, {"", 4}}, Perm: PermDefault}
+	truncated := AppendValues(nil, []Value{custom})
 	tests := []struct {
 		name string
-		vs   []Value
+		b    []byte
 	}{
-		{"none", nil},
-		{"spec", specRecordValues()},
-		{"pid4cat", pid4catValues(t)},
-		{"custom types and refs", []Value{custom, {}, custom}},
-		{"truncated", nil}, // filled below
+		{"none", AppendValues(nil, nil)},
+		{"spec", AppendValues(nil, specRecordValues())},
+		{"pid4cat", AppendValues(nil, pid4catValues(t))},
+		{"custom types and refs", AppendValues(nil, []Value{custom, {}, custom})},
+		{"truncated", truncated[:len(truncated)-3]},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			b := AppendValues(nil, tt.vs)
-			if tt.name == "truncated" {
-				b = AppendValues(nil, []Value{custom})
-				b = b[:len(b)-3]
-			}
-			checkDecodeValuesInto(t, b)
-		})
+		t.Run(tt.name, func(t *testing.T) { checkDecodeValuesShared(t, tt.b) })
 	}
 
-	// With room for everything, the only allocations are the []Value and the
-	// []Ref of each value with references; strings and data live in the arena.
-	b := AppendValues(nil, []Value{custom, custom})
-	arena := make([]byte, 0, len(b))
+	// The only allocations are the []Value and the []Ref of each value with
+	// references; strings and data stay in the input.
+	b := AppendValues(nil, []Value{custom, custom, {Index: 1, Type: TypeURL, Data: []byte("https://example.org/")}})
 	allocs := testing.AllocsPerRun(100, func() {
-		if _, _, _, err := DecodeValuesInto(b, arena); err != nil {
+		if _, _, err := DecodeValuesShared(b); err != nil {
 			t.Fatal(err)
 		}
 	})
 	if allocs != 3 {
-		t.Errorf("DecodeValuesInto with a large enough arena: %v allocations, want 3", allocs)
+		t.Errorf("DecodeValuesShared: %v allocations, want 3", allocs)
 	}
-	vs, ext, _, err := DecodeValuesInto(b, arena)
+	vs, _, err := DecodeValuesShared(b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	inArena := func(p *byte) bool {
-		return len(ext) > 0 && uintptr(unsafe.Pointer(p)) >= uintptr(unsafe.Pointer(&ext[0])) &&
-			uintptr(unsafe.Pointer(p)) < uintptr(unsafe.Pointer(&ext[0]))+uintptr(len(ext))
+	if !within(unsafe.StringData(vs[1].Type), b) || !within(unsafe.StringData(vs[1].Refs[0].Handle), b) {
+		t.Errorf("type or reference handle of a decoded value does not alias the input")
 	}
-	if !inArena(unsafe.StringData(vs[1].Type)) || !inArena(&vs[1].Data[0]) || !inArena(unsafe.StringData(vs[1].Refs[0].Handle)) {
-		t.Errorf("type, data or reference handle of a decoded value is not in the arena")
+	if vs[2].Type != TypeURL || unsafe.StringData(vs[2].Type) != unsafe.StringData(TypeURL) {
+		t.Errorf("well-known type %q not the constant", vs[2].Type)
 	}
 	// Appending to one value's Data must not overwrite the next one's.
 	vs[0].Data = append(vs[0].Data, "XXXXXXXX"...)

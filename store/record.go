@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"time"
@@ -66,19 +67,18 @@ func decodeStored(b []byte) (Stored, error) {
 	if hl > uint64(len(b)-off) {
 		return s, &FormatError{Format: b[0], Err: fmt.Errorf("%w: handle length %d exceeds record", ErrCorrupt, hl)}
 	}
-	// Everything the record keeps — the handle, and the values' data, type
-	// names and reference handles — is copied into one arena sized for the
-	// rest of b (an upper bound), so that a loaded record is two objects (the
-	// arena, which holds no pointers, and the []Value) however many values
-	// and strings it has: less work for the allocator on every cache miss and
-	// for the garbage collector for as long as the record is cached.
-	arena := make([]byte, 0, len(b)-off)
-	arena = append(arena, b[off:off+int(hl)]...)
+	// The record keeps the handle and the values' data, type names and
+	// reference handles: they all alias one copy of the rest of b (handle and
+	// value encodings, made without zeroing), so that a loaded record is two
+	// objects, that copy (which holds no pointers) and the []Value, however
+	// many values and strings it has: less work for the allocator on every
+	// cache miss and for the garbage collector while the record is cached.
+	own := bytes.Clone(b[off:])
 	if hl > 0 {
-		s.Record.Handle = unsafe.String(&arena[0], int(hl))
+		s.Record.Handle = unsafe.String(&own[0], int(hl))
 	}
 	off += int(hl)
-	vs, _, n, err := handlev.DecodeValuesInto(b[off:], arena)
+	vs, n, err := handlev.DecodeValuesShared(own[hl:])
 	if err != nil {
 		return Stored{}, &FormatError{Format: b[0], Err: fmt.Errorf("values at offset %d: %w", off, err)}
 	}

@@ -6,9 +6,9 @@ import (
 	"pidnode/handlev"
 )
 
-// TestDecodeStoredAllocs: a loaded record is two objects, its pointer-free
-// arena (handle, data, type names) and its []Value, however many values it
-// has; each value with references adds its []Ref.
+// TestDecodeStoredAllocs: a loaded record is two objects, the pointer-free
+// copy its handle, data and type names alias and its []Value, however many
+// values it has; each value with references adds its []Ref.
 func TestDecodeStoredAllocs(t *testing.T) {
 	vs := make([]handlev.Value, 8)
 	for i := range vs {
