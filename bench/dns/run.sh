@@ -25,6 +25,7 @@ CLIENTS=${CLIENTS:-4}
 THREADS=${THREADS:-2}
 OUTSTANDING=${OUTSTANDING:-100}
 ROUNDS=${ROUNDS:-1} # >1: alternate the order per round and report the means
+DNSPERF_ARGS=${DNSPERF_ARGS:-} # more dnsperf flags for both servers, e.g. "-e" (EDNS0)
 ZONE=${ZONE:-hdl.example.org}
 PREFIX=${PREFIX:-21.12345}
 TEST_PREFIX=${TEST_PREFIX:-21.T12345}
@@ -136,14 +137,15 @@ perf() {
 	limit=(-l "$3")
 	[[ $3 == pass ]] && limit=(-n 1)
 	c0=$(cpu "$4")
+	# shellcheck disable=SC2086 # DNSPERF_ARGS is a list of flags
 	dnsperf -s "${2%:*}" -p "${2##*:}" -d "$TMP/queries.txt" "${limit[@]}" \
-		-c "$CLIENTS" -T "$THREADS" -q "$OUTSTANDING" >"$TMP/$1.out" 2>&1
+		-c "$CLIENTS" -T "$THREADS" -q "$OUTSTANDING" $DNSPERF_ARGS >"$TMP/$1.out" 2>&1
 	c1=$(cpu "$4")
 	n=$(awk '/Queries completed:/ { print $3 }' "$TMP/$1.out")
 	awk -v c="$((c1 - c0))" -v t="$TICK" -v n="$n" 'BEGIN { if (n > 0) printf "%.2f", c / t * 1e6 / n }' >"$TMP/$1.cpu"
 }
 qps() { awk '/Queries per second:/ { print $4 }' "$TMP/$1.out"; }
-summary() { grep -E 'Queries (sent|completed|lost)|Response codes|Average Latency' "$TMP/$1.out" | sed 's/^ */    /'; }
+summary() { grep -E 'Queries (sent|completed|lost)|Response codes|Average packet size|Average Latency' "$TMP/$1.out" | sed 's/^ */    /'; }
 
 # The warm-up asks every name once (WARM=pass, the default), so the measured
 # runs compare warm caches: a time-boxed warm-up leaves most of a large name
@@ -172,7 +174,7 @@ P=$(mean "${PS[@]}")
 B=$(mean "${BS[@]}")
 PCPU=$(mean2 "${PC[@]}")
 BCPU=$(mean2 "${BC[@]}")
-echo "DNS benchmark: dnsperf -l $SECS -c $CLIENTS -T $THREADS -q $OUTSTANDING, $ROUNDS round(s), $N names, loopback, $(nproc) CPUs"
+echo "DNS benchmark: dnsperf -l $SECS -c $CLIENTS -T $THREADS -q $OUTSTANDING${DNSPERF_ARGS:+ $DNSPERF_ARGS}, $ROUNDS round(s), $N names, loopback, $(nproc) CPUs"
 echo "pidnode  ($TARGET) at $PADDR: $P qps (mean of: ${PS[*]}), server CPU $PCPU us/query"
 summary pidnode
 echo "baseline (miekg/dns + Go map) at $BADDR: $B qps (mean of: ${BS[*]}), server CPU $BCPU us/query"
