@@ -94,14 +94,21 @@ func missStore(tb testing.TB, namer *handlev.Namer) (*store.DB, []string) {
 // loaded machine disturbs less than wall time.
 //
 //	go test ./resolver -run '^$' -bench RedirectMiss -benchtime 50000x -cpuprofile miss.prof
-func BenchmarkRedirectMiss(b *testing.B) {
+func BenchmarkRedirectMiss(b *testing.B) { benchRedirectMiss(b, nil) }
+
+// BenchmarkRedirectMissCounted is BenchmarkRedirectMiss with resolution
+// statistics on, as pidnode serve runs: every miss also registers its key in
+// the Counter (nearly every key is new to it in a uniform stream).
+func BenchmarkRedirectMissCounted(b *testing.B) { benchRedirectMiss(b, cache.NewCounter(0)) }
+
+func benchRedirectMiss(b *testing.B, counter *cache.Counter) {
 	namer := newNamer(b)
 	db, paths := missStore(b, namer)
 	c, err := cache.New(cache.Config{Source: db, Alt: namer.AppendAltKey, Render: Render, Entries: missCache})
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv, err := New(Config{Cache: c, Namer: namer, PublicURL: tPublicURL})
+	srv, err := New(Config{Cache: c, Namer: namer, PublicURL: tPublicURL, Counter: counter})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package resolver
 import (
 	"net"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -76,14 +77,23 @@ func BenchmarkRedirectParallel(b *testing.B) {
 	})
 }
 
-// BenchmarkServeConnRedirect: a whole HTTP/1.1 request parsed and answered by
-// fasthttp on an in-memory connection.
-func BenchmarkServeConnRedirect(b *testing.B) {
+// benchServeConn: a whole HTTP/1.1 request parsed and answered by fasthttp
+// on an in-memory connection (headers written, body copied to the
+// connection's buffer): the server's user-space cost of one request, without
+// the kernel's.
+func benchServeConn(b *testing.B, target string, status int) {
 	f := newFixture(b, nil)
-	req := "GET /" + tHandle + " HTTP/1.1\r\nHost: resolver.test\r\nUser-Agent: bench\r\n\r\n"
+	req := "GET " + target + " HTTP/1.1\r\nHost: resolver.test\r\nUser-Agent: bench\r\n\r\n"
 	c := &memConn{}
 	c.r.Grow(4096)
 	c.w.Grow(1 << 16)
+	c.r.WriteString(req)
+	if err := f.srv.srv.ServeConn(c); err != nil {
+		b.Fatal(err)
+	}
+	if want := "HTTP/1.1 " + strconv.Itoa(status) + " "; !strings.HasPrefix(c.w.String(), want) {
+		b.Fatalf("GET %s: response %.40q, want %q", target, c.w.String(), want)
+	}
 	b.ReportAllocs()
 	for b.Loop() {
 		c.r.WriteString(req)
@@ -92,7 +102,12 @@ func BenchmarkServeConnRedirect(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	b.ReportMetric(float64(c.w.Len()), "resp-bytes")
 }
+
+func BenchmarkServeConnRedirect(b *testing.B)   { benchServeConn(b, "/"+tHandle, 302) }
+func BenchmarkServeConnNoRedirect(b *testing.B) { benchServeConn(b, "/"+tHandle+"?noredirect", 200) }
+func BenchmarkServeConnAPI(b *testing.B)        { benchServeConn(b, "/api/handles/"+tHandle, 200) }
 
 // BenchmarkLoopbackRedirects serves over a real TCP listener on 127.0.0.1 and
 // drives it with a fasthttp.Client over many keep-alive connections; it
