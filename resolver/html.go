@@ -76,8 +76,37 @@ func appendHTML[T ~string | ~[]byte](dst []byte, s T) []byte { return appendEsca
 // keeps JSON text in values readable.
 func appendText[T ~string | ~[]byte](dst []byte, s T) []byte { return appendEscaped(dst, s, false) }
 
+// plainText and plainAttr mark the ASCII bytes appendEscaped copies as they
+// are, for text content and attribute values.
+var plainText, plainAttr = func() (text, attr [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		text[c] = c != '&' && c != '<' && c != '>' && c != 0x7f
+		attr[c] = text[c] && c != '"' && c != '\''
+	}
+	for _, c := range "\t\n\r" {
+		text[c], attr[c] = true, true
+	}
+	return text, attr
+}()
+
 func appendEscaped[T ~string | ~[]byte](dst []byte, s T, attr bool) []byte {
+	plain := &plainText
+	if attr {
+		plain = &plainAttr
+	}
 	for i := 0; i < len(s); {
+		// Copy a run of bytes that need no escaping in one append (URLs and
+		// handles are nearly all such bytes).
+		j := i
+		for j < len(s) && plain[s[j]] {
+			j++
+		}
+		if j > i {
+			dst = append(dst, s[i:j]...)
+			if i = j; i == len(s) {
+				break
+			}
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			switch {
