@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -107,6 +109,13 @@ func TestImportForms(t *testing.T) {
 		{"only blank lines", "\n\n  \r\n\t\n", 0, nil},
 		{"no final newline", rec, 1, nil},
 		{"crlf", rec + "\r\n" + strings.Replace(rec, "/X", "/Y", 1) + "\r\n", 2, nil},
+		{"space around", " \t" + rec + " \r\n\t" + strings.Replace(rec, "/X", "/Y", 1) + "\n", 2, func(t *testing.T, db *DB) {
+			for _, k := range []string{"21.T11148/X", "21.T11148/Y"} {
+				if s, ok, err := db.Get(k); !ok || err != nil || len(s.Record.Values) != 1 {
+					t.Errorf("Get(%s) = %+v, %v, %v", k, s, ok, err)
+				}
+			}
+		}},
 		{"blank lines between", "\n" + rec + "\n\n\n" + strings.Replace(rec, "/X", "/Y", 1) + "\n\n", 2, nil},
 		{"responseCode", `{"responseCode":1,"handle":"21.T11148/X","values":[]}` + "\n", 1, nil},
 		{"same handle twice", rec + "\n" + strings.Replace(rec, "https://x", "https://second", 1) + "\n", 2,
@@ -337,6 +346,36 @@ func checkNoTempFiles(t *testing.T, db *DB) {
 	for _, e := range ents {
 		if name := e.Name(); name != filepath.Base(db.Path()) && !strings.HasSuffix(name, ".lock") {
 			t.Errorf("left behind next to the database: %s", name)
+		}
+	}
+}
+
+// TestImportSortRun: sortRun's prefix sort orders like bytes.Compare and then
+// by line, for keys with long shared prefixes, zero bytes, keys that end inside
+// the compared eight bytes and repeated keys.
+func TestImportSortRun(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for round := range 200 {
+		s := &importSort{runBytes: 1 << 30}
+		prefix := strings.Repeat("21.T11148/SVC/", round%3)
+		n := 1 + rng.IntN(300)
+		for i := range n {
+			k := make([]byte, rng.IntN(14))
+			for j := range k {
+				k[j] = "\x00\x01AZaz"[rng.IntN(6)]
+			}
+			s.add(prefix+string(k), nil, i+1)
+			if rng.IntN(5) == 0 { // a repeat, later in the input
+				s.add(prefix+string(k), nil, n+i+1)
+			}
+		}
+		want := slices.Clone(s.run)
+		slices.SortFunc(want, cmpSortedRec)
+		s.sortRun()
+		for i := range want {
+			if !bytes.Equal(s.run[i].key, want[i].key) || s.run[i].line != want[i].line {
+				t.Fatalf("round %d: sortRun[%d] = %q line %d, want %q line %d", round, i, s.run[i].key, s.run[i].line, want[i].key, want[i].line)
+			}
 		}
 	}
 }

@@ -79,6 +79,7 @@ var importRunBytes = 512 << 20
 func (db *DB) Import(r io.Reader, key func(handle string) (string, error)) (int, error) {
 	s := &importSort{dir: filepath.Dir(db.Path()), runBytes: importRunBytes}
 	defer s.close()
+	start := time.Now()
 	lines, err := s.feedAll(r, key)
 	if err != nil {
 		return 0, err
@@ -87,6 +88,7 @@ func (db *DB) Import(r io.Reader, key func(handle string) (string, error)) (int,
 	if err != nil {
 		return 0, err
 	}
+	db.log.Debug("store import checked and sorted", "lines", lines, "spilled runs", len(s.runs), "elapsed", time.Since(start))
 	w := db.startImportWrite()
 	err = w.feed(src)
 	// The chunks handed over before an error are committed all the same; a
@@ -110,6 +112,9 @@ type importSort struct {
 	run      []sortedRec // the run in memory
 	bytes    int         // its size, as counted against runBytes
 	keyArena []byte      // the run's keys, back to back
+	lcp      int         // length of the prefix all keys of the run share
+	order    []sortKey   // sortRun's scratch
+	spare    []sortedRec // sortRun's scratch
 
 	tmp  *os.File   // sorted runs spilled so far, one after another
 	runs [][2]int64 // their offsets in tmp: [start, end)
@@ -162,7 +167,13 @@ func (s *importSort) add(k string, val []byte, line int) error {
 	}
 	off := len(s.keyArena)
 	s.keyArena = append(s.keyArena, k...)
-	s.run = append(s.run, sortedRec{key: s.keyArena[off:len(s.keyArena):len(s.keyArena)], val: val, line: line})
+	key := s.keyArena[off:len(s.keyArena):len(s.keyArena)]
+	if len(s.run) == 0 {
+		s.lcp = len(key)
+	} else {
+		s.lcp = commonPrefix(s.run[0].key[:s.lcp], key)
+	}
+	s.run = append(s.run, sortedRec{key: key, val: val, line: line})
 	s.bytes += len(k) + len(val) + sortedRecOverhead
 	if s.bytes >= s.runBytes {
 		return s.spill()
@@ -179,9 +190,69 @@ func cmpSortedRec(a, b sortedRec) int {
 	return a.line - b.line
 }
 
+// commonPrefix returns the length of the common prefix of a and b.
+func commonPrefix(a, b []byte) int {
+	n := min(len(a), len(b))
+	for i := 0; i < n; i++ {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
+}
+
+// sortKey is a run record while sortRun sorts: the eight bytes of its key after
+// the prefix all keys share (zero-padded, big-endian), and its place in the run.
+type sortKey struct {
+	pfx uint64
+	i   int32
+}
+
+// sortRun sorts the run in memory by (key, line). Keys share long prefixes
+// (prefix/namespace/): sorting 16-byte entries on the eight bytes that follow
+// the shared prefix, and comparing whole keys only on ties, is several times
+// cheaper than comparing whole keys and moving whole records.
+func (s *importSort) sortRun() {
+	run := s.run
+	if len(run) < 2 {
+		return
+	}
+	order := s.order[:0]
+	for i := range run {
+		var b [8]byte
+		copy(b[:], run[i].key[s.lcp:])
+		order = append(order, sortKey{pfx: binary.BigEndian.Uint64(b[:]), i: int32(i)})
+	}
+	skip := s.lcp + 8
+	slices.SortFunc(order, func(a, b sortKey) int {
+		if a.pfx != b.pfx {
+			if a.pfx < b.pfx {
+				return -1
+			}
+			return 1
+		}
+		ra, rb := &run[a.i], &run[b.i]
+		if c := bytes.Compare(ra.key[min(skip, len(ra.key)):], rb.key[min(skip, len(rb.key)):]); c != 0 {
+			return c
+		}
+		// Equal padded prefixes and equal tails: the shorter key, when one
+		// ends inside the eight bytes, is the smaller.
+		if c := len(ra.key) - len(rb.key); c != 0 {
+			return c
+		}
+		return ra.line - rb.line
+	})
+	sorted := s.spare[:0]
+	for _, o := range order {
+		sorted = append(sorted, run[o.i])
+	}
+	clear(run)
+	s.run, s.spare, s.order = sorted, run[:0], order[:0]
+}
+
 // spill sorts the run in memory and appends it to the temporary file.
 func (s *importSort) spill() error {
-	slices.SortFunc(s.run, cmpSortedRec)
+	s.sortRun()
 	if s.tmp == nil {
 		f, err := os.CreateTemp(s.dir, ".pidnode-import-*.tmp")
 		if err != nil {
@@ -232,7 +303,7 @@ type sortedSource interface {
 
 // sorted returns every record added, in (key, line) order.
 func (s *importSort) sorted() (sortedSource, error) {
-	slices.SortFunc(s.run, cmpSortedRec)
+	s.sortRun()
 	mem := &memRun{recs: s.run}
 	if len(s.runs) == 0 {
 		return mem, nil
@@ -435,10 +506,7 @@ func (p *importParse) stop() {
 // read splits r into batches and hands each to the workers and to Import.
 func (p *importParse) read(r io.Reader, jobs chan<- *parseBatch) {
 	br := bufio.NewReaderSize(r, 256<<10)
-	var (
-		buf    []byte
-		lineNo int
-	)
+	lineNo := 0
 	newBatch := func() *parseBatch {
 		b := &parseBatch{done: make(chan struct{})}
 		select {
@@ -468,8 +536,10 @@ func (p *importParse) read(r io.Reader, jobs chan<- *parseBatch) {
 		return true
 	}
 	for {
-		line, nb, err := readLine(br, buf[:0])
-		buf = nb
+		start := len(b.buf)
+		var err error
+		b.buf, err = readLine(br, b.buf)
+		line := b.buf[start:]
 		if err == io.EOF && len(line) == 0 {
 			break
 		}
@@ -478,6 +548,7 @@ func (p *importParse) read(r io.Reader, jobs chan<- *parseBatch) {
 		if err != nil && err != io.EOF {
 			// A read error ends the input: the lines before it are decoded first,
 			// then Import meets the error in order.
+			b.buf = b.buf[:start]
 			if len(b.ends) > 0 && !send(true) {
 				return
 			}
@@ -485,11 +556,15 @@ func (p *importParse) read(r io.Reader, jobs chan<- *parseBatch) {
 			send(false)
 			return
 		}
-		line = bytes.TrimSpace(line)
-		if len(line) == 0 {
+		// The line stays where readLine put it, trimmed in place.
+		trimmed := bytes.TrimSpace(line)
+		if len(trimmed) > 0 && &trimmed[0] != &line[0] { // leading space
+			copy(line, trimmed)
+		}
+		b.buf = b.buf[:start+len(trimmed)]
+		if len(trimmed) == 0 {
 			continue
 		}
-		b.buf = append(b.buf, line...)
 		b.ends = append(b.ends, len(b.buf))
 		b.lineNos = append(b.lineNos, lineNo)
 		if len(b.ends) >= parseBatchLines || len(b.buf) >= parseBatchBytes {
@@ -704,23 +779,24 @@ func checkHeader(b []byte) error {
 	return nil
 }
 
-// readLine reads one line (without its '\n') into buf and returns it. The
-// returned line aliases buf (returned as the second result for reuse). At end of
-// input it returns the last unterminated line, if any, with io.EOF.
-func readLine(br *bufio.Reader, buf []byte) (line, newBuf []byte, err error) {
+// readLine appends one line (without its '\n') to dst. At end of input it
+// appends the last unterminated line, if any, and returns io.EOF. On any other
+// error what it appended is undefined.
+func readLine(br *bufio.Reader, dst []byte) ([]byte, error) {
+	start := len(dst)
 	for {
 		frag, err := br.ReadSlice('\n')
-		if len(buf)+len(frag) > MaxImportLine+1 { // +1: the '\n' itself
-			return nil, buf, fmt.Errorf("%w (limit %d bytes)", ErrLineTooLong, MaxImportLine)
+		if len(dst)-start+len(frag) > MaxImportLine+1 { // +1: the '\n' itself
+			return dst, fmt.Errorf("%w (limit %d bytes)", ErrLineTooLong, MaxImportLine)
 		}
-		buf = append(buf, frag...)
+		dst = append(dst, frag...)
 		switch err {
 		case nil:
-			return buf[:len(buf)-1], buf, nil
+			return dst[:len(dst)-1], nil
 		case bufio.ErrBufferFull:
 			continue
 		default:
-			return buf, buf, err
+			return dst, err
 		}
 	}
 }
