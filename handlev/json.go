@@ -855,6 +855,11 @@ type fastJSON struct {
 	// allocation for all its data. Decoded data is never longer than the JSON
 	// it comes from, so cap(arena) = len(b) never grows; Data slices are capped.
 	arena []byte
+	// lastTime and lastUnix remember the last time string parsed: the values
+	// of a record usually share one timestamp.
+	lastTime [20]byte
+	lastUnix int64
+	hasLast  bool
 }
 
 // fastMaxDepth bounds the nesting the fast path walks (encoding/json allows
@@ -1144,21 +1149,14 @@ func (p *fastJSON) str(i int) ([]byte, int, bool) {
 	return out, e, ok
 }
 
-// strKeep is str decoding straight into the arena; empty gives nil.
+// strKeep is str decoding straight into the arena, in one pass; empty gives
+// nil.
 func (p *fastJSON) strKeep(i int) ([]byte, int, bool) {
-	e, esc, ok := p.skipStr(i)
-	if !ok {
-		return nil, 0, false
-	}
-	raw := p.b[i+1 : e-1]
-	if !esc {
-		return p.keep(raw), e, true
-	}
 	if p.arena == nil {
 		p.arena = make([]byte, 0, len(p.b))
 	}
 	start := len(p.arena)
-	a, ok := appendUnescaped(p.arena, raw)
+	a, e, ok := p.appendStr(p.arena, i)
 	if !ok {
 		return nil, 0, false
 	}
@@ -1167,6 +1165,88 @@ func (p *fastJSON) strKeep(i int) ([]byte, int, bool) {
 		return nil, e, true
 	}
 	return a[start:len(a):len(a)], e, true
+}
+
+// appendStr checks the string at i as skipStr does and appends its content,
+// unescaped, to dst, in the same pass; it gives up on surrogate escapes.
+func (p *fastJSON) appendStr(dst []byte, i int) ([]byte, int, bool) {
+	b := p.b
+	if i >= len(b) || b[i] != '"' {
+		return nil, 0, false
+	}
+	seg := i + 1 // start of the plain run not yet copied
+	for j := i + 1; j < len(b); {
+		for j+8 <= len(b) && !strStop8(binary.LittleEndian.Uint64(b[j:])) {
+			j += 8
+		}
+		if j >= len(b) {
+			break
+		}
+		c := b[j]
+		if !jsonStrStop[c] {
+			j++
+			continue
+		}
+		switch c {
+		case '"':
+			return append(dst, b[seg:j]...), j + 1, true
+		case '\\':
+			dst = append(dst, b[seg:j]...)
+			if j+1 >= len(b) {
+				return nil, 0, false
+			}
+			switch e := b[j+1]; e {
+			case '"', '\\', '/':
+				dst = append(dst, e)
+			case 'b':
+				dst = append(dst, '\b')
+			case 'f':
+				dst = append(dst, '\f')
+			case 'n':
+				dst = append(dst, '\n')
+			case 'r':
+				dst = append(dst, '\r')
+			case 't':
+				dst = append(dst, '\t')
+			case 'u':
+				if j+6 > len(b) {
+					return nil, 0, false
+				}
+				var r rune
+				for _, h := range b[j+2 : j+6] {
+					switch {
+					case '0' <= h && h <= '9':
+						r = r<<4 | rune(h-'0')
+					case 'a' <= h && h <= 'f':
+						r = r<<4 | rune(h-'a'+10)
+					case 'A' <= h && h <= 'F':
+						r = r<<4 | rune(h-'A'+10)
+					default:
+						return nil, 0, false
+					}
+				}
+				if 0xD800 <= r && r < 0xE000 {
+					return nil, 0, false
+				}
+				dst = utf8.AppendRune(dst, r)
+				j += 4
+			default:
+				return nil, 0, false
+			}
+			j += 2
+			seg = j
+		default:
+			if c < utf8.RuneSelf { // a raw control character
+				return nil, 0, false
+			}
+			r, size := utf8.DecodeRune(b[j:])
+			if r == utf8.RuneError && size == 1 {
+				return nil, 0, false
+			}
+			j += size
+		}
+	}
+	return nil, 0, false
 }
 
 // appendUnescaped appends the string content raw (checked by skipStr, valid
@@ -1237,7 +1317,16 @@ func (p *fastJSON) int(i int, lo, hi int64) (int64, int, bool) {
 // writes), into unix seconds within [lo, hi].
 func (p *fastJSON) time(i int, lo, hi int64) (int64, int, bool) {
 	s, e, ok := p.str(i)
-	if !ok || len(s) != 20 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[19] != 'Z' {
+	if !ok || len(s) != 20 {
+		return 0, 0, false
+	}
+	if p.hasLast && string(s) == string(p.lastTime[:]) {
+		if n := p.lastUnix; lo <= n && n <= hi {
+			return n, e, true
+		}
+		return 0, 0, false
+	}
+	if s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[19] != 'Z' {
 		return 0, 0, false
 	}
 	num := func(b []byte) (int64, bool) {
@@ -1260,6 +1349,8 @@ func (p *fastJSON) time(i int, lo, hi int64) (int64, int, bool) {
 		return 0, 0, false
 	}
 	n := daysFromCivil(y, mo, d)*86400 + hh*3600 + mm*60 + ss
+	copy(p.lastTime[:], s)
+	p.lastUnix, p.hasLast = n, true
 	if n < lo || n > hi {
 		return 0, 0, false
 	}

@@ -525,6 +525,9 @@ func TestFastJSONMalformed(t *testing.T) {
 		[]byte(` {"handle":"1/x","x":[1,-2.5e+3,true,false,null,{"a":[]},"\u00e9\t"],"values":[{"index":-0,"type":"X","data":"a","q":{},"ttl":null,"timestamp":null,"permissions":null,"references":null}]} `),
 		[]byte(`{"handle":"1/x","values":[{"index":1,"type":"HS_ADMIN","data":{"value":{"x":0.5,"handle":"0.NA/1","index":2,"permissions":"1"},"format":"admin"}},{"index":2,"type":"V","data":{"format":"vlist","value":[{"handle":"a","index":1,"y":[]}]}}]}`),
 		[]byte(`{"handle":"1/x","values":[{"index":1,"type":"B","data":{"format":"base64","value":"AAEC/w=="},"ttl":"2001-09-09T01:46:40Z","timestamp":7}]}`),
+		// Times repeat (the fast path remembers the last one), within and out of range.
+		[]byte(`{"handle":"1/x","values":[{"index":1,"type":"X","data":"a","ttl":"2001-09-09T01:46:40Z","timestamp":"2001-09-09T01:46:40Z"},{"index":2,"type":"X","data":"a","ttl":"2099-09-09T01:46:40Z","timestamp":"2099-09-09T01:46:40Z"}]}`),
+		[]byte(`{"handle":"1/x","values":[{"index":1,"type":"X","data":"a","timestamp":"\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000"}]}`),
 	}
 	subst := []byte("\"\\{}[]:,0123456789-+.eEtfnrulasx \t\n\r\x00\x1f\x7f\xff/")
 	for _, rec := range recs {
