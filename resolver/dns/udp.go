@@ -31,7 +31,9 @@ import (
 // header, and a 4096-byte read buffer. A socket bound to a wildcard address
 // answers from the address the query was sent to, through miekg's own session
 // functions (as miekg does for every socket); a socket bound to one address
-// needs no control messages, since the kernel sends from that address.
+// needs no control messages, since the kernel sends from that address; on
+// Linux its replies go out through sendto(2) without the descriptor's write
+// lock (udp_linux.go).
 
 // udpReadSize is the read buffer: queries up to 4096 bytes, as before.
 const udpReadSize = dns.DefaultMsgSize
@@ -114,6 +116,9 @@ func (u *udpServer) shutdown(ctx context.Context) error {
 func (u *udpServer) work() {
 	defer u.wg.Done()
 	w := &udpWriter{conn: u.conn, local: u.local}
+	if !u.session {
+		w.raw = newRawSender(u.conn)
+	}
 	buf := make([]byte, udpReadSize)
 	req := new(dns.Msg)
 	for {
@@ -198,6 +203,7 @@ type udpWriter struct {
 	local   net.Addr
 	remote  netip.AddrPort
 	session *dns.SessionUDP // wildcard sockets only
+	raw     *rawSender      // nil: the ordinary write (udp_linux.go)
 	parser  queryParser
 }
 
@@ -216,6 +222,14 @@ func (w *udpWriter) WriteMsg(m *dns.Msg) error {
 func (w *udpWriter) Write(b []byte) (int, error) {
 	if w.session != nil {
 		return dns.WriteToSessionUDP(w.conn, b, w.session)
+	}
+	if w.raw != nil {
+		if ok, err := w.raw.sendTo(b, w.remote); ok {
+			if err != nil {
+				return 0, err
+			}
+			return len(b), nil
+		}
 	}
 	n, _, err := w.conn.WriteMsgUDPAddrPort(b, nil, w.remote)
 	return n, err

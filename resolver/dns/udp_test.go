@@ -38,12 +38,15 @@ func serveUDP(t *testing.T, srv *hdldns.Server, pc net.PacketConn) {
 // nil if none came within wait.
 func exchangeRaw(t *testing.T, addr string, b []byte, wait time.Duration) (reply []byte, from net.Addr) {
 	t.Helper()
-	c, err := net.ListenPacket("udp", "127.0.0.1:0")
+	to, err := net.ResolveUDPAddr("udp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: to.IP})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	to, err := net.ResolveUDPAddr("udp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,6 +167,10 @@ func TestUDPLoopMatchesMiekg(t *testing.T) {
 	if pc, err := net.ListenPacket("udp4", "0.0.0.0:0"); err == nil {
 		serveUDP(t, fx.srv, pc)
 		targets = append(targets, net.JoinHostPort("127.0.0.1", portOf(pc.LocalAddr())))
+	}
+	if pc, err := net.ListenPacket("udp6", "[::1]:0"); err == nil { // an AF_INET6 socket
+		serveUDP(t, fx.srv, pc)
+		targets = append(targets, pc.LocalAddr().String())
 	}
 	names, packets := udpCases(t)
 	for i, b := range packets {
