@@ -9,6 +9,8 @@ import (
 	"math/bits"
 	"os"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -83,6 +85,15 @@ type DB struct {
 	// importChunkRecords bounds Import's transactions; importChunkRecords
 	// unless a test lowers it.
 	importChunkRecords int
+
+	// Freelist checkpoints (see freelistSyncIdle): dirty is set by every
+	// commit that did not write the freelist, lastCommit is its time (unix ns).
+	dirty      atomic.Bool
+	lastCommit atomic.Int64
+	syncIdle   time.Duration
+	stop       chan struct{}
+	stopped    chan struct{}
+	closeOnce  sync.Once
 }
 
 // Open opens (creating if needed) the database at cfg.Path, creates every bucket
@@ -110,11 +121,14 @@ func Open(cfg Config) (*DB, error) {
 		// free page id) plus F×8 bytes of I/O, per commit. After an import of
 		// 1M records F is ~48k, and that was ~8 ms of CPU in every commit,
 		// so 1-client creates ran at ~10 ms of CPU each and starved the
-		// resolver sharing the core. The freelist is derived data: Close
-		// writes it (see Close) so that a clean restart reads it in one
-		// page; after a crash Open rebuilds it by walking the tree (about a
-		// second per million records). Records and their durability are
-		// untouched: each commit still fsyncs its pages and then its meta.
+		// resolver sharing the core. The freelist is derived data: it is
+		// written by a checkpoint commit once writes pause for
+		// freelistSyncIdle, and by Close, so that a restart reads it from
+		// its pages. Only a crash during or within freelistSyncIdle of a
+		// burst of writes leaves a file without it, and then Open rebuilds
+		// it by walking every page (seconds per million records). Records
+		// and their durability are untouched: each commit still fsyncs its
+		// pages and then its meta.
 		NoFreelistSync: true,
 	}
 	if bits.UintSize == 64 {
@@ -160,7 +174,10 @@ func Open(cfg Config) (*DB, error) {
 		return nil, err
 	}
 	log.Info("store opened", "path", cfg.Path, "schema", SchemaVersion, "nosync", cfg.NoSync)
-	return &DB{bolt: bdb, cfg: cfg, log: log, importChunkRecords: importChunkRecords}, nil
+	db := &DB{bolt: bdb, cfg: cfg, log: log, importChunkRecords: importChunkRecords,
+		syncIdle: freelistSyncIdle, stop: make(chan struct{}), stopped: make(chan struct{})}
+	go db.checkpointFreelist()
+	return db, nil
 }
 
 // mmapSize is the address space Open reserves for the file at path: twice its
@@ -184,6 +201,10 @@ func mmapSize(path string) int {
 // NoFreelistSync is off for that commit only), so that the next Open reads the
 // freelist instead of rebuilding it by walking every page.
 func (db *DB) Close() error {
+	db.closeOnce.Do(func() {
+		close(db.stop)
+		<-db.stopped
+	})
 	if err := db.syncFreelist(); err != nil && !errors.Is(err, berrors.ErrDatabaseNotOpen) {
 		db.log.Warn("store: writing the freelist at close; the next open rebuilds it", "err", err)
 	}
@@ -194,15 +215,19 @@ func (db *DB) Close() error {
 	return nil
 }
 
-// syncFreelist commits an empty transaction that writes the freelist. Update
-// and Batch take bbolt's writer lock, so no other commit sees the flag off.
+// syncFreelist commits an empty transaction that writes the freelist.
+//
+// bbolt reads DB.NoFreelistSync in Commit, under its writer lock, so the flag
+// is only ever written inside a write transaction: off here, and on again at
+// the start of every Update and UpdateNow. (A write transaction opened on the
+// bbolt handle directly, as Import's are, may find it off and then writes
+// the freelist too: slower, never wrong.)
 func (db *DB) syncFreelist() error {
 	if db.bolt.IsReadOnly() {
 		return nil
 	}
 	return db.bolt.Update(func(tx *bbolt.Tx) error {
 		db.bolt.NoFreelistSync = false
-		tx.OnCommit(func() { db.bolt.NoFreelistSync = true })
 		return nil
 	})
 }
@@ -232,7 +257,12 @@ func (db *DB) View(fn func(tx *Tx) error) error {
 // A batch waits up to 500µs for company, so Update is for concurrent request
 // handlers; a single goroutine doing many writes should group them in one Update.
 func (db *DB) Update(fn func(tx *Tx) error) error {
-	return db.bolt.Batch(func(btx *bbolt.Tx) error { return fn(&Tx{tx: btx}) })
+	err := db.bolt.Batch(func(btx *bbolt.Tx) error {
+		db.bolt.NoFreelistSync = true // see syncFreelist
+		return fn(&Tx{tx: btx})
+	})
+	db.noteCommit()
+	return err
 }
 
 // UpdateNow runs fn in a read-write transaction of its own, committed (and on
@@ -242,7 +272,50 @@ func (db *DB) Update(fn func(tx *Tx) error) error {
 // batch timer is only added latency and scheduling work. If fn returns an
 // error, its changes are rolled back and UpdateNow returns that error.
 func (db *DB) UpdateNow(fn func(tx *Tx) error) error {
-	return db.bolt.Update(func(btx *bbolt.Tx) error { return fn(&Tx{tx: btx}) })
+	err := db.bolt.Update(func(btx *bbolt.Tx) error {
+		db.bolt.NoFreelistSync = true // see syncFreelist
+		return fn(&Tx{tx: btx})
+	})
+	db.noteCommit()
+	return err
+}
+
+// freelistSyncIdle is how long writes must pause before a checkpoint commit
+// writes the freelist (checkpointFreelist). A burst of writes pays nothing for
+// the freelist; a node that is mostly read, as a resolver is, has its
+// freelist on disk nearly all the time, so that even a crash rarely leaves
+// Open a tree walk to do.
+// A variable for tests; Open copies it into the DB.
+var freelistSyncIdle = time.Second
+
+// noteCommit records a write transaction (committed or not: a spare
+// checkpoint is harmless) for checkpointFreelist.
+func (db *DB) noteCommit() {
+	db.lastCommit.Store(time.Now().UnixNano())
+	db.dirty.Store(true)
+}
+
+// checkpointFreelist writes the freelist once writes have paused for
+// freelistSyncIdle. It runs from Open until Close.
+func (db *DB) checkpointFreelist() {
+	defer close(db.stopped)
+	t := time.NewTicker(db.syncIdle / 2)
+	defer t.Stop()
+	for {
+		select {
+		case <-db.stop:
+			return
+		case <-t.C:
+		}
+		if !db.dirty.Load() || time.Since(time.Unix(0, db.lastCommit.Load())) < db.syncIdle {
+			continue
+		}
+		db.dirty.Store(false) // a commit from now on sets it again
+		if err := db.syncFreelist(); err != nil {
+			db.dirty.Store(true)
+			db.log.Warn("store: writing the freelist", "err", err)
+		}
+	}
 }
 
 // Load returns the record stored under key. It implements cache.Source. The

@@ -563,6 +563,8 @@ func checkBackup(t *testing.T, path string, min, max int) int {
 // that the next open reads it instead of walking the tree. A file left without
 // a synced freelist (a crash, a Backup taken while writing) opens all the same.
 func TestFreelistWrittenAtClose(t *testing.T) {
+	defer func(d time.Duration) { freelistSyncIdle = d }(freelistSyncIdle)
+	freelistSyncIdle = time.Hour // no checkpoint during the test
 	dir := t.TempDir()
 	path := filepath.Join(dir, "pidnode.db")
 	db := openTest(t, path, true)
@@ -685,5 +687,46 @@ func TestMmapSize(t *testing.T) {
 	f.Close()
 	if got := mmapSize(big); got != 3<<30 {
 		t.Errorf("mmapSize(1.5 GiB file) = %d, want %d", got, 3<<30)
+	}
+}
+
+// Once writes pause for freelistSyncIdle, a checkpoint commit writes the
+// freelist, so that a crash then leaves a file that opens without a tree walk.
+func TestFreelistCheckpoint(t *testing.T) {
+	defer func(d time.Duration) { freelistSyncIdle = d }(freelistSyncIdle)
+	freelistSyncIdle = 20 * time.Millisecond
+	dir := t.TempDir()
+	db := openTest(t, filepath.Join(dir, "pidnode.db"), true)
+	s := Stored{Record: handlev.Record{Handle: "21.T1/A"}, Version: 1}
+	if err := db.UpdateNow(func(tx *Tx) error { return tx.PutRecord("21.T1/A", &s) }); err != nil {
+		t.Fatal(err)
+	}
+	// hasFreelist copies db as a crash would leave it and reports whether a
+	// default bbolt Open of the copy (which writes a missing freelist) commits.
+	cp := filepath.Join(dir, "copy.db")
+	hasFreelist := func() bool {
+		t.Helper()
+		if err := CopyFile(db, cp); err != nil {
+			t.Fatal(err)
+		}
+		txid := func(opts *bbolt.Options) int {
+			bdb, err := bbolt.Open(cp, 0o600, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer bdb.Close()
+			var id int
+			bdb.View(func(tx *bbolt.Tx) error { id = tx.ID(); return nil })
+			return id
+		}
+		before := txid(&bbolt.Options{ReadOnly: true})
+		return txid(nil) == before
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !hasFreelist() {
+		if time.Now().After(deadline) {
+			t.Fatal("no freelist checkpoint 10s after the last write")
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
