@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"math/bits"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -880,17 +881,35 @@ var jsonStrStop = func() (t [256]bool) {
 	return t
 }()
 
-// strStop8 reports whether any of the eight bytes in x is a jsonStrStop byte:
-// non-ASCII, '"', '\\' or a control character (the "has a byte less than /
-// equal to" bit tricks, exact for "any").
-func strStop8(x uint64) bool {
+// strStopMask flags the jsonStrStop bytes among the eight bytes of x
+// (little-endian: byte k is bits 8k..8k+7): non-ASCII, '"', '\\' and the
+// control characters. It uses the "has a zero / smaller byte" bit tricks, which
+// may also flag bytes above a flagged one but never below: the lowest flag is
+// exactly the first stop byte.
+func strStopMask(x uint64) uint64 {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	less20 := (x - ones*0x20) & ^x & highs
 	q := x ^ (ones * '"')
 	quote := (q - ones) & ^q & highs
 	bs := x ^ (ones * '\\')
 	back := (bs - ones) & ^bs & highs
-	return (x&highs)|less20|quote|back != 0
+	return (x & highs) | less20 | quote | back
+}
+
+// nextStop returns the index of the first jsonStrStop byte of b at or after
+// j, or len(b): eight bytes at a time, then one at a time at the end.
+func nextStop(b []byte, j int) int {
+	for ; j+8 <= len(b); j += 8 {
+		if m := strStopMask(binary.LittleEndian.Uint64(b[j:])); m != 0 {
+			return j + bits.TrailingZeros64(m)>>3
+		}
+	}
+	for ; j < len(b); j++ {
+		if jsonStrStop[b[j]] {
+			return j
+		}
+	}
+	return j
 }
 
 func (p *fastJSON) ws(i int) int {
@@ -912,19 +931,12 @@ func (p *fastJSON) skipStr(i int) (end int, esc, ok bool) {
 	if i >= len(b) || b[i] != '"' {
 		return 0, false, false
 	}
-	for j := i + 1; j < len(b); j++ {
-		// Eight bytes at a time while none of them ends a plain run.
-		for j+8 <= len(b) && !strStop8(binary.LittleEndian.Uint64(b[j:])) {
-			j += 8
-		}
+	for j := i + 1; ; {
+		j = nextStop(b, j)
 		if j >= len(b) {
-			break
+			return 0, false, false
 		}
-		c := b[j]
-		if !jsonStrStop[c] {
-			continue
-		}
-		switch c {
+		switch c := b[j]; c {
 		case '"':
 			return j + 1, esc, true
 		case '\\':
@@ -932,14 +944,14 @@ func (p *fastJSON) skipStr(i int) (end int, esc, ok bool) {
 			if j+1 >= len(b) {
 				return 0, false, false
 			}
-			j++
-			switch b[j] {
+			switch b[j+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				j += 2
 			case 'u':
-				if j+4 >= len(b) || !isHexDigit(b[j+1]) || !isHexDigit(b[j+2]) || !isHexDigit(b[j+3]) || !isHexDigit(b[j+4]) {
+				if j+5 >= len(b) || !isHexDigit(b[j+2]) || !isHexDigit(b[j+3]) || !isHexDigit(b[j+4]) || !isHexDigit(b[j+5]) {
 					return 0, false, false
 				}
-				j += 4
+				j += 6
 			default:
 				return 0, false, false
 			}
@@ -951,10 +963,9 @@ func (p *fastJSON) skipStr(i int) (end int, esc, ok bool) {
 			if r == utf8.RuneError && size == 1 {
 				return 0, false, false
 			}
-			j += size - 1
+			j += size
 		}
 	}
-	return 0, false, false
 }
 
 // number checks the JSON number at i and returns the index after it; n is its
@@ -1175,19 +1186,12 @@ func (p *fastJSON) appendStr(dst []byte, i int) ([]byte, int, bool) {
 		return nil, 0, false
 	}
 	seg := i + 1 // start of the plain run not yet copied
-	for j := i + 1; j < len(b); {
-		for j+8 <= len(b) && !strStop8(binary.LittleEndian.Uint64(b[j:])) {
-			j += 8
-		}
+	for j := i + 1; ; {
+		j = nextStop(b, j)
 		if j >= len(b) {
-			break
+			return nil, 0, false
 		}
-		c := b[j]
-		if !jsonStrStop[c] {
-			j++
-			continue
-		}
-		switch c {
+		switch c := b[j]; c {
 		case '"':
 			return append(dst, b[seg:j]...), j + 1, true
 		case '\\':
@@ -1246,7 +1250,6 @@ func (p *fastJSON) appendStr(dst []byte, i int) ([]byte, int, bool) {
 			j += size
 		}
 	}
-	return nil, 0, false
 }
 
 // appendUnescaped appends the string content raw (checked by skipStr, valid

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -556,20 +557,37 @@ func TestFastJSONMalformed(t *testing.T) {
 	}
 }
 
-// TestStrStop8 checks the eight-byte test against the byte table, for every
-// byte value in every position among plain bytes.
-func TestStrStop8(t *testing.T) {
-	for pos := range 8 {
+// TestNextStop checks the eight-byte scan against the byte table: for every
+// byte value in every position among plain bytes, and for random words, the
+// first stop byte it finds is the table's.
+func TestNextStop(t *testing.T) {
+	want := func(b []byte, j int) int {
+		for ; j < len(b); j++ {
+			if jsonStrStop[b[j]] {
+				return j
+			}
+		}
+		return j
+	}
+	for pos := range 11 {
 		for c := range 256 {
-			w := []byte("abcdefgh")
+			w := []byte("abcdefghijk")
 			w[pos] = byte(c)
-			x := uint64(0)
-			for i := 7; i >= 0; i-- {
-				x = x<<8 | uint64(w[i])
+			if got, want := nextStop(w, 0), want(w, 0); got != want {
+				t.Errorf("nextStop(%q) = %d, want %d", w, got, want)
 			}
-			if got, want := strStop8(x), jsonStrStop[c]; got != want {
-				t.Errorf("strStop8 with %#x at %d = %v, want %v", c, pos, got, want)
-			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	alphabet := []byte("ab\"\\\x00\x1f\x20\x7f\x80\xff~")
+	for range 100000 {
+		w := make([]byte, rng.IntN(20))
+		for i := range w {
+			w[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		j := rng.IntN(len(w) + 1)
+		if got, want := nextStop(w, j), want(w, j); got != want {
+			t.Fatalf("nextStop(%q, %d) = %d, want %d", w, j, got, want)
 		}
 	}
 }
