@@ -48,7 +48,7 @@
 // goroutines; it checks the whole input before it writes anything, so a
 // failing line stops the import with an *ImportError naming it and nothing
 // written. The records are sorted by key (stably, so repeated handles keep
-// their input order): in memory up to 512 MiB, beyond that in sorted runs in an
+// their input order): in memory up to 2 GiB, beyond that in sorted runs in an
 // unlinked temporary file next to the database, merged afterwards. They are
 // then written in key order, in plain (unbatched) transactions of up to 50000
 // records or 64 MiB, one fsync each, while the next one is merged: into an
