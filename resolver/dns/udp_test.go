@@ -10,6 +10,8 @@ import (
 
 	"github.com/miekg/dns"
 
+	"pidnode/cache"
+	"pidnode/handlev"
 	hdldns "pidnode/resolver/dns"
 )
 
@@ -257,5 +259,84 @@ func TestUDPLoopStopsOnClose(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("ServeUDP did not return after its socket closed")
+	}
+}
+
+// blockingSource is a cache Source whose loads wait until release is closed.
+type blockingSource struct {
+	loading chan struct{} // receives once per load
+	release chan struct{}
+}
+
+func (s *blockingSource) Load(key string) (handlev.Record, bool, error) {
+	s.loading <- struct{}{}
+	<-s.release
+	return handlev.Record{Handle: "21.T12345/svc/K7Q/4XJ29MPAC", Values: []handlev.Value{val(handlev.TypeURL, urlRef, 60)}}, true, nil
+}
+
+// TestUDPLoopShutdownAnswersInFlight: Shutdown stops reading but lets a
+// worker finish the query it holds (here one waiting on a store read), as
+// miekg's server does, and returns once it has.
+func TestUDPLoopShutdownAnswersInFlight(t *testing.T) {
+	src := &blockingSource{loading: make(chan struct{}, 4), release: make(chan struct{})}
+	namer, err := handlev.NewNamer(handlev.NamerConfig{Prefix: prefProd, TestPrefix: prefTest})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := cache.New(cache.Config{Source: src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := hdldns.New(hdldns.Config{Cache: c, Namer: namer, Zones: []hdldns.Zone{{Name: zoneTest, Prefix: prefTest}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.ServeUDP(pc) }()
+	q, err := query(nameRef, dns.TypeTXT, 0).Pack()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := net.Dial("udp", pc.LocalAddr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if _, err := cl.Write(q); err != nil {
+		t.Fatal(err)
+	}
+	reply := make(chan []byte, 1)
+	go func() {
+		buf := make([]byte, 4096)
+		cl.SetReadDeadline(time.Now().Add(10 * time.Second))
+		n, _ := cl.Read(buf)
+		reply <- buf[:n]
+	}()
+	select {
+	case <-src.loading: // a worker holds the query
+	case <-time.After(5 * time.Second):
+		t.Fatal("the query never reached the store")
+	}
+	shut := make(chan error, 1)
+	go func() { shut <- srv.Shutdown(context.Background()) }()
+	select {
+	case err := <-shut:
+		t.Fatalf("Shutdown returned (%v) with a query in flight", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(src.release)
+	if err := <-shut; err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	r := new(dns.Msg)
+	if b := <-reply; r.Unpack(b) != nil || len(r.Answer) != 1 {
+		t.Fatalf("in-flight query got %v", r)
+	}
+	if err := <-served; !errors.Is(err, hdldns.ErrServerClosed) {
+		t.Errorf("ServeUDP = %v, want ErrServerClosed", err)
 	}
 }
