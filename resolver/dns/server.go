@@ -167,7 +167,7 @@ func New(cfg Config) (*Server, error) {
 // nothing allocated per cached answer; pc must have no read deadline set);
 // any other PacketConn through miekg/dns's server. Both send the same bytes.
 func (s *Server) ServeUDP(pc net.PacketConn) error {
-	if c, ok := pc.(*net.UDPConn); ok {
+	if c, ok := pc.(*net.UDPConn); ok && (ownLoopWildcard || !isWildcard(c)) {
 		u := s.newUDPServer(c) // udp.go
 		return s.serve(&listener{run: u.run, shutdown: u.shutdown}, pc.Close)
 	}

@@ -12,8 +12,6 @@ import (
 	"unsafe"
 
 	"github.com/miekg/dns"
-	"golang.org/x/net/ipv4"
-	"golang.org/x/net/ipv6"
 )
 
 // The UDP loop. miekg/dns's server reads each datagram in one goroutine and
@@ -61,11 +59,16 @@ type udpServer struct {
 	done    chan struct{}
 }
 
+// isWildcard reports whether conn is bound to an unspecified address, so that
+// replies must name their source address (the query's destination).
+func isWildcard(conn *net.UDPConn) bool {
+	a, ok := conn.LocalAddr().(*net.UDPAddr)
+	return ok && (a.IP == nil || a.IP.IsUnspecified())
+}
+
 func (s *Server) newUDPServer(conn *net.UDPConn) *udpServer {
 	u := &udpServer{s: s, conn: conn, local: conn.LocalAddr(), workers: udpWorkers(), done: make(chan struct{})}
-	if a, ok := u.local.(*net.UDPAddr); ok && (a.IP == nil || a.IP.IsUnspecified()) {
-		u.session = true
-	}
+	u.session = isWildcard(conn)
 	u.wg.Add(u.workers)
 	return u
 }
@@ -75,11 +78,9 @@ func (s *Server) newUDPServer(conn *net.UDPConn) *udpServer {
 func (u *udpServer) run() error {
 	if u.session {
 		// As miekg's ActivateAndServe does: ask for the destination address
-		// of each datagram, for either family.
-		err6 := ipv6.NewPacketConn(u.conn).SetControlMessage(ipv6.FlagDst|ipv6.FlagInterface, true)
-		err4 := ipv4.NewPacketConn(u.conn).SetControlMessage(ipv4.FlagDst|ipv4.FlagInterface, true)
-		if err6 != nil && err4 != nil {
-			u.fail(err4)
+		// of each datagram (udp_linux.go).
+		if err := setPktinfo(u.conn); err != nil {
+			u.fail(err)
 		}
 	}
 	for range u.workers {

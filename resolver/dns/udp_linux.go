@@ -83,3 +83,28 @@ func (s *rawSender) sendTo(b []byte, addr netip.AddrPort) (handled bool, err err
 	}
 	return true, s.err
 }
+
+// ownLoopWildcard: the UDP loop serves wildcard sockets too (with setPktinfo).
+const ownLoopWildcard = true
+
+// setPktinfo asks for each datagram's destination address and interface, as
+// miekg/dns does for its UDP sockets (IP_PKTINFO, IPV6_RECVPKTINFO; an error
+// only if neither family takes it), so that a socket bound to a wildcard
+// address can answer from the address a query was sent to.
+func setPktinfo(conn *net.UDPConn) error {
+	rc, err := conn.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var err4, err6 error
+	if cerr := rc.Control(func(fd uintptr) {
+		err6 = syscall.SetsockoptInt(int(fd), syscall.IPPROTO_IPV6, syscall.IPV6_RECVPKTINFO, 1)
+		err4 = syscall.SetsockoptInt(int(fd), syscall.IPPROTO_IP, syscall.IP_PKTINFO, 1)
+	}); cerr != nil {
+		return cerr
+	}
+	if err4 != nil && err6 != nil {
+		return err4
+	}
+	return nil
+}
