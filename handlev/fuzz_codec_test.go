@@ -131,6 +131,18 @@ func FuzzDecodeRecordJSON(f *testing.F) {
 			t.Fatalf("fast path accepted invalid JSON %q", b)
 		}
 		h, vs, err := DecodeRecordJSON(b)
+		// RecordDecoder, after another record, agrees with DecodeRecordJSON.
+		var d RecordDecoder
+		d.Decode([]byte(specRecordJSON))
+		if hd, vsd, errd := d.Decode(b); (errd == nil) != (err == nil) || (err != nil && errd.Error() != err.Error()) || hd != h || len(vsd) != len(vs) {
+			t.Fatalf("RecordDecoder = %q, %d values, %v; DecodeRecordJSON %q, %d values, %v", hd, len(vsd), errd, h, len(vs), err)
+		} else {
+			for i := range vs {
+				if !vsd[i].Equal(&vs[i]) {
+					t.Fatalf("value %d: RecordDecoder %+v, DecodeRecordJSON %+v", i, vsd[i], vs[i])
+				}
+			}
+		}
 		// The fast path must agree with the encoding/json path whenever it answers.
 		hs, vss, errs := decodeRecordJSONStd(b)
 		if (err == nil) != (errs == nil) || (err != nil && err.Error() != errs.Error()) {

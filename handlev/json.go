@@ -1390,12 +1390,42 @@ func daysFromCivil(y, m, d int64) int64 {
 	return era*146097 + doe - 719468
 }
 
+// A RecordDecoder decodes records as DecodeRecordJSON does, reusing its memory
+// from one record to the next: the values Decode returns, their slice and
+// their Data, are valid only until the next Decode. Handles, types and
+// references are not reused. The zero value is ready to use; it is not safe
+// for concurrent use.
+type RecordDecoder struct {
+	arena []byte
+	vs    []Value
+}
+
+// Decode is DecodeRecordJSON(b) with the values in d's reused memory (see
+// RecordDecoder). Errors are the same.
+func (d *RecordDecoder) Decode(b []byte) (handle string, vs []Value, err error) {
+	if cap(d.arena) < len(b) {
+		d.arena = make([]byte, 0, len(b))
+	}
+	p := fastJSON{b: b, arena: d.arena[:0]}
+	handle, vs, ok := p.record(d.vs[:0])
+	if ok {
+		d.vs = vs[:0]
+		return handle, vs, nil
+	}
+	return decodeRecordJSONStd(b)
+}
+
 func fastRecordJSON(b []byte) (string, []Value, bool) {
 	p := fastJSON{b: b}
+	return p.record(nil)
+}
+
+// record decodes the record in p.b, appending its values to vs[:0].
+func (p *fastJSON) record(vs []Value) (string, []Value, bool) {
+	b := p.b
 	var (
 		hb        []byte
 		hasValues bool
-		vs        []Value
 	)
 	end, ok := p.object(p.ws(0), func(key []byte, i int) (int, bool) {
 		switch string(key) {

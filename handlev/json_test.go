@@ -488,6 +488,9 @@ func TestFastJSONCoversOwnOutput(t *testing.T) {
 	}
 }
 
+// sharedDecoder is reused by every checkFastAgrees call.
+var sharedDecoder RecordDecoder
+
 // checkFastAgrees decodes b with DecodeRecordJSON (fast path first) and with
 // the encoding/json path and fails unless both give the same result or the
 // same error; the fast path must never accept what json.Valid rejects.
@@ -500,6 +503,16 @@ func checkFastAgrees(t *testing.T, b []byte) {
 	hs, vss, errs := decodeRecordJSONStd(b)
 	if (err == nil) != (errs == nil) || (err != nil && err.Error() != errs.Error()) {
 		t.Fatalf("%q: DecodeRecordJSON err %v, encoding/json path err %v", b, err, errs)
+	}
+	// A RecordDecoder that decoded another record before gives the same.
+	hd, vsd, errd := sharedDecoder.Decode(b)
+	if (errd == nil) != (err == nil) || (err != nil && err.Error() != errd.Error()) || hd != h || len(vsd) != len(vs) {
+		t.Fatalf("%q: RecordDecoder = %q, %d values, %v; DecodeRecordJSON %q, %d values, %v", b, hd, len(vsd), errd, h, len(vs), err)
+	}
+	for i := range vs {
+		if !vs[i].Equal(&vsd[i]) {
+			t.Fatalf("%q: value %d: RecordDecoder %+v, DecodeRecordJSON %+v", b, i, vsd[i], vs[i])
+		}
 	}
 	if err == nil {
 		if h != hs || len(vs) != len(vss) {
@@ -589,5 +602,25 @@ func TestNextStop(t *testing.T) {
 		if got, want := nextStop(w, j), want(w, j); got != want {
 			t.Fatalf("nextStop(%q, %d) = %d, want %d", w, j, got, want)
 		}
+	}
+}
+
+// TestRecordDecoderReuse: a RecordDecoder reused across records of different
+// sizes gives what DecodeRecordJSON gives for each, and a record decoded after
+// a larger one does not see the larger one's values.
+func TestRecordDecoderReuse(t *testing.T) {
+	big := AppendRecordJSON(nil, "21.T11978/TEST/BIG", append(specRecordValues(), pid4catValues(t)...))
+	small := []byte(`{"handle":"1/x","values":[{"index":1,"type":"X","data":"a"}]}`)
+	var d RecordDecoder
+	for _, in := range [][]byte{small, big, small, big, []byte(specRecordJSON), small} {
+		wantH, want, err := DecodeRecordJSON(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, got, err := d.Decode(in)
+		if err != nil || h != wantH {
+			t.Fatalf("Decode = %q, %v; want %q", h, err, wantH)
+		}
+		assertValuesEqual(t, got, want)
 	}
 }
