@@ -183,6 +183,7 @@ func TestImportErrors(t *testing.T) {
 		// after more than a chunk's worth of good ones leaves nothing behind.
 		{"after a chunk", lines(0, 10000) + "\n" + lines(10000, 10004) + "{]\n", 10006, 0, nil, nil, "line 10006"},
 		{"after a spilled run", lines(0, 3000) + `{"handle":"21.T11148/B","values":[{}]}` + "\n", 3001, 0, nil, &jsonErr, "line 3001"},
+		{"handle too long", lines(0, 2) + `{"handle":"21.T11148/` + strings.Repeat("h", handlev.MaxHandleLen) + `","values":[{"index":1,"type":"URL","data":"x"}]}` + "\n" + lines(2, 3), 3, 0, ErrNotStorable, nil, "line 3"},
 		{"line too long", lines(0, 2) + `{"handle":"21.T11148/L","values":[{"index":1,"type":"X","data":"` + strings.Repeat("a", MaxImportLine) + `"}]}` + "\n", 3, 0, ErrLineTooLong, nil, "line 3"},
 	}
 	for _, tt := range tests {

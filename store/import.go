@@ -587,12 +587,15 @@ func (p *importParse) read(r io.Reader, jobs chan<- *parseBatch) {
 // Nothing it keeps points into b.buf.
 func (b *parseBatch) decode() {
 	b.recs = make([]importRec, 0, len(b.ends))
-	var arena []byte
+	var (
+		arena []byte
+		dec   handlev.RecordDecoder // values valid until the next line's
+	)
 	start := 0
 	for i, end := range b.ends {
 		line := b.buf[start:end]
 		start = end
-		handle, values, err := handlev.DecodeRecordJSON(line)
+		handle, values, err := dec.Decode(line)
 		if err == nil && handle == "" {
 			err = ErrEmptyKey
 		}
@@ -603,7 +606,7 @@ func (b *parseBatch) decode() {
 		ir := importRec{line: b.lineNos[i], handle: handle}
 		s := Stored{Record: handlev.Record{Handle: handle, Values: values}}
 		if checkStorable("", &s) != nil {
-			ir.rec.Values = values // Import reports it with the key
+			ir.rec.Values = cloneValues(values) // Import reports it with the key
 		} else {
 			size := encodedSize(&s)
 			if cap(arena)-len(arena) < size {
@@ -616,6 +619,15 @@ func (b *parseBatch) decode() {
 		b.recs = append(b.recs, ir)
 	}
 	b.ends, b.lineNos = nil, nil
+}
+
+// cloneValues copies vs out of a RecordDecoder's memory.
+func cloneValues(vs []handlev.Value) []handlev.Value {
+	out := slices.Clone(vs)
+	for i := range out {
+		out[i].Data = bytes.Clone(out[i].Data)
+	}
+	return out
 }
 
 // importWrite commits the chunks Import hands it, one transaction each, on its
