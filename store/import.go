@@ -221,6 +221,9 @@ func (s *importSort) sortRun() {
 		return
 	}
 	order := s.order[:0]
+	if cap(order) < len(run) {
+		order = make([]sortKey, 0, len(run))
+	}
 	for i := range run {
 		var b [8]byte
 		copy(b[:], run[i].key[s.lcp:])
@@ -246,6 +249,9 @@ func (s *importSort) sortRun() {
 		return ra.line - rb.line
 	})
 	sorted := s.spare[:0]
+	if cap(sorted) < len(run) {
+		sorted = make([]sortedRec, 0, len(run))
+	}
 	for _, o := range order {
 		sorted = append(sorted, run[o.i])
 	}
