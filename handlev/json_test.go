@@ -543,9 +543,9 @@ func TestFastJSONMalformed(t *testing.T) {
 		[]byte(`{"handle":"1/x","values":[{"index":1,"type":"X","data":"a","ttl":"2001-09-09T01:46:40Z","timestamp":"2001-09-09T01:46:40Z"},{"index":2,"type":"X","data":"a","ttl":"2099-09-09T01:46:40Z","timestamp":"2099-09-09T01:46:40Z"}]}`),
 		[]byte(`{"handle":"1/x","values":[{"index":1,"type":"X","data":"a","timestamp":"\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000"}]}`),
 	}
-	subst := []byte("\"\\{}[]:,0123456789-+.eEtfnrulasx \t\n\r\x00\x1f\x7f\xff/")
+	subst := []byte("\"\\{}[]:,019-+.Etnu \n\x00\x1f\xff/")
 	for _, rec := range recs {
-		step := 1 + len(rec)/500 // every byte of the small records, a sample of the large one
+		step := 1 + len(rec)/200 // every byte of the small records, a sample of the large one
 		for n := 0; n <= len(rec); n += step {
 			checkFastAgrees(t, rec[:n])
 		}
