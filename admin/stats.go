@@ -49,7 +49,7 @@ func statsKey(kind byte, key []byte, day string) []byte {
 	return append(k, day...)
 }
 
-// A flush is a few hundred short steps rather than one long one. With
+// A flush is a series of short steps rather than one long one. With
 // GOMAXPROCS 1 a goroutine that keeps the processor busy delays every
 // resolution: the resolvers' connections are polled only when the processor
 // has nothing else to run (or every 10 ms by the runtime's monitor), so a
@@ -57,24 +57,35 @@ func statsKey(kind byte, key []byte, day string) []byte {
 // touched page at commit) held the resolvers back for hundreds of
 // milliseconds. So the flush drains the counter in parts, sorts in runs, and
 // writes in transactions of at most statsChunk keys (more only when a flush
-// would otherwise take more than statsMaxTx transactions), sleeping briefly
-// between steps (statsYield) so that the resolvers' connections are polled.
+// would otherwise take more than statsMaxTx transactions), and after each
+// step rests statsRest times as long as the step took (statsPacer), so that
+// it takes at most a quarter of the processor while it runs. Resting must be
+// a sleep of that length: a goroutine woken by a timer or a channel send runs
+// before the resolvers already waiting, and so does the batch goroutine of the
+// next commit (its timer starts it), and a commit's fsync keeps the processor
+// until the runtime's monitor hands it over (up to 10–20 ms).
 // In key order each transaction touches its own few leaf pages, so a page is
-// still written once per flush; the batch delay of each commit frees the
-// processor too. The sizes weigh CPU bursts (about 1.5 µs per key, so ~2 ms
-// per transaction) against commits: the runtime hands the P of a goroutine
-// blocked in fsync to the others only when sysmon notices (up to 10 ms).
+// still written once per flush. The sizes weigh CPU bursts (about 1.5 µs per
+// key, so ~2 ms per transaction) against the number of commits (fsyncs).
 const (
 	statsChunk   = 1024
 	statsMaxTx   = 32
 	statsParts   = 16   // counter drained in this many parts
 	statsSortRun = 2048 // keys sorted at a time before merging
-	statsPause   = 50 * time.Microsecond
+	statsRest    = 3
+	statsMaxRest = 100 * time.Millisecond
 )
 
-// statsYield lets the resolvers run: a sleep, unlike runtime.Gosched, leaves
-// the processor idle long enough for the runtime to poll the network.
-func statsYield() { time.Sleep(statsPause) }
+// statsPacer spaces a flush's steps (see statsRest).
+type statsPacer struct{ since time.Time }
+
+func newStatsPacer() *statsPacer { return &statsPacer{since: time.Now()} }
+
+// rest sleeps statsRest times as long as it has been since the last rest.
+func (p *statsPacer) rest() {
+	time.Sleep(min(statsRest*time.Since(p.since), statsMaxRest))
+	p.since = time.Now()
+}
 
 // statsEnt is one statistics key to add to: the key is statsBuf.keys[off:end].
 type statsEnt struct {
@@ -121,7 +132,7 @@ func putStatsBuf(b *statsBuf) {
 
 // collect drains counts into b: one 'i' key per identifier of an SNAA
 // namespace and one 'n' key per namespace, sorted.
-func (b *statsBuf) collect(counts CountSource, namer *handlev.Namer, day string) {
+func (b *statsBuf) collect(counts CountSource, namer *handlev.Namer, day string, p *statsPacer) {
 	add := func(k string, n uint64) {
 		off := len(b.keys)
 		b.keys = append(b.keys, statsID)
@@ -146,7 +157,7 @@ func (b *statsBuf) collect(counts CountSource, namer *handlev.Namer, day string)
 		before := len(b.ents)
 		counts.DrainPart(i, statsParts, add)
 		if len(b.ents)-before > statsSortRun/2 {
-			statsYield()
+			p.rest()
 		}
 	}
 	for _, e := range b.nse {
@@ -157,7 +168,7 @@ func (b *statsBuf) collect(counts CountSource, namer *handlev.Namer, day string)
 		b.keys = append(b.keys, day...)
 		b.ents = append(b.ents, statsEnt{off: uint32(off), end: uint32(len(b.keys)), n: e.n})
 	}
-	b.sort()
+	b.sort(p)
 	b.vals = slices.Grow(b.vals[:0], 8*len(b.ents))[:8*len(b.ents)]
 }
 
@@ -166,8 +177,8 @@ func (b *statsBuf) cmp(x, y statsEnt) int {
 }
 
 // sort sorts b.ents by key: runs of statsSortRun, then merges of pairs of
-// runs, yielding between steps.
-func (b *statsBuf) sort() {
+// runs, resting between steps.
+func (b *statsBuf) sort(p *statsPacer) {
 	n := len(b.ents)
 	if n <= statsSortRun {
 		slices.SortFunc(b.ents, b.cmp)
@@ -175,7 +186,7 @@ func (b *statsBuf) sort() {
 	}
 	for lo := 0; lo < n; lo += statsSortRun {
 		slices.SortFunc(b.ents[lo:min(lo+statsSortRun, n)], b.cmp)
-		statsYield()
+		p.rest()
 	}
 	src, dst := b.ents, slices.Grow(b.tmp[:0], n)[:n]
 	for width := statsSortRun; width < n; width *= 2 {
@@ -190,7 +201,7 @@ func (b *statsBuf) sort() {
 					j++
 				}
 				if (k-lo+1)%statsSortRun == 0 {
-					statsYield()
+					p.rest()
 				}
 			}
 		}
@@ -233,13 +244,15 @@ func (s *Server) FlushStats() error {
 	}
 	b := getStatsBuf()
 	defer putStatsBuf(b)
-	b.collect(s.counts, s.namer, s.now().UTC().Format("20060102"))
+	p := newStatsPacer()
+	b.collect(s.counts, s.namer, s.now().UTC().Format("20060102"), p)
 	if len(b.ents) == 0 {
 		return nil
 	}
 	chunk := max(statsChunk, (len(b.ents)+statsMaxTx-1)/statsMaxTx)
 	var first error
 	for lo := 0; lo < len(b.ents); lo += chunk {
+		p.rest()
 		if err := b.write(s.db, lo, min(lo+chunk, len(b.ents))); err != nil && first == nil {
 			first = err
 		}
