@@ -88,12 +88,13 @@ type DB struct {
 
 	// Freelist checkpoints (see freelistSyncIdle): dirty is set by every
 	// commit that did not write the freelist, lastCommit is its time (unix ns).
-	dirty      atomic.Bool
-	lastCommit atomic.Int64
-	syncIdle   time.Duration
-	stop       chan struct{}
-	stopped    chan struct{}
-	closeOnce  sync.Once
+	dirty         atomic.Bool
+	freelistSyncs atomic.Uint64
+	lastCommit    atomic.Int64
+	syncIdle      time.Duration
+	stop          chan struct{}
+	stopped       chan struct{}
+	closeOnce     sync.Once
 }
 
 // Open opens (creating if needed) the database at cfg.Path, creates every bucket
@@ -226,11 +227,20 @@ func (db *DB) syncFreelist() error {
 	if db.bolt.IsReadOnly() {
 		return nil
 	}
-	return db.bolt.Update(func(tx *bbolt.Tx) error {
+	err := db.bolt.Update(func(tx *bbolt.Tx) error {
 		db.bolt.NoFreelistSync = false
 		return nil
 	})
+	if err == nil {
+		db.freelistSyncs.Add(1)
+	}
+	return err
 }
+
+// FreelistSyncs is the number of commits that only wrote the freelist (the
+// checkpoints of checkpointFreelist and the one of Close): the transaction ids
+// those commits took belong to no write of a caller.
+func (db *DB) FreelistSyncs() uint64 { return db.freelistSyncs.Load() }
 
 // Path returns the database file name.
 func (db *DB) Path() string { return db.cfg.Path }

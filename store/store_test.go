@@ -729,4 +729,7 @@ func TestFreelistCheckpoint(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	if db.FreelistSyncs() == 0 {
+		t.Error("FreelistSyncs is 0 after a checkpoint wrote the freelist")
+	}
 }
