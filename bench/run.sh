@@ -20,7 +20,7 @@
 #
 # Every server runs in its own process group (setsid) pinned to SERVER_CPU, the
 # load generators to LOAD_CPU; the EXIT trap kills every group this script
-# started. Loopback only. Writes OUT/<date>-<host>.md and .svg.
+# started. Loopback only. Writes OUT/<date>-<host>.md (-n<N> added unless N = 1M), .svg and .log.
 set -euo pipefail
 # The whole script is one compound command, so bash parses it before running
 # it: editing run.sh during a run cannot derail the run.
@@ -707,7 +707,9 @@ fi
 
 # -------------------------------------------------------------------- report --
 mkdir -p "$OUT"
-REPORT=$OUT/$STAMP-$HOST.md
+# make bench (N = 1M) writes <date>-<host>.md; any other N adds -n<N>, so
+# that make bench-full on the same day does not overwrite it.
+REPORT=$OUT/$STAMP-$HOST$([[ $N == 1000000 ]] || echo "-n$N").md
 "$BIN/report" -rows "$ROWS" -chart "$CHART" -out "$REPORT" -profile "$PROFILE_MD" \
 	-title "pidnode benchmarks, N = $N, $STAMP, $HOST" \
 	-setup "CPU time on the server CPU not charged to the server (other processes, interrupts): $(r0 "$(calc "($RUN_TICKS > 0) ? 100 * $OTHER_TICKS / $RUN_TICKS : 0")") % of the wrk runs' wall time (0 on a quiet machine; wall-clock rates and tails suffer from it, per-CPU-second figures much less). $(nproc) CPUs ($(awk -F': ' '/model name/{print $2; exit}' /proc/cpuinfo)), $(free -g | awk '/Mem:/{print $2}') GiB; $PINNING; ${DUR} s per capacity run, ${OL_DUR} s per open-loop run; the whole suite took $(r1 "$(calc "$SECONDS / 60")") min; wrk $CONNS connections, open loop $OL_CONNS, request streams of $REQUESTS paths (Zipf s=1.1: $ZIPF_DISTINCT distinct); load average at start $LOAD0, at the end $(cut -d' ' -f1-3 /proc/loadavg); go $(go env GOVERSION), $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2), nginx $("$NGINX" -v 2>&1 | sed 's/.*nginx\///'); pidnode commit $COMMIT"
