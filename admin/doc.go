@@ -12,9 +12,10 @@
 //   - the URL index (BucketURLIndex, urlindex.go), maintained by every write in
 //     its transaction and rebuilt by ReindexURLs after offline imports;
 //   - resolution statistics (BucketStats, stats.go): counts the resolvers keep
-//     in memory (a CountSource, in practice *cache.Counter) are flushed in one
-//     transaction every StatsInterval by RunStats, by UTC day, per identifier
-//     and per namespace;
+//     in memory (a CountSource, in practice *cache.Counter) are flushed every
+//     StatsInterval by RunStats, by UTC day, per identifier and per namespace,
+//     in short transactions in key order with rests between them, so that a
+//     flush never holds a core the resolvers need for long;
 //   - applications, SNAAs, API keys (stored only as SHA-256 of the secret, looked
 //     up by hash and compared in constant time), idempotency records and the
 //     append-only audit log, kept as JSON in the store buckets BucketApplications,
