@@ -22,11 +22,12 @@ import (
 // creates/s with the CPU mostly idle. Here the next batch is closed exactly
 // when the previous commit returns, so it holds everyone who waited.
 //
-// Groups are committed with store.UpdateNow, not store.Update: the queue here
-// already holds everyone who could share the commit, so bbolt's batch timer
-// would only add its delay (and a timer and a goroutine hand-off) to every
-// commit. Other writers (stats and last-used flushes, operator routes) still
-// use store.Update and take bbolt's writer lock between two groups.
+// Groups are committed with store.Update, whose batch window lets the writers
+// that arrive while a group is being built join its commit. Committing each
+// group at once without the window (a store.UpdateNow, tried and removed)
+// served one client twice as fast (~535 against ~265 creates/s, 1M-record
+// database, server on one core) but made 64 clients commit in small groups:
+// ~700 creates/s against ~2,000, p99 ~190 ms against ~55 ms.
 //
 // The fns of one group share one bbolt transaction and are called in order;
 // like store.Update's, they must be idempotent (a group is re-run without a
@@ -93,7 +94,7 @@ func (g *groupCommit) update(fn func(tx *store.Tx) error) error {
 func (g *groupCommit) run(group []*commitCall) {
 	for len(group) > 0 {
 		failed := -1
-		err := g.db.UpdateNow(func(tx *store.Tx) error {
+		err := g.db.Update(func(tx *store.Tx) error {
 			failed = -1
 			for i, c := range group {
 				if err := safeCall(c.fn, tx); err != nil {
@@ -115,7 +116,7 @@ func (g *groupCommit) run(group []*commitCall) {
 		}
 		c := group[failed]
 		group = append(group[:failed:failed], group[failed+1:]...)
-		c.done <- g.db.UpdateNow(func(tx *store.Tx) error { return safeCall(c.fn, tx) })
+		c.done <- g.db.Update(func(tx *store.Tx) error { return safeCall(c.fn, tx) })
 	}
 }
 

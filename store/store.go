@@ -220,7 +220,7 @@ func (db *DB) Close() error {
 //
 // bbolt reads DB.NoFreelistSync in Commit, under its writer lock, so the flag
 // is only ever written inside a write transaction: off here, and on again at
-// the start of every Update and UpdateNow. (A write transaction opened on the
+// the start of every Update. (A write transaction opened on the
 // bbolt handle directly, as Import's are, may find it off and then writes
 // the freelist too: slower, never wrong.)
 func (db *DB) syncFreelist() error {
@@ -268,21 +268,6 @@ func (db *DB) View(fn func(tx *Tx) error) error {
 // handlers; a single goroutine doing many writes should group them in one Update.
 func (db *DB) Update(fn func(tx *Tx) error) error {
 	err := db.bolt.Batch(func(btx *bbolt.Tx) error {
-		db.bolt.NoFreelistSync = true // see syncFreelist
-		return fn(&Tx{tx: btx})
-	})
-	db.noteCommit()
-	return err
-}
-
-// UpdateNow runs fn in a read-write transaction of its own, committed (and on
-// disk unless Config.NoSync) when UpdateNow returns nil. Unlike Update it does
-// not wait for company and calls fn exactly once: it is for a caller that
-// groups concurrent writes itself (admin's group commit), for which Update's
-// batch timer is only added latency and scheduling work. If fn returns an
-// error, its changes are rolled back and UpdateNow returns that error.
-func (db *DB) UpdateNow(fn func(tx *Tx) error) error {
-	err := db.bolt.Update(func(btx *bbolt.Tx) error {
 		db.bolt.NoFreelistSync = true // see syncFreelist
 		return fn(&Tx{tx: btx})
 	})

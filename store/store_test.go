@@ -641,35 +641,6 @@ func db2(t *testing.T, path string) *DB {
 	return db
 }
 
-// UpdateNow calls fn once, commits its writes, and rolls them back when fn fails.
-func TestUpdateNow(t *testing.T) {
-	db := openTest(t, "", true)
-	calls := 0
-	s := Stored{Record: handlev.Record{Handle: "21.T1/A"}, Version: 1}
-	if err := db.UpdateNow(func(tx *Tx) error { calls++; return tx.PutRecord("21.T1/A", &s) }); err != nil {
-		t.Fatal(err)
-	}
-	boom := errors.New("boom")
-	if err := db.UpdateNow(func(tx *Tx) error {
-		calls++
-		if err := tx.PutRecord("21.T1/B", &s); err != nil {
-			return err
-		}
-		return boom
-	}); err != boom {
-		t.Fatalf("UpdateNow = %v, want %v", err, boom)
-	}
-	if calls != 2 {
-		t.Errorf("fn called %d times, want 2", calls)
-	}
-	if _, ok, _ := db.Get("21.T1/A"); !ok {
-		t.Error("committed record missing")
-	}
-	if _, ok, _ := db.Get("21.T1/B"); ok {
-		t.Error("record of a failed UpdateNow was kept")
-	}
-}
-
 // Open reserves twice the file's size, at least initialMmapSize.
 func TestMmapSize(t *testing.T) {
 	dir := t.TempDir()
@@ -698,7 +669,7 @@ func TestFreelistCheckpoint(t *testing.T) {
 	dir := t.TempDir()
 	db := openTest(t, filepath.Join(dir, "pidnode.db"), true)
 	s := Stored{Record: handlev.Record{Handle: "21.T1/A"}, Version: 1}
-	if err := db.UpdateNow(func(tx *Tx) error { return tx.PutRecord("21.T1/A", &s) }); err != nil {
+	if err := db.Update(func(tx *Tx) error { return tx.PutRecord("21.T1/A", &s) }); err != nil {
 		t.Fatal(err)
 	}
 	// hasFreelist copies db as a crash would leave it and reports whether a
