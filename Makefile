@@ -40,7 +40,14 @@ fuzz: ## run every native fuzz target for FUZZTIME each (default 10s)
 	@set -e; for pkg in $$($(GO) list ./...); do \
 	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
 	    echo "== $$pkg $$f ($(FUZZTIME))"; \
-	    $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 20x $$pkg; \
+	    out=$$(mktemp); rc=0; \
+	    $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 20x $$pkg >$$out 2>&1 || rc=$$?; \
+	    cat $$out; \
+	    if [ $$rc -ne 0 ]; then \
+	      if grep -q 'Failing input written to' $$out || ! grep -q 'context deadline exceeded' $$out; then rm -f $$out; exit 1; fi; \
+	      echo "fuzz: $$f stopped by Go's own fuzztime deadline race (go.dev/issue/75804, unfixed in go1.26) with no failing input: not a finding"; \
+	    fi; \
+	    rm -f $$out; \
 	  done; \
 	done
 
