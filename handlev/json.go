@@ -1196,48 +1196,10 @@ func (p *fastJSON) appendStr(dst []byte, i int) ([]byte, int, bool) {
 			return append(dst, b[seg:j]...), j + 1, true
 		case '\\':
 			dst = append(dst, b[seg:j]...)
-			if j+1 >= len(b) {
+			var ok bool
+			if dst, j, ok = appendEscape(dst, b, j); !ok {
 				return nil, 0, false
 			}
-			switch e := b[j+1]; e {
-			case '"', '\\', '/':
-				dst = append(dst, e)
-			case 'b':
-				dst = append(dst, '\b')
-			case 'f':
-				dst = append(dst, '\f')
-			case 'n':
-				dst = append(dst, '\n')
-			case 'r':
-				dst = append(dst, '\r')
-			case 't':
-				dst = append(dst, '\t')
-			case 'u':
-				if j+6 > len(b) {
-					return nil, 0, false
-				}
-				var r rune
-				for _, h := range b[j+2 : j+6] {
-					switch {
-					case '0' <= h && h <= '9':
-						r = r<<4 | rune(h-'0')
-					case 'a' <= h && h <= 'f':
-						r = r<<4 | rune(h-'a'+10)
-					case 'A' <= h && h <= 'F':
-						r = r<<4 | rune(h-'A'+10)
-					default:
-						return nil, 0, false
-					}
-				}
-				if 0xD800 <= r && r < 0xE000 {
-					return nil, 0, false
-				}
-				dst = utf8.AppendRune(dst, r)
-				j += 4
-			default:
-				return nil, 0, false
-			}
-			j += 2
 			seg = j
 		default:
 			if c < utf8.RuneSelf { // a raw control character
@@ -1261,50 +1223,53 @@ func appendUnescaped(out, raw []byte) ([]byte, bool) {
 			return append(out, raw...), true
 		}
 		out = append(out, raw[:k]...)
-		if k+1 >= len(raw) {
+		var ok bool
+		if out, k, ok = appendEscape(out, raw, k); !ok {
 			return nil, false
 		}
-		switch c := raw[k+1]; c {
-		case '"', '\\', '/':
-			out = append(out, c)
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
-		case 'u':
-			if k+6 > len(raw) {
-				return nil, false
-			}
-			var r rune
-			for _, h := range raw[k+2 : k+6] {
-				switch {
-				case '0' <= h && h <= '9':
-					r = r<<4 | rune(h-'0')
-				case 'a' <= h && h <= 'f':
-					r = r<<4 | rune(h-'a'+10)
-				case 'A' <= h && h <= 'F':
-					r = r<<4 | rune(h-'A'+10)
-				default:
-					return nil, false
-				}
-			}
-			if 0xD800 <= r && r < 0xE000 {
-				return nil, false
-			}
-			out = utf8.AppendRune(out, r)
-			raw = raw[k+6:]
-			continue
-		default:
-			return nil, false
-		}
-		raw = raw[k+2:]
+		raw = raw[k:]
 	}
+}
+
+// appendEscape appends the character that the escape sequence at b[k] (a
+// backslash) stands for and returns the index after the sequence; it gives
+// up on a malformed sequence and on surrogate escapes (the encoding/json path
+// handles those).
+func appendEscape(dst, b []byte, k int) ([]byte, int, bool) {
+	if k+1 >= len(b) {
+		return nil, 0, false
+	}
+	switch c := b[k+1]; c {
+	case '"', '\\', '/':
+		return append(dst, c), k + 2, true
+	case 'b':
+		return append(dst, '\b'), k + 2, true
+	case 'f':
+		return append(dst, '\f'), k + 2, true
+	case 'n':
+		return append(dst, '\n'), k + 2, true
+	case 'r':
+		return append(dst, '\r'), k + 2, true
+	case 't':
+		return append(dst, '\t'), k + 2, true
+	case 'u':
+		if k+6 > len(b) {
+			return nil, 0, false
+		}
+		var r rune
+		for _, h := range b[k+2 : k+6] {
+			d, ok := UnhexDigit(h)
+			if !ok {
+				return nil, 0, false
+			}
+			r = r<<4 | rune(d)
+		}
+		if 0xD800 <= r && r < 0xE000 {
+			return nil, 0, false
+		}
+		return utf8.AppendRune(dst, r), k + 6, true
+	}
+	return nil, 0, false
 }
 
 // int decodes the integer at i within [lo, hi].
