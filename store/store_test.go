@@ -584,27 +584,10 @@ func TestFreelistWrittenAtClose(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// committedAtOpen reports whether a default bbolt Open (which writes the
-	// freelist when the file has none) had to commit.
-	committedAtOpen := func(path string) bool {
-		t.Helper()
-		txid := func(opts *bbolt.Options) int {
-			bdb, err := bbolt.Open(path, 0o600, opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer bdb.Close()
-			var id int
-			bdb.View(func(tx *bbolt.Tx) error { id = tx.ID(); return nil })
-			return id
-		}
-		before := txid(&bbolt.Options{ReadOnly: true})
-		return txid(nil) != before
-	}
-	if committedAtOpen(path) {
+	if committedAtOpen(t, path) {
 		t.Error("after Close the file has no synced freelist")
 	}
-	if !committedAtOpen(filepath.Join(dir, "crashed.db")) {
+	if !committedAtOpen(t, filepath.Join(dir, "crashed.db")) {
 		t.Error("a copy taken while open has a synced freelist: commits write it")
 	}
 
@@ -680,18 +663,7 @@ func TestFreelistCheckpoint(t *testing.T) {
 		if err := CopyFile(db, cp); err != nil {
 			t.Fatal(err)
 		}
-		txid := func(opts *bbolt.Options) int {
-			bdb, err := bbolt.Open(cp, 0o600, opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer bdb.Close()
-			var id int
-			bdb.View(func(tx *bbolt.Tx) error { id = tx.ID(); return nil })
-			return id
-		}
-		before := txid(&bbolt.Options{ReadOnly: true})
-		return txid(nil) == before
+		return !committedAtOpen(t, cp)
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for !hasFreelist() {
@@ -703,4 +675,23 @@ func TestFreelistCheckpoint(t *testing.T) {
 	if db.FreelistSyncs() == 0 {
 		t.Error("FreelistSyncs is 0 after a checkpoint wrote the freelist")
 	}
+}
+
+// committedAtOpen reports whether a default bbolt Open of the file at path
+// had to commit, which it does when the file has no synced freelist (it
+// writes one).
+func committedAtOpen(t *testing.T, path string) bool {
+	t.Helper()
+	txid := func(opts *bbolt.Options) int {
+		bdb, err := bbolt.Open(path, 0o600, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer bdb.Close()
+		var id int
+		bdb.View(func(tx *bbolt.Tx) error { id = tx.ID(); return nil })
+		return id
+	}
+	before := txid(&bbolt.Options{ReadOnly: true})
+	return txid(nil) != before
 }
