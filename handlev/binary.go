@@ -74,29 +74,7 @@ func DecodeValue(b []byte) (v Value, n int, err error) {
 // values are accepted. The values own their memory: their Data slices share one
 // freshly allocated buffer (never b), each capped so an append to one cannot
 // overwrite another; keeping any one of them keeps that buffer alive.
-func DecodeValues(b []byte) (vs []Value, n int, err error) {
-	r := wireReader{b: b}
-	count, err := r.count("value count", MaxValues)
-	if err != nil {
-		return nil, 0, err
-	}
-	// Never trust the count for allocation: a value needs at least minValueLen bytes.
-	capHint := count
-	if maxFit := r.remaining() / minValueLen; capHint > maxFit {
-		capHint = maxFit
-	}
-	vs = make([]Value, 0, capHint)
-	// Data of all values is copied into one arena, at most the input's size.
-	var arena []byte
-	for i := 0; i < count; i++ {
-		v, err := r.value(&arena)
-		if err != nil {
-			return nil, 0, err
-		}
-		vs = append(vs, v)
-	}
-	return vs, r.off, nil
-}
+func DecodeValues(b []byte) (vs []Value, n int, err error) { return decodeValues(b, false) }
 
 // DecodeValuesShared is DecodeValues without the copies: the values' data, type
 // names (other than the well-known ones, which are constants) and reference
@@ -107,19 +85,30 @@ func DecodeValues(b []byte) (vs []Value, n int, err error) {
 // for the garbage collector while the values live. The caller must never
 // modify b afterwards; any value keeps all of b alive. Data slices are capped,
 // so an append to one cannot overwrite another. Errors are DecodeValues'.
-func DecodeValuesShared(b []byte) (vs []Value, n int, err error) {
-	r := wireReader{b: b, shared: true}
+func DecodeValuesShared(b []byte) (vs []Value, n int, err error) { return decodeValues(b, true) }
+
+// decodeValues is DecodeValues, or DecodeValuesShared if shared.
+func decodeValues(b []byte, shared bool) (vs []Value, n int, err error) {
+	r := wireReader{b: b, shared: shared}
 	count, err := r.count("value count", MaxValues)
 	if err != nil {
 		return nil, 0, err
 	}
+	// Never trust the count for allocation: a value needs at least minValueLen bytes.
 	capHint := count
 	if maxFit := r.remaining() / minValueLen; capHint > maxFit {
 		capHint = maxFit
 	}
 	vs = make([]Value, 0, capHint)
+	// Unshared, the data of all values is copied into one arena, at most the
+	// input's size; shared, it stays in b.
+	var arena []byte
+	ap := &arena
+	if shared {
+		ap = nil
+	}
 	for i := 0; i < count; i++ {
-		v, err := r.value(nil)
+		v, err := r.value(ap)
 		if err != nil {
 			return nil, 0, err
 		}

@@ -968,6 +968,15 @@ func (p *fastJSON) skipStr(i int) (end int, esc, ok bool) {
 	}
 }
 
+// skipDigits returns the index of the first byte at or after j that is not
+// an ASCII digit.
+func skipDigits(b []byte, j int) int {
+	for j < len(b) && '0' <= b[j] && b[j] <= '9' {
+		j++
+	}
+	return j
+}
+
 // number checks the JSON number at i and returns the index after it; n is its
 // value when it is an integer (no fraction, no exponent) of at most 18 digits.
 func (p *fastJSON) number(i int) (end int, n int64, isInt, ok bool) {
@@ -994,27 +1003,22 @@ func (p *fastJSON) number(i int) (end int, n int64, isInt, ok bool) {
 	}
 	isInt = digits <= 18
 	if j < len(b) && b[j] == '.' {
-		j++
-		k := j
-		for ; j < len(b) && '0' <= b[j] && b[j] <= '9'; j++ {
-		}
-		if j == k {
+		k := skipDigits(b, j+1)
+		if k == j+1 {
 			return 0, 0, false, false
 		}
-		isInt = false
+		j, isInt = k, false
 	}
 	if j < len(b) && (b[j] == 'e' || b[j] == 'E') {
 		j++
 		if j < len(b) && (b[j] == '+' || b[j] == '-') {
 			j++
 		}
-		k := j
-		for ; j < len(b) && '0' <= b[j] && b[j] <= '9'; j++ {
-		}
-		if j == k {
+		k := skipDigits(b, j)
+		if k == j {
 			return 0, 0, false, false
 		}
-		isInt = false
+		j, isInt = k, false
 	}
 	if neg {
 		n = -n
