@@ -9,10 +9,10 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
-	"github.com/valyala/fasthttp"
 )
 
 // result is what one run prints.
@@ -28,6 +28,11 @@ type result struct {
 	Status      map[int]int64  `json:"status"`
 	Percentiles map[string]any `json:"latency_ms"`
 	Conns       int            `json:"conns"`
+	// CPU is the generator's own CPU time during the run, CPUShare that
+	// over the run's wall time: near 1 on a one-core generator means the
+	// tail includes the generator's own queueing.
+	CPU      float64 `json:"cpu_s"`
+	CPUShare float64 `json:"cpu_share"`
 }
 
 func main() {
@@ -93,26 +98,17 @@ type worker struct {
 
 func run(addr string, paths [][]byte, rate float64, duration, grace time.Duration, conns int, seed uint64) *result {
 	total := int64(rate * duration.Seconds())
-	client := &fasthttp.HostClient{
-		Addr:                     addr,
-		MaxConns:                 conns,
-		ReadTimeout:              10 * time.Second,
-		WriteTimeout:             10 * time.Second,
-		MaxIdleConnDuration:      time.Minute,
-		NoDefaultUserAgentHeader: true,
-	}
-	// The queue holds due-but-unsent requests; it is large so that the
-	// dispatcher never waits for workers (waiting would hide queueing delay).
-	jobs := make(chan int64, min(total, 4_000_000))
-	offset := int64(rand.New(rand.NewPCG(seed, 3)).IntN(len(paths)))
+	reqs := buildRequests(addr, paths)
+	offset := int64(rand.New(rand.NewPCG(seed, 3)).IntN(len(reqs)))
 	interval := float64(time.Second) / rate
 	var (
 		start    = time.Now().Add(20 * time.Millisecond)
 		deadline = start.Add(duration + grace)
+		next     atomic.Int64 // the next request to send
 		sent     atomic.Int64
 		done     atomic.Int64
-		stop     atomic.Bool
 	)
+	cpu0 := cpuTime()
 	workers := make([]*worker, conns)
 	var wg sync.WaitGroup
 	for i := range workers {
@@ -121,51 +117,49 @@ func run(addr string, paths [][]byte, rate float64, duration, grace time.Duratio
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			req := fasthttp.AcquireRequest()
-			resp := fasthttp.AcquireResponse()
-			req.Header.SetHost(addr)
-			for k := range jobs {
-				if stop.Load() {
-					continue // drain: past the hard limit, count as missed
+			// Every read and write is bounded by the run's hard limit.
+			c := &wire{addr: addr, deadline: deadline}
+			defer func() {
+				if c.c != nil {
+					c.c.Close()
+				}
+			}()
+			// Each free connection takes the next request and sends it at
+			// its intended time, or at once if that has passed (the server
+			// or the generator is behind: the delay is measured, not
+			// skipped). Requests are paced one by one rather than released
+			// in batches by a ticking dispatcher, whose bursts (a tick is a
+			// millisecond once the runtime's poller sleeps) queued in the
+			// server and showed up as its latency.
+			for {
+				k := next.Add(1) - 1
+				if k >= total {
+					return
 				}
 				intended := start.Add(time.Duration(float64(k) * interval))
-				req.SetRequestURIBytes(paths[(k+offset)%int64(len(paths))])
-				// Do, not DoDeadline: DoDeadline starts a goroutine and a timer
-				// per request, which caps one load core near 20k req/s. The
-				// client's read/write timeouts bound every request instead.
-				err := client.Do(req, resp)
+				if !intended.Before(deadline) {
+					return
+				}
+				if d := time.Until(intended); d > 0 {
+					time.Sleep(d)
+				}
+				if time.Now().After(deadline) {
+					return // past the hard limit: counted as missed
+				}
+				sent.Add(1)
+				status, err := c.roundTrip(reqs[(k+offset)%int64(len(reqs))])
 				lat := time.Since(intended)
 				if err != nil {
 					w.errors++
 				} else {
-					w.status[resp.StatusCode()%600]++
+					w.status[status%600]++
 				}
 				w.hist.RecordValue(max(lat.Microseconds(), 1))
 				done.Add(1)
 			}
 		}()
 	}
-	// Dispatcher: emit every request whose intended time has come. Sleeping
-	// coarsely is fine: latency is measured from the intended time.
-	go func() {
-		time.Sleep(time.Until(start))
-		var k int64
-		for k < total {
-			if time.Now().After(deadline) {
-				break
-			}
-			due := min(total, int64(float64(time.Since(start))/interval)+1)
-			for ; k < due; k++ {
-				jobs <- k
-			}
-			sent.Store(k)
-			time.Sleep(200 * time.Microsecond)
-		}
-		close(jobs)
-	}()
-	timer := time.AfterFunc(time.Until(deadline), func() { stop.Store(true) })
 	wg.Wait()
-	timer.Stop()
 	elapsed := time.Since(start)
 
 	h := hdrhistogram.New(1, 60_000_000, 3)
@@ -183,12 +177,23 @@ func run(addr string, paths [][]byte, rate float64, duration, grace time.Duratio
 	res.Completed = done.Load()
 	res.Missed = total - res.Completed
 	res.Achieved = float64(res.Completed) / min(elapsed.Seconds(), duration.Seconds()+grace.Seconds())
+	res.CPU = (cpuTime() - cpu0).Seconds()
+	res.CPUShare = res.CPU / elapsed.Seconds()
 	ms := func(q float64) float64 { return float64(h.ValueAtQuantile(q)) / 1000 }
 	res.Percentiles = map[string]any{
 		"p50": ms(50), "p90": ms(90), "p99": ms(99), "p99.9": ms(99.9),
 		"max": float64(h.Max()) / 1000, "mean": h.Mean() / 1000,
 	}
 	return res
+}
+
+// cpuTime is the CPU time (user + system) this process has used so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // onceResult is what a -once pass prints.
@@ -202,34 +207,38 @@ type onceResult struct {
 // runOnce sends every path once (e.g. to fill a cache with exactly the
 // stream's distinct handles before a measured run).
 func runOnce(addr string, paths [][]byte, conns int) *onceResult {
-	client := &fasthttp.HostClient{Addr: addr, MaxConns: conns, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second}
+	reqs := buildRequests(addr, paths)
 	var (
 		next atomic.Int64
 		mu   sync.Mutex
 		wg   sync.WaitGroup
-		res  = &onceResult{Requests: len(paths), Status: map[int]int64{}}
+		res  = &onceResult{Requests: len(reqs), Status: map[int]int64{}}
 	)
 	start := time.Now()
 	for c := 0; c < conns; c++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			req := fasthttp.AcquireRequest()
-			resp := fasthttp.AcquireResponse()
-			req.Header.SetHost(addr)
+			// A warm-up pass is bounded too: nothing outlives ten minutes.
+			w := &wire{addr: addr, deadline: start.Add(onceLimit)}
+			defer func() {
+				if w.c != nil {
+					w.c.Close()
+				}
+			}()
 			status := map[int]int64{}
 			var errs int64
 			for {
 				k := next.Add(1) - 1
-				if k >= int64(len(paths)) {
+				if k >= int64(len(reqs)) {
 					break
 				}
-				req.SetRequestURIBytes(paths[k])
-				if err := client.Do(req, resp); err != nil {
+				code, err := w.roundTrip(reqs[k])
+				if err != nil {
 					errs++
 					continue
 				}
-				status[resp.StatusCode()]++
+				status[code]++
 			}
 			mu.Lock()
 			defer mu.Unlock()
@@ -243,3 +252,6 @@ func runOnce(addr string, paths [][]byte, conns int) *onceResult {
 	res.Seconds = time.Since(start).Seconds()
 	return res
 }
+
+// onceLimit bounds a -once warm-up pass.
+const onceLimit = 10 * time.Minute
