@@ -18,6 +18,7 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 
 	"pidnode/handlev"
+	"pidnode/internal/procfloor"
 )
 
 // SchemaVersion is the schema this binary writes and understands. A file with a
@@ -227,6 +228,8 @@ func (db *DB) syncFreelist() error {
 	if db.bolt.IsReadOnly() {
 		return nil
 	}
+	procfloor.Enter()
+	defer procfloor.Exit()
 	err := db.bolt.Update(func(tx *bbolt.Tx) error {
 		db.bolt.NoFreelistSync = false
 		return nil
@@ -266,7 +269,12 @@ func (db *DB) View(fn func(tx *Tx) error) error {
 //
 // A batch waits up to 500µs for company, so Update is for concurrent request
 // handlers; a single goroutine doing many writes should group them in one Update.
+//
+// While a commit waits for the disk, a process on one processor keeps a
+// second one (internal/procfloor), so that readers are not stopped by fsync.
 func (db *DB) Update(fn func(tx *Tx) error) error {
+	procfloor.Enter()
+	defer procfloor.Exit()
 	err := db.bolt.Batch(func(btx *bbolt.Tx) error {
 		db.bolt.NoFreelistSync = true // see syncFreelist
 		return fn(&Tx{tx: btx})
@@ -354,6 +362,8 @@ func (db *DB) Backup(w io.Writer) (int64, error) {
 // Backup does. It writes to path+".tmp", syncs it and renames it over path, so
 // path is either the old file or a complete new snapshot.
 func CopyFile(src *DB, path string) (err error) {
+	procfloor.Enter() // writing and syncing a whole file blocks (see Update)
+	defer procfloor.Exit()
 	tmp := path + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {

@@ -1,0 +1,108 @@
+package procfloor
+
+import (
+	"runtime"
+	"testing"
+	"time"
+)
+
+// setup shortens the linger, starts from GOMAXPROCS procs and returns the
+// runtime's default, which drop restores; everything is reset afterwards.
+func setup(t *testing.T, procs int) (def int) {
+	t.Helper()
+	runtime.SetDefaultGOMAXPROCS()
+	def = runtime.GOMAXPROCS(0)
+	old, oldExplicit := linger, explicit
+	linger, explicit = 20*time.Millisecond, false
+	runtime.GOMAXPROCS(procs)
+	t.Cleanup(func() {
+		waitDropped(t)
+		linger, explicit = old, oldExplicit
+		runtime.SetDefaultGOMAXPROCS()
+	})
+	return def
+}
+
+func waitDropped(t *testing.T) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); Raised(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the second P was never dropped")
+		}
+	}
+}
+
+func procs() int { return runtime.GOMAXPROCS(0) }
+
+func TestRaiseWhileInsideThenDrop(t *testing.T) {
+	def := setup(t, 1)
+	Enter()
+	if procs() != 2 || !Raised() {
+		t.Fatalf("inside: GOMAXPROCS %d, raised %v; want 2, true", procs(), Raised())
+	}
+	Enter() // a second caller: nothing more to do
+	Exit()
+	time.Sleep(3 * linger)
+	if procs() != 2 || !Raised() {
+		t.Fatalf("one caller still inside: GOMAXPROCS %d, raised %v; want 2, true", procs(), Raised())
+	}
+	Exit()
+	if procs() != 2 {
+		t.Fatalf("right after the last Exit: GOMAXPROCS %d, want 2 (kept for the linger)", procs())
+	}
+	waitDropped(t)
+	if procs() != def {
+		t.Fatalf("after the linger: GOMAXPROCS %d, want the default %d", procs(), def)
+	}
+}
+
+func TestEnterWithinLingerKeepsIt(t *testing.T) {
+	setup(t, 1)
+	Enter()
+	Exit()
+	Enter()
+	time.Sleep(3 * linger)
+	if !Raised() || procs() != 2 {
+		t.Fatalf("re-entered within the linger: GOMAXPROCS %d, raised %v; want 2, true", procs(), Raised())
+	}
+	Exit()
+}
+
+func TestNothingToDoAboveOne(t *testing.T) {
+	setup(t, 3)
+	Enter()
+	if Raised() || procs() != 3 {
+		t.Fatalf("GOMAXPROCS 3: now %d, raised %v; want 3, false", procs(), Raised())
+	}
+	Exit()
+}
+
+func TestOthersChangeIsKept(t *testing.T) {
+	setup(t, 1)
+	Enter()
+	runtime.GOMAXPROCS(4) // someone else decides meanwhile
+	Exit()
+	waitDropped(t)
+	if procs() != 4 {
+		t.Fatalf("GOMAXPROCS %d after the drop, want the 4 set meanwhile", procs())
+	}
+}
+
+func TestExplicitSettingIsLeftAlone(t *testing.T) {
+	setup(t, 1)
+	explicit = true
+	Enter()
+	if Raised() || procs() != 1 {
+		t.Fatalf("GOMAXPROCS set in the environment: now %d, raised %v; want 1, false", procs(), Raised())
+	}
+	Exit()
+}
+
+func TestExitWithoutEnterPanics(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Fatal("Exit without Enter did not panic")
+		}
+	}()
+	Exit()
+}
