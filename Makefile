@@ -70,7 +70,7 @@ bench: ## end-to-end suite vs nginx, a bare fasthttp map and a bare DNS map, N=1
 .PHONY: bench-full
 bench-full: N ?= 10000000
 bench-full: NGINX_WAIT ?= 1500
-bench-full: ## the end-to-end suite at N=10000000 (~40 GB of disk; nginx alone takes ~16 min to load its 10M map)
+bench-full: ## the end-to-end suite at N=10000000 (~25 min, ~40 GB of disk; nginx takes 12-16 min of it to load its 10M map)
 	N=$(N) NGINX_WAIT=$(NGINX_WAIT) bench/run.sh
 
 .PHONY: bench-go
