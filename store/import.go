@@ -18,7 +18,6 @@ import (
 	"go.etcd.io/bbolt"
 
 	"pidnode/handlev"
-	"pidnode/internal/procfloor"
 )
 
 // importRec is one parsed import line on its way from a decode worker to the
@@ -729,8 +728,6 @@ func (w *importWrite) finish() (int, error) {
 // rolls back all of them. The transaction walks the B+tree in order, and records
 // that share a leaf page are written into it together.
 func (db *DB) importChunk(recs []sortedRec) error {
-	procfloor.Enter() // decoding goes on while the commit waits for the disk
-	defer procfloor.Exit()
 	err := db.bolt.Update(func(btx *bbolt.Tx) error {
 		b := btx.Bucket(BucketRecords)
 		if b == nil {
