@@ -49,7 +49,9 @@ var (
 func Enter() {
 	mu.Lock()
 	inside++
-	if !raised && !explicit && runtime.GOMAXPROCS(0) == 1 {
+	// The current value, not the flag alone: GOMAXPROCS may have been set
+	// back to 1 by someone else while raised.
+	if !explicit && runtime.GOMAXPROCS(0) == 1 {
 		runtime.GOMAXPROCS(2)
 		raised = true
 	}

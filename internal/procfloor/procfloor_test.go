@@ -98,6 +98,18 @@ func TestExplicitSettingIsLeftAlone(t *testing.T) {
 	Exit()
 }
 
+func TestSetBackToOneWhileRaised(t *testing.T) {
+	setup(t, 1)
+	Enter()
+	Exit()
+	runtime.GOMAXPROCS(1) // someone else, within the linger
+	Enter()
+	if procs() != 2 {
+		t.Fatalf("entered while raised but at 1: GOMAXPROCS %d, want 2", procs())
+	}
+	Exit()
+}
+
 func TestExitWithoutEnterPanics(t *testing.T) {
 	defer func() {
 		if recover() == nil {
