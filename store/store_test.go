@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +19,7 @@ import (
 	"go.etcd.io/bbolt"
 
 	"pidnode/handlev"
+	"pidnode/internal/procfloor"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata/")
@@ -694,4 +696,39 @@ func committedAtOpen(t *testing.T, path string) bool {
 	}
 	before := txid(&bbolt.Options{ReadOnly: true})
 	return txid(nil) != before
+}
+
+// On one processor, a write transaction runs with a second one held
+// (internal/procfloor), so that readers keep running while its commit waits
+// for fsync; the freelist checkpoint too.
+func TestWritesHoldASecondProcessor(t *testing.T) {
+	if os.Getenv("GOMAXPROCS") != "" {
+		t.Skip("GOMAXPROCS is set in the environment: procfloor leaves it alone")
+	}
+	db := openTest(t, "", false)
+	defer runtime.SetDefaultGOMAXPROCS()
+	runtime.GOMAXPROCS(1)
+	var during int
+	if err := db.Update(func(tx *Tx) error {
+		during = runtime.GOMAXPROCS(0)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if during != 2 || !procfloor.Raised() {
+		t.Fatalf("inside Update: GOMAXPROCS %d, raised %v; want 2, true", during, procfloor.Raised())
+	}
+	// The checkpoint's commit runs the same way.
+	for deadline := time.Now().Add(5 * time.Second); procfloor.Raised(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the second processor was never dropped")
+		}
+	}
+	runtime.GOMAXPROCS(1)
+	if err := db.syncFreelist(); err != nil {
+		t.Fatal(err)
+	}
+	if !procfloor.Raised() {
+		t.Fatal("after the freelist checkpoint: no second processor held for the linger")
+	}
 }
