@@ -14,7 +14,7 @@
 // Enter before a call that may block on the disk and Exit after it: while any
 // caller is inside, the process has two Ps, so the resolver keeps running on
 // the second while the first waits in fsync (the waiting thread uses no CPU,
-// so the two do not compete for the core). The extra P is dropped once
+// so the two do not compete for the core). GOMAXPROCS goes back to 1 once
 // nobody has been inside for Linger, so a steady read load runs on one P, as
 // before; changing GOMAXPROCS stops the world for microseconds, and the
 // linger keeps a burst of commits from paying that per commit.
@@ -41,6 +41,10 @@ var (
 
 	// explicit: GOMAXPROCS was set in the environment; leave it alone.
 	explicit = os.Getenv("GOMAXPROCS") != ""
+	// atStart is GOMAXPROCS when the process started: the runtime's default
+	// unless explicit. A 1 that differs from it was set by a call (go test
+	// -cpu 1, say), and drop puts that 1 back rather than the default.
+	atStart = runtime.GOMAXPROCS(0)
 	// linger is Linger; tests shorten it.
 	linger = Linger
 )
@@ -85,10 +89,14 @@ func drop() {
 		return
 	}
 	raised = false
-	if runtime.GOMAXPROCS(0) == 2 {
+	switch {
+	case runtime.GOMAXPROCS(0) != 2: // changed by someone else meanwhile
+	case atStart == 1:
 		// The default (CPU affinity and cgroup limit), with the runtime's
 		// automatic updates on again: runtime.GOMAXPROCS(2) turned them off.
 		runtime.SetDefaultGOMAXPROCS()
+	default:
+		runtime.GOMAXPROCS(1)
 	}
 }
 

@@ -6,18 +6,19 @@ import (
 	"time"
 )
 
-// setup shortens the linger, starts from GOMAXPROCS procs and returns the
-// runtime's default, which drop restores; everything is reset afterwards.
-func setup(t *testing.T, procs int) (def int) {
+// setup shortens the linger and starts from GOMAXPROCS procs, as if the
+// process had started with atStart; everything is reset afterwards. It
+// returns the runtime's default.
+func setup(t *testing.T, procs, start int) (def int) {
 	t.Helper()
 	runtime.SetDefaultGOMAXPROCS()
 	def = runtime.GOMAXPROCS(0)
-	old, oldExplicit := linger, explicit
-	linger, explicit = 20*time.Millisecond, false
+	old, oldExplicit, oldStart := linger, explicit, atStart
+	linger, explicit, atStart = 20*time.Millisecond, false, start
 	runtime.GOMAXPROCS(procs)
 	t.Cleanup(func() {
 		waitDropped(t)
-		linger, explicit = old, oldExplicit
+		linger, explicit, atStart = old, oldExplicit, oldStart
 		runtime.SetDefaultGOMAXPROCS()
 	})
 	return def
@@ -35,7 +36,7 @@ func waitDropped(t *testing.T) {
 func procs() int { return runtime.GOMAXPROCS(0) }
 
 func TestRaiseWhileInsideThenDrop(t *testing.T) {
-	def := setup(t, 1)
+	def := setup(t, 1, 1) // one CPU: 1 is the default
 	Enter()
 	if procs() != 2 || !Raised() {
 		t.Fatalf("inside: GOMAXPROCS %d, raised %v; want 2, true", procs(), Raised())
@@ -57,7 +58,7 @@ func TestRaiseWhileInsideThenDrop(t *testing.T) {
 }
 
 func TestEnterWithinLingerKeepsIt(t *testing.T) {
-	setup(t, 1)
+	setup(t, 1, 1)
 	Enter()
 	Exit()
 	Enter()
@@ -69,7 +70,7 @@ func TestEnterWithinLingerKeepsIt(t *testing.T) {
 }
 
 func TestNothingToDoAboveOne(t *testing.T) {
-	setup(t, 3)
+	setup(t, 3, 3)
 	Enter()
 	if Raised() || procs() != 3 {
 		t.Fatalf("GOMAXPROCS 3: now %d, raised %v; want 3, false", procs(), Raised())
@@ -78,7 +79,7 @@ func TestNothingToDoAboveOne(t *testing.T) {
 }
 
 func TestOthersChangeIsKept(t *testing.T) {
-	setup(t, 1)
+	setup(t, 1, 1)
 	Enter()
 	runtime.GOMAXPROCS(4) // someone else decides meanwhile
 	Exit()
@@ -89,7 +90,7 @@ func TestOthersChangeIsKept(t *testing.T) {
 }
 
 func TestExplicitSettingIsLeftAlone(t *testing.T) {
-	setup(t, 1)
+	setup(t, 1, 1)
 	explicit = true
 	Enter()
 	if Raised() || procs() != 1 {
@@ -99,7 +100,7 @@ func TestExplicitSettingIsLeftAlone(t *testing.T) {
 }
 
 func TestSetBackToOneWhileRaised(t *testing.T) {
-	setup(t, 1)
+	setup(t, 1, 1)
 	Enter()
 	Exit()
 	runtime.GOMAXPROCS(1) // someone else, within the linger
@@ -108,6 +109,18 @@ func TestSetBackToOneWhileRaised(t *testing.T) {
 		t.Fatalf("entered while raised but at 1: GOMAXPROCS %d, want 2", procs())
 	}
 	Exit()
+}
+
+// A process that started with more processors and was set to 1 by a call
+// (go test -cpu 1) gets its 1 back, not the default.
+func TestSetOneIsPutBack(t *testing.T) {
+	setup(t, 1, 4)
+	Enter()
+	Exit()
+	waitDropped(t)
+	if procs() != 1 {
+		t.Fatalf("after the linger: GOMAXPROCS %d, want the 1 that was set", procs())
+	}
 }
 
 func TestExitWithoutEnterPanics(t *testing.T) {
