@@ -80,8 +80,9 @@ func Exit() {
 	mu.Unlock()
 }
 
-// drop returns GOMAXPROCS to the runtime's default if nobody is inside and
-// nobody else has changed it meanwhile.
+// drop takes GOMAXPROCS back to 1 (through the runtime's default when the
+// process started at 1) if nobody is inside and nobody else has changed it
+// meanwhile.
 func drop() {
 	mu.Lock()
 	defer mu.Unlock()
@@ -100,8 +101,7 @@ func drop() {
 	}
 }
 
-// Raised reports whether the second P is currently held (for tests and
-// metrics).
+// Raised reports whether the second P is currently held (for tests).
 func Raised() bool {
 	mu.Lock()
 	defer mu.Unlock()
