@@ -47,10 +47,17 @@ func (w *wire) roundTrip(req []byte) (int, error) {
 	}
 	status, keep, err := w.exchange(req)
 	if err != nil || !keep {
+		w.close()
+	}
+	return status, err
+}
+
+// close closes the connection, if one is open.
+func (w *wire) close() {
+	if w.c != nil {
 		w.c.Close()
 		w.c = nil
 	}
-	return status, err
 }
 
 func (w *wire) exchange(req []byte) (status int, keep bool, err error) {

@@ -119,11 +119,7 @@ func run(addr string, paths [][]byte, rate float64, duration, grace time.Duratio
 			defer wg.Done()
 			// Every read and write is bounded by the run's hard limit.
 			c := &wire{addr: addr, deadline: deadline}
-			defer func() {
-				if c.c != nil {
-					c.c.Close()
-				}
-			}()
+			defer c.close()
 			// Each free connection takes the next request and sends it at
 			// its intended time, or at once if that has passed (the server
 			// or the generator is behind: the delay is measured, not
@@ -221,11 +217,7 @@ func runOnce(addr string, paths [][]byte, conns int) *onceResult {
 			defer wg.Done()
 			// A warm-up pass is bounded too: nothing outlives ten minutes.
 			w := &wire{addr: addr, deadline: start.Add(onceLimit)}
-			defer func() {
-				if w.c != nil {
-					w.c.Close()
-				}
-			}()
+			defer w.close()
 			status := map[int]int64{}
 			var errs int64
 			for {
