@@ -69,13 +69,23 @@ func TestEnterWithinLingerKeepsIt(t *testing.T) {
 	Exit()
 }
 
-func TestNothingToDoAboveOne(t *testing.T) {
-	setup(t, 3, 3)
-	Enter()
-	if Raised() || procs() != 3 {
-		t.Fatalf("GOMAXPROCS 3: now %d, raised %v; want 3, false", procs(), Raised())
+// Above 1, or with GOMAXPROCS set in the environment, Enter changes nothing.
+func TestLeftAlone(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		procs    int
+		explicit bool
+	}{{"GOMAXPROCS 3", 3, false}, {"GOMAXPROCS=1 in the environment", 1, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			setup(t, c.procs, c.procs)
+			explicit = c.explicit
+			Enter()
+			if Raised() || procs() != c.procs {
+				t.Fatalf("now %d, raised %v; want %d, false", procs(), Raised(), c.procs)
+			}
+			Exit()
+		})
 	}
-	Exit()
 }
 
 func TestOthersChangeIsKept(t *testing.T) {
@@ -87,16 +97,6 @@ func TestOthersChangeIsKept(t *testing.T) {
 	if procs() != 4 {
 		t.Fatalf("GOMAXPROCS %d after the drop, want the 4 set meanwhile", procs())
 	}
-}
-
-func TestExplicitSettingIsLeftAlone(t *testing.T) {
-	setup(t, 1, 1)
-	explicit = true
-	Enter()
-	if Raised() || procs() != 1 {
-		t.Fatalf("GOMAXPROCS set in the environment: now %d, raised %v; want 1, false", procs(), Raised())
-	}
-	Exit()
 }
 
 func TestSetBackToOneWhileRaised(t *testing.T) {
