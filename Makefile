@@ -77,6 +77,10 @@ bench-full: ## the end-to-end suite at N=10000000 (~25 min, ~40 GB of disk; ngin
 bench-go: ## Go benchmarks of the hot paths beside the code (allocations reported)
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./handlev/... ./cache/ ./store/ ./resolver/... ./admin/
 
+.PHONY: bench-compare
+bench-compare: ## the read path's Go benchmarks at BASE (HEAD~1) and at the work tree, alternating rounds, through benchstat
+	BASE=$(or $(BASE),HEAD~1) bench/compare.sh
+
 .PHONY: clean
 clean: ## remove build output (keeps ./data)
 	rm -rf $(BIN)
