@@ -6,6 +6,11 @@ DATA       ?= ./data
 FUZZTIME   ?= 10s
 CHECKFUZZ  ?= 3s
 GOFLAGS_TEST ?= -race -shuffle=on -timeout 9m
+# The race detector allocates on its own, so a test that asserts zero allocations
+# is built only without it (//go:build !race) or skips under it: these packages,
+# which hold every such test, run a second time without -race.
+GOFLAGS_NORACE ?= -shuffle=on -count=1 -timeout 5m
+NORACE_PKGS  ?= ./handlev/... ./cache/ ./store/ ./resolver/...
 SOAK_DURATION ?= 10m
 CRASH_ROUNDS  ?= 50
 
@@ -25,8 +30,10 @@ run: build ## start the node with demo data on loopback (data in ./data)
 	$(BIN)/pidnode serve --data $(DATA) --demo
 
 .PHONY: test
-test: ## run every test (race detector, shuffled order)
+test: ## run every test (race detector, shuffled order), then the allocation tests without it
 	$(GO) test $(GOFLAGS_TEST) ./...
+	@echo "== race-free pass: allocation tests (and the tests -race leaves out) of $(NORACE_PKGS)"
+	$(GO) test $(GOFLAGS_NORACE) $(NORACE_PKGS)
 
 .PHONY: check
 check: ## gofmt, go vet, every test, and a short run of every fuzz target
