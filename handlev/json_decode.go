@@ -13,7 +13,7 @@ import (
 
 // Handle JSON decoding. It is not on the read path (imports, the admin API, tests),
 // so it uses encoding/json and favours exact error reports over speed. Everything
-// it accepts encodes to binary that DecodeValues accepts (lengths ≤ MaxLength,
+// it accepts encodes to binary that DecodeValuesShared accepts (lengths ≤ MaxLength,
 // counts ≤ MaxRefs/MaxValues, timestamps within int4), and re-encodes with
 // AppendValueJSON to JSON that decodes to the same values.
 
@@ -24,8 +24,24 @@ const DefaultTTL = 86400
 // DecodeRecordJSON decodes a Handle JSON record: {"responseCode":1,"handle":…,
 // "values":[…]}. responseCode is optional but, when present, must be 1; handle
 // (a non-empty string) and values (an array, at most MaxValues) are required.
-// Unknown keys are ignored. Each value is read as by DecodeValueJSON. Errors are
-// *JSONError naming the value position and field. The result does not alias b.
+// Unknown keys are ignored. Errors are *JSONError naming the value position and
+// field. The result does not alias b. Each value is an object with:
+//
+//   - index (required): integer in int32 range;
+//   - type (required): string;
+//   - data (required): a bare string (its UTF-8 bytes), or {"format":…,"value":…} with
+//     format "string", "base64" (standard alphabet, padded or not), "hex",
+//     "admin" ({"handle","index","permissions": up to 16 binary digits}, stored as
+//     AppendAdmin) or "vlist" ([{"handle","index"}…], stored as AppendVList);
+//     any other format is an error;
+//   - permissions (optional, default 1110): four 0/1 characters;
+//   - ttl (optional, default DefaultTTL relative): an integer (relative seconds) or
+//     an ISO 8601 / RFC 3339 string (absolute expiry), both within int32;
+//   - timestamp (optional, default 0): ISO 8601 / RFC 3339 string or integer unix
+//     seconds, within 0 … 2^32-1 (the int4 of the wire format);
+//   - references (optional): [{"handle","index"}…], at most MaxRefs.
+//
+// null counts as absent for optional fields; unknown keys are ignored.
 func DecodeRecordJSON(b []byte) (handle string, vs []Value, err error) {
 	// Fast path for the common shapes, which checks the syntax as it goes;
 	// anything unusual or wrong is decoded again by the encoding/json path
@@ -82,32 +98,6 @@ func decodeRecordJSONStd(b []byte) (handle string, vs []Value, err error) {
 		vs = append(vs, v)
 	}
 	return handle, vs, nil
-}
-
-// DecodeValueJSON decodes one Handle JSON value object:
-//
-//   - index (required): integer in int32 range;
-//   - type (required): string;
-//   - data (required): a bare string (its UTF-8 bytes), or {"format":…,"value":…} with
-//     format "string", "base64" (standard alphabet, padded or not), "hex",
-//     "admin" ({"handle","index","permissions": up to 16 binary digits}, stored as
-//     AppendAdmin) or "vlist" ([{"handle","index"}…], stored as AppendVList);
-//     any other format is an error;
-//   - permissions (optional, default 1110): four 0/1 characters;
-//   - ttl (optional, default DefaultTTL relative): an integer (relative seconds) or
-//     an ISO 8601 / RFC 3339 string (absolute expiry), both within int32;
-//   - timestamp (optional, default 0): ISO 8601 / RFC 3339 string or integer unix
-//     seconds, within 0 … 2^32-1 (the int4 of the wire format);
-//   - references (optional): [{"handle","index"}…], at most MaxRefs.
-//
-// null counts as absent for optional fields. Unknown keys are ignored. Errors are
-// *JSONError with Value 0. The result does not alias b.
-func DecodeValueJSON(b []byte) (Value, error) {
-	p := fastJSON{b: b}
-	if v, e, ok := p.value(p.ws(0)); ok && p.ws(e) == len(b) {
-		return v, nil
-	}
-	return decodeValueJSON(b, 0)
 }
 
 func jsonErr(vi int, field, msg string, err error) *JSONError {
