@@ -26,9 +26,9 @@ var rules = map[string]struct {
 	"store":         {internal: []string{"handlev", "internal/procfloor"}, external: []string{"go.etcd.io/bbolt"}},
 	"cache":         {internal: []string{"handlev"}, external: []string{"github.com/hashicorp/golang-lru/v2", "golang.org/x/sync/"}},
 	"resolver":      {internal: []string{"handlev", "cache", "internal/promtext", "internal/tokenbucket"}, external: []string{"github.com/valyala/fasthttp", "golang.org/x/net/"}},
-	"resolver/dns":  {internal: []string{"handlev", "cache", "internal/promtext", "internal/tokenbucket"}, external: []string{"github.com/miekg/dns", "golang.org/x/time/rate"}},
+	"resolver/dns":  {internal: []string{"handlev", "cache", "internal/promtext", "internal/tokenbucket"}, external: []string{"github.com/miekg/dns"}},
 	"resolver/hdl":  {internal: []string{"handlev", "handlev/hsmsg", "cache"}},
-	"admin":         {internal: []string{"handlev", "store", "internal/promtext", "internal/tokenbucket"}, external: []string{"go.etcd.io/bbolt", "github.com/BurntSushi/toml", "github.com/santhosh-tekuri/jsonschema/v6", "golang.org/x/time/rate", "github.com/prometheus/"}},
+	"admin":         {internal: []string{"handlev", "store", "internal/promtext", "internal/tokenbucket"}, external: []string{"go.etcd.io/bbolt", "github.com/BurntSushi/toml", "github.com/santhosh-tekuri/jsonschema/v6", "github.com/prometheus/"}},
 	// A leaf below store: the standard library only.
 	"internal/procfloor": {},
 	"internal/promtext":  {}, // shared by admin, the resolvers and cmd; the standard library only
