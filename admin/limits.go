@@ -1,45 +1,36 @@
 package admin
 
 import (
+	"hash/maphash"
 	"math"
 	"net/http"
 	"strconv"
-	"sync"
 	"time"
+
+	"pidnode/internal/tokenbucket"
 )
 
-// rateLimiter is a token bucket per API key (SPEC §4: 429 with Retry-After).
+// rateLimiter is a token bucket per API key (docs/product.md §4: 429 with
+// Retry-After). Keys are few; the table's bound only guards against a flood
+// of them.
 type rateLimiter struct {
-	rate  float64 // tokens per second
-	burst float64
-	mu    sync.Mutex
-	keys  map[string]*bucket
+	t *tokenbucket.Table[string]
 }
 
-type bucket struct {
-	tokens float64
-	last   time.Time
+// rateTableSize bounds the keys the limiter tracks.
+const rateTableSize = 100000
+
+var rateSeed = maphash.MakeSeed()
+
+func newRateLimiter(rate, burst float64) *rateLimiter {
+	return &rateLimiter{t: tokenbucket.New(tokenbucket.Config{Rate: rate, Burst: burst, Size: rateTableSize},
+		func(k string) uint64 { return maphash.String(rateSeed, k) })}
 }
 
 // allow takes a token for key; if none is left it returns how long to wait.
 func (l *rateLimiter) allow(key string, now time.Time) (bool, time.Duration) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	b := l.keys[key]
-	if b == nil {
-		if len(l.keys) > 100000 { // keys are few; never let the map grow without bound
-			l.keys = map[string]*bucket{}
-		}
-		b = &bucket{tokens: l.burst, last: now}
-		l.keys[key] = b
-	}
-	b.tokens = math.Min(l.burst, b.tokens+now.Sub(b.last).Seconds()*l.rate)
-	b.last = now
-	if b.tokens >= 1 {
-		b.tokens--
-		return true, 0
-	}
-	return false, time.Duration((1 - b.tokens) / l.rate * float64(time.Second))
+	r := l.t.Take(key, now.UnixNano())
+	return r.OK, r.Wait
 }
 
 // limit applies the per-key rate limit to an authenticated SNAA request.
@@ -56,7 +47,7 @@ func (s *Server) limit(keyID string) error {
 		secs = 1
 	}
 	s.metrics.rateLimited.Add(1)
-	return problem(http.StatusTooManyRequests, "more than %g requests per second with this key; retry in %d s", s.rl.rate, secs).
+	return problem(http.StatusTooManyRequests, "more than %g requests per second with this key; retry in %d s", s.rl.t.Rate(), secs).
 		with("Retry-After", strconv.Itoa(secs))
 }
 

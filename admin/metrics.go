@@ -1,9 +1,7 @@
 package admin
 
 import (
-	"fmt"
 	"io"
-	"math"
 	"net/http"
 	"os"
 	"runtime"
@@ -13,12 +11,15 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"pidnode/internal/promtext"
 )
 
-// Metrics (SPEC §4 /metrics, STYLE practice 13) are written by hand in the
-// Prometheus text format: names pidnode_<subsystem>_<name>_{total,seconds,bytes},
-// labels from small fixed sets (route patterns as registered, status codes,
-// write kinds), never a handle. The node's /metrics is admin's own metrics,
+// Metrics (docs/product.md §4 /metrics, docs/architecture.md practice 13) are
+// written in the Prometheus text format with internal/promtext: names
+// pidnode_<subsystem>_<name>_{total,seconds,bytes}, labels from small fixed
+// sets (route patterns as registered, status codes, write kinds), never a
+// handle. The node's /metrics is admin's own metrics,
 // the store's (bbolt), build info, and whatever Config.Metrics writes (the
 // resolvers' and the cache's, wired by cmd/pidnode).
 
@@ -114,44 +115,19 @@ func (s *Server) counted(h http.Handler) http.Handler {
 	})
 }
 
-// promWriter writes Prometheus text, remembering the first error.
-type promWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (p *promWriter) printf(format string, args ...any) {
-	if p.err == nil {
-		_, p.err = fmt.Fprintf(p.w, format, args...)
+// latencyLe are latencyBuckets as "le" label values, written once.
+var latencyLe = func() []string {
+	le := make([]string, len(latencyBuckets))
+	for i, b := range latencyBuckets {
+		le[i] = string(promtext.AppendFloat(nil, b))
 	}
-}
-
-func (p *promWriter) head(name, typ, help string) {
-	p.printf("# HELP %s %s\n# TYPE %s %s\n", name, help, name, typ)
-}
-
-func (p *promWriter) one(name, typ, help string, v any) {
-	p.head(name, typ, help)
-	p.printf("%s %v\n", name, v)
-}
-
-// labelValue escapes a label value (\, ", newline).
-func labelValue(s string) string {
-	q := strconv.Quote(s)
-	return q // Go quoting escapes \, " and \n as the text format wants; patterns are ASCII
-}
-
-func promFloat(f float64) string {
-	if math.IsInf(f, 1) {
-		return "+Inf"
-	}
-	return strconv.FormatFloat(f, 'g', -1, 64)
-}
+	return le
+}()
 
 // WriteMetrics writes the admin API's, the store's and the build's metrics in
-// the Prometheus text format.
+// the Prometheus text format, then Config.Metrics's.
 func (s *Server) WriteMetrics(w io.Writer) error {
-	p := &promWriter{w: w}
+	b := make([]byte, 0, 16<<10)
 	m := &s.metrics
 
 	m.mu.Lock()
@@ -160,7 +136,8 @@ func (s *Server) WriteMetrics(w io.Writer) error {
 		routes = append(routes, r)
 	}
 	slices.Sort(routes)
-	p.head("pidnode_admin_requests_total", "counter", "Admin API replies by route pattern and status code.")
+	const reqs = "pidnode_admin_requests_total"
+	b = promtext.Header(b, reqs, promtext.Counter, "Admin API replies by route pattern and status code.")
 	for _, r := range routes {
 		rm := m.routes[r]
 		codes := make([]int, 0, len(rm.status))
@@ -169,45 +146,50 @@ func (s *Server) WriteMetrics(w io.Writer) error {
 		}
 		slices.Sort(codes)
 		for _, c := range codes {
-			p.printf("pidnode_admin_requests_total{route=%s,status=\"%d\"} %d\n", labelValue(r), c, rm.status[c])
+			b = promtext.Uint(b, reqs, rm.status[c], promtext.L("route", r), promtext.L("status", strconv.Itoa(c)))
 		}
 	}
-	p.head("pidnode_admin_request_duration_seconds", "histogram", "Admin API request latency by route pattern.")
+	const dur = "pidnode_admin_request_duration_seconds"
+	b = promtext.Header(b, dur, promtext.Histogram, "Admin API request latency by route pattern.")
 	for _, r := range routes {
 		rm := m.routes[r]
 		var cum uint64
-		for i, b := range latencyBuckets {
+		for i := range latencyBuckets {
 			cum += rm.buckets[i]
-			p.printf("pidnode_admin_request_duration_seconds_bucket{route=%s,le=\"%s\"} %d\n", labelValue(r), promFloat(b), cum)
+			b = promtext.Uint(b, dur+"_bucket", cum, promtext.L("route", r), promtext.L("le", latencyLe[i]))
 		}
-		p.printf("pidnode_admin_request_duration_seconds_bucket{route=%s,le=\"+Inf\"} %d\n", labelValue(r), rm.count)
-		p.printf("pidnode_admin_request_duration_seconds_sum{route=%s} %s\n", labelValue(r), promFloat(rm.sum))
-		p.printf("pidnode_admin_request_duration_seconds_count{route=%s} %d\n", labelValue(r), rm.count)
+		b = promtext.Uint(b, dur+"_bucket", rm.count, promtext.L("route", r), promtext.L("le", "+Inf"))
+		b = promtext.Float(b, dur+"_sum", rm.sum, promtext.L("route", r))
+		b = promtext.Uint(b, dur+"_count", rm.count, promtext.L("route", r))
 	}
 	m.mu.Unlock()
 
-	p.head("pidnode_admin_writes_total", "counter", "Identifier writes committed, by kind.")
-	p.printf("pidnode_admin_writes_total{op=\"create\"} %d\npidnode_admin_writes_total{op=\"update\"} %d\n", m.creates.Load(), m.updates.Load())
-	p.one("pidnode_admin_commit_groups_total", "counter", "Write transactions of the identifier group commit.", s.writes.groups.Load())
-	p.one("pidnode_admin_commit_group_writes_total", "counter", "Identifier writes in those transactions (divided by groups: mean group size).", s.writes.calls.Load())
-	p.one("pidnode_admin_auth_failures_total", "counter", "Requests refused with 401.", m.authFail.Load())
-	p.one("pidnode_admin_rate_limited_total", "counter", "Requests refused with 429.", m.rateLimited.Load())
-	p.one("pidnode_admin_insecure_refused_total", "counter", "Requests refused because they sent a key over plain HTTP.", m.insecure.Load())
-	p.one("pidnode_admin_stats_flushes_total", "counter", "Resolution statistics flushed to the store.", m.statsFlushes.Load())
+	const writes = "pidnode_admin_writes_total"
+	b = promtext.Header(b, writes, promtext.Counter, "Identifier writes committed, by kind.")
+	b = promtext.Uint(b, writes, m.creates.Load(), promtext.L("op", "create"))
+	b = promtext.Uint(b, writes, m.updates.Load(), promtext.L("op", "update"))
+	b = promtext.CounterFamily(b, "pidnode_admin_commit_groups_total", "Write transactions of the identifier group commit.", s.writes.groups.Load())
+	b = promtext.CounterFamily(b, "pidnode_admin_commit_group_writes_total", "Identifier writes in those transactions (divided by groups: mean group size).", s.writes.calls.Load())
+	b = promtext.CounterFamily(b, "pidnode_admin_auth_failures_total", "Requests refused with 401.", m.authFail.Load())
+	b = promtext.CounterFamily(b, "pidnode_admin_rate_limited_total", "Requests refused with 429.", m.rateLimited.Load())
+	b = promtext.CounterFamily(b, "pidnode_admin_insecure_refused_total", "Requests refused because they sent a key over plain HTTP.", m.insecure.Load())
+	b = promtext.CounterFamily(b, "pidnode_admin_stats_flushes_total", "Resolution statistics flushed to the store.", m.statsFlushes.Load())
 
 	st := s.db.Stats()
-	p.one("pidnode_store_read_transactions_total", "counter", "bbolt read transactions started.", st.TxN)
-	p.one("pidnode_store_open_read_transactions", "gauge", "bbolt read transactions open now.", st.OpenTxN)
-	p.one("pidnode_store_free_pages", "gauge", "bbolt free pages.", st.FreePageN)
-	p.one("pidnode_store_pending_pages", "gauge", "bbolt pages freed but still pinned by readers.", st.PendingPageN)
-	p.one("pidnode_store_free_alloc_bytes", "gauge", "bbolt bytes allocated in free pages.", st.FreeAlloc)
-	p.one("pidnode_store_freelist_inuse_bytes", "gauge", "bbolt bytes used by the freelist.", st.FreelistInuse)
-	p.one("pidnode_store_page_allocations_total", "counter", "bbolt page allocations by write transactions.", st.TxStats.GetPageCount())
-	p.one("pidnode_store_page_alloc_bytes_total", "counter", "bbolt bytes allocated by write transactions.", st.TxStats.GetPageAlloc())
-	p.one("pidnode_store_writes_total", "counter", "bbolt page writes (write(2) calls at commit).", st.TxStats.GetWrite())
-	p.one("pidnode_store_write_seconds_total", "counter", "bbolt time spent writing at commit.", promFloat(st.TxStats.GetWriteTime().Seconds()))
+	b = promtext.CounterFamily(b, "pidnode_store_read_transactions_total", "bbolt read transactions started.", uint64(st.TxN))
+	b = promtext.GaugeFamily(b, "pidnode_store_open_read_transactions", "bbolt read transactions open now.", int64(st.OpenTxN))
+	b = promtext.GaugeFamily(b, "pidnode_store_free_pages", "bbolt free pages.", int64(st.FreePageN))
+	b = promtext.GaugeFamily(b, "pidnode_store_pending_pages", "bbolt pages freed but still pinned by readers.", int64(st.PendingPageN))
+	b = promtext.GaugeFamily(b, "pidnode_store_free_alloc_bytes", "bbolt bytes allocated in free pages.", int64(st.FreeAlloc))
+	b = promtext.GaugeFamily(b, "pidnode_store_freelist_inuse_bytes", "bbolt bytes used by the freelist.", int64(st.FreelistInuse))
+	b = promtext.CounterFamily(b, "pidnode_store_page_allocations_total", "bbolt page allocations by write transactions.", uint64(st.TxStats.GetPageCount()))
+	b = promtext.CounterFamily(b, "pidnode_store_page_alloc_bytes_total", "bbolt bytes allocated by write transactions.", uint64(st.TxStats.GetPageAlloc()))
+	b = promtext.CounterFamily(b, "pidnode_store_writes_total", "bbolt page writes (write(2) calls at commit).", uint64(st.TxStats.GetWrite()))
+	const wsec = "pidnode_store_write_seconds_total"
+	b = promtext.Header(b, wsec, promtext.Counter, "bbolt time spent writing at commit.")
+	b = promtext.Float(b, wsec, st.TxStats.GetWriteTime().Seconds())
 	if fi, err := os.Stat(s.db.Path()); err == nil {
-		p.one("pidnode_store_file_size_bytes", "gauge", "Size of the database file.", fi.Size())
+		b = promtext.GaugeFamily(b, "pidnode_store_file_size_bytes", "Size of the database file.", fi.Size())
 	}
 
 	version, revision := "(devel)", "unknown"
@@ -221,13 +203,16 @@ func (s *Server) WriteMetrics(w io.Writer) error {
 			}
 		}
 	}
-	p.head("pidnode_build_info", "gauge", "Build of the running binary (always 1).")
-	p.printf("pidnode_build_info{version=%s,revision=%s,goversion=%s} 1\n", labelValue(version), labelValue(revision), labelValue(runtime.Version()))
+	b = promtext.Header(b, "pidnode_build_info", promtext.Gauge, "Build of the running binary (always 1).")
+	b = promtext.Uint(b, "pidnode_build_info", 1, promtext.L("version", version), promtext.L("revision", revision), promtext.L("goversion", runtime.Version()))
 
-	if s.extraMetrics != nil && p.err == nil {
-		p.err = s.extraMetrics(w)
+	if _, err := w.Write(b); err != nil {
+		return err
 	}
-	return p.err
+	if s.extraMetrics != nil {
+		return s.extraMetrics(w)
+	}
+	return nil
 }
 
 // serveMetrics serves GET /metrics (no key: scrapers are configured per

@@ -187,7 +187,7 @@ func New(cfg Config) (*Server, error) {
 		if burst <= 0 {
 			burst = 2 * cfg.RateLimit
 		}
-		s.rl = &rateLimiter{rate: cfg.RateLimit, burst: math.Max(burst, 1), keys: map[string]*bucket{}}
+		s.rl = newRateLimiter(cfg.RateLimit, math.Max(burst, 1))
 	}
 	if err := s.ensureIndexes(); err != nil {
 		return nil, err

@@ -683,7 +683,7 @@ if ((HAVE_PIDNODE)); then
 		log "DNS: bench/dns/run.sh with N=$DNS_N SECS=$DUR"
 		if N=$DNS_N SECS=$DUR WARM=pass "$ROOT/bench/dns/run.sh" >"$WORK/dns.out" 2>>"$LOG"; then
 			cat "$WORK/dns.out" >>"$LOG"
-			# Lines: "pidnode  (…) at ADDR: Q qps …[, server CPU U us/query]" and
+			# Lines: "pidnode  at ADDR: Q qps …[, server CPU U us/query]" and
 			# the same for "baseline"; CPU per query, when given, becomes
 			# queries per server CPU-second like every other row.
 			dnsq() { sed -n "s/^$1 .*: \([0-9.]*\) qps.*/\1/p" "$WORK/dns.out" | head -1; }

@@ -69,25 +69,22 @@ func DecodeValue(b []byte) (v Value, n int, err error) {
 	return v, r.off, nil
 }
 
-// DecodeValues decodes an int4 count and that many values from the start of b (the
-// format AppendValues writes) and reports how many bytes it used. At most MaxValues
-// values are accepted. The values own their memory: their Data slices share one
-// freshly allocated buffer (never b), each capped so an append to one cannot
-// overwrite another; keeping any one of them keeps that buffer alive.
-func DecodeValues(b []byte) (vs []Value, n int, err error) { return decodeValues(b, false) }
-
-// DecodeValuesShared is DecodeValues without the copies: the values' data, type
-// names (other than the well-known ones, which are constants) and reference
-// handles alias b. It is for a caller that has copied the encoding into memory
-// of its own, one allocation with no pointers in it, so that a decoded record
-// is that buffer and its []Value (and a []Ref per value with references)
-// rather than an object per string and slice: less work for the allocator and
-// for the garbage collector while the values live. The caller must never
-// modify b afterwards; any value keeps all of b alive. Data slices are capped,
-// so an append to one cannot overwrite another. Errors are DecodeValues'.
+// DecodeValuesShared decodes an int4 count and that many values from the start
+// of b (the format AppendValues writes) and reports how many bytes it used. At
+// most MaxValues values are accepted. The values' data, type names (other than
+// the well-known ones, which are constants) and reference handles alias b. It
+// is for a caller that has copied the encoding into memory of its own, one
+// allocation with no pointers in it, so that a decoded record is that buffer
+// and its []Value (and a []Ref per value with references) rather than an
+// object per string and slice: less work for the allocator and for the garbage
+// collector while the values live. The caller must never modify b afterwards;
+// any value keeps all of b alive. Data slices are capped, so an append to one
+// cannot overwrite another.
 func DecodeValuesShared(b []byte) (vs []Value, n int, err error) { return decodeValues(b, true) }
 
-// decodeValues is DecodeValues, or DecodeValuesShared if shared.
+// decodeValues is DecodeValuesShared, or, unshared, the same with the values
+// owning their memory: their Data slices share one freshly allocated buffer
+// (never b), each capped; the tests use it to check both agree.
 func decodeValues(b []byte, shared bool) (vs []Value, n int, err error) {
 	r := wireReader{b: b, shared: shared}
 	count, err := r.count("value count", MaxValues)

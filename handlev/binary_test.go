@@ -66,9 +66,9 @@ func TestBinaryVectorAdmin(t *testing.T) {
 func TestBinaryNoAliasing(t *testing.T) {
 	v := Value{Index: 7, Type: "X-CUSTOM", Data: []byte("payload"), Refs: []Ref{{"1/2", 3}}, Perm: PermDefault}
 	b := AppendValues(nil, []Value{v, v})
-	vs, n, err := DecodeValues(b)
+	vs, n, err := decodeValuesOwned(b)
 	if err != nil || n != len(b) || len(vs) != 2 {
-		t.Fatalf("DecodeValues = %d values, n %d, err %v", len(vs), n, err)
+		t.Fatalf("decodeValuesOwned = %d values, n %d, err %v", len(vs), n, err)
 	}
 	for i := range b {
 		b[i] = 0xAA
@@ -119,17 +119,17 @@ func TestBinaryRoundTrip(t *testing.T) {
 		all = append(all, tt.v)
 	}
 	b := AppendValues(nil, all)
-	vs, n, err := DecodeValues(b)
+	vs, n, err := decodeValuesOwned(b)
 	if err != nil || n != len(b) || len(vs) != len(all) {
-		t.Fatalf("DecodeValues: %d values, n %d/%d, err %v", len(vs), n, len(b), err)
+		t.Fatalf("decodeValuesOwned: %d values, n %d/%d, err %v", len(vs), n, len(b), err)
 	}
 	for i := range all {
 		if !vs[i].Equal(&all[i]) {
-			t.Errorf("DecodeValues[%d] = %+v, want %+v", i, vs[i], all[i])
+			t.Errorf("decodeValuesOwned[%d] = %+v, want %+v", i, vs[i], all[i])
 		}
 	}
-	if vs, n, err := DecodeValues(AppendValues(nil, nil)); err != nil || n != 4 || len(vs) != 0 {
-		t.Errorf("DecodeValues(empty) = %v, %d, %v", vs, n, err)
+	if vs, n, err := decodeValuesOwned(AppendValues(nil, nil)); err != nil || n != 4 || len(vs) != 0 {
+		t.Errorf("decodeValuesOwned(empty) = %v, %d, %v", vs, n, err)
 	}
 }
 
@@ -204,8 +204,8 @@ func TestBinaryDecodeValuesErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, _, err := DecodeValues(tt.in); !errors.Is(err, tt.want) {
-				t.Fatalf("DecodeValues(%X) err = %v, want %v", tt.in, err, tt.want)
+			if _, _, err := decodeValuesOwned(tt.in); !errors.Is(err, tt.want) {
+				t.Fatalf("decodeValuesOwned(%X) err = %v, want %v", tt.in, err, tt.want)
 			}
 		})
 	}
@@ -251,19 +251,19 @@ func TestDecodeErrorMessage(t *testing.T) {
 }
 
 // checkDecodeValuesShared: DecodeValuesShared accepts exactly what
-// DecodeValues accepts and decodes the same values, which alias its input.
+// decodeValuesOwned accepts and decodes the same values, which alias its input.
 func checkDecodeValuesShared(t *testing.T, b []byte) {
 	t.Helper()
-	want, wn, werr := DecodeValues(b)
+	want, wn, werr := decodeValuesOwned(b)
 	own := bytes.Clone(b)
 	vs, n, err := DecodeValuesShared(own)
 	if (err == nil) != (werr == nil) || n != wn || len(vs) != len(want) {
-		t.Fatalf("DecodeValuesShared = %d values, n %d, err %v; DecodeValues = %d, %d, %v", len(vs), n, err, len(want), wn, werr)
+		t.Fatalf("DecodeValuesShared = %d values, n %d, err %v; decodeValuesOwned = %d, %d, %v", len(vs), n, err, len(want), wn, werr)
 	}
 	if err != nil {
 		var de *DecodeError
 		if !errors.As(err, &de) || de.Offset < 0 || de.Offset > len(b) || de.Error() != werr.Error() {
-			t.Fatalf("DecodeValuesShared error %v, DecodeValues error %v", err, werr)
+			t.Fatalf("DecodeValuesShared error %v, decodeValuesOwned error %v", err, werr)
 		}
 		return
 	}
@@ -333,3 +333,7 @@ func TestDecodeValuesShared(t *testing.T) {
 		t.Fatalf("append to vs[0].Data changed vs[1]: %+v", vs[1])
 	}
 }
+
+// decodeValuesOwned decodes like DecodeValuesShared, but the values own their
+// memory and never alias b.
+func decodeValuesOwned(b []byte) (vs []Value, n int, err error) { return decodeValues(b, false) }

@@ -79,7 +79,7 @@ func BenchmarkDecodeValues(b *testing.B) {
 	b.ReportAllocs()
 	b.SetBytes(int64(len(in)))
 	for b.Loop() {
-		if _, _, err := DecodeValues(in); err != nil {
+		if _, _, err := decodeValuesOwned(in); err != nil {
 			b.Fatal(err)
 		}
 	}

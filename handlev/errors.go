@@ -20,7 +20,7 @@ var (
 const (
 	// MaxLength is the largest UTF8-String or data length accepted; larger is ErrTooLong.
 	MaxLength = 262144
-	// MaxValues is the largest value count DecodeValues accepts.
+	// MaxValues is the largest value count DecodeValuesShared accepts.
 	MaxValues = 65536
 	// MaxRefs is the largest reference count (value references, HS_VLIST entries).
 	MaxRefs = 2048

@@ -52,21 +52,21 @@ func FuzzDecodeValue(f *testing.F) {
 			}
 			if validStrings(&v) {
 				j := AppendValueJSON(nil, &v)
-				vj, err := DecodeValueJSON(j)
+				vj, err := decodeOneValueJSON(j)
 				if err != nil || !vj.Equal(&v) {
 					t.Fatalf("JSON round trip of %s: %+v, %v; want %+v", j, vj, err, v)
 				}
 			}
 		}
-		if vs, n, err := DecodeValues(b); err == nil {
+		if vs, n, err := decodeValuesOwned(b); err == nil {
 			enc := AppendValues(nil, vs)
-			vs2, n2, err := DecodeValues(enc)
+			vs2, n2, err := decodeValuesOwned(enc)
 			if err != nil || n2 != n || len(vs2) != len(vs) {
-				t.Fatalf("DecodeValues round trip: %d values, n %d/%d, err %v", len(vs2), n2, n, err)
+				t.Fatalf("decodeValuesOwned round trip: %d values, n %d/%d, err %v", len(vs2), n2, n, err)
 			}
 			for i := range vs {
 				if !vs2[i].Equal(&vs[i]) {
-					t.Fatalf("DecodeValues round trip value %d: %+v, want %+v", i, vs2[i], vs[i])
+					t.Fatalf("decodeValuesOwned round trip value %d: %+v, want %+v", i, vs2[i], vs[i])
 				}
 			}
 		}
@@ -181,7 +181,7 @@ func FuzzDecodeRecordJSON(f *testing.F) {
 		if enc2 := AppendRecordJSON(nil, h2, vs2); !bytes.Equal(enc2, enc) {
 			t.Fatalf("encoding not stable:\n%s\n%s", enc, enc2)
 		}
-		bin, _, err := DecodeValues(AppendValues(nil, vs))
+		bin, _, err := decodeValuesOwned(AppendValues(nil, vs))
 		if err != nil || len(bin) != len(vs) {
 			t.Fatalf("binary of decoded JSON does not decode: %v", err)
 		}
@@ -242,7 +242,7 @@ func toValidPerByte(s string) string {
 	return string(b)
 }
 
-// FuzzDecodeValueJSON: DecodeValueJSON's fast path agrees with the encoding/json
+// FuzzDecodeValueJSON: decodeOneValueJSON's fast path agrees with the encoding/json
 // path, and accepted values round-trip through AppendValueJSON.
 func FuzzDecodeValueJSON(f *testing.F) {
 	for _, v := range codecSeedValues(f) {
@@ -255,19 +255,19 @@ func FuzzDecodeValueJSON(f *testing.F) {
 		if _, e, ok := p.value(p.ws(0)); ok && p.ws(e) == len(b) && !json.Valid(b) {
 			t.Fatalf("fast path accepted invalid JSON %q", b)
 		}
-		v, err := DecodeValueJSON(b)
+		v, err := decodeOneValueJSON(b)
 		vs, errs := decodeValueJSON(b, 0)
 		if (err == nil) != (errs == nil) || (err != nil && err.Error() != errs.Error()) {
-			t.Fatalf("DecodeValueJSON err %v, encoding/json path err %v", err, errs)
+			t.Fatalf("decodeOneValueJSON err %v, encoding/json path err %v", err, errs)
 		}
 		if err != nil {
 			return
 		}
 		if !v.Equal(&vs) {
-			t.Fatalf("DecodeValueJSON = %+v, encoding/json path %+v", v, vs)
+			t.Fatalf("decodeOneValueJSON = %+v, encoding/json path %+v", v, vs)
 		}
 		enc := AppendValueJSON(nil, &v)
-		v2, err := DecodeValueJSON(enc)
+		v2, err := decodeOneValueJSON(enc)
 		if err != nil || !v2.Equal(&v) {
 			t.Fatalf("round trip of %s: %+v, %v; want %+v", enc, v2, err, v)
 		}

@@ -104,11 +104,7 @@ func TestClientLimiterBounded(t *testing.T) {
 		ip := net.IPv4(10, byte(i>>16), byte(i>>8), byte(i))
 		l.allow(ip, now)
 	}
-	n := 0
-	for i := range l.shards {
-		n += len(l.shards[i].m)
-	}
-	if n > 256 {
+	if n := l.len(); n > 256 {
 		t.Errorf("%d addresses held, bound 256", n)
 	}
 }

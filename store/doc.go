@@ -2,10 +2,11 @@
 // records and the admin data (SPEC §8).
 //
 // It owns the bucket layout, the record encoding, the schema version, durable
-// batched writes, online backup and JSON Lines export/import. It imports handlev
-// and bbolt only. It must not know about the cache, the resolvers or HTTP:
-// callers invalidate caches after a successful Update, and admin interprets its
-// own buckets through Tx.Bolt.
+// batched writes, online backup and JSON Lines export/import. It imports
+// handlev, bbolt and internal/procfloor (which keeps a second Go processor
+// while a commit waits in fsync) only. It must not know about the cache, the
+// resolvers or HTTP: callers invalidate caches after a successful Update, and
+// admin interprets its own buckets through Tx.Bolt.
 //
 // # Bucket layout
 //
@@ -74,8 +75,8 @@
 // arguments) is copied out and owned by the caller.
 //
 // Only one process may open the file; a second one gets ErrLocked after one
-// second. Close the DB before copying the file by other means; use Backup or
-// CopyFile while it is open.
+// second. Close the DB before copying the file by other means; use Backup
+// while it is open.
 //
 // A read transaction pins the pages it sees: a long Backup or Export keeps the
 // file from reusing freed pages, so the file may grow during it. Open maps 1 GiB

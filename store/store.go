@@ -358,38 +358,6 @@ func (db *DB) Backup(w io.Writer) (int64, error) {
 	return n, nil
 }
 
-// CopyFile writes a consistent snapshot of src to path (mode 0600), the way
-// Backup does. It writes to path+".tmp", syncs it and renames it over path, so
-// path is either the old file or a complete new snapshot.
-func CopyFile(src *DB, path string) (err error) {
-	procfloor.Enter() // writing and syncing a whole file blocks (see Update)
-	defer procfloor.Exit()
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return fmt.Errorf("store: backup: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if _, err = src.Backup(f); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return fmt.Errorf("store: backup: %w", err)
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("store: backup: %w", err)
-	}
-	if err = os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("store: backup: %w", err)
-	}
-	return nil
-}
-
 // keyBytes views key as bytes without copying, for bbolt lookups (Get, Seek),
 // which neither modify nor retain the key. Never pass it to Put.
 func keyBytes(key string) []byte {

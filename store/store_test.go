@@ -479,7 +479,7 @@ func TestBackupDuringWrites(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	backupPath := filepath.Join(dir, "backup.db")
-	if err := CopyFile(db, backupPath); err != nil {
+	if err := copyFile(db, backupPath); err != nil {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
@@ -579,7 +579,7 @@ func TestFreelistWrittenAtClose(t *testing.T) {
 	}
 	// A copy taken now has no synced freelist, like a file after a crash.
 	crashed := filepath.Join(dir, "crashed.db")
-	if err := CopyFile(db, crashed); err != nil {
+	if err := copyFile(db, crashed); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Close(); err != nil {
@@ -595,7 +595,7 @@ func TestFreelistWrittenAtClose(t *testing.T) {
 
 	// Without a synced freelist Open rebuilds it; the records are all there
 	// and writes go on.
-	if err := CopyFile(db2(t, path), crashed); err != nil {
+	if err := copyFile(db2(t, path), crashed); err != nil {
 		t.Fatal(err)
 	}
 	c := openTest(t, crashed, true)
@@ -662,7 +662,7 @@ func TestFreelistCheckpoint(t *testing.T) {
 	cp := filepath.Join(dir, "copy.db")
 	hasFreelist := func() bool {
 		t.Helper()
-		if err := CopyFile(db, cp); err != nil {
+		if err := copyFile(db, cp); err != nil {
 			t.Fatal(err)
 		}
 		return !committedAtOpen(t, cp)
@@ -731,4 +731,36 @@ func TestWritesHoldASecondProcessor(t *testing.T) {
 	if !procfloor.Raised() {
 		t.Fatal("after the freelist checkpoint: no second processor held for the linger")
 	}
+}
+
+// copyFile writes a consistent snapshot of src to path (mode 0600), the way
+// Backup does. It writes to path+".tmp", syncs it and renames it over path, so
+// path is either the old file or a complete new snapshot.
+func copyFile(src *DB, path string) (err error) {
+	procfloor.Enter() // writing and syncing a whole file blocks (see Update)
+	defer procfloor.Exit()
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return fmt.Errorf("store: backup: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if _, err = src.Backup(f); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return fmt.Errorf("store: backup: %w", err)
+	}
+	if err = f.Close(); err != nil {
+		return fmt.Errorf("store: backup: %w", err)
+	}
+	if err = os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("store: backup: %w", err)
+	}
+	return nil
 }

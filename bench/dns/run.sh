@@ -12,10 +12,10 @@
 # Data: baseline -gen writes N records (PREFIX/svc/BEN/<ID>, one URL value) as
 # JSON Lines and the dnsperf query file (<id>.ben.svc.ZONE TXT). pidnode gets
 # them through `pidnode import`, then `pidnode serve --dns-addr 127.0.0.1:0
-# --ready-file …` (the dns address is read from the "dns ADDR" line). If that
-# binary does not serve DNS (no dns line within the wait), the script says so
-# and measures bench/dns/standalone instead: the same store → cache →
-# resolver/dns wiring without the other listeners.
+# --ready-file …` (the dns address is read from the "dns ADDR" line). If
+# cmd/pidnode does not build, the import fails or the node writes no dns line
+# within the wait, the script prints why and exits 1: it measures the real
+# binary or nothing.
 set -euo pipefail
 
 N=${N:-10000}
@@ -56,14 +56,12 @@ if ! command -v dnsperf >/dev/null 2>&1; then
 fi
 
 log "building"
-HAVE_PIDNODE=1
 if ! go build -o "$TMP/pidnode" ./cmd/pidnode 2>"$TMP/build.log"; then
 	log "cmd/pidnode does not build:"
 	tail -3 "$TMP/build.log" >&2
-	HAVE_PIDNODE=0
+	exit 1
 fi
 go build -o "$TMP/baseline" ./bench/dns/baseline
-go build -o "$TMP/standalone" ./bench/dns/standalone
 
 "$TMP/baseline" -gen -n "$N" -zone "$ZONE" -prefix "$TEST_PREFIX" \
 	-jsonl "$TMP/records.jsonl" -queries "$TMP/queries.txt"
@@ -86,39 +84,24 @@ wait_dns() {
 # pidnode: import, then serve DNS only, with a cache that holds every name (the
 # baseline holds them all in a map; an LRU sized exactly N keeps evicting the
 # names of its fuller shards and would measure misses).
-TARGET=pidnode
 PFLAGS=(--data "$TMP/pidnode-data" --prefix "$PREFIX" --test-prefix "$TEST_PREFIX")
-PADDR=""
-if [ "$HAVE_PIDNODE" = 0 ]; then
-	:
-elif "$TMP/pidnode" import "${PFLAGS[@]}" "$TMP/records.jsonl" >"$TMP/import.log" 2>&1; then
-	"$TMP/pidnode" serve "${PFLAGS[@]}" \
-		--dns-addr 127.0.0.1:0 --resolver-addr "" --admin-addr "" --hdl-addr "" \
-		--dns-zone "$ZONE=$TEST_PREFIX" --operator-key-file "$TMP/operator.key" \
-		--cache-entries "$((N + N / 4 + 1024))" \
-		--ready-file "$TMP/ready-pidnode" >"$TMP/pidnode.log" 2>&1 &
-	PIDS+=($!)
-	PPID_=$!
-	PADDR=$(wait_dns "$TMP/ready-pidnode" "$PPID_") || PADDR=""
-	if [ -z "$PADDR" ]; then
-		log "pidnode serve gave no 'dns ADDR' ready line; its log:"
-		tail -5 "$TMP/pidnode.log" >&2 || true
-		kill "${PIDS[-1]}" 2>/dev/null || true
-	fi
-else
+if ! "$TMP/pidnode" import "${PFLAGS[@]}" "$TMP/records.jsonl" >"$TMP/import.log" 2>&1; then
 	log "pidnode import failed:"
 	tail -5 "$TMP/import.log" >&2
+	exit 1
 fi
-if [ -z "$PADDR" ]; then
-	TARGET="standalone (store+cache+resolver/dns; cmd/pidnode does not serve DNS yet)"
-	log "measuring bench/dns/standalone instead"
-	"$TMP/standalone" -data "$TMP/standalone-data" -jsonl "$TMP/records.jsonl" \
-		-zone "$ZONE=$TEST_PREFIX" -prefix "$PREFIX" -test-prefix "$TEST_PREFIX" \
-		-ready-file "$TMP/ready-standalone" >"$TMP/standalone.log" 2>&1 &
-	PIDS+=($!)
-	PPID_=$!
-	PADDR=$(wait_dns "$TMP/ready-standalone" "$!") || { log "standalone did not start:"; cat "$TMP/standalone.log" >&2; exit 1; }
-fi
+"$TMP/pidnode" serve "${PFLAGS[@]}" \
+	--dns-addr 127.0.0.1:0 --resolver-addr "" --admin-addr "" --hdl-addr "" \
+	--dns-zone "$ZONE=$TEST_PREFIX" --operator-key-file "$TMP/operator.key" \
+	--cache-entries "$((N + N / 4 + 1024))" \
+	--ready-file "$TMP/ready-pidnode" >"$TMP/pidnode.log" 2>&1 &
+PIDS+=($!)
+PPID_=$!
+PADDR=$(wait_dns "$TMP/ready-pidnode" "$PPID_") || {
+	log "pidnode serve gave no 'dns ADDR' ready line; its log:"
+	tail -5 "$TMP/pidnode.log" >&2 || true
+	exit 1
+}
 
 "$TMP/baseline" -n "$N" -zone "$ZONE" -addr 127.0.0.1:0 -ready-file "$TMP/ready-baseline" >"$TMP/baseline.log" 2>&1 &
 PIDS+=($!)
@@ -175,7 +158,7 @@ B=$(mean "${BS[@]}")
 PCPU=$(mean2 "${PC[@]}")
 BCPU=$(mean2 "${BC[@]}")
 echo "DNS benchmark: dnsperf -l $SECS -c $CLIENTS -T $THREADS -q $OUTSTANDING${DNSPERF_ARGS:+ $DNSPERF_ARGS}, $ROUNDS round(s), $N names, loopback, $(nproc) CPUs"
-echo "pidnode  ($TARGET) at $PADDR: $P qps (mean of: ${PS[*]}), server CPU $PCPU us/query"
+echo "pidnode  at $PADDR: $P qps (mean of: ${PS[*]}), server CPU $PCPU us/query"
 summary pidnode
 echo "baseline (miekg/dns + Go map) at $BADDR: $B qps (mean of: ${BS[*]}), server CPU $BCPU us/query"
 summary baseline

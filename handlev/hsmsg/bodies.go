@@ -275,34 +275,3 @@ func ParseReply(msg []byte) (Reply, error) {
 	}
 	return rep, nil
 }
-
-// AppendReplyBody appends the body of rep (digest included when rep.Digest is set),
-// the inverse of ParseReply for the body. It is used by tests and the fuzz target;
-// the server builds its bodies directly.
-func AppendReplyBody(dst []byte, rep *Reply) []byte {
-	if d := rep.Digest; d != nil {
-		if d.Alg == DigestMD5OldFormat {
-			dst = appendBytes(dst, d.Sum)
-		} else {
-			dst = append(dst, d.Alg)
-			dst = append(dst, d.Sum...)
-		}
-	}
-	h := &rep.Header
-	switch {
-	case h.ResponseCode == RCSuccess && h.OpCode == OpResolution:
-		dst = appendBytes(dst, rep.Handle)
-		dst = handlev.AppendValues(dst, rep.Values)
-	case h.ResponseCode == RCSuccess && h.OpCode == OpGetSiteInfo:
-		if rep.Site != nil {
-			dst = AppendSite(dst, rep.Site)
-		}
-	case h.ResponseCode == RCSuccess || h.ResponseCode == 302 || h.ResponseCode == 303 || h.ResponseCode == 402:
-		dst = append(dst, rep.Rest...)
-	default:
-		if rep.ErrorMessage != nil {
-			dst = appendBytes(dst, rep.ErrorMessage)
-		}
-	}
-	return dst
-}

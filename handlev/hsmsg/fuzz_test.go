@@ -22,7 +22,7 @@ func fuzzSeeds() [][]byte {
 	seeds = append(seeds, req(&ResolutionRequest{Handle: []byte("21.T11148/svc/X/1"), Indexes: []int32{1, 2}, Types: [][]byte{[]byte("URL."), []byte("EMAIL")}}, FlagsJava|FlagRD|FlagCT))
 	rep := func(r *Reply) []byte {
 		m := AppendHeader(nil, &r.Header)
-		m = AppendReplyBody(m, r)
+		m = appendReplyBody(m, r)
 		SetBodyLength(m, len(m)-HeaderLen)
 		return appendU32(m, 0)
 	}
@@ -82,7 +82,7 @@ func FuzzDecodeMessage(f *testing.F) {
 			return
 		}
 		re := AppendHeader(nil, &rep.Header)
-		re = AppendReplyBody(re, &rep)
+		re = appendReplyBody(re, &rep)
 		SetBodyLength(re, len(re)-HeaderLen)
 		re = appendBytes(re, rep.Credential)
 		rep2, err := ParseReply(re)

@@ -25,15 +25,18 @@ var rules = map[string]struct {
 	"handlev/hsmsg": {internal: []string{"handlev"}},
 	"store":         {internal: []string{"handlev", "internal/procfloor"}, external: []string{"go.etcd.io/bbolt"}},
 	"cache":         {internal: []string{"handlev"}, external: []string{"github.com/hashicorp/golang-lru/v2", "golang.org/x/sync/"}},
-	"resolver":      {internal: []string{"handlev", "cache"}, external: []string{"github.com/valyala/fasthttp", "golang.org/x/net/"}},
-	"resolver/dns":  {internal: []string{"handlev", "cache"}, external: []string{"github.com/miekg/dns", "golang.org/x/time/rate"}},
+	"resolver":      {internal: []string{"handlev", "cache", "internal/promtext", "internal/tokenbucket"}, external: []string{"github.com/valyala/fasthttp", "golang.org/x/net/"}},
+	"resolver/dns":  {internal: []string{"handlev", "cache", "internal/promtext", "internal/tokenbucket"}, external: []string{"github.com/miekg/dns"}},
 	"resolver/hdl":  {internal: []string{"handlev", "handlev/hsmsg", "cache"}},
-	"admin":         {internal: []string{"handlev", "store"}, external: []string{"go.etcd.io/bbolt", "github.com/BurntSushi/toml", "github.com/santhosh-tekuri/jsonschema/v6", "golang.org/x/time/rate", "github.com/prometheus/"}},
+	"admin":         {internal: []string{"handlev", "store", "internal/promtext", "internal/tokenbucket"}, external: []string{"go.etcd.io/bbolt", "github.com/BurntSushi/toml", "github.com/santhosh-tekuri/jsonschema/v6", "github.com/prometheus/"}},
 	// A leaf below store: the standard library only.
 	"internal/procfloor": {},
+	"internal/promtext":  {}, // shared by admin, the resolvers and cmd; the standard library only
 	"internal":           {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "internal"}, external: []string{""}},
 	"cmd":                {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "internal"}, external: []string{""}},
 	"bench":              {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "internal", "bench"}, external: []string{""}},
+	// Shared by admin and the resolvers: the standard library only.
+	"internal/tokenbucket": {},
 }
 
 func ruleFor(dir string) (string, bool) {

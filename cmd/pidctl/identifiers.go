@@ -1,0 +1,507 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// basePath picks /pid/v2 or /testpid/v2 for a prefix.
+func (c *client) basePath(prefix string) string {
+	switch {
+	case c.test:
+		return "/testpid/v2"
+	case c.prod:
+		return "/pid/v2"
+	}
+	if _, after, ok := strings.Cut(prefix, "."); ok && strings.HasPrefix(strings.ToUpper(after), "T") {
+		return "/testpid/v2"
+	}
+	return "/pid/v2"
+}
+
+// handlePath turns a handle into its admin path.
+func (c *client) handlePath(h string) (string, error) {
+	h = strings.TrimPrefix(strings.TrimPrefix(h, "hdl:"), "https://hdl.handle.net/")
+	parts := strings.Split(h, "/")
+	if len(parts) < 3 {
+		return "", usageErr("handle %q: want PREFIX/svc/NS/ID or PREFIX/NS/ID", h)
+	}
+	prefix := parts[0]
+	rest := parts[1:]
+	if len(rest) >= 3 && strings.EqualFold(rest[0], c.svc) {
+		rest = rest[1:]
+	}
+	esc := make([]string, len(rest))
+	for i, p := range rest {
+		esc[i] = url.PathEscape(p)
+	}
+	return c.basePath(prefix) + "/handles/" + url.PathEscape(prefix) + "/" + strings.Join(esc, "/"), nil
+}
+
+// readInput reads a file, or stdin for "-".
+func readInput(name string) ([]byte, error) {
+	if name == "-" {
+		return io.ReadAll(os.Stdin)
+	}
+	return os.ReadFile(name)
+}
+
+// payload builds a write body from --file, or --url and --metadata.
+func (c *client) payload() ([]byte, error) {
+	if f := c.v("file"); f != "" {
+		return readInput(f)
+	}
+	p := map[string]any{}
+	if u := c.v("url"); u != "" {
+		p["url"] = u
+	}
+	if m := c.v("metadata"); m != "" {
+		b, err := readInput(m)
+		if err != nil {
+			return nil, err
+		}
+		p["metadata"] = json.RawMessage(b)
+	}
+	if len(p) == 0 {
+		return nil, usageErr("give --file PAYLOAD.json, or --url and/or --metadata FILE")
+	}
+	return json.Marshal(p)
+}
+
+func (c *client) whoami() (map[string]any, error) {
+	base := "/pid/v2"
+	if c.test {
+		base = "/testpid/v2"
+	}
+	b, _, err := c.do("GET", base+"/me", nil)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	return m, json.Unmarshal(b, &m)
+}
+
+func cmdWhoami(c *client, pos []string) error {
+	base := "/pid/v2"
+	if c.test {
+		base = "/testpid/v2"
+	}
+	b, _, err := c.do("GET", base+"/me", nil)
+	if err != nil {
+		return err
+	}
+	return c.emit(b, func() error {
+		var m struct {
+			SNAA     map[string]any
+			Prefix   string
+			MayWrite bool `json:"may_write"`
+		}
+		if err := json.Unmarshal(b, &m); err != nil {
+			return err
+		}
+		fmt.Fprintf(c.out, "SNAA %s (%s), namespace %s; under %s: may write %v\n",
+			show(m.SNAA["id"]), show(m.SNAA["organisation"]), show(m.SNAA["namespace"]), m.Prefix, m.MayWrite)
+		return nil
+	})
+}
+
+func (c *client) printIdentifier(b []byte) error {
+	var id struct {
+		Handle, URL string
+		Version     int
+		Metadata    map[string]any
+		Links       struct{ Resolve string }
+	}
+	if err := json.Unmarshal(b, &id); err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(c.out, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "handle:\t%s\n", id.Handle)
+	fmt.Fprintf(tw, "url:\t%s\n", id.URL)
+	fmt.Fprintf(tw, "status:\t%s\n", show(id.Metadata["status"]))
+	fmt.Fprintf(tw, "version:\t%d\n", id.Version)
+	fmt.Fprintf(tw, "resolve:\t%s\n", id.Links.Resolve)
+	if ri, ok := id.Metadata["resource_info"].(map[string]any); ok {
+		fmt.Fprintf(tw, "label:\t%s\n", show(ri["label"]))
+		fmt.Fprintf(tw, "category:\t%s\n", show(ri["resource_category"]))
+	}
+	return tw.Flush()
+}
+
+func cmdCreate(c *client, pos []string) error {
+	if len(pos) != 0 {
+		return usageErr("create takes no positional arguments")
+	}
+	body, err := c.payload()
+	if err != nil {
+		return err
+	}
+	me, err := c.whoami()
+	if err != nil {
+		return err
+	}
+	var path string
+	if id := c.v("custom-id"); id != "" {
+		path = show(me["base"]) + "?customid=" + url.QueryEscape(id)
+		b, _, err := c.do("PUT", path, body, "Idempotency-Key", c.v("idempotency-key"))
+		if err != nil {
+			return err
+		}
+		return c.emit(b, func() error { return c.printIdentifier(b) })
+	}
+	path = show(me["collection"])
+	b, _, err := c.do("POST", path, body, "Idempotency-Key", c.v("idempotency-key"))
+	if err != nil {
+		return err
+	}
+	return c.emit(b, func() error { return c.printIdentifier(b) })
+}
+
+func cmdUpdate(c *client, pos []string) error {
+	h, err := one(pos, "HANDLE")
+	if err != nil {
+		return err
+	}
+	path, err := c.handlePath(h)
+	if err != nil {
+		return err
+	}
+	body, err := c.payload()
+	if err != nil {
+		return err
+	}
+	ifMatch := c.v("if-match")
+	if ifMatch != "" && !strings.HasPrefix(ifMatch, `"`) {
+		ifMatch = `"` + ifMatch + `"`
+	}
+	b, _, err := c.do("PUT", path, body, "If-Match", ifMatch)
+	if err != nil {
+		return err
+	}
+	return c.emit(b, func() error { return c.printIdentifier(b) })
+}
+
+func cmdGet(c *client, pos []string) error {
+	h, err := one(pos, "HANDLE")
+	if err != nil {
+		return err
+	}
+	path, err := c.handlePath(h)
+	if err != nil {
+		return err
+	}
+	b, _, err := c.do("GET", path, nil)
+	if err != nil {
+		return err
+	}
+	return c.emit(b, func() error { return c.printIdentifier(b) })
+}
+
+func cmdHistory(c *client, pos []string) error {
+	h, err := one(pos, "HANDLE")
+	if err != nil {
+		return err
+	}
+	path, err := c.handlePath(h)
+	if err != nil {
+		return err
+	}
+	b, _, err := c.do("GET", path+"/history", nil)
+	if err != nil {
+		return err
+	}
+	return c.emit(b, func() error {
+		var hist struct {
+			Changes []struct {
+				Time    string `json:"time"`
+				Action  string `json:"action"`
+				KeyName string `json:"key_name"`
+				KeyID   string `json:"key_id"`
+				Before  *struct {
+					URL string `json:"url"`
+				} `json:"before"`
+				After *struct {
+					URL string `json:"url"`
+				} `json:"after"`
+			}
+		}
+		if err := json.Unmarshal(b, &hist); err != nil {
+			return err
+		}
+		var rows [][]string
+		for _, ch := range hist.Changes {
+			u := ""
+			switch {
+			case ch.Before == nil && ch.After != nil:
+				u = ch.After.URL
+			case ch.Before != nil && ch.After != nil && ch.Before.URL != ch.After.URL:
+				u = ch.Before.URL + " → " + ch.After.URL
+			}
+			rows = append(rows, []string{ch.Time, ch.Action, ch.KeyName + " (" + ch.KeyID + ")", u})
+		}
+		c.table("WHEN\tACTION\tKEY\tURL", rows)
+		return nil
+	})
+}
+
+// cmdStats prints resolutions per day of the key's namespace, or of HANDLE.
+func cmdStats(c *client, pos []string) error {
+	var path string
+	switch len(pos) {
+	case 0:
+		me, err := c.whoami()
+		if err != nil {
+			return err
+		}
+		path = show(me["collection"]) + "stats"
+	case 1:
+		p, err := c.handlePath(pos[0])
+		if err != nil {
+			return err
+		}
+		path = p + "/stats"
+	default:
+		return usageErr("stats takes at most one HANDLE")
+	}
+	q := url.Values{}
+	for _, k := range []string{"from", "to"} {
+		if v := c.v(k); v != "" {
+			q.Set(k, v)
+		}
+	}
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	b, _, err := c.do("GET", path, nil)
+	if err != nil {
+		return err
+	}
+	return c.emit(b, func() error {
+		var st struct {
+			Handle, Namespace, From, To string
+			Total                       uint64
+			Days                        []struct {
+				Date  string
+				Count uint64
+			}
+		}
+		if err := json.Unmarshal(b, &st); err != nil {
+			return err
+		}
+		what := "namespace " + st.Namespace
+		if st.Handle != "" {
+			what = st.Handle
+		}
+		fmt.Fprintf(c.out, "resolutions of %s, %s to %s: %d\n", what, st.From, st.To, st.Total)
+		var rows [][]string
+		for _, d := range st.Days {
+			rows = append(rows, []string{d.Date, strconv.FormatUint(d.Count, 10)})
+		}
+		c.table("DAY\tRESOLUTIONS", rows)
+		return nil
+	})
+}
+
+func cmdList(c *client, pos []string) error {
+	me, err := c.whoami()
+	if err != nil {
+		return err
+	}
+	q := url.Values{}
+	for _, k := range []string{"status", "url", "limit", "cursor"} {
+		if v := c.v(k); v != "" {
+			q.Set(k, v)
+		}
+	}
+	b, _, err := c.do("GET", show(me["collection"])+"?"+q.Encode(), nil)
+	if err != nil {
+		return err
+	}
+	return c.emit(b, func() error {
+		var l struct {
+			Items []struct {
+				Handle, URL string
+				Metadata    map[string]any
+			}
+			NextCursor string `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(b, &l); err != nil {
+			return err
+		}
+		var rows [][]string
+		for _, it := range l.Items {
+			rows = append(rows, []string{it.Handle, show(it.Metadata["status"]), it.URL})
+		}
+		c.table("HANDLE\tSTATUS\tURL", rows)
+		if l.NextCursor != "" {
+			fmt.Fprintf(c.out, "more: --cursor %s\n", l.NextCursor)
+		}
+		return nil
+	})
+}
+
+// bulkLimit is the server's item limit per request.
+const bulkLimit = 1000
+
+func cmdBulk(c *client, pos []string) error {
+	name, err := one(pos, "FILE (JSON Lines or .csv; - for stdin)")
+	if err != nil {
+		return err
+	}
+	raw, err := readInput(name)
+	if err != nil {
+		return err
+	}
+	var items []json.RawMessage
+	var lines []int
+	if strings.HasSuffix(strings.ToLower(name), ".csv") {
+		items, lines, err = csvItems(raw)
+	} else {
+		sc := bufio.NewScanner(bytes.NewReader(raw))
+		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		for n := 1; sc.Scan(); n++ {
+			l := bytes.TrimSpace(sc.Bytes())
+			if len(l) == 0 || l[0] == '#' {
+				continue
+			}
+			if !json.Valid(l) {
+				return fmt.Errorf("line %d: not valid JSON", n)
+			}
+			items = append(items, json.RawMessage(append([]byte(nil), l...)))
+			lines = append(lines, n)
+		}
+		err = sc.Err()
+	}
+	if err != nil {
+		return err
+	}
+	if len(items) == 0 {
+		return usageErr("%s holds no items", name)
+	}
+	me, err := c.whoami()
+	if err != nil {
+		return err
+	}
+	path := show(me["collection"]) + "bulk"
+	type result struct {
+		Status int    `json:"status"`
+		Handle string `json:"handle,omitempty"`
+		Detail string `json:"detail,omitempty"`
+		Errors []struct {
+			Field   string `json:"field"`
+			Message string `json:"message"`
+		} `json:"errors,omitempty"`
+	}
+	var all []result
+	for i := 0; i < len(items); i += bulkLimit {
+		j := min(i+bulkLimit, len(items))
+		b, _, err := c.do("POST", path, items[i:j])
+		if err != nil {
+			return err
+		}
+		var r struct{ Items []result }
+		if err := json.Unmarshal(b, &r); err != nil {
+			return err
+		}
+		all = append(all, r.Items...)
+		bad := 0
+		for _, x := range r.Items {
+			if x.Status >= 300 {
+				bad++
+			}
+		}
+		// Progress on stderr, one line per request of up to 1000 items.
+		fmt.Fprintf(c.errw, "bulk: %d/%d items sent (%d%%), %d failed in this batch\n", j, len(items), j*100/len(items), bad)
+	}
+	failed := 0
+	for _, r := range all {
+		if r.Status >= 300 {
+			failed++
+		}
+	}
+	if c.json {
+		b, _ := json.Marshal(map[string]any{"items": all})
+		fmt.Fprintf(c.out, "%s\n", b)
+	} else {
+		var rows [][]string
+		for i, r := range all {
+			msg := r.Detail
+			for _, fe := range r.Errors {
+				msg += " " + fe.Field + ": " + fe.Message + ";"
+			}
+			rows = append(rows, []string{strconv.Itoa(lines[i]), strconv.Itoa(r.Status), r.Handle, strings.TrimSpace(msg)})
+		}
+		c.table("LINE\tSTATUS\tHANDLE\tERROR", rows)
+		fmt.Fprintf(c.out, "%d items, %d failed\n", len(all), failed)
+	}
+	if failed > 0 {
+		return &apiError{Status: 422, Title: "bulk", Detail: fmt.Sprintf("%d of %d items failed", failed, len(all))}
+	}
+	return nil
+}
+
+// csvItems turns CSV rows into bulk items: columns id, url, status (sets
+// metadata.status) and metadata (a JSON object); other columns are an error.
+func csvItems(raw []byte) ([]json.RawMessage, []int, error) {
+	r := csv.NewReader(bytes.NewReader(raw))
+	r.FieldsPerRecord = -1
+	head, err := r.Read()
+	if err != nil {
+		return nil, nil, fmt.Errorf("CSV header: %w", err)
+	}
+	for _, h := range head {
+		switch h {
+		case "id", "url", "status", "metadata":
+		default:
+			return nil, nil, fmt.Errorf("CSV column %q: want id, url, status, metadata", h)
+		}
+	}
+	var items []json.RawMessage
+	var lines []int
+	for n := 2; ; n++ {
+		rec, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		it := map[string]any{}
+		meta := map[string]any{}
+		for i, h := range head {
+			if i >= len(rec) || rec[i] == "" {
+				continue
+			}
+			switch h {
+			case "id", "url":
+				it[h] = rec[i]
+			case "status":
+				meta["status"] = rec[i]
+			case "metadata":
+				var m map[string]any
+				if err := json.Unmarshal([]byte(rec[i]), &m); err != nil {
+					return nil, nil, fmt.Errorf("line %d: metadata is not a JSON object: %v", n, err)
+				}
+				for k, v := range m {
+					meta[k] = v
+				}
+			}
+		}
+		if len(meta) > 0 {
+			it["metadata"] = meta
+		}
+		b, _ := json.Marshal(it)
+		items = append(items, b)
+		lines = append(lines, n)
+	}
+	return items, lines, nil
+}
