@@ -371,21 +371,25 @@ func (s *Server) records(r *reply, q *dns.Question, e *cache.Entry) {
 	}
 }
 
-// firstURL returns the value the redirect uses: the first of type URL, else the
-// first of a type URL.*; nil if none.
+// firstURL returns the value the redirect uses: the first public value of type
+// URL, else the first public one of a type URL.*; nil if none.
 func firstURL(vals []handlev.Value) *handlev.Value {
 	for i := range vals {
-		if equalFoldASCII(vals[i].Type, handlev.TypeURL) {
+		if public(&vals[i]) && equalFoldASCII(vals[i].Type, handlev.TypeURL) {
 			return &vals[i]
 		}
 	}
 	for i := range vals {
-		if hasPrefixFoldASCII(vals[i].Type, handlev.TypeURL+".") {
+		if public(&vals[i]) && hasPrefixFoldASCII(vals[i].Type, handlev.TypeURL+".") {
 			return &vals[i]
 		}
 	}
 	return nil
 }
+
+// public reports whether v may be published: every DNS query is anonymous,
+// so a value without public read is never answered.
+func public(v *handlev.Value) bool { return v.Perm&handlev.PermPublicRead != 0 }
 
 // statusTTL is the TTL of the first STATUS value.
 func statusTTL(vals []handlev.Value, now *clock) uint32 {
@@ -494,7 +498,7 @@ func parseStored(e *cache.Entry, qt uint16) *parsedSet {
 	vals := e.Record.Values
 	for i := range vals {
 		v := &vals[i]
-		if !hasPrefixFoldASCII(v.Type, "DNS.") {
+		if !public(v) || !hasPrefixFoldASCII(v.Type, "DNS.") {
 			continue
 		}
 		if !looked { // the type table is a map: only consult it for records with DNS.* values
