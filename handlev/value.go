@@ -130,7 +130,7 @@ func ParseStatus(b []byte) (Status, bool) {
 // Status returns the record's lifecycle state from its first STATUS value.
 func (r *Record) Status() Status {
 	for i := range r.Values {
-		if equalFoldASCII([]byte(r.Values[i].Type), TypeStatus) {
+		if equalFoldASCII(r.Values[i].Type, TypeStatus) {
 			s, _ := ParseStatus(r.Values[i].Data)
 			return s
 		}
@@ -139,7 +139,7 @@ func (r *Record) Status() Status {
 }
 
 // equalFoldASCII reports whether b equals s under ASCII case folding only.
-func equalFoldASCII(b []byte, s string) bool {
+func equalFoldASCII[T ~string | ~[]byte](b T, s string) bool {
 	if len(b) != len(s) {
 		return false
 	}

@@ -113,7 +113,7 @@ func (s *Server) serveAPI(ctx *fasthttp.RequestCtx, sc *scratch, path, query []b
 	// A SUBMITTED identifier is reserved, not yet public: to the public it does
 	// not exist yet, on every front (the native protocol answers RC 100 and DNS
 	// NXDOMAIN as well).
-	if !e.Found || e.Status == handlev.StatusSubmitted {
+	if !e.Found || e.Public.Hidden() {
 		sc.out = append(sc.out[:0], `{"responseCode":100,"handle":`...)
 		sc.out = handlev.AppendJSONString(sc.out, handle)
 		sc.out = append(sc.out, '}')

@@ -237,7 +237,7 @@ func (s *Server) aliasRedirect(ctx *fasthttp.RequestCtx, sc *scratch, v *view) b
 		}
 		sc.key = key
 		var e *cache.Entry
-		if e, err = s.cache.Get(key); err != nil || !e.Found {
+		if e, err = s.cache.Get(key); err != nil || !e.Found || e.Public.Hidden() {
 			break
 		}
 		if cur = viewOf(e); cur.alias == nil {

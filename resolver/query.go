@@ -90,7 +90,7 @@ func parseQuery(p *params, raw, arena []byte) ([]byte, error) {
 		}
 		// auth, cert, publicOnly and doNotRefer are accepted and have no effect:
 		// every request here is anonymous, so values without public read are
-		// never shown (see publicValues).
+		// never shown (cache.Entry.Public).
 	}
 	return arena, nil
 }

@@ -52,7 +52,7 @@
 // TC flag; requests that set TC are reassembled with bounded memory
 // (MaxPendingBytes) and dropped after ReadTimeout.
 //
-// The hot path (cache hit, no filters, every value public, no CT) allocates nothing:
-// the reply splices the cache entry's pre-encoded values (cache.Entry.WireBytes,
-// built once per entry on first use).
+// The hot path (cache hit, no filters, no CT) allocates nothing: the reply splices
+// the cache entry's pre-encoded public values (cache.Entry.WireBytes of
+// cache.Entry.Public, built once per entry on first use).
 package hdl

@@ -270,26 +270,19 @@ func (s *Server) resolve(r *reply) {
 		r.error(hsmsg.RCError, msgInternal)
 		return
 	}
-	if !e.Found || e.Status == handlev.StatusSubmitted {
+	if !e.Found || e.Public.Hidden() {
 		r.error(hsmsg.RCHandleNotFound, "")
 		return
 	}
 	s.cfg.Counter.Count(e.Key) // resolution statistics (nil-safe, no allocation)
-	vals := e.Record.Values
+	// Every request here is anonymous: only the entry's public view
+	// (cache.Entry.Public) is answered, whatever the request's flags say.
+	vals := e.Public.Values
 	filtered := len(q.Indexes) > 0 || len(q.Types) > 0
-	if !filtered {
-		public := true
-		for i := range vals {
-			if vals[i].Perm&handlev.PermPublicRead == 0 {
-				public = false
-				break
-			}
-		}
-		if public && len(vals) > 0 {
-			r.start(hsmsg.RCSuccess)
-			r.w.out = hsmsg.AppendResolutionBody(r.w.out, q.Handle, e.WireBytes())
-			return
-		}
+	if !filtered && len(vals) > 0 {
+		r.start(hsmsg.RCSuccess)
+		r.w.out = hsmsg.AppendResolutionBody(r.w.out, q.Handle, e.WireBytes())
+		return
 	}
 	r.start(hsmsg.RCSuccess)
 	out := hsmsg.AppendResolutionBody(r.w.out, q.Handle, nil)
@@ -298,7 +291,7 @@ func (s *Server) resolve(r *reply) {
 	n := 0
 	for i := range vals {
 		v := &vals[i]
-		if v.Perm&handlev.PermPublicRead == 0 || (filtered && !wanted(q, v)) {
+		if filtered && !wanted(q, v) {
 			continue
 		}
 		out = handlev.AppendValue(out, v)
