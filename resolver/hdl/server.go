@@ -31,6 +31,12 @@ type Server struct {
 	namer *handlev.Namer
 	site  []byte // HS_SITE value data, built once
 
+	// serial is the HS_SITE serial number every reply carries, and primary
+	// whether the site is a primary one (then every reply sets AT); see
+	// reply.start.
+	serial  uint16
+	primary bool
+
 	works sync.Pool // *work
 
 	sem chan struct{} // TCP connection slots
@@ -71,6 +77,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	site := BuildSite(cfg.Site, pub)
 	s.site = hsmsg.AppendSite(nil, &site)
+	s.serial, s.primary = site.Serial, site.Primary
 	s.asm.init(cfg.MaxPendingBytes, cfg.ReadTimeout)
 	s.works.New = func() any { return &work{out: make([]byte, 0, 1024), key: make([]byte, 0, 256)} }
 	return s, nil
@@ -197,13 +204,23 @@ type reply struct {
 }
 
 // start writes the header and, if the request asked for it, the request digest.
+//
+// The header says about the site what a CNRI server's does (RFC 3652
+// §2.2.2): SiteInfoSerialNumber is the serial number of this node's HS_SITE,
+// so a client holding an older copy of the site information can tell, and AT
+// (authoritative) is set exactly when the reply comes from a primary site,
+// whatever the request's AT bit asked for.
 func (r *reply) start(rc uint32) {
 	q := &r.req.Header
+	flags := hsmsg.FlagREC | q.OpFlag&(hsmsg.FlagsEchoed&^hsmsg.FlagAT)&^r.clear
+	if r.s.primary {
+		flags |= hsmsg.FlagAT
+	}
 	h := hsmsg.Header{
 		OpCode:         q.OpCode,
 		ResponseCode:   rc,
-		OpFlag:         hsmsg.FlagREC | q.OpFlag&hsmsg.FlagsEchoed&^r.clear,
-		SiteInfoSerial: hsmsg.SerialUnknown,
+		OpFlag:         flags,
+		SiteInfoSerial: r.s.serial,
 		RecursionCount: q.RecursionCount,
 		Expiration:     uint32(r.s.cfg.Now().Add(hsmsg.ExpirationWindow).Unix()),
 	}
