@@ -4,8 +4,9 @@
 // every public front renders from), the Handle JSON API encoding (byte-compatible
 // with the reference server) and the RFC 3651 binary encoding.
 //
-// It imports the standard library only. It must not know about storage, caching or
-// any network listener; those packages build on it.
+// It imports the standard library and internal/ascii (ASCII case folding) only. It
+// must not know about storage, caching or any network listener; those packages
+// build on it.
 //
 // Codecs are append-style: AppendX(dst, …) appends to dst and returns the extended
 // slice; decoders bounds-check every read and return typed errors, never panic.

@@ -1,6 +1,10 @@
 package handlev
 
-import "unicode/utf8"
+import (
+	"unicode/utf8"
+
+	"pidnode/internal/ascii"
+)
 
 // Public is what an anonymous client may see of a record: the one decision
 // every public front (HTTP redirect, ?noredirect, /api/handles, tombstone and
@@ -40,7 +44,7 @@ func NewPublic(r *Record) Public {
 	p := Public{Status: r.Status(), Values: publicValues(r.Values)}
 	p.Target = ChooseTarget(p.Values, nil)
 	for i := range p.Values {
-		if equalFoldASCII(p.Values[i].Type, TypeAlias) && ValidAlias(p.Values[i].Data) {
+		if ascii.EqualFold(p.Values[i].Type, TypeAlias) && ValidAlias(p.Values[i].Data) {
 			p.Alias = p.Values[i].Data
 			break
 		}
@@ -96,10 +100,10 @@ func ChooseTarget(vs []Value, keep func(*Value) bool) int {
 			continue
 		}
 		t := vs[i].Type
-		if len(t) == len(TypeURL) && equalFoldASCII(t, TypeURL) {
+		if len(t) == len(TypeURL) && ascii.EqualFold(t, TypeURL) {
 			return i
 		}
-		if sub < 0 && len(t) > len(TypeURL)+1 && t[len(TypeURL)] == '.' && equalFoldASCII(t[:len(TypeURL)], TypeURL) {
+		if sub < 0 && len(t) > len(TypeURL)+1 && t[len(TypeURL)] == '.' && ascii.EqualFold(t[:len(TypeURL)], TypeURL) {
 			sub = i
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"pidnode/handlev"
+	"pidnode/internal/ascii"
 )
 
 const apiHandlesPath = "/api/handles"
@@ -274,17 +275,13 @@ func isJSONBody(ctype, body []byte) bool {
 	}
 	mt = bytes.TrimSpace(mt)
 	switch {
-	case equalFold(mt, "application/json"), len(mt) > 5 && hasSuffixFold(mt, "+json"):
+	case ascii.EqualFold(mt, "application/json"), len(mt) > 5 && ascii.HasSuffixFold(mt, "+json"):
 		return true
-	case equalFold(mt, "application/x-www-form-urlencoded"):
+	case ascii.EqualFold(mt, "application/x-www-form-urlencoded"):
 		return false
 	}
 	t := bytes.TrimLeft(body, " \t\r\n")
 	return len(t) > 0 && t[0] == '{'
-}
-
-func hasSuffixFold(b []byte, s string) bool {
-	return len(b) >= len(s) && equalFold(b[len(b)-len(s):], s)
 }
 
 // jsonToForm turns a JSON object body into form encoding: each property a

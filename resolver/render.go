@@ -7,6 +7,7 @@ import (
 
 	"pidnode/cache"
 	"pidnode/handlev"
+	"pidnode/internal/ascii"
 )
 
 // view is what Render builds once per found cache entry, from the entry's
@@ -171,11 +172,11 @@ func typeMatches(typ string, filter []byte) bool {
 	if n := len(filter); n > 0 && filter[n-1] == '.' {
 		base := filter[:n-1]
 		if len(typ) == len(base) {
-			return equalFold(base, typ)
+			return ascii.EqualFold(base, typ)
 		}
-		return len(typ) > len(base) && typ[len(base)] == '.' && equalFold(base, typ[:len(base)])
+		return len(typ) > len(base) && typ[len(base)] == '.' && ascii.EqualFold(base, typ[:len(base)])
 	}
-	return equalFold(filter, typ)
+	return ascii.EqualFold(filter, typ)
 }
 
 // viewOf returns e's view, rendering it now if the cache was built without
@@ -205,7 +206,7 @@ type relatedItem struct {
 
 func firstOfType(vs []handlev.Value, typ string) []byte {
 	for i := range vs {
-		if equalFold(vs[i].Type, typ) {
+		if ascii.EqualFold(vs[i].Type, typ) {
 			return vs[i].Data
 		}
 	}

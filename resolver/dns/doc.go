@@ -102,9 +102,9 @@
 //
 // # What it must not do
 //
-// It imports handlev, cache and miekg/dns only; it never imports the store or
-// the admin API, and never writes: records reach it through the cache. It serves
-// no recursion, no zone transfers and no DNSSEC.
+// It imports handlev, cache, internal/ascii and miekg/dns only; it never imports
+// the store or the admin API, and never writes: records reach it through the
+// cache. It serves no recursion, no zone transfers and no DNSSEC.
 //
 // The zone names accepted by New are plain host names (letters, digits, "-",
 // "_" and dots); the root zone is not accepted.

@@ -12,6 +12,7 @@ import (
 
 	"pidnode/cache"
 	"pidnode/handlev"
+	"pidnode/internal/ascii"
 )
 
 // reply is per-query scratch space, pooled: the response message and the
@@ -377,7 +378,7 @@ func (s *Server) records(r *reply, q *dns.Question, e *cache.Entry) {
 // (handlev.Public.Status), and its TTL reveals no value's data.
 func statusTTL(vals []handlev.Value, now *clock) uint32 {
 	for i := range vals {
-		if equalFoldASCII(vals[i].Type, handlev.TypeStatus) {
+		if ascii.EqualFold(vals[i].Type, handlev.TypeStatus) {
 			return ttlOf(&vals[i], now)
 		}
 	}
@@ -482,7 +483,7 @@ func parseStored(e *cache.Entry, qt uint16) *parsedSet {
 	vals := e.Public.Values
 	for i := range vals {
 		v := &vals[i]
-		if !hasPrefixFoldASCII(v.Type, "DNS.") {
+		if !ascii.HasPrefixFold(v.Type, "DNS.") {
 			continue
 		}
 		if !looked { // the type table is a map: only consult it for records with DNS.* values
@@ -509,10 +510,10 @@ func parseStored(e *cache.Entry, qt uint16) *parsedSet {
 // typeMatches reports whether the type suffix of a DNS.* value (after "DNS.")
 // names qt: its mnemonic in any case, or TYPE<n> with n == qt.
 func typeMatches(t string, qt uint16, mnemonic string, known bool) bool {
-	if known && equalFoldASCII(t, mnemonic) {
+	if known && ascii.EqualFold(t, mnemonic) {
 		return true
 	}
-	if !hasPrefixFoldASCII(t, "TYPE") || len(t) == 4 || len(t) > 9 {
+	if !ascii.HasPrefixFold(t, "TYPE") || len(t) == 4 || len(t) > 9 {
 		return false
 	}
 	n, err := strconv.ParseUint(t[4:], 10, 16)
