@@ -83,12 +83,19 @@ type Entry struct {
 	// Alt form if the fallback found it. For a not-found entry, the requested key.
 	Key string
 
-	// Found reports whether the record exists. If false, Record is zero and
-	// JSONBytes and WireBytes return nil.
+	// Found reports whether the record exists. If false, Record and Public
+	// are zero and JSONBytes and WireBytes return nil.
 	Found bool
 
+	// Record is the whole record as stored, values without public read
+	// included: for a front, only Public may be shown.
 	Record handlev.Record
-	Status handlev.Status // Record.Status()
+	Status handlev.Status // Record.Status(), the same as Public.Status
+
+	// Public is what the public may see of Record (handlev.NewPublic),
+	// decided once when the entry is built; every public front renders from
+	// it. It shares Record's memory. Its Target is -1 for a not-found entry.
+	Public handlev.Public
 
 	// View is Config.Render(e), or nil without a Render.
 	View any
@@ -103,8 +110,8 @@ type Entry struct {
 	json, wire         []byte
 }
 
-// JSONBytes returns handlev.AppendValuesJSON(nil, Record.Values), the Handle JSON
-// values array, or nil for a not-found entry. The first call builds it (concurrent
+// JSONBytes returns handlev.AppendValuesJSON(nil, Public.Values), the Handle
+// JSON array of the values the public may see, or nil for a not-found entry. The first call builds it (concurrent
 // first callers wait for that one build); every later call returns the same slice
 // and allocates nothing. The slice is shared: callers must not modify it.
 func (e *Entry) JSONBytes() []byte {
@@ -115,8 +122,8 @@ func (e *Entry) JSONBytes() []byte {
 	return e.json
 }
 
-// WireBytes returns handlev.AppendValues(nil, Record.Values), the RFC 3651 value
-// count and values, or nil for a not-found entry. Built once on first use and
+// WireBytes returns handlev.AppendValues(nil, Public.Values), the RFC 3651 value
+// count and the values the public may see, or nil for a not-found entry. Built once on first use and
 // shared, like JSONBytes.
 func (e *Entry) WireBytes() []byte {
 	if !e.Found {
@@ -126,8 +133,8 @@ func (e *Entry) WireBytes() []byte {
 	return e.wire
 }
 
-func (e *Entry) buildJSON() { e.json = handlev.AppendValuesJSON(nil, e.Record.Values) }
-func (e *Entry) buildWire() { e.wire = handlev.AppendValues(nil, e.Record.Values) }
+func (e *Entry) buildJSON() { e.json = handlev.AppendValuesJSON(nil, e.Public.Values) }
+func (e *Entry) buildWire() { e.wire = handlev.AppendValues(nil, e.Public.Values) }
 
 // Stats is a snapshot of a Cache's counters.
 type Stats struct {
@@ -313,13 +320,14 @@ func (c *Cache) fill(s *shard, key string) (*Entry, error) {
 	return e, nil
 }
 
-// build makes the immutable entry, Render last. The encodings are left to
+// build makes the immutable entry: the public view first, Render last. The encodings are left to
 // JSONBytes and WireBytes, which build them on first use.
 func (c *Cache) build(key string, rec handlev.Record, found bool) *Entry {
-	e := &Entry{Key: key, Found: found}
+	e := &Entry{Key: key, Found: found, Public: handlev.Public{Target: -1}}
 	if found {
 		e.Record = rec
-		e.Status = rec.Status()
+		e.Public = handlev.NewPublic(&e.Record)
+		e.Status = e.Public.Status
 	}
 	// The clock is read only for entries that age: a found record without
 	// MaxAge (nearly every miss) never needs it, and reading it is not free.

@@ -643,3 +643,42 @@ func TestLazyEncodings(t *testing.T) {
 		t.Errorf("hit with both encodings allocates %v times, want 0", allocs)
 	}
 }
+
+// TestEntryPublic: an entry carries the record's public view, decided once when
+// it is built, and its encodings hold only what the public may see: a value
+// without public read is in Record but neither in Public nor in JSONBytes or
+// WireBytes.
+func TestEntryPublic(t *testing.T) {
+	src := newSource()
+	rec := record("21.T11148/SVC/TBR1/2345", "https://example.org/a", handlev.StatusRegistered)
+	secret := handlev.Value{Index: 50, Type: handlev.TypeURL, Data: []byte("https://example.org/PRIVATE-MARKER"),
+		Perm: handlev.PermAdminRead | handlev.PermAdminWrite}
+	rec.Values = append([]handlev.Value{secret}, rec.Values...)
+	src.put(fullKey, rec)
+	c := mustNew(t, Config{Source: src})
+	e := mustGet(t, c, fullKey)
+
+	if want := handlev.NewPublic(&rec); e.Public.Status != want.Status || len(e.Public.Values) != len(want.Values) || e.Public.Target != want.Target {
+		t.Errorf("Public = %+v, want %+v", e.Public, want)
+	}
+	if len(e.Record.Values) != len(rec.Values) {
+		t.Errorf("Record has %d values, want the whole record's %d", len(e.Record.Values), len(rec.Values))
+	}
+	for _, enc := range [][]byte{e.JSONBytes(), e.WireBytes()} {
+		if bytes.Contains(enc, []byte("PRIVATE-MARKER")) {
+			t.Errorf("encoding carries the private value: %q", enc)
+		}
+	}
+	if want := handlev.AppendValuesJSON(nil, rec.Values[1:]); !bytes.Equal(e.JSONBytes(), want) {
+		t.Errorf("JSONBytes() = %s, want the public values %s", e.JSONBytes(), want)
+	}
+	if want := handlev.AppendValues(nil, rec.Values[1:]); !bytes.Equal(e.WireBytes(), want) {
+		t.Errorf("WireBytes() = %x, want the public values %x", e.WireBytes(), want)
+	}
+	if tv := e.Public.TargetValue(); tv == nil || string(tv.Data) != "https://example.org/a" {
+		t.Errorf("target = %v, want the public URL", tv)
+	}
+	if neg := mustGet(t, c, "21.T11148/NOPE"); neg.Found || neg.Public.TargetValue() != nil {
+		t.Errorf("negative entry: Found %v, target %v", neg.Found, neg.Public.TargetValue())
+	}
+}

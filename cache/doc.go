@@ -3,8 +3,10 @@
 //
 // It owns:
 //   - the Entry: a record and everything the fronts send for it, each built once per
-//     load (a front-specific View from Config.Render when loaded; the JSON values and
-//     RFC 3651 wire values on first use, so a miss pays only for what it sends);
+//     load: the public view (handlev.Public: what an anonymous client may see, the
+//     one rule every front renders from) when loaded, a front-specific View from
+//     Config.Render when loaded, the JSON and RFC 3651 wire encodings of the public
+//     values on first use, so a miss pays only for what it sends;
 //   - negative entries for handles that do not exist, aged out after Config.NegativeTTL;
 //   - miss coalescing: concurrent misses for one key make one Source.Load;
 //   - the short-form → full-form lookup fallback on a miss (Config.Alt);

@@ -1,10 +1,12 @@
 // Package handlev holds the Handle System's data model and its encodings: handle names
 // (parsing, normalisation, storage keys, generated-id minting and check characters),
-// handle values and records, the Handle JSON API encoding (byte-compatible with the
-// reference server) and the RFC 3651 binary encoding.
+// handle values and records, what the public may see of a record (Public: the rule
+// every public front renders from), the Handle JSON API encoding (byte-compatible
+// with the reference server) and the RFC 3651 binary encoding.
 //
-// It imports the standard library only. It must not know about storage, caching or
-// any network listener; those packages build on it.
+// It imports the standard library and internal/ascii (ASCII case folding) only. It
+// must not know about storage, caching or any network listener; those packages
+// build on it.
 //
 // Codecs are append-style: AppendX(dst, …) appends to dst and returns the extended
 // slice; decoders bounds-check every read and return typed errors, never panic.

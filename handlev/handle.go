@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"unicode/utf8"
+
+	"pidnode/internal/ascii"
 )
 
 // MaxHandleLen is the longest handle accepted, in bytes of UTF-8 after
@@ -90,9 +92,9 @@ func DecodePath(dst, rawPath []byte) ([]byte, error) {
 // For "urn:hdl:" it also rewrites the first ':' before any '/' to '/'.
 func stripScheme(h []byte) int {
 	switch {
-	case hasPrefixFold(h, "info:hdl/"), hasPrefixFold(h, "info:doi/"):
+	case ascii.HasPrefixFold(h, "info:hdl/"), ascii.HasPrefixFold(h, "info:doi/"):
 		return len("info:hdl/")
-	case hasPrefixFold(h, "urn:hdl:"):
+	case ascii.HasPrefixFold(h, "urn:hdl:"):
 		const n = len("urn:hdl:")
 		for i := n; i < len(h); i++ {
 			if h[i] == '/' {
@@ -104,14 +106,10 @@ func stripScheme(h []byte) int {
 			}
 		}
 		return n
-	case hasPrefixFold(h, "hdl:"), hasPrefixFold(h, "doi:"):
+	case ascii.HasPrefixFold(h, "hdl:"), ascii.HasPrefixFold(h, "doi:"):
 		return len("hdl:")
 	}
 	return 0
-}
-
-func hasPrefixFold(b []byte, p string) bool {
-	return len(b) >= len(p) && equalFoldASCII(b[:len(p)], p)
 }
 
 // UnhexDigit returns the value of the hexadecimal digit c (either case), for
@@ -339,7 +337,7 @@ func isAlnum(s string) bool {
 
 func upperString(s string) string {
 	for i := 0; i < len(s); i++ {
-		if 'a' <= s[i] && s[i] <= 'z' {
+		if ascii.Upper(s[i]) != s[i] {
 			return string(appendUpper(make([]byte, 0, len(s)), s))
 		}
 	}
@@ -348,7 +346,7 @@ func upperString(s string) string {
 
 func appendUpper[T []byte | string](dst []byte, s T) []byte {
 	for i := 0; i < len(s); i++ {
-		dst = append(dst, upperASCII(s[i]))
+		dst = append(dst, ascii.Upper(s[i]))
 	}
 	return dst
 }
@@ -371,7 +369,7 @@ func (n *Namer) Svc() string { return n.svc }
 // or an extra prefix.
 func (n *Namer) Served(prefix []byte) bool {
 	for _, p := range n.prefixes {
-		if equalFoldASCII(prefix, p) {
+		if ascii.EqualFold(prefix, p) {
 			return true
 		}
 	}
@@ -465,7 +463,7 @@ func (n *Namer) shape(h []byte, slash int) (form Form, nsAt, idAt int) {
 	if e < 0 {
 		return FormOther, 0, 0
 	}
-	if equalFoldASCII(rest[:e], n.svcKey) {
+	if ascii.EqualFold(rest[:e], n.svcKey) {
 		nsAt = slash + 1 + e + 1
 		rest = h[nsAt:]
 		e = bytes.IndexByte(rest, '/')
@@ -512,7 +510,7 @@ func equalFoldNoDash(b []byte, s string) bool {
 		if c == '-' {
 			continue
 		}
-		if j >= len(s) || upperASCII(c) != s[j] {
+		if j >= len(s) || ascii.Upper(c) != s[j] {
 			return false
 		}
 		j++
@@ -569,7 +567,7 @@ func (n *Namer) Split(key []byte) (prefix, ns, id []byte, form Form) {
 	prefix = key[:slash]
 	ours := false
 	for _, p := range n.prefixes[:n.ours] {
-		if equalFoldASCII(prefix, p) {
+		if ascii.EqualFold(prefix, p) {
 			ours = true
 			break
 		}

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"unicode/utf8"
 	"unsafe"
+
+	"pidnode/internal/ascii"
 )
 
 // Handle JSON encoding (HANDLE-PROTOCOL.md §1), byte-identical to the reference
@@ -188,7 +190,7 @@ func appendRefJSON(dst []byte, handle string, index int32) []byte {
 
 func appendDataJSON(dst []byte, v *Value) []byte {
 	switch {
-	case codecEqualFold(v.Type, TypeAdmin):
+	case ascii.EqualFold(v.Type, TypeAdmin):
 		if mask, h, idx, ok := canonicalAdmin(v.Data); ok {
 			dst = append(dst, `{"format":"admin","value":{"handle":`...)
 			dst = appendJSONBytes(dst, h)
@@ -200,7 +202,7 @@ func appendDataJSON(dst []byte, v *Value) []byte {
 			}
 			return append(dst, `"}}`...)
 		}
-	case codecEqualFold(v.Type, TypeVList):
+	case ascii.EqualFold(v.Type, TypeVList):
 		if canonicalVList(v.Data) {
 			dst = append(dst, `{"format":"vlist","value":[`...)
 			r := wireReader{b: v.Data, off: 4}
@@ -271,19 +273,6 @@ func canonicalVList(b []byte) bool {
 		}
 	}
 	return r.remaining() == 0
-}
-
-// codecEqualFold reports whether a equals b under ASCII case folding.
-func codecEqualFold(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := 0; i < len(a); i++ {
-		if upperASCII(a[i]) != upperASCII(b[i]) {
-			return false
-		}
-	}
-	return true
 }
 
 // appendISOTime appends unix seconds as yyyy-MM-ddTHH:mm:ssZ in UTC. Years outside

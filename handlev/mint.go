@@ -4,6 +4,8 @@ import (
 	"crypto/rand"
 	"fmt"
 	"io"
+
+	"pidnode/internal/ascii"
 )
 
 // crockford is Crockford's base32 alphabet: digits and upper-case letters
@@ -102,7 +104,7 @@ func checkValue(b byte) int {
 
 // crockfordValue reports whether b (either case) is in the Crockford alphabet.
 func isCrockford(b byte) bool {
-	switch upperASCII(b) {
+	switch ascii.Upper(b) {
 	case 'I', 'L', 'O', 'U':
 		return false
 	}
@@ -177,7 +179,7 @@ func ValidGenerated(ns, id []byte) (looksGenerated, valid bool) {
 		c.add(checkValue(b))
 		k++
 	}
-	return true, c.char() == upperASCII(last)
+	return true, c.char() == ascii.Upper(last)
 }
 
 // NewNamespace returns a random namespace of NamespaceLen Crockford base32

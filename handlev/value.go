@@ -1,5 +1,7 @@
 package handlev
 
+import "pidnode/internal/ascii"
+
 // TTLType says how Value.TTL is read (RFC 3651 §3.1).
 type TTLType uint8
 
@@ -120,7 +122,7 @@ func (s Status) Tombstoned() bool { return s == StatusObsoleted || s == StatusDe
 // ParseStatus maps STATUS value text (ASCII case-insensitive) to a Status.
 func ParseStatus(b []byte) (Status, bool) {
 	for i := 1; i < len(statusNames); i++ {
-		if equalFoldASCII(b, statusNames[i]) {
+		if ascii.EqualFold(b, statusNames[i]) {
 			return Status(i), true
 		}
 	}
@@ -130,7 +132,7 @@ func ParseStatus(b []byte) (Status, bool) {
 // Status returns the record's lifecycle state from its first STATUS value.
 func (r *Record) Status() Status {
 	for i := range r.Values {
-		if equalFoldASCII([]byte(r.Values[i].Type), TypeStatus) {
+		if ascii.EqualFold(r.Values[i].Type, TypeStatus) {
 			s, _ := ParseStatus(r.Values[i].Data)
 			return s
 		}
@@ -138,22 +140,3 @@ func (r *Record) Status() Status {
 	return StatusNone
 }
 
-// equalFoldASCII reports whether b equals s under ASCII case folding only.
-func equalFoldASCII(b []byte, s string) bool {
-	if len(b) != len(s) {
-		return false
-	}
-	for i := 0; i < len(b); i++ {
-		if upperASCII(b[i]) != upperASCII(s[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-func upperASCII(c byte) byte {
-	if 'a' <= c && c <= 'z' {
-		return c - 'a' + 'A'
-	}
-	return c
-}

@@ -12,6 +12,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"pidnode/handlev"
+	"pidnode/internal/ascii"
 )
 
 const apiHandlesPath = "/api/handles"
@@ -113,7 +114,7 @@ func (s *Server) serveAPI(ctx *fasthttp.RequestCtx, sc *scratch, path, query []b
 	// A SUBMITTED identifier is reserved, not yet public: to the public it does
 	// not exist yet, on every front (the native protocol answers RC 100 and DNS
 	// NXDOMAIN as well).
-	if !e.Found || e.Status == handlev.StatusSubmitted {
+	if !e.Found || e.Public.Hidden() {
 		sc.out = append(sc.out[:0], `{"responseCode":100,"handle":`...)
 		sc.out = handlev.AppendJSONString(sc.out, handle)
 		sc.out = append(sc.out, '}')
@@ -274,17 +275,13 @@ func isJSONBody(ctype, body []byte) bool {
 	}
 	mt = bytes.TrimSpace(mt)
 	switch {
-	case equalFold(mt, "application/json"), len(mt) > 5 && hasSuffixFold(mt, "+json"):
+	case ascii.EqualFold(mt, "application/json"), len(mt) > 5 && ascii.HasSuffixFold(mt, "+json"):
 		return true
-	case equalFold(mt, "application/x-www-form-urlencoded"):
+	case ascii.EqualFold(mt, "application/x-www-form-urlencoded"):
 		return false
 	}
 	t := bytes.TrimLeft(body, " \t\r\n")
 	return len(t) > 0 && t[0] == '{'
-}
-
-func hasSuffixFold(b []byte, s string) bool {
-	return len(b) >= len(s) && equalFold(b[len(b)-len(s):], s)
 }
 
 // jsonToForm turns a JSON object body into form encoding: each property a

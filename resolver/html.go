@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"pidnode/handlev"
+	"pidnode/internal/ascii"
 )
 
 // Pages are XHTML-compatible HTML5 (void elements self-closed, every element
@@ -217,7 +218,7 @@ var adminPermNames = [...]struct {
 // anything binary as upper-case hex.
 func appendValueData(dst []byte, v *handlev.Value) []byte {
 	switch {
-	case equalFold(v.Type, "hs_admin"):
+	case ascii.EqualFold(v.Type, "hs_admin"):
 		if a, err := handlev.DecodeAdmin(v.Data); err == nil {
 			dst = append(dst, "handle="...)
 			dst = appendText(dst, a.Handle)
@@ -236,7 +237,7 @@ func appendValueData(dst []byte, v *handlev.Value) []byte {
 			}
 			return append(dst, ']')
 		}
-	case equalFold(v.Type, "hs_vlist"):
+	case ascii.EqualFold(v.Type, "hs_vlist"):
 		if refs, err := handlev.DecodeVList(v.Data); err == nil {
 			for i, r := range refs {
 				if i > 0 {
@@ -271,11 +272,11 @@ func appendLinkedText(dst, text []byte) []byte {
 	var href []byte
 	var buf [1024]byte
 	switch {
-	case hasPrefixFold(t, "http://"), hasPrefixFold(t, "https://"):
+	case ascii.HasPrefixFold(t, "http://"), ascii.HasPrefixFold(t, "https://"):
 		if loc, ok := appendLocation(buf[:0], t); ok {
 			href = loc
 		}
-	case hasPrefixFold(t, "mailto:"):
+	case ascii.HasPrefixFold(t, "mailto:"):
 		if looksEmail(t[len("mailto:"):]) {
 			href = appendURLRestNoFrag(append(buf[:0], "mailto:"...), t[len("mailto:"):])
 		}

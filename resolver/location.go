@@ -7,6 +7,7 @@ import (
 	"golang.org/x/net/idna"
 
 	"pidnode/handlev"
+	"pidnode/internal/ascii"
 )
 
 // maxLocation is the longest Location the resolver sends. Longer targets are
@@ -83,10 +84,10 @@ func appendLocation(dst, raw []byte) ([]byte, bool) {
 	raw = trimControlSpace(raw)
 	var rest []byte
 	switch {
-	case hasPrefixFold(raw, "http://"):
+	case ascii.HasPrefixFold(raw, "http://"):
 		dst = append(dst, "http://"...)
 		rest = raw[len("http://"):]
-	case hasPrefixFold(raw, "https://"):
+	case ascii.HasPrefixFold(raw, "https://"):
 		dst = append(dst, "https://"...)
 		rest = raw[len("https://"):]
 	default:

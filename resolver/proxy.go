@@ -9,6 +9,7 @@ import (
 
 	"pidnode/cache"
 	"pidnode/handlev"
+	"pidnode/internal/ascii"
 )
 
 // maxAliasHops is how many HS_ALIAS links the resolver follows before it
@@ -237,7 +238,7 @@ func (s *Server) aliasRedirect(ctx *fasthttp.RequestCtx, sc *scratch, v *view) b
 		}
 		sc.key = key
 		var e *cache.Entry
-		if e, err = s.cache.Get(key); err != nil || !e.Found {
+		if e, err = s.cache.Get(key); err != nil || !e.Found || e.Public.Hidden() {
 			break
 		}
 		if cur = viewOf(e); cur.alias == nil {
@@ -289,7 +290,7 @@ func (s *Server) serveLookup(ctx *fasthttp.RequestCtx, sc *scratch, query []byte
 	h, arena := queryValue(query, "h", sc.arena)
 	sc.arena = arena
 	h = bytes.TrimSpace(h)
-	if hasPrefixFold(h, "http://") || hasPrefixFold(h, "https://") {
+	if ascii.HasPrefixFold(h, "http://") || ascii.HasPrefixFold(h, "https://") {
 		rest := h[bytes.Index(h, []byte("://"))+3:]
 		if i := bytes.IndexByte(rest, '/'); i >= 0 {
 			rest = rest[i+1:]

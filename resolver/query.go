@@ -4,6 +4,7 @@ import (
 	"bytes"
 
 	"pidnode/handlev"
+	"pidnode/internal/ascii"
 )
 
 // params are the query (and POST body) parameters the resolver understands
@@ -64,7 +65,7 @@ func parseQuery(p *params, raw, arena []byte) ([]byte, error) {
 		case "noredirect":
 			p.noredirect = parseBool(val)
 		case "action":
-			if equalFold(val, "showvalues") {
+			if ascii.EqualFold(val, "showvalues") {
 				p.noredirect = true
 			}
 		case "pretty":
@@ -90,7 +91,7 @@ func parseQuery(p *params, raw, arena []byte) ([]byte, error) {
 		}
 		// auth, cert, publicOnly and doNotRefer are accepted and have no effect:
 		// every request here is anonymous, so values without public read are
-		// never shown (see publicValues).
+		// never shown (cache.Entry.Public).
 	}
 	return arena, nil
 }
@@ -100,7 +101,7 @@ func parseQuery(p *params, raw, arena []byte) ([]byte, error) {
 // anything else false. An absent parameter is false; callers only call this for
 // present ones.
 func parseBool(v []byte) bool {
-	return len(v) == 0 || equalFold(v, "true") || equalFold(v, "yes")
+	return len(v) == 0 || ascii.EqualFold(v, "true") || ascii.EqualFold(v, "yes")
 }
 
 // parseInt32 parses an optionally signed decimal int32.
@@ -152,28 +153,4 @@ func unescapeQuery(arena, s []byte) ([]byte, []byte) {
 		arena = append(arena, c)
 	}
 	return arena, arena[start:len(arena):len(arena)]
-}
-
-// equalFold reports whether b equals s under ASCII case folding.
-func equalFold[T ~string | ~[]byte](b T, s string) bool {
-	if len(b) != len(s) {
-		return false
-	}
-	for i := range len(b) {
-		if lowerASCII(b[i]) != lowerASCII(s[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-func hasPrefixFold[T ~string | ~[]byte](b T, s string) bool {
-	return len(b) >= len(s) && equalFold(b[:len(s)], s)
-}
-
-func lowerASCII(c byte) byte {
-	if 'A' <= c && c <= 'Z' {
-		return c + 'a' - 'A'
-	}
-	return c
 }

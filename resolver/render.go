@@ -4,25 +4,28 @@ import (
 	"encoding/json"
 	"sync"
 	"sync/atomic"
-	"unicode/utf8"
 
 	"pidnode/cache"
 	"pidnode/handlev"
+	"pidnode/internal/ascii"
 )
 
-// view is what Render builds once per found cache entry. Render itself, which
-// runs on every cache miss, builds only what a plain redirect sends (the
-// target, its body, the handle's path form, the alias); the costlier parts —
-// the ?noredirect page, the tombstone or reserved page, the public values' JSON
-// — are built by the first request that needs them (valuesPage, statusPage,
-// json), once per view, and then sent as they are by every later request.
-// Everything is immutable once built; the view is shared by all requests.
+// view is what Render builds once per found cache entry, from the entry's
+// public view (cache.Entry.Public, handlev.NewPublic): the values, status,
+// target and alias are decided there, once, for every front; the view only
+// pre-renders them for HTTP. Render itself, which runs on every cache miss,
+// builds only what a plain redirect sends (the target, its body, the handle's
+// path form); the costlier parts — the ?noredirect page, the tombstone or
+// reserved page — are built by the first request that needs them (valuesPage,
+// statusPage), once per view, and then sent as they are by every later
+// request. Everything is immutable once built; the view is shared by all
+// requests.
 type view struct {
 	handle     string          // canonical display handle (Record.Handle, else the key)
-	values     []handlev.Value // the values with public read, in record order
+	values     []handlev.Value // Public.Values: the values with public read, in record order
 	handlePath []byte          // handle percent-encoded for a URL path
-	status     handlev.Status
-	entry      *cache.Entry // for the JSON it shares when every value is public
+	status     handlev.Status  // Public.Status
+	entry      *cache.Entry    // for the public values' JSON (JSONBytes)
 
 	// target is the Location of the default redirect (no ?index, ?type or
 	// ?urlappend), nil when the record has no value the resolver redirects to.
@@ -31,14 +34,13 @@ type view struct {
 	targetTTLVal int32
 	redirectBody []byte
 
-	alias []byte // handle named by the first HS_ALIAS value, nil if none
+	alias []byte // Public.Alias: the handle an HS_ALIAS value names, nil if none
 
 	// Built on first use, each by one sync.Once (concurrent first requests
 	// wait for that build): a miss that only redirects never pays for them.
-	jsonOnce, valuesOnce, statusOnce sync.Once
-	jsonBytes                        []byte // Handle JSON array of the public values
-	valuesHTML                       page   // ?noredirect page, all public values
-	statusHTML                       page   // 410 tombstone or 404 reserved page, per status
+	valuesOnce, statusOnce sync.Once
+	valuesHTML             page // ?noredirect page, all public values
+	statusHTML             page // 410 tombstone or 404 reserved page, per status
 
 	// hits is the resolution counter of the record (cache.Counter.Ref), set
 	// on the first counted resolution: the only mutable field, so that
@@ -48,13 +50,13 @@ type view struct {
 
 // Render builds the resolver's view of a cache entry: the default redirect
 // target and its page now (every miss pays for that), and the ?noredirect
-// page, the tombstone or reserved page for status-driven records and the JSON
-// of the publicly readable values on their first use. It returns nil for a
-// not-found entry. cmd passes it as cache.Config.Render; the handler renders
-// on the fly (allocating) for entries without a view.
+// page and the tombstone or reserved page for status-driven records on their
+// first use. It returns nil for a not-found entry. cmd passes it as
+// cache.Config.Render; the handler renders on the fly (allocating) for
+// entries without a view.
 //
-// Values without the public-read permission are left out of everything: every
-// request to this listener is anonymous (HANDLE-PROTOCOL.md §1.4 publicOnly).
+// Only the entry's public view is rendered: every request to this listener is
+// anonymous (docs/handle-protocol.md §1.4 publicOnly).
 func Render(e *cache.Entry) any {
 	if e == nil || !e.Found {
 		return nil
@@ -63,60 +65,40 @@ func Render(e *cache.Entry) any {
 }
 
 func render(e *cache.Entry) *view {
-	v := &view{handle: e.Record.Handle, status: e.Status, entry: e}
+	pub := &e.Public
+	v := &view{handle: e.Record.Handle, status: pub.Status, entry: e, values: pub.Values, alias: pub.Alias}
 	if v.handle == "" {
 		v.handle = e.Key
 	}
-	v.values = publicValues(e.Record.Values)
 
 	// The path form, the target and the redirect page share one allocation
 	// sized for the usual case (nothing to escape); each part is capped, so a
 	// part that outgrows the estimate moves to its own memory and never
 	// overwrites another.
-	target := chooseTarget(v.values, nil)
+	tv := pub.TargetValue()
 	est := len(v.handle) + 16
-	if target >= 0 {
-		est += 3*len(v.values[target].Data) + redirectBodyLen + 32
+	if tv != nil {
+		est += 3*len(tv.Data) + redirectBodyLen + 32
 	}
 	buf := make([]byte, 0, est)
 	buf = appendPathEscaped(buf, v.handle)
 	v.handlePath = buf[:len(buf):len(buf)]
-	if target >= 0 {
+	if tv != nil {
 		buf = buf[len(buf):]
-		if loc, ok := appendLocation(buf, v.values[target].Data); ok {
+		if loc, ok := appendLocation(buf, tv.Data); ok {
 			v.target = loc[:len(loc):len(loc)]
-			v.targetTTL, v.targetTTLVal = v.values[target].TTLType, v.values[target].TTL
+			v.targetTTL, v.targetTTLVal = tv.TTLType, tv.TTL
 			buf = loc[len(loc):]
 			body := appendRedirectBody(buf, v.target)
 			v.redirectBody = body[:len(body):len(body)]
 		}
 	}
-	for i := range v.values {
-		if equalFold(v.values[i].Type, handlev.TypeAlias) {
-			if validAlias(v.values[i].Data) {
-				v.alias = v.values[i].Data
-			}
-			break
-		}
-	}
 	return v
 }
 
-// json returns the Handle JSON array of the public values: the entry's own
-// JSON (cache.Entry.JSONBytes) when every value is public, else built for the
-// view; once, on first use.
-func (v *view) json() []byte {
-	v.jsonOnce.Do(v.buildJSON)
-	return v.jsonBytes
-}
-
-func (v *view) buildJSON() {
-	if len(v.values) == len(v.entry.Record.Values) {
-		v.jsonBytes = v.entry.JSONBytes()
-	} else {
-		v.jsonBytes = handlev.AppendValuesJSON(nil, v.values)
-	}
-}
+// json returns the Handle JSON array of the public values
+// (cache.Entry.JSONBytes), built once per entry on first use.
+func (v *view) json() []byte { return v.entry.JSONBytes() }
 
 // valuesPage returns the ?noredirect page of all public values, built on
 // first use.
@@ -129,12 +111,14 @@ func (v *view) buildValuesPage() {
 	v.valuesHTML = compactPage(appendValuesPage(nil, v.handle, v.values, nil))
 }
 
-// reserved reports whether the record is SUBMITTED: reserved, not yet
-// public, so every route answers with the reserved page (statusPage).
+// reserved reports whether the record is SUBMITTED (handlev.Public.Hidden):
+// reserved, not yet public, so every route answers with the reserved page
+// (statusPage).
 func (v *view) reserved() bool { return v.status == handlev.StatusSubmitted }
 
-// gone reports whether the record is OBSOLETED or DEPRECATED: a redirect
-// answers with the 410 tombstone (statusPage).
+// gone reports whether the record is OBSOLETED or DEPRECATED
+// (handlev.Public.Gone): a redirect answers with the 410 tombstone
+// (statusPage).
 func (v *view) gone() bool { return v.status.Tombstoned() }
 
 // statusPage returns the page the record's status calls for, built on first
@@ -154,46 +138,13 @@ func (v *view) buildStatusPage() {
 	}
 }
 
-// publicValues returns the values with the public-read permission, reusing vs
-// when all have it.
-func publicValues(vs []handlev.Value) []handlev.Value {
-	n := 0
-	for i := range vs {
-		if vs[i].Perm&handlev.PermPublicRead != 0 {
-			n++
-		}
-	}
-	if n == len(vs) {
-		return vs
-	}
-	out := make([]handlev.Value, 0, n)
-	for i := range vs {
-		if vs[i].Perm&handlev.PermPublicRead != 0 {
-			out = append(out, vs[i])
-		}
-	}
-	return out
-}
-
-// chooseTarget returns the index in vs of the value a redirect goes to
-// (HANDLE-PROTOCOL.md §2): among the values p matches (all if p is nil or has
-// no filter), the first whose type is URL (ASCII case-insensitive), else the
-// first URL.* subtype; -1 if there is none.
+// chooseTarget returns the index in vs of the value a redirect goes to among
+// the values p matches (handlev.ChooseTarget, the one rule), -1 if none.
 func chooseTarget(vs []handlev.Value, p *params) int {
-	sub := -1
-	for i := range vs {
-		if p != nil && !p.match(&vs[i]) {
-			continue
-		}
-		t := vs[i].Type
-		if equalFold(t, handlev.TypeURL) {
-			return i
-		}
-		if sub < 0 && len(t) > 4 && hasPrefixFold(t, "URL.") {
-			sub = i
-		}
+	if p == nil || !p.filtered() {
+		return handlev.ChooseTarget(vs, nil)
 	}
-	return sub
+	return handlev.ChooseTarget(vs, p.match)
 }
 
 // match reports whether v passes the ?type/?index filter: with no filter every
@@ -221,24 +172,11 @@ func typeMatches(typ string, filter []byte) bool {
 	if n := len(filter); n > 0 && filter[n-1] == '.' {
 		base := filter[:n-1]
 		if len(typ) == len(base) {
-			return equalFold(base, typ)
+			return ascii.EqualFold(base, typ)
 		}
-		return len(typ) > len(base) && typ[len(base)] == '.' && equalFold(base, typ[:len(base)])
+		return len(typ) > len(base) && typ[len(base)] == '.' && ascii.EqualFold(base, typ[:len(base)])
 	}
-	return equalFold(filter, typ)
-}
-
-// validAlias reports whether HS_ALIAS data is usable handle text.
-func validAlias(b []byte) bool {
-	if len(b) == 0 || len(b) > handlev.MaxHandleLen || !utf8.Valid(b) {
-		return false
-	}
-	for _, c := range b {
-		if c < 0x20 || c == 0x7f {
-			return false
-		}
-	}
-	return true
+	return ascii.EqualFold(filter, typ)
 }
 
 // viewOf returns e's view, rendering it now if the cache was built without
@@ -268,7 +206,7 @@ type relatedItem struct {
 
 func firstOfType(vs []handlev.Value, typ string) []byte {
 	for i := range vs {
-		if equalFold(vs[i].Type, typ) {
+		if ascii.EqualFold(vs[i].Type, typ) {
 			return vs[i].Data
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 
 	"pidnode/handlev"
+	"pidnode/internal/ascii"
 )
 
 // Request digest algorithms (HANDLE-PROTOCOL.md §3.3).
@@ -161,31 +162,12 @@ func MatchType(requested []byte, valueType string) bool {
 		return false
 	}
 	if n := len(requested); n > 0 && requested[n-1] == '.' {
-		if len(valueType) >= n && equalFold(requested, valueType[:n]) {
+		if len(valueType) >= n && ascii.EqualFold(requested, valueType[:n]) {
 			return true
 		}
-		return equalFold(requested[:n-1], valueType)
+		return ascii.EqualFold(requested[:n-1], valueType)
 	}
-	return equalFold(requested, valueType)
-}
-
-func equalFold(b []byte, s string) bool {
-	if len(b) != len(s) {
-		return false
-	}
-	for i := 0; i < len(b); i++ {
-		x, y := b[i], s[i]
-		if 'a' <= x && x <= 'z' {
-			x -= 'a' - 'A'
-		}
-		if 'a' <= y && y <= 'z' {
-			y -= 'a' - 'A'
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
+	return ascii.EqualFold(requested, valueType)
 }
 
 // AppendErrorBody appends the body of an error reply after any digest: the message

@@ -5,8 +5,9 @@
 // digest, the credential trailer with its HS_SIGNED signature, UDP fragmentation and
 // reassembly of one message, and the HS_SITE value data with its public-key encoding.
 //
-// It imports handlev and the standard library only. It must not know about storage,
-// caches or sockets: resolver/hdl owns the listeners and the reply policy.
+// It imports handlev, internal/ascii and the standard library only. It must not
+// know about storage, caches or sockets: resolver/hdl owns the listeners and the
+// reply policy.
 //
 // Codecs are append-style (AppendX(dst, …) returns the extended slice). Decoders
 // bounds-check every read, reject lengths that are negative or larger than

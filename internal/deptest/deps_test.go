@@ -21,22 +21,24 @@ var rules = map[string]struct {
 	internal []string // pidnode packages (directories) that may be imported
 	external []string // third-party import path prefixes that may be imported
 }{
-	"handlev":       {},
-	"handlev/hsmsg": {internal: []string{"handlev"}},
+	"handlev":       {internal: []string{"internal/ascii"}},
+	"handlev/hsmsg": {internal: []string{"handlev", "internal/ascii"}},
 	"store":         {internal: []string{"handlev", "internal/procfloor"}, external: []string{"go.etcd.io/bbolt"}},
 	"cache":         {internal: []string{"handlev"}, external: []string{"github.com/hashicorp/golang-lru/v2", "golang.org/x/sync/"}},
-	"resolver":      {internal: []string{"handlev", "cache", "internal/promtext", "internal/tokenbucket"}, external: []string{"github.com/valyala/fasthttp", "golang.org/x/net/"}},
-	"resolver/dns":  {internal: []string{"handlev", "cache", "internal/promtext", "internal/tokenbucket"}, external: []string{"github.com/miekg/dns"}},
-	"resolver/hdl":  {internal: []string{"handlev", "handlev/hsmsg", "cache"}},
+	"resolver":      {internal: []string{"handlev", "cache", "internal/ascii", "internal/promtext", "internal/tokenbucket"}, external: []string{"github.com/valyala/fasthttp", "golang.org/x/net/"}},
+	"resolver/dns":  {internal: []string{"handlev", "cache", "internal/ascii", "internal/promtext", "internal/tokenbucket"}, external: []string{"github.com/miekg/dns"}},
+	"resolver/hdl":  {internal: []string{"handlev", "handlev/hsmsg", "cache", "internal/ascii"}},
 	"admin":         {internal: []string{"handlev", "store", "internal/promtext", "internal/tokenbucket"}, external: []string{"go.etcd.io/bbolt", "github.com/BurntSushi/toml", "github.com/santhosh-tekuri/jsonschema/v6", "github.com/prometheus/"}},
-	// A leaf below store: the standard library only.
-	"internal/procfloor": {},
-	"internal/promtext":  {}, // shared by admin, the resolvers and cmd; the standard library only
-	"internal":           {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "internal"}, external: []string{""}},
-	"cmd":                {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "internal"}, external: []string{""}},
-	"bench":              {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "internal", "bench"}, external: []string{""}},
-	// Shared by admin and the resolvers: the standard library only.
+	// Leaves: the standard library only. procfloor sits below store, ascii
+	// below handlev and every front, promtext and tokenbucket below admin,
+	// the resolvers and cmd.
+	"internal/procfloor":   {},
+	"internal/ascii":       {},
+	"internal/promtext":    {},
 	"internal/tokenbucket": {},
+	"internal":             {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "internal"}, external: []string{""}},
+	"cmd":                  {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "internal"}, external: []string{""}},
+	"bench":                {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "internal", "bench"}, external: []string{""}},
 }
 
 func ruleFor(dir string) (string, bool) {
@@ -169,6 +171,9 @@ func TestRulesCatchViolations(t *testing.T) {
 		{"cmd", "bench", false},
 		{"internal", "cmd/pidnode", false},
 		{"resolver/hdl", "handlev/hsmsg", true},
+		{"handlev", "internal/ascii", true},
+		{"handlev", "internal/procfloor", false},
+		{"internal/ascii", "handlev", false},
 	}
 	for _, c := range cases {
 		if got := allowedInternal(rules[c.from].internal, c.target); got != c.want {

@@ -17,11 +17,14 @@
 //     hx--a-2fb is "a/b" and hx--2024-2d01 is "2024-01"; any handle, including one
 //     with bytes a DNS label cannot carry or with "/" inside a segment, is
 //     reachable. DNS presentation escapes (\. and \DDD) are undone first.
-//   - Answers, built from the cached record (cache.Entry) on every query;
-//     nothing is copied into a zone.
-//   - TXT: the first URL value (the first value of type URL, else the first
-//     URL.* value) as one character-string per 255 bytes, followed by any
-//     DNS.TXT values.
+//   - Answers, built on every query from the cached record's public view
+//     (cache.Entry.Public, handlev.Public), the one every front renders from:
+//     a value without public read is never answered; a SUBMITTED record is
+//     NXDOMAIN; OBSOLETED and DEPRECATED answer TXT with their status only.
+//     Nothing is copied into a zone.
+//   - TXT: the redirect target (handlev.ChooseTarget: the first public value
+//     of type URL, else the first public URL.* value) as one character-string
+//     per 255 bytes, followed by any public DNS.TXT values.
 //   - URI (type 256, RFC 7553): priority 10, weight 1, target = that URL,
 //     followed by any DNS.URI values. (A URL longer than miekg/dns can pack as
 //     a URI target, about 1 KB, gets no URI record.)
@@ -99,9 +102,9 @@
 //
 // # What it must not do
 //
-// It imports handlev, cache and miekg/dns only; it never imports the store or
-// the admin API, and never writes: records reach it through the cache. It serves
-// no recursion, no zone transfers and no DNSSEC.
+// It imports handlev, cache, internal/ascii and miekg/dns only; it never imports
+// the store or the admin API, and never writes: records reach it through the
+// cache. It serves no recursion, no zone transfers and no DNSSEC.
 //
 // The zone names accepted by New are plain host names (letters, digits, "-",
 // "_" and dots); the root zone is not accepted.

@@ -12,6 +12,7 @@ import (
 
 	"pidnode/cache"
 	"pidnode/handlev"
+	"pidnode/internal/ascii"
 )
 
 // reply is per-query scratch space, pooled: the response message and the
@@ -307,7 +308,7 @@ func (s *Server) lookup(r *reply, z *zone, sub string) (*cache.Entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	if e == nil || !e.Found || e.Status == handlev.StatusSubmitted {
+	if e == nil || !e.Found || e.Public.Hidden() {
 		return nil, nil
 	}
 	s.counter.Count(e.Key) // resolution statistics (nil-safe, no allocation)
@@ -320,19 +321,20 @@ func isMeta(t uint16) bool {
 	return t == 0 || t == dns.TypeOPT || (t >= 128 && t <= 255)
 }
 
-// records appends the answer to q from entry e.
+// records appends the answer to q from entry e's public view (cache.Entry.Public):
+// every DNS query is anonymous, so only values with public read are answered.
 func (s *Server) records(r *reply, q *dns.Question, e *cache.Entry) {
 	m := &r.msg
 	now := &clock{now: s.now}
-	vals := e.Record.Values
+	pub := &e.Public
 	qt := q.Qtype
 	if qt == dns.TypeANY {
 		qt = dns.TypeTXT // RFC 8482 §4.2: answer ANY with one RRset
 	}
-	if e.Status.Tombstoned() {
+	if pub.Gone() {
 		if qt == dns.TypeTXT {
-			r.strs[0] = statusText[e.Status]
-			r.txt.Hdr = dns.RR_Header{Name: q.Name, Rrtype: dns.TypeTXT, Class: dns.ClassINET, Ttl: statusTTL(vals, now)}
+			r.strs[0] = statusText[pub.Status]
+			r.txt.Hdr = dns.RR_Header{Name: q.Name, Rrtype: dns.TypeTXT, Class: dns.ClassINET, Ttl: statusTTL(e.Record.Values, now)}
 			r.txt.Txt = r.strs[:1]
 			m.Answer = append(m.Answer, &r.txt)
 		}
@@ -340,13 +342,13 @@ func (s *Server) records(r *reply, q *dns.Question, e *cache.Entry) {
 	}
 	switch {
 	case qt == dns.TypeTXT:
-		if u := firstURL(vals); u != nil && len(u.Data) > 0 { // a TXT needs one string at least
+		if u := pub.TargetValue(); u != nil && len(u.Data) > 0 { // a TXT needs one string at least
 			r.txt.Hdr = dns.RR_Header{Name: q.Name, Rrtype: dns.TypeTXT, Class: dns.ClassINET, Ttl: ttlOf(u, now)}
 			r.txt.Txt = appendTXT(r.strs[:0], u.Data)
 			m.Answer = append(m.Answer, &r.txt)
 		}
 	case qt == dns.TypeURI:
-		if u := firstURL(vals); u != nil && len(u.Data) > 0 {
+		if u := pub.TargetValue(); u != nil && len(u.Data) > 0 {
 			if t := escapeTXT(u.Data); len(t) <= maxURITarget {
 				r.uri.Hdr = dns.RR_Header{Name: q.Name, Rrtype: dns.TypeURI, Class: dns.ClassINET, Ttl: ttlOf(u, now)}
 				r.uri.Priority, r.uri.Weight, r.uri.Target = uriPriority, uriWeight, t
@@ -371,26 +373,12 @@ func (s *Server) records(r *reply, q *dns.Question, e *cache.Entry) {
 	}
 }
 
-// firstURL returns the value the redirect uses: the first of type URL, else the
-// first of a type URL.*; nil if none.
-func firstURL(vals []handlev.Value) *handlev.Value {
-	for i := range vals {
-		if equalFoldASCII(vals[i].Type, handlev.TypeURL) {
-			return &vals[i]
-		}
-	}
-	for i := range vals {
-		if hasPrefixFoldASCII(vals[i].Type, handlev.TypeURL+".") {
-			return &vals[i]
-		}
-	}
-	return nil
-}
-
-// statusTTL is the TTL of the first STATUS value.
+// statusTTL is the TTL of the first STATUS value of the whole record: the
+// tombstone answers for the status, which is read from the whole record
+// (handlev.Public.Status), and its TTL reveals no value's data.
 func statusTTL(vals []handlev.Value, now *clock) uint32 {
 	for i := range vals {
-		if equalFoldASCII(vals[i].Type, handlev.TypeStatus) {
+		if ascii.EqualFold(vals[i].Type, handlev.TypeStatus) {
 			return ttlOf(&vals[i], now)
 		}
 	}
@@ -472,7 +460,7 @@ func (s *Server) appendStored(dst []dns.RR, e *cache.Entry, qname string, qt uin
 		}
 		s.memo.put(ps)
 	}
-	vals := e.Record.Values
+	vals := e.Public.Values
 	for i, tpl := range ps.rrs[:min(limit, len(ps.rrs))] {
 		rr := dns.Copy(tpl)
 		h := rr.Header()
@@ -483,18 +471,19 @@ func (s *Server) appendStored(dst []dns.RR, e *cache.Entry, qname string, qt uin
 	return dst
 }
 
-// parseStored parses e's values of type qt (at most MaxRRsPerAnswer) into RRs
-// with the root as owner. It returns nil if e has no DNS.* value of that type.
+// parseStored parses e's public values of type qt (at most MaxRRsPerAnswer)
+// into RRs with the root as owner. It returns nil if e has no public DNS.*
+// value of that type.
 func parseStored(e *cache.Entry, qt uint16) *parsedSet {
 	var (
 		ps            *parsedSet
 		mnemonic      string
 		known, looked bool
 	)
-	vals := e.Record.Values
+	vals := e.Public.Values
 	for i := range vals {
 		v := &vals[i]
-		if !hasPrefixFoldASCII(v.Type, "DNS.") {
+		if !ascii.HasPrefixFold(v.Type, "DNS.") {
 			continue
 		}
 		if !looked { // the type table is a map: only consult it for records with DNS.* values
@@ -521,10 +510,10 @@ func parseStored(e *cache.Entry, qt uint16) *parsedSet {
 // typeMatches reports whether the type suffix of a DNS.* value (after "DNS.")
 // names qt: its mnemonic in any case, or TYPE<n> with n == qt.
 func typeMatches(t string, qt uint16, mnemonic string, known bool) bool {
-	if known && equalFoldASCII(t, mnemonic) {
+	if known && ascii.EqualFold(t, mnemonic) {
 		return true
 	}
-	if !hasPrefixFoldASCII(t, "TYPE") || len(t) == 4 || len(t) > 9 {
+	if !ascii.HasPrefixFold(t, "TYPE") || len(t) == 4 || len(t) > 9 {
 		return false
 	}
 	n, err := strconv.ParseUint(t[4:], 10, 16)

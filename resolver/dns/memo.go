@@ -20,7 +20,7 @@ type parsedSet struct {
 	e   *cache.Entry
 	qt  uint16
 	rrs []dns.RR
-	val []int // index in e.Record.Values of each RR, for its TTL
+	val []int // index in e.Public.Values of each RR, for its TTL
 }
 
 // rrMemo is a direct-mapped, lock-free memo of parsed DNS.* values keyed by

@@ -1,6 +1,9 @@
 package hdldns
 
-import "pidnode/handlev"
+import (
+	"pidnode/handlev"
+	"pidnode/internal/ascii"
+)
 
 // Owner name → handle (HANDLE-PROTOCOL.md §4). Names arrive in miekg/dns
 // presentation format: fully qualified, original case, with "\." and "\DDD"
@@ -15,7 +18,7 @@ const maxLabels = 128
 func (s *Server) findZone(qname string) (*zone, string) {
 	for i := range s.zones {
 		z := &s.zones[i]
-		if len(qname) < len(z.name) || !equalFoldASCII(qname[len(qname)-len(z.name):], z.name) {
+		if len(qname) < len(z.name) || !ascii.EqualFold(qname[len(qname)-len(z.name):], z.name) {
 			continue
 		}
 		if len(qname) == len(z.name) {
@@ -108,7 +111,7 @@ func appendLabel(dst []byte, label string) ([]byte, error) {
 		i++
 	}
 	b := dst[p:]
-	if len(b) < 4 || lowerASCII(b[0]) != 'h' || lowerASCII(b[1]) != 'x' || b[2] != '-' || b[3] != '-' {
+	if len(b) < 4 || ascii.Lower(b[0]) != 'h' || ascii.Lower(b[1]) != 'x' || b[2] != '-' || b[3] != '-' {
 		return dst, nil
 	}
 	// hx-- label: "-HH" is the byte 0xHH, every other byte is itself. Decoding
@@ -135,28 +138,3 @@ func appendLabel(dst []byte, label string) ([]byte, error) {
 }
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
-
-func lowerASCII(c byte) byte {
-	if 'A' <= c && c <= 'Z' {
-		return c + 'a' - 'A'
-	}
-	return c
-}
-
-// equalFoldASCII reports whether a and b are equal under ASCII case folding.
-func equalFoldASCII(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := 0; i < len(a); i++ {
-		if lowerASCII(a[i]) != lowerASCII(b[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-// hasPrefixFoldASCII reports whether s starts with prefix under ASCII case folding.
-func hasPrefixFoldASCII(s, prefix string) bool {
-	return len(s) >= len(prefix) && equalFoldASCII(s[:len(prefix)], prefix)
-}

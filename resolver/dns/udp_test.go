@@ -271,7 +271,9 @@ type blockingSource struct {
 func (s *blockingSource) Load(key string) (handlev.Record, bool, error) {
 	s.loading <- struct{}{}
 	<-s.release
-	return handlev.Record{Handle: "21.T12345/svc/K7Q/4XJ29MPAC", Values: []handlev.Value{val(handlev.TypeURL, urlRef, 60)}}, true, nil
+	v := val(handlev.TypeURL, urlRef, 60)
+	v.Perm = handlev.PermDefault // publicly readable, as f.put stores values
+	return handlev.Record{Handle: "21.T12345/svc/K7Q/4XJ29MPAC", Values: []handlev.Value{v}}, true, nil
 }
 
 // TestUDPLoopShutdownAnswersInFlight: Shutdown stops reading but lets a

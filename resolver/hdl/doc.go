@@ -28,11 +28,13 @@
 //   - Every other op code: RC 5. Replies to replies, and compressed or encrypted
 //     messages, are dropped.
 //
-// Every reply copies RequestId, SessionId, the flags CT, CA, AT, ENC, PO, DNRF and
-// RD and the recursion count from the request, sets REC, carries SiteInfoSerial
-// 0xFFFF and ExpirationTime now+12h, and speaks min(client's suggested version,
-// 2.11) while suggesting 2.11. With RD it starts with the request digest (SHA-256
-// from 2.7, SHA-1 from 2.1, MD5 below).
+// Every reply copies RequestId, SessionId, the flags CT, CA, ENC, PO, DNRF and RD
+// and the recursion count from the request, sets REC, sets AT when the node's
+// site is primary (SiteConfig.NotPrimary unset) and clears it otherwise, carries
+// the site's serial number (SiteConfig.Serial) as SiteInfoSerialNumber, as a CNRI
+// server does (RFC 3652 §2.2.2), and ExpirationTime now+12h, and speaks
+// min(client's suggested version, 2.11) while suggesting 2.11. With RD it starts
+// with the request digest (SHA-256 from 2.7, SHA-1 from 2.1, MD5 below).
 //
 // # Certified requests (CT)
 //
@@ -52,7 +54,7 @@
 // TC flag; requests that set TC are reassembled with bounded memory
 // (MaxPendingBytes) and dropped after ReadTimeout.
 //
-// The hot path (cache hit, no filters, every value public, no CT) allocates nothing:
-// the reply splices the cache entry's pre-encoded values (cache.Entry.WireBytes,
-// built once per entry on first use).
+// The hot path (cache hit, no filters, no CT) allocates nothing: the reply splices
+// the cache entry's pre-encoded public values (cache.Entry.WireBytes of
+// cache.Entry.Public, built once per entry on first use).
 package hdl

@@ -38,6 +38,13 @@ func newNamer(t testing.TB) *handlev.Namer {
 
 func startNode(t testing.TB, key *rsa.PrivateKey, recs ...handlev.Record) *node {
 	t.Helper()
+	return startSiteNode(t, hdl.SiteConfig{Description: "pidnode test"}, key, recs...)
+}
+
+// startSiteNode is startNode with the node's HS_SITE described by site (its
+// Port is set to the listeners').
+func startSiteNode(t testing.TB, site hdl.SiteConfig, key *rsa.PrivateKey, recs ...handlev.Record) *node {
+	t.Helper()
 	namer := newNamer(t)
 	db, err := store.Open(store.Config{Path: filepath.Join(t.TempDir(), "pid.db"), NoSync: true})
 	if err != nil {
@@ -64,10 +71,10 @@ func startNode(t testing.TB, key *rsa.PrivateKey, recs ...handlev.Record) *node 
 		t.Fatal(err)
 	}
 	tcp, udp := listenPair(t)
-	port := tcp.Addr().(*net.TCPAddr).Port
+	site.Port = tcp.Addr().(*net.TCPAddr).Port
 	srv, err := hdl.New(hdl.Config{
 		Cache: c, Namer: namer, SignKey: key,
-		Site:        hdl.SiteConfig{Port: port, Description: "pidnode test"},
+		Site:        site,
 		ReadTimeout: 500 * time.Millisecond,
 	})
 	if err != nil {

@@ -31,6 +31,12 @@ type Server struct {
 	namer *handlev.Namer
 	site  []byte // HS_SITE value data, built once
 
+	// serial is the HS_SITE serial number every reply carries, and primary
+	// whether the site is a primary one (then every reply sets AT); see
+	// reply.start.
+	serial  uint16
+	primary bool
+
 	works sync.Pool // *work
 
 	sem chan struct{} // TCP connection slots
@@ -71,6 +77,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	site := BuildSite(cfg.Site, pub)
 	s.site = hsmsg.AppendSite(nil, &site)
+	s.serial, s.primary = site.Serial, site.Primary
 	s.asm.init(cfg.MaxPendingBytes, cfg.ReadTimeout)
 	s.works.New = func() any { return &work{out: make([]byte, 0, 1024), key: make([]byte, 0, 256)} }
 	return s, nil
@@ -197,13 +204,23 @@ type reply struct {
 }
 
 // start writes the header and, if the request asked for it, the request digest.
+//
+// The header says about the site what a CNRI server's does (RFC 3652
+// §2.2.2): SiteInfoSerialNumber is the serial number of this node's HS_SITE,
+// so a client holding an older copy of the site information can tell, and AT
+// (authoritative) is set exactly when the reply comes from a primary site,
+// whatever the request's AT bit asked for.
 func (r *reply) start(rc uint32) {
 	q := &r.req.Header
+	flags := hsmsg.FlagREC | q.OpFlag&(hsmsg.FlagsEchoed&^hsmsg.FlagAT)&^r.clear
+	if r.s.primary {
+		flags |= hsmsg.FlagAT
+	}
 	h := hsmsg.Header{
 		OpCode:         q.OpCode,
 		ResponseCode:   rc,
-		OpFlag:         hsmsg.FlagREC | q.OpFlag&hsmsg.FlagsEchoed&^r.clear,
-		SiteInfoSerial: hsmsg.SerialUnknown,
+		OpFlag:         flags,
+		SiteInfoSerial: r.s.serial,
 		RecursionCount: q.RecursionCount,
 		Expiration:     uint32(r.s.cfg.Now().Add(hsmsg.ExpirationWindow).Unix()),
 	}
@@ -270,26 +287,19 @@ func (s *Server) resolve(r *reply) {
 		r.error(hsmsg.RCError, msgInternal)
 		return
 	}
-	if !e.Found || e.Status == handlev.StatusSubmitted {
+	if !e.Found || e.Public.Hidden() {
 		r.error(hsmsg.RCHandleNotFound, "")
 		return
 	}
 	s.cfg.Counter.Count(e.Key) // resolution statistics (nil-safe, no allocation)
-	vals := e.Record.Values
+	// Every request here is anonymous: only the entry's public view
+	// (cache.Entry.Public) is answered, whatever the request's flags say.
+	vals := e.Public.Values
 	filtered := len(q.Indexes) > 0 || len(q.Types) > 0
-	if !filtered {
-		public := true
-		for i := range vals {
-			if vals[i].Perm&handlev.PermPublicRead == 0 {
-				public = false
-				break
-			}
-		}
-		if public && len(vals) > 0 {
-			r.start(hsmsg.RCSuccess)
-			r.w.out = hsmsg.AppendResolutionBody(r.w.out, q.Handle, e.WireBytes())
-			return
-		}
+	if !filtered && len(vals) > 0 {
+		r.start(hsmsg.RCSuccess)
+		r.w.out = hsmsg.AppendResolutionBody(r.w.out, q.Handle, e.WireBytes())
+		return
 	}
 	r.start(hsmsg.RCSuccess)
 	out := hsmsg.AppendResolutionBody(r.w.out, q.Handle, nil)
@@ -298,7 +308,7 @@ func (s *Server) resolve(r *reply) {
 	n := 0
 	for i := range vals {
 		v := &vals[i]
-		if v.Perm&handlev.PermPublicRead == 0 || (filtered && !wanted(q, v)) {
+		if filtered && !wanted(q, v) {
 			continue
 		}
 		out = handlev.AppendValue(out, v)

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net"
 	"time"
+
+	"pidnode/internal/ascii"
 )
 
 // A wire is one keep-alive HTTP/1.1 connection driven by one goroutine. It
@@ -102,7 +104,7 @@ func readResponse(br *bufio.Reader) (status int, keep bool, err error) {
 		}
 		value = bytes.TrimSpace(value)
 		switch {
-		case asciiEqualFold(name, "content-length"):
+		case ascii.EqualFold(name, "content-length"):
 			n := 0
 			for _, c := range value {
 				if c < '0' || c > '9' || n > 1<<30 {
@@ -111,10 +113,10 @@ func readResponse(br *bufio.Reader) (status int, keep bool, err error) {
 				n = n*10 + int(c-'0')
 			}
 			length = n
-		case asciiEqualFold(name, "transfer-encoding"):
+		case ascii.EqualFold(name, "transfer-encoding"):
 			return 0, false, errChunked
-		case asciiEqualFold(name, "connection"):
-			if asciiEqualFold(value, "close") {
+		case ascii.EqualFold(name, "connection"):
+			if ascii.EqualFold(value, "close") {
 				keep = false
 			}
 		}
@@ -129,22 +131,6 @@ func readResponse(br *bufio.Reader) (status int, keep bool, err error) {
 		return 0, false, err
 	}
 	return status, keep, nil
-}
-
-func asciiEqualFold(b []byte, s string) bool {
-	if len(b) != len(s) {
-		return false
-	}
-	for i := range len(b) {
-		c := b[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != s[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // buildRequests turns request targets into complete GET requests.
