@@ -148,19 +148,10 @@ const idemKeyMax = 255
 // is the reply when a custom id is taken (409 for ?customid, 412 for If-None-Match).
 func (s *Server) create(w http.ResponseWriter, r *http.Request, b *base, p *principal, t target, customID string, existsStatus int) error {
 	if customID != "" {
-		if !p.snaa.CustomIDs {
-			return problem(http.StatusForbidden, "SNAA %s may not choose custom ids; ask the operator to allow them, or create with a generated id", p.snaa.ID)
-		}
-		if err := handlev.ValidCustomID(customID); err != nil {
-			return &ValidationError{Errors: []FieldError{{Field: "id", Message: strings.TrimPrefix(err.Error(), "handlev: ")}}}
-		}
-		if reservedID(customID) {
-			// …/{id}/history, …/{id}/stats, …/{ns}/stats and …/{ns}/bulk are routes of the API.
-			return &ValidationError{Errors: []FieldError{{Field: "id", Message: reservedMsg}}}
-		}
-		nd := strings.ReplaceAll(customID, "-", "")
-		if looks, valid := handlev.ValidGenerated([]byte(t.ns), []byte(nd)); looks && !valid {
-			return &ValidationError{Errors: []FieldError{{Field: "id", Message: "has the shape of a generated id but a wrong check character; resolvers would report it as mistyped"}}}
+		// Refused before the body is read; the bulk route runs the same
+		// check as the first step of checkCreate.
+		if err := checkCustomID(p, t, customID); err != nil {
+			return err
 		}
 	}
 	idem := r.Header.Get("Idempotency-Key")
@@ -171,21 +162,13 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, b *base, p *prin
 	if err != nil {
 		return err
 	}
-	pl, err := parsePayload(body)
+	obj, err := decodeObject(body)
 	if err != nil {
 		return err
 	}
-	meta := map[string]any{}
-	nulls := map[string]bool{}
-	for k, v := range pl.Metadata {
-		if v == nil {
-			nulls[k] = true
-		} else {
-			meta[k] = v
-		}
-	}
-	if fe := s.model.validateRecord(pl.URL, meta, nulls); len(fe) > 0 {
-		return &ValidationError{Errors: fe}
+	req, err := s.checkCreate(p, t, customID, obj)
+	if err != nil {
+		return err
 	}
 	var idemKey []byte
 	var bodyHash string
@@ -199,7 +182,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, b *base, p *prin
 	now := s.now()
 	// Everything but the id's collision check and the bucket writes is done
 	// here, before the write joins a commit group (commit.go).
-	pc, perr, err := s.prepareCreate(p, t, customID, *pl.URL, meta, now)
+	pc, perr, err := s.prepareCreate(p, t, customID, *req.pl.URL, req.meta, now)
 	if err != nil {
 		return err
 	}
@@ -281,7 +264,11 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, b *base, p *prin
 	if err != nil {
 		return err
 	}
-	pl, err := parsePayload(body)
+	obj, err := decodeObject(body)
+	if err != nil {
+		return err
+	}
+	req, err := checkUpdate(obj)
 	if err != nil {
 		return err
 	}
@@ -289,12 +276,6 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, b *base, p *prin
 	key, _, err := s.namer.Key(display)
 	if err != nil {
 		return problem(http.StatusNotFound, "no identifier %s: %v", display, err)
-	}
-	nulls := map[string]bool{}
-	for k, v := range pl.Metadata {
-		if v == nil {
-			nulls[k] = true
-		}
 	}
 	now := s.now()
 	var (
@@ -304,7 +285,7 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, b *base, p *prin
 	)
 	err = s.writes.update(func(tx *store.Tx) error {
 		o, written = outcome{}, false
-		res, perr, err := s.txUpdate(tx, p, t, key, display, pl, nulls, ifMatch, now)
+		res, perr, err := s.txUpdate(tx, p, t, key, display, req, ifMatch, now)
 		if err != nil || perr != nil {
 			o.err = perr
 			return err
@@ -656,7 +637,9 @@ func (s *Server) txCreatePrepared(tx *store.Tx, pc *preparedCreate, existsStatus
 }
 
 // txUpdate merges pl into the identifier stored under key inside tx.
-func (s *Server) txUpdate(tx *store.Tx, p *principal, t target, key, display string, pl *payload, nulls map[string]bool, ifMatch string, now time.Time) (w writeResult, perr, err error) {
+// It is step 4 of the validation path (check.go) of an update.
+func (s *Server) txUpdate(tx *store.Tx, p *principal, t target, key, display string, req *writeReq, ifMatch string, now time.Time) (w writeResult, perr, err error) {
+	pl := req.pl
 	w.key = key
 	old, ok, err := tx.Record(key)
 	if err != nil {
@@ -679,7 +662,7 @@ func (s *Server) txUpdate(tx *store.Tx, p *principal, t target, key, display str
 	if pl.hasMeta {
 		meta, _ = mergePatch(before.Metadata, pl.Metadata).(map[string]any)
 	}
-	if fe := s.model.validateRecord(newURL, meta, nulls); len(fe) > 0 {
+	if fe := s.model.validateRecord(newURL, meta, req.nulls); len(fe) > 0 {
 		return w, &ValidationError{Errors: fe}, nil
 	}
 	vals, entries := s.model.build(buildInput{Display: old.Record.Handle, AdminHandle: s.namer.Full(t.prefix, t.ns, "ADMIN"),

@@ -341,7 +341,7 @@ func (s *Server) schemas() map[string]any {
 		"BulkRequest": map[string]any{"type": "array", "minItems": 1, "maxItems": MaxBulkItems, "items": obj(nil, map[string]any{
 			"id": map[string]any{"type": "string", "minLength": 1}, "url": httpURL, "metadata": obj(nil, updProps)})},
 		"BulkResponse": obj([]string{"items"}, map[string]any{"items": arr(obj([]string{"status"}, map[string]any{
-			"status": map[string]any{"type": "integer"}, "handle": str(), "detail": str(), "errors": arr(ref("FieldError"))}))}),
+			"status": map[string]any{"type": "integer"}, "handle": str(), "type": str(), "title": str(), "detail": str(), "errors": arr(ref("FieldError"))}))}),
 		"WhoAmI": obj([]string{"snaa", "key", "base", "prefix", "may_write", "collection"}, map[string]any{
 			"snaa": ref("SNAA"), "key": obj([]string{"id", "name"}, map[string]any{"id": str(), "name": str()}),
 			"base": str(), "prefix": str(), "may_write": map[string]any{"type": "boolean"}, "collection": str()}),

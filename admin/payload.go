@@ -58,6 +58,19 @@ type payload struct {
 // parsePayload decodes and checks the shape of a write body. Field values are
 // validated later, on the merged record (validateRecord).
 func parsePayload(body []byte) (*payload, error) {
+	top, err := decodeObject(body)
+	if err != nil {
+		return nil, err
+	}
+	p, fe := payloadFrom(top, "")
+	if len(fe) > 0 {
+		return nil, &ValidationError{Errors: fe}
+	}
+	return p, nil
+}
+
+// decodeObject decodes a single write's body, which must be a JSON object.
+func decodeObject(body []byte) (map[string]any, error) {
 	v, err := decodeAny(body)
 	if err != nil {
 		return nil, err
@@ -66,22 +79,16 @@ func parsePayload(body []byte) (*payload, error) {
 	if !ok {
 		return nil, &ValidationError{Errors: []FieldError{{Field: "(body)", Message: "must be a JSON object {\"url\": …, \"metadata\": {…}}"}}}
 	}
-	p, fe := payloadFrom(top, "", nil)
-	if len(fe) > 0 {
-		return nil, &ValidationError{Errors: fe}
-	}
-	return p, nil
+	return top, nil
 }
 
-// payloadFrom checks the shape of one write object; extra names further
-// allowed top-level keys (bulk items' "id"). Field paths start with at.
-func payloadFrom(top map[string]any, at string, extra []string) (*payload, []FieldError) {
+// payloadFrom checks the shape of one write object. Field paths start with at.
+func payloadFrom(top map[string]any, at string) (*payload, []FieldError) {
 	var val validator
 	p := &payload{}
 	for k := range top {
-		if k != "url" && k != "metadata" && !slices.Contains(extra, k) {
-			allowed := append([]string{"url", "metadata"}, extra...)
-			val.add(at+k, "unknown field; allowed: %s", strings.Join(allowed, ", "))
+		if k != "url" && k != "metadata" {
+			val.add(at+k, "unknown field; allowed: url, metadata")
 		}
 	}
 	if x, ok := top["url"]; ok && x != nil {

@@ -392,20 +392,13 @@ func marshal(v any) ([]byte, error) {
 
 // writeError is the one place that maps errors to problem+json replies.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	var p *Problem
-	var ve *ValidationError
+	p, ok := problemOf(err)
 	switch {
-	case errors.As(err, &p):
-		if p.Status >= 500 {
-			s.log.Error("admin request failed", "method", r.Method, "path", r.URL.Path, "status", p.Status, "detail", p.Detail)
-		}
-	case errors.As(err, &ve):
-		p = problem(http.StatusUnprocessableEntity, "%d field(s) are invalid; see errors", len(ve.Errors))
-		p.Errors = ve.Errors
-	default:
+	case !ok:
 		// Unexpected errors (database, encoding) are logged, never shown.
 		s.log.Error("admin request failed", "method", r.Method, "path", r.URL.Path, "err", err)
-		p = problem(http.StatusInternalServerError, "internal error; the operator's log has details")
+	case p.Status >= 500:
+		s.log.Error("admin request failed", "method", r.Method, "path", r.URL.Path, "status", p.Status, "detail", p.Detail)
 	}
 	for k, v := range p.header {
 		w.Header().Set(k, v)
