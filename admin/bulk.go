@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/http"
 
+	"pidnode/model"
 	"pidnode/store"
 )
 
@@ -42,7 +43,7 @@ func (s *Server) bulk(w http.ResponseWriter, r *http.Request, p *principal, t ta
 		return err
 	}
 	if len(arr) == 0 || len(arr) > MaxBulkItems {
-		return &ValidationError{Errors: []FieldError{{Field: "(body)", Message: "must hold 1 to 1000 items"}}}
+		return &model.ValidationError{Errors: []FieldError{{Field: "(body)", Message: "must hold 1 to 1000 items"}}}
 	}
 	items := make([]*bulkItem, len(arr))
 	for i, x := range arr {
@@ -50,13 +51,13 @@ func (s *Server) bulk(w http.ResponseWriter, r *http.Request, p *principal, t ta
 		items[i] = it
 		obj, ok := x.(map[string]any)
 		if !ok {
-			it.res = bulkError(&ValidationError{Errors: []FieldError{{Field: "(item)", Message: "must be an object"}}})
+			it.res = bulkError(&model.ValidationError{Errors: []FieldError{{Field: "(item)", Message: "must be an object"}}})
 			continue
 		}
 		if idv, ok := obj["id"]; ok {
 			ids, ok := idv.(string)
 			if !ok || ids == "" {
-				it.res = bulkError(&ValidationError{Errors: []FieldError{{Field: "id", Message: "must be a non-empty string"}}})
+				it.res = bulkError(&model.ValidationError{Errors: []FieldError{{Field: "id", Message: "must be a non-empty string"}}})
 				continue
 			}
 			it.id = ids
@@ -94,14 +95,14 @@ func (s *Server) bulk(w http.ResponseWriter, r *http.Request, p *principal, t ta
 			status := http.StatusCreated
 			if exists {
 				status = http.StatusOK
-				var req *writeReq
-				if req, perr = checkUpdate(it.obj); perr == nil {
+				var req *model.Write
+				if req, perr = model.CheckPayload(it.obj); perr == nil {
 					res, perr, err = s.txUpdate(tx, p, t, key, display, req, "", now)
 				}
 			} else {
-				var req *writeReq
+				var req *model.Write
 				if req, perr = s.checkCreate(p, t, it.id, it.obj); perr == nil {
-					res, perr, err = s.txCreate(tx, p, t, it.id, http.StatusConflict, *req.pl.URL, req.meta, now)
+					res, perr, err = s.txCreate(tx, p, t, it.id, http.StatusConflict, *req.Payload.URL, req.Meta, now)
 				}
 			}
 			if err != nil {
@@ -150,10 +151,10 @@ func bulkItems(body []byte) ([]any, error) {
 			if line = bytes.TrimSpace(line); len(line) == 0 {
 				continue
 			}
-			v, err := decodeAny(line)
+			v, err := model.DecodeAny(line)
 			if err != nil {
-				if p, ok := err.(*Problem); ok {
-					return nil, problem(p.Status, "line %d: %s", n+1, p.Detail)
+				if se, ok := err.(*model.SyntaxError); ok {
+					return nil, problem(http.StatusBadRequest, "line %d: %s", n+1, se.Msg)
 				}
 				return nil, err
 			}
@@ -161,13 +162,13 @@ func bulkItems(body []byte) ([]any, error) {
 		}
 		return arr, nil
 	}
-	v, err := decodeAny(body)
+	v, err := model.DecodeAny(body)
 	if err != nil {
 		return nil, err
 	}
 	arr, ok := v.([]any)
 	if !ok {
-		return nil, &ValidationError{Errors: []FieldError{{Field: "(body)", Message: "must be a JSON array (or JSON Lines) of {\"id\"?, \"url\"?, \"metadata\"?}"}}}
+		return nil, &model.ValidationError{Errors: []FieldError{{Field: "(body)", Message: "must be a JSON array (or JSON Lines) of {\"id\"?, \"url\"?, \"metadata\"?}"}}}
 	}
 	return arr, nil
 }

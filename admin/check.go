@@ -2,10 +2,12 @@ package admin
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 
 	"pidnode/handlev"
+	"pidnode/model"
 )
 
 // The one validation path of identifier writes. The single routes and every
@@ -17,17 +19,11 @@ import (
 //  2. for a create with a custom id: the SNAA may choose ids (403), the id's
 //     syntax, reserved route names, and the check character of an id shaped
 //     like a generated one (422);
-//  3. the payload's shape: only "url" and "metadata", of the right JSON types;
-//  4. the complete record (the payload of a create; for an update, the stored
-//     record merged with the payload, in the write transaction) against the
-//     metadata model.
-
-// writeReq is a write that passed steps 2 and 3.
-type writeReq struct {
-	pl    *payload
-	meta  map[string]any  // the payload's non-null metadata fields
-	nulls map[string]bool // the payload's null metadata fields ("remove")
-}
+//  3. the payload's shape: only "url" and "metadata", of the right JSON types
+//     (model.CheckPayload);
+//  4. the complete record against the metadata model: the payload of a
+//     create (model.Model.CheckCreate), or for an update the stored record
+//     merged with the payload, in the write transaction (model.Model.Merge).
 
 // checkCustomID is step 2 for custom id (not empty) in the caller's namespace.
 func checkCustomID(p *principal, t target, id string) error {
@@ -35,70 +31,62 @@ func checkCustomID(p *principal, t target, id string) error {
 		return problem(http.StatusForbidden, "SNAA %s may not choose custom ids; ask the operator to allow them, or create with a generated id", p.snaa.ID)
 	}
 	if err := handlev.ValidCustomID(id); err != nil {
-		return &ValidationError{Errors: []FieldError{{Field: "id", Message: strings.TrimPrefix(err.Error(), "handlev: ")}}}
+		return &model.ValidationError{Errors: []FieldError{{Field: "id", Message: strings.TrimPrefix(err.Error(), "handlev: ")}}}
 	}
 	if reservedID(id) {
 		// …/{id}/history, …/{id}/stats, …/{ns}/stats and …/{ns}/bulk are routes of the API.
-		return &ValidationError{Errors: []FieldError{{Field: "id", Message: reservedMsg}}}
+		return &model.ValidationError{Errors: []FieldError{{Field: "id", Message: reservedMsg}}}
 	}
 	nd := strings.ReplaceAll(id, "-", "")
 	if looks, valid := handlev.ValidGenerated([]byte(t.ns), []byte(nd)); looks && !valid {
-		return &ValidationError{Errors: []FieldError{{Field: "id", Message: "has the shape of a generated id but a wrong check character; resolvers would report it as mistyped"}}}
+		return &model.ValidationError{Errors: []FieldError{{Field: "id", Message: "has the shape of a generated id but a wrong check character; resolvers would report it as mistyped"}}}
 	}
 	return nil
 }
 
-// checkPayloadShape is step 3: obj is the decoded body or bulk item (without "id").
-func checkPayloadShape(obj map[string]any) (*writeReq, error) {
-	pl, fe := payloadFrom(obj, "")
-	if len(fe) > 0 {
-		return nil, &ValidationError{Errors: fe}
-	}
-	w := &writeReq{pl: pl, meta: map[string]any{}, nulls: map[string]bool{}}
-	for k, v := range pl.Metadata {
-		if v == nil {
-			w.nulls[k] = true
-		} else {
-			w.meta[k] = v
-		}
-	}
-	return w, nil
-}
-
 // checkCreate runs steps 2 to 4 of a create: customID "" is a generated id.
-func (s *Server) checkCreate(p *principal, t target, customID string, obj map[string]any) (*writeReq, error) {
+func (s *Server) checkCreate(p *principal, t target, customID string, obj map[string]any) (*model.Write, error) {
 	if customID != "" {
 		if err := checkCustomID(p, t, customID); err != nil {
 			return nil, err
 		}
 	}
-	w, err := checkPayloadShape(obj)
-	if err != nil {
-		return nil, err
-	}
-	if fe := s.model.validateRecord(w.pl.URL, w.meta, w.nulls); len(fe) > 0 {
-		return nil, &ValidationError{Errors: fe}
-	}
-	return w, nil
-}
-
-// checkUpdate runs step 3 of an update; txUpdate runs step 4 on the merged record.
-func checkUpdate(obj map[string]any) (*writeReq, error) {
-	return checkPayloadShape(obj)
+	return s.model.CheckCreate(obj)
 }
 
 // problemOf maps an error of a handler to the problem the client sees. ok is
 // false for an unexpected error (database, encoding), which only the
 // operator's log may describe.
 func problemOf(err error) (p *Problem, ok bool) {
-	var ve *ValidationError
+	var ve *model.ValidationError
+	var se *model.SyntaxError
 	switch {
 	case errors.As(err, &p):
 		return p, true
+	case errors.As(err, &se):
+		return problem(http.StatusBadRequest, "%s", se.Msg), true
 	case errors.As(err, &ve):
 		p = problem(http.StatusUnprocessableEntity, "%d field(s) are invalid; see errors", len(ve.Errors))
 		p.Errors = ve.Errors
 		return p, true
 	}
 	return problem(http.StatusInternalServerError, "internal error; the operator's log has details"), false
+}
+
+// validator collects every faulty field of an operator request, at most
+// maxFieldErrors of them, as the model's validation does for payloads.
+type validator struct {
+	errs []FieldError
+}
+
+// maxFieldErrors bounds the errors of one reply.
+const maxFieldErrors = 100
+
+func (v *validator) add(path, format string, args ...any) {
+	switch {
+	case len(v.errs) < maxFieldErrors:
+		v.errs = append(v.errs, FieldError{Field: path, Message: fmt.Sprintf(format, args...)})
+	case len(v.errs) == maxFieldErrors:
+		v.errs = append(v.errs, FieldError{Field: "(body)", Message: fmt.Sprintf("more than %d errors; fix these first", maxFieldErrors)})
+	}
 }

@@ -20,11 +20,9 @@
 //     up by hash and compared in constant time), idempotency records and the
 //     append-only audit log, kept as JSON in the store buckets BucketApplications,
 //     BucketSNAAs, BucketKeys, BucketIdempotency and BucketAudit;
-//   - the metadata model (data loaded with LoadModel; the pid4cat model is
-//     embedded as DefaultModel) and validation of payloads against it, reporting
-//     every faulty field at once;
-//   - building handle records in the layout of SPEC §3 from validated payloads,
-//     with one change-log entry (index 16) per changed field.
+//   - the order in which a write is checked (check.go), the same for the single
+//     routes and every bulk item; the checks of the payload against the
+//     metadata model and the building of handle records are package model's.
 //
 // It must not: bind listeners (cmd/pidnode does), import cache or resolver (it
 // invalidates the read path through the Invalidator interface it declares), or

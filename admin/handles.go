@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"pidnode/handlev"
+	"pidnode/model"
 	"pidnode/store"
 )
 
@@ -162,7 +163,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, b *base, p *prin
 	if err != nil {
 		return err
 	}
-	obj, err := decodeObject(body)
+	obj, err := model.DecodeObject(body)
 	if err != nil {
 		return err
 	}
@@ -182,7 +183,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, b *base, p *prin
 	now := s.now()
 	// Everything but the id's collision check and the bucket writes is done
 	// here, before the write joins a commit group (commit.go).
-	pc, perr, err := s.prepareCreate(p, t, customID, *req.pl.URL, req.meta, now)
+	pc, perr, err := s.prepareCreate(p, t, customID, *req.Payload.URL, req.Meta, now)
 	if err != nil {
 		return err
 	}
@@ -264,11 +265,11 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, b *base, p *prin
 	if err != nil {
 		return err
 	}
-	obj, err := decodeObject(body)
+	obj, err := model.DecodeObject(body)
 	if err != nil {
 		return err
 	}
-	req, err := checkUpdate(obj)
+	req, err := model.CheckPayload(obj)
 	if err != nil {
 		return err
 	}
@@ -378,7 +379,7 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request, t target, id st
 		_, kid, _ := strings.Cut(e.Actor, " key:")
 		changes[i] = HistoryEntry{Seq: e.Seq, Time: e.Time, Action: e.Action, KeyID: kid, KeyName: e.KeyName, Before: e.Before, After: e.After}
 	}
-	c := s.model.extract(st.Record.Values)
+	c := s.model.Extract(st.Record.Values)
 	if c.Changes == nil {
 		c.Changes = []json.RawMessage{}
 	}
@@ -462,11 +463,11 @@ func (s *Server) listHandles(w http.ResponseWriter, r *http.Request, b *base, t 
 
 // identifier builds the reply body of a stored record.
 func (s *Server) identifier(st *store.Stored) *Identifier {
-	return s.identifierOf(st, s.model.extract(st.Record.Values))
+	return s.identifierOf(st, s.model.Extract(st.Record.Values))
 }
 
 // identifierOf is identifier with the record's content already extracted.
-func (s *Server) identifierOf(st *store.Stored, c content) *Identifier {
+func (s *Server) identifierOf(st *store.Stored, c model.Content) *Identifier {
 	prefix, ns, id := splitDisplay(st.Record.Handle)
 	short := prefix + "/" + ns + "/" + id
 	ident := &Identifier{
@@ -485,7 +486,7 @@ func (s *Server) identifierOf(st *store.Stored, c content) *Identifier {
 }
 
 // auditContent is the before/after of a handle write in the audit log.
-func auditContent(c content) map[string]any {
+func auditContent(c model.Content) map[string]any {
 	m := map[string]any{"metadata": c.Metadata}
 	if c.URL != nil {
 		m["url"] = *c.URL
@@ -523,8 +524,8 @@ type writeResult struct {
 	written bool
 }
 
-func agentOf(p *principal) Agent {
-	return Agent{Name: p.snaa.Organisation, EmailAddress: p.snaa.TechnicalContact.Email, Role: "OWNER"}
+func agentOf(p *principal) model.Agent {
+	return model.Agent{Name: p.snaa.Organisation, EmailAddress: p.snaa.TechnicalContact.Email, Role: "OWNER"}
 }
 
 // preparedCreate is a create with everything that does not need the write
@@ -539,9 +540,9 @@ type preparedCreate struct {
 	vals         []handlev.Value
 	url          string
 	now          time.Time
-	content      content // what the API shows of vals
-	after        []byte  // the audit entry's "after", JSON
-	auditTail    []byte  // the audit entry for display (auditTail)
+	content      model.Content // what the API shows of vals
+	after        []byte        // the audit entry's "after", JSON
+	auditTail    []byte        // the audit entry for display (auditTail)
 }
 
 // prepareCreate does the work of a create that needs no transaction:
@@ -554,7 +555,7 @@ func (s *Server) prepareCreate(p *principal, t target, customID string, u string
 		pc.display = s.namer.Full(t.prefix, t.ns, customID)
 		k, _, err := s.namer.Key(pc.display)
 		if err != nil {
-			return pc, &ValidationError{Errors: []FieldError{{Field: "id", Message: err.Error()}}}, nil
+			return pc, &model.ValidationError{Errors: []FieldError{{Field: "id", Message: err.Error()}}}, nil
 		}
 		pc.key = k
 	} else if pc.display, pc.key, err = s.mintKey(t); err != nil {
@@ -562,9 +563,9 @@ func (s *Server) prepareCreate(p *principal, t target, customID string, u string
 	}
 	// The values do not depend on the id: the record holds its admin handle,
 	// not its own name.
-	pc.vals, _ = s.model.build(buildInput{Display: pc.display, AdminHandle: s.namer.Full(t.prefix, t.ns, "ADMIN"), URL: u,
+	pc.vals, _ = s.model.Build(model.BuildInput{Display: pc.display, AdminHandle: s.namer.Full(t.prefix, t.ns, "ADMIN"), URL: u,
 		Metadata: meta, Agent: agentOf(p), Now: now, Create: true})
-	pc.content = s.model.extract(pc.vals)
+	pc.content = s.model.Extract(pc.vals)
 	if pc.after, err = json.Marshal(auditContent(pc.content)); err != nil {
 		return pc, nil, err
 	}
@@ -638,8 +639,7 @@ func (s *Server) txCreatePrepared(tx *store.Tx, pc *preparedCreate, existsStatus
 
 // txUpdate merges pl into the identifier stored under key inside tx.
 // It is step 4 of the validation path (check.go) of an update.
-func (s *Server) txUpdate(tx *store.Tx, p *principal, t target, key, display string, req *writeReq, ifMatch string, now time.Time) (w writeResult, perr, err error) {
-	pl := req.pl
+func (s *Server) txUpdate(tx *store.Tx, p *principal, t target, key, display string, req *model.Write, ifMatch string, now time.Time) (w writeResult, perr, err error) {
 	w.key = key
 	old, ok, err := tx.Record(key)
 	if err != nil {
@@ -653,20 +653,13 @@ func (s *Server) txUpdate(tx *store.Tx, p *principal, t target, key, display str
 		return w, problem(http.StatusPreconditionFailed,
 			"identifier %s is at version %d (ETag %s), not %s; read it again and retry", old.Record.Handle, old.Version, etag(old.Version), ifMatch), nil
 	}
-	before := s.model.extract(old.Record.Values)
-	newURL := before.URL
-	if pl.URL != nil {
-		newURL = pl.URL
+	before := s.model.Extract(old.Record.Values)
+	newURL, meta, verr := s.model.Merge(before, req)
+	if verr != nil {
+		return w, verr, nil
 	}
-	meta := before.Metadata
-	if pl.hasMeta {
-		meta, _ = mergePatch(before.Metadata, pl.Metadata).(map[string]any)
-	}
-	if fe := s.model.validateRecord(newURL, meta, req.nulls); len(fe) > 0 {
-		return w, &ValidationError{Errors: fe}, nil
-	}
-	vals, entries := s.model.build(buildInput{Display: old.Record.Handle, AdminHandle: s.namer.Full(t.prefix, t.ns, "ADMIN"),
-		URL: *newURL, Metadata: meta, Old: old.Record.Values, Agent: agentOf(p), Now: now})
+	vals, entries := s.model.Build(model.BuildInput{Display: old.Record.Handle, AdminHandle: s.namer.Full(t.prefix, t.ns, "ADMIN"),
+		URL: newURL, Metadata: meta, Old: old.Record.Values, Agent: agentOf(p), Now: now})
 	if entries == nil {
 		w.stored = old // nothing changed: no write, no new version
 		return w, nil, nil
@@ -681,8 +674,20 @@ func (s *Server) txUpdate(tx *store.Tx, p *principal, t target, key, display str
 	if before.URL != nil {
 		oldURL = *before.URL
 	}
-	if err := s.indexURL(tx, key, oldURL, *newURL); err != nil {
+	if err := s.indexURL(tx, key, oldURL, newURL); err != nil {
 		return w, nil, err
 	}
-	return w, nil, s.auditHandle(tx, p, ActHandleUpdate, key, old.Record.Handle, auditContent(before), auditContent(s.model.extract(vals)))
+	return w, nil, s.auditHandle(tx, p, ActHandleUpdate, key, old.Record.Handle, auditContent(before), auditContent(s.model.Extract(vals)))
+}
+
+// splitDisplay cuts "<PREFIX>/<svc>/<NS>/<ID>" into its parts.
+func splitDisplay(h string) (prefix, ns, id string) {
+	parts := strings.SplitN(h, "/", 4)
+	if len(parts) == 4 {
+		return parts[0], parts[2], parts[3]
+	}
+	if len(parts) == 3 {
+		return parts[0], parts[1], parts[2]
+	}
+	return h, "", ""
 }

@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"pidnode/model"
 )
 
 // op documents one route in /openapi.json.
@@ -274,7 +276,7 @@ func (s *Server) schemas() map[string]any {
 			metaReq = append(metaReq, f.Name)
 		}
 	}
-	httpURL := map[string]any{"type": "string", "format": "uri", "maxLength": MaxURLBytes, "pattern": "^[Hh][Tt][Tt][Pp][Ss]?://[^\\s]+$",
+	httpURL := map[string]any{"type": "string", "format": "uri", "maxLength": model.MaxURLBytes, "pattern": "^[Hh][Tt][Tt][Pp][Ss]?://[^\\s]+$",
 		"description": "absolute http or https URL, no control characters"}
 	// Update bodies may send null to remove an optional field.
 	updProps := map[string]any{}
@@ -350,7 +352,7 @@ func (s *Server) schemas() map[string]any {
 
 // schemaJSON converts a model schema to JSON Schema 2020-12; a discriminator
 // becomes allOf if/then clauses.
-func schemaJSON(s *Schema) map[string]any {
+func schemaJSON(s *model.Schema) map[string]any {
 	m := map[string]any{"type": s.Type}
 	if s.Description != "" {
 		m["description"] = s.Description

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"pidnode/handlev"
+	"pidnode/model"
 	"pidnode/store"
 )
 
@@ -76,7 +77,7 @@ func (s *Server) submitApplication(w http.ResponseWriter, r *http.Request) error
 // SubmitApplication validates and stores an application in state SUBMITTED.
 func (s *Server) SubmitApplication(req ApplicationRequest) (*Application, error) {
 	if fe := req.validate(); len(fe) > 0 {
-		return nil, &ValidationError{Errors: fe}
+		return nil, &model.ValidationError{Errors: fe}
 	}
 	id, err := s.newID("app_")
 	if err != nil {
@@ -261,7 +262,7 @@ func (s *Server) Approve(appID string, req ApproveRequest) (*ApproveResult, erro
 		v.add("note", "must be at most 10000 characters")
 	}
 	if len(v.errs) > 0 {
-		return nil, &ValidationError{Errors: v.errs}
+		return nil, &model.ValidationError{Errors: v.errs}
 	}
 	snaaID, err := s.newID("snaa_")
 	if err != nil {
@@ -403,7 +404,7 @@ func (s *Server) rejectApplication(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	if strings.TrimSpace(req.Note) == "" {
-		return &ValidationError{Errors: []FieldError{{Field: "note", Message: "is required: tell the applicant why"}}}
+		return &model.ValidationError{Errors: []FieldError{{Field: "note", Message: "is required: tell the applicant why"}}}
 	}
 	id := r.PathValue("id")
 	now := s.now().UTC()
@@ -500,7 +501,7 @@ func (s *Server) patchSNAA(w http.ResponseWriter, r *http.Request) error {
 		var pe []FieldError
 		prefixes, pe = s.checkPrefixes("prefixes", req.Prefixes)
 		if len(pe) > 0 {
-			return &ValidationError{Errors: pe}
+			return &model.ValidationError{Errors: pe}
 		}
 	}
 	id := r.PathValue("id")
@@ -564,7 +565,7 @@ func (s *Server) issueKey(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) IssueKey(snaaID, name string) (*IssuedKey, error) {
 	name = strings.TrimSpace(name)
 	if name == "" || utf8.RuneCountInString(name) > 100 || hasControl(name) {
-		return nil, &ValidationError{Errors: []FieldError{{Field: "name", Message: "is required: 1–100 printable characters"}}}
+		return nil, &model.ValidationError{Errors: []FieldError{{Field: "name", Message: "is required: 1–100 printable characters"}}}
 	}
 	keyID, err := s.newID("key_")
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"pidnode/handlev"
+	"pidnode/model"
 )
 
 // writeCase is one identifier write as a client sends it; the same case goes
@@ -76,7 +77,7 @@ func TestCreateAndBulkAgree(t *testing.T) {
 		{name: "url not a string", key: "custom", id: "sample-5", body: with(func(p map[string]any) { p["url"] = 5 }), status: 422},
 		{name: "url with a newline", key: "custom", body: with(func(p map[string]any) { p["url"] = "https://e.org/\r\nSet-Cookie: x" }), status: 422},
 		{name: "url null", key: "custom", body: with(func(p map[string]any) { p["url"] = nil }), status: 422},
-		{name: "url oversize", key: "custom", body: with(func(p map[string]any) { p["url"] = "https://e.org/" + strings.Repeat("a", MaxURLBytes) }), status: 422},
+		{name: "url oversize", key: "custom", body: with(func(p map[string]any) { p["url"] = "https://e.org/" + strings.Repeat("a", model.MaxURLBytes) }), status: 422},
 		{name: "label oversize", key: "custom", body: meta(func(m map[string]any) { m["resource_info"].(map[string]any)["label"] = long }), status: 422},
 		{name: "several faults at once", key: "custom", body: with(func(p map[string]any) {
 			p["url"] = "ftp://e.org/"

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"pidnode/handlev"
+	"pidnode/model"
 	"pidnode/store"
 )
 
@@ -38,8 +39,8 @@ type Config struct {
 	// OperatorKey is the bearer token of the /ops/v1 routes. Required, at least
 	// 16 characters.
 	OperatorKey string
-	// Model is a metadata model file (JSON or TOML, see LoadModel). If empty,
-	// DefaultModel (pid4cat) is used.
+	// Model is a metadata model file (JSON or TOML, see model.LoadModel). If
+	// empty, model.DefaultModel (pid4cat) is used.
 	Model []byte
 	// MaxBodyBytes limits request bodies (413 beyond). If zero,
 	// DefaultMaxBodyBytes (1 MiB) is used.
@@ -90,7 +91,7 @@ type Server struct {
 	namer        *handlev.Namer
 	inv          Invalidator
 	opHash       [32]byte
-	model        *Model
+	model        *model.Model
 	maxBody      int64
 	public       string
 	log          *slog.Logger
@@ -140,14 +141,14 @@ func New(cfg Config) (*Server, error) {
 	}
 	mb := cfg.Model
 	if len(mb) == 0 {
-		mb = DefaultModel
+		mb = model.DefaultModel
 	}
-	model, err := LoadModel(mb)
+	mod, err := model.LoadModel(mb)
 	if err != nil {
 		return nil, err
 	}
 	s := &Server{
-		db: cfg.DB, namer: cfg.Namer, inv: cfg.Invalidator, model: model,
+		db: cfg.DB, namer: cfg.Namer, inv: cfg.Invalidator, model: mod,
 		maxBody: cfg.MaxBodyBytes, public: strings.TrimRight(cfg.PublicURL, "/"),
 		log: cfg.Logger, now: cfg.Now, rnd: cfg.Rand, luEvery: cfg.LastUsedInterval,
 		idemTTL: cfg.IdempotencyTTL, counts: cfg.Counter, statsEvery: cfg.StatsInterval, extraMetrics: cfg.Metrics, refuseKeys: cfg.RefuseKeys,
@@ -206,7 +207,7 @@ func New(cfg Config) (*Server, error) {
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // Model returns the metadata model in use.
-func (s *Server) Model() *Model { return s.model }
+func (s *Server) Model() *model.Model { return s.model }
 
 // Close writes the pending key last-used times. Call it before closing the DB.
 // It also writes the resolution counts not yet flushed.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"pidnode/handlev"
+	"pidnode/model"
 	"pidnode/store"
 )
 
@@ -96,18 +97,18 @@ const reindexChunk = 10000
 
 // ReindexURLs rebuilds the URL index from the records: it clears it, indexes
 // every full-form record under namer's production and test prefixes in a
-// namespace that belongs to an SNAA, by the URL value of model (nil =
-// DefaultModel), and marks the index complete. Records of namespaces no SNAA
+// namespace that belongs to an SNAA, by the URL value of modelFile (nil =
+// model.DefaultModel), and marks the index complete. Records of namespaces no SNAA
 // owns are skipped without being read (a bulk import of foreign records costs
 // a key scan); approving an SNAA indexes its namespace's records then. It runs
 // in transactions of a few thousand records and must not race with writers:
 // call it offline (`pidnode import` does) or before serving (New does when the
 // index is not marked complete). It returns the number of entries written.
-func ReindexURLs(db *store.DB, namer *handlev.Namer, model []byte) (int, error) {
-	if len(model) == 0 {
-		model = DefaultModel
+func ReindexURLs(db *store.DB, namer *handlev.Namer, modelFile []byte) (int, error) {
+	if len(modelFile) == 0 {
+		modelFile = model.DefaultModel
 	}
-	m, err := LoadModel(model)
+	m, err := model.LoadModel(modelFile)
 	if err != nil {
 		return 0, err
 	}
