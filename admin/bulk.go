@@ -5,7 +5,7 @@ import (
 	"net/http"
 
 	"pidnode/model"
-	"pidnode/store"
+	"pidnode/registry"
 )
 
 // MaxBulkItems bounds a bulk request (SPEC §4).
@@ -73,7 +73,7 @@ func (s *Server) bulk(w http.ResponseWriter, r *http.Request, p *principal, t ta
 	}
 	now := s.now()
 	var written []string
-	err = s.writes.update(func(tx *store.Tx) error {
+	err = s.reg.Commit(func(tx registry.Tx) error {
 		written = written[:0]
 		for _, it := range items {
 			if it.obj == nil {
@@ -87,7 +87,7 @@ func (s *Server) bulk(w http.ResponseWriter, r *http.Request, p *principal, t ta
 				k, _, err := s.namer.Key(display)
 				if err == nil {
 					key = k
-					exists = tx.Bolt().Bucket(store.BucketRecords).Get([]byte(k)) != nil
+					exists = tx.HasRecord(k)
 				}
 			}
 			var res writeResult

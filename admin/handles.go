@@ -15,6 +15,7 @@ import (
 
 	"pidnode/handlev"
 	"pidnode/model"
+	"pidnode/registry"
 	"pidnode/store"
 )
 
@@ -40,7 +41,7 @@ func (s *Server) checkTarget(r *http.Request, b *base, p *principal, pathPrefix,
 			"%s serves prefix %s only; identifiers under %s are reached through %s if this node serves it",
 			b.path, b.prefix, pathPrefix, other)
 	}
-	if !p.snaa.mayWrite(b.prefix) {
+	if !p.snaa.MayWrite(b.prefix) {
 		return target{}, problem(http.StatusForbidden, "SNAA %s may not use prefix %s (allowed: %s)",
 			p.snaa.ID, b.prefix, strings.Join(p.snaa.Prefixes, ", "))
 	}
@@ -136,7 +137,7 @@ func (s *Server) whoami(w http.ResponseWriter, r *http.Request, b *base) error {
 		"key":        map[string]string{"id": p.key.ID, "name": p.key.Name},
 		"base":       b.path,
 		"prefix":     b.prefix,
-		"may_write":  b.prefix != "" && p.snaa.mayWrite(b.prefix),
+		"may_write":  b.prefix != "" && p.snaa.MayWrite(b.prefix),
 		"collection": b.path + "/handles/" + b.prefix + "/" + p.snaa.Namespace + "/",
 	})
 	return nil
@@ -197,11 +198,10 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, b *base, p *prin
 		stored   store.Stored
 		replayed bool
 	)
-	err = s.writes.update(func(tx *store.Tx) error {
+	err = s.reg.Commit(func(tx registry.Tx) error {
 		o, replayed = outcome{}, false
 		if idemKey != nil {
-			var ir idemRecord
-			ok, err := getJSON(tx.Bolt().Bucket(store.BucketIdempotency), string(idemKey), &ir)
+			ir, ok, err := tx.Idem(string(idemKey))
 			if err != nil {
 				return err
 			}
@@ -227,8 +227,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, b *base, p *prin
 		}
 		key, stored = res.key, res.stored
 		if idemKey != nil {
-			if err := putJSON(tx.Bolt().Bucket(store.BucketIdempotency), string(idemKey),
-				&idemRecord{BodyHash: bodyHash, Key: key, Created: now}); err != nil {
+			if err := tx.PutIdem(string(idemKey), &registry.IdemRecord{BodyHash: bodyHash, Key: key, Created: now}); err != nil {
 				return err
 			}
 		}
@@ -284,7 +283,7 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, b *base, p *prin
 		stored  store.Stored
 		written bool
 	)
-	err = s.writes.update(func(tx *store.Tx) error {
+	err = s.reg.Commit(func(tx registry.Tx) error {
 		o, written = outcome{}, false
 		res, perr, err := s.txUpdate(tx, p, t, key, display, req, ifMatch, now)
 		if err != nil || perr != nil {
@@ -360,12 +359,12 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request, t target, id st
 		ok      bool
 		entries []AuditEntry
 	)
-	err = s.db.View(func(tx *store.Tx) error {
+	err = s.reg.View(func(tx registry.Tx) error {
 		var err error
 		if st, ok, err = tx.Record(key); err != nil || !ok {
 			return err
 		}
-		entries, err = s.handleAudit(tx, key)
+		entries, err = tx.HandleAudit(key)
 		return err
 	})
 	if err != nil {
@@ -402,14 +401,9 @@ func (s *Server) listHandles(w http.ResponseWriter, r *http.Request, b *base, t 
 	q := r.URL.Query()
 	status := strings.ToUpper(q.Get("status"))
 	wantURL := q.Get("url")
-	probe, _, err := s.namer.Key(s.namer.Full(t.prefix, t.ns, "X"))
+	rng, err := s.reg.NamespaceRange(t.prefix, t.ns, wantURL)
 	if err != nil {
 		return err
-	}
-	nsp := []byte(probe[:len(probe)-1])
-	bucket, rng := store.BucketRecords, nsp
-	if wantURL != "" {
-		bucket, rng = store.BucketURLIndex, urlSearchPrefix(nsp, wantURL)
 	}
 	start := rng
 	if cur != "" {
@@ -421,34 +415,25 @@ func (s *Server) listHandles(w http.ResponseWriter, r *http.Request, b *base, t 
 	}
 	items := []Identifier{}
 	next := ""
-	err = s.db.View(func(tx *store.Tx) error {
-		c := tx.Bolt().Bucket(bucket).Cursor()
-		for k, _ := c.Seek(start); k != nil && bytes.HasPrefix(k, rng); k, _ = c.Next() {
+	err = s.reg.View(func(tx registry.Tx) error {
+		return tx.ScanNamespace(wantURL != "", rng, start, func(k []byte, st *store.Stored) (bool, error) {
 			if len(items) == limit {
 				next = base64.RawURLEncoding.EncodeToString([]byte(items[len(items)-1].key))
-				return nil
+				return false, nil
 			}
-			rk := k
-			if wantURL != "" {
-				rk = recordKeyOfIndex(k)
+			if st == nil {
+				return true, nil
 			}
-			st, ok, err := tx.Record(string(rk))
-			if err != nil {
-				return err
-			}
-			if !ok {
-				continue
-			}
-			ident := s.identifier(&st)
+			ident := s.identifier(st)
 			if status != "" {
 				if sv, _ := ident.Metadata["status"].(string); !strings.EqualFold(sv, status) {
-					continue
+					return true, nil
 				}
 			}
 			ident.key = string(k)
 			items = append(items, *ident)
-		}
-		return nil
+			return true, nil
+		})
 	})
 	if err != nil {
 		return err
@@ -585,13 +570,13 @@ func (s *Server) mintKey(t target) (display, key string, err error) {
 }
 
 func (s *Server) createAuditTail(p *principal, display string, after []byte) ([]byte, error) {
-	return auditTailAfter(&AuditEntry{Actor: p.actor(), KeyName: p.key.Name, Action: ActHandleCreate, Target: display}, after)
+	return registry.AuditTailAfter(&AuditEntry{Actor: p.actor(), KeyName: p.key.Name, Action: ActHandleCreate, Target: display}, after)
 }
 
 // txCreate creates an identifier inside tx: generated (customID == "") or
 // custom. perr is the client's fault (409/412/422) and nothing was written;
 // err is fatal. u and meta must be validated.
-func (s *Server) txCreate(tx *store.Tx, p *principal, t target, customID string, existsStatus int, u string, meta map[string]any, now time.Time) (w writeResult, perr, err error) {
+func (s *Server) txCreate(tx registry.Tx, p *principal, t target, customID string, existsStatus int, u string, meta map[string]any, now time.Time) (w writeResult, perr, err error) {
 	pc, perr, err := s.prepareCreate(p, t, customID, u, meta, now)
 	if err != nil || perr != nil {
 		return w, perr, err
@@ -603,11 +588,10 @@ func (s *Server) txCreate(tx *store.Tx, p *principal, t target, customID string,
 // check (a taken generated candidate is replaced by a new one), the record,
 // its URL index entry and its audit entry. It does not modify pc, so that a
 // commit group can run it again.
-func (s *Server) txCreatePrepared(tx *store.Tx, pc *preparedCreate, existsStatus int) (w writeResult, perr, err error) {
-	recs := tx.Bolt().Bucket(store.BucketRecords)
+func (s *Server) txCreatePrepared(tx registry.Tx, pc *preparedCreate, existsStatus int) (w writeResult, perr, err error) {
 	display, tail := pc.display, pc.auditTail
 	w.key = pc.key
-	if recs.Get([]byte(w.key)) != nil {
+	if tx.HasRecord(w.key) {
 		if pc.customID != "" {
 			return w, problem(existsStatus, "identifier %s already exists; update it with PUT (without If-None-Match)", display), nil
 		}
@@ -618,7 +602,7 @@ func (s *Server) txCreatePrepared(tx *store.Tx, pc *preparedCreate, existsStatus
 			if display, w.key, err = s.mintKey(pc.t); err != nil {
 				return w, nil, err
 			}
-			if recs.Get([]byte(w.key)) == nil {
+			if !tx.HasRecord(w.key) {
 				break
 			}
 		}
@@ -631,15 +615,15 @@ func (s *Server) txCreatePrepared(tx *store.Tx, pc *preparedCreate, existsStatus
 		return w, nil, err
 	}
 	w.written = true
-	if err := s.indexURL(tx, w.key, "", pc.url); err != nil {
+	if err := tx.IndexURL(w.key, "", pc.url); err != nil {
 		return w, nil, err
 	}
-	return w, nil, s.putHandleAudit(tx, w.key, tail)
+	return w, nil, tx.AppendHandleAudit(w.key, tail)
 }
 
 // txUpdate merges pl into the identifier stored under key inside tx.
 // It is step 4 of the validation path (check.go) of an update.
-func (s *Server) txUpdate(tx *store.Tx, p *principal, t target, key, display string, req *model.Write, ifMatch string, now time.Time) (w writeResult, perr, err error) {
+func (s *Server) txUpdate(tx registry.Tx, p *principal, t target, key, display string, req *model.Write, ifMatch string, now time.Time) (w writeResult, perr, err error) {
 	w.key = key
 	old, ok, err := tx.Record(key)
 	if err != nil {
@@ -674,7 +658,7 @@ func (s *Server) txUpdate(tx *store.Tx, p *principal, t target, key, display str
 	if before.URL != nil {
 		oldURL = *before.URL
 	}
-	if err := s.indexURL(tx, key, oldURL, newURL); err != nil {
+	if err := tx.IndexURL(key, oldURL, newURL); err != nil {
 		return w, nil, err
 	}
 	return w, nil, s.auditHandle(tx, p, ActHandleUpdate, key, old.Record.Handle, auditContent(before), auditContent(s.model.Extract(vals)))

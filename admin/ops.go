@@ -2,7 +2,6 @@ package admin
 
 import (
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -13,7 +12,7 @@ import (
 
 	"pidnode/handlev"
 	"pidnode/model"
-	"pidnode/store"
+	"pidnode/registry"
 )
 
 var emailRE = regexp.MustCompile(`^[^\s@]+@[^\s@]+\.[^\s@]+$`)
@@ -88,11 +87,11 @@ func (s *Server) SubmitApplication(req ApplicationRequest) (*Application, error)
 		AdministrativeContact: req.AdministrativeContact, PolicyVersion: req.PolicyVersion,
 		MaintenanceStatement: req.MaintenanceStatement, State: StateSubmitted, Submitted: s.now().UTC(),
 	}
-	err = s.updateAuth(func(tx *store.Tx) error {
-		if err := putJSON(tx.Bolt().Bucket(store.BucketApplications), app.ID, &app); err != nil {
+	err = s.updateAuth(func(tx registry.Tx) error {
+		if err := tx.PutApplication(&app); err != nil {
 			return err
 		}
-		return s.audit(tx, ActorOperator, ActApplicationSubmit, app.ID, nil, &app)
+		return tx.Audit(ActorOperator, ActApplicationSubmit, app.ID, nil, &app)
 	})
 	if err != nil {
 		return nil, err
@@ -105,23 +104,17 @@ func (s *Server) listApplications(w http.ResponseWriter, r *http.Request) error 
 	if state != "" && state != StateSubmitted && state != StateApproved && state != StateRejected {
 		return problem(http.StatusBadRequest, "state must be SUBMITTED, APPROVED or REJECTED")
 	}
-	out := []Application{}
-	err := s.db.View(func(tx *store.Tx) error {
-		return tx.Bolt().Bucket(store.BucketApplications).ForEach(func(k, v []byte) error {
-			var a Application
-			if err := json.Unmarshal(v, &a); err != nil {
-				return err
-			}
-			if state == "" || a.State == state {
-				out = append(out, a)
-			}
-			return nil
-		})
+	var out []Application
+	err := s.reg.View(func(tx registry.Tx) (err error) {
+		out, err = tx.Applications(state)
+		return err
 	})
 	if err != nil {
 		return err
 	}
-	slices.SortFunc(out, func(a, b Application) int { return a.Submitted.Compare(b.Submitted) })
+	if out == nil {
+		out = []Application{}
+	}
 	writeJSON(w, http.StatusOK, map[string]any{"applications": out})
 	return nil
 }
@@ -129,8 +122,8 @@ func (s *Server) listApplications(w http.ResponseWriter, r *http.Request) error 
 func (s *Server) getApplication(w http.ResponseWriter, r *http.Request) error {
 	var a Application
 	var ok bool
-	err := s.db.View(func(tx *store.Tx) (err error) {
-		ok, err = getJSON(tx.Bolt().Bucket(store.BucketApplications), r.PathValue("id"), &a)
+	err := s.reg.View(func(tx registry.Tx) (err error) {
+		a, ok, err = tx.Application(r.PathValue("id"))
 		return err
 	})
 	if err != nil {
@@ -192,22 +185,6 @@ func (s *Server) checkPrefixes(field string, ps []string) ([]string, []FieldErro
 		}
 	}
 	return out, v.errs
-}
-
-// namespaceTaken reports whether an SNAA already has ns.
-func namespaceTaken(tx *store.Tx, ns string) (bool, error) {
-	taken := false
-	err := tx.Bolt().Bucket(store.BucketSNAAs).ForEach(func(k, v []byte) error {
-		var sn SNAA
-		if err := json.Unmarshal(v, &sn); err != nil {
-			return err
-		}
-		if sn.Namespace == ns {
-			taken = true
-		}
-		return nil
-	})
-	return taken, err
 }
 
 // spellsName reports whether a random namespace spells (part of) the
@@ -293,11 +270,9 @@ func (s *Server) Approve(appID string, req ApproveRequest) (*ApproveResult, erro
 	now := s.now().UTC()
 	var res ApproveResult
 	var o outcome
-	err = s.updateAuth(func(tx *store.Tx) error {
+	err = s.updateAuth(func(tx registry.Tx) error {
 		o = outcome{}
-		apps := tx.Bolt().Bucket(store.BucketApplications)
-		var app Application
-		ok, err := getJSON(apps, appID, &app)
+		app, ok, err := tx.Application(appID)
 		if err != nil {
 			return err
 		}
@@ -309,7 +284,7 @@ func (s *Server) Approve(appID string, req ApproveRequest) (*ApproveResult, erro
 		}
 		chosen := ns
 		if chosen != "" {
-			taken, err := namespaceTaken(tx, chosen)
+			taken, err := tx.NamespaceTaken(chosen)
 			if err != nil {
 				return err
 			}
@@ -321,7 +296,7 @@ func (s *Server) Approve(appID string, req ApproveRequest) (*ApproveResult, erro
 				if spellsName(c, app.Organisation) {
 					continue
 				}
-				taken, err := namespaceTaken(tx, c)
+				taken, err := tx.NamespaceTaken(c)
 				if err != nil {
 					return err
 				}
@@ -346,23 +321,23 @@ func (s *Server) Approve(appID string, req ApproveRequest) (*ApproveResult, erro
 		app.Decided = &now
 		app.Note = req.Note
 		app.SNAAID = snaaID
-		if err := putJSON(apps, app.ID, &app); err != nil {
+		if err := tx.PutApplication(&app); err != nil {
 			return err
 		}
-		if err := putJSON(tx.Bolt().Bucket(store.BucketSNAAs), sn.ID, &sn); err != nil {
+		if err := tx.PutSNAA(&sn); err != nil {
 			return err
 		}
-		if err := putJSON(tx.Bolt().Bucket(store.BucketKeys), k.Hash, &k); err != nil {
+		if err := tx.PutKey(k.Hash, &k); err != nil {
 			return err
 		}
-		if err := s.audit(tx, ActorOperator, ActApplicationApprove, app.ID, &before, &app); err != nil {
+		if err := tx.Audit(ActorOperator, ActApplicationApprove, app.ID, &before, &app); err != nil {
 			return err
 		}
-		if err := s.audit(tx, ActorOperator, ActSNAACreate, sn.ID, nil, &sn); err != nil {
+		if err := tx.Audit(ActorOperator, ActSNAACreate, sn.ID, nil, &sn); err != nil {
 			return err
 		}
 		kv := keyView(k)
-		if err := s.audit(tx, ActorOperator, ActKeyIssue, sn.ID+"/"+k.ID, nil, &kv); err != nil {
+		if err := tx.Audit(ActorOperator, ActKeyIssue, sn.ID+"/"+k.ID, nil, &kv); err != nil {
 			return err
 		}
 		res = ApproveResult{Application: app, SNAA: sn, Key: IssuedKey{ID: k.ID, Name: k.Name, SNAAID: sn.ID, Secret: secret, Created: now.Format(timeFormat)}}
@@ -377,7 +352,7 @@ func (s *Server) Approve(appID string, req ApproveRequest) (*ApproveResult, erro
 	s.log.Info("application approved", "application", appID, "snaa", res.SNAA.ID, "namespace", res.SNAA.Namespace)
 	// Records imported into the namespace before its SNAA existed become
 	// searchable by URL now (the index skips namespaces nobody owns).
-	if n, err := s.indexNamespace(res.SNAA.Namespace); err != nil {
+	if n, err := s.reg.IndexNamespace(res.SNAA.Namespace); err != nil {
 		s.log.Error("indexing the new namespace's records by URL", "namespace", res.SNAA.Namespace, "err", err)
 	} else if n > 0 {
 		s.log.Info("indexed imported records by URL", "namespace", res.SNAA.Namespace, "entries", n)
@@ -410,10 +385,11 @@ func (s *Server) rejectApplication(w http.ResponseWriter, r *http.Request) error
 	now := s.now().UTC()
 	var app Application
 	var o outcome
-	err = s.updateAuth(func(tx *store.Tx) error {
+	err = s.updateAuth(func(tx registry.Tx) error {
 		o = outcome{}
-		apps := tx.Bolt().Bucket(store.BucketApplications)
-		ok, err := getJSON(apps, id, &app)
+		var ok bool
+		var err error
+		app, ok, err = tx.Application(id)
 		if err != nil {
 			return err
 		}
@@ -427,10 +403,10 @@ func (s *Server) rejectApplication(w http.ResponseWriter, r *http.Request) error
 		app.State = StateRejected
 		app.Decided = &now
 		app.Note = req.Note
-		if err := putJSON(apps, id, &app); err != nil {
+		if err := tx.PutApplication(&app); err != nil {
 			return err
 		}
-		return s.audit(tx, ActorOperator, ActApplicationReject, id, &before, &app)
+		return tx.Audit(ActorOperator, ActApplicationReject, id, &before, &app)
 	})
 	if err != nil {
 		return err
@@ -443,21 +419,17 @@ func (s *Server) rejectApplication(w http.ResponseWriter, r *http.Request) error
 }
 
 func (s *Server) listSNAAs(w http.ResponseWriter, r *http.Request) error {
-	out := []SNAA{}
-	err := s.db.View(func(tx *store.Tx) error {
-		return tx.Bolt().Bucket(store.BucketSNAAs).ForEach(func(k, v []byte) error {
-			var sn SNAA
-			if err := json.Unmarshal(v, &sn); err != nil {
-				return err
-			}
-			out = append(out, sn)
-			return nil
-		})
+	var out []SNAA
+	err := s.reg.View(func(tx registry.Tx) (err error) {
+		out, err = tx.SNAAs()
+		return err
 	})
 	if err != nil {
 		return err
 	}
-	slices.SortFunc(out, func(a, b SNAA) int { return strings.Compare(a.Namespace, b.Namespace) })
+	if out == nil {
+		out = []SNAA{}
+	}
 	writeJSON(w, http.StatusOK, map[string]any{"snaas": out})
 	return nil
 }
@@ -465,8 +437,8 @@ func (s *Server) listSNAAs(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) loadSNAA(id string) (SNAA, bool, error) {
 	var sn SNAA
 	var ok bool
-	err := s.db.View(func(tx *store.Tx) (err error) {
-		ok, err = getJSON(tx.Bolt().Bucket(store.BucketSNAAs), id, &sn)
+	err := s.reg.View(func(tx registry.Tx) (err error) {
+		sn, ok, err = tx.SNAA(id)
 		return err
 	})
 	return sn, ok, err
@@ -507,10 +479,11 @@ func (s *Server) patchSNAA(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
 	var sn SNAA
 	var o outcome
-	err = s.updateAuth(func(tx *store.Tx) error {
+	err = s.updateAuth(func(tx registry.Tx) error {
 		o = outcome{}
-		b := tx.Bolt().Bucket(store.BucketSNAAs)
-		ok, err := getJSON(b, id, &sn)
+		var ok bool
+		var err error
+		sn, ok, err = tx.SNAA(id)
 		if err != nil {
 			return err
 		}
@@ -528,10 +501,10 @@ func (s *Server) patchSNAA(w http.ResponseWriter, r *http.Request) error {
 			sn.Prefixes = prefixes
 		}
 		sn.Updated = s.now().UTC()
-		if err := putJSON(b, id, &sn); err != nil {
+		if err := tx.PutSNAA(&sn); err != nil {
 			return err
 		}
-		return s.audit(tx, ActorOperator, ActSNAAUpdate, id, &before, &sn)
+		return tx.Audit(ActorOperator, ActSNAAUpdate, id, &before, &sn)
 	})
 	if err != nil {
 		return err
@@ -579,21 +552,20 @@ func (s *Server) IssueKey(snaaID, name string) (*IssuedKey, error) {
 	sum := hashSecret(secret)
 	k := Key{ID: keyID, SNAAID: snaaID, Name: name, Hash: hex.EncodeToString(sum[:]), Created: now}
 	var o outcome
-	err = s.updateAuth(func(tx *store.Tx) error {
+	err = s.updateAuth(func(tx registry.Tx) error {
 		o = outcome{}
-		var sn SNAA
-		ok, err := getJSON(tx.Bolt().Bucket(store.BucketSNAAs), snaaID, &sn)
+		_, ok, err := tx.SNAA(snaaID)
 		if err != nil {
 			return err
 		}
 		if !ok {
 			return o.fail(problem(http.StatusNotFound, "no SNAA %q", snaaID))
 		}
-		if err := putJSON(tx.Bolt().Bucket(store.BucketKeys), k.Hash, &k); err != nil {
+		if err := tx.PutKey(k.Hash, &k); err != nil {
 			return err
 		}
 		kv := keyView(k)
-		return s.audit(tx, ActorOperator, ActKeyIssue, snaaID+"/"+k.ID, nil, &kv)
+		return tx.Audit(ActorOperator, ActKeyIssue, snaaID+"/"+k.ID, nil, &kv)
 	})
 	if err != nil {
 		return nil, err
@@ -612,24 +584,19 @@ func (s *Server) listKeys(w http.ResponseWriter, r *http.Request) error {
 	} else if !ok {
 		return problem(http.StatusNotFound, "no SNAA %q", id)
 	}
-	out := []Key{}
-	err := s.db.View(func(tx *store.Tx) error {
-		return tx.Bolt().Bucket(store.BucketKeys).ForEach(func(_, v []byte) error {
-			var k Key
-			if err := json.Unmarshal(v, &k); err != nil {
-				return err
-			}
-			if k.SNAAID == id {
-				s.pendingLastUsed(&k)
-				out = append(out, keyView(k))
-			}
-			return nil
-		})
+	var keys []Key
+	err := s.reg.View(func(tx registry.Tx) (err error) {
+		keys, err = tx.KeysOf(id)
+		return err
 	})
 	if err != nil {
 		return err
 	}
-	slices.SortFunc(out, func(a, b Key) int { return a.Created.Compare(b.Created) })
+	out := []Key{}
+	for _, k := range keys {
+		s.pendingLastUsed(&k)
+		out = append(out, keyView(k))
+	}
 	writeJSON(w, http.StatusOK, map[string]any{"keys": out})
 	return nil
 }
@@ -638,38 +605,25 @@ func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request) error {
 	snaaID, keyID := r.PathValue("id"), r.PathValue("key_id")
 	now := s.now().UTC()
 	var o outcome
-	err := s.updateAuth(func(tx *store.Tx) error {
+	err := s.updateAuth(func(tx registry.Tx) error {
 		o = outcome{}
-		b := tx.Bolt().Bucket(store.BucketKeys)
-		var found *Key
-		var hash []byte
-		err := b.ForEach(func(h, v []byte) error {
-			var k Key
-			if err := json.Unmarshal(v, &k); err != nil {
-				return err
-			}
-			if k.ID == keyID && k.SNAAID == snaaID {
-				found = &k
-				hash = append([]byte(nil), h...)
-			}
-			return nil
-		})
+		hash, k, ok, err := tx.FindKey(snaaID, keyID)
 		if err != nil {
 			return err
 		}
-		if found == nil {
+		if !ok {
 			return o.fail(problem(http.StatusNotFound, "SNAA %q has no key %q", snaaID, keyID))
 		}
-		if found.Revoked != nil {
+		if k.Revoked != nil {
 			return nil // revoking twice is harmless: 204 again
 		}
-		before := keyView(*found)
-		found.Revoked = &now
-		if err := putJSON(b, string(hash), found); err != nil {
+		before := keyView(k)
+		k.Revoked = &now
+		if err := tx.PutKey(hash, &k); err != nil {
 			return err
 		}
-		after := keyView(*found)
-		return s.audit(tx, ActorOperator, ActKeyRevoke, snaaID+"/"+keyID, &before, &after)
+		after := keyView(k)
+		return tx.Audit(ActorOperator, ActKeyRevoke, snaaID+"/"+keyID, &before, &after)
 	})
 	if err != nil {
 		return err

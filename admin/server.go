@@ -16,6 +16,7 @@ import (
 
 	"pidnode/handlev"
 	"pidnode/model"
+	"pidnode/registry"
 	"pidnode/store"
 )
 
@@ -113,8 +114,12 @@ type Server struct {
 	readOnly     atomic.Bool
 	metrics      metrics
 	handler      http.Handler
-	// writes commits identifier writes (create, update, bulk) in groups.
-	writes groupCommit
+	// reg is the persistence of the admin buckets; its Commit commits
+	// identifier writes (create, update, bulk) in groups.
+	reg *registry.Registry
+	// writes counts the committed groups and the writes they held, for
+	// /metrics (calls/groups is the mean group size).
+	writes struct{ groups, calls atomic.Uint64 }
 	// auth caches valid keys (auth.go); operator writes invalidate it.
 	auth authCache
 }
@@ -175,7 +180,14 @@ func New(cfg Config) (*Server, error) {
 		s.idemTTL = 24 * time.Hour
 	}
 	s.opHash = hashSecret(cfg.OperatorKey)
-	s.writes.db = cfg.DB
+	s.reg, err = registry.New(registry.Config{DB: cfg.DB, Namer: cfg.Namer, URLIndex: mod.URL.Index, Now: s.now,
+		OnCommit: func(n int) {
+			s.writes.groups.Add(1)
+			s.writes.calls.Add(uint64(n))
+		}})
+	if err != nil {
+		return nil, err
+	}
 	s.bases = []base{{path: "/pid/v2", prefix: strings.ToUpper(cfg.Namer.Prefix())}}
 	if tp := cfg.Namer.TestPrefix(); tp != "" {
 		s.bases = append(s.bases, base{path: "/testpid/v2", prefix: strings.ToUpper(tp), test: true})
@@ -299,18 +311,11 @@ func (s *Server) routesInit() {
 // database written before they existed (once; both are then maintained by
 // every write).
 func (s *Server) ensureIndexes() error {
-	built, err := urlIndexBuilt(s.db)
-	if err != nil {
-		return err
-	}
-	if !built {
-		n, err := reindexURLs(s.db, s.namer, s.model.URL.Index)
-		if err != nil {
-			return err
-		}
+	n, err := s.reg.EnsureIndexes()
+	if n >= 0 {
 		s.log.Info("URL index built", "entries", n)
 	}
-	return s.reindexAudit()
+	return err
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {

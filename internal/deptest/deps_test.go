@@ -29,12 +29,13 @@ var rules = map[string]struct {
 	"resolver/dns":  {internal: []string{"handlev", "cache"}, external: []string{"github.com/miekg/dns", "golang.org/x/time/rate"}},
 	"resolver/hdl":  {internal: []string{"handlev", "handlev/hsmsg", "cache"}},
 	"model":         {internal: []string{"handlev"}, external: []string{"github.com/BurntSushi/toml", "github.com/santhosh-tekuri/jsonschema/v6"}},
-	"admin":         {internal: []string{"handlev", "store", "model"}, external: []string{"go.etcd.io/bbolt", "github.com/santhosh-tekuri/jsonschema/v6", "golang.org/x/time/rate", "github.com/prometheus/"}},
+	"registry":      {internal: []string{"handlev", "store"}, external: []string{"go.etcd.io/bbolt"}},
+	"admin":         {internal: []string{"handlev", "store", "model", "registry"}, external: []string{"github.com/santhosh-tekuri/jsonschema/v6", "golang.org/x/time/rate", "github.com/prometheus/"}},
 	// A leaf below store: the standard library only.
 	"internal/procfloor": {},
-	"internal":           {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "model", "internal"}, external: []string{""}},
-	"cmd":                {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "model", "internal"}, external: []string{""}},
-	"bench":              {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "model", "internal", "bench"}, external: []string{""}},
+	"internal":           {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "model", "registry", "internal"}, external: []string{""}},
+	"cmd":                {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "model", "registry", "internal"}, external: []string{""}},
+	"bench":              {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "model", "registry", "internal", "bench"}, external: []string{""}},
 }
 
 func ruleFor(dir string) (string, bool) {
@@ -167,6 +168,11 @@ func TestRulesCatchViolations(t *testing.T) {
 		{"model", "store", false},
 		{"model", "admin", false},
 		{"admin", "model", true},
+		{"admin", "registry", true},
+		{"registry", "admin", false},
+		{"registry", "model", false},
+		{"store", "registry", false},
+		{"model", "registry", false},
 		{"cmd", "bench", false},
 		{"internal", "cmd/pidnode", false},
 		{"resolver/hdl", "handlev/hsmsg", true},
