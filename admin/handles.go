@@ -502,6 +502,13 @@ func pathEscape(s string) string {
 	return strings.Join(parts, "/")
 }
 
+// outcome carries a handler's verdict out of a (possibly re-run) Commit
+// callback: a callback that refuses returns nil without writing, so that the
+// other writes of its group are not rolled back and re-run.
+type outcome struct{ err error }
+
+func (o *outcome) fail(err error) error { o.err = err; return nil }
+
 // writeResult is the effect of one create or update inside a transaction.
 type writeResult struct {
 	key     string

@@ -52,13 +52,6 @@ func (a *ApplicationRequest) validate() []FieldError {
 	return v.errs
 }
 
-// outcome carries a handler's verdict out of a (possibly re-run) Update
-// callback: a callback that refuses returns nil without writing, so that bbolt
-// does not roll back and re-run its batch partners.
-type outcome struct{ err error }
-
-func (o *outcome) fail(err error) error { o.err = err; return nil }
-
 func (s *Server) submitApplication(w http.ResponseWriter, r *http.Request) error {
 	req, err := readJSON[ApplicationRequest](w, r, s.maxBody)
 	if err != nil {
@@ -87,11 +80,8 @@ func (s *Server) SubmitApplication(req ApplicationRequest) (*Application, error)
 		AdministrativeContact: req.AdministrativeContact, PolicyVersion: req.PolicyVersion,
 		MaintenanceStatement: req.MaintenanceStatement, State: StateSubmitted, Submitted: s.now().UTC(),
 	}
-	err = s.updateAuth(func(tx registry.Tx) error {
-		if err := tx.PutApplication(&app); err != nil {
-			return err
-		}
-		return tx.Audit(ActorOperator, ActApplicationSubmit, app.ID, nil, &app)
+	err = s.opWrite(func(tx registry.Tx) ([]change, error) {
+		return []change{{ActApplicationSubmit, app.ID, nil, &app}}, tx.PutApplication(&app)
 	})
 	if err != nil {
 		return nil, err
@@ -269,27 +259,25 @@ func (s *Server) Approve(appID string, req ApproveRequest) (*ApproveResult, erro
 	}
 	now := s.now().UTC()
 	var res ApproveResult
-	var o outcome
-	err = s.updateAuth(func(tx registry.Tx) error {
-		o = outcome{}
+	err = s.opWrite(func(tx registry.Tx) ([]change, error) {
 		app, ok, err := tx.Application(appID)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if !ok {
-			return o.fail(problem(http.StatusNotFound, "no application %q", appID))
+			return nil, problem(http.StatusNotFound, "no application %q", appID)
 		}
 		if app.State != StateSubmitted {
-			return o.fail(problem(http.StatusConflict, "application %s is already %s", appID, app.State))
+			return nil, problem(http.StatusConflict, "application %s is already %s", appID, app.State)
 		}
 		chosen := ns
 		if chosen != "" {
 			taken, err := tx.NamespaceTaken(chosen)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			if taken {
-				return o.fail(problem(http.StatusConflict, "namespace %s is already assigned to another SNAA", chosen))
+				return nil, problem(http.StatusConflict, "namespace %s is already assigned to another SNAA", chosen)
 			}
 		} else {
 			for _, c := range cands {
@@ -298,7 +286,7 @@ func (s *Server) Approve(appID string, req ApproveRequest) (*ApproveResult, erro
 				}
 				taken, err := tx.NamespaceTaken(c)
 				if err != nil {
-					return err
+					return nil, err
 				}
 				if !taken {
 					chosen = c
@@ -306,7 +294,7 @@ func (s *Server) Approve(appID string, req ApproveRequest) (*ApproveResult, erro
 				}
 			}
 			if chosen == "" {
-				return errors.New("admin: no free namespace found; name one")
+				return nil, errors.New("admin: no free namespace found; name one")
 			}
 		}
 		before := app
@@ -322,32 +310,24 @@ func (s *Server) Approve(appID string, req ApproveRequest) (*ApproveResult, erro
 		app.Note = req.Note
 		app.SNAAID = snaaID
 		if err := tx.PutApplication(&app); err != nil {
-			return err
+			return nil, err
 		}
 		if err := tx.PutSNAA(&sn); err != nil {
-			return err
+			return nil, err
 		}
 		if err := tx.PutKey(k.Hash, &k); err != nil {
-			return err
-		}
-		if err := tx.Audit(ActorOperator, ActApplicationApprove, app.ID, &before, &app); err != nil {
-			return err
-		}
-		if err := tx.Audit(ActorOperator, ActSNAACreate, sn.ID, nil, &sn); err != nil {
-			return err
-		}
-		kv := keyView(k)
-		if err := tx.Audit(ActorOperator, ActKeyIssue, sn.ID+"/"+k.ID, nil, &kv); err != nil {
-			return err
+			return nil, err
 		}
 		res = ApproveResult{Application: app, SNAA: sn, Key: IssuedKey{ID: k.ID, Name: k.Name, SNAAID: sn.ID, Secret: secret, Created: now.Format(timeFormat)}}
-		return nil
+		kv := keyView(k)
+		return []change{
+			{ActApplicationApprove, app.ID, &before, &app},
+			{ActSNAACreate, sn.ID, nil, &sn},
+			{ActKeyIssue, sn.ID + "/" + k.ID, nil, &kv},
+		}, nil
 	})
 	if err != nil {
 		return nil, err
-	}
-	if o.err != nil {
-		return nil, o.err
 	}
 	s.log.Info("application approved", "application", appID, "snaa", res.SNAA.ID, "namespace", res.SNAA.Namespace)
 	// Records imported into the namespace before its SNAA existed become
@@ -384,35 +364,27 @@ func (s *Server) rejectApplication(w http.ResponseWriter, r *http.Request) error
 	id := r.PathValue("id")
 	now := s.now().UTC()
 	var app Application
-	var o outcome
-	err = s.updateAuth(func(tx registry.Tx) error {
-		o = outcome{}
+	err = s.opWrite(func(tx registry.Tx) ([]change, error) {
 		var ok bool
 		var err error
 		app, ok, err = tx.Application(id)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if !ok {
-			return o.fail(problem(http.StatusNotFound, "no application %q", id))
+			return nil, problem(http.StatusNotFound, "no application %q", id)
 		}
 		if app.State != StateSubmitted {
-			return o.fail(problem(http.StatusConflict, "application %s is already %s", id, app.State))
+			return nil, problem(http.StatusConflict, "application %s is already %s", id, app.State)
 		}
 		before := app
 		app.State = StateRejected
 		app.Decided = &now
 		app.Note = req.Note
-		if err := tx.PutApplication(&app); err != nil {
-			return err
-		}
-		return tx.Audit(ActorOperator, ActApplicationReject, id, &before, &app)
+		return []change{{ActApplicationReject, id, &before, &app}}, tx.PutApplication(&app)
 	})
 	if err != nil {
 		return err
-	}
-	if o.err != nil {
-		return o.err
 	}
 	writeJSON(w, http.StatusOK, &app)
 	return nil
@@ -478,17 +450,15 @@ func (s *Server) patchSNAA(w http.ResponseWriter, r *http.Request) error {
 	}
 	id := r.PathValue("id")
 	var sn SNAA
-	var o outcome
-	err = s.updateAuth(func(tx registry.Tx) error {
-		o = outcome{}
+	err = s.opWrite(func(tx registry.Tx) ([]change, error) {
 		var ok bool
 		var err error
 		sn, ok, err = tx.SNAA(id)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if !ok {
-			return o.fail(problem(http.StatusNotFound, "no SNAA %q", id))
+			return nil, problem(http.StatusNotFound, "no SNAA %q", id)
 		}
 		before := sn
 		if req.CustomIDs != nil {
@@ -501,16 +471,10 @@ func (s *Server) patchSNAA(w http.ResponseWriter, r *http.Request) error {
 			sn.Prefixes = prefixes
 		}
 		sn.Updated = s.now().UTC()
-		if err := tx.PutSNAA(&sn); err != nil {
-			return err
-		}
-		return tx.Audit(ActorOperator, ActSNAAUpdate, id, &before, &sn)
+		return []change{{ActSNAAUpdate, id, &before, &sn}}, tx.PutSNAA(&sn)
 	})
 	if err != nil {
 		return err
-	}
-	if o.err != nil {
-		return o.err
 	}
 	writeJSON(w, http.StatusOK, &sn)
 	return nil
@@ -551,27 +515,19 @@ func (s *Server) IssueKey(snaaID, name string) (*IssuedKey, error) {
 	now := s.now().UTC()
 	sum := hashSecret(secret)
 	k := Key{ID: keyID, SNAAID: snaaID, Name: name, Hash: hex.EncodeToString(sum[:]), Created: now}
-	var o outcome
-	err = s.updateAuth(func(tx registry.Tx) error {
-		o = outcome{}
+	err = s.opWrite(func(tx registry.Tx) ([]change, error) {
 		_, ok, err := tx.SNAA(snaaID)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if !ok {
-			return o.fail(problem(http.StatusNotFound, "no SNAA %q", snaaID))
-		}
-		if err := tx.PutKey(k.Hash, &k); err != nil {
-			return err
+			return nil, problem(http.StatusNotFound, "no SNAA %q", snaaID)
 		}
 		kv := keyView(k)
-		return tx.Audit(ActorOperator, ActKeyIssue, snaaID+"/"+k.ID, nil, &kv)
+		return []change{{ActKeyIssue, snaaID + "/" + k.ID, nil, &kv}}, tx.PutKey(k.Hash, &k)
 	})
 	if err != nil {
 		return nil, err
-	}
-	if o.err != nil {
-		return nil, o.err
 	}
 	s.log.Info("key issued", "snaa", snaaID, "key", keyID, "name", name)
 	return &IssuedKey{ID: k.ID, Name: k.Name, SNAAID: snaaID, Secret: secret, Created: now.Format(timeFormat)}, nil
@@ -604,32 +560,24 @@ func (s *Server) listKeys(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request) error {
 	snaaID, keyID := r.PathValue("id"), r.PathValue("key_id")
 	now := s.now().UTC()
-	var o outcome
-	err := s.updateAuth(func(tx registry.Tx) error {
-		o = outcome{}
+	err := s.opWrite(func(tx registry.Tx) ([]change, error) {
 		hash, k, ok, err := tx.FindKey(snaaID, keyID)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if !ok {
-			return o.fail(problem(http.StatusNotFound, "SNAA %q has no key %q", snaaID, keyID))
+			return nil, problem(http.StatusNotFound, "SNAA %q has no key %q", snaaID, keyID)
 		}
 		if k.Revoked != nil {
-			return nil // revoking twice is harmless: 204 again
+			return nil, nil // revoking twice is harmless: 204 again
 		}
 		before := keyView(k)
 		k.Revoked = &now
-		if err := tx.PutKey(hash, &k); err != nil {
-			return err
-		}
 		after := keyView(k)
-		return tx.Audit(ActorOperator, ActKeyRevoke, snaaID+"/"+keyID, &before, &after)
+		return []change{{ActKeyRevoke, snaaID + "/" + keyID, &before, &after}}, tx.PutKey(hash, &k)
 	})
 	if err != nil {
 		return err
-	}
-	if o.err != nil {
-		return o.err
 	}
 	s.log.Info("key revoked", "snaa", snaaID, "key", keyID)
 	w.WriteHeader(http.StatusNoContent)
