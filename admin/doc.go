@@ -36,5 +36,6 @@
 // "history" or "stats", which would collide with routes.
 //
 // Errors reach clients as RFC 9457 problem+json (errors.go); one function,
-// writeError, maps errors to statuses.
+// problemOf, maps errors to problems, for replies (writeError) and for the
+// results of bulk items alike.
 package admin
