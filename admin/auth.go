@@ -6,7 +6,6 @@ import (
 	"crypto/subtle"
 	"encoding/base32"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -15,7 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"pidnode/store"
+	"pidnode/registry"
 )
 
 // KeyPrefix starts every SNAA API key; KeyRandomBytes of randomness follow in
@@ -180,27 +179,18 @@ func (s *Server) lookupKey(tok string) (Key, SNAA, error) {
 		sn    SNAA
 		found bool
 	)
-	err := s.db.View(func(tx *store.Tx) error {
-		v := tx.Bolt().Bucket(store.BucketKeys).Get([]byte(hx))
-		if v == nil {
-			return nil
-		}
-		if err := json.Unmarshal(v, &k); err != nil {
-			return fmt.Errorf("admin: key record: %w", err)
+	err := s.reg.View(func(tx registry.Tx) error {
+		var ok bool
+		var err error
+		if k, ok, err = tx.KeyByHash(hx); err != nil || !ok {
+			return err
 		}
 		stored, err := hex.DecodeString(k.Hash)
 		if err != nil || subtle.ConstantTimeCompare(stored, sum[:]) != 1 {
 			return nil
 		}
-		sv := tx.Bolt().Bucket(store.BucketSNAAs).Get([]byte(k.SNAAID))
-		if sv == nil {
-			return nil
-		}
-		if err := json.Unmarshal(sv, &sn); err != nil {
-			return fmt.Errorf("admin: SNAA record: %w", err)
-		}
-		found = true
-		return nil
+		sn, found, err = tx.SNAA(k.SNAAID)
+		return err
 	})
 	if err != nil {
 		return Key{}, SNAA{}, err
@@ -266,9 +256,9 @@ func (c *authCache) put(gen uint64, sum [32]byte, k Key, sn SNAA) {
 
 // updateAuth is store.Update for the operator writes that may change keys or
 // SNAAs: after the transaction (committed or not) it invalidates the auth cache.
-func (s *Server) updateAuth(fn func(tx *store.Tx) error) error {
+func (s *Server) updateAuth(fn func(tx registry.Tx) error) error {
 	defer s.auth.gen.Add(1)
-	return s.db.Update(fn)
+	return s.reg.Update(fn)
 }
 
 // touchKey notes a key's use in memory; the times reach the database at most
@@ -308,32 +298,7 @@ func (s *Server) flushLastUsed() error {
 	if len(p) == 0 {
 		return nil
 	}
-	return s.db.Update(func(tx *store.Tx) error {
-		b := tx.Bolt().Bucket(store.BucketKeys)
-		for h, t := range p {
-			v := b.Get([]byte(h))
-			if v == nil {
-				continue
-			}
-			var k Key
-			if err := json.Unmarshal(v, &k); err != nil {
-				return err
-			}
-			if k.LastUsed != nil && !t.After(*k.LastUsed) {
-				continue
-			}
-			t := t.UTC()
-			k.LastUsed = &t
-			nb, err := json.Marshal(&k)
-			if err != nil {
-				return err
-			}
-			if err := b.Put([]byte(h), nb); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	return s.reg.Update(func(tx registry.Tx) error { return tx.SetLastUsed(p) })
 }
 
 // pendingLastUsed returns the in-memory last-used time of a key, if newer.

@@ -3,10 +3,9 @@ package admin
 import (
 	"bytes"
 	"net/http"
-	"strings"
 
-	"pidnode/handlev"
-	"pidnode/store"
+	"pidnode/model"
+	"pidnode/registry"
 )
 
 // MaxBulkItems bounds a bulk request (SPEC §4).
@@ -15,24 +14,25 @@ const MaxBulkItems = 1000
 // BulkResult is the outcome of one bulk item, in request order.
 type BulkResult struct {
 	Status int          `json:"status"`
+	Type   string       `json:"type,omitempty"`
+	Title  string       `json:"title,omitempty"`
 	Handle string       `json:"handle,omitempty"`
 	Detail string       `json:"detail,omitempty"`
 	Errors []FieldError `json:"errors,omitempty"`
 }
 
 type bulkItem struct {
-	id    string
-	pl    *payload
-	meta  map[string]any
-	nulls map[string]bool
-	res   BulkResult
+	id  string
+	obj map[string]any // the item without "id"; nil when the item is refused before the transaction
+	res BulkResult
 }
 
 // bulk serves POST …/handles/{prefix}/{ns}/bulk: up to MaxBulkItems creates and
 // updates in one transaction (one commit). An item with "id" of an existing
 // identifier is a merge update; with an unknown "id" a custom-id create; without
 // "id" a create with a generated id. Each item succeeds or fails on its own and
-// a failed item writes nothing.
+// a failed item writes nothing. Items run the validation path of the single
+// routes (check.go) and fail with the same problems.
 func (s *Server) bulk(w http.ResponseWriter, r *http.Request, p *principal, t target) error {
 	body, err := readBody(w, r, s.maxBody)
 	if err != nil {
@@ -43,7 +43,7 @@ func (s *Server) bulk(w http.ResponseWriter, r *http.Request, p *principal, t ta
 		return err
 	}
 	if len(arr) == 0 || len(arr) > MaxBulkItems {
-		return &ValidationError{Errors: []FieldError{{Field: "(body)", Message: "must hold 1 to 1000 items"}}}
+		return &model.ValidationError{Errors: []FieldError{{Field: "(body)", Message: "must hold 1 to 1000 items"}}}
 	}
 	items := make([]*bulkItem, len(arr))
 	for i, x := range arr {
@@ -51,37 +51,32 @@ func (s *Server) bulk(w http.ResponseWriter, r *http.Request, p *principal, t ta
 		items[i] = it
 		obj, ok := x.(map[string]any)
 		if !ok {
-			it.res = BulkResult{Status: 422, Errors: []FieldError{{Field: "(item)", Message: "must be an object"}}}
+			it.res = bulkError(&model.ValidationError{Errors: []FieldError{{Field: "(item)", Message: "must be an object"}}})
 			continue
 		}
-		pl, fe := payloadFrom(obj, "", []string{"id"})
 		if idv, ok := obj["id"]; ok {
-			if ids, ok := idv.(string); ok && ids != "" {
-				it.id = ids
-			} else {
-				fe = append(fe, FieldError{Field: "id", Message: "must be a non-empty string"})
+			ids, ok := idv.(string)
+			if !ok || ids == "" {
+				it.res = bulkError(&model.ValidationError{Errors: []FieldError{{Field: "id", Message: "must be a non-empty string"}}})
+				continue
 			}
-		}
-		if len(fe) > 0 {
-			it.res = BulkResult{Status: 422, Errors: fe}
-			continue
-		}
-		it.pl = pl
-		it.meta, it.nulls = map[string]any{}, map[string]bool{}
-		for k, x := range pl.Metadata {
-			if x == nil {
-				it.nulls[k] = true
-			} else {
-				it.meta[k] = x
+			it.id = ids
+			rest := make(map[string]any, len(obj))
+			for k, v := range obj {
+				if k != "id" {
+					rest[k] = v
+				}
 			}
+			obj = rest
 		}
+		it.obj = obj
 	}
 	now := s.now()
 	var written []string
-	err = s.writes.update(func(tx *store.Tx) error {
+	err = s.reg.Commit(func(tx registry.Tx) error {
 		written = written[:0]
 		for _, it := range items {
-			if it.pl == nil {
+			if it.obj == nil {
 				continue
 			}
 			it.res = BulkResult{}
@@ -92,34 +87,23 @@ func (s *Server) bulk(w http.ResponseWriter, r *http.Request, p *principal, t ta
 				k, _, err := s.namer.Key(display)
 				if err == nil {
 					key = k
-					exists = tx.Bolt().Bucket(store.BucketRecords).Get([]byte(k)) != nil
+					exists = tx.HasRecord(k)
 				}
 			}
 			var res writeResult
 			var perr, err error
 			status := http.StatusCreated
-			switch {
-			case exists:
+			if exists {
 				status = http.StatusOK
-				res, perr, err = s.txUpdate(tx, p, t, key, display, it.pl, it.nulls, "", now)
-			case it.id != "" && !p.snaa.CustomIDs:
-				perr = problem(http.StatusForbidden, "no identifier %s, and SNAA %s may not create custom ids", display, p.snaa.ID)
-			default:
-				if it.id != "" {
-					if reservedID(it.id) {
-						perr = &ValidationError{Errors: []FieldError{{Field: "id", Message: reservedMsg}}}
-						break
-					}
-					if e := handlev.ValidCustomID(it.id); e != nil {
-						perr = &ValidationError{Errors: []FieldError{{Field: "id", Message: strings.TrimPrefix(e.Error(), "handlev: ")}}}
-						break
-					}
+				var req *model.Write
+				if req, perr = model.CheckPayload(it.obj); perr == nil {
+					res, perr, err = s.txUpdate(tx, p, t, key, display, req, "", now)
 				}
-				if fe := s.model.validateRecord(it.pl.URL, it.meta, it.nulls); len(fe) > 0 {
-					perr = &ValidationError{Errors: fe}
-					break
+			} else {
+				var req *model.Write
+				if req, perr = s.checkCreate(p, t, it.id, it.obj); perr == nil {
+					res, perr, err = s.txCreate(tx, p, t, it.id, http.StatusConflict, *req.Payload.URL, req.Meta, now)
 				}
-				res, perr, err = s.txCreate(tx, p, t, it.id, http.StatusConflict, *it.pl.URL, it.meta, now)
 			}
 			if err != nil {
 				return err
@@ -167,10 +151,10 @@ func bulkItems(body []byte) ([]any, error) {
 			if line = bytes.TrimSpace(line); len(line) == 0 {
 				continue
 			}
-			v, err := decodeAny(line)
+			v, err := model.DecodeAny(line)
 			if err != nil {
-				if p, ok := err.(*Problem); ok {
-					return nil, problem(p.Status, "line %d: %s", n+1, p.Detail)
+				if se, ok := err.(*model.SyntaxError); ok {
+					return nil, problem(http.StatusBadRequest, "line %d: %s", n+1, se.Msg)
 				}
 				return nil, err
 			}
@@ -178,23 +162,20 @@ func bulkItems(body []byte) ([]any, error) {
 		}
 		return arr, nil
 	}
-	v, err := decodeAny(body)
+	v, err := model.DecodeAny(body)
 	if err != nil {
 		return nil, err
 	}
 	arr, ok := v.([]any)
 	if !ok {
-		return nil, &ValidationError{Errors: []FieldError{{Field: "(body)", Message: "must be a JSON array (or JSON Lines) of {\"id\"?, \"url\"?, \"metadata\"?}"}}}
+		return nil, &model.ValidationError{Errors: []FieldError{{Field: "(body)", Message: "must be a JSON array (or JSON Lines) of {\"id\"?, \"url\"?, \"metadata\"?}"}}}
 	}
 	return arr, nil
 }
 
+// bulkError is the result of an item that failed with err: the problem the
+// single routes answer for the same input.
 func bulkError(err error) BulkResult {
-	switch e := err.(type) {
-	case *Problem:
-		return BulkResult{Status: e.Status, Detail: e.Detail, Errors: e.Errors}
-	case *ValidationError:
-		return BulkResult{Status: http.StatusUnprocessableEntity, Detail: "invalid item", Errors: e.Errors}
-	}
-	return BulkResult{Status: http.StatusInternalServerError, Detail: "internal error"}
+	p, _ := problemOf(err)
+	return BulkResult{Status: p.Status, Type: p.Type, Title: p.Title, Detail: p.Detail, Errors: p.Errors}
 }

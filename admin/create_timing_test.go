@@ -87,7 +87,7 @@ func BenchmarkCreate(b *testing.B) {
 func benchSetup(b *testing.B, s *Server, ns string) string {
 	b.Helper()
 	app, err := s.SubmitApplication(ApplicationRequest{Organisation: "Bench Org",
-		TechnicalContact: Contact{"T", "t@example.org"}, AdministrativeContact: Contact{"A", "a@example.org"},
+		TechnicalContact: Contact{Name: "T", Email: "t@example.org"}, AdministrativeContact: Contact{Name: "A", Email: "a@example.org"},
 		PolicyVersion: "v1", MaintenanceStatement: "bench"})
 	if err != nil {
 		b.Fatal(err)

@@ -4,23 +4,17 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"mime"
 	"net/http"
 	"strings"
-	"unicode/utf8"
+
+	"pidnode/model"
 )
 
-// Limits on untrusted JSON (SPEC §4). The body size limit is Config.MaxBodyBytes.
-const (
-	// MaxJSONDepth bounds the nesting of arrays and objects in a request body.
-	// The deepest legitimate payload (related_identifiers[i].related_identifier.type)
-	// is 5 levels deep.
-	MaxJSONDepth = 16
-	// DefaultMaxBodyBytes is the request body limit when Config.MaxBodyBytes is 0.
-	DefaultMaxBodyBytes = 1 << 20
-)
+// DefaultMaxBodyBytes is the request body limit when Config.MaxBodyBytes is 0.
+// The limits on the JSON inside a body are the model's (model.MaxJSONDepth).
+const DefaultMaxBodyBytes = 1 << 20
 
 // readBody reads a JSON request body of at most max bytes. It answers 415 for
 // a Content-Type that is not JSON, 413 for a body over the limit and 400 for an
@@ -54,188 +48,6 @@ func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error)
 	return body, nil
 }
 
-// checkJSON verifies that b is one well-formed JSON value in valid UTF-8, no
-// deeper than MaxJSONDepth, without duplicate object keys. encoding/json alone
-// would silently replace invalid UTF-8 and let the last duplicate win, so a
-// payload could mean different things to different readers.
-func checkJSON(b []byte) error {
-	if !utf8.Valid(b) {
-		off := 0
-		for off < len(b) {
-			r, n := utf8.DecodeRune(b[off:])
-			if r == utf8.RuneError && n <= 1 {
-				break
-			}
-			off += n
-		}
-		return problem(http.StatusBadRequest, "request body is not valid UTF-8 (first invalid byte at offset %d)", off)
-	}
-	if json.Valid(b) {
-		// The common case, without a token per allocation: a create body
-		// through the Token API cost ~45µs, the largest single part of a
-		// create's CPU.
-		return checkShape(b)
-	}
-	// Invalid: the token walk finds the first problem in document order, as
-	// it always did (a duplicate key before a syntax error is reported as such).
-	return checkTokens(b)
-}
-
-// checkShape is checkJSON's depth and duplicate key check of a body that
-// json.Valid accepts, in one pass over the bytes. Errors are those of
-// checkTokens, found in the same order.
-func checkShape(b []byte) error {
-	type frame struct {
-		obj  bool
-		keys [][]byte            // small objects: linear search; slices of b
-		set  map[string]struct{} // beyond smallObject keys
-	}
-	const smallObject = 16
-	var stack []frame
-	expKey := false
-	for i := 0; i < len(b); i++ {
-		switch c := b[i]; c {
-		case '{', '[':
-			if len(stack) >= MaxJSONDepth {
-				return problem(http.StatusBadRequest, "request body nests deeper than %d levels", MaxJSONDepth)
-			}
-			stack = append(stack, frame{obj: c == '{'})
-			expKey = c == '{'
-		case '}', ']':
-			stack = stack[:len(stack)-1]
-			expKey = false
-		case ',':
-			expKey = len(stack) > 0 && stack[len(stack)-1].obj
-		case '"':
-			j, esc := i+1, false
-			for ; b[j] != '"'; j++ {
-				if b[j] == '\\' {
-					esc = true
-					j++
-				}
-			}
-			if expKey {
-				k := b[i+1 : j]
-				if esc {
-					var ks string
-					if err := json.Unmarshal(b[i:j+1], &ks); err != nil {
-						return checkTokens(b)
-					}
-					k = []byte(ks)
-				}
-				f := &stack[len(stack)-1]
-				dup := false
-				if f.set != nil {
-					_, dup = f.set[string(k)]
-					f.set[string(k)] = struct{}{}
-				} else {
-					for _, x := range f.keys {
-						if dup = bytes.Equal(x, k); dup {
-							break
-						}
-					}
-					f.keys = append(f.keys, k)
-					if len(f.keys) > smallObject {
-						f.set = make(map[string]struct{}, 2*len(f.keys))
-						for _, x := range f.keys {
-							f.set[string(x)] = struct{}{}
-						}
-						f.keys = nil
-					}
-				}
-				if dup {
-					return problem(http.StatusBadRequest, "duplicate key %q in a JSON object", k)
-				}
-				expKey = false
-			}
-			i = j
-		}
-	}
-	return nil
-}
-
-// checkTokens is checkJSON's check of a body through the JSON token stream.
-func checkTokens(b []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	type frame struct {
-		obj    bool
-		keys   map[string]struct{}
-		expKey bool
-	}
-	var stack []*frame
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return problem(http.StatusBadRequest, "request body is not valid JSON: %v", jsonErr(err))
-		}
-		var top *frame
-		if len(stack) > 0 {
-			top = stack[len(stack)-1]
-		}
-		if top != nil && top.obj && top.expKey {
-			k, ok := tok.(string)
-			if ok {
-				if _, dup := top.keys[k]; dup {
-					return problem(http.StatusBadRequest, "duplicate key %q in a JSON object", k)
-				}
-				top.keys[k] = struct{}{}
-				top.expKey = false
-				continue
-			}
-		}
-		switch t := tok.(type) {
-		case json.Delim:
-			switch t {
-			case '{', '[':
-				if len(stack) >= MaxJSONDepth {
-					return problem(http.StatusBadRequest, "request body nests deeper than %d levels", MaxJSONDepth)
-				}
-				stack = append(stack, &frame{obj: t == '{', keys: map[string]struct{}{}, expKey: t == '{'})
-			case '}', ']':
-				stack = stack[:len(stack)-1]
-				if len(stack) > 0 && stack[len(stack)-1].obj {
-					stack[len(stack)-1].expKey = true
-				}
-			}
-		default:
-			if top != nil && top.obj {
-				top.expKey = true
-			}
-		}
-		if len(stack) == 0 && dec.More() {
-			return problem(http.StatusBadRequest, "request body holds more than one JSON value")
-		}
-	}
-	return nil
-}
-
-func jsonErr(err error) string {
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return fmt.Sprintf("%s (at byte %d)", se.Error(), se.Offset)
-	}
-	return err.Error()
-}
-
-// decodeAny checks b (checkJSON) and decodes it into generic values, numbers as
-// json.Number, for model validation.
-func decodeAny(b []byte) (any, error) {
-	if err := checkJSON(b); err != nil {
-		return nil, err
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, problem(http.StatusBadRequest, "request body is not valid JSON: %v", jsonErr(err))
-	}
-	return v, nil
-}
-
 // readJSON reads the request body (with readBody's media-type and size checks)
 // and decodes it strictly (decodeStrict) into a T.
 func readJSON[T any](w http.ResponseWriter, r *http.Request, max int64) (T, error) {
@@ -248,10 +60,10 @@ func readJSON[T any](w http.ResponseWriter, r *http.Request, max int64) (T, erro
 	return v, err
 }
 
-// decodeStrict checks b (checkJSON) and decodes it into a struct, rejecting
+// decodeStrict checks b (model.CheckJSON) and decodes it into a struct, rejecting
 // unknown fields and wrong types with 400.
 func decodeStrict(b []byte, v any) error {
-	if err := checkJSON(b); err != nil {
+	if err := model.CheckJSON(b); err != nil {
 		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
@@ -279,4 +91,15 @@ func goTypeName(k string) string {
 	default:
 		return "number"
 	}
+}
+
+// hasControl reports whether s holds a control character (C0, DEL, C1, or a
+// Unicode line or paragraph separator).
+func hasControl(s string) bool {
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == '\u2028' || r == '\u2029' {
+			return true
+		}
+	}
+	return false
 }

@@ -3,59 +3,23 @@ package admin
 import (
 	"errors"
 	"fmt"
-	"strings"
+
+	"pidnode/model"
 )
 
-// Sentinel errors returned by New, LoadModel and the Server's methods.
+// Sentinel errors returned by New and the Server's methods.
 var (
 	// ErrConfig: Config is missing a required field or holds an invalid value.
 	ErrConfig = errors.New("admin: invalid configuration")
-	// ErrModel: a metadata model file is malformed. Returned wrapped in *ModelError.
-	ErrModel = errors.New("admin: invalid metadata model")
+	// ErrModel: Config.Model is malformed. New returns it wrapped in a
+	// *model.ModelError that names the faulty part.
+	ErrModel = model.ErrModel
 	// ErrNotEmpty: SeedDemo was called on a database that already holds SNAAs.
 	ErrNotEmpty = errors.New("admin: database is not empty")
 )
 
-// ModelError names the part of a metadata model file that is wrong.
-type ModelError struct {
-	Path string // e.g. "fields[4].schema.properties.label"
-	Msg  string
-}
-
-func (e *ModelError) Error() string {
-	if e.Path == "" {
-		return "admin: invalid metadata model: " + e.Msg
-	}
-	return fmt.Sprintf("admin: invalid metadata model at %s: %s", e.Path, e.Msg)
-}
-
-func (e *ModelError) Unwrap() error { return ErrModel }
-
-// FieldError is one faulty field of a payload: Field is a path such as
-// "metadata.resource_info.representation_variants[0].media_type".
-type FieldError struct {
-	Field   string `json:"field"`
-	Message string `json:"message"`
-}
-
-// ValidationError lists every faulty field of a payload (HTTP 422).
-type ValidationError struct {
-	Errors []FieldError
-}
-
-func (e *ValidationError) Error() string {
-	var b strings.Builder
-	b.WriteString("admin: invalid payload: ")
-	for i, fe := range e.Errors {
-		if i > 0 {
-			b.WriteString("; ")
-		}
-		b.WriteString(fe.Field)
-		b.WriteString(": ")
-		b.WriteString(fe.Message)
-	}
-	return b.String()
-}
+// FieldError is one faulty field of a request, in a Problem's errors.
+type FieldError = model.FieldError
 
 // Problem is an RFC 9457 problem detail. Handlers return *Problem (or an error
 // that writeError maps to one); it is the only shape of an error reply.

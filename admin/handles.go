@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"pidnode/handlev"
+	"pidnode/model"
+	"pidnode/registry"
 	"pidnode/store"
 )
 
@@ -39,7 +41,7 @@ func (s *Server) checkTarget(r *http.Request, b *base, p *principal, pathPrefix,
 			"%s serves prefix %s only; identifiers under %s are reached through %s if this node serves it",
 			b.path, b.prefix, pathPrefix, other)
 	}
-	if !p.snaa.mayWrite(b.prefix) {
+	if !p.snaa.MayWrite(b.prefix) {
 		return target{}, problem(http.StatusForbidden, "SNAA %s may not use prefix %s (allowed: %s)",
 			p.snaa.ID, b.prefix, strings.Join(p.snaa.Prefixes, ", "))
 	}
@@ -135,7 +137,7 @@ func (s *Server) whoami(w http.ResponseWriter, r *http.Request, b *base) error {
 		"key":        map[string]string{"id": p.key.ID, "name": p.key.Name},
 		"base":       b.path,
 		"prefix":     b.prefix,
-		"may_write":  b.prefix != "" && p.snaa.mayWrite(b.prefix),
+		"may_write":  b.prefix != "" && p.snaa.MayWrite(b.prefix),
 		"collection": b.path + "/handles/" + b.prefix + "/" + p.snaa.Namespace + "/",
 	})
 	return nil
@@ -148,19 +150,10 @@ const idemKeyMax = 255
 // is the reply when a custom id is taken (409 for ?customid, 412 for If-None-Match).
 func (s *Server) create(w http.ResponseWriter, r *http.Request, b *base, p *principal, t target, customID string, existsStatus int) error {
 	if customID != "" {
-		if !p.snaa.CustomIDs {
-			return problem(http.StatusForbidden, "SNAA %s may not choose custom ids; ask the operator to allow them, or create with a generated id", p.snaa.ID)
-		}
-		if err := handlev.ValidCustomID(customID); err != nil {
-			return &ValidationError{Errors: []FieldError{{Field: "id", Message: strings.TrimPrefix(err.Error(), "handlev: ")}}}
-		}
-		if reservedID(customID) {
-			// …/{id}/history, …/{id}/stats, …/{ns}/stats and …/{ns}/bulk are routes of the API.
-			return &ValidationError{Errors: []FieldError{{Field: "id", Message: reservedMsg}}}
-		}
-		nd := strings.ReplaceAll(customID, "-", "")
-		if looks, valid := handlev.ValidGenerated([]byte(t.ns), []byte(nd)); looks && !valid {
-			return &ValidationError{Errors: []FieldError{{Field: "id", Message: "has the shape of a generated id but a wrong check character; resolvers would report it as mistyped"}}}
+		// Refused before the body is read; the bulk route runs the same
+		// check as the first step of checkCreate.
+		if err := checkCustomID(p, t, customID); err != nil {
+			return err
 		}
 	}
 	idem := r.Header.Get("Idempotency-Key")
@@ -171,21 +164,13 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, b *base, p *prin
 	if err != nil {
 		return err
 	}
-	pl, err := parsePayload(body)
+	obj, err := model.DecodeObject(body)
 	if err != nil {
 		return err
 	}
-	meta := map[string]any{}
-	nulls := map[string]bool{}
-	for k, v := range pl.Metadata {
-		if v == nil {
-			nulls[k] = true
-		} else {
-			meta[k] = v
-		}
-	}
-	if fe := s.model.validateRecord(pl.URL, meta, nulls); len(fe) > 0 {
-		return &ValidationError{Errors: fe}
+	req, err := s.checkCreate(p, t, customID, obj)
+	if err != nil {
+		return err
 	}
 	var idemKey []byte
 	var bodyHash string
@@ -199,7 +184,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, b *base, p *prin
 	now := s.now()
 	// Everything but the id's collision check and the bucket writes is done
 	// here, before the write joins a commit group (commit.go).
-	pc, perr, err := s.prepareCreate(p, t, customID, *pl.URL, meta, now)
+	pc, perr, err := s.prepareCreate(p, t, customID, *req.Payload.URL, req.Meta, now)
 	if err != nil {
 		return err
 	}
@@ -213,11 +198,10 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, b *base, p *prin
 		stored   store.Stored
 		replayed bool
 	)
-	err = s.writes.update(func(tx *store.Tx) error {
+	err = s.reg.Commit(func(tx registry.Tx) error {
 		o, replayed = outcome{}, false
 		if idemKey != nil {
-			var ir idemRecord
-			ok, err := getJSON(tx.Bolt().Bucket(store.BucketIdempotency), string(idemKey), &ir)
+			ir, ok, err := tx.Idem(string(idemKey))
 			if err != nil {
 				return err
 			}
@@ -243,8 +227,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, b *base, p *prin
 		}
 		key, stored = res.key, res.stored
 		if idemKey != nil {
-			if err := putJSON(tx.Bolt().Bucket(store.BucketIdempotency), string(idemKey),
-				&idemRecord{BodyHash: bodyHash, Key: key, Created: now}); err != nil {
+			if err := tx.PutIdem(string(idemKey), &registry.IdemRecord{BodyHash: bodyHash, Key: key, Created: now}); err != nil {
 				return err
 			}
 		}
@@ -281,7 +264,11 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, b *base, p *prin
 	if err != nil {
 		return err
 	}
-	pl, err := parsePayload(body)
+	obj, err := model.DecodeObject(body)
+	if err != nil {
+		return err
+	}
+	req, err := model.CheckPayload(obj)
 	if err != nil {
 		return err
 	}
@@ -290,21 +277,15 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, b *base, p *prin
 	if err != nil {
 		return problem(http.StatusNotFound, "no identifier %s: %v", display, err)
 	}
-	nulls := map[string]bool{}
-	for k, v := range pl.Metadata {
-		if v == nil {
-			nulls[k] = true
-		}
-	}
 	now := s.now()
 	var (
 		o       outcome
 		stored  store.Stored
 		written bool
 	)
-	err = s.writes.update(func(tx *store.Tx) error {
+	err = s.reg.Commit(func(tx registry.Tx) error {
 		o, written = outcome{}, false
-		res, perr, err := s.txUpdate(tx, p, t, key, display, pl, nulls, ifMatch, now)
+		res, perr, err := s.txUpdate(tx, p, t, key, display, req, ifMatch, now)
 		if err != nil || perr != nil {
 			o.err = perr
 			return err
@@ -378,12 +359,12 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request, t target, id st
 		ok      bool
 		entries []AuditEntry
 	)
-	err = s.db.View(func(tx *store.Tx) error {
+	err = s.reg.View(func(tx registry.Tx) error {
 		var err error
 		if st, ok, err = tx.Record(key); err != nil || !ok {
 			return err
 		}
-		entries, err = s.handleAudit(tx, key)
+		entries, err = tx.HandleAudit(key)
 		return err
 	})
 	if err != nil {
@@ -397,7 +378,7 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request, t target, id st
 		_, kid, _ := strings.Cut(e.Actor, " key:")
 		changes[i] = HistoryEntry{Seq: e.Seq, Time: e.Time, Action: e.Action, KeyID: kid, KeyName: e.KeyName, Before: e.Before, After: e.After}
 	}
-	c := s.model.extract(st.Record.Values)
+	c := s.model.Extract(st.Record.Values)
 	if c.Changes == nil {
 		c.Changes = []json.RawMessage{}
 	}
@@ -420,14 +401,9 @@ func (s *Server) listHandles(w http.ResponseWriter, r *http.Request, b *base, t 
 	q := r.URL.Query()
 	status := strings.ToUpper(q.Get("status"))
 	wantURL := q.Get("url")
-	probe, _, err := s.namer.Key(s.namer.Full(t.prefix, t.ns, "X"))
+	rng, err := s.reg.NamespaceRange(t.prefix, t.ns, wantURL)
 	if err != nil {
 		return err
-	}
-	nsp := []byte(probe[:len(probe)-1])
-	bucket, rng := store.BucketRecords, nsp
-	if wantURL != "" {
-		bucket, rng = store.BucketURLIndex, urlSearchPrefix(nsp, wantURL)
 	}
 	start := rng
 	if cur != "" {
@@ -439,34 +415,25 @@ func (s *Server) listHandles(w http.ResponseWriter, r *http.Request, b *base, t 
 	}
 	items := []Identifier{}
 	next := ""
-	err = s.db.View(func(tx *store.Tx) error {
-		c := tx.Bolt().Bucket(bucket).Cursor()
-		for k, _ := c.Seek(start); k != nil && bytes.HasPrefix(k, rng); k, _ = c.Next() {
+	err = s.reg.View(func(tx registry.Tx) error {
+		return tx.ScanNamespace(wantURL != "", rng, start, func(k []byte, st *store.Stored) (bool, error) {
 			if len(items) == limit {
 				next = base64.RawURLEncoding.EncodeToString([]byte(items[len(items)-1].key))
-				return nil
+				return false, nil
 			}
-			rk := k
-			if wantURL != "" {
-				rk = recordKeyOfIndex(k)
+			if st == nil {
+				return true, nil
 			}
-			st, ok, err := tx.Record(string(rk))
-			if err != nil {
-				return err
-			}
-			if !ok {
-				continue
-			}
-			ident := s.identifier(&st)
+			ident := s.identifier(st)
 			if status != "" {
 				if sv, _ := ident.Metadata["status"].(string); !strings.EqualFold(sv, status) {
-					continue
+					return true, nil
 				}
 			}
 			ident.key = string(k)
 			items = append(items, *ident)
-		}
-		return nil
+			return true, nil
+		})
 	})
 	if err != nil {
 		return err
@@ -481,11 +448,11 @@ func (s *Server) listHandles(w http.ResponseWriter, r *http.Request, b *base, t 
 
 // identifier builds the reply body of a stored record.
 func (s *Server) identifier(st *store.Stored) *Identifier {
-	return s.identifierOf(st, s.model.extract(st.Record.Values))
+	return s.identifierOf(st, s.model.Extract(st.Record.Values))
 }
 
 // identifierOf is identifier with the record's content already extracted.
-func (s *Server) identifierOf(st *store.Stored, c content) *Identifier {
+func (s *Server) identifierOf(st *store.Stored, c model.Content) *Identifier {
 	prefix, ns, id := splitDisplay(st.Record.Handle)
 	short := prefix + "/" + ns + "/" + id
 	ident := &Identifier{
@@ -504,7 +471,7 @@ func (s *Server) identifierOf(st *store.Stored, c content) *Identifier {
 }
 
 // auditContent is the before/after of a handle write in the audit log.
-func auditContent(c content) map[string]any {
+func auditContent(c model.Content) map[string]any {
 	m := map[string]any{"metadata": c.Metadata}
 	if c.URL != nil {
 		m["url"] = *c.URL
@@ -535,6 +502,13 @@ func pathEscape(s string) string {
 	return strings.Join(parts, "/")
 }
 
+// outcome carries a handler's verdict out of a (possibly re-run) Commit
+// callback: a callback that refuses returns nil without writing, so that the
+// other writes of its group are not rolled back and re-run.
+type outcome struct{ err error }
+
+func (o *outcome) fail(err error) error { o.err = err; return nil }
+
 // writeResult is the effect of one create or update inside a transaction.
 type writeResult struct {
 	key     string
@@ -542,8 +516,8 @@ type writeResult struct {
 	written bool
 }
 
-func agentOf(p *principal) Agent {
-	return Agent{Name: p.snaa.Organisation, EmailAddress: p.snaa.TechnicalContact.Email, Role: "OWNER"}
+func agentOf(p *principal) model.Agent {
+	return model.Agent{Name: p.snaa.Organisation, EmailAddress: p.snaa.TechnicalContact.Email, Role: "OWNER"}
 }
 
 // preparedCreate is a create with everything that does not need the write
@@ -558,9 +532,9 @@ type preparedCreate struct {
 	vals         []handlev.Value
 	url          string
 	now          time.Time
-	content      content // what the API shows of vals
-	after        []byte  // the audit entry's "after", JSON
-	auditTail    []byte  // the audit entry for display (auditTail)
+	content      model.Content // what the API shows of vals
+	after        []byte        // the audit entry's "after", JSON
+	auditTail    []byte        // the audit entry for display (auditTail)
 }
 
 // prepareCreate does the work of a create that needs no transaction:
@@ -573,7 +547,7 @@ func (s *Server) prepareCreate(p *principal, t target, customID string, u string
 		pc.display = s.namer.Full(t.prefix, t.ns, customID)
 		k, _, err := s.namer.Key(pc.display)
 		if err != nil {
-			return pc, &ValidationError{Errors: []FieldError{{Field: "id", Message: err.Error()}}}, nil
+			return pc, &model.ValidationError{Errors: []FieldError{{Field: "id", Message: err.Error()}}}, nil
 		}
 		pc.key = k
 	} else if pc.display, pc.key, err = s.mintKey(t); err != nil {
@@ -581,9 +555,9 @@ func (s *Server) prepareCreate(p *principal, t target, customID string, u string
 	}
 	// The values do not depend on the id: the record holds its admin handle,
 	// not its own name.
-	pc.vals, _ = s.model.build(buildInput{Display: pc.display, AdminHandle: s.namer.Full(t.prefix, t.ns, "ADMIN"), URL: u,
+	pc.vals, _ = s.model.Build(model.BuildInput{Display: pc.display, AdminHandle: s.namer.Full(t.prefix, t.ns, "ADMIN"), URL: u,
 		Metadata: meta, Agent: agentOf(p), Now: now, Create: true})
-	pc.content = s.model.extract(pc.vals)
+	pc.content = s.model.Extract(pc.vals)
 	if pc.after, err = json.Marshal(auditContent(pc.content)); err != nil {
 		return pc, nil, err
 	}
@@ -603,13 +577,13 @@ func (s *Server) mintKey(t target) (display, key string, err error) {
 }
 
 func (s *Server) createAuditTail(p *principal, display string, after []byte) ([]byte, error) {
-	return auditTailAfter(&AuditEntry{Actor: p.actor(), KeyName: p.key.Name, Action: ActHandleCreate, Target: display}, after)
+	return registry.AuditTailAfter(&AuditEntry{Actor: p.actor(), KeyName: p.key.Name, Action: ActHandleCreate, Target: display}, after)
 }
 
 // txCreate creates an identifier inside tx: generated (customID == "") or
 // custom. perr is the client's fault (409/412/422) and nothing was written;
 // err is fatal. u and meta must be validated.
-func (s *Server) txCreate(tx *store.Tx, p *principal, t target, customID string, existsStatus int, u string, meta map[string]any, now time.Time) (w writeResult, perr, err error) {
+func (s *Server) txCreate(tx registry.Tx, p *principal, t target, customID string, existsStatus int, u string, meta map[string]any, now time.Time) (w writeResult, perr, err error) {
 	pc, perr, err := s.prepareCreate(p, t, customID, u, meta, now)
 	if err != nil || perr != nil {
 		return w, perr, err
@@ -621,11 +595,10 @@ func (s *Server) txCreate(tx *store.Tx, p *principal, t target, customID string,
 // check (a taken generated candidate is replaced by a new one), the record,
 // its URL index entry and its audit entry. It does not modify pc, so that a
 // commit group can run it again.
-func (s *Server) txCreatePrepared(tx *store.Tx, pc *preparedCreate, existsStatus int) (w writeResult, perr, err error) {
-	recs := tx.Bolt().Bucket(store.BucketRecords)
+func (s *Server) txCreatePrepared(tx registry.Tx, pc *preparedCreate, existsStatus int) (w writeResult, perr, err error) {
 	display, tail := pc.display, pc.auditTail
 	w.key = pc.key
-	if recs.Get([]byte(w.key)) != nil {
+	if tx.HasRecord(w.key) {
 		if pc.customID != "" {
 			return w, problem(existsStatus, "identifier %s already exists; update it with PUT (without If-None-Match)", display), nil
 		}
@@ -636,7 +609,7 @@ func (s *Server) txCreatePrepared(tx *store.Tx, pc *preparedCreate, existsStatus
 			if display, w.key, err = s.mintKey(pc.t); err != nil {
 				return w, nil, err
 			}
-			if recs.Get([]byte(w.key)) == nil {
+			if !tx.HasRecord(w.key) {
 				break
 			}
 		}
@@ -649,14 +622,15 @@ func (s *Server) txCreatePrepared(tx *store.Tx, pc *preparedCreate, existsStatus
 		return w, nil, err
 	}
 	w.written = true
-	if err := s.indexURL(tx, w.key, "", pc.url); err != nil {
+	if err := tx.IndexURL(w.key, "", pc.url); err != nil {
 		return w, nil, err
 	}
-	return w, nil, s.putHandleAudit(tx, w.key, tail)
+	return w, nil, tx.AppendHandleAudit(w.key, tail)
 }
 
 // txUpdate merges pl into the identifier stored under key inside tx.
-func (s *Server) txUpdate(tx *store.Tx, p *principal, t target, key, display string, pl *payload, nulls map[string]bool, ifMatch string, now time.Time) (w writeResult, perr, err error) {
+// It is step 4 of the validation path (check.go) of an update.
+func (s *Server) txUpdate(tx registry.Tx, p *principal, t target, key, display string, req *model.Write, ifMatch string, now time.Time) (w writeResult, perr, err error) {
 	w.key = key
 	old, ok, err := tx.Record(key)
 	if err != nil {
@@ -670,20 +644,13 @@ func (s *Server) txUpdate(tx *store.Tx, p *principal, t target, key, display str
 		return w, problem(http.StatusPreconditionFailed,
 			"identifier %s is at version %d (ETag %s), not %s; read it again and retry", old.Record.Handle, old.Version, etag(old.Version), ifMatch), nil
 	}
-	before := s.model.extract(old.Record.Values)
-	newURL := before.URL
-	if pl.URL != nil {
-		newURL = pl.URL
+	before := s.model.Extract(old.Record.Values)
+	newURL, meta, verr := s.model.Merge(before, req)
+	if verr != nil {
+		return w, verr, nil
 	}
-	meta := before.Metadata
-	if pl.hasMeta {
-		meta, _ = mergePatch(before.Metadata, pl.Metadata).(map[string]any)
-	}
-	if fe := s.model.validateRecord(newURL, meta, nulls); len(fe) > 0 {
-		return w, &ValidationError{Errors: fe}, nil
-	}
-	vals, entries := s.model.build(buildInput{Display: old.Record.Handle, AdminHandle: s.namer.Full(t.prefix, t.ns, "ADMIN"),
-		URL: *newURL, Metadata: meta, Old: old.Record.Values, Agent: agentOf(p), Now: now})
+	vals, entries := s.model.Build(model.BuildInput{Display: old.Record.Handle, AdminHandle: s.namer.Full(t.prefix, t.ns, "ADMIN"),
+		URL: newURL, Metadata: meta, Old: old.Record.Values, Agent: agentOf(p), Now: now})
 	if entries == nil {
 		w.stored = old // nothing changed: no write, no new version
 		return w, nil, nil
@@ -698,8 +665,20 @@ func (s *Server) txUpdate(tx *store.Tx, p *principal, t target, key, display str
 	if before.URL != nil {
 		oldURL = *before.URL
 	}
-	if err := s.indexURL(tx, key, oldURL, *newURL); err != nil {
+	if err := tx.IndexURL(key, oldURL, newURL); err != nil {
 		return w, nil, err
 	}
-	return w, nil, s.auditHandle(tx, p, ActHandleUpdate, key, old.Record.Handle, auditContent(before), auditContent(s.model.extract(vals)))
+	return w, nil, s.auditHandle(tx, p, ActHandleUpdate, key, old.Record.Handle, auditContent(before), auditContent(s.model.Extract(vals)))
+}
+
+// splitDisplay cuts "<PREFIX>/<svc>/<NS>/<ID>" into its parts.
+func splitDisplay(h string) (prefix, ns, id string) {
+	parts := strings.SplitN(h, "/", 4)
+	if len(parts) == 4 {
+		return parts[0], parts[2], parts[3]
+	}
+	if len(parts) == 3 {
+		return parts[0], parts[1], parts[2]
+	}
+	return h, "", ""
 }

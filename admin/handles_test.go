@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"pidnode/handlev"
+	"pidnode/model"
 	"pidnode/store"
 )
 
@@ -69,7 +70,7 @@ func TestWriteLifecycle(t *testing.T) {
 	if got := string(st.Record.Values[5].Data); got != `{"label":"Sample 42","description":"A catalyst sample","resource_category":"SAMPLE","representation_variants":[{"variant_url":"https://landing.example.org/item/42.ttl","media_type":"text/turtle","encoding_format":"UTF-8","size":12345}]}` {
 		t.Errorf("RESOURCE = %s", got)
 	}
-	var changes []ChangeEntry
+	var changes []model.ChangeEntry
 	json.Unmarshal(st.Record.Values[6].Data, &changes)
 	if len(changes) != 6 || changes[0].HasAgent.Role != "OWNER" || changes[0].HasAgent.Name != testApplication["organisation"] || changes[0].DatetimeLog != "2026-03-11T09:43:14Z" {
 		t.Errorf("changes %+v", changes)

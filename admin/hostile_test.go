@@ -121,53 +121,18 @@ func TestOperatorPayloads(t *testing.T) {
 	}
 }
 
-// FuzzPayload drives the write-payload decoder (checkJSON, parsePayload and
-// model validation) with arbitrary bytes: it must never panic, and whatever it
-// accepts must be an object that re-encodes canonically.
-func FuzzPayload(f *testing.F) {
-	f.Add(mustJSONf(validPayload()))
-	f.Add([]byte(`{"url":"https://e.org/","metadata":{"status":null}}`))
-	f.Add([]byte(`{"a":{"a":{"a":[[[[1]]]]}}}`))
-	f.Add([]byte(`{"url":"https://e.org/","url":"x"}`))
-	f.Add([]byte("{\"url\":\"\xff\"}"))
-	f.Add(mustJSONf(withRelated(related("DoiIdentifier", "10.1234/x", "https://doi.org/10.1234/x"))))
-	m, err := LoadModel(DefaultModel)
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		p, err := parsePayload(b)
-		if err != nil {
-			return
-		}
-		meta := map[string]any{}
-		for k, v := range p.Metadata {
-			if v != nil {
-				meta[k] = v
-			}
-		}
-		fe := m.validateRecord(p.URL, meta, nil)
-		if len(fe) > 0 {
-			return
-		}
-		for _, fs := range m.Fields {
-			if x, ok := meta[fs.Name]; ok && fs.Encoding == "json" {
-				c := appendCanon(nil, x, fs.Schema)
-				if !json.Valid(c) {
-					t.Fatalf("canonical encoding of %s is not JSON: %s", fs.Name, c)
-				}
-			}
-		}
-		if msg := checkHTTPURL(*p.URL); msg != "" {
-			t.Fatalf("accepted url %q: %s", *p.URL, msg)
-		}
-	})
-}
-
 func mustJSONf(v any) []byte {
 	b, err := json.Marshal(v)
 	if err != nil {
 		panic(err)
 	}
 	return b
+}
+
+// truncate cuts s to at most n bytes for a test message.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }

@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"pidnode/model"
 )
 
 // op documents one route in /openapi.json.
@@ -274,7 +276,7 @@ func (s *Server) schemas() map[string]any {
 			metaReq = append(metaReq, f.Name)
 		}
 	}
-	httpURL := map[string]any{"type": "string", "format": "uri", "maxLength": MaxURLBytes, "pattern": "^[Hh][Tt][Tt][Pp][Ss]?://[^\\s]+$",
+	httpURL := map[string]any{"type": "string", "format": "uri", "maxLength": model.MaxURLBytes, "pattern": "^[Hh][Tt][Tt][Pp][Ss]?://[^\\s]+$",
 		"description": "absolute http or https URL, no control characters"}
 	// Update bodies may send null to remove an optional field.
 	updProps := map[string]any{}
@@ -341,7 +343,7 @@ func (s *Server) schemas() map[string]any {
 		"BulkRequest": map[string]any{"type": "array", "minItems": 1, "maxItems": MaxBulkItems, "items": obj(nil, map[string]any{
 			"id": map[string]any{"type": "string", "minLength": 1}, "url": httpURL, "metadata": obj(nil, updProps)})},
 		"BulkResponse": obj([]string{"items"}, map[string]any{"items": arr(obj([]string{"status"}, map[string]any{
-			"status": map[string]any{"type": "integer"}, "handle": str(), "detail": str(), "errors": arr(ref("FieldError"))}))}),
+			"status": map[string]any{"type": "integer"}, "handle": str(), "type": str(), "title": str(), "detail": str(), "errors": arr(ref("FieldError"))}))}),
 		"WhoAmI": obj([]string{"snaa", "key", "base", "prefix", "may_write", "collection"}, map[string]any{
 			"snaa": ref("SNAA"), "key": obj([]string{"id", "name"}, map[string]any{"id": str(), "name": str()}),
 			"base": str(), "prefix": str(), "may_write": map[string]any{"type": "boolean"}, "collection": str()}),
@@ -350,7 +352,7 @@ func (s *Server) schemas() map[string]any {
 
 // schemaJSON converts a model schema to JSON Schema 2020-12; a discriminator
 // becomes allOf if/then clauses.
-func schemaJSON(s *Schema) map[string]any {
+func schemaJSON(s *model.Schema) map[string]any {
 	m := map[string]any{"type": s.Type}
 	if s.Description != "" {
 		m["description"] = s.Description

@@ -2,7 +2,6 @@ package admin
 
 import (
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -12,7 +11,8 @@ import (
 	"unicode/utf8"
 
 	"pidnode/handlev"
-	"pidnode/store"
+	"pidnode/model"
+	"pidnode/registry"
 )
 
 var emailRE = regexp.MustCompile(`^[^\s@]+@[^\s@]+\.[^\s@]+$`)
@@ -52,13 +52,6 @@ func (a *ApplicationRequest) validate() []FieldError {
 	return v.errs
 }
 
-// outcome carries a handler's verdict out of a (possibly re-run) Update
-// callback: a callback that refuses returns nil without writing, so that bbolt
-// does not roll back and re-run its batch partners.
-type outcome struct{ err error }
-
-func (o *outcome) fail(err error) error { o.err = err; return nil }
-
 func (s *Server) submitApplication(w http.ResponseWriter, r *http.Request) error {
 	req, err := readJSON[ApplicationRequest](w, r, s.maxBody)
 	if err != nil {
@@ -76,7 +69,7 @@ func (s *Server) submitApplication(w http.ResponseWriter, r *http.Request) error
 // SubmitApplication validates and stores an application in state SUBMITTED.
 func (s *Server) SubmitApplication(req ApplicationRequest) (*Application, error) {
 	if fe := req.validate(); len(fe) > 0 {
-		return nil, &ValidationError{Errors: fe}
+		return nil, &model.ValidationError{Errors: fe}
 	}
 	id, err := s.newID("app_")
 	if err != nil {
@@ -87,11 +80,8 @@ func (s *Server) SubmitApplication(req ApplicationRequest) (*Application, error)
 		AdministrativeContact: req.AdministrativeContact, PolicyVersion: req.PolicyVersion,
 		MaintenanceStatement: req.MaintenanceStatement, State: StateSubmitted, Submitted: s.now().UTC(),
 	}
-	err = s.updateAuth(func(tx *store.Tx) error {
-		if err := putJSON(tx.Bolt().Bucket(store.BucketApplications), app.ID, &app); err != nil {
-			return err
-		}
-		return s.audit(tx, ActorOperator, ActApplicationSubmit, app.ID, nil, &app)
+	err = s.opWrite(func(tx registry.Tx) ([]change, error) {
+		return []change{{ActApplicationSubmit, app.ID, nil, &app}}, tx.PutApplication(&app)
 	})
 	if err != nil {
 		return nil, err
@@ -104,23 +94,17 @@ func (s *Server) listApplications(w http.ResponseWriter, r *http.Request) error 
 	if state != "" && state != StateSubmitted && state != StateApproved && state != StateRejected {
 		return problem(http.StatusBadRequest, "state must be SUBMITTED, APPROVED or REJECTED")
 	}
-	out := []Application{}
-	err := s.db.View(func(tx *store.Tx) error {
-		return tx.Bolt().Bucket(store.BucketApplications).ForEach(func(k, v []byte) error {
-			var a Application
-			if err := json.Unmarshal(v, &a); err != nil {
-				return err
-			}
-			if state == "" || a.State == state {
-				out = append(out, a)
-			}
-			return nil
-		})
+	var out []Application
+	err := s.reg.View(func(tx registry.Tx) (err error) {
+		out, err = tx.Applications(state)
+		return err
 	})
 	if err != nil {
 		return err
 	}
-	slices.SortFunc(out, func(a, b Application) int { return a.Submitted.Compare(b.Submitted) })
+	if out == nil {
+		out = []Application{}
+	}
 	writeJSON(w, http.StatusOK, map[string]any{"applications": out})
 	return nil
 }
@@ -128,8 +112,8 @@ func (s *Server) listApplications(w http.ResponseWriter, r *http.Request) error 
 func (s *Server) getApplication(w http.ResponseWriter, r *http.Request) error {
 	var a Application
 	var ok bool
-	err := s.db.View(func(tx *store.Tx) (err error) {
-		ok, err = getJSON(tx.Bolt().Bucket(store.BucketApplications), r.PathValue("id"), &a)
+	err := s.reg.View(func(tx registry.Tx) (err error) {
+		a, ok, err = tx.Application(r.PathValue("id"))
 		return err
 	})
 	if err != nil {
@@ -193,22 +177,6 @@ func (s *Server) checkPrefixes(field string, ps []string) ([]string, []FieldErro
 	return out, v.errs
 }
 
-// namespaceTaken reports whether an SNAA already has ns.
-func namespaceTaken(tx *store.Tx, ns string) (bool, error) {
-	taken := false
-	err := tx.Bolt().Bucket(store.BucketSNAAs).ForEach(func(k, v []byte) error {
-		var sn SNAA
-		if err := json.Unmarshal(v, &sn); err != nil {
-			return err
-		}
-		if sn.Namespace == ns {
-			taken = true
-		}
-		return nil
-	})
-	return taken, err
-}
-
 // spellsName reports whether a random namespace spells (part of) the
 // organisation's name or its initials (SPEC §2: never a word that spells an
 // organisation's name).
@@ -261,7 +229,7 @@ func (s *Server) Approve(appID string, req ApproveRequest) (*ApproveResult, erro
 		v.add("note", "must be at most 10000 characters")
 	}
 	if len(v.errs) > 0 {
-		return nil, &ValidationError{Errors: v.errs}
+		return nil, &model.ValidationError{Errors: v.errs}
 	}
 	snaaID, err := s.newID("snaa_")
 	if err != nil {
@@ -291,38 +259,34 @@ func (s *Server) Approve(appID string, req ApproveRequest) (*ApproveResult, erro
 	}
 	now := s.now().UTC()
 	var res ApproveResult
-	var o outcome
-	err = s.updateAuth(func(tx *store.Tx) error {
-		o = outcome{}
-		apps := tx.Bolt().Bucket(store.BucketApplications)
-		var app Application
-		ok, err := getJSON(apps, appID, &app)
+	err = s.opWrite(func(tx registry.Tx) ([]change, error) {
+		app, ok, err := tx.Application(appID)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if !ok {
-			return o.fail(problem(http.StatusNotFound, "no application %q", appID))
+			return nil, problem(http.StatusNotFound, "no application %q", appID)
 		}
 		if app.State != StateSubmitted {
-			return o.fail(problem(http.StatusConflict, "application %s is already %s", appID, app.State))
+			return nil, problem(http.StatusConflict, "application %s is already %s", appID, app.State)
 		}
 		chosen := ns
 		if chosen != "" {
-			taken, err := namespaceTaken(tx, chosen)
+			taken, err := tx.NamespaceTaken(chosen)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			if taken {
-				return o.fail(problem(http.StatusConflict, "namespace %s is already assigned to another SNAA", chosen))
+				return nil, problem(http.StatusConflict, "namespace %s is already assigned to another SNAA", chosen)
 			}
 		} else {
 			for _, c := range cands {
 				if spellsName(c, app.Organisation) {
 					continue
 				}
-				taken, err := namespaceTaken(tx, c)
+				taken, err := tx.NamespaceTaken(c)
 				if err != nil {
-					return err
+					return nil, err
 				}
 				if !taken {
 					chosen = c
@@ -330,7 +294,7 @@ func (s *Server) Approve(appID string, req ApproveRequest) (*ApproveResult, erro
 				}
 			}
 			if chosen == "" {
-				return errors.New("admin: no free namespace found; name one")
+				return nil, errors.New("admin: no free namespace found; name one")
 			}
 		}
 		before := app
@@ -345,38 +309,30 @@ func (s *Server) Approve(appID string, req ApproveRequest) (*ApproveResult, erro
 		app.Decided = &now
 		app.Note = req.Note
 		app.SNAAID = snaaID
-		if err := putJSON(apps, app.ID, &app); err != nil {
-			return err
+		if err := tx.PutApplication(&app); err != nil {
+			return nil, err
 		}
-		if err := putJSON(tx.Bolt().Bucket(store.BucketSNAAs), sn.ID, &sn); err != nil {
-			return err
+		if err := tx.PutSNAA(&sn); err != nil {
+			return nil, err
 		}
-		if err := putJSON(tx.Bolt().Bucket(store.BucketKeys), k.Hash, &k); err != nil {
-			return err
-		}
-		if err := s.audit(tx, ActorOperator, ActApplicationApprove, app.ID, &before, &app); err != nil {
-			return err
-		}
-		if err := s.audit(tx, ActorOperator, ActSNAACreate, sn.ID, nil, &sn); err != nil {
-			return err
-		}
-		kv := keyView(k)
-		if err := s.audit(tx, ActorOperator, ActKeyIssue, sn.ID+"/"+k.ID, nil, &kv); err != nil {
-			return err
+		if err := tx.PutKey(k.Hash, &k); err != nil {
+			return nil, err
 		}
 		res = ApproveResult{Application: app, SNAA: sn, Key: IssuedKey{ID: k.ID, Name: k.Name, SNAAID: sn.ID, Secret: secret, Created: now.Format(timeFormat)}}
-		return nil
+		kv := keyView(k)
+		return []change{
+			{ActApplicationApprove, app.ID, &before, &app},
+			{ActSNAACreate, sn.ID, nil, &sn},
+			{ActKeyIssue, sn.ID + "/" + k.ID, nil, &kv},
+		}, nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	if o.err != nil {
-		return nil, o.err
-	}
 	s.log.Info("application approved", "application", appID, "snaa", res.SNAA.ID, "namespace", res.SNAA.Namespace)
 	// Records imported into the namespace before its SNAA existed become
 	// searchable by URL now (the index skips namespaces nobody owns).
-	if n, err := s.indexNamespace(res.SNAA.Namespace); err != nil {
+	if n, err := s.reg.IndexNamespace(res.SNAA.Namespace); err != nil {
 		s.log.Error("indexing the new namespace's records by URL", "namespace", res.SNAA.Namespace, "err", err)
 	} else if n > 0 {
 		s.log.Info("indexed imported records by URL", "namespace", res.SNAA.Namespace, "entries", n)
@@ -403,60 +359,49 @@ func (s *Server) rejectApplication(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	if strings.TrimSpace(req.Note) == "" {
-		return &ValidationError{Errors: []FieldError{{Field: "note", Message: "is required: tell the applicant why"}}}
+		return &model.ValidationError{Errors: []FieldError{{Field: "note", Message: "is required: tell the applicant why"}}}
 	}
 	id := r.PathValue("id")
 	now := s.now().UTC()
 	var app Application
-	var o outcome
-	err = s.updateAuth(func(tx *store.Tx) error {
-		o = outcome{}
-		apps := tx.Bolt().Bucket(store.BucketApplications)
-		ok, err := getJSON(apps, id, &app)
+	err = s.opWrite(func(tx registry.Tx) ([]change, error) {
+		var ok bool
+		var err error
+		app, ok, err = tx.Application(id)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if !ok {
-			return o.fail(problem(http.StatusNotFound, "no application %q", id))
+			return nil, problem(http.StatusNotFound, "no application %q", id)
 		}
 		if app.State != StateSubmitted {
-			return o.fail(problem(http.StatusConflict, "application %s is already %s", id, app.State))
+			return nil, problem(http.StatusConflict, "application %s is already %s", id, app.State)
 		}
 		before := app
 		app.State = StateRejected
 		app.Decided = &now
 		app.Note = req.Note
-		if err := putJSON(apps, id, &app); err != nil {
-			return err
-		}
-		return s.audit(tx, ActorOperator, ActApplicationReject, id, &before, &app)
+		return []change{{ActApplicationReject, id, &before, &app}}, tx.PutApplication(&app)
 	})
 	if err != nil {
 		return err
-	}
-	if o.err != nil {
-		return o.err
 	}
 	writeJSON(w, http.StatusOK, &app)
 	return nil
 }
 
 func (s *Server) listSNAAs(w http.ResponseWriter, r *http.Request) error {
-	out := []SNAA{}
-	err := s.db.View(func(tx *store.Tx) error {
-		return tx.Bolt().Bucket(store.BucketSNAAs).ForEach(func(k, v []byte) error {
-			var sn SNAA
-			if err := json.Unmarshal(v, &sn); err != nil {
-				return err
-			}
-			out = append(out, sn)
-			return nil
-		})
+	var out []SNAA
+	err := s.reg.View(func(tx registry.Tx) (err error) {
+		out, err = tx.SNAAs()
+		return err
 	})
 	if err != nil {
 		return err
 	}
-	slices.SortFunc(out, func(a, b SNAA) int { return strings.Compare(a.Namespace, b.Namespace) })
+	if out == nil {
+		out = []SNAA{}
+	}
 	writeJSON(w, http.StatusOK, map[string]any{"snaas": out})
 	return nil
 }
@@ -464,8 +409,8 @@ func (s *Server) listSNAAs(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) loadSNAA(id string) (SNAA, bool, error) {
 	var sn SNAA
 	var ok bool
-	err := s.db.View(func(tx *store.Tx) (err error) {
-		ok, err = getJSON(tx.Bolt().Bucket(store.BucketSNAAs), id, &sn)
+	err := s.reg.View(func(tx registry.Tx) (err error) {
+		sn, ok, err = tx.SNAA(id)
 		return err
 	})
 	return sn, ok, err
@@ -500,21 +445,20 @@ func (s *Server) patchSNAA(w http.ResponseWriter, r *http.Request) error {
 		var pe []FieldError
 		prefixes, pe = s.checkPrefixes("prefixes", req.Prefixes)
 		if len(pe) > 0 {
-			return &ValidationError{Errors: pe}
+			return &model.ValidationError{Errors: pe}
 		}
 	}
 	id := r.PathValue("id")
 	var sn SNAA
-	var o outcome
-	err = s.updateAuth(func(tx *store.Tx) error {
-		o = outcome{}
-		b := tx.Bolt().Bucket(store.BucketSNAAs)
-		ok, err := getJSON(b, id, &sn)
+	err = s.opWrite(func(tx registry.Tx) ([]change, error) {
+		var ok bool
+		var err error
+		sn, ok, err = tx.SNAA(id)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if !ok {
-			return o.fail(problem(http.StatusNotFound, "no SNAA %q", id))
+			return nil, problem(http.StatusNotFound, "no SNAA %q", id)
 		}
 		before := sn
 		if req.CustomIDs != nil {
@@ -527,16 +471,10 @@ func (s *Server) patchSNAA(w http.ResponseWriter, r *http.Request) error {
 			sn.Prefixes = prefixes
 		}
 		sn.Updated = s.now().UTC()
-		if err := putJSON(b, id, &sn); err != nil {
-			return err
-		}
-		return s.audit(tx, ActorOperator, ActSNAAUpdate, id, &before, &sn)
+		return []change{{ActSNAAUpdate, id, &before, &sn}}, tx.PutSNAA(&sn)
 	})
 	if err != nil {
 		return err
-	}
-	if o.err != nil {
-		return o.err
 	}
 	writeJSON(w, http.StatusOK, &sn)
 	return nil
@@ -564,7 +502,7 @@ func (s *Server) issueKey(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) IssueKey(snaaID, name string) (*IssuedKey, error) {
 	name = strings.TrimSpace(name)
 	if name == "" || utf8.RuneCountInString(name) > 100 || hasControl(name) {
-		return nil, &ValidationError{Errors: []FieldError{{Field: "name", Message: "is required: 1–100 printable characters"}}}
+		return nil, &model.ValidationError{Errors: []FieldError{{Field: "name", Message: "is required: 1–100 printable characters"}}}
 	}
 	keyID, err := s.newID("key_")
 	if err != nil {
@@ -577,28 +515,19 @@ func (s *Server) IssueKey(snaaID, name string) (*IssuedKey, error) {
 	now := s.now().UTC()
 	sum := hashSecret(secret)
 	k := Key{ID: keyID, SNAAID: snaaID, Name: name, Hash: hex.EncodeToString(sum[:]), Created: now}
-	var o outcome
-	err = s.updateAuth(func(tx *store.Tx) error {
-		o = outcome{}
-		var sn SNAA
-		ok, err := getJSON(tx.Bolt().Bucket(store.BucketSNAAs), snaaID, &sn)
+	err = s.opWrite(func(tx registry.Tx) ([]change, error) {
+		_, ok, err := tx.SNAA(snaaID)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if !ok {
-			return o.fail(problem(http.StatusNotFound, "no SNAA %q", snaaID))
-		}
-		if err := putJSON(tx.Bolt().Bucket(store.BucketKeys), k.Hash, &k); err != nil {
-			return err
+			return nil, problem(http.StatusNotFound, "no SNAA %q", snaaID)
 		}
 		kv := keyView(k)
-		return s.audit(tx, ActorOperator, ActKeyIssue, snaaID+"/"+k.ID, nil, &kv)
+		return []change{{ActKeyIssue, snaaID + "/" + k.ID, nil, &kv}}, tx.PutKey(k.Hash, &k)
 	})
 	if err != nil {
 		return nil, err
-	}
-	if o.err != nil {
-		return nil, o.err
 	}
 	s.log.Info("key issued", "snaa", snaaID, "key", keyID, "name", name)
 	return &IssuedKey{ID: k.ID, Name: k.Name, SNAAID: snaaID, Secret: secret, Created: now.Format(timeFormat)}, nil
@@ -611,24 +540,19 @@ func (s *Server) listKeys(w http.ResponseWriter, r *http.Request) error {
 	} else if !ok {
 		return problem(http.StatusNotFound, "no SNAA %q", id)
 	}
-	out := []Key{}
-	err := s.db.View(func(tx *store.Tx) error {
-		return tx.Bolt().Bucket(store.BucketKeys).ForEach(func(_, v []byte) error {
-			var k Key
-			if err := json.Unmarshal(v, &k); err != nil {
-				return err
-			}
-			if k.SNAAID == id {
-				s.pendingLastUsed(&k)
-				out = append(out, keyView(k))
-			}
-			return nil
-		})
+	var keys []Key
+	err := s.reg.View(func(tx registry.Tx) (err error) {
+		keys, err = tx.KeysOf(id)
+		return err
 	})
 	if err != nil {
 		return err
 	}
-	slices.SortFunc(out, func(a, b Key) int { return a.Created.Compare(b.Created) })
+	out := []Key{}
+	for _, k := range keys {
+		s.pendingLastUsed(&k)
+		out = append(out, keyView(k))
+	}
 	writeJSON(w, http.StatusOK, map[string]any{"keys": out})
 	return nil
 }
@@ -636,45 +560,24 @@ func (s *Server) listKeys(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request) error {
 	snaaID, keyID := r.PathValue("id"), r.PathValue("key_id")
 	now := s.now().UTC()
-	var o outcome
-	err := s.updateAuth(func(tx *store.Tx) error {
-		o = outcome{}
-		b := tx.Bolt().Bucket(store.BucketKeys)
-		var found *Key
-		var hash []byte
-		err := b.ForEach(func(h, v []byte) error {
-			var k Key
-			if err := json.Unmarshal(v, &k); err != nil {
-				return err
-			}
-			if k.ID == keyID && k.SNAAID == snaaID {
-				found = &k
-				hash = append([]byte(nil), h...)
-			}
-			return nil
-		})
+	err := s.opWrite(func(tx registry.Tx) ([]change, error) {
+		hash, k, ok, err := tx.FindKey(snaaID, keyID)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if found == nil {
-			return o.fail(problem(http.StatusNotFound, "SNAA %q has no key %q", snaaID, keyID))
+		if !ok {
+			return nil, problem(http.StatusNotFound, "SNAA %q has no key %q", snaaID, keyID)
 		}
-		if found.Revoked != nil {
-			return nil // revoking twice is harmless: 204 again
+		if k.Revoked != nil {
+			return nil, nil // revoking twice is harmless: 204 again
 		}
-		before := keyView(*found)
-		found.Revoked = &now
-		if err := putJSON(b, string(hash), found); err != nil {
-			return err
-		}
-		after := keyView(*found)
-		return s.audit(tx, ActorOperator, ActKeyRevoke, snaaID+"/"+keyID, &before, &after)
+		before := keyView(k)
+		k.Revoked = &now
+		after := keyView(k)
+		return []change{{ActKeyRevoke, snaaID + "/" + keyID, &before, &after}}, tx.PutKey(hash, &k)
 	})
 	if err != nil {
 		return err
-	}
-	if o.err != nil {
-		return o.err
 	}
 	s.log.Info("key revoked", "snaa", snaaID, "key", keyID)
 	w.WriteHeader(http.StatusNoContent)

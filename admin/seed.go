@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"net/http"
 
-	"pidnode/store"
+	"pidnode/registry"
 )
 
 // DemoNamespace is the namespace SeedDemo gives the demo SNAA.
@@ -36,9 +36,8 @@ type DemoInfo struct {
 func (s *Server) SeedDemo(ctx context.Context) (DemoInfo, error) {
 	var info DemoInfo
 	empty := true
-	if err := s.db.View(func(tx *store.Tx) error {
-		k, _ := tx.Bolt().Bucket(store.BucketSNAAs).Cursor().First()
-		empty = k == nil
+	if err := s.reg.View(func(tx registry.Tx) error {
+		empty = !tx.HasSNAAs()
 		return nil
 	}); err != nil {
 		return info, err

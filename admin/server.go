@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"pidnode/handlev"
+	"pidnode/model"
+	"pidnode/registry"
 	"pidnode/store"
 )
 
@@ -38,8 +40,8 @@ type Config struct {
 	// OperatorKey is the bearer token of the /ops/v1 routes. Required, at least
 	// 16 characters.
 	OperatorKey string
-	// Model is a metadata model file (JSON or TOML, see LoadModel). If empty,
-	// DefaultModel (pid4cat) is used.
+	// Model is a metadata model file (JSON or TOML, see model.LoadModel). If
+	// empty, model.DefaultModel (pid4cat) is used.
 	Model []byte
 	// MaxBodyBytes limits request bodies (413 beyond). If zero,
 	// DefaultMaxBodyBytes (1 MiB) is used.
@@ -90,7 +92,7 @@ type Server struct {
 	namer        *handlev.Namer
 	inv          Invalidator
 	opHash       [32]byte
-	model        *Model
+	model        *model.Model
 	maxBody      int64
 	public       string
 	log          *slog.Logger
@@ -112,8 +114,12 @@ type Server struct {
 	readOnly     atomic.Bool
 	metrics      metrics
 	handler      http.Handler
-	// writes commits identifier writes (create, update, bulk) in groups.
-	writes groupCommit
+	// reg is the persistence of the admin buckets; its Commit commits
+	// identifier writes (create, update, bulk) in groups.
+	reg *registry.Registry
+	// writes counts the committed groups and the writes they held, for
+	// /metrics (calls/groups is the mean group size).
+	writes struct{ groups, calls atomic.Uint64 }
 	// auth caches valid keys (auth.go); operator writes invalidate it.
 	auth authCache
 }
@@ -140,14 +146,14 @@ func New(cfg Config) (*Server, error) {
 	}
 	mb := cfg.Model
 	if len(mb) == 0 {
-		mb = DefaultModel
+		mb = model.DefaultModel
 	}
-	model, err := LoadModel(mb)
+	mod, err := model.LoadModel(mb)
 	if err != nil {
 		return nil, err
 	}
 	s := &Server{
-		db: cfg.DB, namer: cfg.Namer, inv: cfg.Invalidator, model: model,
+		db: cfg.DB, namer: cfg.Namer, inv: cfg.Invalidator, model: mod,
 		maxBody: cfg.MaxBodyBytes, public: strings.TrimRight(cfg.PublicURL, "/"),
 		log: cfg.Logger, now: cfg.Now, rnd: cfg.Rand, luEvery: cfg.LastUsedInterval,
 		idemTTL: cfg.IdempotencyTTL, counts: cfg.Counter, statsEvery: cfg.StatsInterval, extraMetrics: cfg.Metrics, refuseKeys: cfg.RefuseKeys,
@@ -174,7 +180,14 @@ func New(cfg Config) (*Server, error) {
 		s.idemTTL = 24 * time.Hour
 	}
 	s.opHash = hashSecret(cfg.OperatorKey)
-	s.writes.db = cfg.DB
+	s.reg, err = registry.New(registry.Config{DB: cfg.DB, Namer: cfg.Namer, URLIndex: mod.URL.Index, Now: s.now,
+		OnCommit: func(n int) {
+			s.writes.groups.Add(1)
+			s.writes.calls.Add(uint64(n))
+		}})
+	if err != nil {
+		return nil, err
+	}
 	s.bases = []base{{path: "/pid/v2", prefix: strings.ToUpper(cfg.Namer.Prefix())}}
 	if tp := cfg.Namer.TestPrefix(); tp != "" {
 		s.bases = append(s.bases, base{path: "/testpid/v2", prefix: strings.ToUpper(tp), test: true})
@@ -206,7 +219,7 @@ func New(cfg Config) (*Server, error) {
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // Model returns the metadata model in use.
-func (s *Server) Model() *Model { return s.model }
+func (s *Server) Model() *model.Model { return s.model }
 
 // Close writes the pending key last-used times. Call it before closing the DB.
 // It also writes the resolution counts not yet flushed.
@@ -298,18 +311,11 @@ func (s *Server) routesInit() {
 // database written before they existed (once; both are then maintained by
 // every write).
 func (s *Server) ensureIndexes() error {
-	built, err := urlIndexBuilt(s.db)
-	if err != nil {
-		return err
-	}
-	if !built {
-		n, err := reindexURLs(s.db, s.namer, s.model.URL.Index)
-		if err != nil {
-			return err
-		}
+	n, err := s.reg.EnsureIndexes()
+	if n >= 0 {
 		s.log.Info("URL index built", "entries", n)
 	}
-	return s.reindexAudit()
+	return err
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
@@ -392,20 +398,13 @@ func marshal(v any) ([]byte, error) {
 
 // writeError is the one place that maps errors to problem+json replies.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	var p *Problem
-	var ve *ValidationError
+	p, ok := problemOf(err)
 	switch {
-	case errors.As(err, &p):
-		if p.Status >= 500 {
-			s.log.Error("admin request failed", "method", r.Method, "path", r.URL.Path, "status", p.Status, "detail", p.Detail)
-		}
-	case errors.As(err, &ve):
-		p = problem(http.StatusUnprocessableEntity, "%d field(s) are invalid; see errors", len(ve.Errors))
-		p.Errors = ve.Errors
-	default:
+	case !ok:
 		// Unexpected errors (database, encoding) are logged, never shown.
 		s.log.Error("admin request failed", "method", r.Method, "path", r.URL.Path, "err", err)
-		p = problem(http.StatusInternalServerError, "internal error; the operator's log has details")
+	case p.Status >= 500:
+		s.log.Error("admin request failed", "method", r.Method, "path", r.URL.Path, "status", p.Status, "detail", p.Detail)
 	}
 	for k, v := range p.header {
 		w.Header().Set(k, v)

@@ -1,13 +1,10 @@
 package admin
 
 import (
-	"encoding/binary"
-	"fmt"
 	"testing"
 	"time"
 
 	"pidnode/cache"
-	"pidnode/store"
 )
 
 func TestResolutionStats(t *testing.T) {
@@ -89,53 +86,4 @@ func TestResolutionStats(t *testing.T) {
 	// "stats" is a route, never a custom id.
 	e.want(e.do("PUT", coll+"stats", a.Key.Secret, validPayload(), "If-None-Match", "*"), 422)
 	e.want(e.do("PUT", coll+"x/stats", a.Key.Secret, validPayload(), "If-None-Match", "*"), 422)
-}
-
-// TestFlushStatsManyKeys: a flush of more keys than one sort run and one
-// transaction (statsSortRun, statsChunk) writes every identifier's and
-// namespace's count exactly, and the next flush adds to them.
-func TestFlushStatsManyKeys(t *testing.T) {
-	counter := cache.NewCounter(0)
-	e := newEnv(t, func(c *Config) {
-		c.Counter = counter
-		c.Now = func() time.Time { return time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC) }
-	})
-	const ids = 3*statsSortRun + 123
-	want := map[string]uint64{}
-	for round := range 3 {
-		for i := range ids {
-			ns := [...]string{"AAA", "BBB", "CCC"}[i%3]
-			k, _, err := e.namer.Key(e.namer.Full(testPrefix, ns, fmt.Sprintf("ID%05d", (i*7919+round*1000)%ids)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			n := 1 + (i+round)%5
-			for range n {
-				counter.Count(k)
-			}
-			want[string(statsKey(statsID, []byte(k), "20261120"))] += uint64(n)
-			want[string(statsKey(statsNS, nsKeyPrefix(e.namer, []byte(k)), "20261120"))] += uint64(n)
-		}
-		if err := e.srv.FlushStats(); err != nil {
-			t.Fatal(err)
-		}
-		got := map[string]uint64{}
-		err := e.db.View(func(tx *store.Tx) error {
-			return tx.Bolt().Bucket(store.BucketStats).ForEach(func(k, v []byte) error {
-				got[string(k)] = binary.BigEndian.Uint64(v)
-				return nil
-			})
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(got) != len(want) {
-			t.Fatalf("round %d: %d statistics keys, want %d", round, len(got), len(want))
-		}
-		for k, n := range want {
-			if got[k] != n {
-				t.Fatalf("round %d: %q = %d, want %d", round, k, got[k], n)
-			}
-		}
-	}
 }

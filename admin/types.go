@@ -1,96 +1,40 @@
 package admin
 
-import "time"
+import (
+	"time"
 
-// Application states (SPEC §4.1).
-const (
-	StateSubmitted = "SUBMITTED"
-	StateApproved  = "APPROVED"
-	StateRejected  = "REJECTED"
+	"pidnode/registry"
 )
 
-// Contact is a person at an applying organisation.
-type Contact struct {
-	Name  string `json:"name"`
-	Email string `json:"email"`
-}
+// The records of the admin buckets are also the bodies of the operator
+// routes' replies.
+type (
+	Application = registry.Application
+	Contact     = registry.Contact
+	SNAA        = registry.SNAA
+	Key         = registry.Key
+	AuditEntry  = registry.AuditEntry
+)
 
-// Application is an organisation's request to become an SNAA, stored as JSON in
-// store.BucketApplications under its ID.
-type Application struct {
-	ID                    string     `json:"id"`
-	Organisation          string     `json:"organisation"`
-	TechnicalContact      Contact    `json:"technical_contact"`
-	AdministrativeContact Contact    `json:"administrative_contact"`
-	PolicyVersion         string     `json:"policy_version"`
-	MaintenanceStatement  string     `json:"maintenance_statement"`
-	State                 string     `json:"state"`
-	Submitted             time.Time  `json:"submitted"`
-	Decided               *time.Time `json:"decided,omitempty"`
-	Note                  string     `json:"note,omitempty"`
-	SNAAID                string     `json:"snaa_id,omitempty"`
-}
+// Application states and audit actions, as the API shows them.
+const (
+	StateSubmitted = registry.StateSubmitted
+	StateApproved  = registry.StateApproved
+	StateRejected  = registry.StateRejected
 
-// SNAA is an approved Sub-Name Assigning Authority, stored as JSON in
-// store.BucketSNAAs under its ID.
-type SNAA struct {
-	ID               string    `json:"id"`
-	Organisation     string    `json:"organisation"`
-	Namespace        string    `json:"namespace"`
-	Prefixes         []string  `json:"prefixes"`
-	CustomIDs        bool      `json:"custom_ids"`
-	Suspended        bool      `json:"suspended"`
-	ApplicationID    string    `json:"application_id,omitempty"`
-	TechnicalContact Contact   `json:"technical_contact"`
-	Created          time.Time `json:"created"`
-	Updated          time.Time `json:"updated"`
-}
+	ActApplicationSubmit  = registry.ActApplicationSubmit
+	ActApplicationApprove = registry.ActApplicationApprove
+	ActApplicationReject  = registry.ActApplicationReject
+	ActSNAACreate         = registry.ActSNAACreate
+	ActSNAAUpdate         = registry.ActSNAAUpdate
+	ActKeyIssue           = registry.ActKeyIssue
+	ActKeyRevoke          = registry.ActKeyRevoke
+	ActHandleCreate       = registry.ActHandleCreate
+	ActHandleUpdate       = registry.ActHandleUpdate
+	ActorOperator         = registry.ActorOperator
+)
 
-// mayWrite reports whether the SNAA may write under prefix (canonical upper case).
-func (s *SNAA) mayWrite(prefix string) bool {
-	for _, p := range s.Prefixes {
-		if p == prefix {
-			return true
-		}
-	}
-	return false
-}
-
-// Key is an API key's metadata. The secret is never stored: Hash is its SHA-256
-// (hex), which is also its key in store.BucketKeys.
-type Key struct {
-	ID       string     `json:"id"`
-	SNAAID   string     `json:"snaa_id"`
-	Name     string     `json:"name"`
-	Hash     string     `json:"hash,omitempty"`
-	Created  time.Time  `json:"created"`
-	LastUsed *time.Time `json:"last_used,omitempty"`
-	Revoked  *time.Time `json:"revoked,omitempty"`
-}
-
-// AuditEntry is one line of the append-only audit log, stored as JSON in
-// store.BucketAudit under its big-endian sequence number.
-type AuditEntry struct {
-	Seq   uint64    `json:"seq"`
-	Time  time.Time `json:"time"`
-	Actor string    `json:"actor"`
-	// KeyName is the name of the SNAA key that made an identifier write.
-	KeyName string `json:"key_name,omitempty"`
-	Action  string `json:"action"`
-	Target  string `json:"target"`
-	Before  any    `json:"before,omitempty"`
-	After   any    `json:"after,omitempty"`
-}
-
-// idemRecord remembers a create made with an Idempotency-Key, stored as JSON in
-// store.BucketIdempotency under "<snaa id> <base> <key>".
-type idemRecord struct {
-	BodyHash string    `json:"body_hash"`
-	Key      string    `json:"key"` // storage key of the created record
-	Created  time.Time `json:"created"`
-}
-
-// Identifier is the reply body of the SNAA routes (SPEC §4).
+// Identifier is the reply body of the SNAA routes (docs/product.md §4).
 type Identifier struct {
 	Handle    string         `json:"handle"`
 	Prefix    string         `json:"prefix"`

@@ -28,7 +28,9 @@ var rules = map[string]struct {
 	"resolver":      {internal: []string{"handlev", "cache", "internal/ascii", "internal/promtext", "internal/tokenbucket"}, external: []string{"github.com/valyala/fasthttp", "golang.org/x/net/"}},
 	"resolver/dns":  {internal: []string{"handlev", "cache", "internal/ascii", "internal/promtext", "internal/tokenbucket"}, external: []string{"github.com/miekg/dns"}},
 	"resolver/hdl":  {internal: []string{"handlev", "handlev/hsmsg", "cache", "internal/ascii"}},
-	"admin":         {internal: []string{"handlev", "store", "internal/promtext", "internal/tokenbucket"}, external: []string{"go.etcd.io/bbolt", "github.com/BurntSushi/toml", "github.com/santhosh-tekuri/jsonschema/v6", "github.com/prometheus/"}},
+	"model":         {internal: []string{"handlev"}, external: []string{"github.com/BurntSushi/toml", "github.com/santhosh-tekuri/jsonschema/v6"}},
+	"registry":      {internal: []string{"handlev", "store"}, external: []string{"go.etcd.io/bbolt"}},
+	"admin":         {internal: []string{"handlev", "store", "model", "registry", "internal/promtext", "internal/tokenbucket"}, external: []string{"github.com/santhosh-tekuri/jsonschema/v6", "github.com/prometheus/"}},
 	// Leaves: the standard library only. procfloor sits below store, ascii
 	// below handlev and every front, promtext and tokenbucket below admin,
 	// the resolvers and cmd.
@@ -36,9 +38,9 @@ var rules = map[string]struct {
 	"internal/ascii":       {},
 	"internal/promtext":    {},
 	"internal/tokenbucket": {},
-	"internal":             {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "internal"}, external: []string{""}},
-	"cmd":                  {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "internal"}, external: []string{""}},
-	"bench":                {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "internal", "bench"}, external: []string{""}},
+	"internal":             {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "model", "registry", "internal"}, external: []string{""}},
+	"cmd":                  {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "model", "registry", "internal"}, external: []string{""}},
+	"bench":                {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "model", "registry", "internal", "bench"}, external: []string{""}},
 }
 
 func ruleFor(dir string) (string, bool) {
@@ -168,6 +170,14 @@ func TestRulesCatchViolations(t *testing.T) {
 		{"handlev", "cache", false},
 		{"store", "cache", false},
 		{"admin", "resolver", false},
+		{"model", "store", false},
+		{"model", "admin", false},
+		{"admin", "model", true},
+		{"admin", "registry", true},
+		{"registry", "admin", false},
+		{"registry", "model", false},
+		{"store", "registry", false},
+		{"model", "registry", false},
 		{"cmd", "bench", false},
 		{"internal", "cmd/pidnode", false},
 		{"resolver/hdl", "handlev/hsmsg", true},

@@ -1,23 +1,19 @@
-package admin
+package model
 
 import (
 	"bytes"
 	_ "embed"
 	"encoding/json"
 	"fmt"
-	"math/big"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
-	"time"
-	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
 )
 
-// DefaultModel is the pid4cat metadata model of METADATA-MODEL.md, used when
-// Config.Model is empty.
+// DefaultModel is the pid4cat metadata model (docs/metadata-model.md), the
+// model of a node whose configuration names none.
 //
 //go:embed models/pid4cat.json
 var DefaultModel []byte
@@ -43,7 +39,7 @@ type URLSpec struct {
 	ChangedField string `json:"changed_field"`
 }
 
-// ChangesSpec places the change log the node keeps (SPEC §3, index 16).
+// ChangesSpec places the change log the node keeps (docs/product.md §3, index 16).
 type ChangesSpec struct {
 	Index int32  `json:"index"`
 	Type  string `json:"type"`
@@ -321,229 +317,4 @@ func (m *Model) Field(name string) *FieldSpec {
 		}
 	}
 	return nil
-}
-
-// validator collects every error of a payload.
-type validator struct {
-	errs []FieldError
-}
-
-// maxFieldErrors bounds the errors of one reply; a hostile payload with a
-// million bad items gets the first ones and a note.
-const maxFieldErrors = 100
-
-func (v *validator) add(path, format string, args ...any) {
-	switch {
-	case len(v.errs) < maxFieldErrors:
-		v.errs = append(v.errs, FieldError{Field: path, Message: fmt.Sprintf(format, args...)})
-	case len(v.errs) == maxFieldErrors:
-		v.errs = append(v.errs, FieldError{Field: "(body)", Message: fmt.Sprintf("more than %d errors; fix these first", maxFieldErrors)})
-	}
-}
-
-// validate checks value x (decoded with UseNumber) against s at path.
-func (v *validator) validate(path string, s *Schema, x any) {
-	switch s.Type {
-	case "string":
-		str, ok := x.(string)
-		if !ok {
-			v.add(path, "must be a string, not %s", jsonType(x))
-			return
-		}
-		v.checkString(path, s, str)
-	case "integer":
-		n, ok := x.(json.Number)
-		if !ok {
-			v.add(path, "must be an integer, not %s", jsonType(x))
-			return
-		}
-		i, err := strconv.ParseInt(string(n), 10, 64)
-		if err != nil {
-			v.add(path, "must be an integer between -2^63 and 2^63-1, not %s", truncate(string(n), 40))
-			return
-		}
-		v.checkRange(path, s, float64(i))
-	case "number":
-		n, ok := x.(json.Number)
-		if !ok {
-			v.add(path, "must be a number, not %s", jsonType(x))
-			return
-		}
-		f, _, err := big.ParseFloat(string(n), 10, 64, big.ToNearestEven)
-		if err != nil {
-			v.add(path, "must be a number")
-			return
-		}
-		ff, _ := f.Float64()
-		v.checkRange(path, s, ff)
-	case "boolean":
-		if _, ok := x.(bool); !ok {
-			v.add(path, "must be true or false, not %s", jsonType(x))
-		}
-	case "array":
-		a, ok := x.([]any)
-		if !ok {
-			v.add(path, "must be an array, not %s", jsonType(x))
-			return
-		}
-		if s.MinItems != nil && len(a) < *s.MinItems {
-			v.add(path, "must have at least %d item(s)", *s.MinItems)
-		}
-		if s.MaxItems != nil && len(a) > *s.MaxItems {
-			v.add(path, "must have at most %d items, has %d", *s.MaxItems, len(a))
-		}
-		for i, e := range a {
-			v.validate(fmt.Sprintf("%s[%d]", path, i), s.Items, e)
-		}
-	case "object":
-		o, ok := x.(map[string]any)
-		if !ok {
-			v.add(path, "must be an object, not %s", jsonType(x))
-			return
-		}
-		v.checkObject(path, s, o, true)
-	}
-}
-
-func (v *validator) checkObject(path string, s *Schema, o map[string]any, top bool) {
-	if top && (s.AdditionalProperties == nil || !*s.AdditionalProperties) {
-		var unknown []string
-		for k := range o {
-			if _, ok := s.Properties.Map[k]; !ok {
-				unknown = append(unknown, k)
-			}
-		}
-		slices.Sort(unknown)
-		for _, k := range unknown {
-			v.add(join(path, k), "unknown field; allowed: %s", strings.Join(s.Properties.Names, ", "))
-		}
-	}
-	for _, k := range s.Required {
-		if x, ok := o[k]; !ok || x == nil {
-			v.add(join(path, k), "is required")
-		}
-	}
-	for _, k := range s.Properties.Names {
-		x, ok := o[k]
-		if !ok || x == nil {
-			if ok && !slices.Contains(s.Required, k) {
-				v.add(join(path, k), "must not be null (omit the field instead)")
-			}
-			continue
-		}
-		v.validate(join(path, k), s.Properties.Map[k], x)
-	}
-	if d := s.Discriminator; d != nil {
-		if dv, ok := o[d.Property].(string); ok {
-			if c := d.Cases[dv]; c != nil {
-				for _, k := range c.Properties.Names {
-					if x, ok := o[k]; ok && x != nil {
-						v.validate(join(path, k), c.Properties.Map[k], x)
-					}
-				}
-				for _, k := range c.Required {
-					if x, ok := o[k]; !ok || x == nil {
-						v.add(join(path, k), "is required when %s is %s", d.Property, dv)
-					}
-				}
-			}
-		}
-	}
-}
-
-func (v *validator) checkString(path string, s *Schema, str string) {
-	if !utf8.ValidString(str) {
-		v.add(path, "must be valid UTF-8")
-		return
-	}
-	n := utf8.RuneCountInString(str)
-	if s.MaxLength != nil && n > *s.MaxLength {
-		v.add(path, "must be at most %d characters, has %d", *s.MaxLength, n)
-		return
-	}
-	if s.MinLength != nil && n < *s.MinLength {
-		v.add(path, "must be at least %d character(s)", *s.MinLength)
-	}
-	if hasControl(str) && s.Format != "" {
-		v.add(path, "must not contain control characters")
-		return
-	}
-	if s.Const != nil && str != *s.Const {
-		v.add(path, "must be exactly %q", *s.Const)
-		return
-	}
-	if len(s.Enum) > 0 && !slices.Contains(s.Enum, str) {
-		v.add(path, "must be one of %s; got %q", strings.Join(s.Enum, ", "), truncate(str, 64))
-		return
-	}
-	switch s.Format {
-	case "http-url":
-		if msg := checkHTTPURL(str); msg != "" {
-			v.add(path, "%s", msg)
-			return
-		}
-	case "date-time":
-		if _, err := time.Parse(time.RFC3339, str); err != nil {
-			if _, err2 := time.Parse("2006-01-02", str); err2 != nil {
-				v.add(path, "must be an ISO 8601 date-time such as 2025-03-11T09:43:14Z")
-				return
-			}
-		}
-	}
-	if s.re != nil && !s.re.MatchString(str) {
-		v.add(path, "must match %s", s.Pattern)
-	}
-}
-
-func (v *validator) checkRange(path string, s *Schema, f float64) {
-	if s.Minimum != nil && f < *s.Minimum {
-		v.add(path, "must be at least %v", *s.Minimum)
-	}
-	if s.Maximum != nil && f > *s.Maximum {
-		v.add(path, "must be at most %v", *s.Maximum)
-	}
-}
-
-func join(path, k string) string {
-	if path == "" {
-		return k
-	}
-	return path + "." + k
-}
-
-func jsonType(x any) string {
-	switch x.(type) {
-	case nil:
-		return "null"
-	case string:
-		return "a string"
-	case json.Number:
-		return "a number"
-	case bool:
-		return "a boolean"
-	case []any:
-		return "an array"
-	case map[string]any:
-		return "an object"
-	}
-	return "unknown"
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
-
-func hasControl(s string) bool {
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == '\u2028' || r == '\u2029' {
-			return true
-		}
-	}
-	return false
 }

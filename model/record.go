@@ -1,20 +1,18 @@
-package admin
+package model
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"pidnode/handlev"
 )
 
-// Record layout constants (SPEC §3).
-const (
-	recordTTL = 86400 // seconds, relative
-)
+// recordTTL is the relative TTL, in seconds, of every value Build writes
+// (docs/product.md §3).
+const recordTTL = 86400
 
 // Agent is the has_agent object of a change-log entry.
 type Agent struct {
@@ -23,7 +21,7 @@ type Agent struct {
 	Role         string `json:"role"`
 }
 
-// ChangeEntry is one entry of the CHANGES value (METADATA-MODEL.md).
+// ChangeEntry is one entry of the change log value (docs/metadata-model.md).
 type ChangeEntry struct {
 	DatetimeLog  string `json:"datetime_log"`
 	HasAgent     Agent  `json:"has_agent"`
@@ -31,18 +29,19 @@ type ChangeEntry struct {
 	Description  string `json:"description"`
 }
 
-// content is what the API shows of a record: its URL and metadata.
-type content struct {
+// Content is what a record holds in the model's terms: its URL, its metadata
+// fields and its change log.
+type Content struct {
 	URL      *string
 	Metadata map[string]any
 	Changes  []json.RawMessage
 }
 
-// extract reads the URL, the model's metadata fields and the change log from
+// Extract reads the URL, the model's metadata fields and the change log from
 // a record's values. Values the model does not know are ignored here (and
-// kept by build).
-func (m *Model) extract(vals []handlev.Value) content {
-	c := content{Metadata: map[string]any{}}
+// kept by Build). The Content does not share memory with vals.
+func (m *Model) Extract(vals []handlev.Value) Content {
+	c := Content{Metadata: map[string]any{}}
 	for i := range vals {
 		v := &vals[i]
 		switch {
@@ -74,8 +73,8 @@ func (m *Model) extract(vals []handlev.Value) content {
 	return c
 }
 
-// buildInput is what build needs to write a record.
-type buildInput struct {
+// BuildInput is what Build needs to write a record.
+type BuildInput struct {
 	Display     string         // canonical display handle
 	AdminHandle string         // <PREFIX>/<svc>/<NS>/ADMIN
 	URL         string         // validated
@@ -86,11 +85,11 @@ type buildInput struct {
 	Create      bool
 }
 
-// build returns the new values of a record (SPEC §3 order: by index) and the
+// Build returns the new values of a record (in index order, docs/product.md §3) and the
 // change-log entries added. Values whose data did not change keep their
 // timestamp; values the model does not manage are kept as they are. A nil
 // entries slice means nothing changed.
-func (m *Model) build(in buildInput) ([]handlev.Value, []ChangeEntry) {
+func (m *Model) Build(in BuildInput) ([]handlev.Value, []ChangeEntry) {
 	old := map[int32]*handlev.Value{}
 	for i := range in.Old {
 		if _, dup := old[in.Old[i].Index]; !dup {
@@ -167,7 +166,7 @@ func (m *Model) build(in buildInput) ([]handlev.Value, []ChangeEntry) {
 		_ = json.Unmarshal(o.Data, &log)
 	}
 	for i := range entries {
-		b, _ := marshal(&entries[i])
+		b, _ := marshalNoEscape(&entries[i])
 		log = append(log, json.RawMessage(bytes.TrimSpace(b)))
 	}
 	cd := encodeLog(log)
@@ -204,14 +203,14 @@ func encodeLog(log []json.RawMessage) []byte {
 	return b.Bytes()
 }
 
-// splitDisplay cuts "<PREFIX>/<svc>/<NS>/<ID>" into its parts.
-func splitDisplay(h string) (prefix, ns, id string) {
-	parts := strings.SplitN(h, "/", 4)
-	if len(parts) == 4 {
-		return parts[0], parts[2], parts[3]
+// marshalNoEscape encodes v as JSON without HTML escaping, as the change log
+// has always been written.
+func marshalNoEscape(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
 	}
-	if len(parts) == 3 {
-		return parts[0], parts[1], parts[2]
-	}
-	return h, "", ""
+	return b.Bytes(), nil
 }

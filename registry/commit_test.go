@@ -1,4 +1,4 @@
-package admin
+package registry
 
 import (
 	"encoding/json"
@@ -35,7 +35,7 @@ func TestAppendAuditMatchesMarshal(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			tail, err := auditTail(&e)
+			tail, err := AuditTail(&e)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -46,7 +46,7 @@ func TestAppendAuditMatchesMarshal(t *testing.T) {
 	}
 }
 
-// auditTailAfter gives the bytes auditTail gives with the same After as a
+// AuditTailAfter gives the bytes AuditTail gives with the same After as a
 // json.RawMessage.
 func TestAuditTailAfter(t *testing.T) {
 	for _, after := range []any{
@@ -58,12 +58,12 @@ func TestAuditTailAfter(t *testing.T) {
 			t.Fatal(err)
 		}
 		e := AuditEntry{Actor: "snaa:s key:k", KeyName: "ci <&>", Action: ActHandleCreate, Target: "21.1/SVC/NS/X"}
-		got, err := auditTailAfter(&e, raw)
+		got, err := AuditTailAfter(&e, raw)
 		if err != nil {
 			t.Fatal(err)
 		}
 		e.After = json.RawMessage(raw)
-		want, err := auditTail(&e)
+		want, err := AuditTail(&e)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -112,7 +112,7 @@ func TestGroupCommitFailureIsolated(t *testing.T) {
 		case 7:
 			want = errBad.Error()
 		case 8:
-			want = "admin: write panicked: boom"
+			want = "registry: write panicked: boom"
 		}
 		got := ""
 		if err != nil {

@@ -1,4 +1,4 @@
-package admin
+package model
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 )
 
-// checkJSONCases are bodies whose checkJSON verdict must not depend on the
+// checkJSONCases are bodies whose CheckJSON verdict must not depend on the
 // path taken (checkShape for valid JSON, checkTokens otherwise).
 var checkJSONCases = []struct{ name, body string }{
 	{"valid payload", string(mustJSONf(validPayload()))},
@@ -50,9 +50,9 @@ func errText(err error) string {
 func TestCheckJSONPathsAgree(t *testing.T) {
 	for _, c := range checkJSONCases {
 		t.Run(c.name, func(t *testing.T) {
-			got, want := errText(checkJSON([]byte(c.body))), errText(checkTokens([]byte(c.body)))
+			got, want := errText(CheckJSON([]byte(c.body))), errText(checkTokens([]byte(c.body)))
 			if got != want {
-				t.Errorf("checkJSON(%q) = %q, checkTokens = %q", c.body, got, want)
+				t.Errorf("CheckJSON(%q) = %q, checkTokens = %q", c.body, got, want)
 			}
 		})
 	}
@@ -68,19 +68,19 @@ func FuzzCheckJSON(f *testing.F) {
 		if !utf8.Valid(b) {
 			return // checked before either path
 		}
-		got, want := errText(checkJSON(b)), errText(checkTokens(b))
+		got, want := errText(CheckJSON(b)), errText(checkTokens(b))
 		if got != want {
-			t.Fatalf("checkJSON(%q) = %q, checkTokens = %q", b, got, want)
+			t.Fatalf("CheckJSON(%q) = %q, checkTokens = %q", b, got, want)
 		}
 	})
 }
 
 func BenchmarkCheckJSON(b *testing.B) {
 	body := mustJSONf(validPayload())
-	b.Run("checkJSON", func(b *testing.B) {
+	b.Run("CheckJSON", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			checkJSON(body)
+			CheckJSON(body)
 		}
 	})
 	b.Run("tokens", func(b *testing.B) {

@@ -1,15 +1,14 @@
-package admin
+package registry
 
 import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 
 	"pidnode/store"
 )
 
-// groupCommit runs the admin API's write transactions with group commit: at
+// groupCommit runs the identifier writes' transactions with group commit: at
 // most one store.Update is in flight, and every write that arrives while it
 // commits (fsyncs) waits for the next one, which takes them all at once.
 //
@@ -40,9 +39,8 @@ type groupCommit struct {
 	pending []*commitCall
 	busy    bool // a leader is running groups
 
-	// groups and calls count committed transactions and the writes they
-	// held, for /metrics (calls/groups is the mean group size).
-	groups, calls atomic.Uint64
+	// onCommit, if set, is told the number of writes of each committed group.
+	onCommit func(writes int)
 }
 
 // commitCall is one queued write; done receives its result, or errLead when
@@ -53,7 +51,7 @@ type commitCall struct {
 }
 
 // errLead hands the leadership of the queue to a waiting caller.
-var errLead = errors.New("admin: lead the next commit group")
+var errLead = errors.New("registry: lead the next commit group")
 
 // update runs fn in a write transaction shared with concurrent callers and
 // returns after it is committed (on disk unless the store is NoSync). fn's
@@ -105,9 +103,8 @@ func (g *groupCommit) run(group []*commitCall) {
 			return nil
 		})
 		if failed < 0 || len(group) == 1 {
-			if err == nil {
-				g.groups.Add(1)
-				g.calls.Add(uint64(len(group)))
+			if err == nil && g.onCommit != nil {
+				g.onCommit(len(group))
 			}
 			for _, c := range group {
 				c.done <- err
@@ -125,7 +122,7 @@ func (g *groupCommit) run(group []*commitCall) {
 func safeCall(fn func(tx *store.Tx) error, tx *store.Tx) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			err = fmt.Errorf("admin: write panicked: %v", p)
+			err = fmt.Errorf("registry: write panicked: %v", p)
 		}
 	}()
 	return fn(tx)

@@ -1,4 +1,4 @@
-package admin
+package model
 
 import (
 	"encoding/json"
@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 )
 
-// MaxURLBytes bounds a landing page URL (SPEC §4).
+// MaxURLBytes bounds a landing page URL (docs/product.md §4).
 const MaxURLBytes = 2048
 
 // checkHTTPURL returns "" when s is an absolute http(s) URL that is safe to
@@ -47,41 +47,38 @@ func checkHTTPURL(s string) string {
 	return ""
 }
 
-// payload is a validated create or update body: URL (nil = absent) and the
-// metadata fields present in the body (a nil value means "remove", only in updates).
-type payload struct {
+// Payload is the shape-checked JSON of a create or update: URL (nil = absent)
+// and the metadata fields present (a nil value means "remove", only in updates).
+type Payload struct {
 	URL      *string
 	Metadata map[string]any
-	hasMeta  bool
+	// HasMeta: the JSON had a "metadata" object (an update without it keeps
+	// the stored metadata as it is).
+	HasMeta bool
 }
 
-// parsePayload decodes and checks the shape of a write body. Field values are
-// validated later, on the merged record (validateRecord).
-func parsePayload(body []byte) (*payload, error) {
-	v, err := decodeAny(body)
+// ParsePayload decodes the JSON text of a write (DecodeObject) and checks its
+// shape (CheckPayload). Field values are validated later, on the complete
+// record (ValidateRecord).
+func ParsePayload(body []byte) (*Payload, error) {
+	top, err := DecodeObject(body)
 	if err != nil {
 		return nil, err
 	}
-	top, ok := v.(map[string]any)
-	if !ok {
-		return nil, &ValidationError{Errors: []FieldError{{Field: "(body)", Message: "must be a JSON object {\"url\": …, \"metadata\": {…}}"}}}
-	}
-	p, fe := payloadFrom(top, "", nil)
+	p, fe := payloadFrom(top, "")
 	if len(fe) > 0 {
 		return nil, &ValidationError{Errors: fe}
 	}
 	return p, nil
 }
 
-// payloadFrom checks the shape of one write object; extra names further
-// allowed top-level keys (bulk items' "id"). Field paths start with at.
-func payloadFrom(top map[string]any, at string, extra []string) (*payload, []FieldError) {
+// payloadFrom checks the shape of one write object. Field paths start with at.
+func payloadFrom(top map[string]any, at string) (*Payload, []FieldError) {
 	var val validator
-	p := &payload{}
+	p := &Payload{}
 	for k := range top {
-		if k != "url" && k != "metadata" && !slices.Contains(extra, k) {
-			allowed := append([]string{"url", "metadata"}, extra...)
-			val.add(at+k, "unknown field; allowed: %s", strings.Join(allowed, ", "))
+		if k != "url" && k != "metadata" {
+			val.add(at+k, "unknown field; allowed: url, metadata")
 		}
 	}
 	if x, ok := top["url"]; ok && x != nil {
@@ -96,7 +93,7 @@ func payloadFrom(top map[string]any, at string, extra []string) (*payload, []Fie
 	if x, ok := top["metadata"]; ok && x != nil {
 		if m, ok := x.(map[string]any); ok {
 			p.Metadata = m
-			p.hasMeta = true
+			p.HasMeta = true
 		} else {
 			val.add(at+"metadata", "must be an object, not %s", jsonType(x))
 		}
@@ -107,9 +104,9 @@ func payloadFrom(top map[string]any, at string, extra []string) (*payload, []Fie
 	return p, val.errs
 }
 
-// mergePatch applies an RFC 7396 JSON merge patch: present members replace,
+// MergePatch applies an RFC 7396 JSON merge patch: present members replace,
 // null members are removed, absent members stay; objects merge recursively.
-func mergePatch(dst any, patch any) any {
+func MergePatch(dst any, patch any) any {
 	pm, ok := patch.(map[string]any)
 	if !ok {
 		return patch
@@ -129,14 +126,16 @@ func mergePatch(dst any, patch any) any {
 			delete(dm, k)
 			continue
 		}
-		dm[k] = mergePatch(dm[k], v)
+		dm[k] = MergePatch(dm[k], v)
 	}
 	return dm
 }
 
-// validateRecord checks a complete (created or merged) url + metadata against
-// the model and returns every error at once.
-func (m *Model) validateRecord(u *string, meta map[string]any, unknownNull map[string]bool) []FieldError {
+// ValidateRecord checks a complete (created or merged) url + metadata against
+// the model and returns every error at once, sorted by field path.
+// unknownNull holds the metadata fields a payload set to null: an unknown one
+// is an error as well.
+func (m *Model) ValidateRecord(u *string, meta map[string]any, unknownNull map[string]bool) []FieldError {
 	var v validator
 	if u == nil {
 		v.add("url", "is required")

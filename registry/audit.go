@@ -1,0 +1,186 @@
+package registry
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"pidnode/store"
+)
+
+// Audit actions.
+const (
+	ActApplicationSubmit  = "application.submit"
+	ActApplicationApprove = "application.approve"
+	ActApplicationReject  = "application.reject"
+	ActSNAACreate         = "snaa.create"
+	ActSNAAUpdate         = "snaa.update"
+	ActKeyIssue           = "key.issue"
+	ActKeyRevoke          = "key.revoke"
+	ActHandleCreate       = "handle.create"
+	ActHandleUpdate       = "handle.update"
+)
+
+// ActorOperator is the audit actor of operator-key requests.
+const ActorOperator = "operator"
+
+// Audit appends an entry to the audit log inside the write transaction, so a
+// write and its audit entry commit together or not at all.
+func (t Tx) Audit(actor, action, target string, before, after any) error {
+	tail, err := AuditTail(&AuditEntry{Actor: actor, Action: action, Target: target, Before: before, After: after})
+	if err != nil {
+		return err
+	}
+	_, err = t.AppendAudit(tail)
+	return err
+}
+
+// AppendAudit appends the entry whose JSON after "seq" and "time" is tail (see
+// AuditTail) and returns its sequence number. Only the sequence number and the
+// time are encoded here: the rest is encoded before the write transaction, so
+// that a group commit does not wait for JSON encoding.
+func (t Tx) AppendAudit(tail []byte) (uint64, error) {
+	b := t.bucket(store.BucketAudit)
+	seq, err := b.NextSequence()
+	if err != nil {
+		return 0, err
+	}
+	v := appendAudit(make([]byte, 0, len(tail)+64), seq, t.r.now().UTC(), tail)
+	return seq, b.Put(binary.BigEndian.AppendUint64(nil, seq), v)
+}
+
+// AuditTail encodes e without its Seq and Time: the JSON object of the
+// remaining members, in AuditEntry's order. appendAudit completes it.
+func AuditTail(e *AuditEntry) ([]byte, error) {
+	t := struct {
+		Actor   string `json:"actor"`
+		KeyName string `json:"key_name,omitempty"`
+		Action  string `json:"action"`
+		Target  string `json:"target"`
+		Before  any    `json:"before,omitempty"`
+		After   any    `json:"after,omitempty"`
+	}{e.Actor, e.KeyName, e.Action, e.Target, e.Before, e.After}
+	return json.Marshal(&t)
+}
+
+// AuditTailAfter is AuditTail of e with After set to after, which must be the
+// output of json.Marshal (compact, valid, HTML-escaped): it is appended as it
+// is, where AuditTail would have encoding/json check and compact a
+// json.RawMessage again (a create's hot path). e.After must be nil.
+func AuditTailAfter(e *AuditEntry, after []byte) ([]byte, error) {
+	tail, err := AuditTail(e)
+	if err != nil || len(after) == 0 {
+		return tail, err
+	}
+	out := make([]byte, 0, len(tail)+len(after)+10)
+	out = append(out, tail[:len(tail)-1]...) // without the closing '}'
+	out = append(out, `,"after":`...)
+	out = append(out, after...)
+	return append(out, '}'), nil
+}
+
+// appendAudit appends the JSON of an audit entry with seq and t whose other
+// members are tail (from AuditTail): the bytes json.Marshal gives for the
+// whole AuditEntry.
+func appendAudit(dst []byte, seq uint64, t time.Time, tail []byte) []byte {
+	dst = append(dst, `{"seq":`...)
+	dst = strconv.AppendUint(dst, seq, 10)
+	dst = append(dst, `,"time":"`...)
+	dst = t.AppendFormat(dst, time.RFC3339Nano) // what time.Time.MarshalJSON writes
+	dst = append(dst, '"', ',')
+	return append(dst, tail[1:]...)
+}
+
+// Audit entries of identifier writes are also indexed by record: the key
+//
+//	0xFF <record storage key> 0x00 <seq uint64 big-endian>
+//
+// (empty value) in BucketAudit, so GET …/{id}/history reads one key range
+// instead of the whole log. Sequence keys are 8 bytes and never start with
+// 0xFF, so the two kinds never mix; AuditLog stops at the first index key.
+const auditIndexTag = 0xFF
+
+func auditIndexPrefix(key string) []byte {
+	return append(append([]byte{auditIndexTag}, key...), 0)
+}
+
+// AppendHandleAudit appends an identifier write's audit entry (tail from
+// AuditTail) and indexes it under the record's storage key.
+func (t Tx) AppendHandleAudit(key string, tail []byte) error {
+	seq, err := t.AppendAudit(tail)
+	if err != nil {
+		return err
+	}
+	return t.bucket(store.BucketAudit).Put(binary.BigEndian.AppendUint64(auditIndexPrefix(key), seq), nil)
+}
+
+// HandleAudit returns the audit entries of the record stored under key, oldest first.
+func (t Tx) HandleAudit(key string) ([]AuditEntry, error) {
+	b := t.bucket(store.BucketAudit)
+	pre := auditIndexPrefix(key)
+	out := []AuditEntry{}
+	c := b.Cursor()
+	for k, _ := c.Seek(pre); k != nil && len(k) == len(pre)+8 && string(k[:len(pre)]) == string(pre); k, _ = c.Next() {
+		v := b.Get(k[len(pre):])
+		if v == nil {
+			continue
+		}
+		var e AuditEntry
+		if err := json.Unmarshal(v, &e); err != nil {
+			return nil, fmt.Errorf("registry: audit entry %x: %w", k[len(pre):], err)
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// reindexAudit rebuilds the per-record audit index from the log;
+// EnsureIndexes runs it once for a database written before the index existed
+// (marker absent).
+func (r *Registry) reindexAudit() error {
+	marker := []byte{auditIndexTag}
+	return r.db.Update(func(tx *store.Tx) error {
+		b := tx.Bolt().Bucket(store.BucketAudit)
+		if b.Get(marker) != nil {
+			return nil
+		}
+		var puts [][]byte
+		c := b.Cursor()
+		for k, v := c.First(); k != nil && len(k) == 8; k, v = c.Next() {
+			var e AuditEntry
+			if json.Unmarshal(v, &e) != nil || (e.Action != ActHandleCreate && e.Action != ActHandleUpdate) {
+				continue
+			}
+			key, _, err := r.namer.Key(e.Target)
+			if err != nil {
+				continue
+			}
+			puts = append(puts, binary.BigEndian.AppendUint64(auditIndexPrefix(key), e.Seq))
+		}
+		for _, k := range puts {
+			if err := b.Put(k, nil); err != nil {
+				return err
+			}
+		}
+		return b.Put(marker, nil)
+	})
+}
+
+// AuditLog returns up to limit entries with a sequence number above after.
+func (r *Registry) AuditLog(after uint64, limit int) ([]AuditEntry, error) {
+	var out []AuditEntry
+	err := r.db.View(func(tx *store.Tx) error {
+		c := tx.Bolt().Bucket(store.BucketAudit).Cursor()
+		for k, v := c.Seek(binary.BigEndian.AppendUint64(nil, after+1)); k != nil && len(k) == 8 && len(out) < limit; k, v = c.Next() {
+			var e AuditEntry
+			if err := json.Unmarshal(v, &e); err != nil {
+				return fmt.Errorf("registry: audit entry %x: %w", k, err)
+			}
+			out = append(out, e)
+		}
+		return nil
+	})
+	return out, err
+}

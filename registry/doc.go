@@ -1,0 +1,24 @@
+// Package registry is the persistence of the admin API's buckets: the
+// applications, SNAAs and API keys, the idempotency records, the append-only
+// audit log with its per-record index, the URL index, the resolution
+// statistics, and the group commit of identifier writes.
+//
+// It owns:
+//   - typed access to each bucket inside a transaction (Tx: Application,
+//     PutApplication, SNAAs, KeyByHash, Idem, …), records stored as JSON;
+//   - the audit log (Tx.Audit, Tx.AppendAudit, Tx.AppendHandleAudit), written
+//     in the transaction of the change it records, and read back by record
+//     (Tx.HandleAudit) or by sequence (AuditLog);
+//   - the URL index (urlindex.go), maintained by Tx.IndexURL in every write's
+//     transaction, walked by Tx.ScanNamespace and rebuilt by ReindexURLs;
+//   - resolution statistics (stats.go): FlushStats writes the counts a
+//     CountSource kept in memory, in short transactions in key order;
+//   - group commit (Commit, commit.go): identifier writes that arrive while a
+//     transaction commits share the next one.
+//
+// It must not know about HTTP or decide what a client may do: it stores and
+// reads what the admin API (package admin) has decided. It imports handlev,
+// store and bbolt. Every value it returns is decoded into memory of its own;
+// a Tx and the []byte it passes to callbacks live only as long as the
+// transaction.
+package registry

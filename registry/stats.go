@@ -1,0 +1,284 @@
+package registry
+
+import (
+	"bytes"
+	"encoding/binary"
+	"slices"
+	"sync"
+	"time"
+
+	"pidnode/handlev"
+	"pidnode/store"
+)
+
+// CountSource hands over resolution counts accumulated in memory since the
+// last call (cache.Counter satisfies it; the resolvers count into it on their
+// hot path, and the flusher here writes the counts to the store in batches).
+type CountSource interface {
+	// DrainPart calls fn with the counts of part i of parts (0 <= i < parts)
+	// and resets them; draining each part once is one drain of everything.
+	DrainPart(i, parts int, fn func(key string, n uint64))
+}
+
+// Resolution statistics in store.BucketStats, by UTC day, counts as uint64
+// big-endian:
+//
+//	'i' <record storage key> 0x00 <YYYYMMDD>     resolutions of one identifier
+//	'n' <namespace key prefix> 0x00 <YYYYMMDD>   resolutions in a namespace
+//
+// so one identifier's or namespace's days are one key range. Counts reach the
+// bucket at each flush (FlushStats) and are attributed to the day of the
+// flush. Only identifiers of SNAA namespaces (full form, production or test
+// prefix) are counted: those are the ones the stats routes can show.
+const (
+	statsID = 'i'
+	statsNS = 'n'
+)
+
+func statsKey(kind byte, key []byte, day string) []byte {
+	k := make([]byte, 0, len(key)+len(day)+2)
+	k = append(k, kind)
+	k = append(k, key...)
+	k = append(k, 0)
+	return append(k, day...)
+}
+
+// A flush is a series of short steps rather than one long one. With
+// GOMAXPROCS 1 a goroutine that keeps the processor busy delays every
+// resolution: the resolvers' connections are polled only when the processor
+// has nothing else to run (or every 10 ms by the runtime's monitor), so a
+// single transaction of tens of thousands of Puts (Put, then a spill of every
+// touched page at commit) held the resolvers back for hundreds of
+// milliseconds. So the flush drains the counter in parts, sorts in runs, and
+// writes in transactions of at most statsChunk keys (more only when a flush
+// would otherwise take more than statsMaxTx transactions), and after each
+// step rests statsRest times as long as the step took (statsPacer), so that
+// it takes at most a quarter of the processor while it runs. Resting must be
+// a sleep of that length: a goroutine woken by a timer or a channel send runs
+// before the resolvers already waiting, and so does the batch goroutine of the
+// next commit (its timer starts it), and a commit's fsync keeps the processor
+// until the runtime's monitor hands it over (up to 10–20 ms).
+// In key order each transaction touches its own few leaf pages, so a page is
+// still written once per flush. The sizes weigh CPU bursts (about 1.5 µs per
+// key, so ~2 ms per transaction) against the number of commits (fsyncs).
+const (
+	statsChunk   = 1024
+	statsMaxTx   = 32
+	statsParts   = 16   // counter drained in this many parts
+	statsSortRun = 2048 // keys sorted at a time before merging
+	statsRest    = 3
+	statsMaxRest = 100 * time.Millisecond
+)
+
+// statsPacer spaces a flush's steps (see statsRest).
+type statsPacer struct{ since time.Time }
+
+func newStatsPacer() *statsPacer { return &statsPacer{since: time.Now()} }
+
+// rest sleeps statsRest times as long as it has been since the last rest.
+func (p *statsPacer) rest() {
+	time.Sleep(min(statsRest*time.Since(p.since), statsMaxRest))
+	p.since = time.Now()
+}
+
+// statsEnt is one statistics key to add to: the key is statsBuf.keys[off:end].
+type statsEnt struct {
+	off, end uint32
+	n        uint64
+}
+
+// statsBuf holds a flush's keys and values, kept for the next flush so that
+// a flush allocates little (its garbage is what sets off GC cycles, and a GC
+// cycle marks the whole warm cache on the resolvers' processor).
+type statsBuf struct {
+	keys []byte     // arena of statistics keys
+	ents []statsEnt // keys to add to, sorted before writing
+	tmp  []statsEnt // merge buffer
+	vals []byte     // 8 bytes per ent; bbolt keeps Put's value until commit
+	ns   map[string]int
+	nse  []statsEnt // per namespace: off/end locate its key prefix in keys
+}
+
+// statsBufs keeps one statsBuf between flushes (flushes are rarely concurrent:
+// RunStats, and Close once at the end).
+var statsBufs struct {
+	sync.Mutex
+	free *statsBuf
+}
+
+func getStatsBuf() *statsBuf {
+	statsBufs.Lock()
+	defer statsBufs.Unlock()
+	if b := statsBufs.free; b != nil {
+		statsBufs.free = nil
+		return b
+	}
+	return &statsBuf{ns: map[string]int{}}
+}
+
+func putStatsBuf(b *statsBuf) {
+	b.keys, b.ents, b.tmp, b.vals, b.nse = b.keys[:0], b.ents[:0], b.tmp[:0], b.vals[:0], b.nse[:0]
+	clear(b.ns)
+	statsBufs.Lock()
+	statsBufs.free = b
+	statsBufs.Unlock()
+}
+
+// collect drains counts into b: one 'i' key per identifier of an SNAA
+// namespace and one 'n' key per namespace, sorted.
+func (b *statsBuf) collect(counts CountSource, namer *handlev.Namer, day string, p *statsPacer) {
+	add := func(k string, n uint64) {
+		off := len(b.keys)
+		b.keys = append(b.keys, statsID)
+		b.keys = append(b.keys, k...)
+		nsp := nsKeyPrefix(namer, b.keys[off+1:])
+		if nsp == nil {
+			b.keys = b.keys[:off]
+			return
+		}
+		i, ok := b.ns[string(nsp)]
+		if !ok {
+			i = len(b.nse)
+			b.ns[string(nsp)] = i
+			b.nse = append(b.nse, statsEnt{off: uint32(off + 1), end: uint32(off + 1 + len(nsp))})
+		}
+		b.nse[i].n += n
+		b.keys = append(b.keys, 0)
+		b.keys = append(b.keys, day...)
+		b.ents = append(b.ents, statsEnt{off: uint32(off), end: uint32(len(b.keys)), n: n})
+	}
+	for i := range statsParts {
+		before := len(b.ents)
+		counts.DrainPart(i, statsParts, add)
+		if len(b.ents)-before > statsSortRun/2 {
+			p.rest()
+		}
+	}
+	for _, e := range b.nse {
+		off := len(b.keys)
+		b.keys = append(b.keys, statsNS)
+		b.keys = append(b.keys, b.keys[e.off:e.end]...)
+		b.keys = append(b.keys, 0)
+		b.keys = append(b.keys, day...)
+		b.ents = append(b.ents, statsEnt{off: uint32(off), end: uint32(len(b.keys)), n: e.n})
+	}
+	b.sort(p)
+	b.vals = slices.Grow(b.vals[:0], 8*len(b.ents))[:8*len(b.ents)]
+}
+
+func (b *statsBuf) cmp(x, y statsEnt) int {
+	return bytes.Compare(b.keys[x.off:x.end], b.keys[y.off:y.end])
+}
+
+// sort sorts b.ents by key: runs of statsSortRun, then merges of pairs of
+// runs, resting between steps.
+func (b *statsBuf) sort(p *statsPacer) {
+	n := len(b.ents)
+	if n <= statsSortRun {
+		slices.SortFunc(b.ents, b.cmp)
+		return
+	}
+	for lo := 0; lo < n; lo += statsSortRun {
+		slices.SortFunc(b.ents[lo:min(lo+statsSortRun, n)], b.cmp)
+		p.rest()
+	}
+	src, dst := b.ents, slices.Grow(b.tmp[:0], n)[:n]
+	for width := statsSortRun; width < n; width *= 2 {
+		for lo := 0; lo < n; lo += 2 * width {
+			mid, hi := min(lo+width, n), min(lo+2*width, n)
+			for i, j, k := lo, mid, lo; k < hi; k++ {
+				if j == hi || (i < mid && b.cmp(src[i], src[j]) <= 0) {
+					dst[k] = src[i]
+					i++
+				} else {
+					dst[k] = src[j]
+					j++
+				}
+				if (k-lo+1)%statsSortRun == 0 {
+					p.rest()
+				}
+			}
+		}
+		src, dst = dst, src
+	}
+	b.ents, b.tmp = src, dst
+}
+
+// write adds ents[lo:hi] to their keys in one transaction.
+func (b *statsBuf) write(db *store.DB, lo, hi int) error {
+	return db.Update(func(tx *store.Tx) error {
+		bk := tx.Bolt().Bucket(store.BucketStats)
+		c := bk.Cursor()
+		for i := lo; i < hi; i++ {
+			e := b.ents[i]
+			k := b.keys[e.off:e.end]
+			n := e.n
+			if ck, v := c.Seek(k); len(v) == 8 && bytes.Equal(ck, k) {
+				n += binary.BigEndian.Uint64(v)
+			}
+			// Update may run this function again (store.Update): the value
+			// slot is the ent's own, so a rerun overwrites it.
+			v := b.vals[8*i : 8*i+8 : 8*i+8]
+			binary.BigEndian.PutUint64(v, n)
+			if err := bk.Put(k, v); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// FlushStats writes the counts accumulated in counts since the last flush,
+// attributed to today (UTC), in key order, in a series of short transactions
+// (see statsChunk). If one of them fails, the others are still written and the
+// first error is returned. wrote reports whether there was anything to write.
+func (r *Registry) FlushStats(counts CountSource) (wrote bool, err error) {
+	b := getStatsBuf()
+	defer putStatsBuf(b)
+	p := newStatsPacer()
+	b.collect(counts, r.namer, r.now().UTC().Format("20060102"), p)
+	if len(b.ents) == 0 {
+		return false, nil
+	}
+	chunk := max(statsChunk, (len(b.ents)+statsMaxTx-1)/statsMaxTx)
+	var first error
+	for lo := 0; lo < len(b.ents); lo += chunk {
+		p.rest()
+		if err := b.write(r.db, lo, min(lo+chunk, len(b.ents))); err != nil && first == nil {
+			first = err
+		}
+	}
+	return true, first
+}
+
+// StatsDays calls fn for each UTC day from from to to (inclusive) with
+// resolutions of the identifier stored under key (namespace false) or of the
+// namespace whose key prefix is key (namespace true), in date order; date is
+// YYYY-MM-DD.
+func (t Tx) StatsDays(namespace bool, key string, from, to time.Time, fn func(date string, n uint64)) {
+	var kind byte = statsID
+	if namespace {
+		kind = statsNS
+	}
+	pre := statsKey(kind, []byte(key), "")
+	lo := statsKey(kind, []byte(key), from.Format("20060102"))
+	hi := statsKey(kind, []byte(key), to.Format("20060102"))
+	c := t.bucket(store.BucketStats).Cursor()
+	for k, v := c.Seek(lo); k != nil && bytes.Compare(k, hi) <= 0 && len(v) == 8; k, v = c.Next() {
+		d := k[len(pre):]
+		if len(d) != 8 || !bytes.HasPrefix(k, pre) {
+			continue
+		}
+		fn(string(d[:4])+"-"+string(d[4:6])+"-"+string(d[6:]), binary.BigEndian.Uint64(v))
+	}
+}
+
+// NamespaceKey returns the key prefix of namespace ns under prefix, the key
+// of its statistics.
+func (r *Registry) NamespaceKey(prefix, ns string) (string, error) {
+	probe, _, err := r.namer.Key(r.namer.Full(prefix, ns, "X"))
+	if err != nil {
+		return "", err
+	}
+	return probe[:len(probe)-1], nil
+}

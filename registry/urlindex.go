@@ -1,0 +1,306 @@
+package registry
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"pidnode/handlev"
+	"pidnode/store"
+)
+
+// The URL index (store.BucketURLIndex) answers "which identifiers of this
+// namespace point at URL u (or at URLs starting with p)" without reading the
+// records: the SNAA routes' list and search by URL (docs/product.md §4).
+//
+// One entry per record that has a URL, key
+//
+//	<namespace key prefix> 0x00 <url> 0x00 <record storage key>
+//
+// with an empty value, where the namespace key prefix is the record's storage
+// key up to its id ("21.12345/SVC/NS/"). Keys sort by namespace, then URL, so an
+// exact URL and a URL prefix are both one cursor range inside one namespace.
+// Only full-form keys under the production and test prefixes, in namespaces
+// that belong to an SNAA, are indexed: those are the records the SNAA routes
+// list. Every create and update maintains the index in its own transaction
+// (Tx.IndexURL); ReindexURLs rebuilds it (after `pidnode import`, and
+// EnsureIndexes for a database written before the index existed).
+//
+// urlIndexMarker, a key no entry can have (entries start with a prefix digit),
+// says the index is complete.
+var urlIndexMarker = []byte("\x00built")
+
+// nsKeyPrefix returns the namespace part of a full-form storage key under
+// one of our prefixes, or nil if the key is not indexed.
+func nsKeyPrefix(n *handlev.Namer, key []byte) []byte {
+	prefix, _, id, form := n.Split(key)
+	if form != handlev.FormFull {
+		return nil
+	}
+	if !bytes.EqualFold(prefix, []byte(n.Prefix())) && !bytes.EqualFold(prefix, []byte(n.TestPrefix())) {
+		return nil
+	}
+	return key[:len(key)-len(id)]
+}
+
+// urlIndexKey builds an index key; nil if the entry cannot exist (no
+// namespace, empty URL or a NUL byte in it).
+func urlIndexKey(nsp []byte, url string, key []byte) []byte {
+	if nsp == nil || url == "" || bytes.IndexByte([]byte(url), 0) >= 0 {
+		return nil
+	}
+	k := make([]byte, 0, len(nsp)+len(url)+len(key)+2)
+	k = append(k, nsp...)
+	k = append(k, 0)
+	k = append(k, url...)
+	k = append(k, 0)
+	return append(k, key...)
+}
+
+// IndexURL moves key's index entry from oldURL to newURL (either may be ""),
+// inside the write transaction of the record change.
+func (t Tx) IndexURL(key, oldURL, newURL string) error {
+	if oldURL == newURL {
+		return nil
+	}
+	b := t.bucket(store.BucketURLIndex)
+	nsp := nsKeyPrefix(t.r.namer, []byte(key))
+	if k := urlIndexKey(nsp, oldURL, []byte(key)); k != nil {
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+	}
+	if k := urlIndexKey(nsp, newURL, []byte(key)); k != nil {
+		return b.Put(k, nil)
+	}
+	return nil
+}
+
+// urlSearchPrefix is the index range of a search: exact URL, or URL prefix when
+// the query ends in '*'.
+func urlSearchPrefix(nsp []byte, q string) []byte {
+	k := append(append([]byte{}, nsp...), 0)
+	if p, ok := bytes.CutSuffix([]byte(q), []byte("*")); ok {
+		return append(k, p...)
+	}
+	return append(append(k, q...), 0)
+}
+
+// recordKeyOfIndex returns the record key at the end of an index key.
+func recordKeyOfIndex(k []byte) []byte {
+	return k[bytes.LastIndexByte(k, 0)+1:]
+}
+
+// NamespaceRange returns the key range of a walk of namespace ns under
+// prefix (ScanNamespace): the records' range, or with url the URL index's
+// range of that exact URL, or of the URLs starting with it when url ends in
+// '*'.
+func (r *Registry) NamespaceRange(prefix, ns, url string) ([]byte, error) {
+	k, err := r.NamespaceKey(prefix, ns)
+	if err != nil {
+		return nil, err
+	}
+	if url != "" {
+		return urlSearchPrefix([]byte(k), url), nil
+	}
+	return []byte(k), nil
+}
+
+// ScanNamespace walks, in key order from start, the keys with prefix rng
+// (from NamespaceRange) of the records bucket, or of the URL index when
+// byURL, and calls fn with each key and the record it names (nil for an
+// index entry whose record is gone), until fn returns false. k is valid only
+// during fn.
+func (t Tx) ScanNamespace(byURL bool, rng, start []byte, fn func(k []byte, st *store.Stored) (bool, error)) error {
+	bucket := store.BucketRecords
+	if byURL {
+		bucket = store.BucketURLIndex
+	}
+	c := t.bucket(bucket).Cursor()
+	for k, _ := c.Seek(start); k != nil && bytes.HasPrefix(k, rng); k, _ = c.Next() {
+		rk := k
+		if byURL {
+			rk = recordKeyOfIndex(k)
+		}
+		st, ok, err := t.Record(string(rk))
+		if err != nil {
+			return err
+		}
+		sp := &st
+		if !ok {
+			sp = nil
+		}
+		if more, err := fn(k, sp); err != nil || !more {
+			return err
+		}
+	}
+	return nil
+}
+
+// reindexChunk is how many records one rebuild transaction reads.
+const reindexChunk = 10000
+
+// ReindexURLs rebuilds the URL index from the records: it clears it, indexes
+// every full-form record under namer's production and test prefixes in a
+// namespace that belongs to an SNAA, by the value at urlIndex, and marks the
+// index complete. Records of namespaces no SNAA owns are skipped without being
+// read (a bulk import of foreign records costs a key scan); approving an SNAA
+// indexes its namespace's records then (IndexNamespace). It runs in
+// transactions of a few thousand records and must not race with writers: call
+// it offline (`pidnode import` does) or before serving (EnsureIndexes does when
+// the index is not marked complete). It returns the number of entries written.
+func ReindexURLs(db *store.DB, namer *handlev.Namer, urlIndex int32) (int, error) {
+	return reindexURLs(db, namer, urlIndex)
+}
+
+func reindexURLs(db *store.DB, namer *handlev.Namer, urlIndex int32) (int, error) {
+	// Clear in chunks (a big index should not be one huge transaction).
+	for done := false; !done; {
+		err := db.Update(func(tx *store.Tx) error {
+			b := tx.Bolt().Bucket(store.BucketURLIndex)
+			var keys [][]byte
+			c := b.Cursor()
+			for k, _ := c.First(); k != nil && len(keys) < 50000; k, _ = c.Next() {
+				keys = append(keys, append([]byte(nil), k...))
+			}
+			done = len(keys) < 50000
+			for _, k := range keys {
+				if err := b.Delete(k); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return 0, fmt.Errorf("registry: clearing the URL index: %w", err)
+		}
+	}
+	owned, err := ownedNamespaces(db, namer)
+	if err != nil {
+		return 0, err
+	}
+	total := 0
+	if len(owned) > 0 {
+		total, err = indexRange(db, namer, urlIndex, nil, func(nsp []byte) bool { return owned[string(nsp)] })
+		if err != nil {
+			return total, err
+		}
+	}
+	err = db.Update(func(tx *store.Tx) error {
+		return tx.Bolt().Bucket(store.BucketURLIndex).Put(urlIndexMarker, nil)
+	})
+	return total, err
+}
+
+// namespacePrefixes returns the key prefixes of namespace ns under the
+// production and the test prefix.
+func namespacePrefixes(namer *handlev.Namer, ns string) []string {
+	var out []string
+	for _, p := range []string{namer.Prefix(), namer.TestPrefix()} {
+		if p == "" {
+			continue
+		}
+		if k, _, err := namer.Key(namer.Full(p, ns, "X")); err == nil {
+			out = append(out, k[:len(k)-1])
+		}
+	}
+	return out
+}
+
+// ownedNamespaces returns the key prefixes of every SNAA's namespace.
+func ownedNamespaces(db *store.DB, namer *handlev.Namer) (map[string]bool, error) {
+	owned := map[string]bool{}
+	err := db.View(func(tx *store.Tx) error {
+		return tx.Bolt().Bucket(store.BucketSNAAs).ForEach(func(_, v []byte) error {
+			var sn SNAA
+			if err := json.Unmarshal(v, &sn); err != nil {
+				return fmt.Errorf("registry: SNAA record: %w", err)
+			}
+			for _, p := range namespacePrefixes(namer, sn.Namespace) {
+				owned[p] = true
+			}
+			return nil
+		})
+	})
+	return owned, err
+}
+
+// indexRange indexes the records whose key starts with prefix (nil: all) and
+// whose namespace want accepts, in transactions of reindexChunk records.
+// Writers may run meanwhile: each record is read and indexed in one write
+// transaction, and a Put of an entry a write already made is a no-op.
+func indexRange(db *store.DB, namer *handlev.Namer, urlIndex int32, prefix []byte, want func(nsp []byte) bool) (int, error) {
+	after := prefix
+	first := true
+	total := 0
+	for {
+		var n int
+		var last []byte
+		err := db.Update(func(tx *store.Tx) error {
+			n, last = 0, nil
+			idx := tx.Bolt().Bucket(store.BucketURLIndex)
+			c := tx.Bolt().Bucket(store.BucketRecords).Cursor()
+			var k []byte
+			if k, _ = c.Seek(after); !first && bytes.Equal(k, after) {
+				k, _ = c.Next()
+			}
+			for read := 0; k != nil && bytes.HasPrefix(k, prefix) && read < reindexChunk; k, _ = c.Next() {
+				read++
+				last = k
+				nsp := nsKeyPrefix(namer, k)
+				if nsp == nil || !want(nsp) {
+					continue
+				}
+				st, ok, err := tx.Record(string(k))
+				if err != nil || !ok {
+					return err
+				}
+				for i := range st.Record.Values {
+					if v := &st.Record.Values[i]; v.Index == urlIndex {
+						if ik := urlIndexKey(nsp, string(v.Data), k); ik != nil {
+							if err := idx.Put(ik, nil); err != nil {
+								return err
+							}
+							n++
+						}
+						break
+					}
+				}
+			}
+			last = append([]byte(nil), last...)
+			return nil
+		})
+		if err != nil {
+			return total, fmt.Errorf("registry: building the URL index: %w", err)
+		}
+		total += n
+		if len(last) == 0 {
+			return total, nil
+		}
+		after, first = last, false
+	}
+}
+
+// IndexNamespace indexes the records already in namespace ns (imported before
+// its SNAA existed); the approval of an SNAA calls it after its commit.
+func (r *Registry) IndexNamespace(ns string) (int, error) {
+	total := 0
+	for _, p := range namespacePrefixes(r.namer, ns) {
+		n, err := indexRange(r.db, r.namer, r.urlIndex, []byte(p), func([]byte) bool { return true })
+		total += n
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+// urlIndexBuilt reports whether the URL index is marked complete.
+func urlIndexBuilt(db *store.DB) (bool, error) {
+	built := false
+	err := db.View(func(tx *store.Tx) error {
+		built = tx.Bolt().Bucket(store.BucketURLIndex).Get(urlIndexMarker) != nil
+		return nil
+	})
+	return built, err
+}
