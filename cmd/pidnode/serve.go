@@ -12,12 +12,10 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"pidnode/admin"
@@ -55,8 +53,6 @@ type node struct {
 	model     []byte // the --model file; nil for admin's default
 	listeners []listener
 	demo      *admin.DemoInfo
-	// adminDraining makes the admin listener close every connection (drain).
-	adminDraining atomic.Bool
 	// demoSkipped: --demo was given but the database already had data.
 	demoSkipped bool
 	opKey       string
@@ -278,23 +274,14 @@ func (n *node) bind() error {
 	n.admin = a
 	if cfg.AdminAddr != "" {
 		ln := adminLn
-		hs := &http.Server{
-			Handler:           closeConns(a.Handler(), &n.adminDraining),
-			ReadHeaderTimeout: 5 * time.Second,
-			ReadTimeout:       30 * time.Second,
-			WriteTimeout:      60 * time.Second,
-			IdleTimeout:       2 * time.Minute,
-			MaxHeaderBytes:    16 << 10,
-			ErrorLog:          slog.NewLogLogger(n.log.Handler(), slog.LevelWarn),
+		srv, err := admin.NewListener(admin.ListenerConfig{Handler: a.Handler(), Logger: n.log})
+		if err != nil {
+			ln.Close()
+			return err
 		}
-		n.listeners = append(n.listeners, listener{name: "admin", addr: ln.Addr().String(), drain: func() { n.adminDraining.Store(true) },
-			unbind: func() { ln.Close() },
-			serve: func() error {
-				if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-					return err
-				}
-				return nil
-			}, shutdown: hs.Shutdown})
+		n.listeners = append(n.listeners, listener{name: "admin", addr: ln.Addr().String(),
+			serve: func() error { return srv.Serve(ln) }, shutdown: srv.Shutdown, drain: srv.Drain,
+			unbind: func() { ln.Close() }})
 	}
 	if err := n.bindDNS(); err != nil {
 		return err
@@ -308,22 +295,6 @@ func isLoopback(a net.Addr) bool {
 		return ta.IP.IsLoopback()
 	}
 	return false
-}
-
-// closeConns closes the connection after any request whose body came chunked,
-// and after every request once draining is set. net/http drops a
-// Content-Length that arrives beside Transfer-Encoding and keeps the
-// connection open, so a request smuggled after such a body would be served
-// next; RFC 9112 §6.3 asks the server to close. (SetKeepAlivesEnabled(false)
-// is no substitute for draining: it closes idle connections at once, which is
-// the race draining avoids.)
-func closeConns(h http.Handler, draining *atomic.Bool) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if len(r.TransferEncoding) > 0 || draining.Load() {
-			w.Header().Set("Connection", "close")
-		}
-		h.ServeHTTP(w, r)
-	})
 }
 
 func scheme(tlsCert string) string {
