@@ -9,6 +9,7 @@ import (
 var (
 	// ErrLocked: another process holds the database file open (bbolt takes an
 	// exclusive flock). Open gives up after one second instead of hanging.
+	// Returned wrapped in *LockedError.
 	ErrLocked = errors.New("store: database locked by another process")
 
 	// ErrSchemaTooNew: the file was written by a newer pidnode whose schema this
@@ -54,6 +55,26 @@ func (e *SchemaError) Error() string {
 }
 
 func (e *SchemaError) Unwrap() error { return ErrSchemaTooNew }
+
+// LockedError reports a database file another process holds open. It
+// matches ErrLocked with errors.Is.
+type LockedError struct {
+	Path string
+	// PID is the holder's process id as it recorded it in the lock file
+	// (LockFile), or 0 when that is unknown: no lock file, or it names no
+	// running process (a holder that crashed left it, and the holder now is
+	// something else).
+	PID int
+}
+
+func (e *LockedError) Error() string {
+	if e.PID > 0 {
+		return fmt.Sprintf("store: %s is in use by another process (pid %d)", e.Path, e.PID)
+	}
+	return fmt.Sprintf("store: %s is in use by another process", e.Path)
+}
+
+func (e *LockedError) Unwrap() error { return ErrLocked }
 
 // FormatError reports a record that cannot be decoded. Err is ErrUnknownFormat,
 // ErrCorrupt or a handlev decode error.

@@ -9,8 +9,11 @@ import (
 	"math/bits"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 	"unsafe"
 
@@ -99,8 +102,9 @@ type DB struct {
 }
 
 // Open opens (creating if needed) the database at cfg.Path, creates every bucket
-// and records the schema version. It fails with ErrLocked if another process has
-// the file open, and with *SchemaError (ErrSchemaTooNew) if the file is newer than
+// and records the schema version. While open, the process's pid is in
+// LockFile(cfg.Path). It fails with *LockedError (ErrLocked) if another process
+// has the file open, and with *SchemaError (ErrSchemaTooNew) if the file is newer than
 // this binary; in both cases the file is left untouched.
 func Open(cfg Config) (*DB, error) {
 	if cfg.Path == "" {
@@ -139,9 +143,13 @@ func Open(cfg Config) (*DB, error) {
 	bdb, err := bbolt.Open(cfg.Path, 0o600, opts)
 	if err != nil {
 		if errors.Is(err, berrors.ErrTimeout) {
-			return nil, fmt.Errorf("store: open %s: %w", cfg.Path, ErrLocked)
+			return nil, &LockedError{Path: cfg.Path, PID: lockHolder(cfg.Path)}
 		}
 		return nil, fmt.Errorf("store: open %s: %w", cfg.Path, err)
+	}
+	// The flock is ours: say who holds it, for the next Open that finds it taken.
+	if err := os.WriteFile(LockFile(cfg.Path), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600); err != nil {
+		log.Warn("store: recording this process in the lock file; a second open will not name it", "err", err)
 	}
 	bdb.MaxBatchDelay = batchDelay
 	bdb.MaxBatchSize = batchSize
@@ -172,6 +180,7 @@ func Open(cfg Config) (*DB, error) {
 		return tx.Bucket(BucketMeta).Put(metaSchemaKey, binary.BigEndian.AppendUint32(nil, SchemaVersion))
 	})
 	if err != nil {
+		os.Remove(LockFile(cfg.Path))
 		bdb.Close()
 		return nil, err
 	}
@@ -210,11 +219,47 @@ func (db *DB) Close() error {
 	if err := db.syncFreelist(); err != nil && !errors.Is(err, berrors.ErrDatabaseNotOpen) {
 		db.log.Warn("store: writing the freelist at close; the next open rebuilds it", "err", err)
 	}
+	// While the flock is still held, so that the file of the next holder is
+	// never the one removed.
+	if err := os.Remove(LockFile(db.cfg.Path)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		db.log.Warn("store: removing the lock file", "err", err)
+	}
 	if err := db.bolt.Close(); err != nil {
 		return fmt.Errorf("store: close: %w", err)
 	}
 	db.log.Info("store closed", "path", db.cfg.Path)
 	return nil
+}
+
+// LockFile is the file beside the database at path in which the process that
+// holds the database open records its pid (decimal, one line). It is only a
+// label: bbolt's flock on the database file alone decides who may open it, so
+// a lock file left by a process that crashed blocks nothing; the next Open
+// overwrites it, and Close removes it.
+func LockFile(path string) string { return path + ".lock" }
+
+// lockHolder returns the pid recorded in the lock file of path if that
+// process is running, else 0.
+func lockHolder(path string) int {
+	b, err := os.ReadFile(LockFile(path))
+	if err != nil {
+		return 0
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 0 {
+		return 0
+	}
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return 0
+	}
+	defer p.Release()
+	// Signal 0 checks that the process exists without disturbing it; EPERM
+	// means it exists but belongs to another user.
+	if err := p.Signal(syscall.Signal(0)); err != nil && !errors.Is(err, syscall.EPERM) {
+		return 0
+	}
+	return pid
 }
 
 // syncFreelist commits an empty transaction that writes the freelist.

@@ -254,10 +254,11 @@ func loadConfig(cmd string, args []string, getenv func(string) string, stderr io
 	if path != "" {
 		md, err := toml.DecodeFile(path, &cfg)
 		if err != nil {
-			return nil, nil, fmt.Errorf("config file %s: %w", path, err)
+			return nil, nil, fileError("config file", path, "config or PIDNODE_CONFIG", err)
 		}
 		if und := md.Undecoded(); len(und) > 0 {
-			return nil, nil, fmt.Errorf("config file %s: unknown setting %q", path, und[0].String())
+			return nil, nil, &startError{msg: fmt.Sprintf("config file %s: unknown setting %q", path, und[0].String()),
+				hint: "its settings are the flags of pidnode " + cmd + " -h with _ for -"}
 		}
 	}
 	// Rebuild the table: the closures must point into the final cfg.

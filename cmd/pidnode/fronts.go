@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/netip"
 	"strconv"
@@ -57,12 +58,13 @@ func (n *node) bindDNS() error {
 	if err != nil {
 		return err
 	}
-	ln, pc, err := listenBoth(n.cfg.DNSAddr)
+	ln, pc, err := listenBoth("dns", "dns-addr", n.cfg.DNSAddr)
 	if err != nil {
-		return fmt.Errorf("dns listener: %w", err)
+		return err
 	}
 	n.dns = srv
 	n.listeners = append(n.listeners, listener{name: "dns", addr: ln.Addr().String(),
+		unbind: func() { ln.Close(); pc.Close() },
 		serve: func() error {
 			return serveBoth(func() error { return srv.ServeUDP(pc) }, func() error { return srv.ServeTCP(ln) }, hdldns.ErrServerClosed)
 		},
@@ -93,8 +95,12 @@ func (n *node) signKey() (*rsa.PrivateKey, error) {
 		return nil, nil
 	}
 	k, err := hdl.LoadKey(n.cfg.HdlKey)
-	if err != nil {
-		return nil, fmt.Errorf("--hdl-key: %w", err)
+	var pe *fs.PathError
+	switch {
+	case errors.As(err, &pe):
+		return nil, fileError("native-protocol signing key", n.cfg.HdlKey, "hdl-key", err)
+	case err != nil:
+		return nil, &startError{msg: "--hdl-key: " + err.Error(), hint: "create one with pidnode keygen FILE", err: err}
 	}
 	return k, nil
 }
@@ -107,9 +113,9 @@ func (n *node) bindHdl() error {
 	if err != nil {
 		return err
 	}
-	ln, pc, err := listenBoth(n.cfg.HdlAddr)
+	ln, pc, err := listenBoth("hdl", "hdl-addr", n.cfg.HdlAddr)
 	if err != nil {
-		return fmt.Errorf("hdl listener: %w", err)
+		return err
 	}
 	site, err := siteConfig(ln.Addr().String())
 	if err != nil {
@@ -132,6 +138,7 @@ func (n *node) bindHdl() error {
 	}
 	n.hdl = srv
 	n.listeners = append(n.listeners, listener{name: "hdl", addr: ln.Addr().String(),
+		unbind: func() { ln.Close(); pc.Close() },
 		serve: func() error {
 			return serveBoth(func() error { return srv.ServeUDP(pc) }, func() error { return srv.ServeTCP(ln) }, hdl.ErrServerClosed)
 		},

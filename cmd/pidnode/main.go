@@ -73,7 +73,8 @@ func run(args []string, getenv func(string) string, stdin io.Reader, stdout, std
 	case errors.Is(err, errUsage):
 		return 2
 	default:
-		fmt.Fprintf(stderr, "pidnode %s: %v\n", cmd, err)
+		// The one place an error is printed; one line, whatever the cause.
+		fmt.Fprintf(stderr, "pidnode %s: %s\n", cmd, oneLine(err.Error()))
 		return 1
 	}
 }
@@ -123,9 +124,9 @@ func cmdImport(args []string, getenv func(string) string, stdin io.Reader, stdou
 		in = f
 	}
 	if err := os.MkdirAll(cfg.Data, 0o750); err != nil {
-		return err
+		return fileError("data directory", cfg.Data, "data", err)
 	}
-	db, err := store.Open(store.Config{Path: dbPath(cfg.Data)})
+	db, err := openStore(cfg.Data, nil)
 	if err != nil {
 		return err
 	}
@@ -213,8 +214,14 @@ func openExisting(dataDir string) (*store.DB, error) {
 		return nil, fmt.Errorf("no database at %s: %w", p, err)
 	}
 	db, err := store.Open(store.Config{Path: p})
-	if errors.Is(err, store.ErrLocked) {
-		return nil, fmt.Errorf("%s is in use by a running node: take the backup through its admin API (pidctl backup FILE): %w", p, err)
+	var le *store.LockedError
+	if errors.As(err, &le) {
+		who := "a running node"
+		if le.PID > 0 {
+			who = fmt.Sprintf("a running pidnode (pid %d)", le.PID)
+		}
+		return nil, &startError{msg: fmt.Sprintf("%s is in use by %s", p, who),
+			hint: "take the backup through its admin API (pidctl backup FILE)", err: err}
 	}
 	return db, err
 }

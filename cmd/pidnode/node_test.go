@@ -169,14 +169,8 @@ func TestExportRefusesMissingDatabase(t *testing.T) {
 // TestBinarySIGTERM builds the real binary, serves, and checks that SIGTERM
 // ends it with status 0 and releases the database.
 func TestBinarySIGTERM(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
+	bin := pidnodeBin(t)
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "pidnode")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
 	ready := filepath.Join(dir, "ready")
 	cmd := exec.Command(bin, "serve", "--data", filepath.Join(dir, "data"), "--demo", "--resolver-addr", "127.0.0.1:0",
 		"--admin-addr", "127.0.0.1:0", "--dns-addr", "", "--hdl-addr", "", "--ready-file", ready)

@@ -4,18 +4,18 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/base32"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"pidnode/admin"
@@ -34,6 +34,9 @@ type listener struct {
 	addr     string
 	serve    func() error
 	shutdown func(context.Context) error
+	// unbind closes the bound sockets of a listener that never served: a
+	// failed start releases its ports with it (shutdown stops a serving one).
+	unbind func()
 	// drain, if set, makes every later response close its connection; run
 	// calls it on SIGTERM, --shutdown-delay before shutdown.
 	drain func()
@@ -47,10 +50,9 @@ type node struct {
 	namer     *handlev.Namer
 	cache     *cache.Cache
 	admin     *admin.Server
+	model     []byte // the --model file; nil for admin's default
 	listeners []listener
 	demo      *admin.DemoInfo
-	// adminDraining makes the admin listener close every connection (drain).
-	adminDraining atomic.Bool
 	// demoSkipped: --demo was given but the database already had data.
 	demoSkipped bool
 	opKey       string
@@ -71,36 +73,85 @@ func cmdServe(args []string, getenv func(string) string, stdout, stderr io.Write
 		fmt.Fprintf(stderr, "pidnode serve: unexpected argument %q\n", rest[0])
 		return errUsage
 	}
-	logger, err := newLogger(stderr, cfg.LogLevel)
+	logOut := &heldLog{w: stderr, held: true}
+	logger, err := newLogger(logOut, cfg.LogLevel)
 	if err != nil {
 		return err
 	}
+	// At debug level the operator asked to see everything, start-up included.
+	logOut.held = !logger.Enabled(context.Background(), slog.LevelDebug)
 	ctx, stop := signalContext()
 	defer stop()
 	n, err := startNode(ctx, cfg, logger)
 	if err != nil {
+		logOut.drop()
 		return err
 	}
+	logOut.release()
 	n.printWelcome(stdout)
 	return n.run(ctx)
 }
 
+// heldLog holds the log lines of start-up until release: a start that fails
+// prints only its error (main's one line), not the lines of what it opened and
+// closed again. After release or drop it writes through.
+type heldLog struct {
+	mu   sync.Mutex
+	w    io.Writer
+	held bool
+	buf  []byte
+}
+
+func (h *heldLog) Write(p []byte) (int, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.held {
+		h.buf = append(h.buf, p...)
+		return len(p), nil
+	}
+	return h.w.Write(p)
+}
+
+// release writes what was held and stops holding.
+func (h *heldLog) release() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.held = false
+	h.w.Write(h.buf)
+	h.buf = nil
+}
+
+// drop forgets what was held and stops holding.
+func (h *heldLog) drop() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.held = false
+	h.buf = nil
+}
+
 // startNode opens the database, builds every package from cfg and binds every
 // configured listener. Nothing is served until run.
-func startNode(ctx context.Context, cfg *Config, logger *slog.Logger) (n *node, err error) {
-	n = &node{cfg: cfg, log: logger}
+// On failure it closes again whatever it opened.
+func startNode(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *node, err error) {
+	// n is not the named result: each `return nil, err` clears that before
+	// the deferred cleanup runs.
+	n := &node{cfg: cfg, log: logger}
 	defer func() {
 		if err != nil {
 			n.closeAll()
 		}
 	}()
-	if err := os.MkdirAll(cfg.Data, 0o750); err != nil {
-		return nil, err
-	}
 	if n.namer, err = newNamer(cfg); err != nil {
 		return nil, err
 	}
-	if n.db, err = store.Open(store.Config{Path: dbPath(cfg.Data), Logger: logger}); err != nil {
+	// Read before anything is opened: a missing file is a typo, found fastest.
+	if n.model, err = readModel(cfg.Model); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(cfg.Data, 0o750); err != nil {
+		return nil, fileError("data directory", cfg.Data, "data", err)
+	}
+	if n.db, err = openStore(cfg.Data, logger); err != nil {
 		return nil, err
 	}
 	if n.cache, err = cache.New(cache.Config{
@@ -145,9 +196,9 @@ func (n *node) bind() error {
 	cfg := n.cfg
 	publicURL := cfg.PublicURL
 	if cfg.ResolverAddr != "" {
-		ln, err := listenTCP(cfg.ResolverAddr, cfg.TLSCert, cfg.TLSKey)
+		ln, err := listenTCP("resolver", "resolver-addr", cfg.ResolverAddr, tlsFiles{cfg.TLSCert, cfg.TLSKey, "tls-cert", "tls-key"})
 		if err != nil {
-			return fmt.Errorf("resolver listener: %w", err)
+			return err
 		}
 		addr := ln.Addr().String()
 		if publicURL == "" {
@@ -169,7 +220,8 @@ func (n *node) bind() error {
 		}
 		n.resolver = srv
 		n.listeners = append(n.listeners, listener{name: "resolver", addr: addr,
-			serve: func() error { return srv.Serve(ln) }, shutdown: srv.Shutdown, drain: srv.Drain})
+			serve: func() error { return srv.Serve(ln) }, shutdown: srv.Shutdown, drain: srv.Drain,
+			unbind: func() { ln.Close() }})
 	}
 	if publicURL == "" {
 		publicURL = "http://" + cfg.ResolverAddr
@@ -177,15 +229,12 @@ func (n *node) bind() error {
 	cfg.PublicURL = publicURL
 	// The admin server is the write path (and loads the demo), so it exists
 	// even when its listener is off.
-	model, err := readModel(cfg.Model)
-	if err != nil {
-		return err
-	}
 	var adminLn net.Listener
 	refuse := false
 	if cfg.AdminAddr != "" {
-		if adminLn, err = listenTCP(cfg.AdminAddr, cfg.AdminTLSCert, cfg.AdminTLSKey); err != nil {
-			return fmt.Errorf("admin listener: %w", err)
+		var err error
+		if adminLn, err = listenTCP("admin", "admin-addr", cfg.AdminAddr, tlsFiles{cfg.AdminTLSCert, cfg.AdminTLSKey, "admin-tls-cert", "admin-tls-key"}); err != nil {
+			return err
 		}
 		// Bearer keys never cross a network in clear text (issue 4): a plain
 		// listener on a non-loopback address refuses them unless the operator
@@ -201,7 +250,7 @@ func (n *node) bind() error {
 		Namer:         n.namer,
 		Invalidator:   n.cache,
 		OperatorKey:   n.opKey,
-		Model:         model,
+		Model:         n.model,
 		PublicURL:     publicURL,
 		Logger:        n.log.With("listener", "admin"),
 		RateLimit:     cfg.AdminRate,
@@ -215,6 +264,9 @@ func (n *node) bind() error {
 		if adminLn != nil {
 			adminLn.Close()
 		}
+		if errors.Is(err, admin.ErrModel) && cfg.Model != "" {
+			return fileError("model file", cfg.Model, "model", err)
+		}
 		return err
 	}
 	// Not ready until run serves every listener (SPEC §4 /readyz).
@@ -222,22 +274,14 @@ func (n *node) bind() error {
 	n.admin = a
 	if cfg.AdminAddr != "" {
 		ln := adminLn
-		hs := &http.Server{
-			Handler:           closeConns(a.Handler(), &n.adminDraining),
-			ReadHeaderTimeout: 5 * time.Second,
-			ReadTimeout:       30 * time.Second,
-			WriteTimeout:      60 * time.Second,
-			IdleTimeout:       2 * time.Minute,
-			MaxHeaderBytes:    16 << 10,
-			ErrorLog:          slog.NewLogLogger(n.log.Handler(), slog.LevelWarn),
+		srv, err := admin.NewListener(admin.ListenerConfig{Handler: a.Handler(), Logger: n.log})
+		if err != nil {
+			ln.Close()
+			return err
 		}
-		n.listeners = append(n.listeners, listener{name: "admin", addr: ln.Addr().String(), drain: func() { n.adminDraining.Store(true) },
-			serve: func() error {
-				if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-					return err
-				}
-				return nil
-			}, shutdown: hs.Shutdown})
+		n.listeners = append(n.listeners, listener{name: "admin", addr: ln.Addr().String(),
+			serve: func() error { return srv.Serve(ln) }, shutdown: srv.Shutdown, drain: srv.Drain,
+			unbind: func() { ln.Close() }})
 	}
 	if err := n.bindDNS(); err != nil {
 		return err
@@ -253,22 +297,6 @@ func isLoopback(a net.Addr) bool {
 	return false
 }
 
-// closeConns closes the connection after any request whose body came chunked,
-// and after every request once draining is set. net/http drops a
-// Content-Length that arrives beside Transfer-Encoding and keeps the
-// connection open, so a request smuggled after such a body would be served
-// next; RFC 9112 §6.3 asks the server to close. (SetKeepAlivesEnabled(false)
-// is no substitute for draining: it closes idle connections at once, which is
-// the race draining avoids.)
-func closeConns(h http.Handler, draining *atomic.Bool) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if len(r.TransferEncoding) > 0 || draining.Load() {
-			w.Header().Set("Connection", "close")
-		}
-		h.ServeHTTP(w, r)
-	})
-}
-
 func scheme(tlsCert string) string {
 	if tlsCert != "" {
 		return "https"
@@ -276,22 +304,79 @@ func scheme(tlsCert string) string {
 	return "http"
 }
 
-// listenTCP binds addr, wrapped in TLS when a certificate is configured.
-func listenTCP(addr, certFile, keyFile string) (net.Listener, error) {
-	if (certFile == "") != (keyFile == "") {
-		return nil, errors.New("TLS needs both a certificate and a key file")
+// tlsFiles are a listener's certificate and key files and the settings that
+// name them.
+type tlsFiles struct {
+	cert, key         string
+	certFlag, keyFlag string
+}
+
+// load reads and checks the certificate and key of listener name; nil when
+// neither is configured. Each failure names the file at fault.
+func (f tlsFiles) load(name string) (*tls.Config, error) {
+	if f.cert == "" && f.key == "" {
+		return nil, nil
 	}
-	var tcfg *tls.Config
-	if certFile != "" {
-		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
-		if err != nil {
-			return nil, err
+	if f.cert == "" || f.key == "" {
+		set, unset := f.certFlag, f.keyFlag
+		if f.cert == "" {
+			set, unset = unset, set
 		}
-		tcfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+		return nil, &startError{msg: fmt.Sprintf("%s TLS: --%s is set but --%s is not", name, set, unset), hint: "set both or neither"}
+	}
+	certPEM, err := os.ReadFile(f.cert)
+	if err != nil {
+		return nil, fileError(name+" TLS certificate", f.cert, f.certFlag, err)
+	}
+	keyPEM, err := os.ReadFile(f.key)
+	if err != nil {
+		return nil, fileError(name+" TLS key", f.key, f.keyFlag, err)
+	}
+	if err := pemHas(certPEM, "CERTIFICATE", "certificate"); err != nil {
+		return nil, fileError(name+" TLS certificate", f.cert, f.certFlag, err)
+	}
+	if err := pemHas(keyPEM, "PRIVATE KEY", "private key"); err != nil {
+		return nil, fileError(name+" TLS key", f.key, f.keyFlag, err)
+	}
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return nil, &startError{msg: fmt.Sprintf("%s TLS key %s and certificate %s: %s", name, f.key, f.cert, cause(err)),
+			hint: fmt.Sprintf("check --%s and --%s", f.certFlag, f.keyFlag), err: err}
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
+}
+
+// pemHas checks that b holds a PEM block whose type ends in typ ("PRIVATE
+// KEY" covers "RSA PRIVATE KEY" and "EC PRIVATE KEY") and, for a certificate,
+// that the first one parses.
+func pemHas(b []byte, typ, what string) error {
+	for {
+		var blk *pem.Block
+		if blk, b = pem.Decode(b); blk == nil {
+			return fmt.Errorf("no PEM %s in it", what)
+		}
+		if !strings.HasSuffix(blk.Type, typ) {
+			continue
+		}
+		if typ == "CERTIFICATE" {
+			if _, err := x509.ParseCertificate(blk.Bytes); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// listenTCP binds addr for listener name (flag is the setting that chose
+// addr), wrapped in TLS when a certificate is configured.
+func listenTCP(name, flag, addr string, tf tlsFiles) (net.Listener, error) {
+	tcfg, err := tf.load(name)
+	if err != nil {
+		return nil, err
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, err
+		return nil, listenError(name, "", addr, flag, err)
 	}
 	if tcfg != nil {
 		return tls.NewListener(ln, tcfg), nil
@@ -300,21 +385,21 @@ func listenTCP(addr, certFile, keyFile string) (net.Listener, error) {
 }
 
 // listenBoth binds TCP and UDP on the same port (DNS and the native protocol
-// serve both transports on one port). With port 0 the TCP port is chosen first
-// and UDP follows it; a clash is retried a few times.
-func listenBoth(addr string) (net.Listener, net.PacketConn, error) {
+// serve both transports on one port) for listener name. With port 0 the TCP
+// port is chosen first and UDP follows it; a clash is retried a few times.
+func listenBoth(name, flag, addr string) (net.Listener, net.PacketConn, error) {
 	var lastErr error
 	for attempt := 0; attempt < 10; attempt++ {
 		ln, err := net.Listen("tcp", addr)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, listenError(name, "tcp", addr, flag, err)
 		}
 		pc, err := net.ListenPacket("udp", ln.Addr().String())
 		if err == nil {
 			return ln, pc, nil
 		}
 		ln.Close()
-		lastErr = err
+		lastErr = listenError(name, "udp", ln.Addr().String(), flag, err)
 		if _, port, _ := net.SplitHostPort(addr); port != "0" {
 			break
 		}
@@ -322,15 +407,26 @@ func listenBoth(addr string) (net.Listener, net.PacketConn, error) {
 	return nil, nil, lastErr
 }
 
+// readModel reads the --model file; nil for admin's embedded default.
 func readModel(path string) ([]byte, error) {
 	if path == "" {
-		return nil, nil // the admin package's embedded default
+		return nil, nil
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("--model: %w", err)
+		return nil, fileError("model file", path, "model", err)
 	}
 	return b, nil
+}
+
+// openStore opens the database of dataDir for a command that writes it.
+func openStore(dataDir string, logger *slog.Logger) (*store.DB, error) {
+	p := dbPath(dataDir)
+	db, err := store.Open(store.Config{Path: p, Logger: logger})
+	if err != nil {
+		return nil, openError(p, err)
+	}
+	return db, nil
 }
 
 // operatorKey reads the operator key from path, creating the file with a fresh
@@ -448,13 +544,11 @@ func (n *node) run(ctx context.Context) error {
 }
 
 // closeAll releases what startNode acquired; used on start-up failure and at
-// the end of run.
+// the end of run (which has shut the listeners down already).
 func (n *node) closeAll() error {
 	var err error
 	for _, l := range n.listeners {
-		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		l.shutdown(sctx)
-		cancel()
+		l.unbind()
 	}
 	n.listeners = nil
 	if n.admin != nil {

@@ -1,0 +1,136 @@
+package admin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+)
+
+// Defaults NewListener uses for zero ListenerConfig fields.
+const (
+	DefaultReadHeaderTimeout = 5 * time.Second
+	DefaultReadTimeout       = 30 * time.Second
+	DefaultWriteTimeout      = 60 * time.Second
+	DefaultIdleTimeout       = 2 * time.Minute
+	DefaultMaxHeaderBytes    = 16 << 10
+)
+
+// ListenerConfig configures NewListener. Zero values select the documented
+// defaults.
+type ListenerConfig struct {
+	// Handler answers the requests: Server.Handler. Required.
+	Handler http.Handler
+	// ReadHeaderTimeout bounds reading a request's line and headers. If zero,
+	// DefaultReadHeaderTimeout.
+	ReadHeaderTimeout time.Duration
+	// ReadTimeout bounds reading a whole request, body included (bulk bodies
+	// are the largest). If zero, DefaultReadTimeout.
+	ReadTimeout time.Duration
+	// WriteTimeout bounds writing a response, a backup download included. If
+	// zero, DefaultWriteTimeout.
+	WriteTimeout time.Duration
+	// IdleTimeout is how long a keep-alive connection may wait for its next
+	// request. If zero, DefaultIdleTimeout.
+	IdleTimeout time.Duration
+	// MaxHeaderBytes caps the request line plus headers (431 beyond; net/http
+	// allows 4 KiB of slack). If zero, DefaultMaxHeaderBytes.
+	MaxHeaderBytes int
+	// Logger receives net/http's own error lines (failed TLS handshakes,
+	// accept errors) at warn level. Nil discards.
+	Logger *slog.Logger
+}
+
+// Listener is the admin API's HTTP server: net/http with the limits of
+// ListenerConfig and two kinds of connection closing net/http does not do by
+// itself (see closeConns): after a chunked request body, and on every
+// response once Drain was called. Its methods are safe for concurrent use.
+type Listener struct {
+	hs       *http.Server
+	draining atomic.Bool
+}
+
+// NewListener validates cfg and fills its defaults. Nothing is bound or
+// served until Serve.
+func NewListener(cfg ListenerConfig) (*Listener, error) {
+	if cfg.Handler == nil {
+		return nil, fmt.Errorf("%w: ListenerConfig.Handler is required", ErrConfig)
+	}
+	for _, l := range []struct {
+		name string
+		v    int64
+	}{
+		{"ReadHeaderTimeout", int64(cfg.ReadHeaderTimeout)}, {"ReadTimeout", int64(cfg.ReadTimeout)},
+		{"WriteTimeout", int64(cfg.WriteTimeout)}, {"IdleTimeout", int64(cfg.IdleTimeout)},
+		{"MaxHeaderBytes", int64(cfg.MaxHeaderBytes)},
+	} {
+		if l.v < 0 {
+			return nil, fmt.Errorf("%w: ListenerConfig.%s is negative (%d)", ErrConfig, l.name, l.v)
+		}
+	}
+	orDefault := func(d, def time.Duration) time.Duration {
+		if d == 0 {
+			return def
+		}
+		return d
+	}
+	maxHeader := cfg.MaxHeaderBytes
+	if maxHeader == 0 {
+		maxHeader = DefaultMaxHeaderBytes
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	l := &Listener{}
+	l.hs = &http.Server{
+		Handler:           closeConns(cfg.Handler, &l.draining),
+		ReadHeaderTimeout: orDefault(cfg.ReadHeaderTimeout, DefaultReadHeaderTimeout),
+		ReadTimeout:       orDefault(cfg.ReadTimeout, DefaultReadTimeout),
+		WriteTimeout:      orDefault(cfg.WriteTimeout, DefaultWriteTimeout),
+		IdleTimeout:       orDefault(cfg.IdleTimeout, DefaultIdleTimeout),
+		MaxHeaderBytes:    maxHeader,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	return l, nil
+}
+
+// Serve answers requests on connections accepted from ln until Shutdown, and
+// closes ln. It returns nil after Shutdown, or the error that stopped
+// accepting. For HTTPS, pass a listener from tls.NewListener.
+func (l *Listener) Serve(ln net.Listener) error {
+	if err := l.hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// Shutdown stops accepting, closes idle connections and waits for in-flight
+// requests to finish, or gives up when ctx is done (returning ctx.Err()).
+func (l *Listener) Shutdown(ctx context.Context) error { return l.hs.Shutdown(ctx) }
+
+// Drain makes every later response close its connection while the listener
+// keeps accepting: called some time before Shutdown, it moves keep-alive
+// clients to new connections (elsewhere, once /readyz says 503) instead of
+// leaving one writing a request into an idle connection the shutdown closes.
+func (l *Listener) Drain() { l.draining.Store(true) }
+
+// closeConns closes the connection after any request whose body came chunked,
+// and after every request once draining is set. net/http drops a
+// Content-Length that arrives beside Transfer-Encoding and keeps the
+// connection open, so a request smuggled after such a body would be served
+// next; RFC 9112 §6.3 asks the server to close. (SetKeepAlivesEnabled(false)
+// is no substitute for draining: it closes idle connections at once, which is
+// the race draining avoids.)
+func closeConns(h http.Handler, draining *atomic.Bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if len(r.TransferEncoding) > 0 || draining.Load() {
+			w.Header().Set("Connection", "close")
+		}
+		h.ServeHTTP(w, r)
+	})
+}
