@@ -47,7 +47,7 @@ func cause(err error) string {
 		}
 	}
 	s := err.Error()
-	for _, p := range []string{"tls: ", "toml: ", "admin: "} {
+	for _, p := range []string{"tls: ", "toml: ", "admin: ", "model: "} {
 		s = strings.TrimPrefix(s, p)
 	}
 	return s
