@@ -31,6 +31,12 @@ var rules = map[string]struct {
 	"model":         {internal: []string{"handlev"}, external: []string{"github.com/BurntSushi/toml", "github.com/santhosh-tekuri/jsonschema/v6"}},
 	"registry":      {internal: []string{"handlev", "store"}, external: []string{"go.etcd.io/bbolt"}},
 	"admin":         {internal: []string{"handlev", "store", "model", "registry", "internal/promtext", "internal/tokenbucket"}, external: []string{"github.com/santhosh-tekuri/jsonschema/v6", "github.com/prometheus/"}},
+	// cluster mode: etcd's client, and the layers whose data it replicates.
+	// Nothing below cmd imports it.
+	"cluster": {internal: []string{"handlev", "store", "model", "registry", "internal/promtext"}, external: []string{"go.etcd.io/etcd/client/v3", "go.etcd.io/etcd/api/v3", "go.uber.org/zap", "google.golang.org/grpc"}},
+	// Test support: an embedded etcd server. Only _test.go files import it
+	// (allowedInternal refuses it to every other file).
+	"internal/etcdtest": {external: []string{"go.etcd.io/etcd/", "go.uber.org/zap"}},
 	// Leaves: the standard library only. procfloor sits below store, ascii
 	// below handlev and every front, promtext and tokenbucket below admin,
 	// the resolvers and cmd.
@@ -39,8 +45,8 @@ var rules = map[string]struct {
 	"internal/promtext":    {},
 	"internal/tokenbucket": {},
 	"internal":             {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "model", "registry", "internal"}, external: []string{""}},
-	"cmd":                  {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "model", "registry", "internal"}, external: []string{""}},
-	"bench":                {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "model", "registry", "internal", "bench"}, external: []string{""}},
+	"cmd":                  {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "model", "registry", "cluster", "internal"}, external: []string{""}},
+	"bench":                {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "model", "registry", "cluster", "internal", "bench"}, external: []string{""}},
 }
 
 func ruleFor(dir string) (string, bool) {
@@ -133,7 +139,7 @@ func TestImportDirection(t *testing.T) {
 // entry allows exactly that package, except "internal" and "bench", which allow
 // their whole subtree. cmd and bench are never importable.
 func allowedInternal(allowed []string, target string) bool {
-	if target == "cmd" || strings.HasPrefix(target, "cmd/") {
+	if target == "cmd" || strings.HasPrefix(target, "cmd/") || target == testOnly {
 		return false
 	}
 	for _, a := range allowed {
@@ -146,6 +152,10 @@ func allowedInternal(allowed []string, target string) bool {
 	}
 	return false
 }
+
+// testOnly is the package only _test.go files may import: it starts an etcd
+// server inside the process.
+const testOnly = "internal/etcdtest"
 
 func hasPrefixAny(p string, prefixes []string) bool {
 	for _, x := range prefixes {
@@ -184,6 +194,14 @@ func TestRulesCatchViolations(t *testing.T) {
 		{"handlev", "internal/ascii", true},
 		{"handlev", "internal/procfloor", false},
 		{"internal/ascii", "handlev", false},
+		{"cluster", "registry", true},
+		{"cluster", "admin", false},
+		{"registry", "cluster", false},
+		{"admin", "cluster", false},
+		{"resolver", "cluster", false},
+		{"cmd", "cluster", true},
+		{"cmd", "internal/etcdtest", false},
+		{"cluster", "internal/etcdtest", false},
 	}
 	for _, c := range cases {
 		if got := allowedInternal(rules[c.from].internal, c.target); got != c.want {
