@@ -48,7 +48,7 @@ func (t Tx) AppendAudit(tail []byte) (uint64, error) {
 		return 0, err
 	}
 	v := appendAudit(make([]byte, 0, len(tail)+64), seq, t.r.now().UTC(), tail)
-	return seq, b.Put(binary.BigEndian.AppendUint64(nil, seq), v)
+	return seq, t.Put(store.BucketAudit, binary.BigEndian.AppendUint64(nil, seq), v)
 }
 
 // AuditTail encodes e without its Seq and Time: the JSON object of the

@@ -118,13 +118,14 @@ func getJSON(b *bbolt.Bucket, key string, v any) (bool, error) {
 	return true, nil
 }
 
-// putJSON encodes v into bucket b under key.
-func putJSON(b *bbolt.Bucket, key string, v any) error {
+// putJSON encodes v into bucket under key, through store.Tx.Put so that a
+// cluster node's rehearsal of the write sees it.
+func (t Tx) putJSON(bucket []byte, key string, v any) error {
 	raw, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	return b.Put([]byte(key), raw)
+	return t.Put(bucket, []byte(key), raw)
 }
 
 // list decodes every value of bucket b and keeps those keep accepts (nil: all).
@@ -154,7 +155,7 @@ func (t Tx) Application(id string) (Application, bool, error) {
 
 // PutApplication stores a under a.ID.
 func (t Tx) PutApplication(a *Application) error {
-	return putJSON(t.bucket(store.BucketApplications), a.ID, a)
+	return t.putJSON(store.BucketApplications, a.ID, a)
 }
 
 // Applications returns the applications in state (every state if ""), in
@@ -174,7 +175,7 @@ func (t Tx) SNAA(id string) (SNAA, bool, error) {
 
 // PutSNAA stores sn under sn.ID.
 func (t Tx) PutSNAA(sn *SNAA) error {
-	return putJSON(t.bucket(store.BucketSNAAs), sn.ID, sn)
+	return t.putJSON(store.BucketSNAAs, sn.ID, sn)
 }
 
 // SNAAs returns every SNAA, by namespace.
@@ -209,7 +210,7 @@ func (t Tx) KeyByHash(hash string) (Key, bool, error) {
 
 // PutKey stores k under hash.
 func (t Tx) PutKey(hash string, k *Key) error {
-	return putJSON(t.bucket(store.BucketKeys), hash, k)
+	return t.putJSON(store.BucketKeys, hash, k)
 }
 
 // KeysOf returns the keys of SNAA snaaID, oldest first.
@@ -252,7 +253,13 @@ func (t Tx) SetLastUsed(times map[string]time.Time) error {
 		}
 		tm := tm.UTC()
 		k.LastUsed = &tm
-		if err := putJSON(b, h, &k); err != nil {
+		// Last-used times are each node's own (docs/product.md §10): written
+		// on the bucket directly, never replicated.
+		raw, err := json.Marshal(&k)
+		if err != nil {
+			return err
+		}
+		if err := b.Put([]byte(h), raw); err != nil {
 			return err
 		}
 	}
@@ -268,7 +275,7 @@ func (t Tx) Idem(key string) (IdemRecord, bool, error) {
 
 // PutIdem stores ir under key.
 func (t Tx) PutIdem(key string, ir *IdemRecord) error {
-	return putJSON(t.bucket(store.BucketIdempotency), key, ir)
+	return t.putJSON(store.BucketIdempotency, key, ir)
 }
 
 // HasRecord reports whether a record is stored under key, without decoding it.

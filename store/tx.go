@@ -13,6 +13,9 @@ import (
 // during the callback and, like bbolt's Tx, must not be used from other goroutines.
 type Tx struct {
 	tx *bbolt.Tx
+	// rec, if not nil, collects the writes made through the Tx's methods
+	// (Rehearse).
+	rec *[]Write
 }
 
 // Bolt returns the underlying bbolt transaction, for admin's own buckets
@@ -44,7 +47,9 @@ func (tx *Tx) PutRecord(key string, s *Stored) error {
 	}
 	// bbolt keeps both slices until commit: fresh allocations, never reused.
 	v := appendStored(make([]byte, 0, encodedSize(s)), s)
-	if err := b.Put([]byte(key), v); err != nil {
+	k := []byte(key)
+	tx.note(BucketRecords, k, v)
+	if err := b.Put(k, v); err != nil {
 		return fmt.Errorf("store: put %q: %w", key, err)
 	}
 	return nil

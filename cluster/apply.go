@@ -1,0 +1,227 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"pidnode/registry"
+	"pidnode/store"
+)
+
+// snapshotPage is how many keys one range read of a snapshot returns.
+const snapshotPage = 1000
+
+// ErrNotReplica: the database holds data but has never applied anything from
+// etcd (a single node's file): applying etcd over it would mix two
+// histories. Seed etcd from it with `pidnode cluster seed`, or start the
+// node on an empty data directory.
+var ErrNotReplica = errors.New("cluster: the database has data of its own and is not a replica of etcd")
+
+// Start brings the local database up to etcd's current state before the
+// node serves: a database that has applied nothing loads a snapshot of the
+// prefix; one that has applied something catches up through the watch that
+// Run starts. It returns the revision the database is at.
+func (n *Node) Start(ctx context.Context) (int64, error) {
+	if n.applied.Load() > 0 {
+		return n.applied.Load(), nil
+	}
+	var empty = true
+	err := n.cfg.DB.View(func(tx *store.Tx) error {
+		for _, b := range registry.Replicated {
+			if k, _ := tx.Bolt().Bucket(b).Cursor().First(); k != nil {
+				// The audit bucket's index marker is not data.
+				if string(b) == string(store.BucketAudit) && len(k) != 8 {
+					continue
+				}
+				empty = false
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	if !empty {
+		return 0, ErrNotReplica
+	}
+	rev, err := n.snapshot(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return rev, nil
+}
+
+// snapshot loads every entry of the prefix as of one revision into the
+// database, in one transaction per page, and records that revision as
+// applied in the last one.
+func (n *Node) snapshot(ctx context.Context) (int64, error) {
+	first, err := n.cli.Get(ctx, n.prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		return 0, fmt.Errorf("cluster: snapshot: %w", err)
+	}
+	rev := first.Header.Revision
+	end := clientv3.GetPrefixRangeEnd(n.prefix)
+	from := n.prefix
+	for {
+		r, err := n.cli.Get(ctx, from, clientv3.WithRange(end), clientv3.WithRev(rev), clientv3.WithLimit(snapshotPage))
+		if err != nil {
+			return 0, fmt.Errorf("cluster: snapshot at revision %d: %w", rev, err)
+		}
+		last := !r.More || len(r.Kvs) == 0
+		err = n.cfg.Registry.Update(func(tx registry.Tx) error {
+			for _, kv := range r.Kvs {
+				if err := n.applyKV(tx, kv.Key, kv.Value); err != nil {
+					return err
+				}
+			}
+			if last {
+				return tx.SetAppliedRevision(rev)
+			}
+			return nil
+		})
+		if err != nil {
+			return 0, fmt.Errorf("cluster: snapshot at revision %d: %w", rev, err)
+		}
+		if last {
+			break
+		}
+		from = string(r.Kvs[len(r.Kvs)-1].Key) + "\x00"
+	}
+	n.setApplied(rev)
+	n.log.Info("cluster: loaded snapshot", "revision", rev)
+	return rev, nil
+}
+
+// applyKV applies one entry (value nil: deleted); keys that are not bucket
+// entries of a replicated bucket are skipped.
+func (n *Node) applyKV(tx registry.Tx, k, v []byte) error {
+	bucket, key, ok := splitKey(n.prefix, k)
+	if !ok || !registry.IsReplicated(bucket) {
+		return nil
+	}
+	if err := tx.ApplyPut(bucket, key, v); err != nil {
+		return fmt.Errorf("applying %q: %w", k, err)
+	}
+	return nil
+}
+
+// Run applies etcd's changes to the prefix into the local database until ctx
+// ends: it watches from the revision after the applied one and applies each
+// watch response in one transaction that also records its revision, then
+// invalidates the cached records it changed. When the watch breaks (etcd
+// unreachable, no leader) it starts again from the applied revision.
+func (n *Node) Run(ctx context.Context) {
+	backoff := 100 * time.Millisecond
+	for ctx.Err() == nil {
+		if err := n.watch(ctx); err != nil && ctx.Err() == nil {
+			n.log.Warn("cluster: watch ended; resuming", "applied", n.applied.Load(), "err", err)
+		}
+		n.connected.Store(false)
+		if ctx.Err() != nil {
+			return
+		}
+		n.watchRestarts.Add(1)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		if backoff < 2*time.Second {
+			backoff *= 2
+		}
+	}
+}
+
+// watch runs one watch stream until it ends.
+func (n *Node) watch(ctx context.Context) error {
+	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
+	defer cancel()
+	from := n.applied.Load() + 1
+	wch := n.cli.Watch(wctx, n.prefix, clientv3.WithPrefix(), clientv3.WithRev(from),
+		clientv3.WithProgressNotify(), clientv3.WithCreatedNotify())
+	for resp := range wch {
+		if err := resp.Err(); err != nil {
+			if errors.Is(err, rpctypes.ErrCompacted) {
+				return n.resync(ctx, resp.CompactRevision)
+			}
+			return err
+		}
+		n.connected.Store(true)
+		if err := n.apply(resp); err != nil {
+			return err
+		}
+	}
+	return errors.New("watch channel closed")
+}
+
+// resync catches up a node whose applied revision etcd has compacted away:
+// the changes in between are gone, so it loads a snapshot.
+func (n *Node) resync(ctx context.Context, compacted int64) error {
+	n.resyncs.Add(1)
+	n.log.Warn("cluster: applied revision compacted away; loading a snapshot", "applied", n.applied.Load(), "compacted", compacted)
+	_, err := n.snapshot(ctx)
+	return err
+}
+
+// apply applies one watch response in one transaction.
+func (n *Node) apply(resp clientv3.WatchResponse) error {
+	if len(resp.Events) == 0 {
+		// A progress notification: every change of the prefix up to its
+		// revision has been delivered, so the database is at that revision
+		// too (the revisions between were other prefixes' writes).
+		if resp.IsProgressNotify() {
+			n.setApplied(resp.Header.Revision)
+		}
+		return nil
+	}
+	rev := resp.Events[len(resp.Events)-1].Kv.ModRevision
+	var (
+		keys    []string
+		buckets map[string]bool
+	)
+	err := n.cfg.Registry.Update(func(tx registry.Tx) error {
+		keys, buckets = keys[:0], map[string]bool{}
+		applied := tx.AppliedRevision()
+		if applied >= rev {
+			return nil // delivered again after a restart of the watch
+		}
+		for _, ev := range resp.Events {
+			if ev.Kv.ModRevision <= applied {
+				continue
+			}
+			v := ev.Kv.Value
+			if ev.Type == mvccpb.DELETE {
+				v = nil
+			}
+			if err := n.applyKV(tx, ev.Kv.Key, v); err != nil {
+				return err
+			}
+			if bucket, key, ok := splitKey(n.prefix, ev.Kv.Key); ok {
+				buckets[bucket] = true
+				if bucket == string(store.BucketRecords) {
+					keys = append(keys, string(key))
+				}
+			}
+		}
+		return tx.SetAppliedRevision(rev)
+	})
+	if err != nil {
+		return fmt.Errorf("cluster: applying revision %d: %w", rev, err)
+	}
+	if n.cfg.Invalidator != nil {
+		for _, k := range keys {
+			n.cfg.Invalidator.Invalidate(k)
+		}
+	}
+	if n.cfg.OnApply != nil && len(buckets) > 0 {
+		n.cfg.OnApply(buckets)
+	}
+	n.setApplied(rev)
+	return nil
+}

@@ -1,0 +1,242 @@
+package cluster
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"pidnode/registry"
+	"pidnode/store"
+)
+
+// DefaultPrefix is the etcd key prefix when Config.Prefix is empty.
+const DefaultPrefix = "/pidnode/"
+
+// What a cluster's etcd must accept: one bulk write (1,000 creates, each a
+// record and an audit entry, each written with a compare) in one
+// transaction, and a request of that size. Dial checks both.
+const (
+	RequiredTxnOps       = 4096
+	RequiredRequestBytes = 8 << 20
+)
+
+// Defaults of the zero Config durations.
+const (
+	DefaultDialTimeout  = 5 * time.Second
+	DefaultWriteTimeout = 5 * time.Second
+)
+
+// Invalidator drops cached views of a record after its change is applied
+// (admin.Invalidator; *cache.Cache satisfies both).
+type Invalidator interface {
+	Invalidate(key string)
+}
+
+// Config configures Dial.
+type Config struct {
+	// Endpoints are etcd client URLs. Required.
+	Endpoints []string
+	// Prefix is the key prefix of this cluster's data; it starts and ends
+	// with '/'. If empty, DefaultPrefix.
+	Prefix string
+	// NodeName names this node in logs, metrics and readiness. Required.
+	NodeName string
+	// TLS, if not nil, is used for the connections to etcd.
+	TLS *tls.Config
+	// Username and Password authenticate to etcd when Username is set.
+	Username, Password string
+	// DialTimeout bounds Dial's wait for etcd to answer. If zero,
+	// DefaultDialTimeout.
+	DialTimeout time.Duration
+	// WriteTimeout bounds how long a write waits for etcd (and then for its
+	// own application here) before it fails with ErrUnavailable. If zero,
+	// DefaultWriteTimeout.
+	WriteTimeout time.Duration
+	// DB and Registry are this node's database. Required.
+	DB       *store.DB
+	Registry *registry.Registry
+	// Invalidator is told every record key an applied change touched, after
+	// its commit. Nil means no cache.
+	Invalidator Invalidator
+	// OnApply, if set, is called after each applied commit with the buckets
+	// it changed (admin drops its key cache when keys or SNAAs changed).
+	OnApply func(buckets map[string]bool)
+	// Logger receives the node's lines. Nil discards.
+	Logger *slog.Logger
+}
+
+// Node is a cluster member's connection to etcd: it applies its prefix into
+// the local database (Run) and sends writes to etcd (Commit). It is safe for
+// concurrent use.
+type Node struct {
+	cfg    Config
+	cli    *clientv3.Client
+	prefix string
+	log    *slog.Logger
+
+	applied atomic.Int64 // revision applied to the database
+	mu      sync.Mutex
+	advance chan struct{} // closed and replaced when applied grows
+
+	watchRestarts atomic.Uint64
+	resyncs       atomic.Uint64
+	conflicts     atomic.Uint64
+	connected     atomic.Bool // the watch has a live stream
+}
+
+// Dial connects to etcd and checks, within cfg.DialTimeout, that it answers
+// (*UnreachableError) and that it accepts a transaction as large as a full
+// bulk write (*LimitError). It starts nothing: Start does.
+func Dial(cfg Config) (*Node, error) {
+	if len(cfg.Endpoints) == 0 || cfg.DB == nil || cfg.Registry == nil || cfg.NodeName == "" {
+		return nil, fmt.Errorf("%w: Endpoints, DB, Registry and NodeName are required", ErrConfig)
+	}
+	if cfg.Prefix == "" {
+		cfg.Prefix = DefaultPrefix
+	}
+	if !strings.HasPrefix(cfg.Prefix, "/") || !strings.HasSuffix(cfg.Prefix, "/") {
+		return nil, fmt.Errorf("%w: prefix %q must start and end with /", ErrConfig, cfg.Prefix)
+	}
+	if cfg.DialTimeout <= 0 {
+		cfg.DialTimeout = DefaultDialTimeout
+	}
+	if cfg.WriteTimeout <= 0 {
+		cfg.WriteTimeout = DefaultWriteTimeout
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	cli, err := clientv3.New(clientv3.Config{
+		Endpoints:   cfg.Endpoints,
+		DialTimeout: cfg.DialTimeout,
+		TLS:         cfg.TLS,
+		Username:    cfg.Username,
+		Password:    cfg.Password,
+		// A full bulk write plus gRPC framing.
+		MaxCallSendMsgSize: RequiredRequestBytes + 1<<20,
+		MaxCallRecvMsgSize: 64 << 20,
+		// Keepalive notices a dead connection within seconds, so that the
+		// watch moves to another member.
+		DialKeepAliveTime:    2 * time.Second,
+		DialKeepAliveTimeout: 2 * time.Second,
+		Logger:               zap.NewNop(),
+	})
+	if err != nil {
+		return nil, &UnreachableError{Endpoints: cfg.Endpoints, Err: err}
+	}
+	n := &Node{cfg: cfg, cli: cli, prefix: cfg.Prefix, log: log, advance: make(chan struct{})}
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.DialTimeout)
+	defer cancel()
+	if err := n.probe(ctx); err != nil {
+		cli.Close()
+		return nil, err
+	}
+	rev, err := cfg.DB.AppliedRevision()
+	if err != nil {
+		cli.Close()
+		return nil, err
+	}
+	n.applied.Store(rev)
+	return n, nil
+}
+
+// probeKey is the scratch key of the start-up probe; nothing is written to it.
+func (n *Node) probeKey() string { return n.prefix + "probe" }
+
+// probe checks that etcd answers and accepts a transaction of
+// RequiredTxnOps compares and RequiredRequestBytes. The compares are on a
+// key nobody writes, and the transaction has no operations, so it changes
+// nothing.
+func (n *Node) probe(ctx context.Context) error {
+	if _, err := n.cli.Get(ctx, n.probeKey()); err != nil {
+		return &UnreachableError{Endpoints: n.cfg.Endpoints, Err: unwrapCtx(err)}
+	}
+	k := n.probeKey()
+	cmps := make([]clientv3.Cmp, RequiredTxnOps)
+	for i := range cmps {
+		cmps[i] = clientv3.Compare(clientv3.ModRevision(k), "!=", -1)
+	}
+	if _, err := n.cli.Txn(ctx).If(cmps...).Commit(); err != nil {
+		if errors.Is(err, rpctypes.ErrTooManyOps) {
+			return &LimitError{Setting: "--max-txn-ops", Need: RequiredTxnOps, Err: err}
+		}
+		return &UnreachableError{Endpoints: n.cfg.Endpoints, Err: unwrapCtx(err)}
+	}
+	// A value compare on the absent key is false: etcd only measures it.
+	big := strings.Repeat("x", RequiredRequestBytes-64<<10)
+	if _, err := n.cli.Txn(ctx).If(clientv3.Compare(clientv3.Value(k), "=", big)).Commit(); err != nil {
+		// etcd refuses a request over its limit itself, or gRPC does when the
+		// request is larger than the limit plus etcd's allowance for framing.
+		if errors.Is(err, rpctypes.ErrRequestTooLarge) || status.Code(err) == codes.ResourceExhausted {
+			return &LimitError{Setting: "--max-request-bytes", Need: RequiredRequestBytes, Err: err}
+		}
+		return &UnreachableError{Endpoints: n.cfg.Endpoints, Err: unwrapCtx(err)}
+	}
+	return nil
+}
+
+// unwrapCtx says "no answer" for a deadline, which is what it means here.
+func unwrapCtx(err error) error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return errors.New("no answer before the deadline")
+	}
+	return err
+}
+
+// Close closes the connection to etcd. Run returns when its context ends.
+func (n *Node) Close() error { return n.cli.Close() }
+
+// Name is the node's name.
+func (n *Node) Name() string { return n.cfg.NodeName }
+
+// Prefix is the etcd key prefix of the cluster's data.
+func (n *Node) Prefix() string { return n.prefix }
+
+// Applied is the etcd revision applied to the local database.
+func (n *Node) Applied() int64 { return n.applied.Load() }
+
+// Connected reports whether the node's watch of etcd is live.
+func (n *Node) Connected() bool { return n.connected.Load() }
+
+// setApplied publishes rev as applied and wakes the waiters.
+func (n *Node) setApplied(rev int64) {
+	n.mu.Lock()
+	if rev > n.applied.Load() {
+		n.applied.Store(rev)
+		close(n.advance)
+		n.advance = make(chan struct{})
+	}
+	n.mu.Unlock()
+}
+
+// WaitApplied returns once the local database has applied rev, or with
+// ctx's error.
+func (n *Node) WaitApplied(ctx context.Context, rev int64) error {
+	for {
+		n.mu.Lock()
+		if n.applied.Load() >= rev {
+			n.mu.Unlock()
+			return nil
+		}
+		ch := n.advance
+		n.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}

@@ -1,0 +1,159 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"pidnode/registry"
+	"pidnode/store"
+)
+
+// maxAttempts bounds how often a write is rehearsed again after losing to a
+// concurrent write.
+const maxAttempts = 64
+
+// Commit makes the write fn describes through etcd, in place of
+// registry.Registry.Commit on a single node:
+//
+//  1. fn is rehearsed against the local database (registry.Rehearse): its
+//     checks run on the state of the applied revision R, and its writes to
+//     replicated buckets are collected and rolled back.
+//  2. The writes go to etcd as one transaction whose compares hold only if
+//     every key written is still as R had it: a key absent at R must still
+//     be absent (CreateRevision == 0: create-only, and generated ids and
+//     audit sequence numbers that collide), a key present at R must not have
+//     changed since (ModRevision <= R: If-Match on the record, whose version
+//     and ETag follow from it).
+//  3. If a compare fails, another write came first: the node waits until it
+//     has applied etcd's revision at that moment and rehearses fn again, so
+//     fn now sees the other write (a taken id answers 409, a stale If-Match
+//     412).
+//  4. On success it waits until the local database has applied the write's
+//     revision, so that every front of this node shows it (read-your-writes).
+//
+// fn must be idempotent and keep every effect inside tx, as for
+// registry.Commit; fn's own error is returned as it is. Commit fails with
+// ErrUnavailable when etcd does not decide within Config.WriteTimeout.
+func (n *Node) Commit(fn func(tx registry.Tx) error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.WriteTimeout)
+	defer cancel()
+	for attempt := 0; attempt < maxAttempts; attempt++ {
+		writes, rev, err := n.cfg.Registry.Rehearse(fn)
+		if err != nil {
+			return err
+		}
+		if len(writes) == 0 {
+			return nil
+		}
+		cmps, ops := n.txnOf(writes, rev)
+		resp, err := n.cli.Txn(ctx).If(cmps...).Then(ops...).Commit()
+		if err != nil {
+			return n.txnError(ctx, err)
+		}
+		if !resp.Succeeded {
+			n.conflicts.Add(1)
+		}
+		if err := n.waitRevision(ctx, resp.Header.Revision, !resp.Succeeded); err != nil {
+			return fmt.Errorf("%w: the write was not applied here within %v", ErrUnavailable, n.cfg.WriteTimeout)
+		}
+		if resp.Succeeded {
+			return nil
+		}
+	}
+	return ErrConflict
+}
+
+// waitRevision waits until the database has applied rev. The revision of a
+// failed transaction is etcd's current one, which may be another prefix's
+// write that the watch never delivers: then (foreign) the watch is asked to
+// report its progress until it has.
+func (n *Node) waitRevision(ctx context.Context, rev int64, foreign bool) error {
+	if !foreign {
+		return n.WaitApplied(ctx, rev)
+	}
+	for {
+		if err := n.cli.RequestProgress(clientv3.WithRequireLeader(ctx)); err != nil && ctx.Err() != nil {
+			return err
+		}
+		wctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+		err := n.WaitApplied(wctx, rev)
+		cancel()
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+	}
+}
+
+// Update is Commit: on a cluster node every write goes through etcd.
+func (n *Node) Update(fn func(tx registry.Tx) error) error { return n.Commit(fn) }
+
+// txnOf builds the compares and operations of writes rehearsed at revision
+// rev. A key written twice is compared once, as it was before the first
+// write, and written with its last value.
+func (n *Node) txnOf(writes []store.Write, rev int64) ([]clientv3.Cmp, []clientv3.Op) {
+	type final struct {
+		existed bool
+		value   []byte
+		order   int
+	}
+	last := make(map[string]*final, len(writes))
+	var order []string
+	for _, w := range writes {
+		if !registry.IsReplicated(string(w.Bucket)) {
+			continue
+		}
+		k := entryKey(n.prefix, string(w.Bucket), w.Key)
+		f, ok := last[k]
+		if !ok {
+			f = &final{existed: w.Existed, order: len(order)}
+			last[k] = f
+			order = append(order, k)
+		}
+		f.value = w.Value
+	}
+	cmps := make([]clientv3.Cmp, 0, len(order))
+	ops := make([]clientv3.Op, 0, len(order))
+	for _, k := range order {
+		f := last[k]
+		if f.existed {
+			// Present at rev and unchanged since. A key deleted since has
+			// ModRevision 0 and passes this compare, but replicated keys are
+			// never deleted by a write.
+			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(k), "<", rev+1),
+				clientv3.Compare(clientv3.CreateRevision(k), ">", 0))
+		} else {
+			cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(k), "=", 0))
+		}
+		if f.value == nil {
+			ops = append(ops, clientv3.OpDelete(k))
+		} else {
+			ops = append(ops, clientv3.OpPut(k, string(f.value)))
+		}
+	}
+	return cmps, ops
+}
+
+// txnError classifies a failed transaction: no decision in time is
+// ErrUnavailable; etcd refusing its size names the limit.
+func (n *Node) txnError(ctx context.Context, err error) error {
+	switch {
+	case errors.Is(err, rpctypes.ErrTooManyOps):
+		return &LimitError{Setting: "--max-txn-ops", Need: RequiredTxnOps, Err: err}
+	case errors.Is(err, rpctypes.ErrRequestTooLarge) || status.Code(err) == codes.ResourceExhausted:
+		return &LimitError{Setting: "--max-request-bytes", Need: RequiredRequestBytes, Err: err}
+	case ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, rpctypes.ErrNoLeader) ||
+		errors.Is(err, rpctypes.ErrTimeout) || errors.Is(err, rpctypes.ErrLeaderChanged):
+		return fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	return fmt.Errorf("%w: %v", ErrUnavailable, err)
+}
+
+// RetryAfter is how long a client should wait after ErrUnavailable.
+func RetryAfter() time.Duration { return 2 * time.Second }

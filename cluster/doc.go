@@ -1,0 +1,59 @@
+// Package cluster is pidnode's cluster mode (docs/product.md §10): etcd is
+// the authority for everything written, and each node's bbolt file is its
+// own complete copy, from which every front reads as on a single node.
+//
+// It owns the key layout in etcd, applying etcd's changes into the local
+// database (Start, Run), and sending the admin API's writes to etcd as
+// transactions (Commit). It imports handlev, store, model, registry and
+// etcd's client; nothing but cmd imports it, and the read path never calls
+// it: resolution on every front goes on from the local copy whatever etcd
+// does.
+//
+// # Key layout
+//
+// Under the prefix P (--etcd-prefix, default /pidnode/), every entry of a
+// replicated bucket (registry.Replicated) is one etcd key:
+//
+//	P records/<storage key>      a handle record, in store's record encoding (store/doc.go)
+//	P snaas/<id>                 an SNAA, JSON (registry.SNAA)
+//	P applications/<id>          an SNAA application, JSON
+//	P keys/<sha-256 hex>         an API key's metadata, JSON (never the secret)
+//	P idempotency/<snaa base key> an Idempotency-Key record, JSON
+//	P audit/<seq, 8 bytes big-endian> an audit entry, JSON
+//	P probe                      read by the start-up probe, never written
+//
+// The value is byte for byte what the bucket holds on a single node, so a
+// node's database is a single node's database: `pidnode export` and
+// `backup` work on it, and every node's export is the same. Not replicated:
+// the URL index and the per-record audit index (derived: each node
+// maintains them in the transaction that applies their data), resolution
+// statistics and key last-used times (each node's own), and the store's
+// meta bucket, which holds the node's applied revision.
+//
+// # Applying
+//
+// A node watches P from the revision after the one its database has applied
+// and applies each watch response in one bbolt transaction that also stores
+// the response's revision (store.Tx.SetAppliedRevision) and maintains the
+// derived data; after the commit it invalidates the cached records the
+// response changed. A crash between two responses loses nothing and applies
+// nothing twice: the revision and the data commit together, and a response
+// at or below the stored revision is skipped. A database that has applied
+// nothing loads a snapshot (range reads at one revision, in pages) before
+// the node serves; one that holds data of its own is refused (ErrNotReplica).
+//
+// # Writes
+//
+// Commit rehearses the admin API's write against the local copy, sends the
+// writes as one etcd transaction whose compares hold only if no key written
+// has changed since the state the rehearsal saw, retries after applying the
+// competing write when they fail, and returns once the local copy has
+// applied the write (read-your-writes on every front of the accepting node).
+// See Commit for the compares. A bulk write is one transaction: etcd needs
+// --max-txn-ops of at least RequiredTxnOps and --max-request-bytes of at
+// least RequiredRequestBytes, which Dial checks.
+//
+// API keys and SNAAs are read from the local copy. A revocation or a
+// suspension is applied by the node that accepted it before it answers, and
+// by every other node within the replication lag (milliseconds on a LAN).
+package cluster

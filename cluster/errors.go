@@ -1,0 +1,54 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+)
+
+var (
+	// ErrConfig: Config is missing a required field or has a bad one.
+	ErrConfig = errors.New("cluster: invalid configuration")
+
+	// ErrUnreachable: etcd did not answer within Config.DialTimeout.
+	// Returned wrapped in *UnreachableError.
+	ErrUnreachable = errors.New("cluster: etcd unreachable")
+
+	// ErrLimits: etcd's --max-txn-ops or --max-request-bytes is too small for
+	// a bulk write. Returned wrapped in *LimitError.
+	ErrLimits = errors.New("cluster: etcd limits too small")
+
+	// ErrUnavailable: etcd did not decide a write within the write timeout
+	// (no quorum, no connection). The write may or may not have been made;
+	// admin answers 503 with Retry-After.
+	ErrUnavailable = errors.New("cluster: etcd unavailable")
+
+	// ErrConflict: a write lost to concurrent writes more times than it is
+	// retried.
+	ErrConflict = errors.New("cluster: write kept conflicting with concurrent writes")
+)
+
+// UnreachableError says which endpoints did not answer and why.
+type UnreachableError struct {
+	Endpoints []string
+	Err       error
+}
+
+func (e *UnreachableError) Error() string {
+	return fmt.Sprintf("etcd %v did not answer: %v", e.Endpoints, e.Err)
+}
+
+func (e *UnreachableError) Unwrap() []error { return []error{ErrUnreachable, e.Err} }
+
+// LimitError names the etcd setting that is too small and the value a
+// cluster needs.
+type LimitError struct {
+	Setting string // "--max-txn-ops" or "--max-request-bytes"
+	Need    int
+	Err     error // etcd's refusal
+}
+
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("etcd refuses a transaction of a full bulk write: its %s is below %d (%v)", e.Setting, e.Need, e.Err)
+}
+
+func (e *LimitError) Unwrap() error { return ErrLimits }

@@ -1,0 +1,126 @@
+package registry
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+
+	"pidnode/store"
+)
+
+// Replicated are the buckets whose contents a cluster replicates through
+// etcd (docs/product.md §10), in the order a snapshot loads them. The others
+// are derived (the URL index and the audit index, rebuilt by ApplyPut in the
+// transaction that applies their data) or each node's own (statistics, key
+// last-used times, the store's meta).
+var Replicated = [][]byte{
+	store.BucketSNAAs, store.BucketApplications, store.BucketKeys,
+	store.BucketIdempotency, store.BucketAudit, store.BucketRecords,
+}
+
+// IsReplicated reports whether bucket is one of Replicated.
+func IsReplicated(bucket string) bool {
+	for _, b := range Replicated {
+		if string(b) == bucket {
+			return true
+		}
+	}
+	return false
+}
+
+// ApplyPut writes value (nil: delete) under key in a replicated bucket, as
+// another node decided it, and keeps the derived data of this database in
+// step in the same transaction: a record moves its URL index entry, an audit
+// entry of an identifier write is indexed by record and raises the audit
+// log's sequence past its own, so that this node's next entry follows it.
+// value must not be modified until the transaction ends.
+func (t Tx) ApplyPut(bucket string, key, value []byte) error {
+	switch bucket {
+	case string(store.BucketRecords):
+		return t.applyRecord(string(key), value)
+	case string(store.BucketAudit):
+		return t.applyAudit(key, value)
+	}
+	if !IsReplicated(bucket) {
+		return fmt.Errorf("registry: bucket %q is not replicated", bucket)
+	}
+	if value == nil {
+		return t.bucket([]byte(bucket)).Delete(key)
+	}
+	return t.Put([]byte(bucket), key, value)
+}
+
+func (t Tx) applyRecord(key string, raw []byte) error {
+	old, ok, err := t.Record(key)
+	if err != nil {
+		return err
+	}
+	var oldURL, newURL string
+	if ok {
+		oldURL = t.r.urlOf(&old)
+	}
+	if raw == nil {
+		if err := t.DeleteRecord(key); err != nil {
+			return err
+		}
+	} else {
+		st, err := store.DecodeStored(raw)
+		if err != nil {
+			return fmt.Errorf("registry: record %q: %w", key, err)
+		}
+		newURL = t.r.urlOf(&st)
+		if err := t.PutRecordRaw(key, raw); err != nil {
+			return err
+		}
+	}
+	return t.IndexURL(key, oldURL, newURL)
+}
+
+// urlOf is the URL the URL index files st under.
+func (r *Registry) urlOf(st *store.Stored) string {
+	for i := range st.Record.Values {
+		if v := &st.Record.Values[i]; v.Index == r.urlIndex {
+			return string(v.Data)
+		}
+	}
+	return ""
+}
+
+func (t Tx) applyAudit(key, raw []byte) error {
+	if len(key) != 8 {
+		return fmt.Errorf("registry: audit key %x is not a sequence number", key)
+	}
+	b := t.bucket(store.BucketAudit)
+	if raw == nil {
+		return b.Delete(key)
+	}
+	var e AuditEntry
+	if err := json.Unmarshal(raw, &e); err != nil {
+		return fmt.Errorf("registry: audit entry %x: %w", key, err)
+	}
+	seq := binary.BigEndian.Uint64(key)
+	if err := t.Put(store.BucketAudit, key, raw); err != nil {
+		return err
+	}
+	if seq > b.Sequence() {
+		if err := b.SetSequence(seq); err != nil {
+			return err
+		}
+	}
+	if e.Action != ActHandleCreate && e.Action != ActHandleUpdate {
+		return nil
+	}
+	rk, _, err := t.r.namer.Key(e.Target)
+	if err != nil {
+		return nil // not a handle this node can index; the entry itself is kept
+	}
+	return b.Put(binary.BigEndian.AppendUint64(auditIndexPrefix(rk), seq), nil)
+}
+
+// Rehearse runs fn in a write transaction that is rolled back and returns the
+// writes it made to replicated data, with the applied etcd revision of the
+// state fn saw (store.DB.Rehearse). A cluster node sends those writes to etcd
+// in place of committing them.
+func (r *Registry) Rehearse(fn func(tx Tx) error) ([]store.Write, int64, error) {
+	return r.db.Rehearse(func(tx *store.Tx) error { return fn(Tx{tx, r}) })
+}

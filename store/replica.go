@@ -1,0 +1,132 @@
+package store
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// A cluster node's database is a replica of its etcd prefix
+// (docs/product.md §10): it is written by applying what etcd holds, and it
+// remembers in BucketMeta the etcd revision it has applied, so that a restart
+// resumes from there. The functions here are that seam; a single node never
+// calls them and its file carries no applied revision.
+
+// metaAppliedKey is the key of the applied etcd revision (uint64 big-endian)
+// in BucketMeta. Absent in a single node's file.
+var metaAppliedKey = []byte("applied")
+
+// AppliedRevision returns the etcd revision this database has applied, 0 if
+// it has never applied any (a single node's file, or a new replica).
+func (tx *Tx) AppliedRevision() int64 {
+	v := tx.tx.Bucket(BucketMeta).Get(metaAppliedKey)
+	if len(v) != 8 {
+		return 0
+	}
+	return int64(binary.BigEndian.Uint64(v))
+}
+
+// SetAppliedRevision records rev as the applied etcd revision, in the
+// transaction that applies it.
+func (tx *Tx) SetAppliedRevision(rev int64) error {
+	if rev < 0 {
+		return fmt.Errorf("store: applied revision %d", rev)
+	}
+	return tx.tx.Bucket(BucketMeta).Put(metaAppliedKey, binary.BigEndian.AppendUint64(nil, uint64(rev)))
+}
+
+// AppliedRevision is Tx.AppliedRevision in a read transaction of its own.
+func (db *DB) AppliedRevision() (int64, error) {
+	var rev int64
+	err := db.View(func(tx *Tx) error { rev = tx.AppliedRevision(); return nil })
+	return rev, err
+}
+
+// DecodeStored decodes a record in this package's encoding (doc.go), as
+// EncodeStored or the records bucket holds it. The result owns its memory.
+func DecodeStored(raw []byte) (Stored, error) { return decodeStored(raw) }
+
+// EncodeStored returns the encoding of s that PutRecord stores, refusing
+// what PutRecord refuses.
+func EncodeStored(key string, s *Stored) ([]byte, error) {
+	if key == "" || s.Record.Handle == "" {
+		return nil, ErrEmptyKey
+	}
+	if err := checkStorable(key, s); err != nil {
+		return nil, err
+	}
+	return appendStored(make([]byte, 0, encodedSize(s)), s), nil
+}
+
+// PutRecordRaw stores raw, a record in this package's encoding, under key,
+// after checking that it decodes. raw must not be modified until the
+// transaction ends.
+func (tx *Tx) PutRecordRaw(key string, raw []byte) error {
+	if key == "" {
+		return ErrEmptyKey
+	}
+	if _, err := decodeStored(raw); err != nil {
+		setKey(err, key)
+		return err
+	}
+	tx.note(BucketRecords, []byte(key), raw)
+	return tx.tx.Bucket(BucketRecords).Put([]byte(key), raw)
+}
+
+// DeleteRecord removes the record stored under key, if any.
+func (tx *Tx) DeleteRecord(key string) error {
+	tx.note(BucketRecords, []byte(key), nil)
+	return tx.tx.Bucket(BucketRecords).Delete([]byte(key))
+}
+
+// Put writes value under key in an admin bucket (not BucketRecords, whose
+// values PutRecord encodes). Writes that are data of their own, not derived
+// from other data, go through Put (or PutRecord), so that a recording
+// transaction (Rehearse) sees them; indexes are written on Tx.Bolt directly.
+// key and value must not be modified until the transaction ends.
+func (tx *Tx) Put(bucket, key, value []byte) error {
+	b := tx.tx.Bucket(bucket)
+	if b == nil {
+		return fmt.Errorf("store: bucket %s missing", bucket)
+	}
+	tx.note(bucket, key, value)
+	return b.Put(key, value)
+}
+
+// Write is one write of a recording transaction: Value nil is a delete.
+// The slices are the caller's, kept as they were passed. Existed says
+// whether the key held a value just before this write.
+type Write struct {
+	Bucket, Key, Value []byte
+	Existed            bool
+}
+
+// note records a write if the transaction records; it must be called before
+// the write itself.
+func (tx *Tx) note(bucket, key, value []byte) {
+	if tx.rec != nil {
+		existed := tx.tx.Bucket(bucket).Get(key) != nil
+		*tx.rec = append(*tx.rec, Write{Bucket: bucket, Key: key, Value: value, Existed: existed})
+	}
+}
+
+// Rehearse runs fn in a write transaction that is always rolled back, and
+// returns the writes fn made through PutRecord, PutRecordRaw, DeleteRecord
+// and Put, in order, with the applied revision of the state fn saw. A cluster
+// node runs a write this way against its replica to learn what to send to
+// etcd; etcd decides, and the write reaches the database when it is applied.
+// fn's error is returned as it is. Rehearse holds bbolt's writer lock while fn
+// runs (no fsync): fn must be quick.
+func (db *DB) Rehearse(fn func(tx *Tx) error) ([]Write, int64, error) {
+	btx, err := db.bolt.Begin(true)
+	if err != nil {
+		return nil, 0, fmt.Errorf("store: %w", err)
+	}
+	defer btx.Rollback()
+	var w []Write
+	tx := &Tx{tx: btx, rec: &w}
+	rev := tx.AppliedRevision()
+	if err := fn(tx); err != nil {
+		return nil, rev, err
+	}
+	return w, rev, nil
+}
