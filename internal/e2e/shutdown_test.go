@@ -170,7 +170,20 @@ func shutdownRun(t *testing.T, run int) *shutdownCounts {
 			shutdownWriter(n, run, w, ledgers[w], &sigAt, c, fail)
 		}()
 	}
-	time.Sleep(700*time.Millisecond + rand.N(300*time.Millisecond))
+	// Warm up by counts, not by speed: at least 100 answered reads and a
+	// write acknowledged by every writer (each has then identifiers to
+	// update), and a random moment after that.
+	warmDeadline := time.Now().Add(30 * time.Second)
+	for c.total.Load() < 100 || !allWrote(ledgers) {
+		if time.Now().After(warmDeadline) || c.failed.Load() > 0 {
+			errMu.Lock()
+			defer errMu.Unlock()
+			t.Fatalf("run %d: the load did not start: %d reads answered, %d writes acknowledged, %d failed after 30 s: %q",
+				run, c.total.Load(), c.writesAcked.Load(), c.failed.Load(), errs)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(rand.N(300 * time.Millisecond))
 	warm := c.total.Load()
 	sigAt.Store(time.Now().UnixNano())
 	code := n.stop(30 * time.Second)
@@ -180,9 +193,6 @@ func shutdownRun(t *testing.T, run int) *shutdownCounts {
 	}
 	for _, e := range errs {
 		t.Errorf("run %d: %s", run, e)
-	}
-	if warm < 100 {
-		t.Errorf("run %d: only %d requests before SIGTERM; the load did not run", run, warm)
 	}
 	if c.writesInFlight.Load() == 0 {
 		t.Errorf("run %d: no admin write was in flight at SIGTERM (%d acknowledged in all): the test did not test writes at the signal",
@@ -209,8 +219,22 @@ func when(before bool) string {
 // create was acknowledged, with the last acknowledged state, and custom ids
 // whose create was refused.
 type shutdownLedger struct {
+	mu      sync.Mutex // the writer appends, the warm-up reads
 	acked   []*entry
 	refused []string
+}
+
+// allWrote reports whether every writer has had a write acknowledged.
+func allWrote(ls []*shutdownLedger) bool {
+	for _, l := range ls {
+		l.mu.Lock()
+		n := len(l.acked)
+		l.mu.Unlock()
+		if n == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // shutdownWriter creates identifiers under custom ids and updates its own
@@ -275,7 +299,9 @@ func shutdownWriter(n *node, run, w int, led *shutdownLedger, sigAt *atomic.Int6
 					fail("create %s: the reply does not echo the write: %s", id, rep.Body)
 					return
 				}
+				led.mu.Lock()
 				led.acked = append(led.acked, &entry{id: id, handle: got.Handle, acked: st})
+				led.mu.Unlock()
 			} else {
 				if st != next {
 					fail("update %s: the reply does not echo the write:\n got %+v\nwant %+v", id, st, next)
@@ -291,7 +317,9 @@ func shutdownWriter(n *node, run, w int, led *shutdownLedger, sigAt *atomic.Int6
 			// An update refused leaves the acknowledged state, which the
 			// check after the restart compares exactly.
 			if create {
+				led.mu.Lock()
 				led.refused = append(led.refused, id)
+				led.mu.Unlock()
 			}
 			c.writesRefused.Add(1)
 			time.Sleep(5 * time.Millisecond)
