@@ -190,6 +190,11 @@ func (s *Server) ServeTCP(ln net.Listener) error {
 		Handler:      s,
 		ReadTimeout:  s.rtime,
 		WriteTimeout: s.wtime,
+		// miekg's default closes a connection after 128 queries and drops
+		// the ones already pipelined behind them; RFC 7766 §6.2.1 asks
+		// servers not to cap queries per connection. Idle connections still
+		// close after the idle timeout.
+		MaxTCPQueries: -1,
 	}
 	return s.serve(miekgListener(srv, ln.Close), ln.Close)
 }
