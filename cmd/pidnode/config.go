@@ -48,6 +48,8 @@ type Config struct {
 	DNSRName        string   `toml:"dns_rname"`
 	DNSRRLRate      int      `toml:"dns_rrl_rate"`
 	DNSRRLBurst     int      `toml:"dns_rrl_burst"`
+	DNSConnsPerSrc  int      `toml:"dns_max_conns_per_source"`
+	HdlConnsPerSrc  int      `toml:"hdl_max_conns_per_source"`
 	AdminRate       float64  `toml:"admin_rate"`
 	AdminBurst      int      `toml:"admin_burst"`
 	ResolverRate    float64  `toml:"resolver_rate"`
@@ -81,6 +83,8 @@ func defaultConfig() Config {
 		CacheEntries:    100_000,
 		DNSRRLRate:      20,
 		DNSRRLBurst:     40,
+		DNSConnsPerSrc:  64,
+		HdlConnsPerSrc:  64,
 		ProxyURL:        "https://hdl.handle.net",
 		LogLevel:        "info",
 		ShutdownTimeout: Duration{15 * time.Second},
@@ -160,6 +164,8 @@ func (c *Config) settings() []setting {
 		str("dns-rname", "SOA mailbox of every DNS zone as a domain name (default hostmaster.ZONE)", &c.DNSRName),
 		count("dns-rrl-rate", "DNS responses per second per source prefix over UDP (/24, /56); beyond it every 2nd response slips as an empty TC=1 reply (the client retries over TCP, which is not limited) and the others are dropped, so the node cannot be used to amplify a spoofed flood; 0 = no response-rate limit", &c.DNSRRLRate),
 		count("dns-rrl-burst", "DNS responses a source prefix may get at once (0 = the rate)", &c.DNSRRLBurst),
+		count("dns-max-conns-per-source", "DNS-over-TCP connections one source (IPv4 address, IPv6 /64) may hold of the 1,024; above 768 held, sources holding a quarter of this are refused too (0 = 1,024/16)", &c.DNSConnsPerSrc),
+		count("hdl-max-conns-per-source", "native-protocol TCP connections one source (IPv4 address, IPv6 /64) may hold of the 1,024; above 768 held, sources holding a quarter of this are refused too (0 = 1,024/16)", &c.HdlConnsPerSrc),
 		str("model", "metadata model file (default: the embedded pid4cat model)", &c.Model),
 		{name: "cache-entries", help: "resolver cache size in entries",
 			set: func(v string) error {

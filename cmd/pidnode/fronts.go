@@ -53,6 +53,8 @@ func (n *node) bindDNS() error {
 		RRLBurst: n.cfg.DNSRRLBurst,
 		Logger:   n.log.With("listener", "dns"),
 		Counter:  n.counter,
+
+		MaxTCPConnsPerSource: n.cfg.DNSConnsPerSrc,
 	})
 	if err != nil {
 		return err
@@ -124,6 +126,8 @@ func (n *node) bindHdl() error {
 		SignKey: key,
 		Logger:  n.log.With("listener", "hdl"),
 		Counter: n.counter,
+
+		MaxConnsPerSource: n.cfg.HdlConnsPerSrc,
 	})
 	if err != nil {
 		ln.Close()

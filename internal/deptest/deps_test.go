@@ -26,13 +26,14 @@ var rules = map[string]struct {
 	"store":         {internal: []string{"handlev", "internal/procfloor"}, external: []string{"go.etcd.io/bbolt"}},
 	"cache":         {internal: []string{"handlev"}, external: []string{"github.com/hashicorp/golang-lru/v2", "golang.org/x/sync/"}},
 	"resolver":      {internal: []string{"handlev", "cache", "internal/ascii", "internal/promtext", "internal/tokenbucket"}, external: []string{"github.com/valyala/fasthttp", "golang.org/x/net/"}},
-	"resolver/dns":  {internal: []string{"handlev", "cache", "internal/ascii", "internal/promtext", "internal/tokenbucket"}, external: []string{"github.com/miekg/dns"}},
-	"resolver/hdl":  {internal: []string{"handlev", "handlev/hsmsg", "cache", "internal/ascii"}},
+	"resolver/dns":  {internal: []string{"handlev", "cache", "internal/ascii", "internal/promtext", "internal/tokenbucket", "internal/connlimit"}, external: []string{"github.com/miekg/dns"}},
+	"resolver/hdl":  {internal: []string{"handlev", "handlev/hsmsg", "cache", "internal/ascii", "internal/connlimit", "internal/tokenbucket"}},
 	"admin":         {internal: []string{"handlev", "store", "internal/promtext", "internal/tokenbucket"}, external: []string{"go.etcd.io/bbolt", "github.com/BurntSushi/toml", "github.com/santhosh-tekuri/jsonschema/v6", "github.com/prometheus/"}},
 	// Leaves: the standard library only. procfloor sits below store, ascii
 	// below handlev and every front, promtext and tokenbucket below admin,
-	// the resolvers and cmd.
+	// the resolvers and cmd; connlimit below the TCP fronts.
 	"internal/procfloor":   {},
+	"internal/connlimit":   {},
 	"internal/ascii":       {},
 	"internal/promtext":    {},
 	"internal/tokenbucket": {},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rsa"
 	"errors"
+	"fmt"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -11,6 +12,7 @@ import (
 	"pidnode/cache"
 	"pidnode/handlev"
 	"pidnode/handlev/hsmsg"
+	"pidnode/internal/connlimit"
 )
 
 // Messages of error replies. The Java client shows them next to the code.
@@ -39,7 +41,7 @@ type Server struct {
 
 	works sync.Pool // *work
 
-	sem chan struct{} // TCP connection slots
+	slots *connlimit.Limiter // TCP connection slots, per source
 
 	mu       sync.Mutex
 	closed   bool
@@ -61,11 +63,15 @@ func New(cfg Config) (*Server, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	lim, err := connlimit.New(connlimit.Config{Max: cfg.MaxConns, PerSource: cfg.MaxConnsPerSource})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadConfig, err)
+	}
 	s := &Server{
+		slots: lim,
 		cfg:   cfg,
 		cache: cfg.Cache,
 		namer: cfg.Namer,
-		sem:   make(chan struct{}, cfg.MaxConns),
 		lns:   map[net.Listener]struct{}{},
 		pcs:   map[net.PacketConn]struct{}{},
 		conns: map[net.Conn]struct{}{},
@@ -91,11 +97,17 @@ type Stats struct {
 	Requests uint64 // requests answered
 	Errors   uint64 // replies with RC 2 (internal errors)
 	Dropped  uint64 // datagrams or connections dropped (malformed, over limits)
+	// ConnsRefused counts TCP connections closed at accept by the connection
+	// limits (also counted in Dropped); Conns is the number held now.
+	ConnsRefused uint64
+	Conns        int
 }
 
 // Stats returns a snapshot of the server's counters.
 func (s *Server) Stats() Stats {
-	return Stats{Requests: s.stats.requests.Load(), Errors: s.stats.errors.Load(), Dropped: s.stats.dropped.Load()}
+	cs := s.slots.Stats()
+	return Stats{Requests: s.stats.requests.Load(), Errors: s.stats.errors.Load(), Dropped: s.stats.dropped.Load(),
+		ConnsRefused: cs.Refused(), Conns: cs.Held}
 }
 
 // Shutdown stops the listeners and packet connections, waits for in-flight TCP
