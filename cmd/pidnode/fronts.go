@@ -128,6 +128,8 @@ func (n *node) bindHdl() error {
 		Counter: n.counter,
 
 		MaxConnsPerSource: n.cfg.HdlConnsPerSrc,
+		SignedRate:        n.cfg.HdlSignedRate,
+		SignedBurst:       n.cfg.HdlSignedBurst,
 	})
 	if err != nil {
 		ln.Close()

@@ -4,6 +4,7 @@ import (
 	"crypto/rsa"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/netip"
 	"time"
 
@@ -39,6 +40,15 @@ type Config struct {
 	// SignKey signs replies to certified (CT) requests and its public half is
 	// published in the HS_SITE value. If nil, CT requests get RC 2.
 	SignKey *rsa.PrivateKey
+
+	// SignedRate is the sustained number of signed replies (to certified, CT,
+	// requests) per second one source (an IPv4 address, an IPv6 /64) may
+	// get, and SignedBurst how many at once (if zero, 2×SignedRate). Beyond
+	// it a CT request gets RC 3 (SERVER_TOO_BUSY), unsigned: a signature
+	// costs about 15 plain replies of CPU, and anyone may ask for one. If
+	// SignedRate is zero, signed replies are not limited.
+	SignedRate  float64
+	SignedBurst int
 
 	// ReadTimeout bounds reading one TCP request (from accept to its last
 	// byte) and how long a partial UDP request (TC) waits for its other
@@ -152,6 +162,9 @@ func (cfg *Config) validate() error {
 	}
 	if cfg.Namer == nil {
 		return fmt.Errorf("%w: Namer is required", ErrBadConfig)
+	}
+	if !(cfg.SignedRate >= 0) || math.IsInf(cfg.SignedRate, 0) || cfg.SignedBurst < 0 {
+		return fmt.Errorf("%w: SignedRate %v, SignedBurst %d: want finite, non-negative", ErrBadConfig, cfg.SignedRate, cfg.SignedBurst)
 	}
 	if cfg.ReadTimeout < 0 || cfg.WriteTimeout < 0 || cfg.HeaderTimeout < 0 || cfg.MaxConns < 0 || cfg.MaxConnsPerSource < 0 || cfg.MaxPendingBytes < 0 {
 		return fmt.Errorf("%w: negative timeout or limit", ErrBadConfig)

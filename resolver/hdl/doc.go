@@ -58,6 +58,10 @@
 // TC flag; requests that set TC are reassembled with bounded memory
 // (MaxPendingBytes) and dropped after ReadTimeout.
 //
+// Certified requests are limited per source (SignedRate): each signature costs
+// about 15 plain replies of CPU, and anyone may ask. Beyond the limit a CT
+// request gets RC 3 (SERVER_TOO_BUSY), unsigned.
+//
 // The hot path (cache hit, no filters, no CT) allocates nothing: the reply splices
 // the cache entry's pre-encoded public values (cache.Entry.WireBytes of
 // cache.Entry.Public, built once per entry on first use).

@@ -60,6 +60,7 @@ func (s *Server) serveConn(c net.Conn, key connlimit.Key) {
 	}()
 	w := s.works.Get().(*work)
 	defer s.works.Put(w)
+	w.src = connlimit.AddrOf(c.RemoteAddr())
 	now := time.Now()
 	// A connection that has not sent its envelope yet holds its slot for
 	// HeaderTimeout only; the whole request may take ReadTimeout.
