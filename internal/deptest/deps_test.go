@@ -21,7 +21,7 @@ var rules = map[string]struct {
 	internal []string // pidnode packages (directories) that may be imported
 	external []string // third-party import path prefixes that may be imported
 }{
-	"handlev":       {internal: []string{"internal/ascii"}},
+	"handlev":       {internal: []string{"internal/ascii"}, external: []string{"golang.org/x/net/idna"}},
 	"handlev/hsmsg": {internal: []string{"handlev", "internal/ascii"}},
 	"store":         {internal: []string{"handlev", "internal/procfloor"}, external: []string{"go.etcd.io/bbolt"}},
 	"cache":         {internal: []string{"handlev"}, external: []string{"github.com/hashicorp/golang-lru/v2", "golang.org/x/sync/"}},
