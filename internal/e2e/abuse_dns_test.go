@@ -12,8 +12,8 @@ import (
 // Response-rate limiting as `pidnode serve` configures it by default
 // (--dns-rrl-rate, --dns-rrl-burst).
 const (
-	defaultRRLRate  = 20
-	defaultRRLBurst = 40
+	defaultRRLRate  = 50
+	defaultRRLBurst = 100
 )
 
 // TestDNSRRLOnByDefault floods the DNS listener over UDP from one source with
