@@ -54,6 +54,8 @@ func (n *node) bindDNS() error {
 		RRLBurst: n.cfg.DNSRRLBurst,
 		Logger:   n.log.With("listener", "dns"),
 		Counter:  n.counter,
+
+		MaxTCPConnsPerSource: n.cfg.DNSConnsPerSrc,
 	})
 	if err != nil {
 		return err
@@ -130,6 +132,10 @@ func (n *node) bindHdl() error {
 		SignKey: key,
 		Logger:  n.log.With("listener", "hdl"),
 		Counter: n.counter,
+
+		MaxConnsPerSource: n.cfg.HdlConnsPerSrc,
+		SignedRate:        n.cfg.HdlSignedRate,
+		SignedBurst:       n.cfg.HdlSignedBurst,
 	})
 	if err != nil {
 		ln.Close()

@@ -383,6 +383,8 @@ func TestWriteMetrics(t *testing.T) {
 		`pidnode_dns_responses_total{result="refused"} 1` + "\n",
 		"# TYPE pidnode_dns_truncated_total counter\n",
 		"pidnode_dns_rrl_sources 1\n",
+		"pidnode_dns_tcp_refused_total 0\n",
+		"# TYPE pidnode_dns_tcp_connections gauge\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("metrics lack %q:\n%s", want, out)
