@@ -96,6 +96,9 @@ func (n *node) signKey() (*rsa.PrivateKey, error) {
 	if n.cfg.HdlKey == "" {
 		return nil, nil
 	}
+	if err := checkSecretFile("native-protocol signing key", n.cfg.HdlKey, "--hdl-key"); err != nil {
+		return nil, err
+	}
 	k, err := hdl.LoadKey(n.cfg.HdlKey)
 	var pe *fs.PathError
 	switch {
