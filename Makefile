@@ -29,8 +29,14 @@ build: ## build bin/pidnode and bin/pidctl
 run: build ## start the node with demo data on loopback (data in ./data)
 	$(BIN)/pidnode serve --data $(DATA) --demo
 
+# strace: internal/e2e's TestDurabilityOrder watches a node's syncs and replies
+# with it (Debian's package, installed when missing, as e2e does chromium).
+.PHONY: test-tools
+test-tools:
+	@command -v strace >/dev/null || (apt-get update && apt-get install -y strace)
+
 .PHONY: test
-test: ## run every test (race detector, shuffled order), then the allocation tests without it
+test: test-tools ## run every test (race detector, shuffled order), then the allocation tests without it
 	$(GO) test $(GOFLAGS_TEST) ./...
 	@echo "== race-free pass: allocation tests (and the tests -race leaves out) of $(NORACE_PKGS)"
 	$(GO) test $(GOFLAGS_NORACE) $(NORACE_PKGS)

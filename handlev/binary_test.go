@@ -83,11 +83,18 @@ func TestBinaryNoAliasing(t *testing.T) {
 	if !vs[1].Equal(&v) {
 		t.Fatalf("append to vs[0].Data changed vs[1]: %q", vs[1].Data)
 	}
-	a, err := DecodeAdmin(codecHex(t, vectorAdminHex))
+	// DecodeAdmin's Handle must not alias its input either.
+	ab := codecHex(t, vectorAdminHex)
+	a, err := DecodeAdmin(ab)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_ = a
+	for i := range ab {
+		ab[i] = 'Z'
+	}
+	if want := (Admin{Mask: AdminAll, Handle: "0.NA/123", Index: 200}); a != want {
+		t.Fatalf("DecodeAdmin result changed after its input was overwritten: %+v, want %+v", a, want)
+	}
 }
 
 func TestBinaryRoundTrip(t *testing.T) {

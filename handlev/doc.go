@@ -2,9 +2,12 @@
 // (parsing, normalisation, storage keys, generated-id minting and check characters),
 // handle values and records, what the public may see of a record (Public: the rule
 // every public front renders from), the Handle JSON API encoding (byte-compatible
-// with the reference server) and the RFC 3651 binary encoding.
+// with the reference server), the RFC 3651 binary encoding, and the one rule for
+// the URLs a record may redirect to (AppendTargetURL, CheckTargetURL: the
+// resolver redirects by it, the admin API accepts by it).
 //
-// It imports the standard library and internal/ascii (ASCII case folding) only. It
+// It imports the standard library, internal/ascii (ASCII case folding) and
+// golang.org/x/net/idna (internationalized host names) only. It
 // must not know about storage, caching or any network listener; those packages
 // build on it.
 //

@@ -91,6 +91,40 @@ func TestAPIResponses(t *testing.T) {
 			if resp.Header.Peek("Access-Control-Allow-Credentials") != nil {
 				t.Errorf("GET %s: credentials allowed", tc.target)
 			}
+			if got := string(resp.Header.Peek("X-Content-Type-Options")); got != "nosniff" {
+				t.Errorf("GET %s: X-Content-Type-Options %q, want nosniff", tc.target, got)
+			}
+		})
+	}
+}
+
+// TestAPINosniffOnEveryAnswer checks the answers that do not come from the
+// API's own JSON writer (preflight, 405, 400 for a chunked body, 429 from the
+// per-address limit, 431 from fasthttp) carry X-Content-Type-Options too.
+func TestAPINosniffOnEveryAnswer(t *testing.T) {
+	f := newFixture(t, func(c *Config) { c.RateLimit = 0.001; c.RateBurst = 3 }) // the 3 answers before "rate limited"
+	h := "/api/handles/" + tHandle
+	tests := []struct {
+		name   string
+		req    string
+		status int
+	}{
+		{"ok", "GET " + h + " HTTP/1.1\r\nHost: r\r\n\r\n", 200},
+		{"preflight", "OPTIONS " + h + " HTTP/1.1\r\nHost: r\r\nAccess-Control-Request-Method: GET\r\n\r\n", 204},
+		{"method", "DELETE " + h + " HTTP/1.1\r\nHost: r\r\n\r\n", 405},
+		{"chunked", "POST " + h + " HTTP/1.1\r\nHost: r\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\r\n0\r\n\r\n", 400},
+		{"rate limited", "GET " + h + " HTTP/1.1\r\nHost: r\r\n\r\n", 429},
+		{"header too large", "GET " + h + " HTTP/1.1\r\nHost: r\r\nX: " + strings.Repeat("a", 1<<16) + "\r\n\r\n", 431},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			resp := f.raw(t, tc.req)
+			if got := resp.StatusCode(); got != tc.status {
+				t.Errorf("%s: status %d, want %d", firstLine(tc.req), got, tc.status)
+			}
+			if got := string(resp.Header.Peek("X-Content-Type-Options")); got != "nosniff" {
+				t.Errorf("%s: X-Content-Type-Options %q, want nosniff", firstLine(tc.req), got)
+			}
 		})
 	}
 }

@@ -3,8 +3,11 @@ package resolver
 import (
 	"bytes"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"pidnode/handlev"
 )
 
 // escapeByRune is appendEscaped written the plain way, one character at a
@@ -53,12 +56,59 @@ func TestAppendEscapedMatchesReference(t *testing.T) {
 	for _, in := range inputs {
 		for _, attr := range []bool{false, true} {
 			want := escapeByRune(in, attr)
-			if got := appendEscaped([]byte("pre"), in, attr); !bytes.Equal(got, append([]byte("pre"), want...)) {
+			mode := escText
+			if attr {
+				mode = escAttr
+			}
+			if got := appendEscaped([]byte("pre"), in, mode); !bytes.Equal(got, append([]byte("pre"), want...)) {
 				t.Fatalf("appendEscaped(%q, attr=%v) = %q, want %q", in, attr, got[3:], want)
 			}
-			if got := appendEscaped(nil, string(in), attr); !bytes.Equal(got, want) {
+			if got := appendEscaped(nil, string(in), mode); !bytes.Equal(got, want) {
 				t.Fatalf("appendEscaped(string %q, attr=%v) = %q, want %q", in, attr, got, want)
 			}
+		}
+	}
+}
+
+// TestAppendShown: characters that are invisible or reorder text come out as
+// visible escapes; everything else as appendText writes it.
+func TestAppendShown(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"https://a.org/x", "https://a.org/x"},
+		{"https://\u202eevil.org/", `https://<span class="esc">\u202E</span>evil.org/`},
+		{"e\u200dvil \u200b\u2066\ufeff", `e<span class="esc">\u200D</span>vil <span class="esc">\u200B</span><span class="esc">\u2066</span><span class="esc">\uFEFF</span>`},
+		{"tag \U000E0041", `tag <span class="esc">\U000E0041</span>`},
+		{"<ü> \u05d0", "&lt;ü&gt; \u05d0"},
+	}
+	for _, tc := range tests {
+		if got := string(appendShown(nil, tc.in)); got != tc.want {
+			t.Errorf("appendShown(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestValuesPageIsolatesData: on the ?noredirect page a URL with a bidi
+// override is neither a link nor able to reorder its cell: the override is
+// shown escaped, and the type and data cells are isolated left-to-right.
+func TestValuesPageIsolatesData(t *testing.T) {
+	vs := []handlev.Value{
+		{Index: 1, Type: "URL", Data: []byte("https://\u202eevil.org/gro.elgoog")},
+		{Index: 2, Type: "URL\u202e", Data: []byte("https://a.org/\u2067x")},
+	}
+	page := string(appendValuesPage(nil, "21.T1/X", vs, nil))
+	for _, want := range []string{
+		`<td class="d" dir="ltr">https://<span class="esc">\u202E</span>evil.org/gro.elgoog</td>`,
+		`<td class="t" dir="ltr">URL<span class="esc">\u202E</span></td>`,
+		`<a href="https://a.org/%E2%81%A7x">https://a.org/<span class="esc">\u2067</span>x</a>`,
+		"td.t,td.d,.v{unicode-bidi:isolate}",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("values page lacks %q:\n%s", want, page)
+		}
+	}
+	for _, bad := range []string{"\u202e", "\u2067"} {
+		if strings.Contains(page, bad) {
+			t.Errorf("values page holds %U raw", []rune(bad)[0])
 		}
 	}
 }

@@ -19,7 +19,7 @@ const pageStyle = `body{margin:0;background:#f6f8fa;color:#1f2328;font:16px/1.5 
 	`main{max-width:68rem;margin:2rem auto;padding:1.5rem 2rem;background:#fff;border:1px solid #d0d7de;border-radius:6px}` +
 	`h1{font-size:1.35rem;margin:0 0 1rem;overflow-wrap:anywhere}h2{font-size:1.1rem;margin:1.5rem 0 .5rem}` +
 	`table{border-collapse:collapse;width:100%}th,td{border:1px solid #d0d7de;padding:.35rem .6rem;text-align:left;vertical-align:top}` +
-	`th{background:#f6f8fa}td.n{white-space:nowrap}td.d,.v{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.9rem;white-space:pre-wrap;overflow-wrap:anywhere}` +
+	`th{background:#f6f8fa}td.n{white-space:nowrap}td.t,td.d,.v{unicode-bidi:isolate}.esc{color:#82071e;background:#ffebe9;font-family:ui-monospace,monospace}td.d,.v{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.9rem;white-space:pre-wrap;overflow-wrap:anywhere}` +
 	`dl{display:grid;grid-template-columns:max-content 1fr;gap:.3rem 1rem}dt{font-weight:600}dd{margin:0;overflow-wrap:anywhere}` +
 	`a{color:#0969da}.muted{color:#57606a;font-size:.9rem}.status{display:inline-block;padding:0 .5rem;border-radius:1rem;background:#ffebe9;color:#82071e;font-weight:600}` +
 	`form{display:flex;gap:.5rem;flex-wrap:wrap}input[type=text]{flex:1;min-width:16rem;padding:.45rem .6rem;font:inherit;border:1px solid #d0d7de;border-radius:6px}` +
@@ -71,11 +71,26 @@ func (p page) ok() bool { return p.main != nil }
 // too): & < > " ' become entities. Control characters other than tab, LF and
 // CR, C1 controls, U+FFFE/U+FFFF and invalid UTF-8 become U+FFFD, so the
 // output is always valid UTF-8 and valid XML character data.
-func appendHTML[T ~string | ~[]byte](dst []byte, s T) []byte { return appendEscaped(dst, s, true) }
+func appendHTML[T ~string | ~[]byte](dst []byte, s T) []byte { return appendEscaped(dst, s, escAttr) }
 
 // appendText is appendHTML for text content: quotes stay as they are, which
 // keeps JSON text in values readable.
-func appendText[T ~string | ~[]byte](dst []byte, s T) []byte { return appendEscaped(dst, s, false) }
+func appendText[T ~string | ~[]byte](dst []byte, s T) []byte { return appendEscaped(dst, s, escText) }
+
+// appendShown is appendText for record data shown to a reader (the values
+// table, a tombstone's landing page and related identifiers): every character
+// that is invisible or reorders the text around it (handlev.IsHiddenRune: the
+// bidirectional overrides and isolates, zero-width characters, …) is written
+// visibly as <span class="esc">\uXXXX</span> (\U00XXXXXX beyond the BMP), so that U+202E cannot make
+// "https://evil.example/gro.elgoog" read as a trusted URL, nor U+200D hide in
+// a host name. Only for element content that may hold markup (not <title>).
+func appendShown[T ~string | ~[]byte](dst []byte, s T) []byte { return appendEscaped(dst, s, escShown) }
+
+const (
+	escText  = iota // text content
+	escAttr         // attribute value
+	escShown        // text content, hidden characters made visible
+)
 
 // plainText and plainAttr mark the ASCII bytes appendEscaped copies as they
 // are, for text content and attribute values.
@@ -90,7 +105,8 @@ var plainText, plainAttr = func() (text, attr [256]bool) {
 	return text, attr
 }()
 
-func appendEscaped[T ~string | ~[]byte](dst []byte, s T, attr bool) []byte {
+func appendEscaped[T ~string | ~[]byte](dst []byte, s T, mode int) []byte {
+	attr := mode == escAttr
 	plain := &plainText
 	if attr {
 		plain = &plainAttr
@@ -134,6 +150,15 @@ func appendEscaped[T ~string | ~[]byte](dst []byte, s T, attr bool) []byte {
 		r, size := utf8.DecodeRune(buf[:n])
 		if r == utf8.RuneError && size <= 1 || r >= 0x80 && r <= 0x9f || r == 0xfffe || r == 0xffff {
 			dst = append(dst, "\uFFFD"...)
+		} else if mode == escShown && handlev.IsHiddenRune(r) {
+			dst = append(dst, `<span class="esc">\`...)
+			if r > 0xffff { // Go's \U00XXXXXX form beyond the BMP
+				dst = append(dst, 'U', '0', '0', upperHex[r>>20&15], upperHex[r>>16&15])
+			} else {
+				dst = append(dst, 'u')
+			}
+			dst = append(dst, upperHex[r>>12&15], upperHex[r>>8&15], upperHex[r>>4&15], upperHex[r&15])
+			dst = append(dst, "</span>"...)
 		} else {
 			dst = append(dst, buf[:size]...)
 		}
@@ -168,11 +193,13 @@ func appendValuesPage(dst []byte, handle string, vs []handlev.Value, p *params) 
 		rows++
 		dst = append(dst, "<tr><td class=\"n\">"...)
 		dst = strconv.AppendInt(dst, int64(v.Index), 10)
-		dst = append(dst, "</td><td>"...)
-		dst = appendText(dst, v.Type)
+		// Type and data cells are isolated left-to-right: right-to-left
+		// text in one cannot reorder its neighbours (CSS unicode-bidi).
+		dst = append(dst, "</td><td class=\"t\" dir=\"ltr\">"...)
+		dst = appendShown(dst, v.Type)
 		dst = append(dst, "</td><td class=\"n\">"...)
 		dst = appendTimestamp(dst, v.Timestamp)
-		dst = append(dst, "</td><td class=\"d\">"...)
+		dst = append(dst, "</td><td class=\"d\" dir=\"ltr\">"...)
 		dst = appendValueData(dst, v)
 		dst = append(dst, "</td></tr>\n"...)
 	}
@@ -221,7 +248,7 @@ func appendValueData(dst []byte, v *handlev.Value) []byte {
 	case ascii.EqualFold(v.Type, "hs_admin"):
 		if a, err := handlev.DecodeAdmin(v.Data); err == nil {
 			dst = append(dst, "handle="...)
-			dst = appendText(dst, a.Handle)
+			dst = appendShown(dst, a.Handle)
 			dst = append(dst, "; index="...)
 			dst = strconv.AppendInt(dst, int64(a.Index), 10)
 			dst = append(dst, "; ["...)
@@ -244,7 +271,7 @@ func appendValueData(dst []byte, v *handlev.Value) []byte {
 					dst = append(dst, '\n')
 				}
 				dst = append(dst, "handle="...)
-				dst = appendText(dst, r.Handle)
+				dst = appendShown(dst, r.Handle)
 				dst = append(dst, "; index="...)
 				dst = strconv.AppendInt(dst, int64(r.Index), 10)
 			}
@@ -284,12 +311,12 @@ func appendLinkedText(dst, text []byte) []byte {
 		href = appendURLRestNoFrag(append(buf[:0], "mailto:"...), t)
 	}
 	if href == nil {
-		return appendText(dst, text)
+		return appendShown(dst, text)
 	}
 	dst = append(dst, "<a href=\""...)
 	dst = appendHTML(dst, href)
 	dst = append(dst, "\">"...)
-	dst = appendText(dst, text)
+	dst = appendShown(dst, text)
 	return append(dst, "</a>"...)
 }
 

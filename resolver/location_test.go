@@ -47,10 +47,23 @@ func TestAppendLocation(t *testing.T) {
 		{"mailto", "mailto:a@b.example", "", false},
 		{"ftp", "ftp://example.org/", "", false},
 		{"too long", "https://example.org/" + strings.Repeat("a", maxLocation), "", false},
+		// The admin API accepts by the same rule (handlev.CheckTargetURL):
+		// what it refuses is never redirected to, and the reverse.
+		{"port out of range", "https://example.org:99999/", "", false},
+		{"port zero", "https://example.org:0/", "", false},
+		{"port leading zeros", "https://example.org:0443/", "https://example.org:443/", true},
+		{"bidi override in host", "https://\u202eevil.org/", "", false},
+		{"zero-width joiner in host", "https://e\u200dvil.org/", "", false},
+		{"zero-width space in host", "https://e\u200bvil.org/", "", false},
+		{"zone id", "https://[fe80::1%25eth0]/", "", false},
+		{"short IPv4", "http://127.1/", "", false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got, ok := appendLocation([]byte("prefix:"), []byte(tc.in))
+			if err := handlev.CheckTargetURL([]byte(tc.in)); (err == nil) != tc.ok {
+				t.Errorf("handlev.CheckTargetURL(%q) = %v, but appendLocation ok = %v", tc.in, err, ok)
+			}
 			if ok != tc.ok {
 				t.Fatalf("appendLocation(%q) ok = %v, want %v (%q)", tc.in, ok, tc.ok, got)
 			}

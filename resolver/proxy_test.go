@@ -158,7 +158,7 @@ func TestPages(t *testing.T) {
 			"2025-03-11 09:43:14Z", `<a href="https://landing.example.org/item/42?a=1&amp;b=%3C2%3E">https://landing.example.org/item/42?a=1&amp;b=&lt;2&gt;</a>`,
 			"handle=" + tAdminHS + "; index=300; [add_handle,"}},
 		{"values page binary and vlist", "/" + tExtra + "/mixed?noredirect", 200, []string{"0001FEFF", "handle=10.1000/a; index=1\nhandle=10.1000/b; index=2"}},
-		{"values page javascript as text", "/" + tExtra + "/js?noredirect", 200, []string{`<td class="d">javascript:alert(document.cookie)</td>`, `<a href="https://b.example.org/">`}},
+		{"values page javascript as text", "/" + tExtra + "/js?noredirect", 200, []string{`<td class="d" dir="ltr">javascript:alert(document.cookie)</td>`, `<a href="https://b.example.org/">`}},
 		{"values page header splitting as text", "/" + tExtra + "/split?noredirect", 200, []string{`href="https://example.org/a%20b%0D%0ASet-Cookie:%20x=1"`}},
 		{"values page filtered", "/" + tExtra + "/order?noredirect&type=URL.mirror", 200, []string{"mirror.example.org"}},
 		{"bad escape", "/" + tPrefix + "/%zz", 400, []string{"is malformed"}},

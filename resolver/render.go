@@ -253,8 +253,8 @@ func appendGonePage(dst []byte, v *view) []byte {
 		dst = append(dst, "</dd>\n"...)
 	}
 	if i := chooseTarget(v.values, nil); i >= 0 {
-		dst = append(dst, "<dt>Last landing page</dt><dd class=\"v\">"...)
-		dst = appendText(dst, v.values[i].Data)
+		dst = append(dst, "<dt>Last landing page</dt><dd class=\"v\" dir=\"ltr\">"...)
+		dst = appendShown(dst, v.values[i].Data)
 		dst = append(dst, "</dd>\n"...)
 	}
 	if b := firstOfType(v.values, handlev.TypeEmail); b != nil {
@@ -283,15 +283,17 @@ func appendGonePage(dst []byte, v *view) []byte {
 					break
 				}
 			}
+			dst = append(dst, "<bdi dir=\"ltr\">"...)
 			if href != nil {
 				dst = append(dst, "<a href=\""...)
 				dst = appendHTML(dst, href)
 				dst = append(dst, "\">"...)
-				dst = appendText(dst, text)
+				dst = appendShown(dst, text)
 				dst = append(dst, "</a>"...)
 			} else {
-				dst = appendText(dst, text)
+				dst = appendShown(dst, text)
 			}
+			dst = append(dst, "</bdi>"...)
 			if id.Type != "" {
 				dst = append(dst, " <span class=\"muted\">("...)
 				dst = appendText(dst, id.Type)

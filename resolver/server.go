@@ -238,6 +238,8 @@ func errorHandler(ctx *fasthttp.RequestCtx, err error) {
 	default:
 		ctx.Error("Bad Request\n", fasthttp.StatusBadRequest)
 	}
+	// The path is unknown here: an /api answer must not be sniffed, so none is.
+	ctx.Response.Header.SetCanonical(hdrNosniff, valNosniff)
 }
 
 // fasthttpLogger routes fasthttp's Printf logging to slog at debug level (it
@@ -367,6 +369,7 @@ func (s *Server) Handler(ctx *fasthttp.RequestCtx) {
 			s.log.Error("resolver: panic serving request", "panic", r, "uri", string(ctx.Request.Header.RequestURI()), "stack", string(debug.Stack()))
 			ctx.Response.Reset()
 			ctx.Error("Internal Server Error\n", fasthttp.StatusInternalServerError)
+			ctx.Response.Header.SetCanonical(hdrNosniff, valNosniff)
 		}
 	}()
 	if s.draining.Load() {
@@ -374,6 +377,11 @@ func (s *Server) Handler(ctx *fasthttp.RequestCtx) {
 	}
 	sc := s.getScratch()
 	path, query, frag := splitRequestURI(ctx.Request.Header.RequestURI())
+	if hasPrefixBytes(path, "/api") {
+		// Every API answer, errors and 429s included, is data a browser must
+		// not sniff into HTML or script: set before anything can answer.
+		ctx.Response.Header.SetCanonical(hdrNosniff, valNosniff)
+	}
 	// A chunked body is never needed here, and Transfer-Encoding beside a
 	// Content-Length is the request-smuggling shape (RFC 9112 §6.3): refuse
 	// it. markChunked has already made the connection close after this

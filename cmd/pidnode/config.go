@@ -48,6 +48,10 @@ type Config struct {
 	DNSRName        string   `toml:"dns_rname"`
 	DNSRRLRate      int      `toml:"dns_rrl_rate"`
 	DNSRRLBurst     int      `toml:"dns_rrl_burst"`
+	DNSConnsPerSrc  int      `toml:"dns_max_conns_per_source"`
+	HdlConnsPerSrc  int      `toml:"hdl_max_conns_per_source"`
+	HdlSignedRate   float64  `toml:"hdl_signed_rate"`
+	HdlSignedBurst  int      `toml:"hdl_signed_burst"`
 	AdminRate       float64  `toml:"admin_rate"`
 	AdminBurst      int      `toml:"admin_burst"`
 	ResolverRate    float64  `toml:"resolver_rate"`
@@ -79,6 +83,11 @@ func defaultConfig() Config {
 		TestPrefix:      "21.T12345",
 		Svc:             "svc",
 		CacheEntries:    100_000,
+		DNSRRLRate:      50,
+		DNSRRLBurst:     100,
+		DNSConnsPerSrc:  64,
+		HdlConnsPerSrc:  64,
+		HdlSignedRate:   20,
 		ProxyURL:        "https://hdl.handle.net",
 		LogLevel:        "info",
 		ShutdownTimeout: Duration{15 * time.Second},
@@ -156,8 +165,12 @@ func (c *Config) settings() []setting {
 		list("dns-zone", "DNS zone and the prefix it maps to, ZONE=PREFIX (repeatable)", &c.DNSZone),
 		list("dns-ns", "name server of every DNS zone, for the apex NS and the SOA MNAME (repeatable; default ns1.ZONE)", &c.DNSNS),
 		str("dns-rname", "SOA mailbox of every DNS zone as a domain name (default hostmaster.ZONE)", &c.DNSRName),
-		count("dns-rrl-rate", "DNS responses per second per source prefix over UDP (/24, /56); 0 = no response-rate limit", &c.DNSRRLRate),
+		count("dns-rrl-rate", "DNS responses per second per source prefix over UDP (/24, /56); beyond it every 2nd response slips as an empty TC=1 reply (the client retries over TCP, which is not limited) and the others are dropped, so the node cannot be used to amplify a spoofed flood; 0 = no response-rate limit", &c.DNSRRLRate),
 		count("dns-rrl-burst", "DNS responses a source prefix may get at once (0 = the rate)", &c.DNSRRLBurst),
+		count("dns-max-conns-per-source", "DNS-over-TCP connections one source (IPv4 address, IPv6 /64) may hold of the 1,024; above 768 held, sources holding a quarter of this are refused too (0 = 1,024/16)", &c.DNSConnsPerSrc),
+		count("hdl-max-conns-per-source", "native-protocol TCP connections one source (IPv4 address, IPv6 /64) may hold of the 1,024; above 768 held, sources holding a quarter of this are refused too (0 = 1,024/16)", &c.HdlConnsPerSrc),
+		rate("hdl-signed-rate", "signed native-protocol replies (to certified requests) per second per source (IPv4 address, IPv6 /64); beyond it RC 3 SERVER_TOO_BUSY, unsigned (one signature costs ~15 plain replies of CPU; 0 = no limit)", &c.HdlSignedRate),
+		count("hdl-signed-burst", "signed replies a source may get at once (0 = 2×rate)", &c.HdlSignedBurst),
 		str("model", "metadata model file (default: the embedded pid4cat model)", &c.Model),
 		{name: "cache-entries", help: "resolver cache size in entries",
 			set: func(v string) error {

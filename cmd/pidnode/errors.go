@@ -101,3 +101,24 @@ func fileError(what, path, flag string, err error) error {
 func oneLine(s string) string {
 	return strings.ReplaceAll(strings.TrimSpace(s), "\n", "; ")
 }
+
+// checkSecretFile refuses a key file that users other than its owner may
+// read: the operator key and the native-protocol signing key grant
+// everything, so a world- or group-readable copy is a leak waiting to be
+// copied (OpenSSH refuses such private keys for the same reason). The node
+// does not chmod it itself: who else can read it is the operator's decision
+// to correct, and a silent fix would hide that it was ever exposed.
+// A missing file is not this check's business (nil); the caller reports it.
+func checkSecretFile(what, path, flag string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		return &startError{
+			msg:  fmt.Sprintf("%s %s is readable by other users (mode %04o)", what, path, perm),
+			hint: fmt.Sprintf("run chmod 600 %s, or point %s at a file only this user can read", path, flag),
+		}
+	}
+	return nil
+}

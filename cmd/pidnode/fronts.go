@@ -54,6 +54,8 @@ func (n *node) bindDNS() error {
 		RRLBurst: n.cfg.DNSRRLBurst,
 		Logger:   n.log.With("listener", "dns"),
 		Counter:  n.counter,
+
+		MaxTCPConnsPerSource: n.cfg.DNSConnsPerSrc,
 	})
 	if err != nil {
 		return err
@@ -94,6 +96,9 @@ func (n *node) signKey() (*rsa.PrivateKey, error) {
 	if n.cfg.HdlKey == "" {
 		return nil, nil
 	}
+	if err := checkSecretFile("native-protocol signing key", n.cfg.HdlKey, "--hdl-key"); err != nil {
+		return nil, err
+	}
 	k, err := hdl.LoadKey(n.cfg.HdlKey)
 	var pe *fs.PathError
 	switch {
@@ -130,6 +135,10 @@ func (n *node) bindHdl() error {
 		SignKey: key,
 		Logger:  n.log.With("listener", "hdl"),
 		Counter: n.counter,
+
+		MaxConnsPerSource: n.cfg.HdlConnsPerSrc,
+		SignedRate:        n.cfg.HdlSignedRate,
+		SignedBurst:       n.cfg.HdlSignedBurst,
 	})
 	if err != nil {
 		ln.Close()

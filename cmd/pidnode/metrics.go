@@ -53,6 +53,12 @@ func (n *node) writeMetrics(w io.Writer) error {
 	if n.dns != nil {
 		b = n.dns.AppendMetrics(b) // pidnode_dns_*: queries, responses by code, truncation, RRL
 	}
+	if n.hdl != nil {
+		s := n.hdl.Stats()
+		b = promtext.CounterFamily(b, "pidnode_hdl_too_busy_total", "Certified native requests answered RC 3 by the per-source signed-reply limit.", s.TooBusy)
+		b = promtext.CounterFamily(b, "pidnode_hdl_tcp_refused_total", "Native-protocol TCP connections closed at accept by the connection limits (total, per source).", s.ConnsRefused)
+		b = promtext.GaugeFamily(b, "pidnode_hdl_tcp_connections", "Native-protocol TCP connections open now.", int64(s.Conns))
+	}
 	if n.resolver != nil {
 		b = promtext.CounterFamily(b, "pidnode_resolver_rate_limited_total", "HTTP resolver requests refused with 429 by the per-address limit.", n.resolver.Stats().RateLimited)
 	}

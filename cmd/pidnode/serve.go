@@ -432,6 +432,9 @@ func openStore(dataDir string, logger *slog.Logger) (*store.DB, error) {
 // operatorKey reads the operator key from path, creating the file with a fresh
 // random key (mode 0600) when it does not exist.
 func operatorKey(path string) (string, error) {
+	if err := checkSecretFile("operator key file", path, "--operator-key-file"); err != nil {
+		return "", err
+	}
 	b, err := os.ReadFile(path)
 	if err == nil {
 		k := strings.TrimSpace(string(b))

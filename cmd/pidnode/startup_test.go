@@ -446,3 +446,50 @@ func TestStartFailsModel(t *testing.T) {
 		})
 	}
 }
+
+// TestStartFailsReadableKeyFile: a key file others may read is refused with
+// the mode and the chmod that fixes it, and nothing is left open; once the
+// mode is 0600 the same files start a node.
+func TestStartFailsReadableKeyFile(t *testing.T) {
+	dir := t.TempDir()
+	opKey := filepath.Join(dir, "operator.key")
+	if err := os.WriteFile(opKey, []byte("pidop_"+strings.Repeat("a", 40)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	hdlKey := filepath.Join(dir, "hdl.pem")
+	if out, err := exec.Command(pidnodeBin(t), "keygen", hdlKey).CombinedOutput(); err != nil {
+		t.Fatalf("keygen: %v\n%s", err, out)
+	}
+	for _, tc := range []struct {
+		name, file string
+		mode       os.FileMode
+		extra      []string
+		want       string
+	}{
+		{"operator key world-readable", opKey, 0o644, nil,
+			"operator key file " + opKey + " is readable by other users (mode 0644); run chmod 600 " + opKey + ", or point --operator-key-file at a file only this user can read"},
+		{"operator key group-readable", opKey, 0o640, nil,
+			"operator key file " + opKey + " is readable by other users (mode 0640); run chmod 600 " + opKey + ", or point --operator-key-file at a file only this user can read"},
+		{"signing key world-readable", hdlKey, 0o604, []string{"--hdl-key", hdlKey},
+			"native-protocol signing key " + hdlKey + " is readable by other users (mode 0604); run chmod 600 " + hdlKey + ", or point --hdl-key at a file only this user can read"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := os.Chmod(tc.file, tc.mode); err != nil {
+				t.Fatal(err)
+			}
+			defer os.Chmod(tc.file, 0o600)
+			data := filepath.Join(t.TempDir(), "data")
+			addrs := map[string]string{"resolver": freeAddr(t), "admin": freeAddr(t)}
+			args := append([]string{"--operator-key-file", opKey, "--resolver-addr", addrs["resolver"], "--admin-addr", addrs["admin"]}, tc.extra...)
+			got := failedStart(t, data, args...)
+			if got != "pidnode serve: "+tc.want {
+				t.Errorf("\n got %s\nwant pidnode serve: %s", got, tc.want)
+			}
+			checkAddrsFree(t, addrs)
+			checkDBFree(t, data)
+		})
+	}
+	// The same files at 0600 are accepted.
+	n := startBinary(t, filepath.Join(t.TempDir(), "data"), "--operator-key-file", opKey, "--hdl-key", hdlKey)
+	n.stop(t)
+}

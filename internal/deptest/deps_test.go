@@ -21,13 +21,13 @@ var rules = map[string]struct {
 	internal []string // pidnode packages (directories) that may be imported
 	external []string // third-party import path prefixes that may be imported
 }{
-	"handlev":       {internal: []string{"internal/ascii"}},
+	"handlev":       {internal: []string{"internal/ascii"}, external: []string{"golang.org/x/net/idna"}},
 	"handlev/hsmsg": {internal: []string{"handlev", "internal/ascii"}},
 	"store":         {internal: []string{"handlev", "internal/procfloor"}, external: []string{"go.etcd.io/bbolt"}},
 	"cache":         {internal: []string{"handlev"}, external: []string{"github.com/hashicorp/golang-lru/v2", "golang.org/x/sync/"}},
 	"resolver":      {internal: []string{"handlev", "cache", "internal/ascii", "internal/promtext", "internal/tokenbucket"}, external: []string{"github.com/valyala/fasthttp", "golang.org/x/net/"}},
-	"resolver/dns":  {internal: []string{"handlev", "cache", "internal/ascii", "internal/promtext", "internal/tokenbucket"}, external: []string{"github.com/miekg/dns"}},
-	"resolver/hdl":  {internal: []string{"handlev", "handlev/hsmsg", "cache", "internal/ascii"}},
+	"resolver/dns":  {internal: []string{"handlev", "cache", "internal/ascii", "internal/promtext", "internal/tokenbucket", "internal/connlimit"}, external: []string{"github.com/miekg/dns"}},
+	"resolver/hdl":  {internal: []string{"handlev", "handlev/hsmsg", "cache", "internal/ascii", "internal/connlimit", "internal/tokenbucket"}},
 	"model":         {internal: []string{"handlev"}, external: []string{"github.com/BurntSushi/toml", "github.com/santhosh-tekuri/jsonschema/v6"}},
 	"registry":      {internal: []string{"handlev", "store"}, external: []string{"go.etcd.io/bbolt"}},
 	"admin":         {internal: []string{"handlev", "store", "model", "registry", "internal/promtext", "internal/tokenbucket"}, external: []string{"github.com/santhosh-tekuri/jsonschema/v6", "github.com/prometheus/"}},
@@ -39,8 +39,9 @@ var rules = map[string]struct {
 	"internal/etcdtest": {external: []string{"go.etcd.io/etcd/", "go.uber.org/zap"}},
 	// Leaves: the standard library only. procfloor sits below store, ascii
 	// below handlev and every front, promtext and tokenbucket below admin,
-	// the resolvers and cmd.
+	// the resolvers and cmd; connlimit below the TCP fronts.
 	"internal/procfloor":   {},
+	"internal/connlimit":   {},
 	"internal/ascii":       {},
 	"internal/promtext":    {},
 	"internal/tokenbucket": {},

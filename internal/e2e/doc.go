@@ -4,7 +4,10 @@
 // input against the real resolver, admin, native-protocol and DNS listeners
 // (slowloris, oversized headers/bodies/handles, request smuggling, invalid
 // UTF-8 and NUL, JSON bombs, CR/LF header injection, XSS payloads parsed back
-// out of the HTML), and a mixed-traffic soak watching memory, threads and p99.
+// out of the HTML), a mixed-traffic soak watching memory, threads and p99,
+// and a node under strace whose acknowledged writes must be synced to the
+// database file before the reply's first byte (strace is then required; make
+// test installs it).
 //
 // It has tests only, no non-test code. TestMain builds cmd/pidnode once into
 // a temporary directory (with -race when the tests run under -race); every

@@ -222,7 +222,7 @@ func TestHostileAdminPayloads(t *testing.T) {
 		{name: "NUL in the id path", method: "GET", path: testColl + "a%00b", want: 404, detail: "control byte"},
 		{name: "10 kB id path", method: "GET", path: testColl + strings.Repeat("A", 10000), want: 404, detail: "no identifier"},
 		{name: "Idempotency-Key with a tab", method: "POST", path: testColl, body: payload("https://example.org/x", "REGISTERED", resourceInfo("l", "d")), hdr: []string{"Idempotency-Key", "a\tb"}, want: 400, detail: "Idempotency-Key"},
-		{name: "If-Match with junk", method: "PUT", path: testColl + existing.ID, body: []byte(`{"url":"https://example.org/y"}`), hdr: []string{"If-Match", "\"\xff\""}, want: 412, detail: ""},
+		{name: "If-Match with junk", method: "PUT", path: testColl + existing.ID, body: []byte(`{"url":"https://example.org/y"}`), hdr: []string{"If-Match", "\"\xff\""}, want: 412, detail: "read it again and retry"},
 		{name: "HTML content type", method: "POST", path: testColl, body: payload("https://example.org/x", "REGISTERED", resourceInfo("l", "d")), hdr: []string{"Content-Type", "text/html"}, want: 415, detail: "text/html"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -260,6 +260,9 @@ func TestHostileAdminPayloads(t *testing.T) {
 			}
 			if err := json.Unmarshal(rb, &p); err != nil || p.Status != tc.want {
 				t.Errorf("problem body %.300s (%v), want status %d", rb, err, tc.want)
+			}
+			if tc.detail == "" {
+				t.Fatal("the case names no expected detail: an empty one matches any problem")
 			}
 			if !bytes.Contains(rb, []byte(tc.detail)) {
 				t.Errorf("problem does not name the problem (want %q): %.500s", tc.detail, rb)

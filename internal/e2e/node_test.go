@@ -77,14 +77,16 @@ func (s *syncBuf) String() string {
 
 // node is one running pidnode process.
 type node struct {
-	t      testing.TB
-	cmd    *exec.Cmd
-	data   string
-	addr   map[string]string // resolver, admin, dns, hdl
-	stdout *syncBuf
-	stderr *syncBuf
-	done   chan struct{} // closed when the process has exited
-	state  *os.ProcessState
+	t       testing.TB
+	cmd     *exec.Cmd
+	nodePID int  // the node's process: cmd's, or its child when cmd is a wrapper (strace)
+	wrapped bool // cmd is a wrapper
+	data    string
+	addr    map[string]string // resolver, admin, dns, hdl
+	stdout  *syncBuf
+	stderr  *syncBuf
+	done    chan struct{} // closed when the process has exited
+	state   *os.ProcessState
 
 	// From the demo welcome text, on the first start of a demo database only.
 	Key     string   // the demo SNAA's API key
@@ -102,6 +104,15 @@ var (
 // stderr is checked for panics and data races.
 func startNode(t testing.TB, data string, extra ...string) *node {
 	t.Helper()
+	return startNodeWrapped(t, data, nil, extra...)
+}
+
+// startNodeWrapped is startNode with the binary run by a wrapper command
+// (wrap, then the binary and its arguments), e.g. strace; wrap nil runs it
+// directly. Signals go to the node, not the wrapper, and the wrapper must
+// exit when the node does.
+func startNodeWrapped(t testing.TB, data string, wrap []string, extra ...string) *node {
+	t.Helper()
 	if err := os.MkdirAll(data, 0o750); err != nil {
 		t.Fatal(err)
 	}
@@ -112,11 +123,16 @@ func startNode(t testing.TB, data string, extra ...string) *node {
 	args := append([]string{"serve", "--data", data, "--resolver-addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0",
 		"--dns-addr", "127.0.0.1:0", "--hdl-addr", "127.0.0.1:0", "--ready-file", ready}, extra...)
 	n := &node{t: t, data: data, addr: map[string]string{}, stdout: &syncBuf{}, stderr: &syncBuf{}, done: make(chan struct{})}
-	n.cmd = exec.Command(binPath, args...)
+	if len(wrap) > 0 {
+		n.cmd = exec.Command(wrap[0], append(append(wrap[1:len(wrap):len(wrap)], binPath), args...)...)
+	} else {
+		n.cmd = exec.Command(binPath, args...)
+	}
 	n.cmd.Stdout, n.cmd.Stderr = n.stdout, n.stderr
 	if err := n.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	n.nodePID, n.wrapped = n.cmd.Process.Pid, len(wrap) > 0
 	go func() {
 		n.cmd.Wait()
 		n.state = n.cmd.ProcessState
@@ -136,6 +152,9 @@ func startNode(t testing.TB, data string, extra ...string) *node {
 				if name, a, ok := strings.Cut(sc.Text(), " "); ok {
 					n.addr[name] = a
 				}
+			}
+			if len(wrap) > 0 {
+				n.nodePID = childPID(t, n.cmd.Process.Pid)
 			}
 			break
 		}
@@ -174,7 +193,34 @@ func contains(ss []string, s string) bool {
 	return false
 }
 
-func (n *node) pid() int { return n.cmd.Process.Pid }
+// children lists the child processes of pid.
+func children(pid int) ([]int, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	for _, f := range strings.Fields(string(b)) {
+		c, err := strconv.Atoi(f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// childPID is the only child of process pid (a wrapper's node).
+func childPID(t testing.TB, pid int) int {
+	t.Helper()
+	c, err := children(pid)
+	if err != nil || len(c) != 1 {
+		t.Fatalf("the wrapper (pid %d) has children %v (%v), want one", pid, c, err)
+	}
+	return c[0]
+}
+
+func (n *node) pid() int { return n.nodePID }
 
 // kill sends SIGKILL and waits for the exit.
 func (n *node) kill() {
@@ -182,6 +228,17 @@ func (n *node) kill() {
 	case <-n.done:
 		return
 	default:
+	}
+	if n.wrapped {
+		// A killed tracer leaves its tracee running: kill the node first,
+		// found now if the test ended before it was ready.
+		pids := []int{n.nodePID}
+		if n.nodePID == n.cmd.Process.Pid {
+			pids, _ = children(n.nodePID)
+		}
+		for _, p := range pids {
+			syscall.Kill(p, syscall.SIGKILL)
+		}
 	}
 	n.cmd.Process.Signal(syscall.SIGKILL)
 	<-n.done
@@ -191,7 +248,7 @@ func (n *node) kill() {
 // does not exit within timeout.
 func (n *node) stop(timeout time.Duration) int {
 	n.t.Helper()
-	n.cmd.Process.Signal(syscall.SIGTERM)
+	syscall.Kill(n.nodePID, syscall.SIGTERM)
 	select {
 	case <-n.done:
 	case <-time.After(timeout):

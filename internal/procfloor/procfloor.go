@@ -37,7 +37,7 @@ var (
 	mu      sync.Mutex
 	inside  int         // callers between Enter and Exit
 	raised  bool        // GOMAXPROCS was raised from 1 to 2 here
-	dropper *time.Timer // drops the second P Linger after the last Exit
+	dropper lingerTimer // drops the second P Linger after the last Exit
 
 	// explicit: GOMAXPROCS was set in the environment; leave it alone.
 	explicit = os.Getenv("GOMAXPROCS") != ""
@@ -47,7 +47,16 @@ var (
 	atStart = runtime.GOMAXPROCS(0)
 	// linger is Linger; tests shorten it.
 	linger = Linger
+	// afterFunc starts the linger's timer. Tests replace it with a timer
+	// they fire themselves, so what they check does not depend on how soon
+	// a loaded machine runs them.
+	afterFunc = func(d time.Duration, f func()) lingerTimer { return time.AfterFunc(d, f) }
 )
+
+// lingerTimer is the part of *time.Timer the linger uses.
+type lingerTimer interface {
+	Reset(d time.Duration) bool
+}
 
 // Enter marks the start of a call that may block in the kernel.
 func Enter() {
@@ -72,7 +81,7 @@ func Exit() {
 	inside--
 	if inside == 0 && raised {
 		if dropper == nil {
-			dropper = time.AfterFunc(linger, drop)
+			dropper = afterFunc(linger, drop)
 		} else {
 			dropper.Reset(linger)
 		}

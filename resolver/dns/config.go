@@ -24,6 +24,7 @@ const (
 
 	DefaultReadTimeout  = 2 * time.Second // miekg/dns's own default
 	DefaultWriteTimeout = 2 * time.Second
+	DefaultMaxTCPConns  = 1024
 
 	DefaultRRLSlip      = 2     // BIND's default: every second dropped response slips
 	DefaultRRLTableSize = 65536 // source prefixes tracked at most
@@ -100,6 +101,18 @@ type Config struct {
 	// miekg's 8 s idle timeout). If zero, 2 s.
 	ReadTimeout  time.Duration
 	WriteTimeout time.Duration
+
+	// MaxTCPConns is the number of TCP connections served at once over all
+	// TCP listeners; more are closed when accepted. If zero,
+	// DefaultMaxTCPConns.
+	MaxTCPConns int
+	// MaxTCPConnsPerSource is the number of TCP connections one source (an
+	// IPv4 address, an IPv6 /64) may hold; more are closed when accepted.
+	// Above three quarters of MaxTCPConns, sources holding a quarter of it
+	// are refused too, so the last slots stay for sources holding few
+	// (internal/connlimit). If zero, connlimit.DefaultPerSource(MaxTCPConns):
+	// a sixteenth, at least 8.
+	MaxTCPConnsPerSource int
 
 	// Logger receives listener errors and failed loads; nil discards.
 	Logger *slog.Logger

@@ -27,6 +27,8 @@ func (s *Server) AppendMetrics(b []byte) []byte {
 	b = promtext.CounterFamily(b, "pidnode_dns_truncated_total", "UDP responses sent with TC set because the answer did not fit.", st.Truncated)
 	b = promtext.CounterFamily(b, "pidnode_dns_rrl_dropped_total", "UDP responses dropped by response-rate limiting.", st.RRLDropped)
 	b = promtext.CounterFamily(b, "pidnode_dns_rrl_slipped_total", "UDP responses replaced by a minimal TC=1 reply by response-rate limiting.", st.RRLSlipped)
+	b = promtext.CounterFamily(b, "pidnode_dns_tcp_refused_total", "TCP connections closed at accept by the connection limits (total, per source).", st.TCPRefused)
+	b = promtext.GaugeFamily(b, "pidnode_dns_tcp_connections", "TCP connections open now.", int64(st.TCPConns))
 	if s.rrl != nil {
 		b = promtext.GaugeFamily(b, "pidnode_dns_rrl_sources", "Source prefixes the rate limiter tracks now.", int64(s.rrl.len()))
 	}

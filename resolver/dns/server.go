@@ -14,6 +14,7 @@ import (
 
 	"pidnode/cache"
 	"pidnode/handlev"
+	"pidnode/internal/connlimit"
 )
 
 // Server answers DNS queries for the configured zones from the cache. It is
@@ -27,6 +28,7 @@ type Server struct {
 	rtime   time.Duration
 	wtime   time.Duration
 	rrl     *limiter // nil: rate limiting off
+	tcp     *connlimit.Limiter
 	log     *slog.Logger
 	now     func() time.Time
 	pool    sync.Pool // *reply
@@ -74,6 +76,10 @@ type Stats struct {
 	Truncated  uint64 // UDP answers sent with TC set
 	RRLDropped uint64
 	RRLSlipped uint64
+	// TCPRefused counts TCP connections closed at accept by the connection
+	// limits; TCPConns is the number held now.
+	TCPRefused uint64
+	TCPConns   int
 }
 
 type counters struct {
@@ -83,12 +89,15 @@ type counters struct {
 // Stats returns a snapshot of the counters.
 func (s *Server) Stats() Stats {
 	c := &s.stats
-	return Stats{
+	st := Stats{
 		Queries: c.queries.Load(), NoError: c.noError.Load(), NoData: c.noData.Load(),
 		NXDomain: c.nxDomain.Load(), Refused: c.refused.Load(), ServFail: c.servFail.Load(),
 		Other: c.other.Load(), Truncated: c.truncated.Load(),
 		RRLDropped: c.rrlDropped.Load(), RRLSlipped: c.rrlSlipped.Load(),
 	}
+	ts := s.tcp.Stats()
+	st.TCPRefused, st.TCPConns = ts.Refused(), ts.Held
+	return st
 }
 
 // New validates cfg, fills in defaults and returns a Server that is not yet
@@ -132,6 +141,16 @@ func New(cfg Config) (*Server, error) {
 	}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	if cfg.MaxTCPConns < 0 || cfg.MaxTCPConnsPerSource < 0 {
+		return nil, &ConfigError{Field: "MaxTCPConns", Value: itoa(cfg.MaxTCPConns) + "/" + itoa(cfg.MaxTCPConnsPerSource), Reason: "connection limits must not be negative"}
+	}
+	if cfg.MaxTCPConns == 0 {
+		cfg.MaxTCPConns = DefaultMaxTCPConns
+	}
+	s.tcp, err = connlimit.New(connlimit.Config{Max: cfg.MaxTCPConns, PerSource: cfg.MaxTCPConnsPerSource})
+	if err != nil {
+		return nil, &ConfigError{Field: "MaxTCPConns", Value: itoa(cfg.MaxTCPConns), Reason: err.Error()}
 	}
 	if cfg.RRLRate < 0 || cfg.RRLBurst < 0 || cfg.RRLTableSize < 0 {
 		return nil, &ConfigError{Field: "RRLRate", Value: itoa(cfg.RRLRate), Reason: "rate, burst and table size must not be negative"}
@@ -185,11 +204,21 @@ func (s *Server) ServeUDP(pc net.PacketConn) error {
 // closes ln. It returns ErrServerClosed after Shutdown, or the error that
 // stopped accepting.
 func (s *Server) ServeTCP(ln net.Listener) error {
+	// One source may hold only so many connections, and above the
+	// high-water mark heavy sources are refused first (internal/connlimit):
+	// one client holding idle connections cannot lock the others out. A
+	// connection that has sent nothing is closed after ReadTimeout, an idle
+	// one after miekg's idle timeout.
 	srv := &dns.Server{
-		Listener:     ln,
+		Listener:     connlimit.Listener(ln, s.tcp, nil),
 		Handler:      s,
 		ReadTimeout:  s.rtime,
 		WriteTimeout: s.wtime,
+		// miekg's default closes a connection after 128 queries and drops
+		// the ones already pipelined behind them; RFC 7766 §6.2.1 asks
+		// servers not to cap queries per connection. Idle connections still
+		// close after the idle timeout.
+		MaxTCPQueries: -1,
 	}
 	return s.serve(miekgListener(srv, ln.Close), ln.Close)
 }

@@ -24,6 +24,9 @@ type Client struct {
 	UDP bool
 	// Timeout bounds one exchange. If zero, 10s.
 	Timeout time.Duration
+	// LocalIP, if set, is the address the client sends from (e.g. 127.0.0.2
+	// to be another source on loopback).
+	LocalIP net.IP
 	// Major, Minor is the version the request is sent with and SuggestMajor,
 	// SuggestMinor the version it suggests (0 = none, i.e. the same). If Major is
 	// zero, the request is sent as 2.10 suggesting 2.11, like the Java client.
@@ -123,6 +126,13 @@ func (c *Client) Do(ctx context.Context, req *Request) (*Response, error) {
 		network = "udp"
 	}
 	var d net.Dialer
+	if c.LocalIP != nil {
+		if c.UDP {
+			d.LocalAddr = &net.UDPAddr{IP: c.LocalIP}
+		} else {
+			d.LocalAddr = &net.TCPAddr{IP: c.LocalIP}
+		}
+	}
 	conn, err := d.DialContext(ctx, network, c.Addr)
 	if err != nil {
 		return nil, err

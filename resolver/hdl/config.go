@@ -4,6 +4,7 @@ import (
 	"crypto/rsa"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/netip"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 // Defaults New uses for zero Config fields.
 const (
 	DefaultReadTimeout     = 10 * time.Second
+	DefaultHeaderTimeout   = 2 * time.Second
 	DefaultWriteTimeout    = 10 * time.Second
 	DefaultMaxConns        = 1024
 	DefaultMaxPendingBytes = 4 << 20
@@ -39,14 +41,35 @@ type Config struct {
 	// published in the HS_SITE value. If nil, CT requests get RC 2.
 	SignKey *rsa.PrivateKey
 
-	// ReadTimeout bounds reading one TCP request and how long a partial UDP request
-	// (TC) waits for its other pieces. If zero, DefaultReadTimeout is used.
+	// SignedRate is the sustained number of signed replies (to certified, CT,
+	// requests) per second one source (an IPv4 address, an IPv6 /64) may
+	// get, and SignedBurst how many at once (if zero, 2×SignedRate). Beyond
+	// it a CT request gets RC 3 (SERVER_TOO_BUSY), unsigned: a signature
+	// costs about 15 plain replies of CPU, and anyone may ask for one. If
+	// SignedRate is zero, signed replies are not limited.
+	SignedRate  float64
+	SignedBurst int
+
+	// ReadTimeout bounds reading one TCP request (from accept to its last
+	// byte) and how long a partial UDP request (TC) waits for its other
+	// pieces. If zero, DefaultReadTimeout is used.
 	ReadTimeout time.Duration
+	// HeaderTimeout bounds how long a TCP connection may stay open before its
+	// request's envelope has arrived: a connection that sends nothing holds
+	// its slot this long, not ReadTimeout. Capped at ReadTimeout. If zero,
+	// DefaultHeaderTimeout is used.
+	HeaderTimeout time.Duration
 	// WriteTimeout bounds writing one TCP reply. If zero, DefaultWriteTimeout is used.
 	WriteTimeout time.Duration
 	// MaxConns is the number of TCP connections served at once; more are closed
 	// when accepted. If zero, DefaultMaxConns is used.
 	MaxConns int
+	// MaxConnsPerSource is the number of TCP connections one source (an IPv4
+	// address, an IPv6 /64) may hold; more are closed when accepted. Above
+	// three quarters of MaxConns, sources holding a quarter of it are refused
+	// too, so the last slots stay for sources holding few (internal/connlimit).
+	// If zero, connlimit.DefaultPerSource(MaxConns): a sixteenth, at least 8.
+	MaxConnsPerSource int
 	// MaxPendingBytes bounds the memory held by partial UDP requests; pieces that
 	// would exceed it are dropped. If zero, DefaultMaxPendingBytes is used.
 	MaxPendingBytes int
@@ -140,7 +163,10 @@ func (cfg *Config) validate() error {
 	if cfg.Namer == nil {
 		return fmt.Errorf("%w: Namer is required", ErrBadConfig)
 	}
-	if cfg.ReadTimeout < 0 || cfg.WriteTimeout < 0 || cfg.MaxConns < 0 || cfg.MaxPendingBytes < 0 {
+	if !(cfg.SignedRate >= 0) || math.IsInf(cfg.SignedRate, 0) || cfg.SignedBurst < 0 {
+		return fmt.Errorf("%w: SignedRate %v, SignedBurst %d: want finite, non-negative", ErrBadConfig, cfg.SignedRate, cfg.SignedBurst)
+	}
+	if cfg.ReadTimeout < 0 || cfg.WriteTimeout < 0 || cfg.HeaderTimeout < 0 || cfg.MaxConns < 0 || cfg.MaxConnsPerSource < 0 || cfg.MaxPendingBytes < 0 {
 		return fmt.Errorf("%w: negative timeout or limit", ErrBadConfig)
 	}
 	if p := cfg.Site.Port; p < 0 || p > 65535 {
@@ -154,6 +180,10 @@ func (cfg *Config) validate() error {
 	if cfg.ReadTimeout == 0 {
 		cfg.ReadTimeout = DefaultReadTimeout
 	}
+	if cfg.HeaderTimeout == 0 {
+		cfg.HeaderTimeout = DefaultHeaderTimeout
+	}
+	cfg.HeaderTimeout = min(cfg.HeaderTimeout, cfg.ReadTimeout)
 	if cfg.WriteTimeout == 0 {
 		cfg.WriteTimeout = DefaultWriteTimeout
 	}

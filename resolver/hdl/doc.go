@@ -47,12 +47,20 @@
 //
 // # Transports
 //
-// TCP: one request per connection, a read deadline of ReadTimeout for the whole
-// request, at most MaxConns connections at once (more are closed on accept). UDP:
+// TCP: one request per connection; its envelope must arrive within
+// HeaderTimeout and the whole request within ReadTimeout. At most MaxConns
+// connections at once, at most MaxConnsPerSource from one source (an IPv4
+// address, an IPv6 /64), and above three quarters of MaxConns heavy sources
+// are refused first (internal/connlimit); refused connections are closed on
+// accept. So one client holding idle connections cannot lock the others out. UDP:
 // replies longer than 492 bytes go out in 492-byte pieces, each with the full
 // envelope, MessageLength = the total and SequenceNumber = the piece number, and the
 // TC flag; requests that set TC are reassembled with bounded memory
 // (MaxPendingBytes) and dropped after ReadTimeout.
+//
+// Certified requests are limited per source (SignedRate): each signature costs
+// about 15 plain replies of CPU, and anyone may ask. Beyond the limit a CT
+// request gets RC 3 (SERVER_TOO_BUSY), unsigned.
 //
 // The hot path (cache hit, no filters, no CT) allocates nothing: the reply splices
 // the cache entry's pre-encoded public values (cache.Entry.WireBytes of

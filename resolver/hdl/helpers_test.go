@@ -45,6 +45,13 @@ func startNode(t testing.TB, key *rsa.PrivateKey, recs ...handlev.Record) *node 
 // Port is set to the listeners').
 func startSiteNode(t testing.TB, site hdl.SiteConfig, key *rsa.PrivateKey, recs ...handlev.Record) *node {
 	t.Helper()
+	return startNodeWith(t, func(c *hdl.Config) { c.Site = site; c.SignKey = key }, recs...)
+}
+
+// startNodeWith starts a node whose Config mutate may change (the Site's Port
+// is set to the listeners').
+func startNodeWith(t testing.TB, mutate func(*hdl.Config), recs ...handlev.Record) *node {
+	t.Helper()
 	namer := newNamer(t)
 	db, err := store.Open(store.Config{Path: filepath.Join(t.TempDir(), "pid.db"), NoSync: true})
 	if err != nil {
@@ -71,12 +78,15 @@ func startSiteNode(t testing.TB, site hdl.SiteConfig, key *rsa.PrivateKey, recs 
 		t.Fatal(err)
 	}
 	tcp, udp := listenPair(t)
-	site.Port = tcp.Addr().(*net.TCPAddr).Port
-	srv, err := hdl.New(hdl.Config{
-		Cache: c, Namer: namer, SignKey: key,
-		Site:        site,
+	cfg := hdl.Config{
+		Cache: c, Namer: namer,
 		ReadTimeout: 500 * time.Millisecond,
-	})
+	}
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	cfg.Site.Port = tcp.Addr().(*net.TCPAddr).Port
+	srv, err := hdl.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +105,7 @@ func startSiteNode(t testing.TB, site hdl.SiteConfig, key *rsa.PrivateKey, recs 
 			}
 		}
 	})
-	return &node{srv: srv, addr: tcp.Addr().String(), namer: namer, cache: c, db: db, key: key}
+	return &node{srv: srv, addr: tcp.Addr().String(), namer: namer, cache: c, db: db, key: cfg.SignKey}
 }
 
 // listenPair listens on TCP and UDP on the same free loopback port.

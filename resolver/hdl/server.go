@@ -4,13 +4,17 @@ import (
 	"context"
 	"crypto/rsa"
 	"errors"
+	"fmt"
 	"net"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 
 	"pidnode/cache"
 	"pidnode/handlev"
 	"pidnode/handlev/hsmsg"
+	"pidnode/internal/connlimit"
+	"pidnode/internal/tokenbucket"
 )
 
 // Messages of error replies. The Java client shows them next to the code.
@@ -21,6 +25,7 @@ const (
 	msgProtocol     = "Malformed request"
 	msgNotSupported = "This server is resolution only"
 	msgNoKey        = "server has no signing key"
+	msgTooBusy      = "Too many signed requests from your address; retry later or without CT"
 )
 
 // Server answers native Handle protocol requests. It is safe for concurrent use;
@@ -39,7 +44,8 @@ type Server struct {
 
 	works sync.Pool // *work
 
-	sem chan struct{} // TCP connection slots
+	slots  *connlimit.Limiter                // TCP connection slots, per source
+	signed *tokenbucket.Table[connlimit.Key] // signed replies per source; nil: no limit
 
 	mu       sync.Mutex
 	closed   bool
@@ -52,7 +58,7 @@ type Server struct {
 	asm assemblies
 
 	stats struct {
-		requests, errors, dropped atomic.Uint64
+		requests, errors, dropped, tooBusy atomic.Uint64
 	}
 }
 
@@ -61,15 +67,26 @@ func New(cfg Config) (*Server, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	lim, err := connlimit.New(connlimit.Config{Max: cfg.MaxConns, PerSource: cfg.MaxConnsPerSource})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadConfig, err)
+	}
 	s := &Server{
+		slots: lim,
 		cfg:   cfg,
 		cache: cfg.Cache,
 		namer: cfg.Namer,
-		sem:   make(chan struct{}, cfg.MaxConns),
 		lns:   map[net.Listener]struct{}{},
 		pcs:   map[net.PacketConn]struct{}{},
 		conns: map[net.Conn]struct{}{},
 		done:  make(chan struct{}),
+	}
+	if cfg.SignedRate > 0 && cfg.SignKey != nil {
+		burst := float64(cfg.SignedBurst)
+		if burst == 0 {
+			burst = 2 * cfg.SignedRate
+		}
+		s.signed = tokenbucket.New(tokenbucket.Config{Rate: cfg.SignedRate, Burst: burst}, hashKey)
 	}
 	var pub *rsa.PublicKey
 	if cfg.SignKey != nil {
@@ -91,11 +108,19 @@ type Stats struct {
 	Requests uint64 // requests answered
 	Errors   uint64 // replies with RC 2 (internal errors)
 	Dropped  uint64 // datagrams or connections dropped (malformed, over limits)
+	// TooBusy counts certified requests answered RC 3 by the SignedRate limit.
+	TooBusy uint64
+	// ConnsRefused counts TCP connections closed at accept by the connection
+	// limits (also counted in Dropped); Conns is the number held now.
+	ConnsRefused uint64
+	Conns        int
 }
 
 // Stats returns a snapshot of the server's counters.
 func (s *Server) Stats() Stats {
-	return Stats{Requests: s.stats.requests.Load(), Errors: s.stats.errors.Load(), Dropped: s.stats.dropped.Load()}
+	cs := s.slots.Stats()
+	return Stats{Requests: s.stats.requests.Load(), Errors: s.stats.errors.Load(), Dropped: s.stats.dropped.Load(),
+		TooBusy: s.stats.tooBusy.Load(), ConnsRefused: cs.Refused(), Conns: cs.Held}
 }
 
 // Shutdown stops the listeners and packet connections, waits for in-flight TCP
@@ -130,12 +155,22 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 }
 
+// hashKey is FNV-1a over a source key.
+func hashKey(k connlimit.Key) uint64 {
+	h := uint64(14695981039346656037)
+	for _, b := range k {
+		h = (h ^ uint64(b)) * 1099511628211
+	}
+	return h
+}
+
 // work is the per-request scratch space, pooled.
 type work struct {
-	out []byte // reply message (header | body | credential)
-	key []byte // storage key
-	pkt []byte // one UDP datagram
-	in  []byte // request message (TCP)
+	src netip.Addr // the request's source address, set by the transport
+	out []byte     // reply message (header | body | credential)
+	key []byte     // storage key
+	pkt []byte     // one UDP datagram
+	in  []byte     // request message (TCP)
 	req hsmsg.ResolutionRequest
 }
 
@@ -180,6 +215,14 @@ func (s *Server) respond(w *work, env *hsmsg.Envelope, msg []byte) (rep []byte, 
 	if m.Header.OpFlag&hsmsg.FlagCT != 0 && s.cfg.SignKey == nil {
 		r.clear = hsmsg.FlagCT
 		r.error(hsmsg.RCError, msgNoKey)
+		return r.finish()
+	}
+	if m.Header.OpFlag&hsmsg.FlagCT != 0 && s.signed != nil &&
+		!s.signed.Take(connlimit.KeyOf(w.src), s.cfg.Now().UnixNano()).OK {
+		// Refused before any work: the signature is what costs.
+		s.stats.tooBusy.Add(1)
+		r.clear = hsmsg.FlagCT
+		r.error(hsmsg.RCServerTooBusy, msgTooBusy)
 		return r.finish()
 	}
 	switch m.Header.OpCode {

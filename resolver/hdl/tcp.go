@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"pidnode/handlev/hsmsg"
+	"pidnode/internal/connlimit"
 )
 
 // ServeTCP accepts connections on ln and answers one request on each (HANDLE-
@@ -33,36 +34,42 @@ func (s *Server) ServeTCP(ln net.Listener) error {
 			return err
 		}
 		delay = 0
-		select {
-		case s.sem <- struct{}{}:
-		default:
+		// One source may hold only so many slots, and above the high-water
+		// mark heavy sources are refused first (internal/connlimit), so one
+		// client holding idle connections cannot lock the others out.
+		key, why := s.slots.Acquire(connlimit.AddrOf(c.RemoteAddr()))
+		if why != connlimit.OK {
 			s.stats.dropped.Add(1)
 			c.Close()
 			continue
 		}
 		if !s.trackConn(c, true) {
-			<-s.sem
+			s.slots.Release(key)
 			c.Close()
 			return ErrServerClosed
 		}
-		go s.serveConn(c)
+		go s.serveConn(c, key)
 	}
 }
 
-func (s *Server) serveConn(c net.Conn) {
+func (s *Server) serveConn(c net.Conn, key connlimit.Key) {
 	defer func() {
 		c.Close()
 		s.trackConn(c, false)
-		<-s.sem
+		s.slots.Release(key)
 	}()
 	w := s.works.Get().(*work)
 	defer s.works.Put(w)
+	w.src = connlimit.AddrOf(c.RemoteAddr())
 	now := time.Now()
-	c.SetReadDeadline(now.Add(s.cfg.ReadTimeout))
+	// A connection that has not sent its envelope yet holds its slot for
+	// HeaderTimeout only; the whole request may take ReadTimeout.
+	c.SetReadDeadline(now.Add(s.cfg.HeaderTimeout))
 	var envb [hsmsg.EnvelopeLen]byte
 	if _, err := io.ReadFull(c, envb[:]); err != nil {
 		return
 	}
+	c.SetReadDeadline(now.Add(s.cfg.ReadTimeout))
 	env, err := hsmsg.ParseEnvelope(envb[:])
 	if err != nil {
 		s.stats.dropped.Add(1)

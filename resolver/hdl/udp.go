@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"pidnode/handlev/hsmsg"
+	"pidnode/internal/connlimit"
 )
 
 // ServeUDP answers datagrams on pc until Shutdown (then it returns ErrServerClosed)
@@ -86,6 +87,11 @@ func (s *Server) datagram(pc net.PacketConn, uc *net.UDPConn, w *work, b []byte,
 			return
 		}
 		msg = full
+	}
+	if uc != nil {
+		w.src = ap.Addr()
+	} else {
+		w.src = connlimit.AddrOf(addr)
 	}
 	rep, renv, ok := s.respond(w, &env, msg)
 	if !ok {
