@@ -258,7 +258,7 @@ func (c *authCache) put(gen uint64, sum [32]byte, k Key, sn SNAA) {
 // SNAAs: after the transaction (committed or not) it invalidates the auth cache.
 func (s *Server) updateAuth(fn func(tx registry.Tx) error) error {
 	defer s.auth.gen.Add(1)
-	return s.reg.Update(fn)
+	return s.w.Update(fn)
 }
 
 // touchKey notes a key's use in memory; the times reach the database at most

@@ -73,7 +73,7 @@ func (s *Server) bulk(w http.ResponseWriter, r *http.Request, p *principal, t ta
 	}
 	now := s.now()
 	var written []string
-	err = s.reg.Commit(func(tx registry.Tx) error {
+	err = s.w.Commit(func(tx registry.Tx) error {
 		written = written[:0]
 		for _, it := range items {
 			if it.obj == nil {

@@ -63,6 +63,11 @@ func problemOf(err error) (p *Problem, ok bool) {
 	switch {
 	case errors.As(err, &p):
 		return p, true
+	}
+	if up, ok := unavailableProblem(err); ok {
+		return up, true
+	}
+	switch {
 	case errors.As(err, &se):
 		return problem(http.StatusBadRequest, "%s", se.Msg), true
 	case errors.As(err, &ve):

@@ -198,7 +198,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, b *base, p *prin
 		stored   store.Stored
 		replayed bool
 	)
-	err = s.reg.Commit(func(tx registry.Tx) error {
+	err = s.w.Commit(func(tx registry.Tx) error {
 		o, replayed = outcome{}, false
 		if idemKey != nil {
 			ir, ok, err := tx.Idem(string(idemKey))
@@ -283,7 +283,7 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, b *base, p *prin
 		stored  store.Stored
 		written bool
 	)
-	err = s.reg.Commit(func(tx registry.Tx) error {
+	err = s.w.Commit(func(tx registry.Tx) error {
 		o, written = outcome{}, false
 		res, perr, err := s.txUpdate(tx, p, t, key, display, req, ifMatch, now)
 		if err != nil || perr != nil {

@@ -84,6 +84,13 @@ type Config struct {
 	// Metrics, if set, writes further Prometheus text (the resolvers', the
 	// cache's) after admin's own on GET /metrics.
 	Metrics func(w io.Writer) error
+	// Writer commits the writes. If nil, the database's own registry
+	// commits them (a single node).
+	Writer Writer
+	// WriteState, if set, reports whether writes can be made now; /readyz
+	// shows it beside resolution's readiness (a cluster node: etcd
+	// reachable), without failing readiness, which is resolution's.
+	WriteState func() error
 }
 
 // Server is the admin API. It is safe for concurrent use.
@@ -117,6 +124,9 @@ type Server struct {
 	// reg is the persistence of the admin buckets; its Commit commits
 	// identifier writes (create, update, bulk) in groups.
 	reg *registry.Registry
+	// w commits the writes: reg, or Config.Writer.
+	w          Writer
+	writeState func() error
 	// writes counts the committed groups and the writes they held, for
 	// /metrics (calls/groups is the mean group size).
 	writes struct{ groups, calls atomic.Uint64 }
@@ -187,6 +197,10 @@ func New(cfg Config) (*Server, error) {
 		}})
 	if err != nil {
 		return nil, err
+	}
+	s.w, s.writeState = s.reg, cfg.WriteState
+	if cfg.Writer != nil {
+		s.w = cfg.Writer
 	}
 	s.bases = []base{{path: "/pid/v2", prefix: strings.ToUpper(cfg.Namer.Prefix())}}
 	if tp := cfg.Namer.TestPrefix(); tp != "" {
@@ -362,7 +376,16 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 		return problem(http.StatusServiceUnavailable, "database not readable: %v", err)
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	_, err := io.WriteString(w, "ready\n")
+	msg := "ready\n"
+	if s.writeState != nil {
+		msg += "resolution: ready\n"
+		if err := s.writeState(); err != nil {
+			msg += "writes: unavailable: " + err.Error() + "\n"
+		} else {
+			msg += "writes: ready\n"
+		}
+	}
+	_, err := io.WriteString(w, msg)
 	return err
 }
 

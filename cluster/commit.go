@@ -41,7 +41,20 @@ const maxAttempts = 64
 // fn must be idempotent and keep every effect inside tx, as for
 // registry.Commit; fn's own error is returned as it is. Commit fails with
 // ErrUnavailable when etcd does not decide within Config.WriteTimeout.
-func (n *Node) Commit(fn func(tx registry.Tx) error) error {
+func (n *Node) Commit(fn func(tx registry.Tx) error) error { return n.commit(fn, nil) }
+
+// Update is Commit for the operator's writes (applications, SNAAs, keys).
+// Their checks read more than they write (a namespace no SNAA has yet), so
+// their transaction also requires that nothing under the SNAA, application
+// and key buckets changed since the rehearsal: operator writes are rare,
+// and a conflict only means one more rehearsal.
+func (n *Node) Update(fn func(tx registry.Tx) error) error {
+	return n.commit(fn, []string{"snaas", "applications", "keys"})
+}
+
+// commit is Commit with the buckets (guarded) whose whole range must be
+// unchanged since the rehearsal.
+func (n *Node) commit(fn func(tx registry.Tx) error, guarded []string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.WriteTimeout)
 	defer cancel()
 	for attempt := 0; attempt < maxAttempts; attempt++ {
@@ -53,6 +66,9 @@ func (n *Node) Commit(fn func(tx registry.Tx) error) error {
 			return nil
 		}
 		cmps, ops := n.txnOf(writes, rev)
+		for _, b := range guarded {
+			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(n.prefix+b+"/"), "<", rev+1).WithPrefix())
+		}
 		resp, err := n.cli.Txn(ctx).If(cmps...).Then(ops...).Commit()
 		if err != nil {
 			return n.txnError(ctx, err)
@@ -61,7 +77,7 @@ func (n *Node) Commit(fn func(tx registry.Tx) error) error {
 			n.conflicts.Add(1)
 		}
 		if err := n.waitRevision(ctx, resp.Header.Revision, !resp.Succeeded); err != nil {
-			return fmt.Errorf("%w: the write was not applied here within %v", ErrUnavailable, n.cfg.WriteTimeout)
+			return &UnavailableError{Err: fmt.Errorf("the write was not applied here within %v", n.cfg.WriteTimeout)}
 		}
 		if resp.Succeeded {
 			return nil
@@ -90,9 +106,6 @@ func (n *Node) waitRevision(ctx context.Context, rev int64, foreign bool) error 
 		}
 	}
 }
-
-// Update is Commit: on a cluster node every write goes through etcd.
-func (n *Node) Update(fn func(tx registry.Tx) error) error { return n.Commit(fn) }
 
 // txnOf builds the compares and operations of writes rehearsed at revision
 // rev. A key written twice is compared once, as it was before the first
@@ -148,12 +161,8 @@ func (n *Node) txnError(ctx context.Context, err error) error {
 		return &LimitError{Setting: "--max-txn-ops", Need: RequiredTxnOps, Err: err}
 	case errors.Is(err, rpctypes.ErrRequestTooLarge) || status.Code(err) == codes.ResourceExhausted:
 		return &LimitError{Setting: "--max-request-bytes", Need: RequiredRequestBytes, Err: err}
-	case ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, rpctypes.ErrNoLeader) ||
-		errors.Is(err, rpctypes.ErrTimeout) || errors.Is(err, rpctypes.ErrLeaderChanged):
-		return fmt.Errorf("%w: %v", ErrUnavailable, err)
+	case ctx.Err() != nil:
+		return &UnavailableError{Err: fmt.Errorf("no decision within %v", n.cfg.WriteTimeout)}
 	}
-	return fmt.Errorf("%w: %v", ErrUnavailable, err)
+	return &UnavailableError{Err: err}
 }
-
-// RetryAfter is how long a client should wait after ErrUnavailable.
-func RetryAfter() time.Duration { return 2 * time.Second }

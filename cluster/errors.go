@@ -3,6 +3,7 @@ package cluster
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 var (
@@ -52,3 +53,17 @@ func (e *LimitError) Error() string {
 }
 
 func (e *LimitError) Unwrap() error { return ErrLimits }
+
+// UnavailableError is a write etcd did not decide in time. RetryAfter is the
+// wait the admin API's 503 asks of the client.
+type UnavailableError struct {
+	Err error
+}
+
+func (e *UnavailableError) Error() string { return "etcd unavailable: " + e.Err.Error() }
+
+func (e *UnavailableError) Unwrap() []error { return []error{ErrUnavailable, e.Err} }
+
+// RetryAfter is how long a client should wait before trying again: about
+// one etcd leader election.
+func (e *UnavailableError) RetryAfter() time.Duration { return 2 * time.Second }

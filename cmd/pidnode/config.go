@@ -57,6 +57,15 @@ type Config struct {
 	ResolverRate    float64  `toml:"resolver_rate"`
 	ResolverBurst   int      `toml:"resolver_burst"`
 	StatsInterval   Duration `toml:"stats_interval"`
+	// Cluster mode (docs/product.md §10): empty EtcdEndpoints is a single node.
+	EtcdEndpoints    []string `toml:"etcd_endpoints"`
+	EtcdPrefix       string   `toml:"etcd_prefix"`
+	NodeName         string   `toml:"node_name"`
+	EtcdCert         string   `toml:"etcd_cert"`
+	EtcdKey          string   `toml:"etcd_key"`
+	EtcdCA           string   `toml:"etcd_ca"`
+	EtcdUsername     string   `toml:"etcd_username"`
+	EtcdPasswordFile string   `toml:"etcd_password_file"`
 }
 
 // Duration is a time.Duration that reads "10s"-style text from TOML.
@@ -93,7 +102,18 @@ func defaultConfig() Config {
 		ShutdownTimeout: Duration{15 * time.Second},
 		ShutdownDelay:   Duration{time.Second},
 		StatsInterval:   Duration{10 * time.Second},
+		EtcdPrefix:      "/pidnode/",
+		NodeName:        hostName(),
 	}
+}
+
+// hostName is the default --node-name: the host name, or "pidnode" where the
+// system has none.
+func hostName() string {
+	if h, err := os.Hostname(); err == nil && h != "" {
+		return h
+	}
+	return "pidnode"
 }
 
 // setting is one configurable knob: its flag name, environment variable,
@@ -214,6 +234,32 @@ func (c *Config) settings() []setting {
 				return nil
 			},
 			get: func() string { return c.StatsInterval.String() }},
+		{name: "etcd-endpoints", help: "etcd client URLs of a cluster, comma-separated or repeated (empty = single-node mode)", list: true,
+			reset: func() { c.EtcdEndpoints = nil },
+			set: func(v string) error {
+				for _, e := range strings.Split(v, ",") {
+					if e = strings.TrimSpace(e); e != "" {
+						c.EtcdEndpoints = append(c.EtcdEndpoints, e)
+					}
+				}
+				return nil
+			},
+			get: func() string { return strings.Join(c.EtcdEndpoints, ",") }},
+		{name: "etcd-prefix", help: "key prefix of this cluster's data in etcd (several clusters may share one etcd)",
+			set: func(v string) error {
+				if !strings.HasPrefix(v, "/") || !strings.HasSuffix(v, "/") {
+					return fmt.Errorf("want a prefix that starts and ends with /, got %q", v)
+				}
+				c.EtcdPrefix = v
+				return nil
+			},
+			get: func() string { return c.EtcdPrefix }},
+		str("node-name", "this node's name in a cluster, shown in metrics and readiness (default the host name)", &c.NodeName),
+		str("etcd-cert", "TLS client certificate file for etcd", &c.EtcdCert),
+		str("etcd-key", "TLS client key file for etcd", &c.EtcdKey),
+		str("etcd-ca", "CA certificate file that etcd's server certificates are checked against (empty = the system roots when etcd URLs are https)", &c.EtcdCA),
+		str("etcd-username", "etcd user name (with --etcd-password-file)", &c.EtcdUsername),
+		str("etcd-password-file", "file holding the etcd user's password", &c.EtcdPasswordFile),
 	}
 }
 

@@ -217,6 +217,10 @@ func cmdSiteinfo(args []string, getenv func(string) string, stdout, stderr io.Wr
 // printWelcome tells a person who just ran `make run` where to look.
 func (n *node) printWelcome(w io.Writer) {
 	fmt.Fprintln(w, "pidnode is running. Ctrl-C stops it.")
+	if n.cluster != nil {
+		fmt.Fprintf(w, "\n  cluster     node %s, etcd %s prefix %s, applied revision %d\n",
+			n.cfg.NodeName, strings.Join(n.cfg.EtcdEndpoints, ","), n.cluster.Prefix(), n.cluster.Applied())
+	}
 	if a := n.addr("resolver"); a != "" {
 		fmt.Fprintf(w, "\n  resolver    %s/\n", n.cfg.PublicURL)
 	}

@@ -20,6 +20,7 @@ import (
 
 	"pidnode/admin"
 	"pidnode/cache"
+	"pidnode/cluster"
 	"pidnode/handlev"
 	"pidnode/resolver"
 	hdldns "pidnode/resolver/dns"
@@ -62,6 +63,10 @@ type node struct {
 	resolver *resolver.Server
 	dns      *hdldns.Server
 	hdl      *hdl.Server
+	// cluster is the node's connection to etcd (nil on a single node);
+	// stopCluster stops applying its changes.
+	cluster     *cluster.Node
+	stopCluster func()
 }
 
 func cmdServe(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -166,8 +171,17 @@ func startNode(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *node, 
 	if n.opKey, err = operatorKey(cfg.OperatorKeyFile); err != nil {
 		return nil, err
 	}
+	if len(cfg.EtcdEndpoints) > 0 {
+		if err := n.dialCluster(); err != nil {
+			return nil, err
+		}
+	}
 	if err := n.bind(); err != nil {
 		return nil, err
+	}
+	if n.cluster != nil {
+		// Before --demo: a write returns once it is applied here.
+		n.runCluster()
 	}
 	if cfg.Demo {
 		// --demo loads only into an empty database (SPEC §9.1); a restart of
@@ -245,7 +259,7 @@ func (n *node) bind() error {
 				"configure --admin-tls-cert/--admin-tls-key, bind it to loopback, or pass --admin-insecure", "addr", adminLn.Addr().String())
 		}
 	}
-	a, err := admin.New(admin.Config{
+	acfg := admin.Config{
 		DB:            n.db,
 		Namer:         n.namer,
 		Invalidator:   n.cache,
@@ -259,7 +273,11 @@ func (n *node) bind() error {
 		StatsInterval: cfg.StatsInterval.Duration,
 		RefuseKeys:    refuse,
 		Metrics:       n.writeMetrics,
-	})
+	}
+	if n.cluster != nil {
+		acfg.Writer, acfg.WriteState = n.cluster, n.clusterWriteState
+	}
+	a, err := admin.New(acfg)
 	if err != nil {
 		if adminLn != nil {
 			adminLn.Close()
@@ -556,6 +574,14 @@ func (n *node) closeAll() error {
 	n.listeners = nil
 	if n.admin != nil {
 		err = n.admin.Close()
+	}
+	if n.stopCluster != nil {
+		n.stopCluster()
+		n.stopCluster = nil
+	}
+	if n.cluster != nil {
+		n.cluster.Close()
+		n.cluster = nil
 	}
 	if n.db != nil {
 		err = errors.Join(err, n.db.Close())

@@ -1,0 +1,50 @@
+package admin
+
+import (
+	"errors"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"pidnode/registry"
+)
+
+// Writer commits the API's writes: identifier writes (Commit, which may
+// group concurrent callers) and operator writes (Update). On a single node
+// it is the database's own registry; a cluster node (docs/product.md §10)
+// supplies one that sends the writes through etcd and returns once they are
+// applied locally. The functions passed must be idempotent and keep every
+// effect inside tx, as registry.Commit requires.
+type Writer interface {
+	Commit(fn func(tx registry.Tx) error) error
+	Update(fn func(tx registry.Tx) error) error
+}
+
+// unavailable is an error of a Writer that could not have its write
+// decided (a cluster node that cannot reach a quorum of etcd): the client is
+// told to retry after RetryAfter, with 503.
+type unavailable interface {
+	error
+	RetryAfter() time.Duration
+}
+
+// unavailableProblem maps a Writer's unavailable error to 503 with
+// Retry-After; false for any other error.
+func unavailableProblem(err error) (*Problem, bool) {
+	var u unavailable
+	if !errors.As(err, &u) {
+		return nil, false
+	}
+	secs := int(math.Ceil(u.RetryAfter().Seconds()))
+	if secs < 1 {
+		secs = 1
+	}
+	return problem(http.StatusServiceUnavailable, "writes are unavailable: %v; retry in %d s (resolution is not affected)", u, secs).
+		with("Retry-After", strconv.Itoa(secs)), true
+}
+
+// AuthChanged drops the cached keys and SNAAs, for a writer that changes
+// them without going through this Server (a cluster node applying another
+// node's revocation). Safe for concurrent use.
+func (s *Server) AuthChanged() { s.auth.gen.Add(1) }

@@ -1,0 +1,238 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+
+	"pidnode/handlev/hsmsg"
+	"pidnode/internal/etcdtest"
+	"pidnode/resolver/hdl"
+)
+
+// etcd limits a cluster needs (cluster.RequiredTxnOps, RequiredRequestBytes).
+var clusterEtcd = etcdtest.Options{MaxTxnOps: 4096, MaxRequestBytes: 8 << 20}
+
+func clusterFlags(c *etcdtest.Cluster, name string) []string {
+	return []string{"--etcd-endpoints", c.Endpoints(), "--node-name", name}
+}
+
+// TestClusterTwoNodes runs two pidnode processes on one etcd: writes through
+// either node resolve on the other on every front; concurrent creates of
+// one id and a stale If-Match through the other node are refused; a node
+// killed with SIGKILL resumes from its applied revision; and in the end
+// both databases export the same bytes.
+func TestClusterTwoNodes(t *testing.T) {
+	c := etcdtest.Start(t, 1, clusterEtcd)
+	dir := t.TempDir()
+	a := startNode(t, filepath.Join(dir, "a"), append(clusterFlags(c, "a"), "--demo")...)
+	b := startNode(t, filepath.Join(dir, "b"), clusterFlags(c, "b")...)
+	key := a.Key
+
+	// The demo, written through a, is on b (it loaded a snapshot): each
+	// demo handle answers the same on both (some demo statuses are not
+	// public).
+	for _, h := range a.Handles {
+		ra, rb := mustDo(t, "GET", a.resolverURL()+"/api/handles/"+h, nil), mustDo(t, "GET", b.resolverURL()+"/api/handles/"+h, nil)
+		if ra.Status != rb.Status || !bytes.Equal(ra.Body, rb.Body) {
+			t.Fatalf("demo handle %s: a %d %s, b %d %s", h, ra.Status, ra.Body, rb.Status, rb.Body)
+		}
+	}
+
+	// A create through a: read-your-writes on a at once, and on b after
+	// the replication lag, on HTTP, DNS and the native protocol.
+	start := time.Now()
+	id := a.create(t, key, payload("https://example.org/cluster/1", "REGISTERED", resourceInfo("one", "first")))
+	if r := mustDo(t, "GET", a.resolverURL()+"/api/handles/"+id.Handle, nil); r.Status != http.StatusOK {
+		t.Fatalf("a right after its create: %d", r.Status)
+	}
+	waitUntil(t, func() bool {
+		return mustDo(t, "GET", b.resolverURL()+"/api/handles/"+id.Handle, nil).Status == http.StatusOK
+	})
+	t.Logf("replication lag a→b (HTTP, polled every 5 ms): %v", time.Since(start))
+	checkFronts(t, b, id.Handle, "https://example.org/cluster/1")
+
+	// The same custom id through both nodes at once: exactly one 201.
+	for round := 0; round < 3; round++ {
+		url := fmt.Sprintf("/testpid/v2/handles/21.T12345/DMO/SAME-%d", round)
+		var wg sync.WaitGroup
+		status := make([]int, 2)
+		for i, n := range []*node{a, b} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				status[i] = mustDo(t, "PUT", n.adminURL()+url, payload("https://example.org/same", "REGISTERED", resourceInfo("same", "x")),
+					append(auth(key), "If-None-Match", "*")...).Status
+			}()
+		}
+		wg.Wait()
+		created := 0
+		for _, s := range status {
+			switch s {
+			case http.StatusCreated:
+				created++
+			case http.StatusConflict, http.StatusPreconditionFailed:
+			default:
+				t.Fatalf("concurrent create %s: statuses %v", url, status)
+			}
+		}
+		if created != 1 {
+			t.Fatalf("concurrent create %s: statuses %v, want exactly one 201", url, status)
+		}
+	}
+
+	// An update through b with the ETag of a's create, then the same stale
+	// ETag through a: 412.
+	item := "/testpid/v2/handles/21.T12345/DMO/" + id.ID
+	r := mustDo(t, "PUT", b.adminURL()+item, payload("https://example.org/cluster/2", "REGISTERED", resourceInfo("one", "second")),
+		append(auth(key), "If-Match", etag(id.Version))...)
+	if r.Status != http.StatusOK {
+		t.Fatalf("update through b: %d %s", r.Status, r.Body)
+	}
+	r = mustDo(t, "PUT", a.adminURL()+item, payload("https://example.org/cluster/3", "REGISTERED", resourceInfo("one", "third")),
+		append(auth(key), "If-Match", etag(id.Version))...)
+	if r.Status != http.StatusPreconditionFailed {
+		t.Fatalf("stale If-Match through a: %d %s, want 412", r.Status, r.Body)
+	}
+	// b's update is on a (it refused the stale one after applying it).
+	checkFronts(t, a, id.Handle, "https://example.org/cluster/2")
+
+	// SIGKILL b in the middle of a burst written through a, write more,
+	// restart b: it resumes from its applied revision.
+	var made []string
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 15; i++ {
+				got := a.create(t, key, payload(fmt.Sprintf("https://example.org/burst/%d/%d", w, i), "REGISTERED", resourceInfo("burst", "x")))
+				mu.Lock()
+				made = append(made, got.Handle)
+				mu.Unlock()
+			}
+		}()
+	}
+	time.Sleep(50 * time.Millisecond)
+	b.kill()
+	wg.Wait()
+	b = startNode(t, filepath.Join(dir, "b"), clusterFlags(c, "b")...)
+	if strings.Contains(b.stderr.String(), "loaded snapshot") {
+		t.Errorf("b loaded a snapshot on restart instead of resuming from its applied revision:\n%s", b.stderr.String())
+	}
+	if !strings.Contains(b.stdout.String(), "cluster     node b") {
+		t.Errorf("b's welcome text does not show the cluster:\n%s", b.stdout.String())
+	}
+	for _, h := range made {
+		waitUntil(t, func() bool { return mustDo(t, "GET", b.resolverURL()+"/api/handles/"+h, nil).Status == http.StatusOK })
+	}
+
+	// /readyz shows resolution and writes apart.
+	if r := mustDo(t, "GET", b.adminURL()+"/readyz", nil); r.Status != http.StatusOK || !bytes.Contains(r.Body, []byte("writes: ready")) {
+		t.Errorf("b /readyz: %d %q", r.Status, r.Body)
+	}
+
+	// Same data, same bytes: compare the nodes' exports once both have
+	// applied everything (an audit log of the same length).
+	waitUntil(t, func() bool { n := auditLen(t, a); return n > 60 && n == auditLen(t, b) })
+	a.stop(20 * time.Second)
+	b.stop(20 * time.Second)
+	ea, eb := export(t, a.data), export(t, b.data)
+	if !bytes.Equal(ea, eb) || len(ea) == 0 {
+		t.Errorf("exports differ: a %d bytes, b %d bytes", len(ea), len(eb))
+	}
+	if n := bytes.Count(ea, []byte("\n")); n < 5+1+3+60 {
+		t.Errorf("export has %d records", n)
+	}
+}
+
+// auditLen is the number of audit entries a node shows.
+func auditLen(t *testing.T, n *node) int {
+	t.Helper()
+	r := mustDo(t, "GET", n.adminURL()+"/ops/v1/audit?limit=1000", nil, "Authorization", "Bearer "+n.operatorKey())
+	if r.Status != http.StatusOK {
+		t.Fatalf("audit: %d %s", r.Status, r.Body)
+	}
+	var v struct {
+		Entries []json.RawMessage `json:"entries"`
+	}
+	if err := json.Unmarshal(r.Body, &v); err != nil {
+		var list []json.RawMessage
+		if err2 := json.Unmarshal(r.Body, &list); err2 != nil {
+			t.Fatalf("audit body: %v %s", err, r.Body)
+		}
+		return len(list)
+	}
+	return len(v.Entries)
+}
+
+func export(t *testing.T, data string) []byte {
+	t.Helper()
+	out, err := exec.Command(binPath, "export", "--data", data).Output()
+	if err != nil {
+		t.Fatalf("pidnode export: %v", err)
+	}
+	return out
+}
+
+// checkFronts resolves handle on n's HTTP, DNS and native fronts and wants
+// url on each.
+func checkFronts(t *testing.T, n *node, handle, url string) {
+	t.Helper()
+	r := mustDo(t, "GET", n.resolverURL()+"/"+handle, nil)
+	if r.Status != http.StatusFound || r.Header.Get("Location") != url {
+		t.Errorf("HTTP %s: %d Location %q, want %s", handle, r.Status, r.Header.Get("Location"), url)
+	}
+	// 21.T12345/svc/DMO/ID is ID.DMO.testpid.localhost in the default zone.
+	parts := strings.Split(handle, "/")
+	q := new(dns.Msg)
+	q.SetQuestion(parts[len(parts)-1]+"."+parts[len(parts)-2]+".testpid.localhost.", dns.TypeURI)
+	m, _, err := (&dns.Client{Timeout: 5 * time.Second}).Exchange(q, n.addr["dns"])
+	if err != nil {
+		t.Fatalf("DNS %s: %v", handle, err)
+	}
+	found := false
+	for _, rr := range m.Answer {
+		if u, ok := rr.(*dns.URI); ok && u.Target == url {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("DNS URI %s: %v, want %s", handle, m.Answer, url)
+	}
+	resp, err := (&hdl.Client{Addr: n.addr["hdl"], Timeout: 5 * time.Second}).Resolve(context.Background(), handle, nil, []string{"URL"}, 0)
+	if err != nil {
+		t.Fatalf("native %s: %v", handle, err)
+	}
+	found = false
+	for _, v := range resp.Values {
+		if string(v.Data) == url {
+			found = true
+		}
+	}
+	if resp.Message.Header.ResponseCode != hsmsg.RCSuccess || !found {
+		t.Errorf("native %s: RC %d values %v, want %s", handle, resp.Message.Header.ResponseCode, resp.Values, url)
+	}
+}
+
+func waitUntil(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("not within 15 s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
