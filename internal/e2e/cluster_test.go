@@ -236,3 +236,71 @@ func waitUntil(t *testing.T, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// TestClusterQuorumLoss takes two of three etcd members away under a node:
+// resolution goes on, writes answer 503 with Retry-After in bounded time,
+// /readyz stays ready and says writes are unavailable; with the members
+// back, writes work again without restarting pidnode.
+func TestClusterQuorumLoss(t *testing.T) {
+	c := etcdtest.Start(t, 3, clusterEtcd)
+	dir := t.TempDir()
+	a := startNode(t, filepath.Join(dir, "a"), append(clusterFlags(c, "a"), "--demo")...)
+	b := startNode(t, filepath.Join(dir, "b"), clusterFlags(c, "b")...)
+	id := a.create(t, a.Key, payload("https://example.org/quorum/1", "REGISTERED", resourceInfo("q", "before")))
+	waitUntil(t, func() bool {
+		return mustDo(t, "GET", b.resolverURL()+"/api/handles/"+id.Handle, nil).Status == http.StatusOK
+	})
+
+	m := c.Members()
+	m[1].Stop()
+	m[2].Stop()
+	// Both nodes at once: each write waits for etcd up to its bound.
+	var wg sync.WaitGroup
+	for _, n := range []*node{a, b} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			start := time.Now()
+			r, err := do(defaultClient, "POST", n.adminURL()+testColl, payload("https://example.org/quorum/2", "REGISTERED", resourceInfo("q", "during")), auth(a.Key)...)
+			took := time.Since(start)
+			if err != nil {
+				t.Errorf("write without quorum: %v", err)
+				return
+			}
+			if r.Status != http.StatusServiceUnavailable || r.Header.Get("Retry-After") == "" ||
+				!strings.HasPrefix(r.Header.Get("Content-Type"), "application/problem+json") {
+				t.Errorf("write without quorum: %d %v %s", r.Status, r.Header, r.Body)
+			}
+			if took > 10*time.Second {
+				t.Errorf("write without quorum took %v", took)
+			}
+			t.Logf("503 after %v", took)
+		}()
+	}
+	for _, n := range []*node{a, b} {
+		checkFronts(t, n, id.Handle, "https://example.org/quorum/1")
+	}
+	wg.Wait()
+	waitUntil(t, func() bool {
+		r := mustDo(t, "GET", b.adminURL()+"/readyz", nil)
+		return r.Status == http.StatusOK && bytes.Contains(r.Body, []byte("writes: unavailable"))
+	})
+
+	m[1].Restart()
+	m[2].Restart()
+	// Writes resume through both nodes, and each sees the other's.
+	var got identifier
+	waitUntil(t, func() bool {
+		r := mustDo(t, "POST", b.adminURL()+testColl, payload("https://example.org/quorum/3", "REGISTERED", resourceInfo("q", "after")), auth(a.Key)...)
+		if r.Status != http.StatusCreated {
+			return false
+		}
+		return json.Unmarshal(r.Body, &got) == nil
+	})
+	waitUntil(t, func() bool {
+		return mustDo(t, "GET", a.resolverURL()+"/api/handles/"+got.Handle, nil).Status == http.StatusOK
+	})
+	waitUntil(t, func() bool {
+		return bytes.Contains(mustDo(t, "GET", a.adminURL()+"/readyz", nil).Body, []byte("writes: ready"))
+	})
+}
