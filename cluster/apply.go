@@ -59,7 +59,11 @@ func (n *Node) Start(ctx context.Context) (int64, error) {
 
 // snapshot loads every entry of the prefix as of one revision into the
 // database, in one transaction per page, and records that revision as
-// applied in the last one.
+// applied in the last one. Local entries of the replicated buckets that the
+// snapshot does not hold are deleted as the pages pass them (etcd's key
+// order within a bucket is bbolt's), so a database that was behind ends up
+// equal to the snapshot. A crash part way leaves the old applied revision,
+// and the next start loads the snapshot again.
 func (n *Node) snapshot(ctx context.Context) (int64, error) {
 	first, err := n.cli.Get(ctx, n.prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
 	if err != nil {
@@ -68,34 +72,107 @@ func (n *Node) snapshot(ctx context.Context) (int64, error) {
 	rev := first.Header.Revision
 	end := clientv3.GetPrefixRangeEnd(n.prefix)
 	from := n.prefix
+	seen := map[string][]byte{} // bucket → last key the snapshot held
 	for {
 		r, err := n.cli.Get(ctx, from, clientv3.WithRange(end), clientv3.WithRev(rev), clientv3.WithLimit(snapshotPage))
 		if err != nil {
 			return 0, fmt.Errorf("cluster: snapshot at revision %d: %w", rev, err)
 		}
 		last := !r.More || len(r.Kvs) == 0
+		var keys []string
 		err = n.cfg.Registry.Update(func(tx registry.Tx) error {
+			keys = keys[:0]
+			mark := map[string][]byte{}
+			for b, k := range seen {
+				mark[b] = k
+			}
 			for _, kv := range r.Kvs {
-				if err := n.applyKV(tx, kv.Key, kv.Value); err != nil {
+				bucket, key, ok := splitKey(n.prefix, kv.Key)
+				if !ok || !registry.IsReplicated(bucket) {
+					continue
+				}
+				gone, err := n.dropBetween(tx, bucket, mark[bucket], key, false)
+				if err != nil {
 					return err
 				}
+				keys = append(keys, gone...)
+				if err := tx.ApplyPut(bucket, key, kv.Value); err != nil {
+					return fmt.Errorf("applying %q: %w", kv.Key, err)
+				}
+				if bucket == string(store.BucketRecords) {
+					keys = append(keys, string(key))
+				}
+				mark[bucket] = key
 			}
-			if last {
-				return tx.SetAppliedRevision(rev)
+			if !last {
+				seen = mark
+				return nil
 			}
-			return nil
+			for _, b := range registry.Replicated {
+				gone, err := n.dropBetween(tx, string(b), mark[string(b)], nil, true)
+				if err != nil {
+					return err
+				}
+				keys = append(keys, gone...)
+			}
+			return tx.SetAppliedRevision(rev)
 		})
 		if err != nil {
 			return 0, fmt.Errorf("cluster: snapshot at revision %d: %w", rev, err)
 		}
+		n.invalidate(keys)
 		if last {
 			break
 		}
 		from = string(r.Kvs[len(r.Kvs)-1].Key) + "\x00"
 	}
+	if n.cfg.OnApply != nil {
+		n.cfg.OnApply(map[string]bool{"keys": true, "snaas": true})
+	}
 	n.setApplied(rev)
 	n.log.Info("cluster: loaded snapshot", "revision", rev)
 	return rev, nil
+}
+
+// dropBetween deletes the local entries of bucket after after (nil: from
+// the first) and before before (toEnd: to the last), which the snapshot does
+// not hold, and returns the record keys it deleted. In the audit bucket only
+// entries (8-byte keys) are data; the index keys are left to their entries.
+func (n *Node) dropBetween(tx registry.Tx, bucket string, after, before []byte, toEnd bool) ([]string, error) {
+	c := tx.Bolt().Bucket([]byte(bucket)).Cursor()
+	var k []byte
+	if after == nil {
+		k, _ = c.First()
+	} else if k, _ = c.Seek(after); k != nil && string(k) == string(after) {
+		k, _ = c.Next()
+	}
+	var drop [][]byte
+	for ; k != nil && (toEnd || string(k) < string(before)); k, _ = c.Next() {
+		if bucket == string(store.BucketAudit) && len(k) != 8 {
+			continue
+		}
+		drop = append(drop, append([]byte(nil), k...))
+	}
+	var gone []string
+	for _, k := range drop {
+		if err := tx.ApplyPut(bucket, k, nil); err != nil {
+			return nil, err
+		}
+		if bucket == string(store.BucketRecords) {
+			gone = append(gone, string(k))
+		}
+	}
+	return gone, nil
+}
+
+// invalidate drops the cached views of record keys.
+func (n *Node) invalidate(keys []string) {
+	if n.cfg.Invalidator == nil {
+		return
+	}
+	for _, k := range keys {
+		n.cfg.Invalidator.Invalidate(k)
+	}
 }
 
 // applyKV applies one entry (value nil: deleted); keys that are not bucket
@@ -214,11 +291,7 @@ func (n *Node) apply(resp clientv3.WatchResponse) error {
 	if err != nil {
 		return fmt.Errorf("cluster: applying revision %d: %w", rev, err)
 	}
-	if n.cfg.Invalidator != nil {
-		for _, k := range keys {
-			n.cfg.Invalidator.Invalidate(k)
-		}
-	}
+	n.invalidate(keys)
 	if n.cfg.OnApply != nil && len(buckets) > 0 {
 		n.cfg.OnApply(buckets)
 	}

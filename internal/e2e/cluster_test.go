@@ -143,6 +143,22 @@ func TestClusterTwoNodes(t *testing.T) {
 		t.Errorf("b /readyz: %d %q", r.Status, r.Body)
 	}
 
+	// b away while etcd compacts the history it would resume from: it
+	// catches up by a snapshot and serves every write.
+	b.stop(20 * time.Second)
+	var away []string
+	for i := 0; i < 10; i++ {
+		away = append(away, a.create(t, key, payload(fmt.Sprintf("https://example.org/away/%d", i), "REGISTERED", resourceInfo("away", "x"))).Handle)
+	}
+	c.Compact()
+	b = startNode(t, filepath.Join(dir, "b"), clusterFlags(c, "b")...)
+	for _, h := range away {
+		waitUntil(t, func() bool { return mustDo(t, "GET", b.resolverURL()+"/api/handles/"+h, nil).Status == http.StatusOK })
+	}
+	if !strings.Contains(b.stderr.String(), "loading a snapshot") {
+		t.Errorf("b did not resync after the compaction:\n%s", b.stderr.String())
+	}
+
 	// Same data, same bytes: compare the nodes' exports once both have
 	// applied everything (an audit log of the same length).
 	waitUntil(t, func() bool { n := auditLen(t, a); return n > 60 && n == auditLen(t, b) })
