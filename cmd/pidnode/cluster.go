@@ -6,46 +6,127 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"strings"
 
 	"pidnode/cluster"
+	"pidnode/handlev"
 	"pidnode/model"
 	"pidnode/registry"
+	"pidnode/store"
 )
+
+// cmdCluster runs the cluster subcommands: `pidnode cluster seed --data DIR
+// --etcd-endpoints URLS` loads a stopped single node's database into an
+// empty etcd prefix.
+func cmdCluster(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] != "seed" {
+		fmt.Fprintln(stderr, "usage: pidnode cluster seed --data DIR --etcd-endpoints URLS [--etcd-prefix P] [etcd TLS and user flags]")
+		return errUsage
+	}
+	only := map[string]bool{"etcd-endpoints": true, "etcd-prefix": true, "etcd-cert": true, "etcd-key": true, "etcd-ca": true,
+		"etcd-username": true, "etcd-password-file": true, "node-name": true}
+	for k := range offlineFlags {
+		only[k] = true
+	}
+	cfg, rest, err := loadConfig("cluster seed", args[1:], getenv, stderr, only)
+	if err != nil {
+		return err
+	}
+	if len(rest) != 0 || len(cfg.EtcdEndpoints) == 0 {
+		fmt.Fprintln(stderr, "usage: pidnode cluster seed --data DIR --etcd-endpoints URLS [--etcd-prefix P]")
+		return errUsage
+	}
+	namer, err := newNamer(cfg)
+	if err != nil {
+		return err
+	}
+	mb, err := readModel(cfg.Model)
+	if err != nil {
+		return err
+	}
+	p := dbPath(cfg.Data)
+	if _, err := os.Stat(p); err != nil {
+		return fileError("database", p, "data", err)
+	}
+	db, err := store.Open(store.Config{Path: p})
+	if err != nil {
+		return openError(p, err)
+	}
+	defer db.Close()
+	c, err := dialEtcd(cfg, db, namer, mb, nil, nil, nil)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	n, err := c.Seed(context.Background())
+	if errors.Is(err, cluster.ErrPrefixNotEmpty) {
+		return &startError{msg: fmt.Sprintf("etcd prefix %s already holds data", c.Prefix()),
+			hint: "seed an empty prefix (choose another --etcd-prefix), or start nodes on empty data directories to join it", err: err}
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "seeded %d entries from %s into etcd prefix %s; start the cluster's nodes on empty data directories\n", n, p, c.Prefix())
+	return nil
+}
 
 // dialCluster connects a cluster node (--etcd-endpoints set) to etcd and
 // brings its database up to etcd's state before anything is served
 // (docs/product.md §10). Every failure is one start-up line.
 func (n *node) dialCluster() error {
-	cfg := n.cfg
-	mb := n.model
+	c, err := dialEtcd(n.cfg, n.db, n.namer, n.model, n.cache, func(buckets map[string]bool) {
+		if a := n.admin; a != nil && (buckets["keys"] || buckets["snaas"]) {
+			a.AuthChanged()
+		}
+	}, n.log.With("part", "cluster"))
+	if err != nil {
+		return err
+	}
+	n.cluster = c
+	ctx, cancel := context.WithTimeout(context.Background(), cluster.DefaultDialTimeout*6)
+	defer cancel()
+	rev, err := c.Start(ctx)
+	if err != nil {
+		return clusterError(n.cfg, err)
+	}
+	n.log.Info("cluster node", "name", n.cfg.NodeName, "prefix", c.Prefix(), "applied", rev)
+	return nil
+}
+
+// dialEtcd connects db to the etcd of cfg (cluster.Dial with the settings
+// read from files).
+func dialEtcd(cfg *Config, db *store.DB, namer *handlev.Namer, modelFile []byte, inv cluster.Invalidator,
+	onApply func(map[string]bool), log *slog.Logger) (*cluster.Node, error) {
+	mb := modelFile
 	if len(mb) == 0 {
 		mb = model.DefaultModel
 	}
 	mod, err := model.LoadModel(mb)
 	if err != nil {
-		return fileError("model file", cfg.Model, "model", err)
+		return nil, fileError("model file", cfg.Model, "model", err)
 	}
-	reg, err := registry.New(registry.Config{DB: n.db, Namer: n.namer, URLIndex: mod.URL.Index})
+	reg, err := registry.New(registry.Config{DB: db, Namer: namer, URLIndex: mod.URL.Index})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	tcfg, err := etcdTLS(cfg)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var password string
 	if cfg.EtcdUsername != "" || cfg.EtcdPasswordFile != "" {
 		if cfg.EtcdUsername == "" || cfg.EtcdPasswordFile == "" {
-			return &startError{msg: "etcd authentication: --etcd-username and --etcd-password-file go together", hint: "set both or neither"}
+			return nil, &startError{msg: "etcd authentication: --etcd-username and --etcd-password-file go together", hint: "set both or neither"}
 		}
 		if err := checkSecretFile("etcd password file", cfg.EtcdPasswordFile, "--etcd-password-file"); err != nil {
-			return err
+			return nil, err
 		}
 		b, err := os.ReadFile(cfg.EtcdPasswordFile)
 		if err != nil {
-			return fileError("etcd password file", cfg.EtcdPasswordFile, "etcd-password-file", err)
+			return nil, fileError("etcd password file", cfg.EtcdPasswordFile, "etcd-password-file", err)
 		}
 		password = strings.TrimSpace(string(b))
 	}
@@ -56,28 +137,16 @@ func (n *node) dialCluster() error {
 		TLS:         tcfg,
 		Username:    cfg.EtcdUsername,
 		Password:    password,
-		DB:          n.db,
+		DB:          db,
 		Registry:    reg,
-		Invalidator: n.cache,
-		OnApply: func(buckets map[string]bool) {
-			if a := n.admin; a != nil && (buckets["keys"] || buckets["snaas"]) {
-				a.AuthChanged()
-			}
-		},
-		Logger: n.log.With("part", "cluster"),
+		Invalidator: inv,
+		OnApply:     onApply,
+		Logger:      log,
 	})
 	if err != nil {
-		return clusterError(cfg, err)
+		return nil, clusterError(cfg, err)
 	}
-	n.cluster = c
-	ctx, cancel := context.WithTimeout(context.Background(), cluster.DefaultDialTimeout*6)
-	defer cancel()
-	rev, err := c.Start(ctx)
-	if err != nil {
-		return clusterError(cfg, err)
-	}
-	n.log.Info("cluster node", "name", cfg.NodeName, "prefix", c.Prefix(), "applied", rev)
-	return nil
+	return c, nil
 }
 
 // runCluster starts applying etcd's changes; they stop with closeAll.

@@ -33,6 +33,8 @@ usage:
   pidnode backup   --data DIR FILE           consistent copy of the database file
   pidnode keygen   FILE                      create an RSA key for --hdl-key
   pidnode siteinfo [flags]                   print this node's HS_SITE as siteinfo.json
+  pidnode cluster seed --data DIR --etcd-endpoints URLS
+                                             load a stopped node's database into an empty etcd prefix
   pidnode version
 `
 
@@ -57,6 +59,8 @@ func run(args []string, getenv func(string) string, stdin io.Reader, stdout, std
 		err = cmdKeygen(rest, stdout, stderr)
 	case "siteinfo":
 		err = cmdSiteinfo(rest, getenv, stdout, stderr)
+	case "cluster":
+		err = cmdCluster(rest, getenv, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "pidnode", version)
 	case "help", "-h", "--help":

@@ -1,0 +1,85 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"pidnode/registry"
+	"pidnode/store"
+)
+
+// ErrPrefixNotEmpty: Seed found data under the prefix already.
+var ErrPrefixNotEmpty = errors.New("cluster: the etcd prefix already holds data")
+
+// Seed limits: each transaction of a seed stays well inside the limits Dial
+// checked.
+const (
+	seedBatchKeys  = 1000
+	seedBatchBytes = 4 << 20
+)
+
+// Seed loads the replicated buckets of the node's database (a single node's,
+// not serving) into an empty prefix, in transactions of up to 1,000 entries,
+// and returns the number of entries written. The first transaction requires
+// the prefix to be empty (ErrPrefixNotEmpty otherwise), so two seeds cannot
+// mix; nodes should join only after Seed returns. New nodes then start on
+// empty data directories and load a snapshot.
+func (n *Node) Seed(ctx context.Context) (int, error) {
+	type kv struct{ k, v string }
+	var (
+		batch []kv
+		bytes int
+		total int
+		first = true
+	)
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		ops := make([]clientv3.Op, len(batch))
+		for i, e := range batch {
+			ops[i] = clientv3.OpPut(e.k, e.v)
+		}
+		txn := n.cli.Txn(ctx)
+		if first {
+			txn = txn.If(clientv3.Compare(clientv3.CreateRevision(n.prefix), "=", 0).WithPrefix())
+		}
+		resp, err := txn.Then(ops...).Commit()
+		if err != nil {
+			return n.txnError(ctx, err)
+		}
+		if !resp.Succeeded {
+			return fmt.Errorf("%w: %s", ErrPrefixNotEmpty, n.prefix)
+		}
+		first = false
+		total += len(batch)
+		batch, bytes = batch[:0], 0
+		return nil
+	}
+	err := n.cfg.DB.View(func(tx *store.Tx) error {
+		for _, b := range registry.Replicated {
+			c := tx.Bolt().Bucket(b).Cursor()
+			for k, v := c.First(); k != nil; k, v = c.Next() {
+				if string(b) == string(store.BucketAudit) && len(k) != 8 {
+					continue // the per-record index: derived
+				}
+				e := kv{entryKey(n.prefix, string(b), k), string(v)}
+				if len(batch) == seedBatchKeys || bytes+len(e.k)+len(e.v) > seedBatchBytes {
+					if err := flush(); err != nil {
+						return err
+					}
+				}
+				batch = append(batch, e)
+				bytes += len(e.k) + len(e.v)
+			}
+		}
+		return flush()
+	})
+	if err == nil && total == 0 {
+		err = errors.New("cluster: the database holds nothing to seed")
+	}
+	return total, err
+}
