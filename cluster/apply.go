@@ -194,6 +194,9 @@ func (n *Node) applyKV(tx registry.Tx, k, v []byte) error {
 // invalidates the cached records it changed. When the watch breaks (etcd
 // unreachable, no leader) it starts again from the applied revision.
 func (n *Node) Run(ctx context.Context) {
+	hb := make(chan struct{})
+	go func() { n.heartbeat(ctx); close(hb) }()
+	defer func() { <-hb }()
 	backoff := 100 * time.Millisecond
 	for ctx.Err() == nil {
 		if err := n.watch(ctx); err != nil && ctx.Err() == nil {
@@ -248,6 +251,9 @@ func (n *Node) resync(ctx context.Context, compacted int64) error {
 
 // apply applies one watch response in one transaction.
 func (n *Node) apply(resp clientv3.WatchResponse) error {
+	if len(resp.Events) > 0 {
+		n.noteRevision(resp.Events[len(resp.Events)-1].Kv.ModRevision)
+	}
 	if len(resp.Events) == 0 {
 		// A progress notification: every change of the prefix up to its
 		// revision has been delivered, so the database is at that revision

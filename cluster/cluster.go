@@ -94,6 +94,12 @@ type Node struct {
 	resyncs       atomic.Uint64
 	conflicts     atomic.Uint64
 	connected     atomic.Bool // the watch has a live stream
+	unavailable   atomic.Uint64
+	txns          atomic.Uint64
+	txnNanos      atomic.Int64
+	known         atomic.Int64 // highest etcd revision seen
+	behindSince   atomic.Int64 // unix ns since applied < known; 0 when caught up
+	rttNanos      atomic.Int64
 }
 
 // Dial connects to etcd and checks, within cfg.DialTimeout, that it answers
@@ -216,6 +222,9 @@ func (n *Node) setApplied(rev int64) {
 	n.mu.Lock()
 	if rev > n.applied.Load() {
 		n.applied.Store(rev)
+		if rev >= n.known.Load() {
+			n.behindSince.Store(0)
+		}
 		close(n.advance)
 		n.advance = make(chan struct{})
 	}

@@ -69,14 +69,21 @@ func (n *Node) commit(fn func(tx registry.Tx) error, guarded []string) error {
 		for _, b := range guarded {
 			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(n.prefix+b+"/"), "<", rev+1).WithPrefix())
 		}
+		start := time.Now()
 		resp, err := n.cli.Txn(ctx).If(cmps...).Then(ops...).Commit()
+		n.txns.Add(1)
+		n.txnNanos.Add(int64(time.Since(start)))
 		if err != nil {
 			return n.txnError(ctx, err)
+		}
+		if resp.Succeeded {
+			n.noteRevision(resp.Header.Revision)
 		}
 		if !resp.Succeeded {
 			n.conflicts.Add(1)
 		}
 		if err := n.waitRevision(ctx, resp.Header.Revision, !resp.Succeeded); err != nil {
+			n.unavailable.Add(1)
 			return &UnavailableError{Err: fmt.Errorf("the write was not applied here within %v", n.cfg.WriteTimeout)}
 		}
 		if resp.Succeeded {
@@ -161,7 +168,9 @@ func (n *Node) txnError(ctx context.Context, err error) error {
 		return &LimitError{Setting: "--max-txn-ops", Need: RequiredTxnOps, Err: err}
 	case errors.Is(err, rpctypes.ErrRequestTooLarge) || status.Code(err) == codes.ResourceExhausted:
 		return &LimitError{Setting: "--max-request-bytes", Need: RequiredRequestBytes, Err: err}
-	case ctx.Err() != nil:
+	}
+	n.unavailable.Add(1)
+	if ctx.Err() != nil {
 		return &UnavailableError{Err: fmt.Errorf("no decision within %v", n.cfg.WriteTimeout)}
 	}
 	return &UnavailableError{Err: err}

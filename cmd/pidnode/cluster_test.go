@@ -1,11 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 
 	"pidnode/internal/etcdtest"
 )
@@ -46,5 +51,45 @@ func TestClusterStartErrors(t *testing.T) {
 	line = failedStart(t, t.TempDir(), "--etcd-endpoints", ok.Endpoints(), "--etcd-password-file", pw)
 	if !strings.Contains(line, "--etcd-username and --etcd-password-file go together") {
 		t.Errorf("password without user: %q", line)
+	}
+}
+
+// A cluster node's /metrics carries the cluster families and passes
+// promlint; its welcome text names the node.
+func TestClusterMetrics(t *testing.T) {
+	c := etcdtest.Start(t, 1, etcdtest.Options{MaxTxnOps: 4096, MaxRequestBytes: 8 << 20})
+	n, cancel, done := startTestNode(t, t.TempDir(), "--demo", "--etcd-endpoints", c.Endpoints(), "--node-name", "m1")
+	defer stopTestNode(t, cancel, done)
+	var welcome bytes.Buffer
+	n.printWelcome(&welcome)
+	if !strings.Contains(welcome.String(), "cluster     node m1") {
+		t.Errorf("welcome text:\n%s", welcome.String())
+	}
+	_, body := get(t, "http://"+n.addr("admin")+"/metrics")
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(bytes.NewReader(body))
+	if err != nil {
+		t.Fatalf("metrics do not parse: %v", err)
+	}
+	problems, err := promlint.New(bytes.NewReader(body)).Lint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("promlint: %s: %s", p.Metric, p.Text)
+	}
+	for _, want := range []string{"pidnode_cluster_node_info", "pidnode_cluster_applied_revision", "pidnode_cluster_lag_revisions",
+		"pidnode_cluster_lag_seconds", "pidnode_cluster_etcd_rtt_seconds", "pidnode_cluster_resyncs_total",
+		"pidnode_cluster_watch_restarts_total", "pidnode_cluster_etcd_txns_total", "pidnode_cluster_connected"} {
+		if fams[want] == nil {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	// The demo's writes went through etcd and were applied here.
+	if f := fams["pidnode_cluster_applied_revision"]; f == nil || f.Metric[0].GetGauge().GetValue() < 5 {
+		t.Errorf("applied revision: %v", f)
+	}
+	if f := fams["pidnode_cluster_etcd_txns_total"]; f == nil || f.Metric[0].GetCounter().GetValue() < 5 {
+		t.Errorf("etcd transactions: %v", f)
 	}
 }

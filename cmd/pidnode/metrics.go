@@ -62,6 +62,9 @@ func (n *node) writeMetrics(w io.Writer) error {
 	if n.resolver != nil {
 		b = promtext.CounterFamily(b, "pidnode_resolver_rate_limited_total", "HTTP resolver requests refused with 429 by the per-address limit.", n.resolver.Stats().RateLimited)
 	}
+	if n.cluster != nil {
+		b = n.cluster.AppendMetrics(b) // pidnode_cluster_*: applied revision, lag, etcd round trip
+	}
 	_, err := w.Write(b)
 	return err
 }
