@@ -139,6 +139,9 @@ func (s *Server) snaa(b *base, h func(w http.ResponseWriter, r *http.Request, b 
 		if !wellFormedKey(tok) {
 			return invalidToken(fmt.Sprintf("malformed key: an API key is %q followed by %d base32 characters", KeyPrefix, keySecretLen-len(KeyPrefix)))
 		}
+		if err := s.syncBeforeAuth(r); err != nil {
+			return err
+		}
 		k, sn, err := s.lookupKey(tok)
 		if err != nil {
 			return err

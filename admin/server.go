@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
@@ -91,6 +92,11 @@ type Config struct {
 	// shows it beside resolution's readiness (a cluster node: etcd
 	// reachable), without failing readiness, which is resolution's.
 	WriteState func() error
+	// SyncAuth, if set, is called before an API key is looked up: a cluster
+	// node waits there until its copy has applied every write etcd had
+	// acknowledged, so that a key revoked through any node is refused from
+	// the next request on.
+	SyncAuth func(ctx context.Context) error
 }
 
 // Server is the admin API. It is safe for concurrent use.
@@ -127,6 +133,7 @@ type Server struct {
 	// w commits the writes: reg, or Config.Writer.
 	w          Writer
 	writeState func() error
+	syncAuth   func(ctx context.Context) error
 	// writes counts the committed groups and the writes they held, for
 	// /metrics (calls/groups is the mean group size).
 	writes struct{ groups, calls atomic.Uint64 }
@@ -198,7 +205,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.w, s.writeState = s.reg, cfg.WriteState
+	s.w, s.writeState, s.syncAuth = s.reg, cfg.WriteState, cfg.SyncAuth
 	if cfg.Writer != nil {
 		s.w = cfg.Writer
 	}

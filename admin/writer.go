@@ -44,6 +44,23 @@ func unavailableProblem(err error) (*Problem, bool) {
 		with("Retry-After", strconv.Itoa(secs)), true
 }
 
+// syncBeforeAuth runs Config.SyncAuth before a key is looked up. A write
+// request that cannot be synced answers 503 (its write could not be made
+// either); a read goes on with the local copy.
+func (s *Server) syncBeforeAuth(r *http.Request) error {
+	if s.syncAuth == nil {
+		return nil
+	}
+	err := s.syncAuth(r.Context())
+	if err == nil || r.Method == http.MethodGet || r.Method == http.MethodHead {
+		return nil
+	}
+	if p, ok := unavailableProblem(err); ok {
+		return p
+	}
+	return err
+}
+
 // AuthChanged drops the cached keys and SNAAs, for a writer that changes
 // them without going through this Server (a cluster node applying another
 // node's revocation). Safe for concurrent use.

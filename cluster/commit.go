@@ -98,7 +98,7 @@ func (n *Node) commit(fn func(tx registry.Tx) error, guarded []string) error {
 // write that the watch never delivers: then (foreign) the watch is asked to
 // report its progress until it has.
 func (n *Node) waitRevision(ctx context.Context, rev int64, foreign bool) error {
-	if !foreign {
+	if !foreign || n.applied.Load() >= rev {
 		return n.WaitApplied(ctx, rev)
 	}
 	for {
@@ -174,4 +174,27 @@ func (n *Node) txnError(ctx context.Context, err error) error {
 		return &UnavailableError{Err: fmt.Errorf("no decision within %v", n.cfg.WriteTimeout)}
 	}
 	return &UnavailableError{Err: err}
+}
+
+// syncTimeout bounds Sync: a read of the admin API that cannot sync goes on
+// with the local copy after it.
+const syncTimeout = 2 * time.Second
+
+// Sync returns once the local database has applied every write etcd had
+// acknowledged when Sync was called (a linearizable read of etcd's
+// revision, then a wait for the watch). The admin API calls it before it
+// looks up an API key, so a revocation or suspension made through any node
+// holds on this node from the next request on. It fails with
+// *UnavailableError when etcd does not answer within two seconds.
+func (n *Node) Sync(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, syncTimeout)
+	defer cancel()
+	r, err := n.cli.Get(ctx, n.probeKey(), clientv3.WithCountOnly())
+	if err != nil {
+		return &UnavailableError{Err: fmt.Errorf("reading etcd's revision: %w", unwrapCtx(err))}
+	}
+	if err := n.waitRevision(ctx, r.Header.Revision, true); err != nil {
+		return &UnavailableError{Err: fmt.Errorf("revision %d not applied here within %v", r.Header.Revision, syncTimeout)}
+	}
+	return nil
 }

@@ -53,7 +53,10 @@
 // --max-txn-ops of at least RequiredTxnOps and --max-request-bytes of at
 // least RequiredRequestBytes, which Dial checks.
 //
-// API keys and SNAAs are read from the local copy. A revocation or a
-// suspension is applied by the node that accepted it before it answers, and
-// by every other node within the replication lag (milliseconds on a LAN).
+// API keys and SNAAs are read from the local copy, after Sync: before it
+// looks a key up, the admin API reads etcd's current revision (one
+// linearizable round trip) and waits until the local copy has applied it, so
+// a key revoked or an SNAA suspended through any node is refused by every
+// node from the next request on. A write that cannot sync answers 503; a
+// read goes on with the local copy when etcd does not answer.
 package cluster

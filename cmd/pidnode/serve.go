@@ -275,7 +275,7 @@ func (n *node) bind() error {
 		Metrics:       n.writeMetrics,
 	}
 	if n.cluster != nil {
-		acfg.Writer, acfg.WriteState = n.cluster, n.clusterWriteState
+		acfg.Writer, acfg.WriteState, acfg.SyncAuth = n.cluster, n.clusterWriteState, n.cluster.Sync
 	}
 	a, err := admin.New(acfg)
 	if err != nil {

@@ -143,6 +143,34 @@ func TestClusterTwoNodes(t *testing.T) {
 		t.Errorf("b /readyz: %d %q", r.Status, r.Body)
 	}
 
+	// A key issued and revoked through a is refused by b from the next
+	// request on, with no wait in between.
+	var me struct {
+		SNAA struct {
+			ID string `json:"id"`
+		} `json:"snaa"`
+	}
+	if err := json.Unmarshal(mustDo(t, "GET", b.adminURL()+"/testpid/v2/me", nil, auth(key)...).Body, &me); err != nil || me.SNAA.ID == "" {
+		t.Fatalf("whoami: %v", err)
+	}
+	op := []string{"Authorization", "Bearer " + a.operatorKey(), "Content-Type", "application/json"}
+	for round := 0; round < 3; round++ {
+		r := mustDo(t, "POST", a.adminURL()+"/ops/v1/snaas/"+me.SNAA.ID+"/keys", []byte(`{"name":"short-lived"}`), op...)
+		var ik struct{ ID, Secret string }
+		if r.Status != http.StatusCreated || json.Unmarshal(r.Body, &ik) != nil {
+			t.Fatalf("issue key: %d %s", r.Status, r.Body)
+		}
+		if r := mustDo(t, "GET", b.adminURL()+"/testpid/v2/me", nil, auth(ik.Secret)...); r.Status != http.StatusOK {
+			t.Fatalf("new key on b: %d %s", r.Status, r.Body)
+		}
+		if r := mustDo(t, "DELETE", a.adminURL()+"/ops/v1/snaas/"+me.SNAA.ID+"/keys/"+ik.ID, nil, op...); r.Status/100 != 2 {
+			t.Fatalf("revoke: %d %s", r.Status, r.Body)
+		}
+		if r := mustDo(t, "POST", b.adminURL()+testColl, payload("https://example.org/revoked", "REGISTERED", resourceInfo("r", "x")), auth(ik.Secret)...); r.Status != http.StatusUnauthorized {
+			t.Fatalf("write with a key revoked through a, on b right after: %d %s", r.Status, r.Body)
+		}
+	}
+
 	// b away while etcd compacts the history it would resume from: it
 	// catches up by a snapshot and serves every write.
 	b.stop(20 * time.Second)
