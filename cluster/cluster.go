@@ -90,6 +90,11 @@ type Node struct {
 	mu      sync.Mutex
 	advance chan struct{} // closed and replaced when applied grows
 
+	// Group commit (commit.go): pending calls and whether a leader runs.
+	gmu     sync.Mutex
+	pending []*call
+	busy    bool
+
 	watchRestarts atomic.Uint64
 	resyncs       atomic.Uint64
 	conflicts     atomic.Uint64

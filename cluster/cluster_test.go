@@ -35,6 +35,11 @@ func (l *invLog) Invalidate(k string) { l.mu.Lock(); l.keys = append(l.keys, k);
 
 func newTestNode(t *testing.T, c *etcdtest.Cluster, name, path string) *testNode {
 	t.Helper()
+	return newTestNodeTB(t, c, name, path)
+}
+
+func newTestNodeTB(t testing.TB, c *etcdtest.Cluster, name, path string) *testNode {
+	t.Helper()
 	db, err := store.Open(store.Config{Path: path, NoSync: true})
 	if err != nil {
 		t.Fatal(err)

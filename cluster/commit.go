@@ -38,34 +38,113 @@ const maxAttempts = 64
 //  4. On success it waits until the local database has applied the write's
 //     revision, so that every front of this node shows it (read-your-writes).
 //
+// Concurrent Commit calls on one node share a rehearsal and a transaction
+// (group commit, as registry.Commit on a single node): they would otherwise
+// all draw the same next audit sequence number, and all but one lose. A
+// member whose fn fails gets its error and the group is rehearsed again
+// without it; a group too large for one transaction is split.
+//
 // fn must be idempotent and keep every effect inside tx, as for
 // registry.Commit; fn's own error is returned as it is. Commit fails with
-// ErrUnavailable when etcd does not decide within Config.WriteTimeout.
-func (n *Node) Commit(fn func(tx registry.Tx) error) error { return n.commit(fn, nil) }
-
-// Update is Commit for the operator's writes (applications, SNAAs, keys).
-// Their checks read more than they write (a namespace no SNAA has yet), so
-// their transaction also requires that nothing under the SNAA, application
-// and key buckets changed since the rehearsal: operator writes are rare,
-// and a conflict only means one more rehearsal.
-func (n *Node) Update(fn func(tx registry.Tx) error) error {
-	return n.commit(fn, []string{"snaas", "applications", "keys"})
-}
-
-// commit is Commit with the buckets (guarded) whose whole range must be
-// unchanged since the rehearsal.
-func (n *Node) commit(fn func(tx registry.Tx) error, guarded []string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.WriteTimeout)
-	defer cancel()
-	for attempt := 0; attempt < maxAttempts; attempt++ {
-		writes, rev, err := n.cfg.Registry.Rehearse(fn)
-		if err != nil {
+// *UnavailableError when etcd does not decide within Config.WriteTimeout.
+func (n *Node) Commit(fn func(tx registry.Tx) error) error {
+	c := &call{fn: fn, done: make(chan error, 1)}
+	n.gmu.Lock()
+	n.pending = append(n.pending, c)
+	if n.busy {
+		n.gmu.Unlock()
+		if err := <-c.done; err != errLead {
 			return err
 		}
-		if len(writes) == 0 {
+		n.gmu.Lock() // we lead now; busy stayed true
+	}
+	n.busy = true
+	group := n.pending
+	n.pending = nil
+	n.gmu.Unlock()
+
+	n.runGroup(group, nil)
+
+	n.gmu.Lock()
+	if len(n.pending) > 0 {
+		n.pending[0].done <- errLead
+	} else {
+		n.busy = false
+	}
+	n.gmu.Unlock()
+	return <-c.done
+}
+
+// call is one queued Commit; done receives its result, or errLead when the
+// caller is to lead the next group.
+type call struct {
+	fn   func(tx registry.Tx) error
+	done chan error
+}
+
+var errLead = errors.New("cluster: lead the next commit group")
+
+// Update is Commit for the operator's writes (applications, SNAAs, keys),
+// alone rather than grouped. Their checks read more than they write (a
+// namespace no SNAA has yet), so their transaction also requires that
+// nothing under the SNAA, application and key buckets changed since the
+// rehearsal: operator writes are rare, and a conflict only means one more
+// rehearsal.
+func (n *Node) Update(fn func(tx registry.Tx) error) error {
+	c := &call{fn: fn, done: make(chan error, 1)}
+	n.runGroup([]*call{c}, []string{"snaas", "applications", "keys"})
+	return <-c.done
+}
+
+// runGroup commits the calls of group in one transaction and sends each
+// its result. guarded names buckets whose whole range must be unchanged
+// since the rehearsal.
+func (n *Node) runGroup(group []*call, guarded []string) {
+	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.WriteTimeout)
+	defer cancel()
+	finish := func(err error) {
+		for _, c := range group {
+			c.done <- err
+		}
+	}
+	for attempt := 0; attempt < maxAttempts; attempt++ {
+		failed := -1
+		var ferr error
+		writes, rev, err := n.cfg.Registry.Rehearse(func(tx registry.Tx) error {
+			for i, c := range group {
+				if err := safeCall(c.fn, tx); err != nil {
+					failed, ferr = i, err
+					return err
+				}
+			}
 			return nil
+		})
+		if failed >= 0 {
+			// Its error is its own: the members before it are what it saw,
+			// and they are committed before it.
+			group[failed].done <- ferr
+			group = append(group[:failed:failed], group[failed+1:]...)
+			if len(group) == 0 {
+				return
+			}
+			attempt--
+			continue
+		}
+		if err != nil {
+			finish(err)
+			return
+		}
+		if len(writes) == 0 {
+			finish(nil)
+			return
 		}
 		cmps, ops := n.txnOf(writes, rev)
+		if (len(cmps) > RequiredTxnOps-8 || txnBytes(ops) > RequiredRequestBytes-(1<<20)) && len(group) > 1 {
+			half := len(group) / 2
+			n.runGroup(group[:half:half], guarded)
+			n.runGroup(group[half:], guarded)
+			return
+		}
 		for _, b := range guarded {
 			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(n.prefix+b+"/"), "<", rev+1).WithPrefix())
 		}
@@ -74,23 +153,45 @@ func (n *Node) commit(fn func(tx registry.Tx) error, guarded []string) error {
 		n.txns.Add(1)
 		n.txnNanos.Add(int64(time.Since(start)))
 		if err != nil {
-			return n.txnError(ctx, err)
+			finish(n.txnError(ctx, err))
+			return
 		}
 		if resp.Succeeded {
 			n.noteRevision(resp.Header.Revision)
-		}
-		if !resp.Succeeded {
+		} else {
 			n.conflicts.Add(1)
 		}
 		if err := n.waitRevision(ctx, resp.Header.Revision, !resp.Succeeded); err != nil {
 			n.unavailable.Add(1)
-			return &UnavailableError{Err: fmt.Errorf("the write was not applied here within %v", n.cfg.WriteTimeout)}
+			finish(&UnavailableError{Err: fmt.Errorf("the write was not applied here within %v", n.cfg.WriteTimeout)})
+			return
 		}
 		if resp.Succeeded {
-			return nil
+			finish(nil)
+			return
 		}
 	}
-	return ErrConflict
+	finish(ErrConflict)
+}
+
+// txnBytes is about the size of a transaction's operations.
+func txnBytes(ops []clientv3.Op) int {
+	t := 0
+	for _, op := range ops {
+		t += len(op.KeyBytes()) + len(op.ValueBytes()) + 16
+	}
+	return t
+}
+
+// safeCall turns a panic of fn into its error, so that one bad write fails
+// alone instead of taking the group (and the server) down.
+func safeCall(fn func(tx registry.Tx) error, tx registry.Tx) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("cluster: write panicked: %v", p)
+		}
+	}()
+	return fn(tx)
 }
 
 // waitRevision waits until the database has applied rev. The revision of a
