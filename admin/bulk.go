@@ -34,11 +34,11 @@ type bulkItem struct {
 // a failed item writes nothing. Items run the validation path of the single
 // routes (check.go) and fail with the same problems.
 func (s *Server) bulk(w http.ResponseWriter, r *http.Request, p *principal, t target) error {
-	body, err := readBody(w, r, s.maxBody)
+	body, lines, err := readBodyOf(w, r, s.maxBody, true)
 	if err != nil {
 		return err
 	}
-	arr, err := bulkItems(body)
+	arr, err := bulkItems(body, lines)
 	if err != nil {
 		return err
 	}
@@ -142,10 +142,11 @@ func (s *Server) bulk(w http.ResponseWriter, r *http.Request, p *principal, t ta
 }
 
 // bulkItems decodes a bulk body: a JSON array of items, or JSON Lines (one
-// item per line; empty lines skipped), told apart by the first character.
-func bulkItems(body []byte) ([]any, error) {
+// item per line; empty lines skipped). A body sent as JSON Lines (lines) is
+// read as such; a JSON one is told apart by its first character.
+func bulkItems(body []byte, lines bool) ([]any, error) {
 	trimmed := bytes.TrimLeft(body, " \t\r\n")
-	if len(trimmed) > 0 && trimmed[0] != '[' {
+	if lines || len(trimmed) > 0 && trimmed[0] != '[' {
 		var arr []any
 		for n, line := range bytes.Split(body, []byte("\n")) {
 			if line = bytes.TrimSpace(line); len(line) == 0 {
