@@ -24,6 +24,10 @@ const (
 	MaxValues = 65536
 	// MaxRefs is the largest reference count (value references, HS_VLIST entries).
 	MaxRefs = 2048
+	// MaxRecordJSON is the longest Handle JSON text of one record
+	// ({"handle":…,"values":[…]}, one line of an export) that an import reads
+	// back: a record whose text is longer could be stored but not restored.
+	MaxRecordJSON = 16 << 20
 )
 
 var (
