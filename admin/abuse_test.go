@@ -135,7 +135,7 @@ func TestAbuseNo5xx(t *testing.T) {
 				}
 				return
 			}
-			e.want(r, 200)
+			wantStatus(t, r, 200)
 			var out struct{ Items []BulkResult }
 			r.json(t, &out)
 			if len(out.Items) != 3 || out.Items[0].Status != 201 || out.Items[1].Status != tc.status || out.Items[2].Status != 201 {
@@ -158,8 +158,8 @@ func TestAbuseNo5xx(t *testing.T) {
 			}
 			items[i] = map[string]any{"id": "target", "metadata": map[string]any{"status": st}}
 		}
-		e.want(e.do("POST", coll+"bulk", a.Key.Secret, items), 200)
-		e.want(e.do("PUT", coll+"target", a.Key.Secret, withMeta("related_identifiers", relatedIDs(500, 400))), 200)
+		wantStatus(t, e.do("POST", coll+"bulk", a.Key.Secret, items), 200)
+		wantStatus(t, e.do("PUT", coll+"target", a.Key.Secret, withMeta("related_identifiers", relatedIDs(500, 400))), 200)
 		r := e.do("PUT", coll+"target", a.Key.Secret, withMeta("related_identifiers", relatedIDs(700, 400)))
 		if r.Status != 422 {
 			t.Fatalf("oversized update of a full record: status %d; %.300s", r.Status, r.Body)
@@ -187,4 +187,13 @@ func mustKey(t *testing.T, e *env, display string) string {
 		t.Fatal(err)
 	}
 	return k
+}
+
+// wantStatus is env.want for a subtest: it fails t, not the env's test.
+func wantStatus(t *testing.T, r *resp, status int) *resp {
+	t.Helper()
+	if r.Status != status {
+		t.Fatalf("status %d, want %d; body %.600s", r.Status, status, r.Body)
+	}
+	return r
 }

@@ -49,6 +49,10 @@ func (s *Server) bulk(w http.ResponseWriter, r *http.Request, p *principal, t ta
 	for i, x := range arr {
 		it := &bulkItem{}
 		items[i] = it
+		if bad, ok := x.(invalidItem); ok {
+			it.res = bulkError(bad.err)
+			continue
+		}
 		obj, ok := x.(map[string]any)
 		if !ok {
 			it.res = bulkError(&model.ValidationError{Errors: []FieldError{{Field: "(item)", Message: "must be an object"}}})
@@ -157,6 +161,12 @@ func bulkItems(body []byte, lines bool) ([]any, error) {
 				if se, ok := err.(*model.SyntaxError); ok {
 					return nil, problem(http.StatusBadRequest, "line %d: %s", n+1, se.Msg)
 				}
+				if ve, ok := err.(*model.ValidationError); ok {
+					// Well-formed JSON with a value that is not (a lone
+					// surrogate): this item fails, the others are written.
+					arr = append(arr, invalidItem{ve})
+					continue
+				}
 				return nil, err
 			}
 			arr = append(arr, v)
@@ -173,6 +183,10 @@ func bulkItems(body []byte, lines bool) ([]any, error) {
 	}
 	return arr, nil
 }
+
+// invalidItem is an item of a JSON Lines body that failed to decode as a
+// well-formed line whose content is invalid.
+type invalidItem struct{ err error }
 
 // bulkError is the result of an item that failed with err: the problem the
 // single routes answer for the same input.
