@@ -35,10 +35,19 @@ type bulkItem struct {
 // routes (check.go) and fail with the same problems.
 func (s *Server) bulk(w http.ResponseWriter, r *http.Request, p *principal, t target) error {
 	body, lines, err := readBodyOf(w, r, s.maxBody, true)
-	if err != nil {
-		return err
+	var arr []any
+	if err == nil {
+		arr, err = bulkItems(body, lines)
 	}
-	arr, err := bulkItems(body, lines)
+	// The rate limit charges the items (limitN); a bulk that is refused
+	// before they are counted costs one request.
+	cost := len(arr)
+	if cost == 0 || cost > MaxBulkItems {
+		cost = 1 // refused below, as a whole
+	}
+	if lerr := s.limitN(p.key.ID, cost); lerr != nil {
+		return lerr
+	}
 	if err != nil {
 		return err
 	}
@@ -77,7 +86,9 @@ func (s *Server) bulk(w http.ResponseWriter, r *http.Request, p *principal, t ta
 	}
 	now := s.now()
 	var written []string
-	err = s.reg.Commit(func(tx registry.Tx) error {
+	// The bulk shares the commit groups with the SNAA's other writes and
+	// with other SNAAs' as the len(items) writes it is (registry.CommitAs).
+	err = s.reg.CommitAs(p.snaa.ID, len(items), func(tx registry.Tx) error {
 		written = written[:0]
 		for _, it := range items {
 			if it.obj == nil {

@@ -94,6 +94,11 @@ func (s *Server) postHandles(w http.ResponseWriter, r *http.Request, b *base) er
 	p := principalOf(r)
 	t, err := s.checkTarget(r, b, p, r.PathValue("prefix"), r.PathValue("ns"))
 	if err != nil {
+		if isBulk(r) {
+			if lerr := s.limit(p.key.ID); lerr != nil {
+				return lerr
+			}
+		}
 		return err
 	}
 	if id := r.PathValue("id"); strings.EqualFold(id, "bulk") {
@@ -198,7 +203,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, b *base, p *prin
 		stored   store.Stored
 		replayed bool
 	)
-	err = s.reg.Commit(func(tx registry.Tx) error {
+	err = s.reg.CommitAs(p.snaa.ID, 1, func(tx registry.Tx) error {
 		o, replayed = outcome{}, false
 		if idemKey != nil {
 			ir, ok, err := tx.Idem(string(idemKey))
@@ -283,7 +288,7 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, b *base, p *prin
 		stored  store.Stored
 		written bool
 	)
-	err = s.reg.Commit(func(tx registry.Tx) error {
+	err = s.reg.CommitAs(p.snaa.ID, 1, func(tx registry.Tx) error {
 		o, written = outcome{}, false
 		res, perr, err := s.txUpdate(tx, p, t, key, display, req, ifMatch, now)
 		if err != nil || perr != nil {
