@@ -3,6 +3,7 @@ package admin
 import (
 	"bytes"
 	"net/http"
+	"time"
 
 	"pidnode/model"
 	"pidnode/registry"
@@ -25,6 +26,53 @@ type bulkItem struct {
 	id  string
 	obj map[string]any // the item without "id"; nil when the item is refused before the transaction
 	res BulkResult
+	// display and key: the identifier an item with an id names.
+	display, key string
+	// pc: a create, prepared before the transaction (prepareBulk); nil for
+	// an update.
+	pc *preparedCreate
+}
+
+// prepareBulk does before the transaction what the single routes do before
+// theirs: it tells creates from updates (an id that exists is an update),
+// runs a create's checks and builds its record (prepareCreate), so that the
+// bulk holds its commit group (registry/commit.go) only for the writes.
+// Items refused here get their result and a nil obj. err is fatal.
+func (s *Server) prepareBulk(p *principal, t target, items []*bulkItem, now time.Time) error {
+	exists := map[string]bool{}
+	err := s.reg.View(func(tx registry.Tx) error {
+		for _, it := range items {
+			if it.obj == nil || it.id == "" {
+				continue
+			}
+			it.display = s.namer.Full(t.prefix, t.ns, it.id)
+			if k, _, err := s.namer.Key(it.display); err == nil {
+				it.key = k
+				exists[k] = tx.HasRecord(k)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, it := range items {
+		if it.obj == nil || (it.key != "" && exists[it.key]) {
+			continue
+		}
+		req, perr := s.checkCreate(p, t, it.id, it.obj)
+		if perr == nil {
+			var pc preparedCreate
+			if pc, perr, err = s.prepareCreate(p, t, it.id, *req.Payload.URL, req.Meta, now); err != nil {
+				return err
+			}
+			it.pc = &pc
+		}
+		if perr != nil {
+			it.res, it.obj = bulkError(perr), nil
+		}
+	}
+	return nil
 }
 
 // bulk serves POST …/handles/{prefix}/{ns}/bulk: up to MaxBulkItems creates and
@@ -85,6 +133,9 @@ func (s *Server) bulk(w http.ResponseWriter, r *http.Request, p *principal, t ta
 		it.obj = obj
 	}
 	now := s.now()
+	if err := s.prepareBulk(p, t, items, now); err != nil {
+		return err
+	}
 	var written []string
 	// The bulk shares the commit groups with the SNAA's other writes and
 	// with other SNAAs' as the len(items) writes it is (registry.CommitAs).
@@ -92,32 +143,21 @@ func (s *Server) bulk(w http.ResponseWriter, r *http.Request, p *principal, t ta
 		written = written[:0]
 		for _, it := range items {
 			if it.obj == nil {
-				continue
+				continue // refused before the transaction
 			}
 			it.res = BulkResult{}
-			var key, display string
-			exists := false
-			if it.id != "" {
-				display = s.namer.Full(t.prefix, t.ns, it.id)
-				k, _, err := s.namer.Key(display)
-				if err == nil {
-					key = k
-					exists = tx.HasRecord(k)
-				}
-			}
 			var res writeResult
 			var perr, err error
 			status := http.StatusCreated
-			if exists {
+			if it.pc != nil && !(it.id != "" && tx.HasRecord(it.pc.key)) {
+				res, perr, err = s.txCreatePrepared(tx, it.pc, http.StatusConflict)
+			} else {
+				// An update, or a custom id created since prepareBulk
+				// looked (then it is an update too, as if it had existed).
 				status = http.StatusOK
 				var req *model.Write
 				if req, perr = model.CheckPayload(it.obj); perr == nil {
-					res, perr, err = s.txUpdate(tx, p, t, key, display, req, "", now)
-				}
-			} else {
-				var req *model.Write
-				if req, perr = s.checkCreate(p, t, it.id, it.obj); perr == nil {
-					res, perr, err = s.txCreate(tx, p, t, it.id, http.StatusConflict, *req.Payload.URL, req.Meta, now)
+					res, perr, err = s.txUpdate(tx, p, t, it.key, it.display, req, "", now)
 				}
 			}
 			if err != nil {
