@@ -24,6 +24,10 @@ const (
 	MaxValues = 65536
 	// MaxRefs is the largest reference count (value references, HS_VLIST entries).
 	MaxRefs = 2048
+	// MaxRecordJSON is the longest Handle JSON text of one record
+	// ({"handle":…,"values":[…]}, one line of an export) that an import reads
+	// back: a record whose text is longer could be stored but not restored.
+	MaxRecordJSON = 16 << 20
 )
 
 var (
@@ -36,6 +40,9 @@ var (
 	ErrTrailingData = errors.New("handlev: trailing data")
 	// ErrBadTTLType: a TTL type byte other than 0 (relative) or 1 (absolute).
 	ErrBadTTLType = errors.New("handlev: bad TTL type")
+	// ErrLoneSurrogate: a JSON string escapes a lone UTF-16 surrogate (\ud800),
+	// which is no character; decoding it as U+FFFD would alter the data.
+	ErrLoneSurrogate = errors.New("handlev: lone surrogate escape in JSON string")
 )
 
 // DecodeError reports where binary decoding failed. It wraps one of the sentinel

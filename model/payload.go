@@ -156,6 +156,7 @@ func (m *Model) ValidateRecord(u *string, meta map[string]any, unknownNull map[s
 	for _, k := range unknown {
 		v.add("metadata."+k, "unknown field; allowed: %s", m.fieldNames())
 	}
+	var buf []byte
 	for _, f := range m.Fields {
 		x, ok := meta[f.Name]
 		if !ok || x == nil {
@@ -164,7 +165,12 @@ func (m *Model) ValidateRecord(u *string, meta map[string]any, unknownNull map[s
 			}
 			continue
 		}
+		n := len(v.errs)
 		v.validate("metadata."+f.Name, f.Schema, x)
+		if len(v.errs) == n {
+			// Only a valid value is measured: its encoding is the stored one.
+			buf = v.checkValueSize("metadata."+f.Name, f, x, buf)
+		}
 	}
 	sortErrs(v.errs)
 	return v.errs
