@@ -139,4 +139,3 @@ func (r *Record) Status() Status {
 	}
 	return StatusNone
 }
-
