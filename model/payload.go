@@ -2,11 +2,14 @@ package model
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"pidnode/handlev"
 )
 
 // MaxURLBytes bounds a landing page URL (docs/product.md §4).
@@ -43,6 +46,14 @@ func checkHTTPURL(s string) string {
 	}
 	if strings.ContainsRune(s, '\\') {
 		return "must not contain backslashes"
+	}
+	// The resolver's own rule last: a URL accepted here is one it redirects
+	// to, never one that would resolve to a values page instead.
+	var ue *handlev.URLError
+	if err := handlev.CheckTargetURL([]byte(s)); errors.As(err, &ue) {
+		return "must be a URL the resolver can redirect to: its " + ue.Part + " " + ue.Reason
+	} else if err != nil {
+		return "must be a URL the resolver can redirect to: " + err.Error()
 	}
 	return ""
 }
