@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"maps"
 	"reflect"
@@ -234,5 +235,47 @@ func TestUsageErrors(t *testing.T) {
 	}
 	if code, out, _ := pidctl(t, "help"); code != 0 || !strings.Contains(out, "pidctl approve ID") {
 		t.Errorf("help: exit %d\n%s", code, out)
+	}
+}
+
+// The switches reach the server as booleans: approve ID --custom-ids as the
+// help shows it, then snaa-set --no-custom-ids and --suspended, each option
+// after the positional argument.
+func TestSwitchesAgainstTheAPI(t *testing.T) {
+	url, opFile := adminServer(t)
+	op := []string{"--admin", url, "--key-file", opFile}
+	var app struct{ ID string }
+	out := mustRun(t, append(op, "apply", "--json", "--organisation", "Switch Lab", "--tech-name", "T", "--tech-email", "t@example.org",
+		"--admin-name", "A", "--admin-email", "a@example.org", "--policy-version", "v1.0", "--maintenance", "The lab keeps its pages.")...)
+	if err := json.Unmarshal([]byte(out), &app); err != nil || app.ID == "" {
+		t.Fatalf("apply: %q %v", out, err)
+	}
+	out = mustRun(t, append(op, "approve", app.ID, "--namespace", "SWL", "--custom-ids")...)
+	if !strings.Contains(out, "namespace SWL") || !strings.Contains(out, "custom ids true") {
+		t.Fatalf("approve --custom-ids:\n%s", out)
+	}
+	var snaas struct {
+		SNAAs []struct {
+			ID        string
+			CustomIDs bool `json:"custom_ids"`
+			Suspended bool
+		}
+	}
+	if err := json.Unmarshal([]byte(mustRun(t, append(op, "snaas", "--json")...)), &snaas); err != nil || len(snaas.SNAAs) != 1 {
+		t.Fatalf("snaas: %v %+v", err, snaas)
+	}
+	id := snaas.SNAAs[0].ID
+	mustRun(t, append(op, "snaa-set", id, "--no-custom-ids", "--suspended")...)
+	var s struct {
+		CustomIDs bool `json:"custom_ids"`
+		Suspended bool
+	}
+	if err := json.Unmarshal([]byte(mustRun(t, append(op, "snaa", id, "--json")...)), &s); err != nil || s.CustomIDs || !s.Suspended {
+		t.Fatalf("after snaa-set --no-custom-ids --suspended: %+v %v", s, err)
+	}
+	// A switch not given leaves the field alone.
+	mustRun(t, append(op, "snaa-set", id, "--suspended=false")...)
+	if err := json.Unmarshal([]byte(mustRun(t, append(op, "snaa", id, "--json")...)), &s); err != nil || s.CustomIDs || s.Suspended {
+		t.Fatalf("after snaa-set --suspended=false: %+v %v", s, err)
 	}
 }
