@@ -188,7 +188,12 @@ func TestReadmeExamples(t *testing.T) {
 // TestVersionMatchesBuildInfo: `pidnode version` of the real binary reports what
 // `go version -m` reads from the same file.
 func TestVersionMatchesBuildInfo(t *testing.T) {
-	checkVersion(t, binPath)
+	v := checkVersion(t, binPath)
+	// make run's banner is the first line pidnode serve prints.
+	n := startNode(t, t.TempDir())
+	if first, _, _ := strings.Cut(n.stdout.String(), "\n"); first != v+" is running. Ctrl-C stops it." {
+		t.Errorf("banner %q, want the version %q", first, v)
+	}
 }
 
 // TestVersionFromGitCheckout builds the binary as `make build` does, in a fresh
