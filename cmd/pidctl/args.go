@@ -153,8 +153,6 @@ func (cmd *command) help(w io.Writer) {
 		switch d.kind {
 		case optSwitch:
 			flag += ", --no-" + name
-		case optList:
-			flag += " " + d.arg + " (repeatable)"
 		default:
 			flag += " " + d.arg
 		}
@@ -189,8 +187,9 @@ func (p *parsed) v(name string) string { return p.vals[name] }
 // argError is a usage error: what is wrong, and the command it concerns (nil
 // when no command was recognised).
 type argError struct {
-	cmd *command
-	msg string
+	cmd   *command
+	group string // keys or hdl, for an error in choosing the group's subcommand
+	msg   string
 }
 
 func (e *argError) Error() string { return e.msg }
@@ -199,7 +198,7 @@ func (e *argError) Error() string { return e.msg }
 func parseArgs(args []string) (*parsed, error) {
 	p, err := parseLine(args)
 	var ae *argError
-	if errors.As(err, &ae) && ae.cmd == nil {
+	if errors.As(err, &ae) && ae.cmd == nil && ae.group == "" {
 		// An option error found before the command was: name the command
 		// all the same, from the words that are not options.
 		var words []string
@@ -295,14 +294,14 @@ func parseLine(args []string) (*parsed, error) {
 	name, n := pos[0], 1
 	if group := pos[0]; group == "keys" || group == "hdl" {
 		if len(pos) < 2 {
-			return nil, &argError{cmd: groupCommand(group), msg: fmt.Sprintf("%s wants a subcommand: %s", group, groupSubs(group))}
+			return nil, &argError{group: group, msg: fmt.Sprintf("want a subcommand: %s", groupSubs(group))}
 		}
 		name, n = group+" "+pos[1], 2
 	}
 	p.cmd = findCommand(name)
 	if p.cmd == nil {
 		if n == 2 {
-			return nil, &argError{cmd: groupCommand(pos[0]), msg: fmt.Sprintf("unknown subcommand %q: want %s", pos[1], groupSubs(pos[0]))}
+			return nil, &argError{group: pos[0], msg: fmt.Sprintf("unknown subcommand %q: want %s", pos[1], groupSubs(pos[0]))}
 		}
 		return nil, &argError{msg: fmt.Sprintf("unknown command %q", name)}
 	}
@@ -319,16 +318,6 @@ func parseLine(args []string) (*parsed, error) {
 	return p, nil
 }
 
-// groupCommand is the first command of a group, for its usage line.
-func groupCommand(group string) *command {
-	for _, c := range commands {
-		if strings.HasPrefix(c.name, group+" ") {
-			return c
-		}
-	}
-	return nil
-}
-
 func groupSubs(group string) string {
 	var subs []string
 	for _, c := range commands {
@@ -337,6 +326,19 @@ func groupSubs(group string) string {
 		}
 	}
 	return strings.Join(subs, ", ")
+}
+
+// groupUsageError prints an error in choosing a subcommand of group: the
+// message, the group's usage lines and where their help is. It returns 2.
+func groupUsageError(w io.Writer, group, msg string) int {
+	fmt.Fprintf(w, "pidctl %s: %s\n", group, msg)
+	for _, c := range commands {
+		if strings.HasPrefix(c.name, group+" ") {
+			fmt.Fprintf(w, "usage: %s\n", c.usageLine())
+		}
+	}
+	fmt.Fprintf(w, "run 'pidctl help %s' for the rest\n", group)
+	return 2
 }
 
 // usageError prints a usage error: the message, the command's usage line and

@@ -195,7 +195,6 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"approve", "A", "--custom-ids=perhaps"}, "approve", "--custom-ids is a switch"},
 		{[]string{"get", "a", "b"}, "get", "want exactly one HANDLE"},
 		{[]string{"keys", "revoke", "S1"}, "keys revoke", "want SNAA_ID and KEY_ID"},
-		{[]string{"keys", "frob"}, "keys issue", `unknown subcommand "frob"`},
 		{[]string{"hdl", "resolve", "--server", "127.0.0.1:1"}, "hdl resolve", "want exactly one HANDLE"},
 		{[]string{"hdl", "resolve", "x", "--index", "one"}, "hdl resolve", `--index "one": want an integer`},
 		{[]string{"hdl", "siteinfo", "--timeout", "soon"}, "hdl siteinfo", `--timeout "soon"`},
@@ -207,6 +206,14 @@ func TestUsageErrors(t *testing.T) {
 			!strings.Contains(errs, "\nusage: "+cmd.usageLine()+"\n") || !strings.HasSuffix(errs, "run 'pidctl help "+c.cmd+"' for the rest\n") ||
 			strings.Count(errs, "\n") != 3 {
 			t.Errorf("%q: exit %d, stdout %q, stderr:\n%s", c.args, code, out, errs)
+		}
+	}
+	for _, args := range [][]string{{"keys", "frob"}, {"hdl"}} {
+		code, out, errs := pidctl(t, args...)
+		g := args[0]
+		if code != 2 || out != "" || !strings.HasPrefix(errs, "pidctl "+g+": want ") && !strings.HasPrefix(errs, "pidctl "+g+`: unknown subcommand "frob": want issue, list, revoke`) ||
+			!strings.HasSuffix(errs, "run 'pidctl help "+g+"' for the rest\n") || !strings.Contains(errs, "\nusage: pidctl "+g+" ") {
+			t.Errorf("%q: exit %d, stderr:\n%s", args, code, errs)
 		}
 	}
 	for _, args := range [][]string{{"frobnicate"}, {"--nope"}} {

@@ -24,6 +24,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	p, err := parseArgs(args)
 	if err != nil {
 		var ae *argError
+		if errors.As(err, &ae) && ae.group != "" {
+			return groupUsageError(stderr, ae.group, ae.msg)
+		}
 		if errors.As(err, &ae) {
 			return usageError(stderr, ae.cmd, ae.msg)
 		}
