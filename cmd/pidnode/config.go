@@ -259,7 +259,7 @@ func loadConfig(cmd string, args []string, getenv func(string) string, stderr io
 			commandHelp(stderr, cmd)
 			return nil, nil, err
 		}
-		fmt.Fprintf(stderr, "pidnode %s: %v\nusage: %s\n", cmd, err, commandUsage[cmd].line)
+		fmt.Fprintf(stderr, "pidnode %s: %v\nusage: %s\n", cmd, err, usageLine(cmd))
 		return nil, nil, errUsage
 	}
 	path := *configPath

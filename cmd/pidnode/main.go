@@ -54,11 +54,19 @@ var commandUsage = map[string]struct {
 
 var flagless = map[string]bool{}
 
+// usageLine is cmd's usage line ("pidnode CMD [flags]" for one missing from commandUsage).
+func usageLine(cmd string) string {
+	if u := commandUsage[cmd].line; u != "" {
+		return u
+	}
+	return "pidnode " + cmd + " [flags]"
+}
+
 // commandHelp prints cmd's usage line and its flags with their environment
 // variables and defaults.
 func commandHelp(w io.Writer, cmd string) {
 	u := commandUsage[cmd]
-	fmt.Fprintf(w, "usage: %s\n", u.line)
+	fmt.Fprintf(w, "usage: %s\n", usageLine(cmd))
 	if u.flags != nil && len(u.flags) == 0 {
 		return
 	}
