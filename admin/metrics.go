@@ -4,14 +4,13 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"runtime"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"pidnode/internal/buildinfo"
 	"pidnode/internal/promtext"
 )
 
@@ -192,19 +191,12 @@ func (s *Server) WriteMetrics(w io.Writer) error {
 		b = promtext.GaugeFamily(b, "pidnode_store_file_size_bytes", "Size of the database file.", fi.Size())
 	}
 
-	version, revision := "(devel)", "unknown"
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		if bi.Main.Version != "" {
-			version = bi.Main.Version
-		}
-		for _, kv := range bi.Settings {
-			if kv.Key == "vcs.revision" {
-				revision = kv.Value
-			}
-		}
+	b = promtext.Header(b, "pidnode_build_info", promtext.Gauge, "Build of the running binary (always 1): module version, VCS revision, commit time, modified tree, Go version.")
+	var bl []promtext.Label
+	for _, kv := range buildinfo.Read().Labels() {
+		bl = append(bl, promtext.L(kv[0], kv[1]))
 	}
-	b = promtext.Header(b, "pidnode_build_info", promtext.Gauge, "Build of the running binary (always 1).")
-	b = promtext.Uint(b, "pidnode_build_info", 1, promtext.L("version", version), promtext.L("revision", revision), promtext.L("goversion", runtime.Version()))
+	b = promtext.Uint(b, "pidnode_build_info", 1, bl...)
 
 	if _, err := w.Write(b); err != nil {
 		return err

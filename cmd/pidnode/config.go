@@ -244,17 +244,14 @@ func (r recorder) Set(v string) error {
 }
 func (r recorder) IsBoolFlag() bool { return r.s.bool }
 
-// loadConfig builds the Config of a subcommand from defaults, the TOML file, the
-// environment and args, in that order of increasing precedence. only, when not
-// nil, limits the flags offered to those names (other subcommands take fewer).
-func loadConfig(cmd string, args []string, getenv func(string) string, stderr io.Writer, only map[string]bool) (*Config, []string, error) {
-	cfg := defaultConfig()
-	fs := flag.NewFlagSet("pidnode "+cmd, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	configPath := fs.String("config", "", "TOML configuration file (env PIDNODE_CONFIG)")
-	settings := cfg.settings()
-	given := make(map[string]*[]string)
-	for _, s := range settings {
+// configFlags is the flag set of subcommand cmd over cfg's settings: --config
+// and every setting, or those named in only when only is not nil. given
+// collects the values each flag received, in order.
+func configFlags(cmd string, cfg *Config, only map[string]bool) (fs *flag.FlagSet, configPath *string, given map[string]*[]string) {
+	fs = flag.NewFlagSet("pidnode "+cmd, flag.ContinueOnError)
+	configPath = fs.String("config", "", "TOML configuration file (env PIDNODE_CONFIG)")
+	given = make(map[string]*[]string)
+	for _, s := range cfg.settings() {
 		if only != nil && !only[s.name] {
 			continue
 		}
@@ -262,8 +259,26 @@ func loadConfig(cmd string, args []string, getenv func(string) string, stderr io
 		given[s.name] = vals
 		fs.Var(recorder{s, vals}, s.name, fmt.Sprintf("%s (env %s, default %q)", s.help, s.env(), s.get()))
 	}
+	return fs, configPath, given
+}
+
+// loadConfig builds the Config of a subcommand from defaults, the TOML file, the
+// environment and args, in that order of increasing precedence. only, when not
+// nil, limits the flags offered to those names (other subcommands take fewer).
+// -h prints the subcommand's full help; a bad flag prints the error and the
+// subcommand's usage line and returns errUsage.
+func loadConfig(cmd string, args []string, getenv func(string) string, stderr io.Writer, only map[string]bool) (*Config, []string, error) {
+	cfg := defaultConfig()
+	fs, configPath, given := configFlags(cmd, &cfg, only)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
-		return nil, nil, err
+		if errors.Is(err, flag.ErrHelp) {
+			commandHelp(stderr, cmd)
+			return nil, nil, err
+		}
+		fmt.Fprintf(stderr, "pidnode %s: %v\nusage: %s\n", cmd, err, usageLine(cmd))
+		return nil, nil, errUsage
 	}
 	path := *configPath
 	if path == "" {
@@ -280,7 +295,7 @@ func loadConfig(cmd string, args []string, getenv func(string) string, stderr io
 		}
 	}
 	// Rebuild the table: the closures must point into the final cfg.
-	settings = cfg.settings()
+	settings := cfg.settings()
 	for _, s := range settings {
 		if v := getenv(s.env()); v != "" {
 			if s.list {

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"pidnode/internal/buildinfo"
 	hdldns "pidnode/resolver/dns"
 	"pidnode/resolver/hdl"
 )
@@ -183,10 +184,11 @@ func cmdKeygen(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
+var siteinfoFlags = map[string]bool{"hdl-addr": true, "hdl-key": true}
+
 // cmdSiteinfo prints the node's HS_SITE in the reference siteinfo.json form.
 func cmdSiteinfo(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	only := map[string]bool{"hdl-addr": true, "hdl-key": true}
-	cfg, rest, err := loadConfig("siteinfo", args, getenv, stderr, only)
+	cfg, rest, err := loadConfig("siteinfo", args, getenv, stderr, siteinfoFlags)
 	if err != nil {
 		return err
 	}
@@ -216,7 +218,7 @@ func cmdSiteinfo(args []string, getenv func(string) string, stdout, stderr io.Wr
 
 // printWelcome tells a person who just ran `make run` where to look.
 func (n *node) printWelcome(w io.Writer) {
-	fmt.Fprintln(w, "pidnode is running. Ctrl-C stops it.")
+	fmt.Fprintf(w, "pidnode %s is running. Ctrl-C stops it.\n", buildinfo.Read())
 	if a := n.addr("resolver"); a != "" {
 		fmt.Fprintf(w, "\n  resolver    %s/\n", n.cfg.PublicURL)
 	}

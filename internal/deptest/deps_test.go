@@ -30,14 +30,15 @@ var rules = map[string]struct {
 	"resolver/hdl":  {internal: []string{"handlev", "handlev/hsmsg", "cache", "internal/ascii", "internal/connlimit", "internal/tokenbucket"}},
 	"model":         {internal: []string{"handlev"}, external: []string{"github.com/BurntSushi/toml", "github.com/santhosh-tekuri/jsonschema/v6"}},
 	"registry":      {internal: []string{"handlev", "store"}, external: []string{"go.etcd.io/bbolt"}},
-	"admin":         {internal: []string{"handlev", "store", "model", "registry", "internal/promtext", "internal/tokenbucket"}, external: []string{"github.com/santhosh-tekuri/jsonschema/v6", "github.com/prometheus/"}},
+	"admin":         {internal: []string{"handlev", "store", "model", "registry", "internal/buildinfo", "internal/promtext", "internal/tokenbucket"}, external: []string{"github.com/santhosh-tekuri/jsonschema/v6", "github.com/prometheus/"}},
 	// Leaves: the standard library only. procfloor sits below store, ascii
-	// below handlev and every front, promtext and tokenbucket below admin,
-	// the resolvers and cmd; connlimit below the TCP fronts.
+	// below handlev and every front, promtext, buildinfo and tokenbucket below
+	// admin, the resolvers and cmd; connlimit below the TCP fronts.
 	"internal/procfloor":   {},
 	"internal/connlimit":   {},
 	"internal/ascii":       {},
 	"internal/promtext":    {},
+	"internal/buildinfo":   {},
 	"internal/tokenbucket": {},
 	"internal":             {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "model", "registry", "internal"}, external: []string{""}},
 	"cmd":                  {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "model", "registry", "internal"}, external: []string{""}},
