@@ -18,7 +18,7 @@ import (
 )
 
 // KeyPrefix starts every SNAA API key; KeyRandomBytes of randomness follow in
-// lower-case base32 without padding (SPEC §4.1).
+// lower-case base32 without padding (docs/product.md §4.1).
 const (
 	KeyPrefix      = "pid_"
 	KeyRandomBytes = 32

@@ -9,7 +9,7 @@ import (
 	"pidnode/registry"
 )
 
-// MaxBulkItems bounds a bulk request (SPEC §4).
+// MaxBulkItems bounds a bulk request (docs/product.md §4).
 const MaxBulkItems = 1000
 
 // BulkResult is the outcome of one bulk item, in request order.

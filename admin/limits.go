@@ -70,7 +70,7 @@ func (s *Server) checkWritable() error {
 	return nil
 }
 
-// backup streams a consistent snapshot of the database (SPEC §8).
+// backup streams a consistent snapshot of the database (docs/product.md §8).
 func (s *Server) backup(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Content-Type", "application/octet-stream")
 	w.Header().Set("Content-Disposition", `attachment; filename="pidnode-`+s.now().UTC().Format("20060102T150405Z")+`.db"`)

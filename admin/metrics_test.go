@@ -15,7 +15,7 @@ import (
 )
 
 // lintMetrics parses Prometheus text and runs promlint over it; it also checks
-// the naming rules of STYLE practice 13 and that no label value names a
+// the naming rules of docs/architecture.md practice 13 and that no label value names a
 // handle. It returns the parsed families by name.
 func lintMetrics(t *testing.T, text []byte) map[string]bool {
 	t.Helper()

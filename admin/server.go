@@ -21,7 +21,7 @@ import (
 )
 
 // Invalidator drops cached views of a record after a write so that the next
-// resolution reads the new version (SPEC §5 read-your-writes). *cache.Cache
+// resolution reads the new version (docs/product.md §5 read-your-writes). *cache.Cache
 // satisfies it; Invalidate must also drop the key's alternate (short/full) form.
 type Invalidator interface {
 	Invalidate(key string)
@@ -261,7 +261,7 @@ func (s *Server) routesInit() {
 	s.handle("GET", "/readyz", s.readyz)
 	s.handle("GET", "/metrics", s.serveMetrics)
 
-	// Operator routes (SPEC §4.1).
+	// Operator routes (docs/product.md §4.1).
 	s.handle("POST", "/ops/v1/applications", s.op(s.submitApplication))
 	s.handle("GET", "/ops/v1/applications", s.op(s.listApplications))
 	s.methodFallback("/ops/v1/applications", "GET, POST")
@@ -286,7 +286,7 @@ func (s *Server) routesInit() {
 	s.handle("GET", "/ops/v1/backup", s.op(s.backup))
 	s.methodFallback("/ops/v1/backup", "GET")
 
-	// SNAA routes (SPEC §4), on both bases.
+	// SNAA routes (docs/product.md §4), on both bases.
 	for i := range s.bases {
 		b := &s.bases[i]
 		p := b.path

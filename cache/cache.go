@@ -53,7 +53,7 @@ type Config struct {
 
 	// MaxAge, if non-zero, is how long a found record is kept before it is loaded
 	// again. Zero means found entries live until evicted or invalidated (every write
-	// invalidates, SPEC §8).
+	// invalidates, docs/product.md §8).
 	MaxAge time.Duration
 
 	// Now is the clock TTLs are checked against on read. If nil, time.Now is used.

@@ -1,4 +1,4 @@
-// Package cache is the read path's memory (SPEC §8, STYLE practice 7): a sharded LRU
+// Package cache is the read path's memory (docs/product.md §8, docs/architecture.md practice 7): a sharded LRU
 // of immutable, pre-encoded entries in front of a Source (in production the store).
 //
 // It owns:

@@ -16,7 +16,7 @@ var (
 
 // ---- codec errors (binary.go, json.go) ----
 
-// Limits of the RFC 3651 binary codec (HANDLE-PROTOCOL.md §3.1, §3.3).
+// Limits of the RFC 3651 binary codec (docs/handle-protocol.md §3.1, §3.3).
 const (
 	// MaxLength is the largest UTF8-String or data length accepted; larger is ErrTooLong.
 	MaxLength = 262144
@@ -124,9 +124,9 @@ var (
 	ErrBadPrefix = errors.New("handlev: bad prefix")
 	// ErrBadSvc: the configured service segment is not 1–32 ASCII letters or digits (NewNamer).
 	ErrBadSvc = errors.New("handlev: bad service segment")
-	// ErrBadNamespace: a namespace is not 1–16 characters of [0-9A-Z] (SPEC §2).
+	// ErrBadNamespace: a namespace is not 1–16 characters of [0-9A-Z] (docs/product.md §2).
 	ErrBadNamespace = errors.New("handlev: bad namespace")
-	// ErrBadCustomID: a custom id breaks the SPEC §2 rules.
+	// ErrBadCustomID: a custom id breaks the docs/product.md §2 rules.
 	ErrBadCustomID = errors.New("handlev: bad custom id")
 )
 

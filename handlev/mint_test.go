@@ -184,7 +184,7 @@ func TestValidGenerated(t *testing.T) {
 }
 
 // TestCheckDetectsSubstitution: every single-character substitution in NS or ID
-// of a minted id (check character included) is detected (SPEC §2).
+// of a minted id (check character included) is detected (docs/product.md §2).
 func TestCheckDetectsSubstitution(t *testing.T) {
 	r := rand.NewChaCha8([32]byte{42})
 	n := 3000

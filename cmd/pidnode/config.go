@@ -16,7 +16,7 @@ import (
 
 // Config is everything `pidnode serve` reads. Defaults come first, then the TOML
 // file (--config / PIDNODE_CONFIG), then PIDNODE_* environment variables, then
-// flags: flags beat the environment, which beats the file (SPEC §9.1).
+// flags: flags beat the environment, which beats the file (docs/product.md §9.1).
 type Config struct {
 	Data            string   `toml:"data"`
 	ResolverAddr    string   `toml:"resolver_addr"`

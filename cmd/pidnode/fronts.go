@@ -271,7 +271,7 @@ func (n *node) printWelcome(w io.Writer) {
 const demoPayload = `{"url":"https://example.org/item/1","metadata":{"status":"REGISTERED","schema_version":"v1.0.1","metadata_license":"CC0-1.0","curation_contact":"pids@example.org","resource_info":{"label":"My sample","description":"A sample","resource_category":"SAMPLE","representation_variants":[{"variant_url":"https://example.org/item/1.ttl","media_type":"text/turtle"}]}}}`
 
 // dnsName is the owner name of handle h under the zone of its prefix (labels in
-// reverse order, HANDLE-PROTOCOL.md §4), or "" when no zone covers it or a
+// reverse order, docs/handle-protocol.md §4), or "" when no zone covers it or a
 // segment is not a plain DNS label.
 func (n *node) dnsName(h string) string {
 	zones, err := n.cfg.zones()

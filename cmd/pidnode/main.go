@@ -154,7 +154,7 @@ func newNamer(cfg *Config) (*handlev.Namer, error) {
 
 var offlineFlags = map[string]bool{"data": true, "model": true, "prefix": true, "test-prefix": true, "extra-prefix": true, "svc": true, "log-level": true}
 
-// cmdImport loads JSON Lines (SPEC §9.1) into the database, offline.
+// cmdImport loads JSON Lines (docs/product.md §9.1) into the database, offline.
 func cmdImport(args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	cfg, rest, err := loadConfig("import", args, getenv, stderr, offlineFlags)
 	if err != nil {

@@ -53,7 +53,7 @@ func golden(t *testing.T, name string, got []byte, expOff int) {
 	}
 }
 
-// Vectors of HANDLE-PROTOCOL.md §3.5, byte for byte (testdata/*.hex are copies of
+// Vectors of docs/handle-protocol.md §3.5, byte for byte (testdata/*.hex are copies of
 // the spec text; ExpirationTime is variable and compared around).
 func TestSpecVectors(t *testing.T) {
 	const exp = 1700000000

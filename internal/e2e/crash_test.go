@@ -189,7 +189,7 @@ func crashWriter(t *testing.T, n *node, key string, led *ledger, mine []*entry, 
 		}
 		e := mine[rand.N(len(mine))]
 		// What the update should leave: the acknowledged metadata with
-		// resource_info replaced (SPEC §4: present fields replace).
+		// resource_info replaced (docs/product.md §4: present fields replace).
 		var meta map[string]any
 		json.Unmarshal([]byte(e.acked.meta), &meta)
 		var ri map[string]any
