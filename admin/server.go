@@ -78,7 +78,7 @@ type Config struct {
 	// Authorization header (403 problem+json): cmd/pidnode sets it when the
 	// admin listener is plain HTTP on a non-loopback address and
 	// --admin-insecure is not given, so bearer keys never cross a network in
-	// clear text (issue 4). /healthz, /readyz, /metrics and /openapi.json need
+	// clear text. /healthz, /readyz, /metrics and /openapi.json need
 	// no key and keep working.
 	RefuseKeys bool
 	// Metrics, if set, writes further Prometheus text (the resolvers', the

@@ -104,7 +104,7 @@ type Entry struct {
 	expiry int64 // unix nanoseconds at and after which the entry is stale
 
 	// The encodings, built by the first caller that needs them: most misses are
-	// plain redirects that need neither, and building both on every load was a
+	// plain redirects that need neither, and building both on every load would be a
 	// large share of the miss path's CPU time.
 	jsonOnce, wireOnce sync.Once
 	json, wire         []byte

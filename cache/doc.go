@@ -19,5 +19,6 @@
 //
 // The package declares the Source interface it reads through and must never import
 // the store (or any front); it imports handlev, golang-lru and x/sync only. It does
-// not log and exposes counters through Stats, not metrics (issue 4).
+// not log and exposes counters through Stats, not metrics: cmd writes the
+// Prometheus text, so the cache stays free of it.
 package cache

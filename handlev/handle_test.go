@@ -337,7 +337,7 @@ func TestCustomSvc(t *testing.T) {
 		form Form
 	}{
 		{"21.1/Pid/K7Q/a-b", "21.1/PID/K7Q/AB", FormFull},
-		{"21.1/svc/K7Q/a-b", "21.1/SVC/K7Q/AB", FormShort}, // "svc" is now an ordinary ns
+		{"21.1/svc/K7Q/a-b", "21.1/SVC/K7Q/AB", FormShort}, // "svc" is an ordinary ns here (this Namer's svc segment is another)
 		{"21.1/pid/x", "21.1/PID/X", FormOther},
 	}
 	for _, tt := range tests {

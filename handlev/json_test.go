@@ -57,7 +57,7 @@ func mustTime(t testing.TB, s string) int64 {
 
 // specRecordJSON is the example of docs/handle-protocol.md §1.1, joined onto one line as
 // the reference server writes it. Kept here as well as in the golden file so that
-// -update cannot silently move away from the spec.
+// -update cannot silently move away from docs/handle-protocol.md §1.1.
 const specRecordJSON = `{"responseCode":1,"handle":"123/abc","values":[` +
 	`{"index":100,"type":"HS_ADMIN","data":{"format":"admin","value":{"handle":"0.NA/123","index":200,"permissions":"111111111111"}},"ttl":86400,"timestamp":"2001-09-09T01:46:40Z"},` +
 	`{"index":1,"type":"URL","data":{"format":"string","value":"http://example.org/x?a=1&b=<2>"},"ttl":86400,"timestamp":"2001-09-09T01:46:40Z"},` +

@@ -30,7 +30,7 @@
 // first use, a cache hit for a plain redirect, a ?noredirect page, a tombstone
 // or an unfiltered /api/handles request allocates nothing (allocation_test.go).
 //
-// Decisions the specs leave open:
+// Choices this package makes where docs/handle-protocol.md leaves them open:
 //   - Every request here is anonymous, so values without the public-read
 //     permission are never shown (not in JSON, pages or redirect choice);
 //     publicOnly=false is accepted but reveals nothing.

@@ -79,7 +79,7 @@ func get(t *testing.T, url string) (*http.Response, []byte) {
 	return resp, b
 }
 
-// TestImportThenResolveByteForByte is issue 2's first "must hold": a record
+// TestImportThenResolveByteForByte is the import promise: a record
 // imported with `pidnode import` comes back from /api/handles with exactly its
 // values, and the handle as the client wrote it.
 func TestImportThenResolveByteForByte(t *testing.T) {

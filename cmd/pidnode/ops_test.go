@@ -167,7 +167,7 @@ func TestAdminRefusesKeysOverPlainHTTP(t *testing.T) {
 
 // TestMetricsOnRunningNode lints the node's /metrics after traffic on every
 // front: Prometheus text that parses and passes promlint, with the families
-// issue 4 names and no handle in any label.
+// the operator relies on and no handle in any label.
 func TestMetricsOnRunningNode(t *testing.T) {
 	dir := t.TempDir()
 	n, cancel, done := startTestNode(t, dir, "--demo")

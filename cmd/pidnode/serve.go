@@ -236,7 +236,7 @@ func (n *node) bind() error {
 		if adminLn, err = listenTCP("admin", "admin-addr", cfg.AdminAddr, tlsFiles{cfg.AdminTLSCert, cfg.AdminTLSKey, "admin-tls-cert", "admin-tls-key"}); err != nil {
 			return err
 		}
-		// Bearer keys never cross a network in clear text (issue 4): a plain
+		// Bearer keys never cross a network in clear text: a plain
 		// listener on a non-loopback address refuses them unless the operator
 		// says it is safe (--admin-insecure, e.g. behind a TLS proxy).
 		refuse = cfg.AdminTLSCert == "" && !isLoopback(adminLn.Addr()) && !cfg.AdminInsecure
