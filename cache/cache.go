@@ -38,7 +38,7 @@ type Config struct {
 	Source Source
 
 	// Entries is the total number of entries kept, split evenly across shards
-	// (at least one per shard, so the capacity is max(Entries, Shards); see Cap).
+	// (at least one per shard, so the capacity is max(Entries, Shards)).
 	// If zero, DefaultEntries is used.
 	Entries int
 
@@ -386,10 +386,6 @@ func (c *Cache) Len() int {
 	}
 	return n
 }
-
-// Cap returns the number of entries the cache holds at most: Config.Entries (or
-// its default), or the shard count if that is larger.
-func (c *Cache) Cap() int { return c.capacity }
 
 // Stats returns the counters summed over shards. Each counter is read atomically,
 // but the snapshot as a whole is not.

@@ -112,8 +112,6 @@ var (
 	ErrInvalidUTF8 = errors.New("handlev: invalid UTF-8")
 	// ErrControl: a handle contains a control byte (0x00–0x1F or 0x7F), NUL included.
 	ErrControl = errors.New("handlev: control byte in handle")
-	// ErrNUL is ErrControl: a NUL byte is one of the control bytes a handle may not hold.
-	ErrNUL = ErrControl
 	// ErrDotSegment: a proxy path has a "." or ".." segment; no handle has one and
 	// it is a path-traversal probe.
 	ErrDotSegment = errors.New("handlev: dot segment in handle")

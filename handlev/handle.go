@@ -26,7 +26,7 @@ const maxSchemeLen = len("info:hdl/")
 // becomes '/'. A "." or ".." segment is refused: no handle has one.
 //
 // Errors: ErrEmpty, ErrTooLong (more than MaxHandleLen bytes), and *HandleError
-// wrapping ErrBadEscape, ErrInvalidUTF8, ErrControl (ErrNUL) or ErrDotSegment,
+// wrapping ErrBadEscape, ErrInvalidUTF8, ErrControl (a NUL included) or ErrDotSegment,
 // with the offset in rawPath. On error dst is returned with its original length
 // (its spare capacity may have been written).
 //
