@@ -178,6 +178,7 @@ func (s *Server) WriteMetrics(w io.Writer) error {
 	b = promtext.CounterFamily(b, "pidnode_store_read_transactions_total", "bbolt read transactions started.", uint64(st.TxN))
 	b = promtext.GaugeFamily(b, "pidnode_store_open_read_transactions", "bbolt read transactions open now.", int64(st.OpenTxN))
 	b = promtext.GaugeFamily(b, "pidnode_store_free_pages", "bbolt free pages.", int64(st.FreePageN))
+	b = promtext.CounterFamily(b, "pidnode_store_freelist_checkpoints_total", "Commits that only wrote bbolt's freelist (after writes pause, and at close).", s.db.FreelistSyncs())
 	b = promtext.GaugeFamily(b, "pidnode_store_pending_pages", "bbolt pages freed but still pinned by readers.", int64(st.PendingPageN))
 	b = promtext.GaugeFamily(b, "pidnode_store_free_alloc_bytes", "bbolt bytes allocated in free pages.", int64(st.FreeAlloc))
 	b = promtext.GaugeFamily(b, "pidnode_store_freelist_inuse_bytes", "bbolt bytes used by the freelist.", int64(st.FreelistInuse))
