@@ -12,6 +12,11 @@ GOFLAGS_TEST ?= -race -shuffle=on -timeout 9m
 GOFLAGS_NORACE ?= -shuffle=on -count=1 -timeout 5m
 NORACE_PKGS  ?= ./handlev/... ./cache/ ./store/ ./resolver/...
 SOAK_DURATION ?= 10m
+# The binaries record their git revision, commit time and modified state
+# (pidnode version, pidnode_build_info, make run's banner): -buildvcs=auto,
+# Go's default, here so that a GOFLAGS=-buildvcs=false in the environment does
+# not silently drop them. BUILDVCS=false builds where git cannot be run.
+BUILDVCS      ?= auto
 CRASH_ROUNDS  ?= 50
 
 .DEFAULT_GOAL := help
@@ -22,8 +27,8 @@ help: ## show this list
 
 .PHONY: build
 build: ## build bin/pidnode and bin/pidctl
-	$(GO) build -trimpath -o $(BIN)/pidnode ./cmd/pidnode
-	$(GO) build -trimpath -o $(BIN)/pidctl ./cmd/pidctl
+	$(GO) build -trimpath -buildvcs=$(BUILDVCS) -o $(BIN)/pidnode ./cmd/pidnode
+	$(GO) build -trimpath -buildvcs=$(BUILDVCS) -o $(BIN)/pidctl ./cmd/pidctl
 
 .PHONY: run
 run: build ## start the node with demo data on loopback (data in ./data)

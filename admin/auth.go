@@ -18,7 +18,7 @@ import (
 )
 
 // KeyPrefix starts every SNAA API key; KeyRandomBytes of randomness follow in
-// lower-case base32 without padding (SPEC §4.1).
+// lower-case base32 without padding (docs/product.md §4.1).
 const (
 	KeyPrefix      = "pid_"
 	KeyRandomBytes = 32
@@ -150,8 +150,12 @@ func (s *Server) snaa(b *base, h func(w http.ResponseWriter, r *http.Request, b 
 			return problem(http.StatusForbidden, "SNAA %s is suspended; contact the operator", sn.ID)
 		}
 		s.touchKey(k.Hash)
-		if err := s.limit(k.ID); err != nil {
-			return err
+		// A bulk is charged by the number of its items, once they are
+		// counted (bulk.go); every other request costs one token here.
+		if !isBulk(r) {
+			if err := s.limit(k.ID); err != nil {
+				return err
+			}
 		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			if err := s.checkWritable(); err != nil {

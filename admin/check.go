@@ -23,7 +23,12 @@ import (
 //     (model.CheckPayload);
 //  4. the complete record against the metadata model: the payload of a
 //     create (model.Model.CheckCreate), or for an update the stored record
-//     merged with the payload, in the write transaction (model.Model.Merge).
+//     merged with the payload, in the write transaction (model.Model.Merge);
+//     each field's stored size included, so that no payload is refused by the
+//     store (a 500) after passing the model;
+//  5. the record built from it (model.Model.Build) against the store's
+//     limits per record (model.Model.CheckRecord): in prepareCreate, and in
+//     txUpdate where the stored record's other values count too.
 
 // checkCustomID is step 2 for custom id (not empty) in the caller's namespace.
 func checkCustomID(p *principal, t target, id string) error {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"slices"
 	"strings"
 
 	"pidnode/model"
@@ -20,32 +21,49 @@ const DefaultMaxBodyBytes = 1 << 20
 // a Content-Type that is not JSON, 413 for a body over the limit and 400 for an
 // empty body.
 func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
+	body, _, err := readBodyOf(w, r, max, false)
+	return body, err
+}
+
+// jsonLinesTypes are the media types of JSON Lines that the bulk route
+// accepts besides JSON: application/jsonl (https://jsonlines.org) and the
+// older, widely sent application/x-ndjson (https://github.com/ndjson/ndjson-spec).
+var jsonLinesTypes = []string{"application/jsonl", "application/x-ndjson"}
+
+// readBodyOf is readBody that, if lines is true, also accepts the JSON Lines
+// media types (jsonLinesTypes); isLines reports that the client sent one.
+func readBodyOf(w http.ResponseWriter, r *http.Request, max int64, lines bool) (body []byte, isLines bool, err error) {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil || !(mt == "application/json" || strings.HasSuffix(mt, "+json")) {
-			return nil, problem(http.StatusUnsupportedMediaType,
+		isLines = err == nil && lines && slices.Contains(jsonLinesTypes, mt)
+		if err != nil || !(mt == "application/json" || strings.HasSuffix(mt, "+json") || isLines) {
+			if lines {
+				return nil, false, problem(http.StatusUnsupportedMediaType,
+					"Content-Type %q is not accepted; send application/json (an array) or application/jsonl or application/x-ndjson (JSON Lines)", ct)
+			}
+			return nil, false, problem(http.StatusUnsupportedMediaType,
 				"Content-Type %q is not accepted; send application/json", ct)
 		}
 	} else if r.ContentLength != 0 {
-		return nil, problem(http.StatusUnsupportedMediaType, "Content-Type is missing; send application/json")
+		return nil, false, problem(http.StatusUnsupportedMediaType, "Content-Type is missing; send application/json")
 	}
 	if r.ContentLength > max {
-		return nil, problem(http.StatusRequestEntityTooLarge,
+		return nil, false, problem(http.StatusRequestEntityTooLarge,
 			"request body of %d bytes exceeds the limit of %d bytes", r.ContentLength, max)
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+	body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, max))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return nil, problem(http.StatusRequestEntityTooLarge,
+			return nil, false, problem(http.StatusRequestEntityTooLarge,
 				"request body exceeds the limit of %d bytes", mbe.Limit)
 		}
-		return nil, problem(http.StatusBadRequest, "reading the request body: %v", err)
+		return nil, false, problem(http.StatusBadRequest, "reading the request body: %v", err)
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
-		return nil, problem(http.StatusBadRequest, "request body is empty; send a JSON object")
+		return nil, false, problem(http.StatusBadRequest, "request body is empty; send a JSON object")
 	}
-	return body, nil
+	return body, isLines, nil
 }
 
 // readJSON reads the request body (with readBody's media-type and size checks)

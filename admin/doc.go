@@ -27,10 +27,11 @@
 // write outside one registry transaction. Every write is all-or-nothing, audited in
 // the same transaction, and invalidated in the cache before the reply, so the
 // next resolution on this node shows it (read-your-writes). Identifier writes
-// are committed in groups (registry.Registry.Commit): one transaction and one
-// fsync for all the writes that waited while the previous group committed;
-// each write's expensive part (validation, record and audit JSON) is done
-// before it joins.
+// are committed in groups (registry.Registry.CommitAs): one transaction and one
+// fsync for writes that waited while the previous group committed, shared
+// fairly between SNAAs (a bulk counts as its items); each write's expensive
+// part (validation, record and audit JSON; for a bulk, of every create) is
+// done before it joins. The per-key rate limit charges a bulk its items too.
 //
 // Reserved custom ids: "bulk", "stats" and ids whose last segment is
 // "history" or "stats", which would collide with routes.

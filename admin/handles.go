@@ -94,6 +94,11 @@ func (s *Server) postHandles(w http.ResponseWriter, r *http.Request, b *base) er
 	p := principalOf(r)
 	t, err := s.checkTarget(r, b, p, r.PathValue("prefix"), r.PathValue("ns"))
 	if err != nil {
+		if isBulk(r) {
+			if lerr := s.limit(p.key.ID); lerr != nil {
+				return lerr
+			}
+		}
 		return err
 	}
 	if id := r.PathValue("id"); strings.EqualFold(id, "bulk") {
@@ -198,7 +203,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, b *base, p *prin
 		stored   store.Stored
 		replayed bool
 	)
-	err = s.w.Commit(func(tx registry.Tx) error {
+	err = s.w.CommitAs(p.snaa.ID, 1, func(tx registry.Tx) error {
 		o, replayed = outcome{}, false
 		if idemKey != nil {
 			ir, ok, err := tx.Idem(string(idemKey))
@@ -283,7 +288,7 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, b *base, p *prin
 		stored  store.Stored
 		written bool
 	)
-	err = s.w.Commit(func(tx registry.Tx) error {
+	err = s.w.CommitAs(p.snaa.ID, 1, func(tx registry.Tx) error {
 		o, written = outcome{}, false
 		res, perr, err := s.txUpdate(tx, p, t, key, display, req, ifMatch, now)
 		if err != nil || perr != nil {
@@ -557,6 +562,9 @@ func (s *Server) prepareCreate(p *principal, t target, customID string, u string
 	// not its own name.
 	pc.vals, _ = s.model.Build(model.BuildInput{Display: pc.display, AdminHandle: s.namer.Full(t.prefix, t.ns, "ADMIN"), URL: u,
 		Metadata: meta, Agent: agentOf(p), Now: now, Create: true})
+	if perr := s.model.CheckRecord(pc.display, pc.vals); perr != nil {
+		return pc, perr, nil
+	}
 	pc.content = s.model.Extract(pc.vals)
 	if pc.after, err = json.Marshal(auditContent(pc.content)); err != nil {
 		return pc, nil, err
@@ -619,7 +627,7 @@ func (s *Server) txCreatePrepared(tx registry.Tx, pc *preparedCreate, existsStat
 	}
 	w.stored = store.Stored{Record: handlev.Record{Handle: display, Values: pc.vals}, Version: 1, Created: pc.now, Updated: pc.now}
 	if err := tx.PutRecord(w.key, &w.stored); err != nil {
-		return w, nil, err
+		return w, s.notStorable(err), nonStorable(err)
 	}
 	w.written = true
 	if err := tx.IndexURL(w.key, "", pc.url); err != nil {
@@ -655,10 +663,13 @@ func (s *Server) txUpdate(tx registry.Tx, p *principal, t target, key, display s
 		w.stored = old // nothing changed: no write, no new version
 		return w, nil, nil
 	}
+	if perr := s.model.CheckRecord(old.Record.Handle, vals); perr != nil {
+		return w, perr, nil
+	}
 	w.stored = store.Stored{Record: handlev.Record{Handle: old.Record.Handle, Values: vals},
 		Version: old.Version + 1, Created: old.Created, Updated: now}
 	if err := tx.PutRecord(key, &w.stored); err != nil {
-		return w, nil, err
+		return w, s.notStorable(err), nonStorable(err)
 	}
 	w.written = true
 	oldURL := ""
@@ -669,6 +680,27 @@ func (s *Server) txUpdate(tx registry.Tx, p *principal, t target, key, display s
 		return w, nil, err
 	}
 	return w, nil, s.auditHandle(tx, p, ActHandleUpdate, key, old.Record.Handle, auditContent(before), auditContent(s.model.Extract(vals)))
+}
+
+// notStorable is the client's error for a record the store refused as not
+// storable, which model.Model.CheckRecord should have refused first: the
+// write fails alone (in a bulk, as one item) with 422, and the operator's log
+// gets a warning, since the checks missed a limit. Other errors are nil here
+// and fatal (nonStorable).
+func (s *Server) notStorable(err error) error {
+	if !errors.Is(err, store.ErrNotStorable) {
+		return nil
+	}
+	s.log.Warn("the store refused a record the checks accepted", "err", err)
+	return &model.ValidationError{Errors: []FieldError{{Field: "(record)", Message: strings.TrimPrefix(err.Error(), "store: ")}}}
+}
+
+// nonStorable is err unless it is the store's refusal of a record (notStorable).
+func nonStorable(err error) error {
+	if errors.Is(err, store.ErrNotStorable) {
+		return nil
+	}
+	return err
 }
 
 // splitDisplay cuts "<PREFIX>/<svc>/<NS>/<ID>" into its parts.

@@ -48,7 +48,7 @@ func TestWriteLifecycle(t *testing.T) {
 	item := coll + id.ID
 	key1 := "21.12345/SVC/K7Q/" + strings.ReplaceAll(id.ID, "-", "")
 
-	// The record has the SPEC §3 layout.
+	// The record has the docs/product.md §3 layout.
 	st, ok, err := e.db.Get(key1)
 	if err != nil || !ok {
 		t.Fatalf("record %s: %v %v", key1, ok, err)

@@ -41,6 +41,13 @@ func TestHostilePayloads(t *testing.T) {
 		{"LF in URL", withURL("https://e.org/a\nb"), "", 422, "control characters"},
 		{"space in URL", withURL("https://e.org/a b"), "", 422, "control characters"},
 		{"NUL in URL", withURL("https://e.org/\u0000"), "", 422, "control characters"},
+		// Accepted once, then resolved to a values page without a Location:
+		// the admin API and the resolver now share one URL rule.
+		{"bidi override in host", withURL("https://\u202eevil.org/"), "", 422, "its host has a bidirectional control or invisible character"},
+		{"zero-width joiner in host", withURL("https://e\u200dvil.org/"), "", 422, "its host has a bidirectional control or invisible character"},
+		{"IPv6 zone id", withURL("https://[fe80::1%25eth0]/"), "", 422, "its host has an IPv6 zone identifier"},
+		{"empty port", withURL("https://a.org:/"), "", 422, "its port is empty"},
+		{"port out of range", withURL("https://a.org:99999/"), "", 422, "its port is out of range 1-65535"},
 		{"truncated JSON", valid[:len(valid)-5], "", 400, "not valid JSON"},
 		{"trailing garbage", valid + `{}`, "", 400, "more than one JSON value"},
 		{"empty body", ``, "", 400, "empty"},

@@ -5,7 +5,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
-	"time"
+	"strings"
 
 	"pidnode/internal/tokenbucket"
 )
@@ -27,18 +27,22 @@ func newRateLimiter(rate, burst float64) *rateLimiter {
 		func(k string) uint64 { return maphash.String(rateSeed, k) })}
 }
 
-// allow takes a token for key; if none is left it returns how long to wait.
-func (l *rateLimiter) allow(key string, now time.Time) (bool, time.Duration) {
-	r := l.t.Take(key, now.UnixNano())
-	return r.OK, r.Wait
-}
-
 // limit applies the per-key rate limit to an authenticated SNAA request.
-func (s *Server) limit(keyID string) error {
+func (s *Server) limit(keyID string) error { return s.limitN(keyID, 1) }
+
+// limitN charges a request that writes n identifiers (n ≥ 1) to the key's
+// bucket: a bulk of n items costs what n creates cost, so that the rate
+// limit bounds the identifiers a key writes, not its requests. A bulk of more
+// items than the burst is let through only with a full bucket and leaves
+// the key in debt: its next requests wait until the sustained rate has paid
+// for every item (internal/tokenbucket TakeN). A bulk the bucket cannot cover
+// now is refused whole, with 429 and the Retry-After after which it can.
+func (s *Server) limitN(keyID string, n int) error {
 	if s.rl == nil {
 		return nil
 	}
-	ok, wait := s.rl.allow(keyID, s.now())
+	r := s.rl.t.TakeN(keyID, n, s.now().UnixNano())
+	ok, wait := r.OK, r.Wait
 	if ok {
 		return nil
 	}
@@ -47,6 +51,10 @@ func (s *Server) limit(keyID string) error {
 		secs = 1
 	}
 	s.metrics.rateLimited.Add(1)
+	if n > 1 {
+		return problem(http.StatusTooManyRequests, "a bulk of %d items costs %d of this key's %g writes per second; retry in %d s", n, n, s.rl.t.Rate(), secs).
+			with("Retry-After", strconv.Itoa(secs))
+	}
 	return problem(http.StatusTooManyRequests, "more than %g requests per second with this key; retry in %d s", s.rl.t.Rate(), secs).
 		with("Retry-After", strconv.Itoa(secs))
 }
@@ -62,7 +70,7 @@ func (s *Server) checkWritable() error {
 	return nil
 }
 
-// backup streams a consistent snapshot of the database (SPEC §8).
+// backup streams a consistent snapshot of the database (docs/product.md §8).
 func (s *Server) backup(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Content-Type", "application/octet-stream")
 	w.Header().Set("Content-Disposition", `attachment; filename="pidnode-`+s.now().UTC().Format("20060102T150405Z")+`.db"`)
@@ -72,4 +80,10 @@ func (s *Server) backup(w http.ResponseWriter, r *http.Request) error {
 		panic(http.ErrAbortHandler)
 	}
 	return nil
+}
+
+// isBulk reports whether r is a bulk write (POST …/{ns}/bulk), which limitN
+// charges by its items.
+func isBulk(r *http.Request) bool {
+	return r.Method == http.MethodPost && strings.EqualFold(r.PathValue("id"), "bulk")
 }

@@ -4,14 +4,13 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"runtime"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"pidnode/internal/buildinfo"
 	"pidnode/internal/promtext"
 )
 
@@ -179,6 +178,7 @@ func (s *Server) WriteMetrics(w io.Writer) error {
 	b = promtext.CounterFamily(b, "pidnode_store_read_transactions_total", "bbolt read transactions started.", uint64(st.TxN))
 	b = promtext.GaugeFamily(b, "pidnode_store_open_read_transactions", "bbolt read transactions open now.", int64(st.OpenTxN))
 	b = promtext.GaugeFamily(b, "pidnode_store_free_pages", "bbolt free pages.", int64(st.FreePageN))
+	b = promtext.CounterFamily(b, "pidnode_store_freelist_checkpoints_total", "Commits that only wrote bbolt's freelist (after writes pause, and at close).", s.db.FreelistSyncs())
 	b = promtext.GaugeFamily(b, "pidnode_store_pending_pages", "bbolt pages freed but still pinned by readers.", int64(st.PendingPageN))
 	b = promtext.GaugeFamily(b, "pidnode_store_free_alloc_bytes", "bbolt bytes allocated in free pages.", int64(st.FreeAlloc))
 	b = promtext.GaugeFamily(b, "pidnode_store_freelist_inuse_bytes", "bbolt bytes used by the freelist.", int64(st.FreelistInuse))
@@ -192,19 +192,12 @@ func (s *Server) WriteMetrics(w io.Writer) error {
 		b = promtext.GaugeFamily(b, "pidnode_store_file_size_bytes", "Size of the database file.", fi.Size())
 	}
 
-	version, revision := "(devel)", "unknown"
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		if bi.Main.Version != "" {
-			version = bi.Main.Version
-		}
-		for _, kv := range bi.Settings {
-			if kv.Key == "vcs.revision" {
-				revision = kv.Value
-			}
-		}
+	b = promtext.Header(b, "pidnode_build_info", promtext.Gauge, "Build of the running binary (always 1): module version, VCS revision, commit time, modified tree, Go version.")
+	var bl []promtext.Label
+	for _, kv := range buildinfo.Read().Labels() {
+		bl = append(bl, promtext.L(kv[0], kv[1]))
 	}
-	b = promtext.Header(b, "pidnode_build_info", promtext.Gauge, "Build of the running binary (always 1).")
-	b = promtext.Uint(b, "pidnode_build_info", 1, promtext.L("version", version), promtext.L("revision", revision), promtext.L("goversion", runtime.Version()))
+	b = promtext.Uint(b, "pidnode_build_info", 1, bl...)
 
 	if _, err := w.Write(b); err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"pidnode/model"
@@ -11,16 +12,19 @@ import (
 
 // op documents one route in /openapi.json.
 type op struct {
-	summary  string
-	auth     string // "", "operator", "snaa"
-	request  string // component schema name of the JSON body
-	ok       int    // success status
-	okSchema string // component schema of the success body ("" = none)
-	errs     []int  // further error statuses
-	query    []param
-	headers  []param
-	okHeads  []string // response headers on success: "Location", "ETag"
-	tag      string
+	summary string
+	auth    string // "", "operator", "snaa"
+	request string // component schema name of the JSON body
+	// jsonLines: the body may also be JSON Lines (jsonLinesTypes), one item
+	// of the request schema (an array) per line.
+	jsonLines bool
+	ok        int    // success status
+	okSchema  string // component schema of the success body ("" = none)
+	errs      []int  // further error statuses
+	query     []param
+	headers   []param
+	okHeads   []string // response headers on success: "Location", "ETag"
+	tag       string
 }
 
 type param struct{ name, desc string }
@@ -59,7 +63,7 @@ func (s *Server) docs() map[string]op {
 		d["PUT "+p] = op{summary: "Create an identifier with a custom id under " + where + " (namespace from the key)", auth: "snaa", request: "HandleCreate", ok: 201, okSchema: "Identifier", errs: []int{409}, query: []param{{"customid", "the custom id (required)"}}, headers: []param{idem}, okHeads: []string{"Location", "ETag"}, tag: "snaa"}
 		d["PUT "+coll] = op{summary: "Create an identifier with a generated id under " + where, auth: "snaa", request: "HandleCreate", ok: 201, okSchema: "Identifier", headers: []param{idem}, okHeads: []string{"Location", "ETag"}, tag: "snaa"}
 		d["POST "+coll] = op{summary: "Create an identifier with a generated id under " + where + " (same as PUT)", auth: "snaa", request: "HandleCreate", ok: 201, okSchema: "Identifier", errs: []int{405}, headers: []param{idem}, okHeads: []string{"Location", "ETag"}, tag: "snaa"}
-		d["POST "+coll+"bulk"] = op{summary: "Create and update up to 1000 identifiers in one transaction; an item with the id of an existing identifier is a merge update, with an unknown id a custom-id create, without id a generated-id create; each item succeeds or fails on its own", auth: "snaa", request: "BulkRequest", ok: 200, okSchema: "BulkResponse", tag: "snaa"}
+		d["POST "+coll+"bulk"] = op{summary: "Create and update up to 1000 identifiers in one transaction; an item with the id of an existing identifier is a merge update, with an unknown id a custom-id create, without id a generated-id create; each item succeeds or fails on its own", auth: "snaa", request: "BulkRequest", jsonLines: true, ok: 200, okSchema: "BulkResponse", tag: "snaa"}
 		d["GET "+coll] = op{summary: "List the namespace's identifiers", auth: "snaa", ok: 200, okSchema: "IdentifierList", query: []param{{"status", "only this status"}, {"url", "only identifiers with this landing page URL; a trailing * matches a URL prefix (reverse lookup through the URL index)"}, {"limit", "1–1000, default 100"}, {"cursor", "next_cursor of the previous page"}}, tag: "snaa"}
 		d["DELETE "+coll] = op{summary: "Not allowed: identifiers are persistent", ok: 405, tag: "snaa"}
 		d["GET "+item] = op{summary: "Read an identifier", auth: "snaa", ok: 200, okSchema: "Identifier", okHeads: []string{"ETag"}, headers: []param{{"If-None-Match", "ETag of a copy you hold: 304 if unchanged"}}, tag: "snaa"}
@@ -166,8 +170,16 @@ func (s *Server) buildOpenAPI() ([]byte, error) {
 			opn["security"] = []any{}
 		}
 		if o.request != "" {
-			opn["requestBody"] = map[string]any{"required": true, "content": map[string]any{
-				"application/json": map[string]any{"schema": ref(o.request)}}}
+			content := map[string]any{"application/json": map[string]any{"schema": ref(o.request)}}
+			if o.jsonLines {
+				// OpenAPI 3.1 cannot give a schema per line: the body is text
+				// whose lines are each one item of the array schema.
+				for _, mt := range jsonLinesTypes {
+					content[mt] = map[string]any{"schema": map[string]any{"type": "string",
+						"description": "JSON Lines: one item of " + o.request + " per line (at most " + strconv.Itoa(MaxBulkItems) + "); empty lines are skipped"}}
+				}
+			}
+			opn["requestBody"] = map[string]any{"required": true, "content": content}
 		}
 		item[strings.ToLower(method)] = opn
 	}

@@ -178,7 +178,7 @@ func (s *Server) checkPrefixes(field string, ps []string) ([]string, []FieldErro
 }
 
 // spellsName reports whether a random namespace spells (part of) the
-// organisation's name or its initials (SPEC §2: never a word that spells an
+// organisation's name or its initials (docs/product.md §2: never a word that spells an
 // organisation's name).
 func spellsName(ns, org string) bool {
 	var alnum, initials strings.Builder

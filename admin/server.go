@@ -22,7 +22,7 @@ import (
 )
 
 // Invalidator drops cached views of a record after a write so that the next
-// resolution reads the new version (SPEC §5 read-your-writes). *cache.Cache
+// resolution reads the new version (docs/product.md §5 read-your-writes). *cache.Cache
 // satisfies it; Invalidate must also drop the key's alternate (short/full) form.
 type Invalidator interface {
 	Invalidate(key string)
@@ -79,7 +79,7 @@ type Config struct {
 	// Authorization header (403 problem+json): cmd/pidnode sets it when the
 	// admin listener is plain HTTP on a non-loopback address and
 	// --admin-insecure is not given, so bearer keys never cross a network in
-	// clear text (issue 4). /healthz, /readyz, /metrics and /openapi.json need
+	// clear text. /healthz, /readyz, /metrics and /openapi.json need
 	// no key and keep working.
 	RefuseKeys bool
 	// Metrics, if set, writes further Prometheus text (the resolvers', the
@@ -282,7 +282,7 @@ func (s *Server) routesInit() {
 	s.handle("GET", "/readyz", s.readyz)
 	s.handle("GET", "/metrics", s.serveMetrics)
 
-	// Operator routes (SPEC §4.1).
+	// Operator routes (docs/product.md §4.1).
 	s.handle("POST", "/ops/v1/applications", s.op(s.submitApplication))
 	s.handle("GET", "/ops/v1/applications", s.op(s.listApplications))
 	s.methodFallback("/ops/v1/applications", "GET, POST")
@@ -307,7 +307,7 @@ func (s *Server) routesInit() {
 	s.handle("GET", "/ops/v1/backup", s.op(s.backup))
 	s.methodFallback("/ops/v1/backup", "GET")
 
-	// SNAA routes (SPEC §4), on both bases.
+	// SNAA routes (docs/product.md §4), on both bases.
 	for i := range s.bases {
 		b := &s.bases[i]
 		p := b.path

@@ -10,14 +10,15 @@ import (
 	"pidnode/registry"
 )
 
-// Writer commits the API's writes: identifier writes (Commit, which may
-// group concurrent callers) and operator writes (Update). On a single node
+// Writer commits the API's writes: identifier writes (CommitAs, which may
+// group concurrent callers, owner and cost as registry.CommitAs) and
+// operator writes (Update). On a single node
 // it is the database's own registry; a cluster node (docs/product.md §10)
 // supplies one that sends the writes through etcd and returns once they are
 // applied locally. The functions passed must be idempotent and keep every
 // effect inside tx, as registry.Commit requires.
 type Writer interface {
-	Commit(fn func(tx registry.Tx) error) error
+	CommitAs(owner string, cost int, fn func(tx registry.Tx) error) error
 	Update(fn func(tx registry.Tx) error) error
 }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/run.sh — pidnode end-to-end benchmark suite (issue 7), with its baselines
+# bench/run.sh — pidnode end-to-end benchmark suite, with its baselines
 # (nginx map, bare fasthttp map) run in the same invocation on the same data.
 #
 #   DUR=5 bench/run.sh                  # make bench: N=1000000, 5 s per capacity run

@@ -38,7 +38,7 @@ type Config struct {
 	Source Source
 
 	// Entries is the total number of entries kept, split evenly across shards
-	// (at least one per shard, so the capacity is max(Entries, Shards); see Cap).
+	// (at least one per shard, so the capacity is max(Entries, Shards)).
 	// If zero, DefaultEntries is used.
 	Entries int
 
@@ -53,7 +53,7 @@ type Config struct {
 
 	// MaxAge, if non-zero, is how long a found record is kept before it is loaded
 	// again. Zero means found entries live until evicted or invalidated (every write
-	// invalidates, SPEC §8).
+	// invalidates, docs/product.md §8).
 	MaxAge time.Duration
 
 	// Now is the clock TTLs are checked against on read. If nil, time.Now is used.
@@ -104,7 +104,7 @@ type Entry struct {
 	expiry int64 // unix nanoseconds at and after which the entry is stale
 
 	// The encodings, built by the first caller that needs them: most misses are
-	// plain redirects that need neither, and building both on every load was a
+	// plain redirects that need neither, and building both on every load would be a
 	// large share of the miss path's CPU time.
 	jsonOnce, wireOnce sync.Once
 	json, wire         []byte
@@ -386,10 +386,6 @@ func (c *Cache) Len() int {
 	}
 	return n
 }
-
-// Cap returns the number of entries the cache holds at most: Config.Entries (or
-// its default), or the shard count if that is larger.
-func (c *Cache) Cap() int { return c.capacity }
 
 // Stats returns the counters summed over shards. Each counter is read atomically,
 // but the snapshot as a whole is not.

@@ -160,8 +160,8 @@ func TestNew(t *testing.T) {
 				}
 				return
 			}
-			if got := c.Cap(); got != tt.wantCap {
-				t.Errorf("Cap() = %d, want %d", got, tt.wantCap)
+			if got := c.capacity; got != tt.wantCap {
+				t.Errorf("capacity = %d, want %d", got, tt.wantCap)
 			}
 			if got := len(c.shards); got != tt.wantShards {
 				t.Errorf("shards = %d, want %d", got, tt.wantShards)
@@ -599,8 +599,8 @@ func TestConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if c.Len() > c.Cap() {
-		t.Errorf("Len() = %d > Cap() = %d", c.Len(), c.Cap())
+	if c.Len() > c.capacity {
+		t.Errorf("Len() = %d > capacity = %d", c.Len(), c.capacity)
 	}
 }
 

@@ -13,7 +13,7 @@ const DefaultCounterKeys = 1 << 20
 // resolvers on different cores rarely touch the same lock word (practice 7).
 const counterShards = 256
 
-// Counter counts events per key (resolutions per storage key, issue 4) for a
+// Counter counts events per key (resolutions per storage key) for a
 // periodic flusher: the hot path only adds to an in-memory counter, and Drain
 // hands the accumulated counts over in one batch.
 //

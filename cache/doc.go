@@ -1,4 +1,4 @@
-// Package cache is the read path's memory (SPEC §8, STYLE practice 7): a sharded LRU
+// Package cache is the read path's memory (docs/product.md §8, docs/architecture.md practice 7): a sharded LRU
 // of immutable, pre-encoded entries in front of a Source (in production the store).
 //
 // It owns:
@@ -19,5 +19,6 @@
 //
 // The package declares the Source interface it reads through and must never import
 // the store (or any front); it imports handlev, golang-lru and x/sync only. It does
-// not log and exposes counters through Stats, not metrics (issue 4).
+// not log and exposes counters through Stats, not metrics: cmd writes the
+// Prometheus text, so the cache stays free of it.
 package cache

@@ -47,7 +47,12 @@ const maxAttempts = 64
 // fn must be idempotent and keep every effect inside tx, as for
 // registry.Commit; fn's own error is returned as it is. Commit fails with
 // *UnavailableError when etcd does not decide within Config.WriteTimeout.
-func (n *Node) Commit(fn func(tx registry.Tx) error) error {
+func (n *Node) Commit(fn func(tx registry.Tx) error) error { return n.CommitAs("", 1, fn) }
+
+// CommitAs is Commit with the admin API's owner and cost
+// (registry.CommitAs). Groups are formed in arrival order: fairness
+// between owners within a group is left to etcd's throughput.
+func (n *Node) CommitAs(owner string, cost int, fn func(tx registry.Tx) error) error {
 	c := &call{fn: fn, done: make(chan error, 1)}
 	n.gmu.Lock()
 	n.pending = append(n.pending, c)

@@ -6,7 +6,7 @@ import (
 	"unsafe"
 )
 
-// RFC 3651 binary encoding of handle values (HANDLE-PROTOCOL.md §3.4). All integers
+// RFC 3651 binary encoding of handle values (docs/handle-protocol.md §3.4). All integers
 // are big-endian; a UTF8-String is an int4 byte length followed by the bytes.
 //
 // Encoders append to dst and never fail: they do not validate lengths, so callers
@@ -115,7 +115,7 @@ func decodeValues(b []byte, shared bool) (vs []Value, n int, err error) {
 }
 
 // AppendAdmin appends the HS_ADMIN data encoding of a: int2 mask, UTF8-String admin
-// handle, int4 admin index (HANDLE-PROTOCOL.md §3.4).
+// handle, int4 admin index (docs/handle-protocol.md §3.4).
 func AppendAdmin(dst []byte, a Admin) []byte {
 	dst = binary.BigEndian.AppendUint16(dst, a.Mask)
 	dst = appendUTF8String(dst, a.Handle)

@@ -20,7 +20,7 @@ func codecHex(t testing.TB, s string) []byte {
 	return b
 }
 
-// HANDLE-PROTOCOL.md §3.5.
+// docs/handle-protocol.md §3.5.
 const (
 	vectorValueHex = "00000001 3B9ACA00 00 00015180 0E 00000003 55524C 0000001E " +
 		"687474703A2F2F6578616D706C652E6F72672F783F613D3126623D3C323E 00000000"

@@ -16,7 +16,7 @@ var (
 
 // ---- codec errors (binary.go, json.go) ----
 
-// Limits of the RFC 3651 binary codec (HANDLE-PROTOCOL.md §3.1, §3.3).
+// Limits of the RFC 3651 binary codec (docs/handle-protocol.md §3.1, §3.3).
 const (
 	// MaxLength is the largest UTF8-String or data length accepted; larger is ErrTooLong.
 	MaxLength = 262144
@@ -24,6 +24,10 @@ const (
 	MaxValues = 65536
 	// MaxRefs is the largest reference count (value references, HS_VLIST entries).
 	MaxRefs = 2048
+	// MaxRecordJSON is the longest Handle JSON text of one record
+	// ({"handle":…,"values":[…]}, one line of an export) that an import reads
+	// back: a record whose text is longer could be stored but not restored.
+	MaxRecordJSON = 16 << 20
 )
 
 var (
@@ -36,6 +40,9 @@ var (
 	ErrTrailingData = errors.New("handlev: trailing data")
 	// ErrBadTTLType: a TTL type byte other than 0 (relative) or 1 (absolute).
 	ErrBadTTLType = errors.New("handlev: bad TTL type")
+	// ErrLoneSurrogate: a JSON string escapes a lone UTF-16 surrogate (\ud800),
+	// which is no character; decoding it as U+FFFD would alter the data.
+	ErrLoneSurrogate = errors.New("handlev: lone surrogate escape in JSON string")
 )
 
 // DecodeError reports where binary decoding failed. It wraps one of the sentinel
@@ -105,8 +112,6 @@ var (
 	ErrInvalidUTF8 = errors.New("handlev: invalid UTF-8")
 	// ErrControl: a handle contains a control byte (0x00–0x1F or 0x7F), NUL included.
 	ErrControl = errors.New("handlev: control byte in handle")
-	// ErrNUL is ErrControl: a NUL byte is one of the control bytes a handle may not hold.
-	ErrNUL = ErrControl
 	// ErrDotSegment: a proxy path has a "." or ".." segment; no handle has one and
 	// it is a path-traversal probe.
 	ErrDotSegment = errors.New("handlev: dot segment in handle")
@@ -117,9 +122,9 @@ var (
 	ErrBadPrefix = errors.New("handlev: bad prefix")
 	// ErrBadSvc: the configured service segment is not 1–32 ASCII letters or digits (NewNamer).
 	ErrBadSvc = errors.New("handlev: bad service segment")
-	// ErrBadNamespace: a namespace is not 1–16 characters of [0-9A-Z] (SPEC §2).
+	// ErrBadNamespace: a namespace is not 1–16 characters of [0-9A-Z] (docs/product.md §2).
 	ErrBadNamespace = errors.New("handlev: bad namespace")
-	// ErrBadCustomID: a custom id breaks the SPEC §2 rules.
+	// ErrBadCustomID: a custom id breaks the docs/product.md §2 rules.
 	ErrBadCustomID = errors.New("handlev: bad custom id")
 )
 

@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 )
 
-// codecSeedValues are real values to seed the fuzzers: the spec examples, the
+// codecSeedValues are real values to seed the fuzzers: the examples of docs/handle-protocol.md §1.1, the
 // pid4cat record and a few edge cases.
 func codecSeedValues(t testing.TB) []Value {
 	vs := append(specRecordValues(), pid4catValues(t)...)

@@ -15,7 +15,7 @@ const MaxHandleLen = 2048
 // maxSchemeLen is the longest scheme prefix DecodePath strips ("info:hdl/").
 const maxSchemeLen = len("info:hdl/")
 
-// DecodePath turns the path of a proxy request (HANDLE-PROTOCOL.md §2) into
+// DecodePath turns the path of a proxy request (docs/handle-protocol.md §2) into
 // handle text and appends it to dst. rawPath is the path as on the wire, without
 // the leading '/' and without the query string, still percent-encoded.
 //
@@ -26,7 +26,7 @@ const maxSchemeLen = len("info:hdl/")
 // becomes '/'. A "." or ".." segment is refused: no handle has one.
 //
 // Errors: ErrEmpty, ErrTooLong (more than MaxHandleLen bytes), and *HandleError
-// wrapping ErrBadEscape, ErrInvalidUTF8, ErrControl (ErrNUL) or ErrDotSegment,
+// wrapping ErrBadEscape, ErrInvalidUTF8, ErrControl (a NUL included) or ErrDotSegment,
 // with the offset in rawPath. On error dst is returned with its original length
 // (its spare capacity may have been written).
 //
@@ -187,7 +187,7 @@ func dotSegment(h []byte) int {
 	return -1
 }
 
-// Form is the shape of a handle under this node's prefixes (SPEC §2).
+// Form is the shape of a handle under this node's prefixes (docs/product.md §2).
 type Form uint8
 
 const (
@@ -232,7 +232,7 @@ type NamerConfig struct {
 // DefaultSvc is the service segment used when NamerConfig.Svc is empty.
 const DefaultSvc = "svc"
 
-// Namer turns handles into storage keys and back (SPEC §2). It is immutable
+// Namer turns handles into storage keys and back (docs/product.md §2). It is immutable
 // after NewNamer and safe for concurrent use.
 type Namer struct {
 	// prefixes holds the served prefixes, upper case: [0] production,
@@ -386,13 +386,13 @@ func (n *Namer) lookup(prefix []byte) int {
 	return -1
 }
 
-// naPrefix is where a handle without '/' lives (HANDLE-PROTOCOL.md §2).
+// naPrefix is where a handle without '/' lives (docs/handle-protocol.md §2).
 const naPrefix = "0.NA/"
 
 // AppendKey appends the storage key of handle h to dst and returns the extended
 // slice, with h's Form. The key is h with ASCII a–z folded to A–Z (non-ASCII is
 // never folded); a handle without '/' becomes "0.NA/<H>"; for FormFull and
-// FormShort the dashes inside ns and id are removed (SPEC §2).
+// FormShort the dashes inside ns and id are removed (docs/product.md §2).
 //
 // Errors: ErrEmpty, ErrTooLong (h, or the key of a handle without '/', longer
 // than MaxHandleLen), *HandleError (ErrInvalidUTF8, ErrControl; offset

@@ -51,7 +51,7 @@ func TestDecodePath(t *testing.T) {
 		{"invalid utf8 raw", "21.T1/\xc3", "", ErrInvalidUTF8},
 		{"overlong utf8", "21.T1/%C0%AF", "", ErrInvalidUTF8},
 		{"surrogate utf8", "21.T1/%ED%A0%80", "", ErrInvalidUTF8},
-		{"nul escaped", "21.T1/a%00b", "", ErrNUL},
+		{"nul escaped", "21.T1/a%00b", "", ErrControl},
 		{"nul raw", "21.T1/a\x00b", "", ErrControl},
 		{"newline", "21.T1/a%0Ab", "", ErrControl},
 		{"del", "21.T1/a%7Fb", "", ErrControl},
@@ -298,7 +298,7 @@ func TestAppendKeyErrors(t *testing.T) {
 		{"slashless not served", "21.T12345", ErrPrefixNotServed, "0.NA"},
 		{"empty prefix", "/abc", ErrPrefixNotServed, ""},
 		{"prefix of prefix", "21.1234/K7Q/x", ErrPrefixNotServed, "21.1234"},
-		{"nul", "21.12345/a\x00b", ErrNUL, ""},
+		{"nul", "21.12345/a\x00b", ErrControl, ""},
 		{"control", "21.12345/a\rb", ErrControl, ""},
 		{"invalid utf8", "21.12345/a\xffb", ErrInvalidUTF8, ""},
 	}
@@ -337,7 +337,7 @@ func TestCustomSvc(t *testing.T) {
 		form Form
 	}{
 		{"21.1/Pid/K7Q/a-b", "21.1/PID/K7Q/AB", FormFull},
-		{"21.1/svc/K7Q/a-b", "21.1/SVC/K7Q/AB", FormShort}, // "svc" is now an ordinary ns
+		{"21.1/svc/K7Q/a-b", "21.1/SVC/K7Q/AB", FormShort}, // "svc" is an ordinary ns here (this Namer's svc segment is another)
 		{"21.1/pid/x", "21.1/PID/X", FormOther},
 	}
 	for _, tt := range tests {

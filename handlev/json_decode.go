@@ -9,6 +9,7 @@ import (
 	"math"
 	"strconv"
 	"time"
+	"unicode/utf8"
 )
 
 // Handle JSON decoding. It is not on the read path (imports, the admin API, tests),
@@ -147,11 +148,77 @@ func jsonString(raw []byte, vi int, field string) (string, error) {
 	if len(raw) == 0 || raw[0] != '"' {
 		return "", jsonErr(vi, field, "want a string", nil)
 	}
+	// encoding/json would put U+FFFD in the place of both: the stored data
+	// would silently differ from the input.
+	if k := FindLoneSurrogate(raw); k >= 0 {
+		return "", jsonErr(vi, field, "the escape "+string(raw[k:k+6])+" at byte "+strconv.Itoa(k)+
+			" of the string is a lone UTF-16 surrogate, not a character (RFC 8259 §8.2)", ErrLoneSurrogate)
+	}
+	if !utf8.Valid(raw) {
+		return "", jsonErr(vi, field, "the string is not valid UTF-8", ErrInvalidUTF8)
+	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return "", jsonErr(vi, field, err.Error(), err)
 	}
 	return s, nil
+}
+
+// FindLoneSurrogate returns the offset in b of the first \u escape that is a
+// lone UTF-16 surrogate, or -1 if there is none. A high surrogate
+// (\uD800–\uDBFF) must be followed at once by an escaped low one
+// (\uDC00–\uDFFF), and a low one must follow a high one (RFC 8259 §7).
+// encoding/json decodes a lone surrogate as U+FFFD without an error, so a
+// decoder that must not alter its input checks the raw text with this first.
+//
+// b is JSON text or a part of it that starts outside a string or at its
+// opening quote; a backslash outside a string (not valid JSON) is read as the
+// start of an escape. It allocates nothing.
+func FindLoneSurrogate(b []byte) int {
+	for i := 0; ; {
+		k := bytes.IndexByte(b[i:], '\\')
+		if k < 0 {
+			return -1
+		}
+		i += k
+		if i+1 >= len(b) || b[i+1] != 'u' {
+			i += 2 // \" \\ \n …: the escaped byte is never the start of an escape
+			if i >= len(b) {
+				return -1
+			}
+			continue
+		}
+		r, ok := escapedUnit(b, i)
+		switch {
+		case !ok:
+			i += 2
+		case r >= 0xDC00 && r < 0xE000:
+			return i // a low surrogate without a high one before it
+		case r >= 0xD800 && r < 0xDC00:
+			if lo, ok := escapedUnit(b, i+6); !ok || lo < 0xDC00 || lo >= 0xE000 {
+				return i
+			}
+			i += 12
+		default:
+			i += 6
+		}
+	}
+}
+
+// escapedUnit decodes the \uXXXX escape at b[i], if there is one.
+func escapedUnit(b []byte, i int) (rune, bool) {
+	if i+6 > len(b) || b[i] != '\\' || b[i+1] != 'u' {
+		return 0, false
+	}
+	var r rune
+	for _, h := range b[i+2 : i+6] {
+		d, ok := UnhexDigit(h)
+		if !ok {
+			return 0, false
+		}
+		r = r<<4 | rune(d)
+	}
+	return r, true
 }
 
 func jsonInt(raw []byte, vi int, field string, lo, hi int64) (int64, error) {

@@ -9,7 +9,7 @@ import (
 	"pidnode/internal/ascii"
 )
 
-// Handle JSON encoding (HANDLE-PROTOCOL.md §1), byte-identical to the reference
+// Handle JSON encoding (docs/handle-protocol.md §1), byte-identical to the reference
 // server, which writes with Gson and HTML escaping disabled: keys in a fixed order,
 // no whitespace, `<`, `>`, `&`, `=` and non-ASCII written raw, only `"`, `\`, the
 // control characters and U+2028/U+2029 escaped.
@@ -100,7 +100,7 @@ func appendJSONBytes(dst []byte, b []byte) []byte {
 //   - timestamp (yyyy-MM-ddTHH:mm:ssZ, UTC) is omitted when v.Timestamp is 0;
 //   - references are omitted when v.Refs is empty.
 //
-// The data object follows HANDLE-PROTOCOL.md §1.2: HS_ADMIN as format "admin" and
+// The data object follows docs/handle-protocol.md §1.2: HS_ADMIN as format "admin" and
 // HS_VLIST as "vlist" when Data is their canonical encoding (otherwise the generic
 // rule below applies, so the JSON always round-trips to the same bytes); any other
 // value, including HS_SITE and HS_PUBKEY, as "string" when Data is valid UTF-8
@@ -232,7 +232,7 @@ func appendDataJSON(dst []byte, v *Value) []byte {
 }
 
 // LooksBinary reports whether value data is written as base64 rather than as a
-// string in Handle JSON (HANDLE-PROTOCOL.md §1.2): true when b is not valid UTF-8
+// string in Handle JSON (docs/handle-protocol.md §1.2): true when b is not valid UTF-8
 // or contains a byte in 0x00–0x08, 0x14–0x1F or 0x7F.
 func LooksBinary(b []byte) bool {
 	for _, c := range b {

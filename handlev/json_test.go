@@ -55,9 +55,9 @@ func mustTime(t testing.TB, s string) int64 {
 	return tm.Unix()
 }
 
-// specRecordJSON is the example of HANDLE-PROTOCOL.md §1.1, joined onto one line as
+// specRecordJSON is the example of docs/handle-protocol.md §1.1, joined onto one line as
 // the reference server writes it. Kept here as well as in the golden file so that
-// -update cannot silently move away from the spec.
+// -update cannot silently move away from docs/handle-protocol.md §1.1.
 const specRecordJSON = `{"responseCode":1,"handle":"123/abc","values":[` +
 	`{"index":100,"type":"HS_ADMIN","data":{"format":"admin","value":{"handle":"0.NA/123","index":200,"permissions":"111111111111"}},"ttl":86400,"timestamp":"2001-09-09T01:46:40Z"},` +
 	`{"index":1,"type":"URL","data":{"format":"string","value":"http://example.org/x?a=1&b=<2>"},"ttl":86400,"timestamp":"2001-09-09T01:46:40Z"},` +
@@ -76,7 +76,7 @@ func specRecordValues() []Value {
 	}
 }
 
-// pid4catDocJSON is the first six values of the record in METADATA-MODEL.md, joined.
+// pid4catDocJSON is the first six values of the record in docs/metadata-model.md, joined.
 const pid4catDocJSON = `{"index":1,"type":"URL","data":{"format":"string","value":"http://Mytest2.com"},"ttl":86400,"timestamp":"2025-03-11T09:43:14Z"},` +
 	`{"index":10,"type":"EMAIL","data":{"format":"string","value":"abc@xyz.com"},"ttl":86400,"timestamp":"2025-03-11T10:32:45Z"},` +
 	`{"index":11,"type":"STATUS","data":{"format":"string","value":"REGISTERED"},"ttl":86400,"timestamp":"2025-03-11T10:33:39Z"},` +
@@ -84,7 +84,7 @@ const pid4catDocJSON = `{"index":1,"type":"URL","data":{"format":"string","value
 	`{"index":13,"type":"METADATA_LICENSE","data":{"format":"string","value":"CC0-1.0"},"ttl":86400,"timestamp":"2025-03-11T09:45:25Z"},` +
 	`{"index":14,"type":"RESOURCE","data":{"format":"string","value":"{\"label\":\"Resource label\",\"description\":\"Resource description\",\"resource_category\":\"SAMPLE\",\"representation_variants\":[{\"variant_url\":\"https://example.org/resource\",\"media_type\":\"text/turtle\",\"encoding_format\":\"UTF-8\",\"size\":12345}]}"},"ttl":86400,"timestamp":"2025-03-11T09:45:26Z"}`
 
-// pid4catValues is a full record under the default model (METADATA-MODEL.md): the
+// pid4catValues is a full record under the default model (docs/metadata-model.md): the
 // six documented values plus related identifiers, a change log with non-ASCII and
 // HTML-significant characters, and the HS_ADMIN value.
 func pid4catValues(t testing.TB) []Value {
@@ -108,7 +108,7 @@ func pid4catValues(t testing.TB) []Value {
 func TestJSONGoldenSpecRecord(t *testing.T) {
 	got := AppendRecordJSON(nil, "123/abc", specRecordValues())
 	if string(got) != specRecordJSON {
-		t.Fatalf("AppendRecordJSON differs from HANDLE-PROTOCOL.md §1.1\ngot:  %s\nwant: %s", got, specRecordJSON)
+		t.Fatalf("AppendRecordJSON differs from docs/handle-protocol.md §1.1\ngot:  %s\nwant: %s", got, specRecordJSON)
 	}
 	checkGolden(t, "json_record.golden", got)
 
@@ -122,7 +122,7 @@ func TestJSONGoldenSpecRecord(t *testing.T) {
 func TestJSONGoldenPid4cat(t *testing.T) {
 	vs := pid4catValues(t)
 	if got := AppendValuesJSON(nil, vs[:6]); string(got) != "["+pid4catDocJSON+"]" {
-		t.Fatalf("AppendValuesJSON differs from METADATA-MODEL.md\ngot:  %s\nwant: [%s]", got, pid4catDocJSON)
+		t.Fatalf("AppendValuesJSON differs from docs/metadata-model.md\ngot:  %s\nwant: [%s]", got, pid4catDocJSON)
 	}
 	got := AppendRecordJSON(nil, "21.T11978/TEST/KBKA-BEM9", vs)
 	checkGolden(t, "json_pid4cat.golden", got)

@@ -12,11 +12,11 @@ import (
 // without I, L, O and U (no look-alikes, no accidental words).
 const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
-// checkAlphabet is the alphabet of ISO 7064 MOD 37,36 (SPEC §2): the check
+// checkAlphabet is the alphabet of ISO 7064 MOD 37,36 (docs/product.md §2): the check
 // character may be any of these 36, not only a Crockford one.
 const checkAlphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
-// Generated ids and namespaces (SPEC §2).
+// Generated ids and namespaces (docs/product.md §2).
 const (
 	// GeneratedLen is the number of random characters in a generated id.
 	GeneratedLen = 8
@@ -114,7 +114,7 @@ func isCrockford(b byte) bool {
 // CheckChar returns the ISO 7064 MOD 37,36 check character (one of 0-9A-Z) of s.
 // Letters count in either case and dashes are skipped, so CheckChar(ns+id) works
 // on ids as written. Any other byte makes s uncheckable: CheckChar returns 0.
-// Vectors (SPEC §2): CheckChar("TBR") == '1', CheckChar("B3739U6CR") == 'K'.
+// Vectors (docs/product.md §2): CheckChar("TBR") == '1', CheckChar("B3739U6CR") == 'K'.
 func CheckChar(s string) byte {
 	var c check3736
 	for i := 0; i < len(s); i++ {
@@ -183,7 +183,7 @@ func ValidGenerated(ns, id []byte) (looksGenerated, valid bool) {
 }
 
 // NewNamespace returns a random namespace of NamespaceLen Crockford base32
-// characters (SPEC §2). rnd nil means crypto/rand.Reader. The caller checks it is
+// characters (docs/product.md §2). rnd nil means crypto/rand.Reader. The caller checks it is
 // unused and not the service segment (Namer.CheckNamespace).
 func NewNamespace(rnd io.Reader) (string, error) {
 	if rnd == nil {
@@ -200,7 +200,7 @@ func NewNamespace(rnd io.Reader) (string, error) {
 }
 
 // ValidNamespace checks a namespace in its canonical form: 1–16 characters of
-// [0-9A-Z], upper case, no dash (SPEC §2). Callers upper-case operator input first.
+// [0-9A-Z], upper case, no dash (docs/product.md §2). Callers upper-case operator input first.
 // Errors wrap ErrBadNamespace.
 func ValidNamespace(ns string) error {
 	if ns == "" || len(ns) > MaxNamespaceLen {
@@ -215,7 +215,7 @@ func ValidNamespace(ns string) error {
 	return nil
 }
 
-// ValidCustomID checks a custom id (SPEC §2): an ASCII letter or digit first, then
+// ValidCustomID checks a custom id (docs/product.md §2): an ASCII letter or digit first, then
 // letters, digits, '.', '/' and '-', at most 36 characters, no "//", no trailing
 // '/' or '.'. It also refuses "." and ".." segments ("a/../b"): DecodePath refuses
 // them, so such an id could never be resolved over HTTP. Errors wrap ErrBadCustomID.

@@ -184,7 +184,7 @@ func TestValidGenerated(t *testing.T) {
 }
 
 // TestCheckDetectsSubstitution: every single-character substitution in NS or ID
-// of a minted id (check character included) is detected (SPEC §2).
+// of a minted id (check character included) is detected (docs/product.md §2).
 func TestCheckDetectsSubstitution(t *testing.T) {
 	r := rand.NewChaCha8([32]byte{42})
 	n := 3000
@@ -226,7 +226,7 @@ func TestCheckDetectsSubstitution(t *testing.T) {
 				buf[pos] = orig
 			}
 		}
-		// Adjacent transpositions (reported, not required by the spec).
+		// Adjacent transpositions (reported, not required by ISO 7064).
 		s := []byte(ns + id[:4] + id[5:9] + id[10:])
 		for p := 0; p+1 < len(s); p++ {
 			if s[p] == s[p+1] {

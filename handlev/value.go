@@ -56,14 +56,14 @@ type Record struct {
 	Values []Value
 }
 
-// Admin is the decoded data of an HS_ADMIN value (HANDLE-PROTOCOL.md §1.2, §3.4).
+// Admin is the decoded data of an HS_ADMIN value (docs/handle-protocol.md §1.2, §3.4).
 type Admin struct {
 	Mask   uint16
 	Handle string
 	Index  int32
 }
 
-// Admin permission bits (HANDLE-PROTOCOL.md §1.2).
+// Admin permission bits (docs/handle-protocol.md §1.2).
 const (
 	AdminAddHandle    uint16 = 0x0001
 	AdminDeleteHandle uint16 = 0x0002
@@ -93,7 +93,7 @@ const (
 	TypeRelated = "RELATED"
 )
 
-// Status is the lifecycle state a record carries in its STATUS value (SPEC §3).
+// Status is the lifecycle state a record carries in its STATUS value (docs/product.md §3).
 type Status uint8
 
 const (
@@ -139,4 +139,3 @@ func (r *Record) Status() Status {
 	}
 	return StatusNone
 }
-

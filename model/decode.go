@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"unicode/utf8"
+
+	"pidnode/handlev"
 )
 
 // MaxJSONDepth bounds the nesting of arrays and objects in a write's JSON.
@@ -29,6 +32,9 @@ func CheckJSON(b []byte) error {
 			off += n
 		}
 		return &SyntaxError{Msg: fmt.Sprintf("request body is not valid UTF-8 (first invalid byte at offset %d)", off)}
+	}
+	if err := checkSurrogates(b); err != nil {
+		return err
 	}
 	if json.Valid(b) {
 		// The common case, without a token per allocation: a create body
@@ -116,6 +122,9 @@ func checkShape(b []byte) error {
 
 // checkTokens is CheckJSON's check of a body through the JSON token stream.
 func checkTokens(b []byte) error {
+	if err := checkSurrogates(b); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	type frame struct {
@@ -171,6 +180,101 @@ func checkTokens(b []byte) error {
 		}
 	}
 	return nil
+}
+
+// checkSurrogates refuses a string with an escaped lone UTF-16 surrogate
+// (handlev.FindLoneSurrogate), which encoding/json would silently decode as
+// U+FFFD, with a *ValidationError naming the field: the payload is
+// well-formed JSON whose value is not a string of characters, as raw bytes
+// that are not UTF-8 are not.
+func checkSurrogates(b []byte) error {
+	k := handlev.FindLoneSurrogate(b)
+	if k < 0 {
+		return nil
+	}
+	path, inKey := jsonPathAt(b, k)
+	esc := string(b[k : k+6])
+	if inKey {
+		return &ValidationError{Errors: []FieldError{{Field: path, Message: fmt.Sprintf(
+			"has a member name with the escape %s, a lone UTF-16 surrogate, which is no character (RFC 8259 §8.2)", esc)}}}
+	}
+	return &ValidationError{Errors: []FieldError{{Field: path, Message: fmt.Sprintf(
+		"holds the escape %s, a lone UTF-16 surrogate, which is no character (RFC 8259 §8.2); send the character itself or a complete surrogate pair", esc)}}}
+}
+
+// jsonPathAt returns the path, as FieldError.Field writes it
+// ("metadata.related_identifiers[2].relation_type"), of the string of the
+// JSON text b that contains byte offset off, and whether that string is a
+// member name (then the path is its object's). The top level is "(body)".
+// b need not be valid JSON; the path is then a best guess.
+func jsonPathAt(b []byte, off int) (path string, inKey bool) {
+	type frame struct {
+		obj    bool
+		expKey bool
+		key    string
+		idx    int
+	}
+	var stack []frame
+	render := func(n int) string {
+		var sb strings.Builder
+		for _, f := range stack[:n] {
+			if f.obj {
+				if sb.Len() > 0 {
+					sb.WriteByte('.')
+				}
+				sb.WriteString(f.key)
+			} else {
+				fmt.Fprintf(&sb, "[%d]", f.idx)
+			}
+		}
+		if sb.Len() == 0 {
+			return "(body)"
+		}
+		return sb.String()
+	}
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '{', '[':
+			stack = append(stack, frame{obj: b[i] == '{', expKey: b[i] == '{'})
+		case '}', ']':
+			if len(stack) > 0 {
+				stack = stack[:len(stack)-1]
+			}
+		case ',':
+			if n := len(stack); n > 0 {
+				if stack[n-1].obj {
+					stack[n-1].expKey = true
+				} else {
+					stack[n-1].idx++
+				}
+			}
+		case '"':
+			j := i + 1
+			for j < len(b) && b[j] != '"' {
+				if b[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			n := len(stack)
+			key := n > 0 && stack[n-1].obj && stack[n-1].expKey
+			if off > i && off < j {
+				if key {
+					return render(n - 1), true
+				}
+				return render(n), false
+			}
+			if key {
+				var k string
+				if json.Unmarshal(b[i:min(j+1, len(b))], &k) != nil {
+					k = string(b[i+1 : min(j, len(b))])
+				}
+				stack[n-1].key, stack[n-1].expKey = k, false
+			}
+			i = j
+		}
+	}
+	return render(len(stack)), false
 }
 
 func jsonErr(err error) string {

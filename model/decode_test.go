@@ -27,6 +27,8 @@ var checkJSONCases = []struct{ name, body string }{
 	{"two values", `{} {}`},
 	{"scalar", `"x"`},
 	{"lone surrogate keys", `{"\ud800":1,"\ud801":2}`},
+	{"lone surrogate value", `{"a":["\udc00"]}`},
+	{"lone surrogate then syntax error", `{"a":"\ud800",}`},
 }
 
 func manyKeys(n int) string {

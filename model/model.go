@@ -202,6 +202,9 @@ func (m *Model) check() error {
 	if m.Changes.MaxBytes == 0 {
 		m.Changes.MaxBytes = 65536
 	}
+	if err := m.checkModelLimits(); err != nil {
+		return err
+	}
 	if m.Admin.Index <= 0 || m.Admin.AdminIndex <= 0 {
 		return &ModelError{Path: "admin", Msg: "index and admin_index are required"}
 	}

@@ -2,11 +2,14 @@ package model
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"pidnode/handlev"
 )
 
 // MaxURLBytes bounds a landing page URL (docs/product.md §4).
@@ -43,6 +46,14 @@ func checkHTTPURL(s string) string {
 	}
 	if strings.ContainsRune(s, '\\') {
 		return "must not contain backslashes"
+	}
+	// The resolver's own rule last: a URL accepted here is one it redirects
+	// to, never one that would resolve to a values page instead.
+	var ue *handlev.URLError
+	if err := handlev.CheckTargetURL([]byte(s)); errors.As(err, &ue) {
+		return "must be a URL the resolver can redirect to: its " + ue.Part + " " + ue.Reason
+	} else if err != nil {
+		return "must be a URL the resolver can redirect to: " + err.Error()
 	}
 	return ""
 }
@@ -156,6 +167,7 @@ func (m *Model) ValidateRecord(u *string, meta map[string]any, unknownNull map[s
 	for _, k := range unknown {
 		v.add("metadata."+k, "unknown field; allowed: %s", m.fieldNames())
 	}
+	var buf []byte
 	for _, f := range m.Fields {
 		x, ok := meta[f.Name]
 		if !ok || x == nil {
@@ -164,7 +176,12 @@ func (m *Model) ValidateRecord(u *string, meta map[string]any, unknownNull map[s
 			}
 			continue
 		}
+		n := len(v.errs)
 		v.validate("metadata."+f.Name, f.Schema, x)
+		if len(v.errs) == n {
+			// Only a valid value is measured: its encoding is the stored one.
+			buf = v.checkValueSize("metadata."+f.Name, f, x, buf)
+		}
 	}
 	sortErrs(v.errs)
 	return v.errs

@@ -137,12 +137,7 @@ func (m *Model) Build(in BuildInput) ([]handlev.Value, []ChangeEntry) {
 			}
 			continue
 		}
-		var data []byte
-		if f.Encoding == "json" {
-			data = appendCanon(nil, x, f.Schema)
-		} else {
-			data = []byte(x.(string))
-		}
+		data := f.appendData(nil, x)
 		if in.Create {
 			entry(f.ChangedField, f.Name+" set at creation")
 		} else if o := old[f.Index]; o == nil {

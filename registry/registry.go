@@ -85,7 +85,15 @@ func (r *Registry) Update(fn func(tx Tx) error) error {
 // error. fn must be idempotent and should do its expensive work (validation,
 // record building, JSON encoding) before Commit is called.
 func (r *Registry) Commit(fn func(tx Tx) error) error {
-	return r.writes.update(func(tx *store.Tx) error { return fn(Tx{tx, r}) })
+	return r.CommitAs("", 1, fn)
+}
+
+// CommitAs is Commit for a write of owner (the SNAA) that writes cost
+// identifiers (a bulk's items; at least 1). Concurrent writers share the
+// commit groups fairly between owners (commit.go): one owner's large or many
+// writes delay another owner's write by at most one group.
+func (r *Registry) CommitAs(owner string, cost int, fn func(tx Tx) error) error {
+	return r.writes.updateAs(owner, cost, func(tx *store.Tx) error { return fn(Tx{tx, r}) })
 }
 
 // EnsureIndexes builds the URL index and the per-record audit index of a

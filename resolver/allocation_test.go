@@ -13,7 +13,7 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// hotPaths are the cache-hit requests that must allocate nothing (STYLE
+// hotPaths are the cache-hit requests that must allocate nothing (docs/architecture.md
 // practice 6), with the status and a piece of the response each must give.
 var hotPaths = []struct {
 	name, target string

@@ -17,7 +17,7 @@ import (
 
 const apiHandlesPath = "/api/handles"
 
-// serveAPI is the Handle JSON API (HANDLE-PROTOCOL.md §1): /api/handles/{handle}
+// serveAPI is the Handle JSON API (docs/handle-protocol.md §1): /api/handles/{handle}
 // for GET, HEAD and POST (parameters in the body), CORS preflight for OPTIONS,
 // RC 4 / 404 for any other /api/… path.
 func (s *Server) serveAPI(ctx *fasthttp.RequestCtx, sc *scratch, path, query []byte) {
@@ -158,7 +158,7 @@ func (s *Server) serveAPI(ctx *fasthttp.RequestCtx, sc *scratch, path, query []b
 		n++
 	}
 	if n == 0 {
-		// HANDLE-PROTOCOL.md §1.3: this key order.
+		// docs/handle-protocol.md §1.3: this key order.
 		sc.out = append(sc.out[:0], `{"responseCode":200,"values":[],"handle":`...)
 		sc.out = handlev.AppendJSONString(sc.out, handle)
 		sc.out = append(sc.out, '}')
@@ -239,7 +239,7 @@ func (s *Server) sendJSON(ctx *fasthttp.RequestCtx, sc *scratch, status int, bod
 
 // appendCallbackName writes the JSONP callback name with every character
 // that is not [_$a-zA-Z0-9] (and a leading digit) replaced by '_'
-// (HANDLE-PROTOCOL.md §1.1): "a-b.c" → "a_b_c". A multi-byte character (or an
+// (docs/handle-protocol.md §1.1): "a-b.c" → "a_b_c". A multi-byte character (or an
 // invalid byte) becomes one '_'.
 func appendCallbackName(dst, cb []byte) []byte {
 	first := true

@@ -11,7 +11,7 @@ func recordJSON(handle string, vs []handlev.Value) string {
 	return string(handlev.AppendRecordJSON(nil, handle, vs))
 }
 
-// TestAPIResponses checks every HANDLE-PROTOCOL.md §1.3 row and the success
+// TestAPIResponses checks every docs/handle-protocol.md §1.3 row and the success
 // shapes: exact bodies and statuses.
 func TestAPIResponses(t *testing.T) {
 	f := newFixture(t, nil)

@@ -1,14 +1,14 @@
-// Package resolver is pidnode's public HTTP front (SPEC §5), built on fasthttp.
+// Package resolver is pidnode's public HTTP front (docs/product.md §5), built on fasthttp.
 //
 // It owns:
-//   - the Handle proxy behaviour on /{handle} (HANDLE-PROTOCOL.md §2): both handle
+//   - the Handle proxy behaviour on /{handle} (docs/handle-protocol.md §2): both handle
 //     forms, the 302 redirect to the first URL value (then URL.*), ?noredirect /
 //     action=showvalues pages, ?urlappend, ?index and ?type, the 404 and
 //     "Prefix X not found" pages, HS_ALIAS 301s, signposting Link headers;
-//   - the status-driven pages (SPEC §3, §5): SUBMITTED → 404 "reserved, not yet
+//   - the status-driven pages (docs/product.md §3, §5): SUBMITTED → 404 "reserved, not yet
 //     public", OBSOLETED and DEPRECATED → 410 tombstone, a generated id with a bad
 //     check character → 404 "malformed";
-//   - the Handle JSON API on /api/handles/{handle} (HANDLE-PROTOCOL.md §1):
+//   - the Handle JSON API on /api/handles/{handle} (docs/handle-protocol.md §1):
 //     filters and their union, pretty, JSONP, CORS, POST parameters, the
 //     responseCode → HTTP status map;
 //   - the home page with a lookup form, /lookup, /healthz, /robots.txt and
@@ -30,18 +30,18 @@
 // first use, a cache hit for a plain redirect, a ?noredirect page, a tombstone
 // or an unfiltered /api/handles request allocates nothing (allocation_test.go).
 //
-// Decisions the specs leave open:
+// Choices this package makes where docs/handle-protocol.md leaves them open:
 //   - Every request here is anonymous, so values without the public-read
 //     permission are never shown (not in JSON, pages or redirect choice);
 //     publicOnly=false is accepted but reveals nothing.
 //   - ?noredirect and /api/handles show the full record whatever its status
-//     (SPEC §5) for OBSOLETED and DEPRECATED records. A SUBMITTED record is
+//     (docs/product.md §5) for OBSOLETED and DEPRECATED records. A SUBMITTED record is
 //     reserved, not yet public: every route answers as for a handle that does
 //     not exist yet (404 reserved page, RC 100), like DNS and the native protocol.
 //   - ?urlappend is appended verbatim, then the whole target is made safe;
 //     if that would change the target's host, the urlappend is dropped.
 //   - Query and form values are form-decoded ('+' is a space); the handle in
-//     the path keeps '+' literal (HANDLE-PROTOCOL.md §2).
+//     the path keeps '+' literal (docs/handle-protocol.md §2).
 //   - A path that is not a usable handle (bad escape, invalid UTF-8, control
 //     byte, dot segment, too long) is 400; a bad ?index is 400 (RC 4 on /api).
 //

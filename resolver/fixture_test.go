@@ -55,7 +55,7 @@ func adminValue(index int32) handlev.Value {
 	return v
 }
 
-// pid4cat builds a record in the SPEC §3 layout.
+// pid4cat builds a record in the docs/product.md §3 layout.
 func pid4cat(handle, url, status string, extra ...handlev.Value) handlev.Record {
 	vs := []handlev.Value{
 		sv(1, "URL", url),

@@ -168,7 +168,7 @@ func appendEscaped[T ~string | ~[]byte](dst []byte, s T, mode int) []byte {
 }
 
 // appendTimestamp writes unix seconds as "yyyy-MM-dd HH:mm:ssZ" in UTC (the
-// proxy's values page, HANDLE-PROTOCOL.md §2); 0 writes nothing.
+// proxy's values page, docs/handle-protocol.md §2); 0 writes nothing.
 func appendTimestamp(dst []byte, unix int64) []byte {
 	if unix == 0 {
 		return dst

@@ -7,9 +7,9 @@ import (
 	"pidnode/handlev"
 )
 
-// maxExpires caps how far ahead Expires may point (HANDLE-PROTOCOL.md §2:
+// maxExpires caps how far ahead Expires may point (docs/handle-protocol.md §2:
 // "resolution time + the value's TTL, capped"). A day matches the TTL every
-// pidnode-written value carries (SPEC §3).
+// pidnode-written value carries (docs/product.md §3).
 const maxExpires = 24 * 60 * 60
 
 const httpTimeFormat = "Mon, 02 Jan 2006 15:04:05 GMT"

@@ -122,7 +122,7 @@ func authorityOf(loc []byte) []byte {
 // pathSafe marks the bytes kept unencoded when a handle is written into a URL
 // path (for /lookup redirects, HS_ALIAS redirects and Link headers). '%', '?',
 // '#' and everything outside RFC 3986 pchar or '/' are encoded; '+' stays,
-// because the proxy reads '+' literally (HANDLE-PROTOCOL.md §2).
+// because the proxy reads '+' literally (docs/handle-protocol.md §2).
 var pathSafe = func() (t [256]bool) {
 	t = hostSafe
 	for _, c := range []byte("~/:@!$&'()*+,;=") {

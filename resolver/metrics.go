@@ -9,7 +9,7 @@ import (
 	"pidnode/cache"
 )
 
-// Resolution counters (issue 4 metrics, STYLE practice 13): by kind (the
+// Resolution counters (docs/architecture.md practice 13): by kind (the
 // route: redirect, noredirect, api) and result (found, not_found, gone,
 // bad_request, error, limited), read at scrape time through Stats; cmd/pidnode
 // writes them as pidnode_resolver_resolutions_total. Counting is one atomic

@@ -13,11 +13,11 @@ import (
 )
 
 // maxAliasHops is how many HS_ALIAS links the resolver follows before it
-// stops redirecting (HANDLE-PROTOCOL.md §2).
+// stops redirecting (docs/handle-protocol.md §2).
 const maxAliasHops = 20
 
-// serveHandle is the proxy path GET|HEAD /{handle} (SPEC §5,
-// HANDLE-PROTOCOL.md §2). rawPath is the path without its leading '/'.
+// serveHandle is the proxy path GET|HEAD /{handle} (docs/product.md §5,
+// docs/handle-protocol.md §2). rawPath is the path without its leading '/'.
 func (s *Server) serveHandle(ctx *fasthttp.RequestCtx, sc *scratch, rawPath, query, frag []byte) {
 	if !s.allowGet(ctx, sc) {
 		return
@@ -123,7 +123,7 @@ func (s *Server) serveHandle(ctx *fasthttp.RequestCtx, sc *scratch, rawPath, que
 }
 
 // appendToTarget returns the Location for data + urlappend (+ "#" frag),
-// appended verbatim and then made safe like any target (HANDLE-PROTOCOL.md §2),
+// appended verbatim and then made safe like any target (docs/handle-protocol.md §2),
 // or base when that is not possible. If the result would name another host
 // than base (data "https://a.org" with urlappend ".evil.org" or "@evil.org"),
 // the urlappend is dropped: it extends a target, it never changes where the
@@ -173,7 +173,7 @@ func (s *Server) sendRedirect(ctx *fasthttp.RequestCtx, sc *scratch, v *view, lo
 	}
 }
 
-// appendLink writes the signposting Link header value (SPEC §5):
+// appendLink writes the signposting Link header value (docs/product.md §5):
 // <{PublicURL}/api/handles/{handle}>; rel="describedby"; type="application/json",
 // <{ProxyURL}/{handle}>; rel="cite-as".
 func (s *Server) appendLink(dst []byte, ctx *fasthttp.RequestCtx, handlePath []byte) []byte {

@@ -13,7 +13,7 @@ import (
 )
 
 // TestRedirect checks the redirect choice and Location encoding
-// (HANDLE-PROTOCOL.md §2).
+// (docs/handle-protocol.md §2).
 func TestRedirect(t *testing.T) {
 	f := newFixture(t, nil)
 	lowerShort := strings.ToLower(tPrefix + "/" + tNS + "/" + tID)
@@ -331,7 +331,7 @@ func TestShutdown(t *testing.T) {
 }
 
 // TestReadYourWrites: once a write is committed and the cache invalidated (what
-// admin does), the next resolution shows the change (SPEC §5).
+// admin does), the next resolution shows the change (docs/product.md §5).
 func TestReadYourWrites(t *testing.T) {
 	f := newFixture(t, nil)
 	target := "/" + tExtra + "/order"

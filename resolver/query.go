@@ -8,7 +8,7 @@ import (
 )
 
 // params are the query (and POST body) parameters the resolver understands
-// (HANDLE-PROTOCOL.md §1.4, §2). Byte slices point into the request's scratch
+// (docs/handle-protocol.md §1.4, §2). Byte slices point into the request's scratch
 // arena and live until the scratch is returned to its pool.
 type params struct {
 	noredirect   bool // ?noredirect or action=showvalues
@@ -34,7 +34,7 @@ const maxFilters = 256
 
 // parseQuery decodes the parameters of raw (a query string or an
 // application/x-www-form-urlencoded body) into p. Pairs are separated by '&'
-// and by ';' (HANDLE-PROTOCOL.md §2); keys and values are percent-decoded with
+// and by ';' (docs/handle-protocol.md §2); keys and values are percent-decoded with
 // '+' as a space. Unknown parameters are ignored. Decoded bytes are appended to
 // arena, which must have spare capacity for len(raw) bytes so that the slices
 // kept in p stay valid; the extended arena is returned.
@@ -96,7 +96,7 @@ func parseQuery(p *params, raw, arena []byte) ([]byte, error) {
 	return arena, nil
 }
 
-// parseBool is the Handle API's boolean rule (HANDLE-PROTOCOL.md §1.4) for a
+// parseBool is the Handle API's boolean rule (docs/handle-protocol.md §1.4) for a
 // parameter that is present: empty, "yes" or "true" (any case) is true,
 // anything else false. An absent parameter is false; callers only call this for
 // present ones.

@@ -149,7 +149,7 @@ func chooseTarget(vs []handlev.Value, p *params) int {
 
 // match reports whether v passes the ?type/?index filter: with no filter every
 // value does; otherwise v's index is listed OR its type is (the union,
-// HANDLE-PROTOCOL.md §1.4). A listed type ending in '.' also matches its
+// docs/handle-protocol.md §1.4). A listed type ending in '.' also matches its
 // subtypes ("URL." matches URL and URL.*); types compare ASCII case-insensitively.
 func (p *params) match(v *handlev.Value) bool {
 	if !p.filtered() {
@@ -189,7 +189,7 @@ func viewOf(e *cache.Entry) *view {
 }
 
 // resourceInfo and relatedItem are the parts of the RESOURCE and RELATED JSON
-// texts (METADATA-MODEL.md) the tombstone shows.
+// texts (docs/metadata-model.md) the tombstone shows.
 type resourceInfo struct {
 	Label       string `json:"label"`
 	Description string `json:"description"`
@@ -213,7 +213,7 @@ func firstOfType(vs []handlev.Value, typ string) []byte {
 	return nil
 }
 
-// appendGonePage writes the 410 tombstone (SPEC §5): identifier, status, label
+// appendGonePage writes the 410 tombstone (docs/product.md §5): identifier, status, label
 // and description, the last landing page as text, related identifiers (links
 // only to http/https), the curation contact.
 func appendGonePage(dst []byte, v *view) []byte {

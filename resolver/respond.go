@@ -81,7 +81,7 @@ func (s *Server) sendMessage(ctx *fasthttp.RequestCtx, sc *scratch, status int, 
 	sendComposed(ctx, status, sc.out)
 }
 
-// The proxy's pages for lookups that fail (HANDLE-PROTOCOL.md §2, SPEC §5).
+// The proxy's pages for lookups that fail (docs/handle-protocol.md §2, docs/product.md §5).
 
 func (s *Server) sendNotFound(ctx *fasthttp.RequestCtx, sc *scratch, handle []byte) {
 	s.sendMessage(ctx, sc, fasthttp.StatusNotFound, "Not Found",
@@ -136,7 +136,7 @@ func handleProblem(err error) string {
 	return "it is not a valid identifier"
 }
 
-// Handle JSON responseCodes the resolver answers (HANDLE-PROTOCOL.md §1.3).
+// Handle JSON responseCodes the resolver answers (docs/handle-protocol.md §1.3).
 const (
 	rcSuccess          = 1
 	rcError            = 2
@@ -153,7 +153,7 @@ const (
 )
 
 // rcStatus is the reference server's responseCode → HTTP status map
-// (HANDLE-PROTOCOL.md §1.3), for resolution requests.
+// (docs/handle-protocol.md §1.3), for resolution requests.
 func rcStatus(rc int) int {
 	switch rc {
 	case 1, 200:

@@ -131,7 +131,7 @@ func benchCounted(b *testing.B, mod func(*Config)) {
 }
 
 // BenchmarkRedirectCounted against BenchmarkRedirect is the cost of
-// resolution statistics on the hot path (issue 4: under 5%).
+// resolution statistics on the hot path (the budget: under 5%).
 func BenchmarkRedirectCounted(b *testing.B) {
 	benchCounted(b, func(c *Config) { c.Counter = cache.NewCounter(0) })
 }
@@ -146,7 +146,7 @@ func BenchmarkRedirectCountedLimited(b *testing.B) {
 // batches of 1000, from a server without statistics and one with a Counter
 // (and one with the per-address limit as well), so that load changes on the
 // machine hit all alike; it reports each one's ns per request and the cost
-// of counting in percent (issue 4: under 5%).
+// of counting in percent (the budget: under 5%).
 func BenchmarkRedirectCountingCost(b *testing.B) {
 	type variant struct {
 		name string

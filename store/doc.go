@@ -1,5 +1,5 @@
 // Package store is pidnode's persistence: one bbolt file holding the handle
-// records and the admin data (SPEC §8).
+// records and the admin data (docs/product.md §8).
 //
 // It owns the bucket layout, the record encoding, the schema version, durable
 // batched writes, online backup and JSON Lines export/import. It imports

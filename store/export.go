@@ -9,8 +9,10 @@ import (
 )
 
 const (
-	// MaxImportLine is the longest JSON line Import accepts (16 MiB).
-	MaxImportLine = 16 << 20
+	// MaxImportLine is the longest JSON line Import accepts (16 MiB): the
+	// longest record text (handlev.MaxRecordJSON), so that every record the
+	// writers are allowed to store can be exported and imported back.
+	MaxImportLine = handlev.MaxRecordJSON
 	// importChunkRecords and importChunkBytes (keys and encoded records) bound
 	// one import transaction. Import writes in key order, so a transaction
 	// fills consecutive leaf pages; the bounds keep a transaction and its

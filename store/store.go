@@ -125,9 +125,9 @@ func Open(cfg Config) (*DB, error) {
 		// The freelist is not written by every commit: writing it costs
 		// O(F log F) CPU for F free pages (the hashmap freelist sorts every
 		// free page id) plus F×8 bytes of I/O, per commit. After an import of
-		// 1M records F is ~48k, and that was ~8 ms of CPU in every commit,
-		// so 1-client creates ran at ~10 ms of CPU each and starved the
-		// resolver sharing the core. The freelist is derived data: it is
+		// 1M records F is ~48k: ~8 ms of CPU in every commit, enough for
+		// 1-client creates at ~10 ms of CPU each to starve the resolver
+		// sharing the core. The freelist is derived data: it is
 		// written by a checkpoint commit once writes pause for
 		// freelistSyncIdle, and by Close, so that a restart reads it from
 		// its pages. Only a crash during or within freelistSyncIdle of a
@@ -196,7 +196,7 @@ func Open(cfg Config) (*DB, error) {
 // grows the mapping in 1 GiB steps; each step is a remap that waits for every
 // read transaction and blocks new ones (resolver cache misses, key lookups)
 // while it unmaps and maps again. A 2 GB database (1M records) opened with a
-// 1 GiB reservation was remapped after ~150 MB of new pages; with twice its
+// 1 GiB reservation would be remapped after ~150 MB of new pages; with twice its
 // size it can grow by its own size first. Address space only, not memory.
 func mmapSize(path string) int {
 	n := int64(initialMmapSize)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# DNS benchmark (issue 5): dnsperf against pidnode's DNS front and against a
+# DNS benchmark: dnsperf against pidnode's DNS front and against a
 # bare miekg/dns server answering TXT from a Go map (bench/dns/baseline), with
 # the same names, in one invocation; prints both QPS and the ratio.
 #

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -15,60 +14,6 @@ import (
 	"time"
 )
 
-// adminCommands are the subcommands that talk to the admin API.
-var adminCommands = map[string]func(c *client, pos []string) error{
-	"apply":        cmdApply,
-	"applications": cmdApplications,
-	"application":  cmdApplication,
-	"approve":      cmdApprove,
-	"reject":       cmdReject,
-	"snaas":        cmdSNAAs,
-	"snaa":         cmdSNAA,
-	"snaa-set":     cmdSNAASet,
-	"keys":         cmdKeys,
-	"whoami":       cmdWhoami,
-	"create":       cmdCreate,
-	"update":       cmdUpdate,
-	"get":          cmdGet,
-	"history":      cmdHistory,
-	"stats":        cmdStats,
-	"list":         cmdList,
-	"audit":        cmdAudit,
-	"backup":       cmdBackup,
-	"bulk":         cmdBulk,
-}
-
-const adminUsage = `admin API commands (global flags: --admin URL --key-file FILE [--json]):
-  apply --organisation NAME --tech-name N --tech-email E --admin-name N --admin-email E
-        --policy-version V --maintenance TEXT        submit an SNAA application (operator key)
-  applications [--state SUBMITTED|APPROVED|REJECTED]  list applications
-  application ID                                     show one application
-  approve ID [--namespace NS] [--prefix P]… [--custom-ids] [--note TEXT]
-                                                     approve: creates the SNAA, prints its first key
-  reject ID --note TEXT                              reject an application
-  snaas                                              list SNAAs
-  snaa ID                                            show one SNAA
-  snaa-set ID [--custom-ids true|false] [--suspended true|false] [--prefix P]…
-  keys issue SNAA_ID --name NAME                     issue a key (the secret is shown once)
-  keys list SNAA_ID                                  list keys (never secrets)
-  keys revoke SNAA_ID KEY_ID                         revoke a key
-  audit [--after SEQ] [--limit N]                    read the audit log
-  backup FILE                                        consistent copy of the running node's database
-  whoami [--test]                                    the SNAA of the key (SNAA key)
-  create [--test] [--custom-id ID] [--idempotency-key K] (--file PAYLOAD.json | --url URL --metadata FILE|-)
-  update HANDLE [--if-match VERSION] (--file PATCH.json | [--url URL] [--metadata FILE|-])
-  get HANDLE                                         read an identifier
-  history HANDLE                                     its changes: time, key, URL/metadata before and after
-  stats [HANDLE] [--test] [--from YYYY-MM-DD] [--to YYYY-MM-DD]
-                                                     resolutions per day of the namespace or one identifier
-  list [--test] [--status S] [--url URL] [--limit N] [--cursor C]
-  bulk FILE|- [--test]                               create/update from JSON Lines ({"id"?,"url"?,"metadata"?}
-                                                     per line) or CSV (.csv; columns id,url,status,metadata)
-HANDLE is PREFIX/svc/NS/ID or PREFIX/NS/ID; a prefix with T after the first dot
-(21.T12345) uses the /testpid/v2 base, others /pid/v2 (override with --test/--prod).
-Environment: PIDCTL_ADMIN, PIDCTL_KEY_FILE.
-`
-
 // client is one pidctl invocation against the admin API.
 type client struct {
 	base   string
@@ -76,72 +21,43 @@ type client struct {
 	json   bool
 	out    io.Writer
 	errw   io.Writer // progress lines (stderr)
-	fs     *flag.FlagSet
 	http   *http.Client
 	svc    string
 	test   bool
 	prod   bool
-	values map[string]*string
-	multi  map[string]*multiFlag
+	values map[string]string   // options given (switches as "true"/"false")
+	lists  map[string][]string // repeatable options given
 }
 
-type multiFlag []string
-
-func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
-func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
-
-// adminMain runs an admin subcommand; exit 0 ok, 1 API error, 2 usage or network.
-func adminMain(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("pidctl", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { usage(stderr) }
-	c := &client{out: stdout, errw: stderr, fs: fs, http: &http.Client{Timeout: 60 * time.Second},
-		values: map[string]*string{}, multi: map[string]*multiFlag{}}
-	adminURL := fs.String("admin", envOr("PIDCTL_ADMIN", "http://127.0.0.1:8001"), "admin API base `URL`")
-	keyFile := fs.String("key-file", os.Getenv("PIDCTL_KEY_FILE"), "`file` holding the API key (operator or SNAA)")
-	fs.BoolVar(&c.json, "json", false, "print the API's JSON reply (for scripts)")
-	fs.StringVar(&c.svc, "svc", "svc", "the service segment of full handles")
-	fs.BoolVar(&c.test, "test", false, "use the /testpid/v2 base")
-	fs.BoolVar(&c.prod, "prod", false, "use the /pid/v2 base")
-	for _, n := range []string{"organisation", "tech-name", "tech-email", "admin-name", "admin-email", "policy-version",
-		"maintenance", "state", "namespace", "note", "name", "custom-id", "idempotency-key", "file", "url", "metadata",
-		"if-match", "status", "limit", "cursor", "after", "custom-ids", "suspended", "from", "to"} {
-		c.values[n] = fs.String(n, "", "")
+// adminRun runs an admin API command; exit 0 ok, 1 API error, 2 usage or network.
+func adminRun(p *parsed, stdout, stderr io.Writer) int {
+	c := &client{out: stdout, errw: stderr, http: &http.Client{Timeout: 60 * time.Second},
+		values: p.vals, lists: p.lists, svc: "svc"}
+	c.json = p.v("json") == "true"
+	c.test = p.v("test") == "true"
+	c.prod = p.v("prod") == "true"
+	if s := p.v("svc"); s != "" {
+		c.svc = s
 	}
-	c.multi["prefix"] = &multiFlag{}
-	fs.Var(c.multi["prefix"], "prefix", "a prefix the SNAA may write under (repeatable)")
-	// Flags may come before or after positional arguments.
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return 2
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
+	adminURL := p.v("admin")
+	if adminURL == "" {
+		adminURL = envOr("PIDCTL_ADMIN", "http://127.0.0.1:8001")
 	}
-	if len(pos) == 0 {
-		usage(stderr)
-		return 2
+	c.base = strings.TrimRight(adminURL, "/")
+	keyFile := p.v("key-file")
+	if keyFile == "" {
+		keyFile = os.Getenv("PIDCTL_KEY_FILE")
 	}
-	cmd, ok := adminCommands[pos[0]]
-	if !ok {
-		fmt.Fprintf(stderr, "pidctl: unknown command %q\n", pos[0])
-		usage(stderr)
-		return 2
-	}
-	c.base = strings.TrimRight(*adminURL, "/")
-	if *keyFile != "" {
-		b, err := os.ReadFile(*keyFile)
+	name := p.cmd.name
+	if keyFile != "" {
+		b, err := os.ReadFile(keyFile)
 		if err != nil {
-			fmt.Fprintf(stderr, "pidctl: %v\n", err)
+			fmt.Fprintf(stderr, "pidctl %s: %v\n", name, err)
 			return 2
 		}
 		c.key = strings.TrimSpace(string(b))
 	}
-	err := cmd(c, pos[1:])
+	err := p.cmd.admin(c, p.pos)
 	var ae *apiError
 	switch {
 	case err == nil:
@@ -156,25 +72,11 @@ func adminMain(args []string, stdout, stderr io.Writer) int {
 		}
 		return 1
 	case errors.Is(err, errUsage):
-		fmt.Fprintf(stderr, "pidctl %s: %v\n", pos[0], err)
-		return 2
+		return usageError(stderr, p.cmd, strings.TrimPrefix(err.Error(), errUsage.Error()+": "))
 	default:
-		fmt.Fprintf(stderr, "pidctl %s: %v\n", pos[0], err)
+		fmt.Fprintf(stderr, "pidctl %s: %v\n", name, err)
 		return 2
 	}
-}
-
-func envOr(k, def string) string {
-	if v := os.Getenv(k); v != "" {
-		return v
-	}
-	return def
-}
-
-var errUsage = errors.New("usage")
-
-func usageErr(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{errUsage}, args...)...)
 }
 
 // apiError is a problem+json reply.
@@ -191,7 +93,7 @@ type apiError struct {
 
 func (e *apiError) Error() string { return fmt.Sprintf("%d %s: %s", e.Status, e.Title, e.Detail) }
 
-func (c *client) v(name string) string { return *c.values[name] }
+func (c *client) v(name string) string { return c.values[name] }
 
 // do sends a request and returns the reply body; non-2xx replies are *apiError.
 func (c *client) do(method, path string, body any, hdr ...string) ([]byte, http.Header, error) {

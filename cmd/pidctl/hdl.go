@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -16,104 +14,99 @@ import (
 	"pidnode/resolver/hdl"
 )
 
-// runHDL runs `pidctl hdl …` with the process's standard streams.
-func runHDL(args []string) int { return hdlMain(args, os.Stdout, os.Stderr) }
+// hdlClient is the native-protocol client the options describe.
+func hdlClient(p *parsed) (*hdl.Client, error) {
+	c := &hdl.Client{Addr: "127.0.0.1:2641", UDP: p.v("udp") == "true", Timeout: 10 * time.Second}
+	if s := p.v("server"); s != "" {
+		c.Addr = s
+	}
+	if s := p.v("timeout"); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("--timeout %q: want a duration such as 10s", s)
+		}
+		c.Timeout = d
+	}
+	return c, nil
+}
 
-// hdlMain implements `pidctl hdl resolve` and `pidctl hdl siteinfo`: one request
-// to a node's native Handle protocol interface (TCP, or UDP with --udp), the reply
-// printed. Exit status 0 on RC 1, 1 on any other response code, 2 on usage or
-// network errors.
-func hdlMain(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: pidctl hdl resolve HANDLE --server HOST:PORT [--udp] [--type T]… [--index N]… [--json]")
-		fmt.Fprintln(stderr, "       pidctl hdl siteinfo --server HOST:PORT [--udp]")
+// hdlResolve is `pidctl hdl resolve`: one resolution request to a node's native
+// Handle protocol interface (TCP, or UDP with --udp), the reply printed. Exit
+// status 0 on RC 1, 1 on any other response code, 2 on usage or network errors.
+func hdlResolve(p *parsed, stdout, stderr io.Writer) int {
+	if len(p.pos) != 1 {
+		return usageError(stderr, p.cmd, "want exactly one HANDLE")
+	}
+	c, err := hdlClient(p)
+	if err != nil {
+		return usageError(stderr, p.cmd, err.Error())
+	}
+	var indexes []int32
+	for _, s := range p.lists["index"] {
+		n, err := strconv.ParseInt(s, 10, 32)
+		if err != nil {
+			return usageError(stderr, p.cmd, fmt.Sprintf("--index %q: want an integer", s))
+		}
+		indexes = append(indexes, int32(n))
+	}
+	h := p.pos[0]
+	rep, err := c.Resolve(context.Background(), h, indexes, p.lists["type"], 0)
+	if err != nil {
+		fmt.Fprintf(stderr, "pidctl hdl resolve: %v\n", err)
 		return 2
 	}
-	sub, args := args[0], args[1:]
-	fs := flag.NewFlagSet("pidctl hdl "+sub, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	server := fs.String("server", "127.0.0.1:2641", "the node's native protocol address `host:port`")
-	udp := fs.Bool("udp", false, "use UDP instead of TCP")
-	timeout := fs.Duration("timeout", 10*time.Second, "time limit for the exchange")
-	asJSON := fs.Bool("json", false, "print the record as Handle JSON")
-	var types stringList
-	var indexes intList
-	fs.Var(&types, "type", "only values of this `type` (repeatable; \"URL.\" includes subtypes)")
-	fs.Var(&indexes, "index", "only the value with this `index` (repeatable)")
-	// Flags may come before or after the handle.
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return 2
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
+	if rc := rep.Header.ResponseCode; rc != hsmsg.RCSuccess {
+		fmt.Fprintf(stderr, "pidctl hdl resolve: %s: %s\n", h, rcText(rc, rep.ErrorMessage))
+		return 1
 	}
-	c := &hdl.Client{Addr: *server, UDP: *udp, Timeout: *timeout}
-	ctx := context.Background()
-	switch sub {
-	case "resolve":
-		if len(pos) != 1 {
-			fmt.Fprintln(stderr, "pidctl hdl resolve: want exactly one HANDLE")
-			return 2
-		}
-		rep, err := c.Resolve(ctx, pos[0], indexes, types, 0)
-		if err != nil {
-			fmt.Fprintf(stderr, "pidctl hdl resolve: %v\n", err)
-			return 2
-		}
-		if rc := rep.Header.ResponseCode; rc != hsmsg.RCSuccess {
-			fmt.Fprintf(stderr, "pidctl hdl resolve: %s: %s\n", pos[0], rcText(rc, rep.ErrorMessage))
-			return 1
-		}
-		if *asJSON {
-			stdout.Write(append(handlev.AppendRecordJSON(nil, string(rep.Handle), rep.Values), '\n'))
-			return 0
-		}
-		fmt.Fprintf(stdout, "%s\t%d values\n", rep.Handle, len(rep.Values))
-		for i := range rep.Values {
-			v := &rep.Values[i]
-			fmt.Fprintf(stdout, "%d\t%s\t%s\n", v.Index, v.Type, showData(v))
-		}
+	if p.v("json") == "true" {
+		stdout.Write(append(handlev.AppendRecordJSON(nil, string(rep.Handle), rep.Values), '\n'))
 		return 0
-	case "siteinfo":
-		if len(pos) != 0 {
-			fmt.Fprintln(stderr, "pidctl hdl siteinfo: no arguments expected")
-			return 2
-		}
-		rep, err := c.SiteInfo(ctx, 0)
-		if err != nil {
-			fmt.Fprintf(stderr, "pidctl hdl siteinfo: %v\n", err)
-			return 2
-		}
-		if rc := rep.Header.ResponseCode; rc != hsmsg.RCSuccess || rep.Site == nil {
-			fmt.Fprintf(stderr, "pidctl hdl siteinfo: %s\n", rcText(rc, rep.ErrorMessage))
-			return 1
-		}
-		s := rep.Site
-		fmt.Fprintf(stdout, "protocol %d.%d serial %d primary %v\n", s.Major, s.Minor, s.Serial, s.Primary)
-		for _, a := range s.Attributes {
-			fmt.Fprintf(stdout, "attribute %s=%s\n", a.Name, a.Value)
-		}
-		for i := range s.Servers {
-			sv := &s.Servers[i]
-			key := "no key"
-			if len(sv.PublicKey) > 0 {
-				key = "key " + strconv.Itoa(len(sv.PublicKey)) + " bytes"
-			}
-			fmt.Fprintf(stdout, "server %d %s %s\n", sv.ID, sv.Addr(), key)
-			for _, f := range sv.Interfaces {
-				fmt.Fprintf(stdout, "  interface %s %s port %d\n", ifType(f.Type), protoName(f.Protocol), f.Port)
-			}
-		}
-		return 0
-	default:
-		fmt.Fprintf(stderr, "pidctl hdl: unknown subcommand %q (want resolve or siteinfo)\n", sub)
+	}
+	fmt.Fprintf(stdout, "%s\t%d values\n", rep.Handle, len(rep.Values))
+	for i := range rep.Values {
+		v := &rep.Values[i]
+		fmt.Fprintf(stdout, "%d\t%s\t%s\n", v.Index, v.Type, showData(v))
+	}
+	return 0
+}
+
+// hdlSiteinfo is `pidctl hdl siteinfo`: the node's HS_SITE, exit status as
+// hdlResolve's.
+func hdlSiteinfo(p *parsed, stdout, stderr io.Writer) int {
+	if len(p.pos) != 0 {
+		return usageError(stderr, p.cmd, "no arguments expected")
+	}
+	c, err := hdlClient(p)
+	if err != nil {
+		return usageError(stderr, p.cmd, err.Error())
+	}
+	rep, err := c.SiteInfo(context.Background(), 0)
+	if err != nil {
+		fmt.Fprintf(stderr, "pidctl hdl siteinfo: %v\n", err)
 		return 2
 	}
+	if rc := rep.Header.ResponseCode; rc != hsmsg.RCSuccess || rep.Site == nil {
+		fmt.Fprintf(stderr, "pidctl hdl siteinfo: %s\n", rcText(rc, rep.ErrorMessage))
+		return 1
+	}
+	s := rep.Site
+	fmt.Fprintf(stdout, "protocol %d.%d serial %d primary %v\n", s.Major, s.Minor, s.Serial, s.Primary)
+	for _, a := range s.Attributes {
+		fmt.Fprintf(stdout, "attribute %s=%s\n", a.Name, a.Value)
+	}
+	for i := range s.Servers {
+		sv := &s.Servers[i]
+		key := "no key"
+		if len(sv.PublicKey) > 0 {
+			key = "key " + strconv.Itoa(len(sv.PublicKey)) + " bytes"
+		}
+		fmt.Fprintf(stdout, "server %d %s %s\n", sv.ID, sv.Addr(), key)
+		for _, f := range sv.Interfaces {
+			fmt.Fprintf(stdout, "  interface %s %s port %d\n", ifType(f.Type), protoName(f.Protocol), f.Port)
+		}
+	}
+	return 0
 }
 
 // showData renders a value's data for a terminal: HS_ADMIN decoded, UTF-8 text as
@@ -178,21 +171,4 @@ func protoName(p uint8) string {
 		return "HTTPS"
 	}
 	return "protocol" + strconv.Itoa(int(p))
-}
-
-type stringList []string
-
-func (l *stringList) String() string     { return strings.Join(*l, ",") }
-func (l *stringList) Set(s string) error { *l = append(*l, s); return nil }
-
-type intList []int32
-
-func (l *intList) String() string { return fmt.Sprint([]int32(*l)) }
-func (l *intList) Set(s string) error {
-	n, err := strconv.ParseInt(s, 10, 32)
-	if err != nil {
-		return err
-	}
-	*l = append(*l, int32(n))
-	return nil
 }

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"strconv"
 	"strings"
 )
 
@@ -68,15 +67,11 @@ func cmdApprove(c *client, pos []string) error {
 	if ns := c.v("namespace"); ns != "" {
 		req["namespace"] = ns
 	}
-	if len(*c.multi["prefix"]) > 0 {
-		req["prefixes"] = []string(*c.multi["prefix"])
+	if ps := c.lists["prefix"]; len(ps) > 0 {
+		req["prefixes"] = ps
 	}
 	if v := c.v("custom-ids"); v != "" {
-		bv, err := strconv.ParseBool(v)
-		if err != nil {
-			return usageErr("--custom-ids wants true or false")
-		}
-		req["custom_ids"] = bv
+		req["custom_ids"] = v == "true"
 	}
 	if n := c.v("note"); n != "" {
 		req["note"] = n
@@ -130,17 +125,14 @@ func cmdSNAASet(c *client, pos []string) error {
 		return err
 	}
 	req := map[string]any{}
-	for flagName, field := range map[string]string{"custom-ids": "custom_ids", "suspended": "suspended"} {
-		if v := c.v(flagName); v != "" {
-			bv, err := strconv.ParseBool(v)
-			if err != nil {
-				return usageErr("--%s wants true or false", flagName)
-			}
-			req[field] = bv
+	// A switch not given leaves the field as it is.
+	for opt, field := range map[string]string{"custom-ids": "custom_ids", "suspended": "suspended"} {
+		if v := c.v(opt); v != "" {
+			req[field] = v == "true"
 		}
 	}
-	if len(*c.multi["prefix"]) > 0 {
-		req["prefixes"] = []string(*c.multi["prefix"])
+	if ps := c.lists["prefix"]; len(ps) > 0 {
+		req["prefixes"] = ps
 	}
 	b, _, err := c.do("PATCH", "/ops/v1/snaas/"+url.PathEscape(id), req)
 	if err != nil {
@@ -149,42 +141,46 @@ func cmdSNAASet(c *client, pos []string) error {
 	return c.emit(b, func() error { return c.kv(b) })
 }
 
-func cmdKeys(c *client, pos []string) error {
-	if len(pos) < 2 {
-		return usageErr("keys issue|list|revoke SNAA_ID [KEY_ID]")
+func cmdKeysIssue(c *client, pos []string) error {
+	snaa, err := one(pos, "SNAA_ID")
+	if err != nil {
+		return err
 	}
-	snaa := url.PathEscape(pos[1])
-	switch pos[0] {
-	case "issue":
-		b, _, err := c.do("POST", "/ops/v1/snaas/"+snaa+"/keys", map[string]string{"name": c.v("name")})
-		if err != nil {
+	b, _, err := c.do("POST", "/ops/v1/snaas/"+url.PathEscape(snaa)+"/keys", map[string]string{"name": c.v("name")})
+	if err != nil {
+		return err
+	}
+	return c.emit(b, func() error {
+		var k struct{ ID, Name, Secret string }
+		if err := json.Unmarshal(b, &k); err != nil {
 			return err
 		}
-		return c.emit(b, func() error {
-			var k struct{ ID, Name, Secret string }
-			if err := json.Unmarshal(b, &k); err != nil {
-				return err
-			}
-			fmt.Fprintf(c.out, "key %s (%s) — shown only now, store it:\n%s\n", k.ID, k.Name, k.Secret)
-			return nil
-		})
-	case "list":
-		return listTable(c, "/ops/v1/snaas/"+snaa+"/keys", "keys", "id", "name", "created", "last_used", "revoked")
-	case "revoke":
-		if len(pos) != 3 {
-			return usageErr("keys revoke SNAA_ID KEY_ID")
-		}
-		if _, _, err := c.do("DELETE", "/ops/v1/snaas/"+snaa+"/keys/"+url.PathEscape(pos[2]), nil); err != nil {
-			return err
-		}
-		if c.json {
-			fmt.Fprintln(c.out, `{"revoked":true}`)
-		} else {
-			fmt.Fprintf(c.out, "key %s revoked\n", pos[2])
-		}
+		fmt.Fprintf(c.out, "key %s (%s) — shown only now, store it:\n%s\n", k.ID, k.Name, k.Secret)
 		return nil
+	})
+}
+
+func cmdKeysList(c *client, pos []string) error {
+	snaa, err := one(pos, "SNAA_ID")
+	if err != nil {
+		return err
 	}
-	return usageErr("keys issue|list|revoke")
+	return listTable(c, "/ops/v1/snaas/"+url.PathEscape(snaa)+"/keys", "keys", "id", "name", "created", "last_used", "revoked")
+}
+
+func cmdKeysRevoke(c *client, pos []string) error {
+	if len(pos) != 2 {
+		return usageErr("want SNAA_ID and KEY_ID")
+	}
+	if _, _, err := c.do("DELETE", "/ops/v1/snaas/"+url.PathEscape(pos[0])+"/keys/"+url.PathEscape(pos[1]), nil); err != nil {
+		return err
+	}
+	if c.json {
+		fmt.Fprintln(c.out, `{"revoked":true}`)
+	} else {
+		fmt.Fprintf(c.out, "key %s revoked\n", pos[1])
+	}
+	return nil
 }
 
 func cmdAudit(c *client, pos []string) error {

@@ -18,6 +18,17 @@ import (
 	"pidnode/store"
 )
 
+// clusterSeedFlags are the settings of `pidnode cluster seed`: the offline
+// ones and etcd's.
+var clusterSeedFlags = func() map[string]bool {
+	m := map[string]bool{"etcd-endpoints": true, "etcd-prefix": true, "etcd-cert": true, "etcd-key": true, "etcd-ca": true,
+		"etcd-username": true, "etcd-password-file": true, "node-name": true}
+	for k := range offlineFlags {
+		m[k] = true
+	}
+	return m
+}()
+
 // cmdCluster runs the cluster subcommands: `pidnode cluster seed --data DIR
 // --etcd-endpoints URLS` loads a stopped single node's database into an
 // empty etcd prefix.
@@ -26,12 +37,7 @@ func cmdCluster(args []string, getenv func(string) string, stdout, stderr io.Wri
 		fmt.Fprintln(stderr, "usage: pidnode cluster seed --data DIR --etcd-endpoints URLS [--etcd-prefix P] [etcd TLS and user flags]")
 		return errUsage
 	}
-	only := map[string]bool{"etcd-endpoints": true, "etcd-prefix": true, "etcd-cert": true, "etcd-key": true, "etcd-ca": true,
-		"etcd-username": true, "etcd-password-file": true, "node-name": true}
-	for k := range offlineFlags {
-		only[k] = true
-	}
-	cfg, rest, err := loadConfig("cluster seed", args[1:], getenv, stderr, only)
+	cfg, rest, err := loadConfig("cluster seed", args[1:], getenv, stderr, clusterSeedFlags)
 	if err != nil {
 		return err
 	}

@@ -16,7 +16,7 @@ import (
 
 // Config is everything `pidnode serve` reads. Defaults come first, then the TOML
 // file (--config / PIDNODE_CONFIG), then PIDNODE_* environment variables, then
-// flags: flags beat the environment, which beats the file (SPEC §9.1).
+// flags: flags beat the environment, which beats the file (docs/product.md §9.1).
 type Config struct {
 	Data            string   `toml:"data"`
 	ResolverAddr    string   `toml:"resolver_addr"`
@@ -102,8 +102,13 @@ func defaultConfig() Config {
 		ShutdownTimeout: Duration{15 * time.Second},
 		ShutdownDelay:   Duration{time.Second},
 		StatsInterval:   Duration{10 * time.Second},
-		EtcdPrefix:      "/pidnode/",
-		NodeName:        hostName(),
+		// Identifier writes per second per key (a bulk item counts as one):
+		// the node commits ~2,000–2,500 creates/s with fsync, so one key gets
+		// at most ~5 % of it and twenty keys at full rate still fit, while 100/s
+		// (360,000 an hour) is far beyond an SNAA's registrations.
+		AdminRate:  100,
+		EtcdPrefix: "/pidnode/",
+		NodeName:   hostName(),
 	}
 }
 
@@ -219,7 +224,7 @@ func (c *Config) settings() []setting {
 		{name: "admin-insecure", help: "accept API keys on a plain-HTTP admin listener bound to a non-loopback address (e.g. behind a TLS-terminating proxy)", bool: true,
 			set: func(v string) error { b, err := parseBool(v); c.AdminInsecure = b; return err },
 			get: func() string { return strconv.FormatBool(c.AdminInsecure) }},
-		rate("admin-rate", "sustained admin requests per second per API key (429 with Retry-After beyond; 0 = no limit)", &c.AdminRate),
+		rate("admin-rate", "sustained admin requests per second per API key, a bulk costing one per item (429 with Retry-After beyond; 0 = no limit); the default is ~5 % of what the node commits with fsync", &c.AdminRate),
 		count("admin-burst", "admin requests a key may send at once (token bucket size; 0 = 2×rate)", &c.AdminBurst),
 		rate("resolver-rate", "sustained resolver requests per second per client address (429 with Retry-After beyond; 0 = no limit)", &c.ResolverRate),
 		count("resolver-burst", "resolver requests a client address may send at once (0 = 2×rate)", &c.ResolverBurst),
@@ -285,17 +290,14 @@ func (r recorder) Set(v string) error {
 }
 func (r recorder) IsBoolFlag() bool { return r.s.bool }
 
-// loadConfig builds the Config of a subcommand from defaults, the TOML file, the
-// environment and args, in that order of increasing precedence. only, when not
-// nil, limits the flags offered to those names (other subcommands take fewer).
-func loadConfig(cmd string, args []string, getenv func(string) string, stderr io.Writer, only map[string]bool) (*Config, []string, error) {
-	cfg := defaultConfig()
-	fs := flag.NewFlagSet("pidnode "+cmd, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	configPath := fs.String("config", "", "TOML configuration file (env PIDNODE_CONFIG)")
-	settings := cfg.settings()
-	given := make(map[string]*[]string)
-	for _, s := range settings {
+// configFlags is the flag set of subcommand cmd over cfg's settings: --config
+// and every setting, or those named in only when only is not nil. given
+// collects the values each flag received, in order.
+func configFlags(cmd string, cfg *Config, only map[string]bool) (fs *flag.FlagSet, configPath *string, given map[string]*[]string) {
+	fs = flag.NewFlagSet("pidnode "+cmd, flag.ContinueOnError)
+	configPath = fs.String("config", "", "TOML configuration file (env PIDNODE_CONFIG)")
+	given = make(map[string]*[]string)
+	for _, s := range cfg.settings() {
 		if only != nil && !only[s.name] {
 			continue
 		}
@@ -303,8 +305,26 @@ func loadConfig(cmd string, args []string, getenv func(string) string, stderr io
 		given[s.name] = vals
 		fs.Var(recorder{s, vals}, s.name, fmt.Sprintf("%s (env %s, default %q)", s.help, s.env(), s.get()))
 	}
+	return fs, configPath, given
+}
+
+// loadConfig builds the Config of a subcommand from defaults, the TOML file, the
+// environment and args, in that order of increasing precedence. only, when not
+// nil, limits the flags offered to those names (other subcommands take fewer).
+// -h prints the subcommand's full help; a bad flag prints the error and the
+// subcommand's usage line and returns errUsage.
+func loadConfig(cmd string, args []string, getenv func(string) string, stderr io.Writer, only map[string]bool) (*Config, []string, error) {
+	cfg := defaultConfig()
+	fs, configPath, given := configFlags(cmd, &cfg, only)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
-		return nil, nil, err
+		if errors.Is(err, flag.ErrHelp) {
+			commandHelp(stderr, cmd)
+			return nil, nil, err
+		}
+		fmt.Fprintf(stderr, "pidnode %s: %v\nusage: %s\n", cmd, err, usageLine(cmd))
+		return nil, nil, errUsage
 	}
 	path := *configPath
 	if path == "" {
@@ -321,7 +341,7 @@ func loadConfig(cmd string, args []string, getenv func(string) string, stderr io
 		}
 	}
 	// Rebuild the table: the closures must point into the final cfg.
-	settings = cfg.settings()
+	settings := cfg.settings()
 	for _, s := range settings {
 		if v := getenv(s.env()); v != "" {
 			if s.list {

@@ -14,7 +14,7 @@ func envFrom(m map[string]string) func(string) string {
 }
 
 // TestConfigPrecedence: flags beat the environment, which beats the file, which
-// beats the defaults (SPEC §9.1).
+// beats the defaults (docs/product.md §9.1).
 func TestConfigPrecedence(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "pidnode.toml")

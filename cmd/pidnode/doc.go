@@ -9,7 +9,7 @@
 //	pidnode keygen  FILE                      RSA key for --hdl-key
 //	pidnode siteinfo [flags]                  this node's HS_SITE as siteinfo.json
 //
-// This package is wiring only (STYLE.md): it reads flags, environment and the
+// This package is wiring only (docs/architecture.md): it reads flags, environment and the
 // config file, turns them into each package's Config, binds listeners and handles
 // signals. Behaviour lives in the packages it wires.
 package main

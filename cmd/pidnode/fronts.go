@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"pidnode/internal/buildinfo"
 	hdldns "pidnode/resolver/dns"
 	"pidnode/resolver/hdl"
 )
@@ -183,10 +184,11 @@ func cmdKeygen(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
+var siteinfoFlags = map[string]bool{"hdl-addr": true, "hdl-key": true}
+
 // cmdSiteinfo prints the node's HS_SITE in the reference siteinfo.json form.
 func cmdSiteinfo(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	only := map[string]bool{"hdl-addr": true, "hdl-key": true}
-	cfg, rest, err := loadConfig("siteinfo", args, getenv, stderr, only)
+	cfg, rest, err := loadConfig("siteinfo", args, getenv, stderr, siteinfoFlags)
 	if err != nil {
 		return err
 	}
@@ -216,7 +218,7 @@ func cmdSiteinfo(args []string, getenv func(string) string, stdout, stderr io.Wr
 
 // printWelcome tells a person who just ran `make run` where to look.
 func (n *node) printWelcome(w io.Writer) {
-	fmt.Fprintln(w, "pidnode is running. Ctrl-C stops it.")
+	fmt.Fprintf(w, "pidnode %s is running. Ctrl-C stops it.\n", buildinfo.Read())
 	if n.cluster != nil {
 		fmt.Fprintf(w, "\n  cluster     node %s, etcd %s prefix %s, applied revision %d\n",
 			n.cfg.NodeName, strings.Join(n.cfg.EtcdEndpoints, ","), n.cluster.Prefix(), n.cluster.Applied())
@@ -273,7 +275,7 @@ func (n *node) printWelcome(w io.Writer) {
 const demoPayload = `{"url":"https://example.org/item/1","metadata":{"status":"REGISTERED","schema_version":"v1.0.1","metadata_license":"CC0-1.0","curation_contact":"pids@example.org","resource_info":{"label":"My sample","description":"A sample","resource_category":"SAMPLE","representation_variants":[{"variant_url":"https://example.org/item/1.ttl","media_type":"text/turtle"}]}}}`
 
 // dnsName is the owner name of handle h under the zone of its prefix (labels in
-// reverse order, HANDLE-PROTOCOL.md §4), or "" when no zone covers it or a
+// reverse order, docs/handle-protocol.md §4), or "" when no zone covers it or a
 // segment is not a plain DNS label.
 func (n *node) dnsName(h string) string {
 	zones, err := n.cfg.zones()

@@ -10,15 +10,14 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"pidnode/admin"
 	"pidnode/handlev"
+	"pidnode/internal/buildinfo"
 	"pidnode/store"
 )
-
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr))
@@ -27,7 +26,7 @@ func main() {
 const usage = `pidnode — a persistent-identifier node compatible with the Handle System
 
 usage:
-  pidnode serve    [--config FILE] [flags]   run every listener (pidnode serve -h lists the flags)
+  pidnode serve    [--config FILE] [flags]   run every listener
   pidnode import   --data DIR FILE           offline import of JSON Lines ("-" = stdin)
   pidnode export   --data DIR                JSON Lines of every record on stdout
   pidnode backup   --data DIR FILE           consistent copy of the database file
@@ -35,8 +34,51 @@ usage:
   pidnode siteinfo [flags]                   print this node's HS_SITE as siteinfo.json
   pidnode cluster seed --data DIR --etcd-endpoints URLS
                                              load a stopped node's database into an empty etcd prefix
-  pidnode version
+  pidnode version                            module version, VCS revision and time, Go version
+  pidnode help     [COMMAND]                 this list, or one command's usage and flags
 `
+
+// commandUsage is each subcommand's usage line, and the settings it takes as
+// flags (nil: every setting; flagless: none).
+var commandUsage = map[string]struct {
+	line  string
+	flags map[string]bool
+}{
+	"serve":    {"pidnode serve [--config FILE] [flags]", nil},
+	"import":   {"pidnode import --data DIR FILE   (FILE may be - for stdin)", offlineFlags},
+	"export":   {"pidnode export --data DIR > records.jsonl", offlineFlags},
+	"backup":   {"pidnode backup --data DIR FILE", offlineFlags},
+	"keygen":   {"pidnode keygen FILE", flagless},
+	"siteinfo": {"pidnode siteinfo --hdl-addr HOST:PORT [--hdl-key FILE]", siteinfoFlags},
+	"cluster":  {"pidnode cluster seed --data DIR --etcd-endpoints URLS [--etcd-prefix P]", clusterSeedFlags},
+	"version":  {"pidnode version", flagless},
+	"help":     {"pidnode help [COMMAND]", flagless},
+}
+
+var flagless = map[string]bool{}
+
+// usageLine is cmd's usage line ("pidnode CMD [flags]" for one missing from commandUsage).
+func usageLine(cmd string) string {
+	if u := commandUsage[cmd].line; u != "" {
+		return u
+	}
+	return "pidnode " + cmd + " [flags]"
+}
+
+// commandHelp prints cmd's usage line and its flags with their environment
+// variables and defaults.
+func commandHelp(w io.Writer, cmd string) {
+	u := commandUsage[cmd]
+	fmt.Fprintf(w, "usage: %s\n", usageLine(cmd))
+	if u.flags != nil && len(u.flags) == 0 {
+		return
+	}
+	cfg := defaultConfig()
+	fs, _, _ := configFlags(cmd, &cfg, u.flags)
+	fs.SetOutput(w)
+	fmt.Fprintln(w, "\nflags (each also a PIDNODE_* variable and a key of the --config file, - written _):")
+	fs.PrintDefaults()
+}
 
 // run is main without the process: it returns the exit code, so tests can call it.
 func run(args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -62,9 +104,21 @@ func run(args []string, getenv func(string) string, stdin io.Reader, stdout, std
 	case "cluster":
 		err = cmdCluster(rest, getenv, stdout, stderr)
 	case "version":
-		fmt.Fprintln(stdout, "pidnode", version)
+		if len(rest) != 0 {
+			fmt.Fprintln(stderr, "usage: pidnode version")
+			return 2
+		}
+		fmt.Fprintln(stdout, "pidnode", buildinfo.Read())
 	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
+		switch {
+		case len(rest) == 0:
+			fmt.Fprint(stdout, usage)
+		case len(rest) == 1 && commandUsage[rest[0]].line != "":
+			commandHelp(stdout, rest[0])
+		default:
+			fmt.Fprintf(stderr, "pidnode help: unknown command %q\n\n%s", strings.Join(rest, " "), usage)
+			return 2
+		}
 	default:
 		fmt.Fprintf(stderr, "pidnode: unknown command %q\n\n%s", cmd, usage)
 		return 2
@@ -75,6 +129,7 @@ func run(args []string, getenv func(string) string, stdin io.Reader, stdout, std
 	case errors.Is(err, flag.ErrHelp):
 		return 0
 	case errors.Is(err, errUsage):
+		fmt.Fprintf(stderr, "run 'pidnode help %s' for the full help\n", cmd)
 		return 2
 	default:
 		// The one place an error is printed; one line, whatever the cause.
@@ -104,7 +159,7 @@ func newNamer(cfg *Config) (*handlev.Namer, error) {
 
 var offlineFlags = map[string]bool{"data": true, "model": true, "prefix": true, "test-prefix": true, "extra-prefix": true, "svc": true, "log-level": true}
 
-// cmdImport loads JSON Lines (SPEC §9.1) into the database, offline.
+// cmdImport loads JSON Lines (docs/product.md §9.1) into the database, offline.
 func cmdImport(args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	cfg, rest, err := loadConfig("import", args, getenv, stderr, offlineFlags)
 	if err != nil {
@@ -138,6 +193,7 @@ func cmdImport(args []string, getenv func(string) string, stdin io.Reader, stdou
 		k, _, err := namer.Key(h)
 		return k, err
 	})
+	err = prefixHint(err)
 	if err == nil {
 		// Imported records under our own prefixes become searchable by URL
 		// (admin's URL index); records of other prefixes are not indexed.
@@ -151,6 +207,18 @@ func cmdImport(args []string, getenv func(string) string, stdin io.Reader, stdou
 	}
 	fmt.Fprintf(stdout, "imported %d records into %s\n", n, dbPath(cfg.Data))
 	return err
+}
+
+// prefixHint adds to an import refused for a prefix the node does not serve
+// how to serve it: the flags are known here, not in store or handlev.
+func prefixHint(err error) error {
+	var pe *handlev.PrefixError
+	if !errors.As(err, &pe) {
+		return err
+	}
+	return &startError{msg: err.Error(), err: err, hint: fmt.Sprintf(
+		"serve it with --extra-prefix %s (config key extra_prefix, env PIDNODE_EXTRA_PREFIX) or as --prefix or --test-prefix, "+
+			"on import and on serve alike", pe.Prefix)}
 }
 
 // cmdExport writes every record as JSON Lines on stdout.

@@ -18,7 +18,7 @@ import (
 	"pidnode/store"
 )
 
-// referenceRecord is HANDLE-PROTOCOL.md §1.1's example as one JSON line, the
+// referenceRecord is docs/handle-protocol.md §1.1's example as one JSON line, the
 // shape `pidnode import` reads (responseCode optional).
 const referenceRecord = `{"handle":"123/abc","values":[{"index":100,"type":"HS_ADMIN","data":{"format":"admin","value":{"handle":"0.NA/123","index":200,"permissions":"111111111111"}},"ttl":86400,"timestamp":"2001-09-09T01:46:40Z"},{"index":1,"type":"URL","data":{"format":"string","value":"http://example.org/x?a=1&b=<2>"},"ttl":86400,"timestamp":"2001-09-09T01:46:40Z"},{"index":2,"type":"BLOB","data":{"format":"base64","value":"AAEC/w=="},"permissions":"1100","ttl":"2033-05-18T03:33:20Z"},{"index":3,"type":"HS_VLIST","data":{"format":"vlist","value":[{"handle":"0.NA/123","index":300}]},"ttl":86400,"timestamp":"2001-09-09T01:46:40Z","references":[{"handle":"123/ref","index":1}]}]}`
 
@@ -79,7 +79,7 @@ func get(t *testing.T, url string) (*http.Response, []byte) {
 	return resp, b
 }
 
-// TestImportThenResolveByteForByte is issue 2's first "must hold": a record
+// TestImportThenResolveByteForByte is the import promise: a record
 // imported with `pidnode import` comes back from /api/handles with exactly its
 // values, and the handle as the client wrote it.
 func TestImportThenResolveByteForByte(t *testing.T) {
@@ -98,7 +98,7 @@ func TestImportThenResolveByteForByte(t *testing.T) {
 		}
 	}
 	base := "http://" + n.addr("resolver")
-	// Anonymous requests are publicOnly (HANDLE-PROTOCOL.md §1.4): the BLOB
+	// Anonymous requests are publicOnly (docs/handle-protocol.md §1.4): the BLOB
 	// value with permissions 1100 (no public read) is withheld; every other
 	// value comes back exactly as imported.
 	blob := `{"index":2,"type":"BLOB","data":{"format":"base64","value":"AAEC/w=="},"permissions":"1100","ttl":"2033-05-18T03:33:20Z"},`
@@ -121,7 +121,7 @@ func TestImportThenResolveByteForByte(t *testing.T) {
 }
 
 // TestExportImportRoundTrip: export → import into a fresh node → export gives
-// the same bytes (SPEC §9.1), and backup produces a database holding the same.
+// the same bytes (docs/product.md §9.1), and backup produces a database holding the same.
 func TestExportImportRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	// A demo node writes real records through the admin API first.

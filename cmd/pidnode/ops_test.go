@@ -167,7 +167,7 @@ func TestAdminRefusesKeysOverPlainHTTP(t *testing.T) {
 
 // TestMetricsOnRunningNode lints the node's /metrics after traffic on every
 // front: Prometheus text that parses and passes promlint, with the families
-// issue 4 names and no handle in any label.
+// the operator relies on and no handle in any label.
 func TestMetricsOnRunningNode(t *testing.T) {
 	dir := t.TempDir()
 	n, cancel, done := startTestNode(t, dir, "--demo")
@@ -195,7 +195,7 @@ func TestMetricsOnRunningNode(t *testing.T) {
 		"pidnode_cache_evictions_total", "pidnode_cache_entries", "pidnode_admin_requests_total",
 		"pidnode_admin_request_duration_seconds", "pidnode_store_free_pages", "pidnode_build_info",
 		"pidnode_hdl_too_busy_total", "pidnode_hdl_tcp_refused_total", "pidnode_hdl_tcp_connections",
-		"pidnode_dns_tcp_refused_total", "pidnode_dns_tcp_connections"} {
+		"pidnode_dns_tcp_refused_total", "pidnode_dns_tcp_connections", "pidnode_store_freelist_checkpoints_total"} {
 		if fams[want] == nil {
 			t.Errorf("/metrics lacks %s", want)
 		}

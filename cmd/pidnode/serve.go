@@ -184,7 +184,7 @@ func startNode(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *node, 
 		n.runCluster()
 	}
 	if cfg.Demo {
-		// --demo loads only into an empty database (SPEC §9.1); a restart of
+		// --demo loads only into an empty database (docs/product.md §9.1); a restart of
 		// `make run` keeps the data and the key printed the first time.
 		switch info, err := n.admin.SeedDemo(ctx); {
 		case errors.Is(err, admin.ErrNotEmpty):
@@ -250,7 +250,7 @@ func (n *node) bind() error {
 		if adminLn, err = listenTCP("admin", "admin-addr", cfg.AdminAddr, tlsFiles{cfg.AdminTLSCert, cfg.AdminTLSKey, "admin-tls-cert", "admin-tls-key"}); err != nil {
 			return err
 		}
-		// Bearer keys never cross a network in clear text (issue 4): a plain
+		// Bearer keys never cross a network in clear text: a plain
 		// listener on a non-loopback address refuses them unless the operator
 		// says it is safe (--admin-insecure, e.g. behind a TLS proxy).
 		refuse = cfg.AdminTLSCert == "" && !isLoopback(adminLn.Addr()) && !cfg.AdminInsecure
@@ -287,7 +287,7 @@ func (n *node) bind() error {
 		}
 		return err
 	}
-	// Not ready until run serves every listener (SPEC §4 /readyz).
+	// Not ready until run serves every listener (docs/product.md §4 /readyz).
 	a.SetNotReady("listeners not serving yet")
 	n.admin = a
 	if cfg.AdminAddr != "" {
@@ -479,7 +479,7 @@ func operatorKey(path string) (string, error) {
 }
 
 // writeReadyFile writes "NAME ADDR" per listener, atomically, so a reader never
-// sees half a file (SPEC §9.1 --ready-file).
+// sees half a file (docs/product.md §9.1 --ready-file).
 func (n *node) writeReadyFile(path string) error {
 	var b strings.Builder
 	for _, l := range n.listeners {

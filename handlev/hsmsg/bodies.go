@@ -9,7 +9,7 @@ import (
 	"pidnode/internal/ascii"
 )
 
-// Request digest algorithms (HANDLE-PROTOCOL.md §3.3).
+// Request digest algorithms (docs/handle-protocol.md §3.3).
 const (
 	DigestMD5OldFormat uint8 = 0 // decoded only: int4 length + MD5 (protocol 2.0)
 	DigestMD5          uint8 = 1

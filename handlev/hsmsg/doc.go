@@ -1,5 +1,5 @@
 // Package hsmsg is the message codec of the native Handle protocol (RFC 3652 as
-// spoken by CNRI's 2.x client, protocol 2.11; HANDLE-PROTOCOL.md §3): the 20-byte
+// spoken by CNRI's 2.x client, protocol 2.11; docs/handle-protocol.md §3): the 20-byte
 // envelope, the 24-byte header, the bodies a resolution node sends and receives
 // (RESOLUTION request and reply, error reply, GET_SITE_INFO reply), the request
 // digest, the credential trailer with its HS_SIGNED signature, UDP fragmentation and

@@ -1,6 +1,6 @@
 package hsmsg
 
-// UDP fragmentation (HANDLE-PROTOCOL.md §3.1): a message longer than MaxUDPPayload
+// UDP fragmentation (docs/handle-protocol.md §3.1): a message longer than MaxUDPPayload
 // is sent in MaxUDPPayload-byte pieces, each behind the full envelope with
 // MessageLength = the total length and SequenceNumber = the piece number; the
 // receiver places piece n at n×MaxUDPPayload.

@@ -8,7 +8,7 @@ import (
 	"pidnode/handlev"
 )
 
-// fuzzSeeds are real messages: the §3.5 vectors, a reply with values, a site reply,
+// fuzzSeeds are real messages: the docs/handle-protocol.md §3.5 vectors, a reply with values, a site reply,
 // a request with filters.
 func fuzzSeeds() [][]byte {
 	var seeds [][]byte

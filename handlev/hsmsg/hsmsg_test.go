@@ -53,8 +53,8 @@ func golden(t *testing.T, name string, got []byte, expOff int) {
 	}
 }
 
-// Vectors of HANDLE-PROTOCOL.md §3.5, byte for byte (testdata/*.hex are copies of
-// the spec text; ExpirationTime is variable and compared around).
+// Vectors of docs/handle-protocol.md §3.5, byte for byte (testdata/*.hex hold the same
+// bytes; ExpirationTime is variable and compared around).
 func TestSpecVectors(t *testing.T) {
 	const exp = 1700000000
 	t.Run("resolution request 123/abc", func(t *testing.T) {
@@ -78,7 +78,9 @@ func TestSpecVectors(t *testing.T) {
 		}
 	})
 	t.Run("reply RC 100", func(t *testing.T) {
-		h := Header{OpCode: OpResolution, ResponseCode: RCHandleNotFound, OpFlag: FlagsJava, SiteInfoSerial: SerialUnknown, Expiration: exp}
+		// As a primary site whose HS_SITE has serial number 1 answers: AT set,
+		// its own serial instead of the request's "unknown".
+		h := Header{OpCode: OpResolution, ResponseCode: RCHandleNotFound, OpFlag: FlagsJava | FlagAT, SiteInfoSerial: 1, Expiration: exp}
 		msg := AppendHeader(nil, &h)
 		msg = AppendErrorBody(msg, "")
 		SetBodyLength(msg, len(msg)-HeaderLen)

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Sizes and limits (HANDLE-PROTOCOL.md §3.1, §3.2).
+// Sizes and limits (docs/handle-protocol.md §3.1, §3.2).
 const (
 	EnvelopeLen   = 20                         // bytes of the message envelope
 	HeaderLen     = 24                         // bytes of the message header
@@ -25,16 +25,16 @@ const (
 )
 
 // ExpirationWindow is how far ahead replies set ExpirationTime (the Java client's
-// own default for messages; HANDLE-PROTOCOL.md §3.2).
+// own default for messages; docs/handle-protocol.md §3.2).
 const ExpirationWindow = 12 * time.Hour
 
-// OpCodes (HANDLE-PROTOCOL.md §3.2).
+// OpCodes (docs/handle-protocol.md §3.2).
 const (
 	OpResolution  uint32 = 1
 	OpGetSiteInfo uint32 = 2
 )
 
-// Response codes (HANDLE-PROTOCOL.md §3.2). The Java client throws on codes outside
+// Response codes (docs/handle-protocol.md §3.2). The Java client throws on codes outside
 // its list; use these.
 const (
 	RCReserved              uint32 = 0 // requests
@@ -50,7 +50,7 @@ const (
 	RCServerNotResp         uint32 = 301
 )
 
-// OpFlag bits (HANDLE-PROTOCOL.md §3.2).
+// OpFlag bits (docs/handle-protocol.md §3.2).
 const (
 	FlagAT   uint32 = 0x80000000 // authoritative
 	FlagCT   uint32 = 0x40000000 // certify: sign the reply
@@ -115,7 +115,7 @@ func AppendEnvelope(dst []byte, e *Envelope) []byte {
 }
 
 // ParseEnvelope decodes the first 20 bytes of b. A MessageLength that is negative or
-// above MaxMessageLen is an error (HANDLE-PROTOCOL.md §3.1).
+// above MaxMessageLen is an error (docs/handle-protocol.md §3.1).
 func ParseEnvelope(b []byte) (Envelope, error) {
 	if len(b) < EnvelopeLen {
 		return Envelope{}, ferr(len(b), "envelope", ErrTruncated)

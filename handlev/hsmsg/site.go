@@ -7,7 +7,7 @@ import (
 	"net/netip"
 )
 
-// HS_SITE constants (HANDLE-PROTOCOL.md §3.4, CNRI SiteInfo/Interface).
+// HS_SITE constants (docs/handle-protocol.md §3.4, CNRI SiteInfo/Interface).
 const (
 	SiteDataFormatVersion uint16 = 1
 

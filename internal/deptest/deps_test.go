@@ -30,7 +30,7 @@ var rules = map[string]struct {
 	"resolver/hdl":  {internal: []string{"handlev", "handlev/hsmsg", "cache", "internal/ascii", "internal/connlimit", "internal/tokenbucket"}},
 	"model":         {internal: []string{"handlev"}, external: []string{"github.com/BurntSushi/toml", "github.com/santhosh-tekuri/jsonschema/v6"}},
 	"registry":      {internal: []string{"handlev", "store"}, external: []string{"go.etcd.io/bbolt"}},
-	"admin":         {internal: []string{"handlev", "store", "model", "registry", "internal/promtext", "internal/tokenbucket"}, external: []string{"github.com/santhosh-tekuri/jsonschema/v6", "github.com/prometheus/"}},
+	"admin":         {internal: []string{"handlev", "store", "model", "registry", "internal/buildinfo", "internal/promtext", "internal/tokenbucket"}, external: []string{"github.com/santhosh-tekuri/jsonschema/v6", "github.com/prometheus/"}},
 	// cluster mode: etcd's client, and the layers whose data it replicates.
 	// Nothing below cmd imports it.
 	"cluster": {internal: []string{"handlev", "store", "model", "registry", "internal/promtext"}, external: []string{"go.etcd.io/etcd/client/v3", "go.etcd.io/etcd/api/v3", "go.uber.org/zap", "google.golang.org/grpc"}},
@@ -38,12 +38,13 @@ var rules = map[string]struct {
 	// (allowedInternal refuses it to every other file).
 	"internal/etcdtest": {external: []string{"go.etcd.io/etcd/", "go.uber.org/zap"}},
 	// Leaves: the standard library only. procfloor sits below store, ascii
-	// below handlev and every front, promtext and tokenbucket below admin,
-	// the resolvers and cmd; connlimit below the TCP fronts.
+	// below handlev and every front, promtext, buildinfo and tokenbucket below
+	// admin, the resolvers and cmd; connlimit below the TCP fronts.
 	"internal/procfloor":   {},
 	"internal/connlimit":   {},
 	"internal/ascii":       {},
 	"internal/promtext":    {},
+	"internal/buildinfo":   {},
 	"internal/tokenbucket": {},
 	"internal":             {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "model", "registry", "internal"}, external: []string{""}},
 	"cmd":                  {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "model", "registry", "cluster", "internal"}, external: []string{""}},

@@ -1,5 +1,5 @@
 // Package e2e holds end-to-end tests that try hard to break the real pidnode
-// binary (issue 8): SIGKILL crash rounds with acknowledged-write checks and a
+// binary: SIGKILL crash rounds with acknowledged-write checks and a
 // bbolt consistency check, graceful SIGTERM under resolution load, hostile
 // input against the real resolver, admin, native-protocol and DNS listeners
 // (slowloris, oversized headers/bodies/handles, request smuggling, invalid

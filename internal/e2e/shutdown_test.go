@@ -77,7 +77,9 @@ func TestGracefulShutdown(t *testing.T) {
 }
 
 func shutdownRun(t *testing.T, run int) *shutdownCounts {
-	n := startNode(t, filepath.Join(t.TempDir(), "data"), "--demo")
+	// The writers use one key faster than its default rate allows: what is
+	// under test is the drain, not the per-key rate limit.
+	n := startNode(t, filepath.Join(t.TempDir(), "data"), "--demo", "--admin-rate", "0")
 	type target struct {
 		url    string
 		status int
@@ -340,7 +342,7 @@ func shutdownWriter(n *node, run, w int, led *shutdownLedger, sigAt *atomic.Int6
 // none is half-written; a refused create is absent.
 func verifyAfterShutdown(t *testing.T, data, key string, run int, ledgers []*shutdownLedger) {
 	t.Helper()
-	n := startNode(t, data)
+	n := startNode(t, data, "--admin-rate", "0") // it reads back every write with one key
 	cl := httpClient(10 * time.Second)
 	var present, absent int
 	for _, led := range ledgers {

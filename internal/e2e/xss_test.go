@@ -283,7 +283,7 @@ func TestXSSPayloadsRenderEscaped(t *testing.T) {
 		}
 	})
 	t.Run("reserved", func(t *testing.T) {
-		// SPEC §5: a SUBMITTED identifier is not public, with or without ?noredirect.
+		// docs/product.md §5: a SUBMITTED identifier is not public, with or without ?noredirect.
 		for _, q := range []string{"", "?noredirect"} {
 			r, p := get(t, "/"+ids["SUBMITTED"].Handle+q, http.StatusNotFound)
 			if !strings.Contains(strings.ToLower(p.text), "reserved") {

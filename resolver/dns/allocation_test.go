@@ -8,7 +8,7 @@ import (
 )
 
 // TestServeDNSAllocs: a cached TXT or URI answer allocates nothing in the
-// handler (STYLE practice 6). miekg/dns's own unpacking and per-packet
+// handler (docs/architecture.md practice 6). miekg/dns's own unpacking and per-packet
 // goroutine are outside it.
 func TestServeDNSAllocs(t *testing.T) {
 	if raceEnabled {

@@ -1,4 +1,4 @@
-// Package hdldns serves handles over DNS (SPEC §6, HANDLE-PROTOCOL.md §4, issue 5).
+// Package hdldns serves handles over DNS (docs/product.md §6, docs/handle-protocol.md §4).
 // It lives in directory resolver/dns but is named hdldns so that it does not
 // shadow github.com/miekg/dns, which it is built on; import it as
 //

@@ -14,7 +14,7 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
 
-// TestGoldenReplies pins the bytes of representative replies (STYLE practice
+// TestGoldenReplies pins the bytes of representative replies (docs/architecture.md practice
 // 10): the text miekg/dns prints for them and their wire form in hex. Review a
 // diff here as a change of what DNS clients receive.
 func TestGoldenReplies(t *testing.T) {

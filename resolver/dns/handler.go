@@ -37,7 +37,7 @@ type reply struct {
 // not kept in the pool.
 const maxPooledBuf = 16 << 10
 
-// URI priority and weight of the answer built from the URL value (issue 5).
+// URI priority and weight of the answer built from the URL value.
 const (
 	uriPriority = 10
 	uriWeight   = 1

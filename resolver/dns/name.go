@@ -5,7 +5,7 @@ import (
 	"pidnode/internal/ascii"
 )
 
-// Owner name → handle (HANDLE-PROTOCOL.md §4). Names arrive in miekg/dns
+// Owner name → handle (docs/handle-protocol.md §4). Names arrive in miekg/dns
 // presentation format: fully qualified, original case, with "\." and "\DDD"
 // escapes for bytes a plain label cannot show.
 

@@ -33,7 +33,7 @@ import (
 // Linux its replies go out through sendto(2) without the descriptor's write
 // lock (udp_linux.go).
 
-// udpReadSize is the read buffer: queries up to 4096 bytes, as before.
+// udpReadSize is the read buffer: queries up to 4096 bytes (dns.DefaultMsgSize).
 const udpReadSize = dns.DefaultMsgSize
 
 // udpWorkers is the number of goroutines reading one socket: one per P, and

@@ -49,7 +49,7 @@ func request(q *hsmsg.ResolutionRequest, flags uint32) (hsmsg.Envelope, []byte) 
 	return hsmsg.Envelope{Major: 2, Minor: 10, SuggestMajor: 2, SuggestMinor: 11, RequestID: 1, MessageLength: uint32(len(msg))}, msg
 }
 
-// The hot path allocates nothing (STYLE practice 6): a cache hit answered by
+// The hot path allocates nothing (docs/architecture.md practice 6): a cache hit answered by
 // splicing the pre-encoded values, and the filtered and digest variants too.
 func TestRespondAllocs(t *testing.T) {
 	s := internalServer(t)

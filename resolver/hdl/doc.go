@@ -1,5 +1,5 @@
 // Package hdl is the native Handle protocol front of pidnode (RFC 3652 as spoken by
-// CNRI's 2.x client, protocol 2.11; HANDLE-PROTOCOL.md §3, SPEC §7): one TCP and one
+// CNRI's 2.x client, protocol 2.11; docs/handle-protocol.md §3, docs/product.md §7): one TCP and one
 // UDP listener, normally on the same port (2641), answering from the same cache as
 // the HTTP resolver. It also holds the small client pidctl uses, the node's key
 // generation (pidnode keygen) and the siteinfo.json rendering (pidnode siteinfo).

@@ -122,7 +122,7 @@ func TestResolve(t *testing.T) {
 	}
 }
 
-// The RC 100 reply to the §3.5 request for 123/abc, byte for byte around the
+// The RC 100 reply to the docs/handle-protocol.md §3.5 request for 123/abc, byte for byte around the
 // ExpirationTime, over both transports. The header carries what a CNRI
 // server's does (RFC 3652 §2.2.2): the node's site serial number (1 by
 // default) rather than the request's "unknown" 0xFFFF, and AT (0x80000000)

@@ -248,8 +248,8 @@ type reply struct {
 
 // start writes the header and, if the request asked for it, the request digest.
 //
-// The header says about the site what a CNRI server's does (RFC 3652
-// §2.2.2): SiteInfoSerialNumber is the serial number of this node's HS_SITE,
+// The header says about the site what a CNRI server's does
+// (RFC 3652 §2.2.2): SiteInfoSerialNumber is the serial number of this node's HS_SITE,
 // so a client holding an older copy of the site information can tell, and AT
 // (authoritative) is set exactly when the reply comes from a primary site,
 // whatever the request's AT bit asked for.

@@ -10,8 +10,8 @@ import (
 	"pidnode/internal/connlimit"
 )
 
-// ServeTCP accepts connections on ln and answers one request on each (HANDLE-
-// PROTOCOL.md §3.1). It returns ErrServerClosed after Shutdown, or the accept error.
+// ServeTCP accepts connections on ln and answers one request on each
+// (docs/handle-protocol.md §3.1). It returns ErrServerClosed after Shutdown, or the accept error.
 func (s *Server) ServeTCP(ln net.Listener) error {
 	if !s.track(ln, nil, true) {
 		ln.Close()

@@ -1,5 +1,5 @@
 // Command admincreate measures durable identifier creates per second through
-// pidnode's admin API (SPEC §4): it reads the operator key, submits and
+// pidnode's admin API (docs/product.md §4): it reads the operator key, submits and
 // approves an SNAA application for the test prefix, then for each client count
 // in -clients runs that many closed-loop clients, each creating identifiers with
 // generated ids (PUT {base}/handles/{prefix}/{ns}/) for -duration, and prints one

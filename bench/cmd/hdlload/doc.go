@@ -1,5 +1,5 @@
 // Command hdlload measures native Handle protocol resolutions per second
-// (HANDLE-PROTOCOL.md §3) against pidnode's hdl listener over UDP and TCP. It
+// (docs/handle-protocol.md §3) against pidnode's hdl listener over UDP and TCP. It
 // runs -clients closed-loop clients (resolver/hdl.Client: one request per UDP
 // exchange or TCP connection, as the Java client does) over the handles of a
 // request stream for -duration per protocol and prints one JSON object per

@@ -1,5 +1,5 @@
-// Command baseline is the reference point of the DNS benchmark (bench/dns/run.sh,
-// issue 5): a bare miekg/dns server answering TXT from a Go map, for the same
+// Command baseline is the reference point of the DNS benchmark (bench/dns/run.sh):
+// a bare miekg/dns server answering TXT from a Go map, for the same
 // names and URLs that pidnode serves from its store and cache.
 //
 // It also generates the benchmark's data, so both servers see the same names:

@@ -1,4 +1,4 @@
-// Package browser holds the real-browser end-to-end check (issue 8): headless
+// Package browser holds the real-browser end-to-end check: headless
 // Debian Chromium, driven with chromedp, loads the resolver's home page, a
 // redirect, a ?noredirect page, a tombstone and a 404 from the real binary and
 // checks what a person sees (titles, table rows, link targets), including
