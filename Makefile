@@ -34,6 +34,11 @@ build: ## build bin/pidnode and bin/pidctl
 run: build ## start the node with demo data on loopback (data in ./data)
 	$(BIN)/pidnode serve --data $(DATA) --demo
 
+.PHONY: cluster
+cluster: build ## a 3-member etcd and three pidnode nodes on loopback with demo data (data in ./data-cluster)
+	$(GO) build -trimpath -o $(BIN)/etcd ./bench/cmd/etcd
+	BIN=$(BIN) bench/cluster.sh
+
 # strace: internal/e2e's TestDurabilityOrder watches a node's syncs and replies
 # with it (Debian's package, installed when missing, as e2e does chromium).
 .PHONY: test-tools
