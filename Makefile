@@ -39,6 +39,13 @@ cluster: build ## a 3-member etcd and three pidnode nodes on loopback with demo 
 	$(GO) build -trimpath -o $(BIN)/etcd ./bench/cmd/etcd
 	BIN=$(BIN) bench/cluster.sh
 
+.PHONY: bench-cluster
+bench-cluster: DUR ?= 10
+bench-cluster: build ## admin creates/s, single node vs a cluster (3-member etcd) through one and two nodes, 1/16/64 clients; writes bench/results/cluster-DATE.md
+	$(GO) build -trimpath -o $(BIN)/etcd ./bench/cmd/etcd
+	$(GO) build -trimpath -o $(BIN)/admincreate ./bench/cmd/admincreate
+	BIN=$(BIN) DUR=$(DUR) bench/cluster-bench.sh
+
 # strace: internal/e2e's TestDurabilityOrder watches a node's syncs and replies
 # with it (Debian's package, installed when missing, as e2e does chromium).
 .PHONY: test-tools
