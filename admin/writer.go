@@ -45,15 +45,16 @@ func unavailableProblem(err error) (*Problem, bool) {
 		with("Retry-After", strconv.Itoa(secs)), true
 }
 
-// syncBeforeAuth runs Config.SyncAuth before a key is looked up. A write
-// request that cannot be synced answers 503 (its write could not be made
-// either); a read goes on with the local copy.
+// syncBeforeAuth runs Config.SyncAuth before a key is looked up. A request
+// that cannot be synced answers 503: its write could not be made either,
+// and a read could be stale, which the admin API never is (the resolver
+// fronts are where reads go on whatever etcd does).
 func (s *Server) syncBeforeAuth(r *http.Request) error {
 	if s.syncAuth == nil {
 		return nil
 	}
 	err := s.syncAuth(r.Context())
-	if err == nil || r.Method == http.MethodGet || r.Method == http.MethodHead {
+	if err == nil {
 		return nil
 	}
 	if p, ok := unavailableProblem(err); ok {

@@ -57,6 +57,7 @@
 // looks a key up, the admin API reads etcd's current revision (one
 // linearizable round trip) and waits until the local copy has applied it, so
 // a key revoked or an SNAA suspended through any node is refused by every
-// node from the next request on. A write that cannot sync answers 503; a
-// read goes on with the local copy when etcd does not answer.
+// node from the next request on. A request that cannot sync answers 503,
+// so the admin API is linearizable; the resolver fronts answer from the
+// local copy whatever etcd does.
 package cluster

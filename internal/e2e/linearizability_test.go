@@ -1,0 +1,217 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+
+	"pidnode/internal/etcdtest"
+)
+
+// The admin API of a cluster is checked for linearizability rather than
+// hoped to have it: clients on two nodes create, update with If-Match and
+// read a few identifiers while etcd members are stopped and started; the
+// history is checked with porcupine against a versioned register per
+// identifier. An operation that got no answer, or 503 (etcd may have
+// decided it after all), may or may not have happened.
+
+type linInput struct {
+	op  string // create, update, read
+	id  string
+	ver uint64 // update: the If-Match version
+	url string // create, update: the value written
+}
+
+type linOutput struct {
+	status  int
+	ver     uint64
+	url     string
+	unknown bool
+}
+
+type linState struct {
+	exists bool
+	ver    uint64
+	url    string
+}
+
+var linModel = porcupine.NondeterministicModel{
+	Partition: func(h []porcupine.Operation) [][]porcupine.Operation {
+		by := map[string][]porcupine.Operation{}
+		for _, op := range h {
+			id := op.Input.(linInput).id
+			by[id] = append(by[id], op)
+		}
+		var out [][]porcupine.Operation
+		for _, ops := range by {
+			out = append(out, ops)
+		}
+		return out
+	},
+	Init: func() []any { return []any{linState{}} },
+	Step: func(state, input, output any) []any {
+		s, in, out := state.(linState), input.(linInput), output.(linOutput)
+		var applied linState
+		applicable := false
+		switch in.op {
+		case "create":
+			applicable, applied = !s.exists, linState{true, 1, in.url}
+		case "update":
+			applicable, applied = s.exists && s.ver == in.ver, linState{true, in.ver + 1, in.url}
+		}
+		if out.unknown {
+			if applicable {
+				return []any{s, applied}
+			}
+			return []any{s}
+		}
+		switch in.op {
+		case "create":
+			if out.status == http.StatusCreated && applicable && out.ver == 1 {
+				return []any{applied}
+			}
+			if (out.status == http.StatusConflict || out.status == http.StatusPreconditionFailed) && s.exists {
+				return []any{s}
+			}
+		case "update":
+			if out.status == http.StatusOK && applicable && out.ver == in.ver+1 {
+				return []any{applied}
+			}
+			if out.status == http.StatusPreconditionFailed && s.exists && s.ver != in.ver ||
+				out.status == http.StatusNotFound && !s.exists {
+				return []any{s}
+			}
+		case "read":
+			if out.status == http.StatusOK && s.exists && s.ver == out.ver && s.url == out.url ||
+				out.status == http.StatusNotFound && !s.exists {
+				return []any{s}
+			}
+		}
+		return nil
+	},
+	Equal: func(a, b any) bool { return a.(linState) == b.(linState) },
+	DescribeOperation: func(input, output any) string {
+		in, out := input.(linInput), output.(linOutput)
+		return fmt.Sprintf("%s %s v%d %s → %d v%d %s unknown=%v", in.op, in.id, in.ver, in.url, out.status, out.ver, out.url, out.unknown)
+	},
+}
+
+func TestClusterLinearizable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills etcd members for several seconds")
+	}
+	c := etcdtest.Start(t, 3, clusterEtcd)
+	dir := t.TempDir()
+	a := startNode(t, filepath.Join(dir, "a"), append(clusterFlags(c, "a"), "--demo", "--admin-rate", "0")...)
+	b := startNode(t, filepath.Join(dir, "b"), append(clusterFlags(c, "b"), "--admin-rate", "0")...)
+	nodes := []*node{a, b}
+	ids := []string{"LIN-0", "LIN-1", "LIN-2"}
+	hc := httpClient(8 * time.Second)
+	start := time.Now()
+	now := func() int64 { return int64(time.Since(start)) }
+	stop := time.Now().Add(8 * time.Second)
+
+	var (
+		mu      sync.Mutex
+		history []porcupine.Operation
+		counts  = map[string]int{}
+	)
+	var wg sync.WaitGroup
+	for client := 0; client < 6; client++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			n := nodes[client%2]
+			rng := rand.New(rand.NewPCG(uint64(client), 7))
+			lastVer := map[string]uint64{}
+			for i := 0; time.Now().Before(stop); i++ {
+				id := ids[rng.IntN(len(ids))]
+				in := linInput{id: id}
+				url := n.adminURL() + testColl + id
+				var r reply
+				var err error
+				call := now()
+				switch k := rng.IntN(10); {
+				case k < 2:
+					in.op, in.url = "create", fmt.Sprintf("https://example.org/c%d/%d", client, i)
+					r, err = do(hc, "PUT", url, payload(in.url, "REGISTERED", resourceInfo("lin", "x")), append(auth(a.Key), "If-None-Match", "*")...)
+				case k < 6:
+					in.op, in.url, in.ver = "update", fmt.Sprintf("https://example.org/u%d/%d", client, i), max(lastVer[id], 1)
+					r, err = do(hc, "PUT", url, payload(in.url, "REGISTERED", resourceInfo("lin", "x")), append(auth(a.Key), "If-Match", etag(in.ver))...)
+				default:
+					in.op = "read"
+					r, err = do(hc, "GET", url, nil, auth(a.Key)...)
+				}
+				ret := now()
+				out := linOutput{}
+				switch {
+				case err != nil || r.Status == http.StatusServiceUnavailable:
+					out.unknown, ret = true, math.MaxInt64
+				default:
+					out.status = r.Status
+					if r.Status == http.StatusOK || r.Status == http.StatusCreated {
+						var v identifier
+						if json.Unmarshal(r.Body, &v) != nil {
+							t.Errorf("%s %s: body %s", in.op, id, r.Body)
+							return
+						}
+						out.ver, out.url = v.Version, v.URL
+						lastVer[id] = v.Version
+						if e := r.Header.Get("ETag"); e != etag(v.Version) {
+							t.Errorf("%s %s: ETag %s, version %d", in.op, id, e, v.Version)
+						}
+					}
+					switch r.Status {
+					case http.StatusOK, http.StatusCreated, http.StatusNotFound, http.StatusConflict, http.StatusPreconditionFailed:
+					default:
+						t.Errorf("%s %s: %d %s", in.op, id, r.Status, r.Body)
+						return
+					}
+					if r.Status == http.StatusPreconditionFailed && in.op == "update" {
+						lastVer[id]++ // guess again next time
+					}
+				}
+				mu.Lock()
+				history = append(history, porcupine.Operation{ClientId: client, Input: in, Call: call, Output: out, Return: ret})
+				counts[in.op+" "+strconv.Itoa(out.status)]++
+				mu.Unlock()
+			}
+		}()
+	}
+	// Chaos: one member down at a time, now and then two (no quorum).
+	m := c.Members()
+	for round := 0; time.Now().Before(stop.Add(-time.Second)); round++ {
+		x := m[round%3]
+		x.Stop()
+		if round%3 == 2 {
+			y := m[(round+1)%3]
+			y.Stop()
+			time.Sleep(700 * time.Millisecond)
+			y.Restart()
+		} else {
+			time.Sleep(700 * time.Millisecond)
+		}
+		x.Restart()
+		time.Sleep(300 * time.Millisecond)
+	}
+	wg.Wait()
+	t.Logf("%d operations: %v", len(history), counts)
+	if counts["create 201"] == 0 || counts["update 200"] == 0 || counts["read 200"] == 0 {
+		t.Fatalf("the run did not exercise every operation: %v", counts)
+	}
+	res, info := porcupine.CheckOperationsVerbose(linModel.ToModel(), history, 60*time.Second)
+	if res != porcupine.Ok {
+		path := filepath.Join(t.TempDir(), "lin.html")
+		porcupine.VisualizePath(linModel.ToModel(), info, path)
+		t.Fatalf("history is %s (visualisation: %s)", res, path)
+	}
+}
