@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"strings"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -12,14 +13,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Shopify/toxiproxy/v2"
 	"github.com/anishathalye/porcupine"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
 
 	"pidnode/internal/etcdtest"
 )
 
 // The admin API of a cluster is checked for linearizability rather than
 // hoped to have it: clients on two nodes create, update with If-Match and
-// read a few identifiers while etcd members are stopped and started; the
+// read a few identifiers while etcd members are stopped and started and the
+// network between node b and etcd (toxiproxy) is slowed down or cut; the
 // history is checked with porcupine against a versioned register per
 // identifier. An operation that got no answer, or 503 (etcd may have
 // decided it after all), may or may not have happened.
@@ -112,13 +117,26 @@ func TestClusterLinearizable(t *testing.T) {
 	c := etcdtest.Start(t, 3, clusterEtcd)
 	dir := t.TempDir()
 	a := startNode(t, filepath.Join(dir, "a"), append(clusterFlags(c, "a"), "--demo", "--admin-rate", "0")...)
-	b := startNode(t, filepath.Join(dir, "b"), append(clusterFlags(c, "b"), "--admin-rate", "0")...)
+	// b reaches every etcd member through a proxy of its own.
+	srv := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(prometheus.NewRegistry()), zerolog.Nop())
+	var proxies []*toxiproxy.Proxy
+	var viaProxy []string
+	for i, m := range c.Members() {
+		p := toxiproxy.NewProxy(srv, fmt.Sprintf("etcd%d", i), "127.0.0.1:0", strings.TrimPrefix(m.Endpoint(), "http://"))
+		if err := p.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(p.Stop)
+		proxies = append(proxies, p)
+		viaProxy = append(viaProxy, "http://"+p.Listen)
+	}
+	b := startNode(t, filepath.Join(dir, "b"), "--etcd-endpoints", strings.Join(viaProxy, ","), "--node-name", "b", "--admin-rate", "0")
 	nodes := []*node{a, b}
 	ids := []string{"LIN-0", "LIN-1", "LIN-2"}
 	hc := httpClient(8 * time.Second)
 	start := time.Now()
 	now := func() int64 { return int64(time.Since(start)) }
-	stop := time.Now().Add(8 * time.Second)
+	stop := time.Now().Add(10 * time.Second)
 
 	var (
 		mu      sync.Mutex
@@ -187,20 +205,43 @@ func TestClusterLinearizable(t *testing.T) {
 			}
 		}()
 	}
-	// Chaos: one member down at a time, now and then two (no quorum).
+	// Chaos: one member down at a time, now and then two (no quorum); b's
+	// network to etcd slowed down by 150 ms each way, or cut.
 	m := c.Members()
 	for round := 0; time.Now().Before(stop.Add(-time.Second)); round++ {
-		x := m[round%3]
-		x.Stop()
-		if round%3 == 2 {
-			y := m[(round+1)%3]
+		switch round % 4 {
+		case 0, 1:
+			x := m[round%3]
+			x.Stop()
+			time.Sleep(700 * time.Millisecond)
+			x.Restart()
+		case 2:
+			x, y := m[round%3], m[(round+1)%3]
+			x.Stop()
 			y.Stop()
 			time.Sleep(700 * time.Millisecond)
 			y.Restart()
-		} else {
+			x.Restart()
+		case 3:
+			for _, p := range proxies {
+				for _, stream := range []string{"upstream", "downstream"} {
+					if _, err := p.Toxics.AddToxicJson(strings.NewReader(`{"name":"slow-` + stream + `","type":"latency","stream":"` + stream + `","attributes":{"latency":150}}`)); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
 			time.Sleep(700 * time.Millisecond)
+			for _, p := range proxies {
+				p.Toxics.ResetToxics(t.Context())
+				p.Stop()
+			}
+			time.Sleep(700 * time.Millisecond)
+			for _, p := range proxies {
+				if err := p.Start(); err != nil {
+					t.Fatal(err)
+				}
+			}
 		}
-		x.Restart()
 		time.Sleep(300 * time.Millisecond)
 	}
 	wg.Wait()
