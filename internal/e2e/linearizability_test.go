@@ -2,13 +2,13 @@ package e2e
 
 import (
 	"encoding/json"
-	"strings"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"net/http"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
