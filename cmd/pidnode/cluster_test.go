@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"pidnode/internal/etcdtest"
+	"pidnode/store"
 )
 
 // A cluster node that cannot join says why in one line: etcd not
@@ -91,5 +92,25 @@ func TestClusterMetrics(t *testing.T) {
 	}
 	if f := fams["pidnode_cluster_etcd_txns_total"]; f == nil || f.Metric[0].GetCounter().GetValue() < 5 {
 		t.Errorf("etcd transactions: %v", f)
+	}
+}
+
+// `pidnode import` refuses a cluster node's copy: what it wrote would be on
+// that node alone.
+func TestImportRefusesReplica(t *testing.T) {
+	dir := t.TempDir()
+	db, err := store.Open(store.Config{Path: dbPath(dir)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Update(func(tx *store.Tx) error { return tx.SetAppliedRevision(42) }); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	var out, errb bytes.Buffer
+	code := run([]string{"import", "--data", dir, "--extra-prefix", "123", "-"}, func(string) string { return "" },
+		strings.NewReader(referenceRecord+"\n"), &out, &errb)
+	if code != 1 || !strings.Contains(errb.String(), "cluster node's copy of etcd (applied revision 42)") || strings.Count(errb.String(), "\n") != 1 {
+		t.Errorf("import into a replica: exit %d, stderr %q", code, errb.String())
 	}
 }

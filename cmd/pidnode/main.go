@@ -189,6 +189,16 @@ func cmdImport(args []string, getenv func(string) string, stdin io.Reader, stdou
 	if err != nil {
 		return err
 	}
+	// A cluster node's copy is written only by applying etcd: records
+	// imported into it would exist on this node alone.
+	if rev, err := db.AppliedRevision(); err != nil || rev > 0 {
+		db.Close()
+		if err != nil {
+			return err
+		}
+		return &startError{msg: fmt.Sprintf("%s is a cluster node's copy of etcd (applied revision %d)", dbPath(cfg.Data), rev),
+			hint: "import into a single node's database and load it with `pidnode cluster seed`, or write through the admin API"}
+	}
 	n, err := db.Import(in, func(h string) (string, error) {
 		k, _, err := namer.Key(h)
 		return k, err
