@@ -301,11 +301,14 @@ func TestReplyVectorSigned(t *testing.T) {
 			// 256 signature bytes push the reply past one datagram: reassemble.
 			bySeq := map[uint32][]byte{}
 			for _, d := range got {
-				bySeq[binary.BigEndian.Uint32(d[12:16])] = d[20:]
+				bySeq[binary.BigEndian.Uint32(d[12:16])] = d
 			}
-			whole = append([]byte(nil), got[0][:20]...)
+			if bySeq[0] == nil {
+				t.Fatalf("no piece 0 among %d datagrams", len(got))
+			}
+			whole = append([]byte(nil), bySeq[0][:20]...)
 			for i := 0; i < len(got); i++ {
-				whole = append(whole, bySeq[uint32(i)]...)
+				whole = append(whole, bySeq[uint32(i)][20:]...)
 			}
 		} else {
 			whole = got[0]
