@@ -114,9 +114,17 @@ func TestPidctlSNAASet(t *testing.T) {
 	}
 
 	before := show()
-	for _, bad := range [][]string{{"--custom-ids", "maybe"}, {"--suspended", "yes please"}} {
-		if code, _, errs := pidctl(t, append(append(op, "snaa-set", id), bad...)...); code != 2 || !strings.Contains(errs, "true or false") {
-			t.Errorf("snaa-set %v: exit %d %s, want a usage error", bad, code, errs)
+	for _, bad := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--custom-ids=maybe"}, `--custom-ids is a switch`},
+		{[]string{"--suspended=yes"}, `--suspended is a switch`},
+		// A switch takes no separate value, so "maybe" is a second ID.
+		{[]string{"--custom-ids", "maybe"}, "want exactly one SNAA ID"},
+	} {
+		if code, _, errs := pidctl(t, append(append(op, "snaa-set", id), bad.args...)...); code != 2 || !strings.Contains(errs, bad.want) {
+			t.Errorf("snaa-set %v: exit %d %s, want a usage error saying %q", bad.args, code, errs, bad.want)
 		}
 	}
 	if got := show(); got.CustomIDs != before.CustomIDs || got.Suspended != before.Suspended || !slices.Equal(got.Prefixes, before.Prefixes) {
