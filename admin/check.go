@@ -2,7 +2,6 @@ package admin
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
 	"strings"
 
@@ -83,20 +82,6 @@ func problemOf(err error) (p *Problem, ok bool) {
 	return problem(http.StatusInternalServerError, "internal error; the operator's log has details"), false
 }
 
-// validator collects every faulty field of an operator request, at most
-// maxFieldErrors of them, as the model's validation does for payloads.
-type validator struct {
-	errs []FieldError
-}
-
-// maxFieldErrors bounds the errors of one reply.
-const maxFieldErrors = 100
-
-func (v *validator) add(path, format string, args ...any) {
-	switch {
-	case len(v.errs) < maxFieldErrors:
-		v.errs = append(v.errs, FieldError{Field: path, Message: fmt.Sprintf(format, args...)})
-	case len(v.errs) == maxFieldErrors:
-		v.errs = append(v.errs, FieldError{Field: "(body)", Message: fmt.Sprintf("more than %d errors; fix these first", maxFieldErrors)})
-	}
-}
+// validator collects every faulty field of an operator request, as the
+// model's checks do for payloads.
+type validator = model.Collector

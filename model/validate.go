@@ -11,21 +11,32 @@ import (
 	"unicode/utf8"
 )
 
-// validator collects every error of a payload.
-type validator struct {
+// Collector collects every faulty field of a request, at most MaxFieldErrors
+// of them: the model's checks use it for payloads, and the admin API for the
+// requests it checks itself (operator routes), so both answer alike.
+type Collector struct {
 	errs []FieldError
 }
 
-// maxFieldErrors bounds the errors of one reply; a hostile payload with a
-// million bad items gets the first ones and a note.
-const maxFieldErrors = 100
+// validator is the model's own name for a Collector.
+type validator = Collector
 
-func (v *validator) add(path, format string, args ...any) {
+// MaxFieldErrors bounds the errors of one reply; a hostile payload with a
+// million bad items gets the first ones and a note.
+const MaxFieldErrors = 100
+
+// Add records a faulty field: path names it, the rest is the message.
+func (v *Collector) Add(path, format string, args ...any) { v.add(path, format, args...) }
+
+// Errors returns the faulty fields collected, nil if none.
+func (v *Collector) Errors() []FieldError { return v.errs }
+
+func (v *Collector) add(path, format string, args ...any) {
 	switch {
-	case len(v.errs) < maxFieldErrors:
+	case len(v.errs) < MaxFieldErrors:
 		v.errs = append(v.errs, FieldError{Field: path, Message: fmt.Sprintf(format, args...)})
-	case len(v.errs) == maxFieldErrors:
-		v.errs = append(v.errs, FieldError{Field: "(body)", Message: fmt.Sprintf("more than %d errors; fix these first", maxFieldErrors)})
+	case len(v.errs) == MaxFieldErrors:
+		v.errs = append(v.errs, FieldError{Field: "(body)", Message: fmt.Sprintf("more than %d errors; fix these first", MaxFieldErrors)})
 	}
 }
 

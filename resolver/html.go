@@ -295,7 +295,7 @@ func appendUpperHex(dst, b []byte) []byte {
 // https URL the resolver would redirect to, a mailto: URL or an e-mail
 // address. Other schemes are never links.
 func appendLinkedText(dst, text []byte) []byte {
-	t := trimControlSpace(text)
+	t := handlev.TrimURLSpace(text)
 	var href []byte
 	var buf [1024]byte
 	switch {
@@ -305,10 +305,10 @@ func appendLinkedText(dst, text []byte) []byte {
 		}
 	case ascii.HasPrefixFold(t, "mailto:"):
 		if looksEmail(t[len("mailto:"):]) {
-			href = appendURLRestNoFrag(append(buf[:0], "mailto:"...), t[len("mailto:"):])
+			href = handlev.AppendURLEscaped(append(buf[:0], "mailto:"...), t[len("mailto:"):], true)
 		}
 	case looksEmail(t):
-		href = appendURLRestNoFrag(append(buf[:0], "mailto:"...), t)
+		href = handlev.AppendURLEscaped(append(buf[:0], "mailto:"...), t, true)
 	}
 	if href == nil {
 		return appendShown(dst, text)
@@ -318,11 +318,6 @@ func appendLinkedText(dst, text []byte) []byte {
 	dst = append(dst, "\">"...)
 	dst = appendShown(dst, text)
 	return append(dst, "</a>"...)
-}
-
-func appendURLRestNoFrag(dst, p []byte) []byte {
-	dst, _ = appendURLRest(dst, p, true)
-	return dst
 }
 
 // looksEmail: one '@' with something before it, a dot in the part after it

@@ -10,26 +10,6 @@ import (
 // not redirected to (the values page is shown instead).
 const maxLocation = handlev.MaxTargetURL
 
-// uriSafe marks the bytes a URL may carry unencoded: RFC 3986 unreserved and
-// reserved characters. '%' is handled separately (kept only before two hex
-// digits). Everything else (controls, space, '"', '<', '>', '\\', '^', '`',
-// '{', '|', '}', DEL and every byte ≥ 0x80) is percent-encoded.
-var uriSafe = func() (t [256]bool) {
-	for c := 'a'; c <= 'z'; c++ {
-		t[c] = true
-	}
-	for c := 'A'; c <= 'Z'; c++ {
-		t[c] = true
-	}
-	for c := '0'; c <= '9'; c++ {
-		t[c] = true
-	}
-	for _, c := range []byte("-._~:/?#[]@!$&'()*+,;=") {
-		t[c] = true
-	}
-	return t
-}()
-
 // hostSafe marks the ASCII bytes allowed in a registered host name. Stricter
 // than RFC 3986 on purpose: no sub-delimiters and no percent-encoding, which
 // browsers treat inconsistently.
@@ -59,49 +39,6 @@ const upperHex = "0123456789ABCDEF"
 func appendLocation(dst, raw []byte) ([]byte, bool) {
 	out, err := handlev.AppendTargetURL(dst, raw)
 	return out, err == nil
-}
-
-// appendURLRest percent-encodes the path, query and fragment part p of a URL
-// the way handlev.AppendTargetURL does (for mailto: links). inFragment says a
-// '#' was already seen (so every further '#' is encoded). It always reports
-// true.
-func appendURLRest(dst, p []byte, inFragment bool) ([]byte, bool) {
-	for i := 0; i < len(p); i++ {
-		c := p[i]
-		switch {
-		case c == '%' && i+2 < len(p) && isHex(p[i+1]) && isHex(p[i+2]):
-			dst = append(dst, c)
-		case c == '#':
-			if inFragment {
-				dst = append(dst, "%23"...)
-			} else {
-				inFragment = true
-				dst = append(dst, c)
-			}
-		case uriSafe[c]:
-			dst = append(dst, c)
-		default:
-			dst = append(dst, '%', upperHex[c>>4], upperHex[c&15])
-		}
-	}
-	return dst, true
-}
-
-func isHex(c byte) bool {
-	_, ok := handlev.UnhexDigit(c)
-	return ok
-}
-
-// trimControlSpace trims leading and trailing ASCII spaces and control bytes
-// (as the WHATWG URL parser does).
-func trimControlSpace(b []byte) []byte {
-	for len(b) > 0 && (b[0] <= ' ' || b[0] == 0x7f) {
-		b = b[1:]
-	}
-	for len(b) > 0 && (b[len(b)-1] <= ' ' || b[len(b)-1] == 0x7f) {
-		b = b[:len(b)-1]
-	}
-	return b
 }
 
 // authorityOf returns the "scheme://authority" head of a URL produced by

@@ -129,7 +129,7 @@ func (s *Server) serveHandle(ctx *fasthttp.RequestCtx, sc *scratch, rawPath, que
 // the urlappend is dropped: it extends a target, it never changes where the
 // target points. The result lives in sc.out2 or is base.
 func (s *Server) appendToTarget(sc *scratch, base, data, urlappend, frag []byte) []byte {
-	raw := append(sc.tmp[:0], trimControlSpace(data)...)
+	raw := append(sc.tmp[:0], handlev.TrimURLSpace(data)...)
 	raw = append(raw, urlappend...)
 	if len(frag) > 0 {
 		raw = append(raw, '#')

@@ -174,6 +174,16 @@ func TestHostileAdminPayloads(t *testing.T) {
 		}
 		return out
 	}
+	// Each item's identifier is ~400 characters: 700 of them pass the
+	// schema but not the store's limit per value, which answered 500.
+	longRelated := func(k int) []any {
+		out := make([]any, k)
+		for i := range out {
+			out[i] = map[string]any{"relation_type": "CITES", "related_identifier": map[string]any{"type": "ExampleIdentifier",
+				"identifier": "ex:" + strings.Repeat("r", 400) + strconv.Itoa(i)}}
+		}
+		return out
+	}
 	manyKeys := func(k int) []byte {
 		var b bytes.Buffer
 		b.WriteString(`{"url":"https://example.org/x","metadata":{`)
@@ -223,6 +233,14 @@ func TestHostileAdminPayloads(t *testing.T) {
 		{name: "10 kB id path", method: "GET", path: testColl + strings.Repeat("A", 10000), want: 404, detail: "no identifier"},
 		{name: "Idempotency-Key with a tab", method: "POST", path: testColl, body: payload("https://example.org/x", "REGISTERED", resourceInfo("l", "d")), hdr: []string{"Idempotency-Key", "a\tb"}, want: 400, detail: "Idempotency-Key"},
 		{name: "If-Match with junk", method: "PUT", path: testColl + existing.ID, body: []byte(`{"url":"https://example.org/y"}`), hdr: []string{"If-Match", "\"\xff\""}, want: 412, detail: "read it again and retry"},
+		{name: "schema-valid but over the store's value limit", method: "POST", path: testColl, body: withMeta("related_identifiers", longRelated(700)), want: 422, detail: "the limit per value is 262144 bytes"},
+		{name: "lone high surrogate", method: "POST", path: testColl, body: bytes.Replace(withRI(resourceInfo("XX", "d")), []byte("XX"), []byte(`a\ud800b`), 1), want: 422, detail: "lone UTF-16 surrogate"},
+		{name: "lone low surrogate on update", method: "PUT", path: testColl + existing.ID, body: []byte(`{"metadata":{"resource_info":{"label":"\udc00"}}}`), want: 422, detail: "lone UTF-16 surrogate"},
+		{name: "bidi override in the URL's host", method: "POST", path: testColl, body: payload("https://\u202eevil.org/", "REGISTERED", resourceInfo("l", "d")), want: 422, detail: "bidirectional control or invisible character"},
+		{name: "zero-width joiner in the URL's host", method: "PUT", path: testColl + existing.ID, body: []byte(`{"url":"https://e\u200dvil.org/"}`), want: 422, detail: "bidirectional control or invisible character"},
+		{name: "zone id in the URL", method: "POST", path: testColl, body: payload("https://[fe80::1%25eth0]/", "REGISTERED", resourceInfo("l", "d")), want: 422, detail: "zone identifier"},
+		{name: "empty port", method: "POST", path: testColl, body: payload("https://a.org:/", "REGISTERED", resourceInfo("l", "d")), want: 422, detail: "port is empty"},
+		{name: "port out of range", method: "PUT", path: testColl + existing.ID, body: []byte(`{"url":"https://a.org:99999/"}`), want: 422, detail: "port is out of range"},
 		{name: "HTML content type", method: "POST", path: testColl, body: payload("https://example.org/x", "REGISTERED", resourceInfo("l", "d")), hdr: []string{"Content-Type", "text/html"}, want: 415, detail: "text/html"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
