@@ -44,6 +44,7 @@ bench-cluster: DUR ?= 10
 bench-cluster: build ## admin creates/s, single node vs a cluster (3-member etcd) through one and two nodes, 1/16/64 clients; writes bench/results/cluster-DATE.md
 	$(GO) build -trimpath -o $(BIN)/etcd ./bench/cmd/etcd
 	$(GO) build -trimpath -o $(BIN)/admincreate ./bench/cmd/admincreate
+	$(GO) build -trimpath -o $(BIN)/clusterlag ./bench/cmd/clusterlag
 	BIN=$(BIN) DUR=$(DUR) bench/cluster-bench.sh
 
 # strace: internal/e2e's TestDurabilityOrder watches a node's syncs and replies
