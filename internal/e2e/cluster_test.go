@@ -24,7 +24,8 @@ import (
 var clusterEtcd = etcdtest.Options{MaxTxnOps: 4096, MaxRequestBytes: 8 << 20}
 
 func clusterFlags(c *etcdtest.Cluster, name string) []string {
-	return []string{"--etcd-endpoints", c.Endpoints(), "--node-name", name}
+	// No admin rate limit: the tests send bursts and a full bulk with one key.
+	return []string{"--etcd-endpoints", c.Endpoints(), "--node-name", name, "--admin-rate", "0"}
 }
 
 // TestClusterTwoNodes runs two pidnode processes on one etcd: writes through
@@ -143,6 +144,31 @@ func TestClusterTwoNodes(t *testing.T) {
 		t.Errorf("b /readyz: %d %q", r.Status, r.Body)
 	}
 
+	// A full bulk (1,000 creates, each record with its audit entry) is one
+	// etcd transaction within the limits the start-up check demands.
+	items := make([]json.RawMessage, 1000)
+	for i := range items {
+		items[i] = payload(fmt.Sprintf("https://example.org/bulk/%d", i), "REGISTERED", resourceInfo("bulk", "x"))
+	}
+	bulkBody, _ := json.Marshal(items)
+	r = mustDo(t, "POST", b.adminURL()+testColl+"bulk", bulkBody, auth(key)...)
+	var bulk struct {
+		Items []struct {
+			Status int
+			Handle string
+		}
+	}
+	if r.Status != http.StatusOK || json.Unmarshal(r.Body, &bulk) != nil || len(bulk.Items) != 1000 {
+		t.Fatalf("bulk of 1,000 through b: %d %.300s", r.Status, r.Body)
+	}
+	for _, it := range []int{0, 999} {
+		if bulk.Items[it].Status != http.StatusCreated {
+			t.Fatalf("bulk item %d: %+v", it, bulk.Items[it])
+		}
+		h := bulk.Items[it].Handle
+		waitUntil(t, func() bool { return mustDo(t, "GET", a.resolverURL()+"/api/handles/"+h, nil).Status == http.StatusOK })
+	}
+
 	// A key issued and revoked through a is refused by b from the next
 	// request on, with no wait in between.
 	var me struct {
@@ -204,7 +230,7 @@ func TestClusterTwoNodes(t *testing.T) {
 // auditLen is the number of audit entries a node shows.
 func auditLen(t *testing.T, n *node) int {
 	t.Helper()
-	r := mustDo(t, "GET", n.adminURL()+"/ops/v1/audit?limit=1000", nil, "Authorization", "Bearer "+n.operatorKey())
+	r := mustDo(t, "GET", n.adminURL()+"/ops/v1/audit?limit=1000&after=1000", nil, "Authorization", "Bearer "+n.operatorKey())
 	if r.Status != http.StatusOK {
 		t.Fatalf("audit: %d %s", r.Status, r.Body)
 	}

@@ -116,7 +116,7 @@ func TestClusterLinearizable(t *testing.T) {
 	}
 	c := etcdtest.Start(t, 3, clusterEtcd)
 	dir := t.TempDir()
-	a := startNode(t, filepath.Join(dir, "a"), append(clusterFlags(c, "a"), "--demo", "--admin-rate", "0")...)
+	a := startNode(t, filepath.Join(dir, "a"), append(clusterFlags(c, "a"), "--demo")...)
 	// b reaches every etcd member through a proxy of its own.
 	srv := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(prometheus.NewRegistry()), zerolog.Nop())
 	var proxies []*toxiproxy.Proxy
