@@ -97,6 +97,12 @@ type Config struct {
 	// acknowledged, so that a key revoked through any node is refused from
 	// the next request on.
 	SyncAuth func(ctx context.Context) error
+	// StatsWritten, if set, is told the statistics keys each flush wrote and
+	// their new totals (registry.Config.OnStats); a cluster node publishes
+	// them. StatsDays, if set, answers the statistics routes in place of the
+	// local bucket (registry.Tx.StatsDays): a cluster node sums every node's.
+	StatsWritten func(keys [][]byte, totals []uint64)
+	StatsDays    func(ctx context.Context, namespace bool, key string, from, to time.Time, fn func(date string, n uint64)) error
 }
 
 // Server is the admin API. It is safe for concurrent use.
@@ -134,6 +140,7 @@ type Server struct {
 	w          Writer
 	writeState func() error
 	syncAuth   func(ctx context.Context) error
+	statsDays  func(ctx context.Context, namespace bool, key string, from, to time.Time, fn func(date string, n uint64)) error
 	// writes counts the committed groups and the writes they held, for
 	// /metrics (calls/groups is the mean group size).
 	writes struct{ groups, calls atomic.Uint64 }
@@ -201,11 +208,11 @@ func New(cfg Config) (*Server, error) {
 		OnCommit: func(n int) {
 			s.writes.groups.Add(1)
 			s.writes.calls.Add(uint64(n))
-		}})
+		}, OnStats: cfg.StatsWritten})
 	if err != nil {
 		return nil, err
 	}
-	s.w, s.writeState, s.syncAuth = s.reg, cfg.WriteState, cfg.SyncAuth
+	s.w, s.writeState, s.syncAuth, s.statsDays = s.reg, cfg.WriteState, cfg.SyncAuth, cfg.StatsDays
 	if cfg.Writer != nil {
 		s.w = cfg.Writer
 	}

@@ -117,14 +117,28 @@ func (s *Server) serveStats(w http.ResponseWriter, r *http.Request, t target, id
 			}
 			found, out.Handle = true, st.Record.Handle
 		}
-		tx.StatsDays(id == "", key, from, to, func(date string, n uint64) {
-			out.Total += n
-			out.Days = append(out.Days, DayCount{Date: date, Count: n})
-		})
+		if s.statsDays == nil {
+			tx.StatsDays(id == "", key, from, to, func(date string, n uint64) {
+				out.Total += n
+				out.Days = append(out.Days, DayCount{Date: date, Count: n})
+			})
+		}
 		return nil
 	})
 	if err != nil {
 		return err
+	}
+	if s.statsDays != nil && found {
+		err := s.statsDays(r.Context(), id == "", key, from, to, func(date string, n uint64) {
+			out.Total += n
+			out.Days = append(out.Days, DayCount{Date: date, Count: n})
+		})
+		if p, ok := unavailableProblem(err); ok {
+			return p
+		}
+		if err != nil {
+			return err
+		}
 	}
 	if !found {
 		return problem(http.StatusNotFound, "no identifier %s", out.Handle)

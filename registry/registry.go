@@ -33,6 +33,10 @@ type Config struct {
 	// OnCommit, if set, is called after each group that Commit committed,
 	// with the number of writes it held.
 	OnCommit func(writes int)
+	// OnStats, if set, is told after each statistics transaction of
+	// FlushStats the keys it wrote (layout in stats.go) and their new totals.
+	// The slices are valid only during the call.
+	OnStats func(keys [][]byte, totals []uint64)
 }
 
 // Registry is the persistence of the admin buckets. It is safe for
@@ -43,6 +47,7 @@ type Registry struct {
 	urlIndex int32
 	now      func() time.Time
 	writes   groupCommit
+	onStats  func(keys [][]byte, totals []uint64)
 }
 
 // New returns the registry of cfg.DB. It writes nothing; EnsureIndexes builds
@@ -56,6 +61,7 @@ func New(cfg Config) (*Registry, error) {
 		r.now = time.Now
 	}
 	r.writes = groupCommit{db: cfg.DB, onCommit: cfg.OnCommit}
+	r.onStats = cfg.OnStats
 	return r, nil
 }
 

@@ -244,8 +244,19 @@ func (r *Registry) FlushStats(counts CountSource) (wrote bool, err error) {
 	var first error
 	for lo := 0; lo < len(b.ents); lo += chunk {
 		p.rest()
-		if err := b.write(r.db, lo, min(lo+chunk, len(b.ents))); err != nil && first == nil {
-			first = err
+		hi := min(lo+chunk, len(b.ents))
+		if err := b.write(r.db, lo, hi); err != nil {
+			if first == nil {
+				first = err
+			}
+		} else if r.onStats != nil {
+			keys, totals := make([][]byte, 0, hi-lo), make([]uint64, 0, hi-lo)
+			for i := lo; i < hi; i++ {
+				e := b.ents[i]
+				keys = append(keys, b.keys[e.off:e.end])
+				totals = append(totals, binary.BigEndian.Uint64(b.vals[8*i:]))
+			}
+			r.onStats(keys, totals)
 		}
 	}
 	return true, first

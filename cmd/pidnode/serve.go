@@ -276,6 +276,7 @@ func (n *node) bind() error {
 	}
 	if n.cluster != nil {
 		acfg.Writer, acfg.WriteState, acfg.SyncAuth = n.cluster, n.clusterWriteState, n.cluster.Sync
+		acfg.StatsWritten, acfg.StatsDays = n.cluster.PublishStats, n.cluster.StatsDays
 	}
 	a, err := admin.New(acfg)
 	if err != nil {

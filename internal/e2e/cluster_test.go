@@ -25,7 +25,7 @@ var clusterEtcd = etcdtest.Options{MaxTxnOps: 4096, MaxRequestBytes: 8 << 20}
 
 func clusterFlags(c *etcdtest.Cluster, name string) []string {
 	// No admin rate limit: the tests send bursts and a full bulk with one key.
-	return []string{"--etcd-endpoints", c.Endpoints(), "--node-name", name, "--admin-rate", "0"}
+	return []string{"--etcd-endpoints", c.Endpoints(), "--node-name", name, "--admin-rate", "0", "--stats-interval", "1s"}
 }
 
 // TestClusterTwoNodes runs two pidnode processes on one etcd: writes through
@@ -142,6 +142,24 @@ func TestClusterTwoNodes(t *testing.T) {
 	// /readyz shows resolution and writes apart.
 	if r := mustDo(t, "GET", b.adminURL()+"/readyz", nil); r.Status != http.StatusOK || !bytes.Contains(r.Body, []byte("writes: ready")) {
 		t.Errorf("b /readyz: %d %q", r.Status, r.Body)
+	}
+
+	// Statistics are cluster-wide: resolutions on a and on b are summed by
+	// the stats route of either node.
+	counted := a.create(t, key, payload("https://example.org/counted", "REGISTERED", resourceInfo("counted", "x")))
+	waitUntil(t, func() bool {
+		return mustDo(t, "GET", b.resolverURL()+"/"+counted.Handle, nil).Status == http.StatusFound
+	})
+	for i := 0; i < 2; i++ {
+		mustDo(t, "GET", a.resolverURL()+"/"+counted.Handle, nil)
+		mustDo(t, "GET", b.resolverURL()+"/"+counted.Handle, nil)
+	}
+	for _, n := range []*node{a, b} {
+		waitUntil(t, func() bool {
+			r := mustDo(t, "GET", n.adminURL()+"/testpid/v2/handles/21.T12345/DMO/"+counted.ID+"/stats", nil, auth(key)...)
+			var st struct{ Total uint64 }
+			return r.Status == http.StatusOK && json.Unmarshal(r.Body, &st) == nil && st.Total == 5
+		})
 	}
 
 	// A full bulk (1,000 creates, each record with its audit entry) is one
