@@ -109,7 +109,9 @@ type Node struct {
 
 // Dial connects to etcd and checks, within cfg.DialTimeout, that it answers
 // (*UnreachableError) and that it accepts a transaction as large as a full
-// bulk write (*LimitError). It starts nothing: Start does.
+// bulk write (*LimitError). A database that already holds a copy (an applied
+// revision) does not need etcd to answer: the node starts on its copy and
+// connects later. It starts nothing: Start does.
 func Dial(cfg Config) (*Node, error) {
 	if len(cfg.Endpoints) == 0 || cfg.DB == nil || cfg.Registry == nil || cfg.NodeName == "" {
 		return nil, fmt.Errorf("%w: Endpoints, DB, Registry and NodeName are required", ErrConfig)
@@ -149,18 +151,27 @@ func Dial(cfg Config) (*Node, error) {
 		return nil, &UnreachableError{Endpoints: cfg.Endpoints, Err: err}
 	}
 	n := &Node{cfg: cfg, cli: cli, prefix: cfg.Prefix, log: log, advance: make(chan struct{})}
-	ctx, cancel := context.WithTimeout(context.Background(), cfg.DialTimeout)
-	defer cancel()
-	if err := n.probe(ctx); err != nil {
-		cli.Close()
-		return nil, err
-	}
 	rev, err := cfg.DB.AppliedRevision()
 	if err != nil {
 		cli.Close()
 		return nil, err
 	}
 	n.applied.Store(rev)
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.DialTimeout)
+	defer cancel()
+	if err := n.probe(ctx); err != nil {
+		var ue *UnreachableError
+		if errors.As(err, &ue) && rev > 0 {
+			// A node with a copy serves it through an etcd outage, restarts
+			// included: Run connects once etcd answers, and writes answer
+			// 503 until then.
+			log.Warn("cluster: etcd does not answer; serving the local copy, writes unavailable until it does",
+				"applied", rev, "err", ue.Err)
+			return n, nil
+		}
+		cli.Close()
+		return nil, err
+	}
 	return n, nil
 }
 

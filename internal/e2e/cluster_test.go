@@ -373,6 +373,13 @@ func TestClusterQuorumLoss(t *testing.T) {
 		r := mustDo(t, "GET", b.adminURL()+"/readyz", nil)
 		return r.Status == http.StatusOK && bytes.Contains(r.Body, []byte("writes: unavailable"))
 	})
+	// b restarted while etcd has no quorum starts on its copy and resolves.
+	b.kill()
+	b = startNode(t, filepath.Join(dir, "b"), clusterFlags(c, "b")...)
+	checkFronts(t, b, id.Handle, "https://example.org/quorum/1")
+	if !strings.Contains(b.stderr.String(), "serving the local copy") {
+		t.Errorf("b's log does not say it serves its copy:\n%s", b.stderr.String())
+	}
 
 	m[1].Restart()
 	m[2].Restart()
