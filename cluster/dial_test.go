@@ -13,7 +13,7 @@ import (
 	"pidnode/store"
 )
 
-func openTestDB(t *testing.T) (*store.DB, *registry.Registry) {
+func openTestDB(t testing.TB) (*store.DB, *registry.Registry) {
 	t.Helper()
 	db, err := store.Open(store.Config{Path: filepath.Join(t.TempDir(), "p.db"), NoSync: true})
 	if err != nil {
