@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
@@ -65,9 +66,26 @@ func (n *Node) Start(ctx context.Context) (int64, error) {
 // equal to the snapshot. A crash part way leaves the old applied revision,
 // and the next start loads the snapshot again.
 func (n *Node) snapshot(ctx context.Context) (int64, error) {
+	rev, keys, err := n.load(ctx, n.cfg.Registry)
+	if err != nil {
+		return 0, err
+	}
+	n.invalidate(keys)
+	if n.cfg.OnApply != nil {
+		n.cfg.OnApply(map[string]bool{"keys": true, "snaas": true})
+	}
+	n.setApplied(rev)
+	n.log.Info("cluster: loaded snapshot", "revision", rev)
+	return rev, nil
+}
+
+// load loads the snapshot into the database of reg (see snapshot) and
+// returns its revision and the record keys it wrote or deleted.
+func (n *Node) load(ctx context.Context, reg *registry.Registry) (int64, []string, error) {
+	var all []string
 	first, err := n.cli.Get(ctx, n.prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
 	if err != nil {
-		return 0, fmt.Errorf("cluster: snapshot: %w", err)
+		return 0, nil, fmt.Errorf("cluster: snapshot: %w", err)
 	}
 	rev := first.Header.Revision
 	end := clientv3.GetPrefixRangeEnd(n.prefix)
@@ -76,11 +94,11 @@ func (n *Node) snapshot(ctx context.Context) (int64, error) {
 	for {
 		r, err := n.cli.Get(ctx, from, clientv3.WithRange(end), clientv3.WithRev(rev), clientv3.WithLimit(snapshotPage))
 		if err != nil {
-			return 0, fmt.Errorf("cluster: snapshot at revision %d: %w", rev, err)
+			return 0, nil, fmt.Errorf("cluster: snapshot at revision %d: %w", rev, err)
 		}
 		last := !r.More || len(r.Kvs) == 0
 		var keys []string
-		err = n.cfg.Registry.Update(func(tx registry.Tx) error {
+		err = reg.Update(func(tx registry.Tx) error {
 			keys = keys[:0]
 			mark := map[string][]byte{}
 			for b, k := range seen {
@@ -118,20 +136,15 @@ func (n *Node) snapshot(ctx context.Context) (int64, error) {
 			return tx.SetAppliedRevision(rev)
 		})
 		if err != nil {
-			return 0, fmt.Errorf("cluster: snapshot at revision %d: %w", rev, err)
+			return 0, nil, fmt.Errorf("cluster: snapshot at revision %d: %w", rev, err)
 		}
-		n.invalidate(keys)
+		all = append(all, keys...)
 		if last {
 			break
 		}
 		from = string(r.Kvs[len(r.Kvs)-1].Key) + "\x00"
 	}
-	if n.cfg.OnApply != nil {
-		n.cfg.OnApply(map[string]bool{"keys": true, "snaas": true})
-	}
-	n.setApplied(rev)
-	n.log.Info("cluster: loaded snapshot", "revision", rev)
-	return rev, nil
+	return rev, all, nil
 }
 
 // dropBetween deletes the local entries of bucket after after (nil: from
@@ -241,12 +254,95 @@ func (n *Node) watch(ctx context.Context) error {
 }
 
 // resync catches up a node whose applied revision etcd has compacted away:
-// the changes in between are gone, so it loads a snapshot.
+// the changes in between are gone, so it loads a snapshot into a fresh file
+// beside its database, while it goes on serving the copy it has, and swaps
+// the fresh file in at once (store.DB.Replace). The node's own data
+// (statistics) is copied over first.
 func (n *Node) resync(ctx context.Context, compacted int64) error {
 	n.resyncs.Add(1)
-	n.log.Warn("cluster: applied revision compacted away; loading a snapshot", "applied", n.applied.Load(), "compacted", compacted)
-	_, err := n.snapshot(ctx)
-	return err
+	n.log.Warn("cluster: applied revision compacted away; loading a snapshot into a fresh file", "applied", n.applied.Load(), "compacted", compacted)
+	fresh := n.cfg.DB.Path() + ".resync"
+	os.Remove(fresh)
+	fdb, err := store.Open(store.Config{Path: fresh, Logger: n.log})
+	if err != nil {
+		return fmt.Errorf("cluster: resync: %w", err)
+	}
+	done := false
+	defer func() {
+		if !done {
+			fdb.Close()
+			os.Remove(fresh)
+		}
+	}()
+	freg, err := n.cfg.Registry.On(fdb)
+	if err != nil {
+		return err
+	}
+	rev, keys, err := n.load(ctx, freg)
+	if err != nil {
+		return err
+	}
+	if err := freg.MarkIndexesBuilt(); err != nil {
+		return err
+	}
+	if err := copyBucket(n.cfg.DB, fdb, store.BucketStats); err != nil {
+		return err
+	}
+	// Without a way to drop every cached entry, drop those of both files.
+	ia, all := n.cfg.Invalidator.(interface{ InvalidateAll() })
+	if !all && n.cfg.Invalidator != nil {
+		err := n.cfg.DB.View(func(tx *store.Tx) error {
+			return tx.Bolt().Bucket(store.BucketRecords).ForEach(func(k, _ []byte) error {
+				keys = append(keys, string(k))
+				return nil
+			})
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if err := fdb.Close(); err != nil {
+		return err
+	}
+	done = true
+	if err := n.cfg.DB.Replace(fresh); err != nil {
+		return err
+	}
+	if all {
+		ia.InvalidateAll()
+	} else {
+		n.invalidate(keys)
+	}
+	if n.cfg.OnApply != nil {
+		n.cfg.OnApply(map[string]bool{"keys": true, "snaas": true})
+	}
+	n.setApplied(rev)
+	n.log.Info("cluster: swapped in a snapshot", "revision", rev)
+	return nil
+}
+
+// copyBucket copies bucket from one database into the other, in one
+// transaction.
+func copyBucket(from, to *store.DB, bucket []byte) error {
+	var kvs [][2][]byte
+	err := from.View(func(tx *store.Tx) error {
+		return tx.Bolt().Bucket(bucket).ForEach(func(k, v []byte) error {
+			kvs = append(kvs, [2][]byte{append([]byte(nil), k...), append([]byte(nil), v...)})
+			return nil
+		})
+	})
+	if err != nil {
+		return err
+	}
+	return to.Update(func(tx *store.Tx) error {
+		b := tx.Bolt().Bucket(bucket)
+		for _, kv := range kvs {
+			if err := b.Put(kv[0], kv[1]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // apply applies one watch response in one transaction.

@@ -42,6 +42,8 @@
 // at or below the stored revision is skipped. A database that has applied
 // nothing loads a snapshot (range reads at one revision, in pages) before
 // the node serves; one that holds data of its own is refused (ErrNotReplica).
+// A node behind etcd's compaction loads the snapshot into a fresh file while
+// it serves its copy, and swaps the file in at once (store.DB.Replace).
 //
 // # Writes
 //

@@ -124,3 +124,21 @@ func (t Tx) applyAudit(key, raw []byte) error {
 func (r *Registry) Rehearse(fn func(tx Tx) error) ([]store.Write, int64, error) {
 	return r.db.Rehearse(func(tx *store.Tx) error { return fn(Tx{tx, r}) })
 }
+
+// On returns a registry of db with r's configuration: a cluster node builds
+// a fresh copy of its database through it.
+func (r *Registry) On(db *store.DB) (*Registry, error) {
+	return New(Config{DB: db, Namer: r.namer, URLIndex: r.urlIndex, Now: r.now})
+}
+
+// MarkIndexesBuilt records that the URL index and the per-record audit
+// index of a database filled by ApplyPut are complete (ApplyPut maintains
+// both), so that EnsureIndexes does not rebuild them.
+func (r *Registry) MarkIndexesBuilt() error {
+	return r.db.Update(func(tx *store.Tx) error {
+		if err := tx.Bolt().Bucket(store.BucketURLIndex).Put(urlIndexMarker, nil); err != nil {
+			return err
+		}
+		return tx.Bolt().Bucket(store.BucketAudit).Put([]byte{auditIndexTag}, nil)
+	})
+}

@@ -67,6 +67,14 @@
 // disk that points at pages that never got there, losing the whole file rather
 // than a few transactions.
 //
+// # Replicas
+//
+// A cluster node's file is a replica of etcd (docs/product.md §10): meta holds
+// "applied", the etcd revision applied (uint64 big-endian; absent on a single
+// node). Rehearse runs a write in a transaction that is rolled back and returns
+// the writes it made; Replace swaps in a fresh file built beside the database
+// (renamed over it), under transactions that keep running.
+//
 // # Caveats
 //
 // Memory returned by bbolt (Tx.Bolt().Bucket(…).Get, cursors) points into the

@@ -728,7 +728,7 @@ func (w *importWrite) finish() (int, error) {
 // rolls back all of them. The transaction walks the B+tree in order, and records
 // that share a leaf page are written into it together.
 func (db *DB) importChunk(recs []sortedRec) error {
-	err := db.bolt.Update(func(btx *bbolt.Tx) error {
+	err := db.bolt().Update(func(btx *bbolt.Tx) error {
 		b := btx.Bucket(BucketRecords)
 		if b == nil {
 			return fmt.Errorf("store: bucket %s missing", BucketRecords)

@@ -3,6 +3,9 @@ package store
 import (
 	"encoding/binary"
 	"fmt"
+	"os"
+
+	"go.etcd.io/bbolt"
 )
 
 // A cluster node's database is a replica of its etcd prefix
@@ -117,7 +120,11 @@ func (tx *Tx) note(bucket, key, value []byte) {
 // fn's error is returned as it is. Rehearse holds bbolt's writer lock while fn
 // runs (no fsync): fn must be quick.
 func (db *DB) Rehearse(fn func(tx *Tx) error) ([]Write, int64, error) {
-	btx, err := db.bolt.Begin(true)
+	var btx *bbolt.Tx
+	err := db.retry(func(b *bbolt.DB) (err error) {
+		btx, err = b.Begin(true)
+		return err
+	})
 	if err != nil {
 		return nil, 0, fmt.Errorf("store: %w", err)
 	}
@@ -129,4 +136,32 @@ func (db *DB) Rehearse(fn func(tx *Tx) error) ([]Write, int64, error) {
 		return nil, rev, err
 	}
 	return w, rev, nil
+}
+
+// Replace makes the database file at fresh, a complete database written and
+// closed by another DB (Open, writes, Close), this database: it renames
+// fresh over the file, opens it and swaps it in, then closes the old file
+// once its transactions have ended. Transactions that begin after the swap
+// see the new file; one that loaded the old file as it closed is run again
+// on the new one (retry). Writes committed to the old file after the caller
+// built fresh are lost: the caller must be the only writer of data it
+// cares about (a cluster node's applier is; statistics flushes are its own
+// business). The rename is atomic, so a crash leaves either file whole.
+func (db *DB) Replace(fresh string) error {
+	if err := os.Rename(fresh, db.cfg.Path); err != nil {
+		return fmt.Errorf("store: replace: %w", err)
+	}
+	os.Remove(LockFile(fresh))
+	bdb, err := bbolt.Open(db.cfg.Path, 0o600, boltOptions(db.cfg))
+	if err != nil {
+		return fmt.Errorf("store: replace: open %s: %w", db.cfg.Path, err)
+	}
+	bdb.MaxBatchDelay = batchDelay
+	bdb.MaxBatchSize = batchSize
+	old := db.bdb.Swap(bdb)
+	if err := old.Close(); err != nil {
+		db.log.Warn("store: closing the replaced file", "err", err)
+	}
+	db.log.Info("store replaced", "path", db.cfg.Path)
+	return nil
 }

@@ -83,9 +83,10 @@ type Config struct {
 
 // DB is the pidnode database. It is safe for concurrent use.
 type DB struct {
-	bolt *bbolt.DB
-	cfg  Config
-	log  *slog.Logger
+	// bdb is the open bbolt file; Replace swaps it. Use bolt().
+	bdb atomic.Pointer[bbolt.DB]
+	cfg Config
+	log *slog.Logger
 	// importChunkRecords bounds Import's transactions; importChunkRecords
 	// unless a test lowers it.
 	importChunkRecords int
@@ -117,29 +118,7 @@ func Open(cfg Config) (*DB, error) {
 	if err := os.MkdirAll(filepath.Dir(cfg.Path), 0o700); err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
-	opts := &bbolt.Options{
-		Timeout: lockTimeout,
-		NoSync:  cfg.NoSync,
-		// Freelist as a hashmap: O(1) allocation in big files.
-		FreelistType: bbolt.FreelistMapType,
-		// The freelist is not written by every commit: writing it costs
-		// O(F log F) CPU for F free pages (the hashmap freelist sorts every
-		// free page id) plus F×8 bytes of I/O, per commit. After an import of
-		// 1M records F is ~48k: ~8 ms of CPU in every commit, enough for
-		// 1-client creates at ~10 ms of CPU each to starve the resolver
-		// sharing the core. The freelist is derived data: it is
-		// written by a checkpoint commit once writes pause for
-		// freelistSyncIdle, and by Close, so that a restart reads it from
-		// its pages. Only a crash during or within freelistSyncIdle of a
-		// burst of writes leaves a file without it, and then Open rebuilds
-		// it by walking every page (seconds per million records). Records
-		// and their durability are untouched: each commit still fsyncs its
-		// pages and then its meta.
-		NoFreelistSync: true,
-	}
-	if bits.UintSize == 64 {
-		opts.InitialMmapSize = mmapSize(cfg.Path)
-	}
+	opts := boltOptions(cfg)
 	bdb, err := bbolt.Open(cfg.Path, 0o600, opts)
 	if err != nil {
 		if errors.Is(err, berrors.ErrTimeout) {
@@ -185,10 +164,39 @@ func Open(cfg Config) (*DB, error) {
 		return nil, err
 	}
 	log.Info("store opened", "path", cfg.Path, "schema", SchemaVersion, "nosync", cfg.NoSync)
-	db := &DB{bolt: bdb, cfg: cfg, log: log, importChunkRecords: importChunkRecords,
+	db := &DB{cfg: cfg, log: log, importChunkRecords: importChunkRecords,
 		syncIdle: freelistSyncIdle, stop: make(chan struct{}), stopped: make(chan struct{})}
+	db.bdb.Store(bdb)
 	go db.checkpointFreelist()
 	return db, nil
+}
+
+// boltOptions are the bbolt options of the file of cfg (Open, Replace).
+func boltOptions(cfg Config) *bbolt.Options {
+	opts := &bbolt.Options{
+		Timeout: lockTimeout,
+		NoSync:  cfg.NoSync,
+		// Freelist as a hashmap: O(1) allocation in big files.
+		FreelistType: bbolt.FreelistMapType,
+		// The freelist is not written by every commit: writing it costs
+		// O(F log F) CPU for F free pages (the hashmap freelist sorts every
+		// free page id) plus F×8 bytes of I/O, per commit. After an import of
+		// 1M records F is ~48k: ~8 ms of CPU in every commit, enough for
+		// 1-client creates at ~10 ms of CPU each to starve the resolver
+		// sharing the core. The freelist is derived data: it is
+		// written by a checkpoint commit once writes pause for
+		// freelistSyncIdle, and by Close, so that a restart reads it from
+		// its pages. Only a crash during or within freelistSyncIdle of a
+		// burst of writes leaves a file without it, and then Open rebuilds
+		// it by walking every page (seconds per million records). Records
+		// and their durability are untouched: each commit still fsyncs its
+		// pages and then its meta.
+		NoFreelistSync: true,
+	}
+	if bits.UintSize == 64 {
+		opts.InitialMmapSize = mmapSize(cfg.Path)
+	}
+	return opts
 }
 
 // mmapSize is the address space Open reserves for the file at path: twice its
@@ -224,7 +232,7 @@ func (db *DB) Close() error {
 	if err := os.Remove(LockFile(db.cfg.Path)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		db.log.Warn("store: removing the lock file", "err", err)
 	}
-	if err := db.bolt.Close(); err != nil {
+	if err := db.bolt().Close(); err != nil {
 		return fmt.Errorf("store: close: %w", err)
 	}
 	db.log.Info("store closed", "path", db.cfg.Path)
@@ -270,14 +278,16 @@ func lockHolder(path string) int {
 // bbolt handle directly, as Import's are, may find it off and then writes
 // the freelist too: slower, never wrong.)
 func (db *DB) syncFreelist() error {
-	if db.bolt.IsReadOnly() {
+	if db.bolt().IsReadOnly() {
 		return nil
 	}
 	procfloor.Enter()
 	defer procfloor.Exit()
-	err := db.bolt.Update(func(tx *bbolt.Tx) error {
-		db.bolt.NoFreelistSync = false
-		return nil
+	err := db.retry(func(b *bbolt.DB) error {
+		return b.Update(func(tx *bbolt.Tx) error {
+			b.NoFreelistSync = false
+			return nil
+		})
 	})
 	if err == nil {
 		db.freelistSyncs.Add(1)
@@ -294,12 +304,31 @@ func (db *DB) FreelistSyncs() uint64 { return db.freelistSyncs.Load() }
 func (db *DB) Path() string { return db.cfg.Path }
 
 // Stats returns bbolt's statistics (a passthrough of bbolt.DB.Stats).
-func (db *DB) Stats() bbolt.Stats { return db.bolt.Stats() }
+func (db *DB) Stats() bbolt.Stats { return db.bolt().Stats() }
 
 // View runs fn in a read-only transaction. Nothing obtained from tx.Bolt() may be
 // used after fn returns; Tx.Record and Tx.ForEachRecord return owned memory.
 func (db *DB) View(fn func(tx *Tx) error) error {
-	return db.bolt.View(func(btx *bbolt.Tx) error { return fn(&Tx{tx: btx}) })
+	return db.retry(func(b *bbolt.DB) error {
+		return b.View(func(btx *bbolt.Tx) error { return fn(&Tx{tx: btx}) })
+	})
+}
+
+// bolt is the open bbolt file.
+func (db *DB) bolt() *bbolt.DB { return db.bdb.Load() }
+
+// retry runs op on the open bbolt file, and once more on the new one when
+// Replace closed the file op got between its load and its transaction (a
+// closed file refuses to begin one, so op did nothing).
+func (db *DB) retry(op func(b *bbolt.DB) error) error {
+	for {
+		b := db.bolt()
+		err := op(b)
+		if errors.Is(err, berrors.ErrDatabaseNotOpen) && db.bolt() != b {
+			continue
+		}
+		return err
+	}
 }
 
 // Update runs fn in a read-write transaction that may be shared with concurrent
@@ -320,9 +349,11 @@ func (db *DB) View(fn func(tx *Tx) error) error {
 func (db *DB) Update(fn func(tx *Tx) error) error {
 	procfloor.Enter()
 	defer procfloor.Exit()
-	err := db.bolt.Batch(func(btx *bbolt.Tx) error {
-		db.bolt.NoFreelistSync = true // see syncFreelist
-		return fn(&Tx{tx: btx})
+	err := db.retry(func(b *bbolt.DB) error {
+		return b.Batch(func(btx *bbolt.Tx) error {
+			b.NoFreelistSync = true // see syncFreelist
+			return fn(&Tx{tx: btx})
+		})
 	})
 	db.noteCommit()
 	return err
@@ -379,10 +410,12 @@ func (db *DB) Get(key string) (Stored, bool, error) {
 		s  Stored
 		ok bool
 	)
-	err := db.bolt.View(func(btx *bbolt.Tx) error {
-		var err error
-		s, ok, err = getRecord(btx, key)
-		return err
+	err := db.retry(func(b *bbolt.DB) error {
+		return b.View(func(btx *bbolt.Tx) error {
+			var err error
+			s, ok, err = getRecord(btx, key)
+			return err
+		})
 	})
 	return s, ok, err
 }
@@ -392,10 +425,12 @@ func (db *DB) Get(key string) (Stored, bool, error) {
 // going; the snapshot is the state as of the start of the call.
 func (db *DB) Backup(w io.Writer) (int64, error) {
 	var n int64
-	err := db.bolt.View(func(btx *bbolt.Tx) error {
-		var err error
-		n, err = btx.WriteTo(w)
-		return err
+	err := db.retry(func(b *bbolt.DB) error {
+		return b.View(func(btx *bbolt.Tx) error {
+			var err error
+			n, err = btx.WriteTo(w)
+			return err
+		})
 	})
 	if err != nil {
 		return n, fmt.Errorf("store: backup: %w", err)

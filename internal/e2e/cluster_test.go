@@ -227,7 +227,7 @@ func TestClusterTwoNodes(t *testing.T) {
 	for _, h := range away {
 		waitUntil(t, func() bool { return mustDo(t, "GET", b.resolverURL()+"/api/handles/"+h, nil).Status == http.StatusOK })
 	}
-	if !strings.Contains(b.stderr.String(), "loading a snapshot") {
+	if !strings.Contains(b.stderr.String(), "swapped in a snapshot") {
 		t.Errorf("b did not resync after the compaction:\n%s", b.stderr.String())
 	}
 
