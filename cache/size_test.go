@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unsafe"
@@ -222,3 +223,61 @@ func TestEvictionCauses(t *testing.T) {
 type sourceFunc func(key string) (handlev.Record, bool, error)
 
 func (f sourceFunc) Load(key string) (handlev.Record, bool, error) { return f(key) }
+
+// TestBudgetConcurrent races loads, lazily built encodings (charged after
+// publication, possibly after the entry was evicted), invalidations and
+// InvalidateAll, then checks that the shards count exactly what the entries
+// they hold are charged, within the budget.
+func TestBudgetConcurrent(t *testing.T) {
+	srcs := []*encodedSource{}
+	for _, sz := range [][2]int{{1, 0}, {4, 300}, {2, 8 << 10}} {
+		srcs = append(srcs, &encodedSource{enc: handlev.AppendValues(nil, testValues(sz[0], sz[1]))})
+	}
+	src := sourceFunc(func(key string) (handlev.Record, bool, error) {
+		var i int
+		fmt.Sscanf(key[len(key)-4:], "%04d", &i)
+		return srcs[i%len(srcs)].Load(key)
+	})
+	const budget = 256 << 10
+	c := mustNew(t, Config{Source: src, Bytes: budget, Shards: 2, Entries: NoEntryCap})
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 3000 {
+				k := fmt.Appendf(nil, "21.T11148/%04d", (i*31+g*7)%500)
+				e, err := c.Get(k)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if i%2 == 0 {
+					e.JSONBytes()
+				}
+				if i%3 == 0 {
+					e.WireBytes()
+				}
+				if i%97 == 0 {
+					c.Invalidate(string(k))
+				}
+				if g == 0 && i%1000 == 999 {
+					c.InvalidateAll()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	u := c.Usage()
+	var sum int64
+	for i := range c.shards {
+		for _, k := range c.shards[i].lru.Keys() {
+			if e, ok := c.shards[i].lru.Peek(k); ok {
+				sum += e.Bytes()
+			}
+		}
+	}
+	if sum != u.Bytes || u.Bytes > budget {
+		t.Fatalf("shards count %d B, held entries are charged %d B, budget %d B", u.Bytes, sum, budget)
+	}
+}
