@@ -17,7 +17,9 @@
 # commit it was built from), ROUNDS (interleaved
 # rounds of the cache-hit and miss comparisons, the best counts; 3), NGINX_WAIT
 # (seconds nginx may take to load its map, 300), PROFILE=0 to
-# skip the perf profiles, DNS_MAX_N, SERVER_CPU, LOAD_CPU.
+# skip the perf profiles, DNS_MAX_N, SERVER_CPU, LOAD_CPU, CACHE_BYTES (pidnode's
+# --cache-bytes, e.g. 64MiB; default its own, a quarter of the memory limit;
+# the memory rows report RssAnon against it).
 #
 # Every server runs in its own process group (setsid) pinned to SERVER_CPU, the
 # load generators to LOAD_CPU; the EXIT trap kills every group this script
@@ -537,7 +539,8 @@ pidnode_start() {
 	t0=$(date +%s.%N)
 	start pidnode "$BIN/pidnode" serve --data "$PD" --resolver-addr 127.0.0.1:0 --admin-addr 127.0.0.1:0 \
 		--dns-addr 127.0.0.1:0 --hdl-addr 127.0.0.1:0 --dns-zone "bench.test=$PREFIX" \
-		--operator-key-file "$WORK/operator.key" --ready-file "$ready" --cache-entries "$1" --log-level warn
+		--operator-key-file "$WORK/operator.key" --ready-file "$ready" --cache-entries "$1" --log-level warn \
+		${CACHE_BYTES:+--cache-bytes "$CACHE_BYTES"}
 	PG=$STARTED_PG
 	for i in $(seq 6000); do
 		[[ -s $ready ]] && grep -q . "$ready" && break
@@ -556,6 +559,21 @@ pidnode_start() {
 	ADM=$(awk '$1=="admin"{print $2}' "$ready")
 	DNSA=$(awk '$1=="dns"{print $2}' "$ready")
 	HDLA=$(awk '$1=="hdl"{print $2}' "$ready")
+}
+
+# cache_mem ANON_KB — what the running node's cache holds against its budget
+# (from /metrics), and RssAnon beyond the budget: the node's base.
+cache_mem() {
+	local m bytes budget entries
+	m=$(curl -s "http://$ADM/metrics" 2>/dev/null || true)
+	bytes=$(awk '$1=="pidnode_cache_bytes"{print $2}' <<<"$m")
+	budget=$(awk '$1=="pidnode_cache_budget_bytes"{print $2}' <<<"$m")
+	entries=$(awk '$1=="pidnode_cache_entries"{print $2}' <<<"$m")
+	if [[ -z $budget ]]; then
+		echo "cache budget not reported"
+		return
+	fi
+	echo "cache $(r1 "$(calc "$bytes/1048576")") MiB charged of a $(r1 "$(calc "$budget/1048576")") MiB budget, $entries entries; RssAnon − budget $(r1 "$(calc "($1*1024 - $budget)/1048576")") MiB"
 }
 
 SAMPLE=$(head -1 "$ZIPF")
@@ -595,7 +613,7 @@ if ((HAVE_PIDNODE)); then
 	ANON1=$(rss_kb "$PG" RssAnon)
 	row rss_entry "heap per cached entry (RssAnon growth / $ZIPF_DISTINCT entries)" "bytes" \
 		"$(calc "($ANON1 - $ANON0) * 1024 / $ZIPF_DISTINCT")" - - none - "/proc/PID/status RssAnon after a warm-up pass" \
-		"includes Go GC headroom (GOGC=100) and connection buffers"
+		"includes Go GC headroom (bounded by the soft memory limit) and connection buffers; $(cache_mem "$ANON1")"
 
 	nginx_up
 	baseline_up
@@ -673,7 +691,7 @@ if ((HAVE_PIDNODE)); then
 	profile "redirect, cache miss" "$PG" "$RES" "$UNIFORM" "" ""
 	ANONM=$(rss_kb "$PG" RssAnon)
 	row rss_miss "RssAnon after the miss run (cache of $MISS_CACHE entries)" "MB" "$(calc "$ANONM/1024")" - - none - \
-		"/proc/PID/status RssAnon" "compare with the hit server: RSS follows the cache size, not N"
+		"/proc/PID/status RssAnon" "compare with the hit server: RSS follows the cache size, not N; VmRSS $(r1 "$(calc "$(rss_kb "$PG" VmRSS)/1024")") MB; $(cache_mem "$ANONM")"
 	stop "$PG"
 
 	# DNS: the DNS helper's suite (bench/dns/run.sh: dnsperf against pidnode and

@@ -2,6 +2,7 @@ package cache
 
 import (
 	"hash/maphash"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,11 +16,15 @@ import (
 
 // Defaults New uses for zero Config fields.
 const (
+	DefaultBytes       = 256 << 20
 	DefaultEntries     = 100000
 	DefaultShards      = 64
 	DefaultNegativeTTL = 30 * time.Second
 
 	maxShards = 1 << 16
+
+	// NoEntryCap, as Config.Entries, bounds the cache by Bytes alone.
+	NoEntryCap = math.MaxInt
 )
 
 // Source is what the cache reads through on a miss; the store implements it.
@@ -37,9 +42,17 @@ type Config struct {
 	// Source is read on a miss. Required.
 	Source Source
 
-	// Entries is the total number of entries kept, split evenly across shards
-	// (at least one per shard, so the capacity is max(Entries, Shards)).
-	// If zero, DefaultEntries is used.
+	// Bytes is the memory budget: the total of what the held entries are
+	// charged (Entry.Bytes), split evenly across shards. A shard that goes over
+	// its share evicts its least recently used entries until it is under again,
+	// so an entry larger than a shard's share is returned but not kept.
+	// If zero, DefaultBytes is used.
+	Bytes int64
+
+	// Entries caps the number of entries kept, split evenly across shards (at
+	// least one per shard, so the cap is max(Entries, Shards)), whatever their
+	// size. If zero, DefaultEntries is used; NoEntryCap leaves Bytes as the
+	// only limit.
 	Entries int
 
 	// Shards is the number of independently locked LRUs, a power of two up to 65536.
@@ -69,7 +82,8 @@ type Config struct {
 	// other field of e and call its methods; it must not modify e. Its result is
 	// stored in Entry.View. It runs on every miss, so it should build only what most
 	// requests need and leave the rest to be built on first use (as Entry does with
-	// JSONBytes and WireBytes).
+	// JSONBytes and WireBytes). It must pass what it allocates to e.Charge, and so
+	// must every part of the view built later, so that the budget holds.
 	Render func(e *Entry) any
 }
 
@@ -103,6 +117,14 @@ type Entry struct {
 	ages   bool  // whether expiry applies (negative entries, or MaxAge set)
 	expiry int64 // unix nanoseconds at and after which the entry is stale
 
+	// size is every byte charged to the entry so far (Bytes). charged is the
+	// part of it counted in s.bytes: notResident before the entry is published
+	// and once it has left the LRU, so that a part built after an eviction is
+	// not counted against a shard that no longer holds it.
+	s       *shard
+	size    atomic.Int64
+	charged atomic.Int64
+
 	// The encodings, built by the first caller that needs them: most misses are
 	// plain redirects that need neither, and building both on every load would be a
 	// large share of the miss path's CPU time.
@@ -133,15 +155,68 @@ func (e *Entry) WireBytes() []byte {
 	return e.wire
 }
 
-func (e *Entry) buildJSON() { e.json = handlev.AppendValuesJSON(nil, e.Public.Values) }
-func (e *Entry) buildWire() { e.wire = handlev.AppendValues(nil, e.Public.Values) }
+func (e *Entry) buildJSON() {
+	e.json = handlev.AppendValuesJSON(nil, e.Public.Values)
+	e.Charge(SliceSize(e.json))
+}
+
+func (e *Entry) buildWire() {
+	e.wire = handlev.AppendValues(nil, e.Public.Values)
+	e.Charge(SliceSize(e.wire))
+}
+
+// notResident marks an entry whose bytes no shard counts.
+const notResident = -1
+
+// Charge adds n bytes to what the entry holds: a part of its view built after
+// the entry (Config.Render, and every part a front builds on first use, once).
+// If the entry is in the cache, its shard's total grows by n and the shard
+// evicts its least recently used entries if that puts it over its share of
+// Config.Bytes. It is safe for concurrent use and allocates nothing.
+func (e *Entry) Charge(n int64) {
+	if n <= 0 {
+		return
+	}
+	e.size.Add(n)
+	for {
+		old := e.charged.Load()
+		if old < 0 {
+			return
+		}
+		if e.charged.CompareAndSwap(old, old+n) {
+			break
+		}
+	}
+	if e.s.bytes.Add(n) > e.s.budget {
+		e.s.mu.Lock()
+		e.s.trim()
+		e.s.mu.Unlock()
+	}
+}
+
+// Bytes returns what the entry has been charged: itself, its keys, its
+// record, its public view, the LRU's bookkeeping for it, and every part built
+// so far (encodings, the front's view), each at its heap size.
+func (e *Entry) Bytes() int64 { return e.size.Load() }
 
 // Stats is a snapshot of a Cache's counters.
 type Stats struct {
 	Hits      uint64 // Gets answered from a fresh entry
 	Misses    uint64 // Gets that went to the load path (absent or expired), coalesced or not
-	Evictions uint64 // entries pushed out by capacity (not invalidations)
+	Evictions uint64 // entries pushed out by capacity, in bytes or entries (not invalidations)
 	Entries   int    // entries currently held (Len)
+}
+
+// Usage is a snapshot of a Cache's memory accounting and of why entries left.
+type Usage struct {
+	Bytes   int64 // charged bytes of the entries held (Entry.Bytes summed)
+	Budget  int64 // Config.Bytes
+	Entries int   // entries held
+
+	EvictedBytes   uint64 // evicted to keep under Budget
+	EvictedEntries uint64 // evicted by the Config.Entries cap
+	Invalidated    uint64 // removed by Invalidate or InvalidateAll
+	Expired        uint64 // replaced on reload after their TTL (negative entries, MaxAge)
 }
 
 // Cache is a sharded LRU of immutable entries. It is safe for concurrent use.
@@ -150,6 +225,7 @@ type Cache struct {
 	mask     uint64
 	seed     maphash.Seed
 	capacity int
+	budget   int64
 
 	src    Source
 	now    func() time.Time
@@ -165,6 +241,12 @@ type shard struct {
 
 	hits, misses, evictions atomic.Uint64
 
+	// bytes is the sum of the held entries' charges; budget its share of
+	// Config.Bytes. The eviction counters are by cause (Usage).
+	bytes                              atomic.Int64
+	budget                             int64
+	evictedBytes, invalidated, expired atomic.Uint64
+
 	// mu orders publishing a loaded entry against invalidation; a hit never takes it.
 	mu  sync.Mutex
 	gen uint64 // guarded by mu; bumped by every invalidation touching this shard
@@ -176,6 +258,9 @@ type shard struct {
 func New(cfg Config) (*Cache, error) {
 	if cfg.Source == nil {
 		return nil, ErrNoSource
+	}
+	if cfg.Bytes < 0 {
+		return nil, &ConfigError{Field: "Bytes", Value: cfg.Bytes, Reason: "must not be negative"}
 	}
 	if cfg.Entries < 0 {
 		return nil, &ConfigError{Field: "Entries", Value: int64(cfg.Entries), Reason: "must not be negative"}
@@ -192,6 +277,9 @@ func New(cfg Config) (*Cache, error) {
 	if cfg.Entries == 0 {
 		cfg.Entries = DefaultEntries
 	}
+	if cfg.Bytes == 0 {
+		cfg.Bytes = DefaultBytes
+	}
 	if cfg.Shards == 0 {
 		cfg.Shards = DefaultShards
 	}
@@ -202,6 +290,7 @@ func New(cfg Config) (*Cache, error) {
 		cfg.Now = time.Now
 	}
 	c := &Cache{
+		budget: cfg.Bytes,
 		shards: make([]shard, cfg.Shards),
 		mask:   uint64(cfg.Shards - 1),
 		seed:   maphash.MakeSeed(),
@@ -219,11 +308,21 @@ func New(cfg Config) (*Cache, error) {
 			n++
 		}
 		n = max(n, 1)
-		l, err := lru.New[string, *Entry](n)
+		s := &c.shards[i]
+		// Every way out of the LRU (eviction, Remove, Purge) uncharges the entry.
+		l, err := lru.NewWithEvict(n, func(_ string, e *Entry) {
+			if b := e.charged.Swap(notResident); b > 0 {
+				s.bytes.Add(-b)
+			}
+		})
 		if err != nil {
 			return nil, err // unreachable: n >= 1
 		}
-		c.shards[i].lru = l
+		s.lru = l
+		s.budget = cfg.Bytes / int64(cfg.Shards)
+		if i < int(cfg.Bytes%int64(cfg.Shards)) {
+			s.budget++
+		}
 		c.shards[i].flights.Store(new(singleflight.Group))
 		c.capacity += n
 	}
@@ -308,27 +407,54 @@ func (c *Cache) fill(s *shard, key string) (*Entry, error) {
 			}
 		}
 	}
-	e := c.build(foundKey, rec, found)
+	e := c.build(s, key, foundKey, rec, found)
 
 	s.mu.Lock()
-	if s.gen == gen && s.lru.Add(key, e) {
-		// Counted here rather than in an lru.NewWithEvict callback: that callback
-		// also fires for Remove and Purge, i.e. for invalidations.
-		s.evictions.Add(1)
+	if s.gen == gen {
+		// An entry still under key is stale (fresh ones returned above). Adding
+		// over it would drop it without the eviction callback, so it would stay
+		// charged: remove it first.
+		if old, ok := s.lru.Peek(key); ok {
+			s.lru.Remove(key)
+			if !c.fresh(old) {
+				s.expired.Add(1)
+			}
+		}
+		e.charged.Store(e.size.Load())
+		s.bytes.Add(e.size.Load())
+		if s.lru.Add(key, e) {
+			// Counted here rather than in the eviction callback: that callback
+			// also fires for Remove and Purge, i.e. for invalidations.
+			s.evictions.Add(1)
+		}
+		s.trim()
 	}
 	s.mu.Unlock()
 	return e, nil
 }
 
+// trim evicts the shard's least recently used entries until its charged bytes
+// are within its budget. s.mu must be held.
+func (s *shard) trim() {
+	for s.bytes.Load() > s.budget {
+		if _, _, ok := s.lru.RemoveOldest(); !ok {
+			return
+		}
+		s.evictedBytes.Add(1)
+	}
+}
+
 // build makes the immutable entry: the public view first, Render last. The encodings are left to
 // JSONBytes and WireBytes, which build them on first use.
-func (c *Cache) build(key string, rec handlev.Record, found bool) *Entry {
-	e := &Entry{Key: key, Found: found, Public: handlev.Public{Target: -1}}
+func (c *Cache) build(s *shard, lruKey, key string, rec handlev.Record, found bool) *Entry {
+	e := &Entry{Key: key, Found: found, Public: handlev.Public{Target: -1}, s: s}
+	e.charged.Store(notResident)
 	if found {
 		e.Record = rec
 		e.Public = handlev.NewPublic(&e.Record)
 		e.Status = e.Public.Status
 	}
+	e.size.Store(baseSize(key, lruKey, &e.Record, &e.Public))
 	// The clock is read only for entries that age: a found record without
 	// MaxAge (nearly every miss) never needs it, and reading it is not free.
 	switch {
@@ -360,7 +486,9 @@ func (c *Cache) invalidate(key string) {
 	s := c.shardFor(key)
 	s.mu.Lock()
 	s.gen++
-	s.lru.Remove(key)
+	if s.lru.Remove(key) {
+		s.invalidated.Add(1)
+	}
 	s.mu.Unlock()
 	s.flights.Load().Forget(key)
 }
@@ -372,6 +500,7 @@ func (c *Cache) InvalidateAll() {
 		s := &c.shards[i]
 		s.mu.Lock()
 		s.gen++
+		s.invalidated.Add(uint64(s.lru.Len()))
 		s.lru.Purge()
 		s.flights.Store(new(singleflight.Group))
 		s.mu.Unlock()
@@ -395,8 +524,24 @@ func (c *Cache) Stats() Stats {
 		s := &c.shards[i]
 		st.Hits += s.hits.Load()
 		st.Misses += s.misses.Load()
-		st.Evictions += s.evictions.Load()
+		st.Evictions += s.evictions.Load() + s.evictedBytes.Load()
 		st.Entries += s.lru.Len()
 	}
 	return st
+}
+
+// Usage returns the memory accounting and eviction causes summed over shards,
+// each read atomically (the snapshot as a whole is not).
+func (c *Cache) Usage() Usage {
+	u := Usage{Budget: c.budget}
+	for i := range c.shards {
+		s := &c.shards[i]
+		u.Bytes += s.bytes.Load()
+		u.Entries += s.lru.Len()
+		u.EvictedBytes += s.evictedBytes.Load()
+		u.Invalidated += s.invalidated.Load()
+		u.Expired += s.expired.Load()
+		u.EvictedEntries += s.evictions.Load()
+	}
+	return u
 }

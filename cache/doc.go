@@ -12,6 +12,11 @@
 //   - the short-form → full-form lookup fallback on a miss (Config.Alt);
 //   - invalidation of a key and its Alt counterpart, without losing a race against a
 //     load that is in flight.
+//   - the memory budget (Config.Bytes): every entry is charged for the heap it
+//     holds, each object at its allocator size class (size.go), at load and again
+//     as each part is built (Entry.Charge, which a front's View calls too); a shard
+//     over its share of the budget evicts its least recently used entries.
+//     Config.Entries is only a cap on their number.
 //
 // A hit allocates nothing and copies nothing: the caller's key bytes are used for the
 // lookup as they are. Time is injected (Config.Now) and checked on read; there is no
@@ -19,6 +24,6 @@
 //
 // The package declares the Source interface it reads through and must never import
 // the store (or any front); it imports handlev, golang-lru and x/sync only. It does
-// not log and exposes counters through Stats, not metrics: cmd writes the
+// not log and exposes counters through Stats and Usage, not metrics: cmd writes the
 // Prometheus text, so the cache stays free of it.
 package cache

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"pidnode/cache"
 	"pidnode/handlev"
@@ -36,6 +37,8 @@ type view struct {
 
 	alias []byte // Public.Alias: the handle an HS_ALIAS value names, nil if none
 
+	bufCap int // capacity of the buffer handlePath starts, for bytes
+
 	// Built on first use, each by one sync.Once (concurrent first requests
 	// wait for that build): a miss that only redirects never pays for them.
 	valuesOnce, statusOnce sync.Once
@@ -61,8 +64,41 @@ func Render(e *cache.Entry) any {
 	if e == nil || !e.Found {
 		return nil
 	}
-	return render(e)
+	v := render(e)
+	e.Charge(v.bytes())
+	return v
 }
+
+// viewStruct is the heap size of a view.
+var viewStruct = cache.AllocSize(int(unsafe.Sizeof(view{})))
+
+// bytes is what render allocated for v: the view and the buffer its path form,
+// target and redirect page share, or, for a part that outgrew that buffer,
+// its own memory.
+func (v *view) bytes() int64 {
+	n := viewStruct + cache.AllocSize(v.bufCap)
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(v.handlePath)))
+	for _, p := range [][]byte{v.target, v.redirectBody} {
+		if len(p) == 0 {
+			continue
+		}
+		a := uintptr(unsafe.Pointer(unsafe.SliceData(p)))
+		if a < lo || a+uintptr(len(p)) > lo+uintptr(v.bufCap) {
+			n += cache.AllocSize(len(p))
+		}
+	}
+	return n
+}
+
+// charge adds n bytes of a part built on first use to the entry, if v is the
+// entry's own view (not one rendered for a single request by viewOf).
+func (v *view) charge(n int64) {
+	if v.entry.View == any(v) {
+		v.entry.Charge(n)
+	}
+}
+
+func (p page) bytes() int64 { return cache.SliceSize(p.title) + cache.SliceSize(p.main) }
 
 func render(e *cache.Entry) *view {
 	pub := &e.Public
@@ -81,6 +117,7 @@ func render(e *cache.Entry) *view {
 		est += 3*len(tv.Data) + redirectBodyLen + 32
 	}
 	buf := make([]byte, 0, est)
+	v.bufCap = cap(buf)
 	buf = appendPathEscaped(buf, v.handle)
 	v.handlePath = buf[:len(buf):len(buf)]
 	if tv != nil {
@@ -109,6 +146,7 @@ func (v *view) valuesPage() page {
 
 func (v *view) buildValuesPage() {
 	v.valuesHTML = compactPage(appendValuesPage(nil, v.handle, v.values, nil))
+	v.charge(v.valuesHTML.bytes())
 }
 
 // reserved reports whether the record is SUBMITTED (handlev.Public.Hidden):
@@ -136,6 +174,7 @@ func (v *view) buildStatusPage() {
 	case v.gone():
 		v.statusHTML = compactPage(appendGonePage(nil, v))
 	}
+	v.charge(v.statusHTML.bytes())
 }
 
 // chooseTarget returns the index in vs of the value a redirect goes to among

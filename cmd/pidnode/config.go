@@ -32,6 +32,7 @@ type Config struct {
 	Demo            bool     `toml:"demo"`
 	DNSZone         []string `toml:"dns_zone"`
 	Model           string   `toml:"model"`
+	CacheBytes      ByteSize `toml:"cache_bytes"`
 	CacheEntries    int      `toml:"cache_entries"`
 	TLSCert         string   `toml:"tls_cert"`
 	TLSKey          string   `toml:"tls_key"`
@@ -91,7 +92,6 @@ func defaultConfig() Config {
 		Prefix:          "21.12345",
 		TestPrefix:      "21.T12345",
 		Svc:             "svc",
-		CacheEntries:    100_000,
 		DNSRRLRate:      50,
 		DNSRRLBurst:     100,
 		DNSConnsPerSrc:  64,
@@ -197,11 +197,14 @@ func (c *Config) settings() []setting {
 		rate("hdl-signed-rate", "signed native-protocol replies (to certified requests) per second per source (IPv4 address, IPv6 /64); beyond it RC 3 SERVER_TOO_BUSY, unsigned (one signature costs ~15 plain replies of CPU; 0 = no limit)", &c.HdlSignedRate),
 		count("hdl-signed-burst", "signed replies a source may get at once (0 = 2×rate)", &c.HdlSignedBurst),
 		str("model", "metadata model file (default: the embedded pid4cat model)", &c.Model),
-		{name: "cache-entries", help: "resolver cache size in entries",
+		{name: "cache-bytes", help: "memory budget of the resolver cache (e.g. 512MiB, 2GiB, plain bytes): every entry is charged for what it holds, its views included, and the least recently used are evicted to stay within it; auto = a quarter of the container's or machine's memory, between 32MiB and 4GiB",
+			set: func(v string) error { n, err := parseByteSize(v); c.CacheBytes = n; return err },
+			get: func() string { return c.CacheBytes.String() }},
+		{name: "cache-entries", help: "cap on the resolver cache's entries, whatever their size (0 = no cap: cache-bytes alone bounds the cache)",
 			set: func(v string) error {
 				n, err := strconv.Atoi(v)
-				if err != nil || n < 1 {
-					return fmt.Errorf("want a positive integer, got %q", v)
+				if err != nil || n < 0 {
+					return fmt.Errorf("want a positive integer or 0 for no cap, got %q", v)
 				}
 				c.CacheEntries = n
 				return nil

@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"runtime/debug"
 
 	"pidnode/internal/promtext"
 )
@@ -19,8 +20,20 @@ func (n *node) writeMetrics(w io.Writer) error {
 	cs := n.cache.Stats()
 	b = promtext.CounterFamily(b, "pidnode_cache_hits_total", "Cache lookups answered from a fresh entry.", cs.Hits)
 	b = promtext.CounterFamily(b, "pidnode_cache_misses_total", "Cache lookups that went to the database (coalesced or not).", cs.Misses)
-	b = promtext.CounterFamily(b, "pidnode_cache_evictions_total", "Cache entries pushed out by capacity.", cs.Evictions)
-	b = promtext.GaugeFamily(b, "pidnode_cache_entries", "Cache entries held.", int64(cs.Entries))
+	u := n.cache.Usage()
+	// cause from a fixed set: bytes (over the budget), entries (the entry
+	// cap), invalidation (a write, import or restore), expiry (an expired
+	// negative or MaxAge entry replaced on reload).
+	const ev = "pidnode_cache_evictions_total"
+	b = promtext.Header(b, ev, promtext.Counter, "Cache entries removed, by cause.")
+	b = promtext.Uint(b, ev, u.EvictedBytes, promtext.L("cause", "bytes"))
+	b = promtext.Uint(b, ev, u.EvictedEntries, promtext.L("cause", "entries"))
+	b = promtext.Uint(b, ev, u.Invalidated, promtext.L("cause", "invalidation"))
+	b = promtext.Uint(b, ev, u.Expired, promtext.L("cause", "expiry"))
+	b = promtext.GaugeFamily(b, "pidnode_cache_entries", "Cache entries held.", int64(u.Entries))
+	b = promtext.GaugeFamily(b, "pidnode_cache_bytes", "Bytes charged to the cache's entries (records, public views, rendered views, encodings).", u.Bytes)
+	b = promtext.GaugeFamily(b, "pidnode_cache_budget_bytes", "The cache's memory budget (cache_bytes).", u.Budget)
+	b = promtext.GaugeFamily(b, "pidnode_go_memory_limit_bytes", "The Go runtime's soft memory limit (GOMEMLIMIT, or set from the cache budget).", debug.SetMemoryLimit(-1))
 
 	b = promtext.GaugeFamily(b, "pidnode_stats_pending_keys", "Identifiers with resolution counts not yet written to the database.", int64(n.counter.Keys()))
 	b = promtext.CounterFamily(b, "pidnode_stats_dropped_total", "Resolutions not counted because the in-memory table was full.", n.counter.Dropped())

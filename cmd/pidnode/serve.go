@@ -159,14 +159,21 @@ func startNode(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *node, 
 	if n.db, err = openStore(cfg.Data, logger); err != nil {
 		return nil, err
 	}
+	entries := cfg.CacheEntries
+	if entries == 0 {
+		entries = cache.NoEntryCap
+	}
+	budget, from := cacheBudget(cfg.CacheBytes, "/")
 	if n.cache, err = cache.New(cache.Config{
 		Source:  n.db,
-		Entries: cfg.CacheEntries,
+		Bytes:   budget,
+		Entries: entries,
 		Alt:     n.namer.AppendAltKey,
 		Render:  resolver.Render,
 	}); err != nil {
 		return nil, err
 	}
+	setMemoryLimit(logger, budget, from)
 	n.counter = cache.NewCounter(0)
 	if n.opKey, err = operatorKey(cfg.OperatorKeyFile); err != nil {
 		return nil, err
