@@ -6,8 +6,8 @@ import (
 	"time"
 )
 
-// A 3-member cluster keeps its data with one member down, refuses writes
-// with two down, and takes writes again once they are back.
+// A 3-member cluster keeps its data with one member down, does not
+// acknowledge writes with two down, and takes writes again once they are back.
 func TestThreeMembers(t *testing.T) {
 	c := Start(t, 3, Options{})
 	cli := c.Client()
@@ -34,8 +34,11 @@ func TestThreeMembers(t *testing.T) {
 	if err != nil {
 		t.Fatalf("get after restart: %v", err)
 	}
-	if len(r.Kvs) != 1 || string(r.Kvs[0].Value) != "v2" {
-		t.Fatalf("get after restart = %v, want v2", r.Kvs)
+	// The refused put timed out on the client, which leaves it undecided: the
+	// member that took it may still hold it in its log and commit it once a
+	// quorum is back. So v3 is as correct as v2; anything else is lost data.
+	if len(r.Kvs) != 1 || (string(r.Kvs[0].Value) != "v2" && string(r.Kvs[0].Value) != "v3") {
+		t.Fatalf("get after restart = %v, want v2 (or v3, the undecided put)", r.Kvs)
 	}
 	if _, err := cli.Put(ctx(10*time.Second), "k", "v4"); err != nil {
 		t.Fatalf("put after restart: %v", err)
