@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"pidnode/handlev/hsmsg"
 	"pidnode/internal/etcdtest"
@@ -54,6 +55,24 @@ func TestClusterTwoNodes(t *testing.T) {
 	// the replication lag, on HTTP, DNS and the native protocol.
 	start := time.Now()
 	id := a.create(t, key, payload("https://example.org/cluster/1", "REGISTERED", resourceInfo("one", "first")))
+	// The 201 came after etcd committed the write: read straight from etcd,
+	// after the reply, the record is there (a node that answered first and
+	// wrote later would fail this on the first create).
+	{
+		x, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		got, err := c.Client().Get(x, "/pidnode/records/", clientv3.WithPrefix())
+		cancel()
+		if err != nil {
+			t.Fatalf("etcd get: %v", err)
+		}
+		found := false
+		for _, kv := range got.Kvs {
+			found = found || bytes.Contains(kv.Value, []byte("https://example.org/cluster/1"))
+		}
+		if !found {
+			t.Fatalf("the create was acknowledged but etcd has no record with its URL (%d records)", len(got.Kvs))
+		}
+	}
 	if r := mustDo(t, "GET", a.resolverURL()+"/api/handles/"+id.Handle, nil); r.Status != http.StatusOK {
 		t.Fatalf("a right after its create: %d", r.Status)
 	}
