@@ -42,14 +42,40 @@ func TestDurabilityOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Each request on its own connection, one at a time, so the trace between
-	// the connection's accept and its reply holds the request's commit.
-	type sent struct {
-		what   string
-		port   int // the client's local port
-		status int
+	reqs := durableWrites(t, n)
+
+	if code := n.stop(30 * time.Second); code != 0 {
+		t.Fatalf("SIGTERM: exit %d\nstderr:\n%s", code, n.stderr.String())
 	}
-	var reqs []sent
+	tr, err := parseTrace(tracePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range reqs {
+		if err := tr.checkDurableReply(dbPath, q.port, q.status); err != nil {
+			t.Errorf("%s: %v", q.what, err)
+		} else {
+			t.Logf("%s: commit synced before the %d reply on the client's connection (port %d)", q.what, q.status, q.port)
+		}
+	}
+}
+
+// durableReq is one acknowledged write of durableWrites: what it was, the
+// client's local port (which names its connection in the trace) and the
+// status it got.
+type durableReq struct {
+	what   string
+	port   int
+	status int
+}
+
+// durableWrites sends a create, an update, a bulk request and an operator
+// write (an SNAA application and its approval) to n, each on its own
+// connection, one at a time, so the trace between the connection's accept
+// and its reply holds the request's commit.
+func durableWrites(t *testing.T, n *node) []durableReq {
+	t.Helper()
+	var reqs []durableReq
 	send := func(what, method, url string, body []byte, want int, hdr ...string) reply {
 		t.Helper()
 		var port int
@@ -70,7 +96,7 @@ func TestDurabilityOrder(t *testing.T) {
 		if r.Status != want {
 			t.Fatalf("%s: %d %s, want %d", what, r.Status, r.Body, want)
 		}
-		reqs = append(reqs, sent{what, port, want})
+		reqs = append(reqs, durableReq{what, port, want})
 		return r
 	}
 
@@ -98,21 +124,7 @@ func TestDurabilityOrder(t *testing.T) {
 		t.Fatalf("application reply: %v: %s", err, r.Body)
 	}
 	send("operator: approve application", "POST", a+"/ops/v1/applications/"+application.ID+"/approve", []byte(`{"namespace":"DUR"}`), 200, auth(op)...)
-
-	if code := n.stop(30 * time.Second); code != 0 {
-		t.Fatalf("SIGTERM: exit %d\nstderr:\n%s", code, n.stderr.String())
-	}
-	tr, err := parseTrace(tracePath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range reqs {
-		if err := tr.checkDurableReply(dbPath, q.port, q.status); err != nil {
-			t.Errorf("%s: %v", q.what, err)
-		} else {
-			t.Logf("%s: commit synced before the %d reply on the client's connection (port %d)", q.what, q.status, q.port)
-		}
-	}
+	return reqs
 }
 
 // requireStrace returns strace's path. Missing strace fails the test (make test
@@ -137,6 +149,7 @@ func requireStrace(t *testing.T) string {
 // traceCall is one completed system call from an strace -f -yy log.
 type traceCall struct {
 	line   int    // 1-based line of the call's start (a reply's first byte) or end (a sync, a pwrite)
+	start  int    // 1-based line of the call's start
 	name   string // fdatasync, pwrite64, write, …
 	fd     string // the fd as -yy prints it: 7</path/to/file> or 9<TCP:[a:p->b:q]>
 	args   string // everything after the fd
@@ -194,7 +207,7 @@ func parseTrace(path string) (*trace, error) {
 		if cm == nil {
 			continue // a signal, an exit, a call on no fd
 		}
-		c := traceCall{line: ln, name: cm[1], fd: cm[2], args: cm[3], result: cm[4]}
+		c := traceCall{line: ln, start: start, name: cm[1], fd: cm[2], args: cm[3], result: cm[4]}
 		if replyRE.MatchString(c.args) {
 			c.line = start // a reply counts from its first byte
 		}
@@ -209,33 +222,31 @@ func parseTrace(path string) (*trace, error) {
 	return tr, nil
 }
 
-// checkDurableReply finds the reply on the connection from the client's port
-// clientPort and checks the database file's calls between the connection's
-// accept and that reply: at least one commit (a meta page written),
-// every data page synced before a meta page is written, and every write to
-// the file synced before the reply's first byte.
-func (tr *trace) checkDurableReply(dbPath string, clientPort, status int) error {
-	dbFD := "<" + dbPath + ">"
+// replyWindow finds the first write on the connection from the client's
+// port clientPort, which must be an HTTP reply with the status the client
+// saw, and the accept of that connection before it: the calls from index
+// from up to (not including) index reply are the request's.
+func (tr *trace) replyWindow(clientPort, status int) (from, reply int, err error) {
 	connSuffix := fmt.Sprintf("->127.0.0.1:%d]>", clientPort)
-	reply := -1
+	reply = -1
 	for i, c := range tr.calls {
 		if strings.HasSuffix(c.fd, connSuffix) && isWrite(c.name) {
 			m := replyRE.FindStringSubmatch(c.args)
 			if m == nil {
-				return fmt.Errorf("the first write on the client's connection (trace line %d) is not an HTTP reply: %s%s", c.line, c.fd, c.args)
+				return 0, 0, fmt.Errorf("the first write on the client's connection (trace line %d) is not an HTTP reply: %s%s", c.line, c.fd, c.args)
 			}
 			if m[1] != strconv.Itoa(status) {
-				return fmt.Errorf("the reply on the client's connection (trace line %d) is %s, the client saw %d", c.line, m[1], status)
+				return 0, 0, fmt.Errorf("the reply on the client's connection (trace line %d) is %s, the client saw %d", c.line, m[1], status)
 			}
 			reply = i
 			break
 		}
 	}
 	if reply < 0 {
-		return fmt.Errorf("no write on a connection from port %d in the trace", clientPort)
+		return 0, 0, fmt.Errorf("no write on a connection from port %d in the trace", clientPort)
 	}
 	// The window: from the accept of the client's connection to the reply.
-	from := -1
+	from = -1
 	for i := reply - 1; i >= 0; i-- {
 		if tr.calls[i].name == "accept4" && strings.HasSuffix(tr.calls[i].result, connSuffix) {
 			from = i + 1
@@ -243,7 +254,21 @@ func (tr *trace) checkDurableReply(dbPath string, clientPort, status int) error 
 		}
 	}
 	if from < 0 {
-		return fmt.Errorf("no accept4 of the connection from port %d before its reply (trace line %d)", clientPort, tr.calls[reply].line)
+		return 0, 0, fmt.Errorf("no accept4 of the connection from port %d before its reply (trace line %d)", clientPort, tr.calls[reply].line)
+	}
+	return from, reply, nil
+}
+
+// checkDurableReply finds the reply on the connection from the client's port
+// clientPort and checks the database file's calls between the connection's
+// accept and that reply: at least one commit (a meta page written),
+// every data page synced before a meta page is written, and every write to
+// the file synced before the reply's first byte.
+func (tr *trace) checkDurableReply(dbPath string, clientPort, status int) error {
+	dbFD := "<" + dbPath + ">"
+	from, reply, err := tr.replyWindow(clientPort, status)
+	if err != nil {
+		return err
 	}
 	pageSize := int64(os.Getpagesize()) // bbolt's default page size
 	var dataDirty, metaDirty bool
