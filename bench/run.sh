@@ -533,6 +533,9 @@ HIT_CACHE=$((ZIPF_DISTINCT * 2 > 100000 ? ZIPF_DISTINCT * 2 : 100000))
 MISS_CACHE=$((N / 100 > 100 ? N / 100 : 100))
 
 # pidnode_start CACHE — start serve on free ports; sets PG, RES, ADM, DNSA, HDLA, READY_S.
+# The per-key admin rate and DNS response-rate limiting are on by default;
+# the suite measures capacity from one key and one source address, so both
+# are off here (every other limit stays as it is by default).
 pidnode_start() {
 	local ready=$WORK/ready t0 t1 i
 	rm -f "$ready"
@@ -540,7 +543,7 @@ pidnode_start() {
 	start pidnode "$BIN/pidnode" serve --data "$PD" --resolver-addr 127.0.0.1:0 --admin-addr 127.0.0.1:0 \
 		--dns-addr 127.0.0.1:0 --hdl-addr 127.0.0.1:0 --dns-zone "bench.test=$PREFIX" \
 		--operator-key-file "$WORK/operator.key" --ready-file "$ready" --cache-entries "$1" --log-level warn \
-		${CACHE_BYTES:+--cache-bytes "$CACHE_BYTES"}
+		--admin-rate 0 --dns-rrl-rate 0 ${CACHE_BYTES:+--cache-bytes "$CACHE_BYTES"}
 	PG=$STARTED_PG
 	for i in $(seq 6000); do
 		[[ -s $ready ]] && grep -q . "$ready" && break
