@@ -69,9 +69,9 @@ const (
 )
 
 // valueHeader bounds the encoding bytes of one value that are not in its
-// strings (index, lengths, TTL, timestamp, permissions: docs/handle-protocol.md
-// §3.1), used to tell a record decoded into one shared buffer from one whose
-// parts were allocated separately.
+// strings (index, lengths, TTL, timestamp, permissions; the value layout of
+// docs/handle-protocol.md §3.4), used to tell a record decoded into one
+// shared buffer from one whose parts were allocated separately.
 const valueHeader = 40
 
 // baseSize is what an entry costs when it is published: the entry itself, its
