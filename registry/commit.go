@@ -119,16 +119,22 @@ func (g *groupCommit) call(owner string, cost int, fn func(tx *store.Tx) error) 
 		g.mu.Lock() // we lead now; busy stayed true
 	}
 	g.busy = true
-	// The leader's write is in its group: it is alone (busy was false), or
-	// it was handed the lead as the oldest write of the first owner.
-	group := g.take()
-	g.mu.Unlock()
-
-	g.run(group)
+	// Lead until the group that takes our own write is committed. It is
+	// usually the first: we are alone (busy was false), or we were handed the
+	// lead as the oldest write of the first owner. But an owner that starts
+	// waiting between the hand-over and take goes to the front of the ring,
+	// and a bulk that does not fit behind its write waits for the next group
+	// (where it is due, so it is taken). Handing the lead on before our write
+	// is committed would hand it to ourselves and leave no leader at all.
+	for c.group == 0 {
+		group := g.take()
+		g.mu.Unlock()
+		g.run(group)
+		g.mu.Lock()
+	}
 
 	// Hand over to the write the next group starts with, so that no caller
 	// keeps committing for others while its own reply waits.
-	g.mu.Lock()
 	if g.npending > 0 {
 		g.ring[0].calls[0].done <- errLead
 	} else {
