@@ -173,6 +173,10 @@ var urlHostSafe = func() (t [256]bool) {
 	return t
 }()
 
+// IsHostByte reports whether c may stand in a registered host name as the
+// target-URL rule allows it: ASCII letters, digits, '-', '.' and '_'.
+func IsHostByte(c byte) bool { return urlHostSafe[c] }
+
 // userinfoSafe marks the bytes allowed in the userinfo of an authority.
 var userinfoSafe = func() (t [256]bool) {
 	t = urlHostSafe

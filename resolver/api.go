@@ -179,7 +179,7 @@ var (
 // characters, commas, spaces), the only thing a preflight answer echoes.
 func headerList(b []byte) bool {
 	for _, c := range b {
-		if !hostSafe[c] && c != ',' && c != ' ' && !strings.ContainsRune("!#$%&'*+^`|~", rune(c)) {
+		if !handlev.IsHostByte(c) && c != ',' && c != ' ' && !strings.ContainsRune("!#$%&'*+^`|~", rune(c)) {
 			return false
 		}
 	}

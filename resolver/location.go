@@ -10,23 +10,6 @@ import (
 // not redirected to (the values page is shown instead).
 const maxLocation = handlev.MaxTargetURL
 
-// hostSafe marks the ASCII bytes allowed in a registered host name. Stricter
-// than RFC 3986 on purpose: no sub-delimiters and no percent-encoding, which
-// browsers treat inconsistently.
-var hostSafe = func() (t [256]bool) {
-	for c := 'a'; c <= 'z'; c++ {
-		t[c] = true
-	}
-	for c := 'A'; c <= 'Z'; c++ {
-		t[c] = true
-	}
-	for c := '0'; c <= '9'; c++ {
-		t[c] = true
-	}
-	t['-'], t['.'], t['_'] = true, true, true
-	return t
-}()
-
 const upperHex = "0123456789ABCDEF"
 
 // appendLocation appends to dst the form of the URL raw that may go into a
@@ -61,7 +44,9 @@ func authorityOf(loc []byte) []byte {
 // '#' and everything outside RFC 3986 pchar or '/' are encoded; '+' stays,
 // because the proxy reads '+' literally (docs/handle-protocol.md §2).
 var pathSafe = func() (t [256]bool) {
-	t = hostSafe
+	for c := range 256 {
+		t[c] = handlev.IsHostByte(byte(c))
+	}
 	for _, c := range []byte("~/:@!$&'()*+,;=") {
 		t[c] = true
 	}

@@ -203,7 +203,7 @@ func (s *Server) appendBase(dst []byte, ctx *fasthttp.RequestCtx) []byte {
 	host := ctx.Request.Header.Host()
 	ok := len(host) > 0 && len(host) <= 255
 	for _, c := range host {
-		if !hostSafe[c] && c != ':' && c != '[' && c != ']' {
+		if !handlev.IsHostByte(c) && c != ':' && c != '[' && c != ']' {
 			ok = false
 			break
 		}
