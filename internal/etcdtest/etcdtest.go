@@ -10,6 +10,7 @@ package etcdtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -64,6 +65,32 @@ func Start(t testing.TB, n int, opts Options) *Cluster {
 	}
 	dir := t.TempDir()
 	c := &Cluster{t: t, opts: opts, token: fmt.Sprintf("etcdtest-%d", time.Now().UnixNano())}
+	t.Cleanup(func() {
+		for _, m := range c.members {
+			m.Stop()
+		}
+	})
+	// A port found free can be taken by another process before etcd binds
+	// it; then the whole cluster starts again on new ports (its members'
+	// peer URLs are part of the initial configuration).
+	for attempt := 0; ; attempt++ {
+		err := c.startMembers(t, n, filepath.Join(dir, fmt.Sprintf("try%d", attempt)))
+		if err == nil {
+			return c
+		}
+		for _, m := range c.members {
+			m.Stop()
+		}
+		if attempt >= 4 || !strings.Contains(err.Error(), "address already in use") {
+			t.Fatalf("etcdtest: %v", err)
+		}
+	}
+}
+
+// startMembers creates n members with fresh loopback ports and data under dir
+// and starts them together (members of a new cluster wait for each other).
+func (c *Cluster) startMembers(t testing.TB, n int, dir string) error {
+	c.members = nil
 	var initial []string
 	for i := 0; i < n; i++ {
 		m := &Member{
@@ -78,12 +105,6 @@ func Start(t testing.TB, n int, opts Options) *Cluster {
 		initial = append(initial, m.name+"="+m.peer.String())
 	}
 	c.initial = strings.Join(initial, ",")
-	t.Cleanup(func() {
-		for _, m := range c.members {
-			m.Stop()
-		}
-	})
-	// Members of a new cluster wait for each other: start them together.
 	var wg sync.WaitGroup
 	errs := make([]error, n)
 	for i, m := range c.members {
@@ -94,12 +115,7 @@ func Start(t testing.TB, n int, opts Options) *Cluster {
 		}()
 	}
 	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			t.Fatalf("etcdtest: %v", err)
-		}
-	}
-	return c
+	return errors.Join(errs...)
 }
 
 // freeAddr returns a loopback address whose port was free a moment ago.
