@@ -55,127 +55,116 @@ func (n *Node) Start(ctx context.Context) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return rev, nil
-}
-
-// snapshot loads every entry of the prefix as of one revision into the
-// database, in one transaction per page, and records that revision as
-// applied in the last one. Local entries of the replicated buckets that the
-// snapshot does not hold are deleted as the pages pass them (etcd's key
-// order within a bucket is bbolt's), so a database that was behind ends up
-// equal to the snapshot. A crash part way leaves the old applied revision,
-// and the next start loads the snapshot again.
-func (n *Node) snapshot(ctx context.Context) (int64, error) {
-	rev, keys, err := n.load(ctx, n.cfg.Registry)
-	if err != nil {
-		return 0, err
-	}
-	n.invalidate(keys)
-	if n.cfg.OnApply != nil {
-		n.cfg.OnApply(map[string]bool{"keys": true, "snaas": true})
-	}
-	n.setApplied(rev)
 	n.log.Info("cluster: loaded snapshot", "revision", rev)
 	return rev, nil
 }
 
-// load loads the snapshot into the database of reg (see snapshot) and
-// returns its revision and the record keys it wrote or deleted.
-func (n *Node) load(ctx context.Context, reg *registry.Registry) (int64, []string, error) {
-	var all []string
+// snapshot makes the database a copy of the prefix as of one revision:
+// it loads every entry into a fresh file beside the database (load), while
+// the node goes on serving the copy it has, and swaps the fresh file in at
+// once (store.DB.Replace). The node's own data (statistics) is copied over
+// first. A crash part way leaves the fresh file, which the next snapshot
+// starts again, and the database as it was.
+func (n *Node) snapshot(ctx context.Context) (int64, error) {
+	fresh := n.cfg.DB.Path() + ".resync"
+	os.Remove(fresh)
+	fdb, err := store.Open(store.Config{Path: fresh, Logger: n.log})
+	if err != nil {
+		return 0, fmt.Errorf("cluster: snapshot: %w", err)
+	}
+	done := false
+	defer func() {
+		if !done {
+			fdb.Close()
+			os.Remove(fresh)
+		}
+	}()
+	freg, err := n.cfg.Registry.On(fdb)
+	if err != nil {
+		return 0, err
+	}
+	rev, err := n.load(ctx, freg)
+	if err != nil {
+		return 0, err
+	}
+	if err := freg.MarkIndexesBuilt(); err != nil {
+		return 0, err
+	}
+	if err := copyBucket(n.cfg.DB, fdb, store.BucketStats); err != nil {
+		return 0, err
+	}
+	// The records the swap changes: every record of either file. Without a
+	// way to drop every cached entry at once, they are dropped one by one.
+	ia, all := n.cfg.Invalidator.(interface{ InvalidateAll() })
+	var keys []string
+	if !all && n.cfg.Invalidator != nil {
+		for _, db := range []*store.DB{n.cfg.DB, fdb} {
+			err := db.View(func(tx *store.Tx) error {
+				return tx.Bolt().Bucket(store.BucketRecords).ForEach(func(k, _ []byte) error {
+					keys = append(keys, string(k))
+					return nil
+				})
+			})
+			if err != nil {
+				return 0, err
+			}
+		}
+	}
+	if err := fdb.Close(); err != nil {
+		return 0, err
+	}
+	done = true
+	if err := n.cfg.DB.Replace(fresh); err != nil {
+		return 0, err
+	}
+	if all {
+		ia.InvalidateAll()
+	} else {
+		n.invalidate(keys)
+	}
+	if n.cfg.OnApply != nil {
+		n.cfg.OnApply(map[string]bool{"keys": true, "snaas": true})
+	}
+	n.setApplied(rev)
+	return rev, nil
+}
+
+// load loads every entry of the prefix as of one revision into the empty
+// database of reg, in one transaction per page of range reads at that
+// revision, records the revision as applied in the last one, and returns it.
+func (n *Node) load(ctx context.Context, reg *registry.Registry) (int64, error) {
 	first, err := n.cli.Get(ctx, n.prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
 	if err != nil {
-		return 0, nil, fmt.Errorf("cluster: snapshot: %w", err)
+		return 0, fmt.Errorf("cluster: snapshot: %w", err)
 	}
 	rev := first.Header.Revision
 	end := clientv3.GetPrefixRangeEnd(n.prefix)
 	from := n.prefix
-	seen := map[string][]byte{} // bucket → last key the snapshot held
 	for {
 		r, err := n.cli.Get(ctx, from, clientv3.WithRange(end), clientv3.WithRev(rev), clientv3.WithLimit(snapshotPage))
 		if err != nil {
-			return 0, nil, fmt.Errorf("cluster: snapshot at revision %d: %w", rev, err)
+			return 0, fmt.Errorf("cluster: snapshot at revision %d: %w", rev, err)
 		}
 		last := !r.More || len(r.Kvs) == 0
-		var keys []string
 		err = reg.Update(func(tx registry.Tx) error {
-			keys = keys[:0]
-			mark := map[string][]byte{}
-			for b, k := range seen {
-				mark[b] = k
-			}
 			for _, kv := range r.Kvs {
-				bucket, key, ok := splitKey(n.prefix, kv.Key)
-				if !ok || !registry.IsReplicated(bucket) {
-					continue
-				}
-				gone, err := n.dropBetween(tx, bucket, mark[bucket], key, false)
-				if err != nil {
+				if err := n.applyKV(tx, kv.Key, kv.Value, kv.ModRevision); err != nil {
 					return err
 				}
-				keys = append(keys, gone...)
-				if err := tx.ApplyPut(bucket, key, kv.Value); err != nil {
-					return fmt.Errorf("applying %q: %w", kv.Key, err)
-				}
-				if bucket == string(store.BucketRecords) {
-					keys = append(keys, string(key))
-				}
-				mark[bucket] = key
 			}
 			if !last {
-				seen = mark
 				return nil
-			}
-			for _, b := range registry.Replicated {
-				gone, err := n.dropBetween(tx, string(b), mark[string(b)], nil, true)
-				if err != nil {
-					return err
-				}
-				keys = append(keys, gone...)
 			}
 			return tx.SetAppliedRevision(rev)
 		})
 		if err != nil {
-			return 0, nil, fmt.Errorf("cluster: snapshot at revision %d: %w", rev, err)
+			return 0, fmt.Errorf("cluster: snapshot at revision %d: %w", rev, err)
 		}
-		all = append(all, keys...)
 		if last {
-			break
+			return rev, nil
 		}
 		from = string(r.Kvs[len(r.Kvs)-1].Key) + "\x00"
 	}
-	return rev, all, nil
-}
-
-// dropBetween deletes the local entries of bucket after after (nil: from
-// the first) and before before (toEnd: to the last), which the snapshot does
-// not hold, and returns the record keys it deleted. In the audit bucket only
-// entries (8-byte keys) are data; the index keys are left to their entries.
-func (n *Node) dropBetween(tx registry.Tx, bucket string, after, before []byte, toEnd bool) ([]string, error) {
-	c := tx.Bolt().Bucket([]byte(bucket)).Cursor()
-	var k []byte
-	if after == nil {
-		k, _ = c.First()
-	} else if k, _ = c.Seek(after); k != nil && string(k) == string(after) {
-		k, _ = c.Next()
-	}
-	var drop [][]byte
-	for ; k != nil && (toEnd || string(k) < string(before)); k, _ = c.Next() {
-		if bucket == string(store.BucketAudit) && len(k) != 8 {
-			continue
-		}
-		drop = append(drop, append([]byte(nil), k...))
-	}
-	var gone []string
-	for _, k := range drop {
-		if err := tx.ApplyPut(bucket, k, nil); err != nil {
-			return nil, err
-		}
-		if bucket == string(store.BucketRecords) {
-			gone = append(gone, string(k))
-		}
-	}
-	return gone, nil
 }
 
 // invalidate drops the cached views of record keys.
@@ -188,11 +177,25 @@ func (n *Node) invalidate(keys []string) {
 	}
 }
 
-// applyKV applies one entry (value nil: deleted); keys that are not bucket
-// entries of a replicated bucket are skipped.
-func (n *Node) applyKV(tx registry.Tx, k, v []byte) error {
+// applyKV applies one entry written at revision rev (value nil: deleted);
+// keys that are not bucket entries of a replicated bucket are skipped. An
+// audit entry under a transaction's key (auditKey) is numbered by rev.
+func (n *Node) applyKV(tx registry.Tx, k, v []byte, rev int64) error {
 	bucket, key, ok := splitKey(n.prefix, k)
 	if !ok || !registry.IsReplicated(bucket) {
+		return nil
+	}
+	if bucket == string(store.BucketAudit) && len(key) != 8 {
+		seq, ok := auditSeq(key, rev)
+		if !ok {
+			return fmt.Errorf("applying %q: not an audit entry's key", k)
+		}
+		if v == nil {
+			return nil // entries are never deleted; nothing to number
+		}
+		if err := tx.ApplyAuditAt(seq, v); err != nil {
+			return fmt.Errorf("applying %q: %w", k, err)
+		}
 		return nil
 	}
 	if err := tx.ApplyPut(bucket, key, v); err != nil {
@@ -254,69 +257,14 @@ func (n *Node) watch(ctx context.Context) error {
 }
 
 // resync catches up a node whose applied revision etcd has compacted away:
-// the changes in between are gone, so it loads a snapshot into a fresh file
-// beside its database, while it goes on serving the copy it has, and swaps
-// the fresh file in at once (store.DB.Replace). The node's own data
-// (statistics) is copied over first.
+// the changes in between are gone, so it loads a snapshot.
 func (n *Node) resync(ctx context.Context, compacted int64) error {
 	n.resyncs.Add(1)
 	n.log.Warn("cluster: applied revision compacted away; loading a snapshot into a fresh file", "applied", n.applied.Load(), "compacted", compacted)
-	fresh := n.cfg.DB.Path() + ".resync"
-	os.Remove(fresh)
-	fdb, err := store.Open(store.Config{Path: fresh, Logger: n.log})
-	if err != nil {
-		return fmt.Errorf("cluster: resync: %w", err)
-	}
-	done := false
-	defer func() {
-		if !done {
-			fdb.Close()
-			os.Remove(fresh)
-		}
-	}()
-	freg, err := n.cfg.Registry.On(fdb)
+	rev, err := n.snapshot(ctx)
 	if err != nil {
 		return err
 	}
-	rev, keys, err := n.load(ctx, freg)
-	if err != nil {
-		return err
-	}
-	if err := freg.MarkIndexesBuilt(); err != nil {
-		return err
-	}
-	if err := copyBucket(n.cfg.DB, fdb, store.BucketStats); err != nil {
-		return err
-	}
-	// Without a way to drop every cached entry, drop those of both files.
-	ia, all := n.cfg.Invalidator.(interface{ InvalidateAll() })
-	if !all && n.cfg.Invalidator != nil {
-		err := n.cfg.DB.View(func(tx *store.Tx) error {
-			return tx.Bolt().Bucket(store.BucketRecords).ForEach(func(k, _ []byte) error {
-				keys = append(keys, string(k))
-				return nil
-			})
-		})
-		if err != nil {
-			return err
-		}
-	}
-	if err := fdb.Close(); err != nil {
-		return err
-	}
-	done = true
-	if err := n.cfg.DB.Replace(fresh); err != nil {
-		return err
-	}
-	if all {
-		ia.InvalidateAll()
-	} else {
-		n.invalidate(keys)
-	}
-	if n.cfg.OnApply != nil {
-		n.cfg.OnApply(map[string]bool{"keys": true, "snaas": true})
-	}
-	n.setApplied(rev)
 	n.log.Info("cluster: swapped in a snapshot", "revision", rev)
 	return nil
 }
@@ -378,7 +326,7 @@ func (n *Node) apply(resp clientv3.WatchResponse) error {
 			if ev.Type == mvccpb.DELETE {
 				v = nil
 			}
-			if err := n.applyKV(tx, ev.Kv.Key, v); err != nil {
+			if err := n.applyKV(tx, ev.Kv.Key, v, ev.Kv.ModRevision); err != nil {
 				return err
 			}
 			if bucket, key, ok := splitKey(n.prefix, ev.Kv.Key); ok {

@@ -90,10 +90,9 @@ type Node struct {
 	mu      sync.Mutex
 	advance chan struct{} // closed and replaced when applied grows
 
-	// Group commit (commit.go): pending calls and whether a leader runs.
-	gmu     sync.Mutex
-	pending []*call
-	busy    bool
+	// Group commit (commit.go): writes queued fairly by owner, groups in
+	// flight at once.
+	groups registry.Groups[func(tx registry.Tx) error]
 
 	watchRestarts atomic.Uint64
 	resyncs       atomic.Uint64
@@ -151,6 +150,8 @@ func Dial(cfg Config) (*Node, error) {
 		return nil, &UnreachableError{Endpoints: cfg.Endpoints, Err: err}
 	}
 	n := &Node{cfg: cfg, cli: cli, prefix: cfg.Prefix, log: log, advance: make(chan struct{})}
+	n.groups.Run = func(group []*call) { n.runGroup(group, nil, (*call).Finish) }
+	n.groups.Lanes = commitLanes
 	rev, err := cfg.DB.AppliedRevision()
 	if err != nil {
 		cli.Close()

@@ -39,9 +39,12 @@ const maxAttempts = 64
 //     revision, so that every front of this node shows it (read-your-writes).
 //
 // Concurrent Commit calls on one node share a rehearsal and a transaction
-// (group commit, as registry.Commit on a single node): they would otherwise
-// all draw the same next audit sequence number, and all but one lose. A
-// member whose fn fails gets its error and the group is rehearsed again
+// (group commit, registry.Groups, fair between owners as on a single node),
+// and up to commitLanes groups are in flight at once: one is rehearsed while
+// the one before waits for etcd's quorum. Groups in flight at once conflict
+// only when they write the same key (the same custom id, the same record):
+// the audit log's entries take no shared sequence number in etcd (auditKeys).
+// A member whose fn fails gets its error and the group is rehearsed again
 // without it; a group too large for one transaction is split.
 //
 // fn must be idempotent and keep every effect inside tx, as for
@@ -50,44 +53,17 @@ const maxAttempts = 64
 func (n *Node) Commit(fn func(tx registry.Tx) error) error { return n.CommitAs("", 1, fn) }
 
 // CommitAs is Commit with the admin API's owner and cost
-// (registry.CommitAs). Groups are formed in arrival order: fairness
-// between owners within a group is left to etcd's throughput.
+// (registry.CommitAs): one owner's bulks or many creates delay another
+// owner's write by at most one group.
 func (n *Node) CommitAs(owner string, cost int, fn func(tx registry.Tx) error) error {
-	c := &call{fn: fn, done: make(chan error, 1)}
-	n.gmu.Lock()
-	n.pending = append(n.pending, c)
-	if n.busy {
-		n.gmu.Unlock()
-		if err := <-c.done; err != errLead {
-			return err
-		}
-		n.gmu.Lock() // we lead now; busy stayed true
-	}
-	n.busy = true
-	group := n.pending
-	n.pending = nil
-	n.gmu.Unlock()
-
-	n.runGroup(group, nil)
-
-	n.gmu.Lock()
-	if len(n.pending) > 0 {
-		n.pending[0].done <- errLead
-	} else {
-		n.busy = false
-	}
-	n.gmu.Unlock()
-	return <-c.done
+	return n.groups.Do(owner, cost, fn)
 }
 
-// call is one queued Commit; done receives its result, or errLead when the
-// caller is to lead the next group.
-type call struct {
-	fn   func(tx registry.Tx) error
-	done chan error
-}
+// commitLanes is how many commit groups a node has in flight at once.
+const commitLanes = 4
 
-var errLead = errors.New("cluster: lead the next commit group")
+// call is one queued write.
+type call = registry.Call[func(tx registry.Tx) error]
 
 // Update is Commit for the operator's writes (applications, SNAAs, keys),
 // alone rather than grouped. Their checks read more than they write (a
@@ -96,20 +72,21 @@ var errLead = errors.New("cluster: lead the next commit group")
 // rehearsal: operator writes are rare, and a conflict only means one more
 // rehearsal.
 func (n *Node) Update(fn func(tx registry.Tx) error) error {
-	c := &call{fn: fn, done: make(chan error, 1)}
-	n.runGroup([]*call{c}, []string{"snaas", "applications", "keys"})
-	return <-c.done
+	var err error
+	c := &call{Fn: fn}
+	n.runGroup([]*call{c}, []string{"snaas", "applications", "keys"}, func(_ *call, e error) { err = e })
+	return err
 }
 
-// runGroup commits the calls of group in one transaction and sends each
-// its result. guarded names buckets whose whole range must be unchanged
-// since the rehearsal.
-func (n *Node) runGroup(group []*call, guarded []string) {
+// runGroup commits the calls of group in one transaction and reports each
+// call's result, once. guarded names buckets whose whole range must be
+// unchanged since the rehearsal.
+func (n *Node) runGroup(group []*call, guarded []string, report func(c *call, err error)) {
 	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.WriteTimeout)
 	defer cancel()
 	finish := func(err error) {
 		for _, c := range group {
-			c.done <- err
+			report(c, err)
 		}
 	}
 	for attempt := 0; attempt < maxAttempts; attempt++ {
@@ -117,7 +94,7 @@ func (n *Node) runGroup(group []*call, guarded []string) {
 		var ferr error
 		writes, rev, err := n.cfg.Registry.Rehearse(func(tx registry.Tx) error {
 			for i, c := range group {
-				if err := safeCall(c.fn, tx); err != nil {
+				if err := safeCall(c.Fn, tx); err != nil {
 					failed, ferr = i, err
 					return err
 				}
@@ -127,7 +104,7 @@ func (n *Node) runGroup(group []*call, guarded []string) {
 		if failed >= 0 {
 			// Its error is its own: the members before it are what it saw,
 			// and they are committed before it.
-			group[failed].done <- ferr
+			report(group[failed], ferr)
 			group = append(group[:failed:failed], group[failed+1:]...)
 			if len(group) == 0 {
 				return
@@ -143,11 +120,15 @@ func (n *Node) runGroup(group []*call, guarded []string) {
 			finish(nil)
 			return
 		}
-		cmps, ops := n.txnOf(writes, rev)
+		cmps, ops, err := n.txnOf(writes, rev)
+		if err != nil {
+			finish(err)
+			return
+		}
 		if (len(cmps) > RequiredTxnOps-8 || txnBytes(ops) > RequiredRequestBytes-(1<<20)) && len(group) > 1 {
 			half := len(group) / 2
-			n.runGroup(group[:half:half], guarded)
-			n.runGroup(group[half:], guarded)
+			n.runGroup(group[:half:half], guarded, report)
+			n.runGroup(group[half:], guarded, report)
 			return
 		}
 		for _, b := range guarded {
@@ -222,8 +203,9 @@ func (n *Node) waitRevision(ctx context.Context, rev int64, foreign bool) error 
 
 // txnOf builds the compares and operations of writes rehearsed at revision
 // rev. A key written twice is compared once, as it was before the first
-// write, and written with its last value.
-func (n *Node) txnOf(writes []store.Write, rev int64) ([]clientv3.Cmp, []clientv3.Op) {
+// write, and written with its last value. New audit entries go under keys
+// of their own (auditKey), without their sequence number.
+func (n *Node) txnOf(writes []store.Write, rev int64) ([]clientv3.Cmp, []clientv3.Op, error) {
 	type final struct {
 		existed bool
 		value   []byte
@@ -231,11 +213,31 @@ func (n *Node) txnOf(writes []store.Write, rev int64) ([]clientv3.Cmp, []clientv
 	}
 	last := make(map[string]*final, len(writes))
 	var order []string
+	var auditID string
+	audit := map[string]string{} // 8-byte sequence key → etcd key
 	for _, w := range writes {
 		if !registry.IsReplicated(string(w.Bucket)) {
 			continue
 		}
 		k := entryKey(n.prefix, string(w.Bucket), w.Key)
+		if string(w.Bucket) == string(store.BucketAudit) && !w.Existed {
+			ak, ok := audit[string(w.Key)]
+			if !ok {
+				if auditID == "" {
+					auditID = newAuditID()
+				}
+				ak = auditKey(n.prefix, auditID, len(audit))
+				audit[string(w.Key)] = ak
+			}
+			k = ak
+			if w.Value != nil {
+				v, err := registry.AuditWithoutSeq(w.Value)
+				if err != nil {
+					return nil, nil, err
+				}
+				w.Value = v
+			}
+		}
 		f, ok := last[k]
 		if !ok {
 			f = &final{existed: w.Existed, order: len(order)}
@@ -263,7 +265,7 @@ func (n *Node) txnOf(writes []store.Write, rev int64) ([]clientv3.Cmp, []clientv
 			ops = append(ops, clientv3.OpPut(k, string(f.value)))
 		}
 	}
-	return cmps, ops
+	return cmps, ops, nil
 }
 
 // txnError classifies a failed transaction: no decision in time is

@@ -2,6 +2,10 @@ package cluster
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"strconv"
 )
 
 // etcd key of a bucket entry: prefix + bucket + "/" + key (doc.go).
@@ -27,4 +31,45 @@ func splitKey(prefix string, k []byte) (bucket string, key []byte, ok bool) {
 		return "", nil, false
 	}
 	return string(rest[:i]), rest[i+1:], true
+}
+
+// Audit entries written through a cluster take no shared sequence number in
+// etcd, so that concurrent writes (on one node's lanes or on several nodes)
+// never collide on the next one. Each transaction writes its entries as
+//
+//	P audit/<id>.<i>
+//
+// with id 24 hex digits of randomness drawn for the transaction and i the
+// entry's position in it (4 hex digits), and the entry's JSON without "seq"
+// (registry.AuditWithoutSeq). Every node numbers an entry by where etcd
+// committed it: seq = revision<<16 | i (auditSeq), the same on every node,
+// increasing in commit order, and above the 8-byte sequence numbers of a
+// seeded single node's log (Seed). A transaction holds far fewer than 2^16
+// operations (RequiredTxnOps).
+const auditIDLen = 24
+
+// auditKey is the etcd key of the i-th audit entry of transaction id.
+func auditKey(prefix, id string, i int) string {
+	return fmt.Sprintf("%saudit/%s.%04x", prefix, id, i)
+}
+
+// newAuditID draws a transaction's audit id.
+func newAuditID() string {
+	var b [auditIDLen / 2]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// auditSeq is the sequence number of the audit entry stored under key (the
+// part after "audit/") at revision rev; ok false for a key that is not of
+// the form auditKey writes.
+func auditSeq(key []byte, rev int64) (seq uint64, ok bool) {
+	if len(key) != auditIDLen+5 || key[auditIDLen] != '.' || rev <= 0 || rev >= 1<<47 {
+		return 0, false
+	}
+	i, err := strconv.ParseUint(string(key[auditIDLen+1:]), 16, 16)
+	if err != nil {
+		return 0, false
+	}
+	return uint64(rev)<<16 | i, true
 }

@@ -1,9 +1,12 @@
 package registry
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strconv"
 
 	"pidnode/store"
 )
@@ -99,6 +102,9 @@ func (t Tx) applyAudit(key, raw []byte) error {
 		return fmt.Errorf("registry: audit entry %x: %w", key, err)
 	}
 	seq := binary.BigEndian.Uint64(key)
+	if e.Seq != seq {
+		return fmt.Errorf("registry: audit entry %x holds sequence number %d", key, e.Seq)
+	}
 	if err := t.Put(store.BucketAudit, key, raw); err != nil {
 		return err
 	}
@@ -115,6 +121,47 @@ func (t Tx) applyAudit(key, raw []byte) error {
 		return nil // not a handle this node can index; the entry itself is kept
 	}
 	return b.Put(binary.BigEndian.AppendUint64(auditIndexPrefix(rk), seq), nil)
+}
+
+// ApplyAuditAt applies an audit entry that another node wrote without its
+// sequence number (AuditWithoutSeq), numbered seq: the entry as this node's
+// log holds it is raw with "seq" put back in front. A cluster derives seq
+// from where etcd committed the entry, so that every node numbers it alike.
+func (t Tx) ApplyAuditAt(seq uint64, raw []byte) error {
+	if len(raw) < 2 || raw[0] != '{' {
+		return fmt.Errorf("registry: audit entry %d is not a JSON object", seq)
+	}
+	v := make([]byte, 0, len(raw)+32)
+	v = append(v, `{"seq":`...)
+	v = strconv.AppendUint(v, seq, 10)
+	if raw[1] != '}' {
+		v = append(v, ',')
+	}
+	v = append(v, raw[1:]...)
+	return t.applyAudit(binary.BigEndian.AppendUint64(nil, seq), v)
+}
+
+// AuditWithoutSeq is an audit entry's JSON (as the log holds it) without its
+// "seq" member, for a cluster to write to etcd; ApplyAuditAt puts a number
+// back. It fails on bytes that do not start like an entry of this log.
+func AuditWithoutSeq(v []byte) ([]byte, error) {
+	const head = `{"seq":`
+	if !bytes.HasPrefix(v, []byte(head)) {
+		return nil, errors.New("registry: not an audit entry: no leading seq")
+	}
+	i := len(head)
+	for i < len(v) && v[i] >= '0' && v[i] <= '9' {
+		i++
+	}
+	if i == len(head) || i == len(v) || (v[i] != ',' && v[i] != '}') {
+		return nil, errors.New("registry: not an audit entry: malformed seq")
+	}
+	out := make([]byte, 0, len(v)-i+1)
+	out = append(out, '{')
+	if v[i] == ',' {
+		i++
+	}
+	return append(out, v[i:]...), nil
 }
 
 // Rehearse runs fn in a write transaction that is rolled back and returns the

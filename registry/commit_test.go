@@ -81,7 +81,7 @@ func TestGroupCommitFailureIsolated(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	g := &groupCommit{db: db}
+	g := newGroupCommit(db, nil)
 	errBad := errors.New("bad write")
 	const n = 200
 	errs := make([]error, n)

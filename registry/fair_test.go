@@ -20,7 +20,7 @@ func TestGroupCommitFair(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	g := &groupCommit{db: db}
+	g := newGroupCommit(db, nil)
 	put := func(tx *store.Tx, k string, n int) error {
 		b := tx.Bolt().Bucket(store.BucketMeta)
 		for i := range n {

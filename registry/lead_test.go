@@ -20,12 +20,12 @@ func TestLeaderWhoseWriteWaits(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	g := &groupCommit{db: db}
+	g := newGroupCommit(db, nil)
 	noop := func(*store.Tx) error { return nil }
 
 	// A leader is committing (busy): the bulk and then the create queue up.
 	g.mu.Lock()
-	g.busy = true
+	g.active = 1
 	g.mu.Unlock()
 	pending := func(n int) {
 		t.Helper()

@@ -46,7 +46,7 @@ type Registry struct {
 	namer    *handlev.Namer
 	urlIndex int32
 	now      func() time.Time
-	writes   groupCommit
+	writes   *groupCommit
 	onStats  func(keys [][]byte, totals []uint64)
 }
 
@@ -60,7 +60,7 @@ func New(cfg Config) (*Registry, error) {
 	if r.now == nil {
 		r.now = time.Now
 	}
-	r.writes = groupCommit{db: cfg.DB, onCommit: cfg.OnCommit}
+	r.writes = newGroupCommit(cfg.DB, cfg.OnCommit)
 	r.onStats = cfg.OnStats
 	return r, nil
 }
