@@ -241,20 +241,52 @@ func (n *Node) watch(ctx context.Context) error {
 	from := n.applied.Load() + 1
 	wch := n.cli.Watch(wctx, n.prefix, clientv3.WithPrefix(), clientv3.WithRev(from),
 		clientv3.WithProgressNotify(), clientv3.WithCreatedNotify())
+	var batch []clientv3.WatchResponse
 	for resp := range wch {
-		if err := resp.Err(); err != nil {
+		// Under load, responses queue while one is applied: take every one
+		// already waiting (up to applyBatch) into one transaction, so that
+		// the applier keeps up with one fsync per batch.
+		batch = append(batch[:0], resp)
+		closed := false
+	drain:
+		for len(batch) < applyBatch && batch[len(batch)-1].Err() == nil {
+			select {
+			case r, ok := <-wch:
+				if !ok {
+					closed = true
+					break drain
+				}
+				batch = append(batch, r)
+			default:
+				break drain
+			}
+		}
+		good := batch
+		last := batch[len(batch)-1]
+		if last.Err() != nil {
+			good = batch[:len(batch)-1]
+		}
+		if len(good) > 0 {
+			n.connected.Store(true)
+			if err := n.apply(good); err != nil {
+				return err
+			}
+		}
+		if err := last.Err(); err != nil {
 			if errors.Is(err, rpctypes.ErrCompacted) {
-				return n.resync(ctx, resp.CompactRevision)
+				return n.resync(ctx, last.CompactRevision)
 			}
 			return err
 		}
-		n.connected.Store(true)
-		if err := n.apply(resp); err != nil {
-			return err
+		if closed {
+			break
 		}
 	}
 	return errors.New("watch channel closed")
 }
+
+// applyBatch bounds how many watch responses one transaction applies.
+const applyBatch = 256
 
 // resync catches up a node whose applied revision etcd has compacted away:
 // the changes in between are gone, so it loads a snapshot.
@@ -293,21 +325,32 @@ func copyBucket(from, to *store.DB, bucket []byte) error {
 	})
 }
 
-// apply applies one watch response in one transaction.
-func (n *Node) apply(resp clientv3.WatchResponse) error {
-	if len(resp.Events) > 0 {
-		n.noteRevision(resp.Events[len(resp.Events)-1].Kv.ModRevision)
+// apply applies watch responses, in order, in one transaction that also
+// stores the revision of their last event.
+func (n *Node) apply(resps []clientv3.WatchResponse) error {
+	var (
+		events   []*clientv3.Event
+		progress int64 // a progress notification after the last event
+	)
+	for _, resp := range resps {
+		if len(resp.Events) > 0 {
+			events = append(events, resp.Events...)
+			progress = 0
+		} else if resp.IsProgressNotify() {
+			// Every change of the prefix up to its revision has been
+			// delivered, so the database is at that revision too (the
+			// revisions between were other prefixes' writes).
+			progress = resp.Header.Revision
+		}
 	}
-	if len(resp.Events) == 0 {
-		// A progress notification: every change of the prefix up to its
-		// revision has been delivered, so the database is at that revision
-		// too (the revisions between were other prefixes' writes).
-		if resp.IsProgressNotify() {
-			n.setApplied(resp.Header.Revision)
+	if len(events) == 0 {
+		if progress > 0 {
+			n.setApplied(progress)
 		}
 		return nil
 	}
-	rev := resp.Events[len(resp.Events)-1].Kv.ModRevision
+	rev := events[len(events)-1].Kv.ModRevision
+	n.noteRevision(rev)
 	var (
 		keys    []string
 		buckets map[string]bool
@@ -318,7 +361,7 @@ func (n *Node) apply(resp clientv3.WatchResponse) error {
 		if applied >= rev {
 			return nil // delivered again after a restart of the watch
 		}
-		for _, ev := range resp.Events {
+		for _, ev := range events {
 			if ev.Kv.ModRevision <= applied {
 				continue
 			}
@@ -345,6 +388,6 @@ func (n *Node) apply(resp clientv3.WatchResponse) error {
 	if n.cfg.OnApply != nil && len(buckets) > 0 {
 		n.cfg.OnApply(buckets)
 	}
-	n.setApplied(rev)
+	n.setApplied(max(rev, progress))
 	return nil
 }

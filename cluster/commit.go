@@ -60,7 +60,7 @@ func (n *Node) CommitAs(owner string, cost int, fn func(tx registry.Tx) error) e
 }
 
 // commitLanes is how many commit groups a node has in flight at once.
-const commitLanes = 4
+const commitLanes = 2
 
 // call is one queued write.
 type call = registry.Call[func(tx registry.Tx) error]

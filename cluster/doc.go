@@ -19,12 +19,15 @@
 //	P applications/<id>          an SNAA application, JSON
 //	P keys/<sha-256 hex>         an API key's metadata, JSON (never the secret)
 //	P idempotency/<snaa base key> an Idempotency-Key record, JSON
-//	P audit/<seq, 8 bytes big-endian> an audit entry, JSON
+//	P audit/<id>.<i>             an audit entry written through a cluster, JSON without "seq" (keys.go)
+//	P audit/<seq, 8 bytes big-endian> an audit entry of a seeded single node's log, JSON
 //	P probe                      read by the start-up probe, never written
 //	P stats/<stats key> 0 <node> a node's resolution total (stats.go), not applied
 //
-// The value is byte for byte what the bucket holds on a single node, so a
-// node's database is a single node's database: `pidnode export` and
+// The value is byte for byte what the bucket holds on a single node (but
+// for the sequence number of an audit entry written through a cluster,
+// which each node derives from the revision: keys.go), so a node's database
+// is a single node's database: `pidnode export` and
 // `backup` work on it, and every node's export is the same. Not replicated:
 // the URL index and the per-record audit index (derived: each node
 // maintains them in the transaction that applies their data), resolution
@@ -34,16 +37,18 @@
 // # Applying
 //
 // A node watches P from the revision after the one its database has applied
-// and applies each watch response in one bbolt transaction that also stores
-// the response's revision (store.Tx.SetAppliedRevision) and maintains the
+// and applies each watch response (under load, every response already
+// waiting, together) in one bbolt transaction that also stores the
+// revision of its last event (store.Tx.SetAppliedRevision) and maintains the
 // derived data; after the commit it invalidates the cached records the
 // response changed. A crash between two responses loses nothing and applies
 // nothing twice: the revision and the data commit together, and a response
 // at or below the stored revision is skipped. A database that has applied
 // nothing loads a snapshot (range reads at one revision, in pages) before
 // the node serves; one that holds data of its own is refused (ErrNotReplica).
-// A node behind etcd's compaction loads the snapshot into a fresh file while
-// it serves its copy, and swaps the file in at once (store.DB.Replace).
+// A snapshot always loads into a fresh file and swaps it in at once
+// (store.DB.Replace): a node behind etcd's compaction serves its copy
+// meanwhile, and a crash part way leaves the database as it was.
 //
 // # Writes
 //

@@ -20,7 +20,7 @@ func BenchmarkCreates(b *testing.B) {
 	n := newBenchNode(b, c)
 	var mu sync.Mutex
 	seq := 0
-	b.SetParallelism(16)
+	b.SetParallelism(32)
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {

@@ -1,0 +1,84 @@
+package registry
+
+import (
+	"bytes"
+	"encoding/binary"
+	"testing"
+	"time"
+
+	"pidnode/store"
+)
+
+// TestAuditWithoutSeqRoundTrip: an entry written on one node, sent without
+// its sequence number and applied on another with the number a cluster
+// derives, is the entry the first node would have written with that number,
+// and is indexed under its record.
+func TestAuditWithoutSeqRoundTrip(t *testing.T) {
+	db, namer := openTest(t)
+	at := time.Date(2026, 11, 24, 1, 2, 3, 4, time.UTC)
+	r, err := New(Config{DB: db, Namer: namer, URLIndex: 1, Now: func() time.Time { return at }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tail, err := AuditTail(&AuditEntry{Actor: "snaa-1", Action: ActHandleCreate, Target: "21.12345/ABC", After: "https://example.org/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	written := appendAudit(nil, 7, at, tail)
+	bare, err := AuditWithoutSeq(written)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(bare, []byte(`"seq"`)) {
+		t.Fatalf("still numbered: %s", bare)
+	}
+	const seq = 123<<16 | 2
+	if err := r.Update(func(tx Tx) error { return tx.ApplyAuditAt(seq, bare) }); err != nil {
+		t.Fatal(err)
+	}
+	var got []byte
+	var hist []AuditEntry
+	err = r.View(func(tx Tx) error {
+		got = append(got, tx.Bolt().Bucket(store.BucketAudit).Get(binary.BigEndian.AppendUint64(nil, seq))...)
+		key, _, err := namer.Key("21.12345/ABC")
+		if err != nil {
+			return err
+		}
+		hist, err = tx.HandleAudit(key)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := appendAudit(nil, seq, at, tail); !bytes.Equal(got, want) {
+		t.Errorf("applied entry\n%s\nwant\n%s", got, want)
+	}
+	if len(hist) != 1 || hist[0].Seq != seq {
+		t.Errorf("history of the record: %+v", hist)
+	}
+}
+
+// FuzzAuditWithoutSeq: any bytes either are refused or lose exactly their
+// leading "seq" member, which ApplyAuditAt's numbering puts back.
+func FuzzAuditWithoutSeq(f *testing.F) {
+	for _, s := range []string{`{"seq":1,"time":"x","actor":"a"}`, `{"seq":12}`, `{"seq":}`, `{"seq":1`, `{}`, `{"seq":99999999999999999999,"a":1}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, v []byte) {
+		out, err := AuditWithoutSeq(v)
+		if err != nil {
+			return
+		}
+		if len(out) == 0 || out[0] != '{' {
+			t.Fatalf("%q → %q", v, out)
+		}
+		i := bytes.IndexAny(v, ",}")
+		rest := v[i:]
+		if rest[0] == ',' {
+			rest = rest[1:]
+		}
+		if !bytes.Equal(out[1:], rest) {
+			t.Fatalf("%q → %q: more than the seq member went", v, out)
+		}
+	})
+}
