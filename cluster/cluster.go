@@ -93,6 +93,8 @@ type Node struct {
 	// Group commit (commit.go): writes queued fairly by owner, groups in
 	// flight at once.
 	groups registry.Groups[func(tx registry.Tx) error]
+	// Sync's shared reads of etcd's revision.
+	reads revReads
 
 	watchRestarts atomic.Uint64
 	resyncs       atomic.Uint64
@@ -152,6 +154,7 @@ func Dial(cfg Config) (*Node, error) {
 	n := &Node{cfg: cfg, cli: cli, prefix: cfg.Prefix, log: log, advance: make(chan struct{})}
 	n.groups.Run = func(group []*call) { n.runGroup(group, nil, (*call).Finish) }
 	n.groups.Lanes = commitLanes
+	n.reads.read = n.readRevision
 	rev, err := cfg.DB.AppliedRevision()
 	if err != nil {
 		cli.Close()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
@@ -294,15 +295,86 @@ const syncTimeout = 2 * time.Second
 // looks up an API key, so a revocation or suspension made through any node
 // holds on this node from the next request on. It fails with
 // *UnavailableError when etcd does not answer within two seconds.
+//
+// Concurrent calls share reads: a call waits for the first read that starts
+// after it was made (one read in flight, the next one gathering every call
+// that arrives meanwhile), so a busy node reads etcd's revision about once
+// per round trip rather than once per request.
 func (n *Node) Sync(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, syncTimeout)
 	defer cancel()
-	r, err := n.cli.Get(ctx, n.probeKey(), clientv3.WithCountOnly())
-	if err != nil {
-		return &UnavailableError{Err: fmt.Errorf("reading etcd's revision: %w", unwrapCtx(err))}
+	r := n.reads.join()
+	select {
+	case <-r.done:
+	case <-ctx.Done():
+		return &UnavailableError{Err: errors.New("reading etcd's revision: no answer before the deadline")}
 	}
-	if err := n.waitRevision(ctx, r.Header.Revision, true); err != nil {
-		return &UnavailableError{Err: fmt.Errorf("revision %d not applied here within %v", r.Header.Revision, syncTimeout)}
+	if r.err != nil {
+		return &UnavailableError{Err: fmt.Errorf("reading etcd's revision: %w", unwrapCtx(r.err))}
+	}
+	if err := n.waitRevision(ctx, r.rev, true); err != nil {
+		return &UnavailableError{Err: fmt.Errorf("revision %d not applied here within %v", r.rev, syncTimeout)}
 	}
 	return nil
+}
+
+// readRevision is one linearizable read of etcd's current revision.
+func (n *Node) readRevision() (int64, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), syncTimeout)
+	defer cancel()
+	resp, err := n.cli.Get(ctx, n.probeKey(), clientv3.WithCountOnly())
+	if err != nil {
+		return 0, err
+	}
+	return resp.Header.Revision, nil
+}
+
+// revReads shares reads of etcd's revision between concurrent Sync calls
+// without ever answering a call with a read that began before it.
+type revReads struct {
+	read     func() (int64, error)
+	mu       sync.Mutex
+	inflight bool
+	next     *revRead // gathers the calls made while a read is in flight
+}
+
+// revRead is one read: done is closed when rev or err is set.
+type revRead struct {
+	done chan struct{}
+	rev  int64
+	err  error
+}
+
+// join returns the first read that starts after the call: a new one, run
+// at once, when none is in flight; else the one that starts when the read
+// in flight ends.
+func (s *revReads) join() *revRead {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.next == nil {
+		s.next = &revRead{done: make(chan struct{})}
+	}
+	r := s.next
+	if !s.inflight {
+		s.start()
+	}
+	return r
+}
+
+// start runs the gathered read s.next; when it ends, the read gathered
+// meanwhile, if any, starts. The caller holds s.mu.
+func (s *revReads) start() {
+	r := s.next
+	s.next = nil
+	s.inflight = true
+	go func() {
+		r.rev, r.err = s.read()
+		close(r.done)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.inflight = false
+		if s.next != nil {
+			s.start()
+		}
+	}()
 }
