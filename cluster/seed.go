@@ -21,18 +21,27 @@ const (
 	seedBatchBytes = 4 << 20
 )
 
+// SeedCounts is what Seed wrote.
+type SeedCounts struct {
+	Entries int // entries of the replicated buckets
+	Stats   int // statistics totals (identifier or namespace, day)
+}
+
 // Seed loads the replicated buckets of the node's database (a single node's,
-// not serving) into an empty prefix, in transactions of up to 1,000 entries,
-// and returns the number of entries written. The first transaction requires
-// the prefix to be empty (ErrPrefixNotEmpty otherwise), so two seeds cannot
-// mix; nodes should join only after Seed returns. New nodes then start on
-// empty data directories and load a snapshot.
-func (n *Node) Seed(ctx context.Context) (int, error) {
+// not serving) into an empty prefix, in transactions of up to 1,000 keys,
+// and publishes the database's resolution statistics as the totals of the
+// node name SeedNodeName (stats.go), so that the statistics routes of every
+// node go on counting them. The first transaction requires the prefix to be
+// empty (ErrPrefixNotEmpty otherwise), so two seeds cannot mix; nodes should
+// join only after Seed returns. New nodes then start on empty data
+// directories and load a snapshot.
+func (n *Node) Seed(ctx context.Context) (SeedCounts, error) {
 	type kv struct{ k, v string }
 	var (
 		batch []kv
 		bytes int
 		total int
+		stats int // of total, statistics keys
 		first = true
 	)
 	flush := func() error {
@@ -76,10 +85,29 @@ func (n *Node) Seed(ctx context.Context) (int, error) {
 				bytes += len(e.k) + len(e.v)
 			}
 		}
-		return flush()
+		if total+len(batch) == 0 {
+			return errNothingToSeed // statistics alone are no cluster
+		}
+		return tx.Bolt().Bucket(store.BucketStats).ForEach(func(k, v []byte) error {
+			if len(v) != 8 {
+				return nil // not a count (registry/stats.go)
+			}
+			e := kv{statsKey(n.prefix, k, SeedNodeName), string(v)}
+			if len(batch) == seedBatchKeys || bytes+len(e.k)+len(e.v) > seedBatchBytes {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+			batch = append(batch, e)
+			bytes += len(e.k) + len(e.v)
+			stats++
+			return nil
+		})
 	})
-	if err == nil && total == 0 {
-		err = errors.New("cluster: the database holds nothing to seed")
+	if err == nil {
+		err = flush()
 	}
-	return total, err
+	return SeedCounts{Entries: total - stats, Stats: stats}, err
 }
+
+var errNothingToSeed = errors.New("cluster: the database holds nothing to seed")
