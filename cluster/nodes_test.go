@@ -1,6 +1,8 @@
 package cluster
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"path/filepath"
 	"testing"
@@ -108,6 +110,29 @@ func TestNodeNames(t *testing.T) {
 	if err := dialNamed(t, c, SeedNodeName).Register(ctx, one); !errors.Is(err, ErrConfig) {
 		t.Errorf("Register as %q: %v", SeedNodeName, err)
 	}
+
+	// Names are not data: a snapshot with a name in it loads, and the
+	// watch applies a name's changes (writes, takeovers, the lease's end)
+	// as revisions that change nothing.
+	f := newTestNode(t, c, "f", filepath.Join(t.TempDir(), "f.db"))
+	if err := f.Register(ctx, Instance{Host: "h1", Data: "/srv/f"}); err != nil {
+		t.Fatal(err)
+	}
+	other.Deregister()
+	r, err := cli.Get(ctx, DefaultPrefix+"probe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := f.WaitApplied(wctx, r.Header.Revision); err != nil {
+		t.Fatalf("f did not apply revision %d: %v", r.Header.Revision, err)
+	}
+	var export bytes.Buffer
+	if err := f.db.Export(&export); err != nil || export.Len() != 0 {
+		t.Errorf("f's export after applying names only: %q, %v", export.Bytes(), err)
+	}
+	f.Deregister()
 }
 
 // A node that finds another instance holding its name when it registers
