@@ -3,9 +3,11 @@ package cluster
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -137,7 +139,8 @@ func fk(id string) string {
 }
 
 // Seed loads a single node's database into an empty prefix, refuses a
-// non-empty one, and a new node then holds the same records.
+// non-empty one, and a new node then holds the same records and counts the
+// seeded database's statistics in its sums.
 func TestSeed(t *testing.T) {
 	c := etcdtest.Start(t, 1, etcdtest.Options{MaxTxnOps: RequiredTxnOps, MaxRequestBytes: RequiredRequestBytes})
 	db, reg := openTestDB(t)
@@ -154,14 +157,37 @@ func TestSeed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Statistics as a single node's flush writes them (registry/stats.go):
+	// 1,200 identifiers (more than one batch) on two days, and a namespace.
+	const counted = 1200
+	day1, day2 := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC), time.Date(2025, 3, 2, 0, 0, 0, 0, time.UTC)
+	nsKey := strings.TrimSuffix(fk("X"), "X")
+	err = db.Update(func(tx *store.Tx) error {
+		b := tx.Bolt().Bucket(store.BucketStats)
+		put := func(kind byte, key string, day time.Time, n uint64) error {
+			return b.Put([]byte(string(kind)+key+"\x00"+day.Format("20060102")), binary.BigEndian.AppendUint64(nil, n))
+		}
+		for i := 0; i < counted; i++ {
+			if err := put('i', fk(fmt.Sprintf("S%d", i)), day1, uint64(i+1)); err != nil {
+				return err
+			}
+		}
+		if err := put('i', fk("S7"), day2, 100); err != nil {
+			return err
+		}
+		return put('n', nsKey, day1, 5000)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	s, err := Dial(Config{Endpoints: []string{c.Endpoints()}, NodeName: "seed", DB: db, Registry: reg})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
 	n, err := s.Seed(t.Context())
-	if err != nil || n != records+1 {
-		t.Fatalf("Seed = %d, %v; want %d", n, err, records+1)
+	if want := (SeedCounts{Entries: records + 1, Stats: counted + 2}); err != nil || n != want {
+		t.Fatalf("Seed = %+v, %v; want %+v", n, err, want)
 	}
 	if _, err := s.Seed(t.Context()); !errors.Is(err, ErrPrefixNotEmpty) {
 		t.Fatalf("second Seed = %v, want ErrPrefixNotEmpty", err)
@@ -176,5 +202,29 @@ func TestSeed(t *testing.T) {
 	}
 	if !bytes.Equal(want.Bytes(), got.Bytes()) {
 		t.Errorf("the new node's export (%d bytes) differs from the seeded database's (%d bytes)", got.Len(), want.Len())
+	}
+
+	// The new node's statistics routes count the seeded totals, and its own
+	// on top of them.
+	days := func(namespace bool, key string) map[string]uint64 {
+		t.Helper()
+		m := map[string]uint64{}
+		if err := b.StatsDays(t.Context(), namespace, key, day1, day2, func(d string, n uint64) { m[d] = n }); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	if got := days(false, fk("S7")); got["2025-03-01"] != 8 || got["2025-03-02"] != 100 || len(got) != 2 {
+		t.Errorf("seeded identifier's days: %v", got)
+	}
+	if got := days(false, fk(fmt.Sprintf("S%d", counted-1))); got["2025-03-01"] != counted || len(got) != 1 {
+		t.Errorf("last seeded identifier's days: %v", got)
+	}
+	if got := days(true, nsKey); got["2025-03-01"] != 5000 || len(got) != 1 {
+		t.Errorf("seeded namespace's days: %v", got)
+	}
+	b.PublishStats([][]byte{[]byte("i" + fk("S7") + "\x0020250302")}, []uint64{3})
+	if got := days(false, fk("S7")); got["2025-03-02"] != 103 {
+		t.Errorf("seeded and own totals of a day: %v", got)
 	}
 }

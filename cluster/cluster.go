@@ -106,6 +106,8 @@ type Node struct {
 	known         atomic.Int64 // highest etcd revision seen
 	behindSince   atomic.Int64 // unix ns since applied < known; 0 when caught up
 	rttNanos      atomic.Int64
+
+	names nameState // the node's hold on its name (nodes.go)
 }
 
 // Dial connects to etcd and checks, within cfg.DialTimeout, that it answers

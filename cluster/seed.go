@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -21,19 +22,32 @@ const (
 	seedBatchBytes = 4 << 20
 )
 
+// SeedCounts is what Seed wrote.
+type SeedCounts struct {
+	Entries int // entries of the replicated buckets
+	Stats   int // statistics totals (identifier or namespace, day)
+}
+
 // Seed loads the replicated buckets of the node's database (a single node's,
-// not serving) into an empty prefix, in transactions of up to 1,000 entries,
-// and returns the number of entries written. The first transaction requires
-// the prefix to be empty (ErrPrefixNotEmpty otherwise), so two seeds cannot
-// mix; nodes should join only after Seed returns. New nodes then start on
-// empty data directories and load a snapshot.
-func (n *Node) Seed(ctx context.Context) (int, error) {
+// not serving) into an empty prefix, in transactions of up to 1,000 keys,
+// and publishes the database's resolution statistics as the totals of the
+// node name SeedNodeName (stats.go), so that the statistics routes of every
+// node go on counting them. The first transaction requires the prefix to be
+// empty (ErrPrefixNotEmpty otherwise), so two seeds cannot mix; nodes should
+// join only after Seed returns. New nodes then start on empty data
+// directories and load a snapshot.
+func (n *Node) Seed(ctx context.Context) (SeedCounts, error) {
 	type kv struct{ k, v string }
 	var (
 		batch []kv
 		bytes int
 		total int
+		stats int // of total, statistics keys
 		first = true
+		// The highest seeded audit sequence number, and etcd's revision
+		// after the last transaction (the check below).
+		maxSeq  uint64
+		lastRev int64
 	)
 	flush := func() error {
 		if len(batch) == 0 {
@@ -55,6 +69,7 @@ func (n *Node) Seed(ctx context.Context) (int, error) {
 			return fmt.Errorf("%w: %s", ErrPrefixNotEmpty, n.prefix)
 		}
 		first = false
+		lastRev = resp.Header.Revision
 		total += len(batch)
 		batch, bytes = batch[:0], 0
 		return nil
@@ -63,8 +78,11 @@ func (n *Node) Seed(ctx context.Context) (int, error) {
 		for _, b := range registry.Replicated {
 			c := tx.Bolt().Bucket(b).Cursor()
 			for k, v := c.First(); k != nil; k, v = c.Next() {
-				if string(b) == string(store.BucketAudit) && len(k) != 8 {
-					continue // the per-record index: derived
+				if string(b) == string(store.BucketAudit) {
+					if len(k) != 8 {
+						continue // the per-record index: derived
+					}
+					maxSeq = max(maxSeq, binary.BigEndian.Uint64(k))
 				}
 				e := kv{entryKey(n.prefix, string(b), k), string(v)}
 				if len(batch) == seedBatchKeys || bytes+len(e.k)+len(e.v) > seedBatchBytes {
@@ -76,10 +94,36 @@ func (n *Node) Seed(ctx context.Context) (int, error) {
 				bytes += len(e.k) + len(e.v)
 			}
 		}
-		return flush()
+		if total+len(batch) == 0 {
+			return errNothingToSeed // statistics alone are no cluster
+		}
+		return tx.Bolt().Bucket(store.BucketStats).ForEach(func(k, v []byte) error {
+			if len(v) != 8 {
+				return nil // not a count (registry/stats.go)
+			}
+			e := kv{statsKey(n.prefix, k, SeedNodeName), string(v)}
+			if len(batch) == seedBatchKeys || bytes+len(e.k)+len(e.v) > seedBatchBytes {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+			batch = append(batch, e)
+			bytes += len(e.k) + len(e.v)
+			stats++
+			return nil
+		})
 	})
-	if err == nil && total == 0 {
-		err = errors.New("cluster: the database holds nothing to seed")
+	if err == nil {
+		err = flush()
 	}
-	return total, err
+	// Entries written through the cluster are numbered from the revision
+	// (keys.go): above every seeded number, as a seed's transactions hold
+	// far fewer than 2^16 entries each. Checked, as the log's order rests
+	// on it.
+	if err == nil && maxSeq >= uint64(lastRev+1)<<16 {
+		err = fmt.Errorf("cluster: the seeded audit log numbers entries up to %d, which the cluster's own entries (from %d) would not follow", maxSeq, uint64(lastRev+1)<<16)
+	}
+	return SeedCounts{Entries: total - stats, Stats: stats}, err
 }
+
+var errNothingToSeed = errors.New("cluster: the database holds nothing to seed")

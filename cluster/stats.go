@@ -22,31 +22,39 @@ import (
 // days (StatsDays). The write rate on etcd is, per node and flush interval,
 // one key per identifier resolved in the interval plus one per namespace;
 // the values are totals, so a lost publish is made good by the next one.
-// These keys are not applied into the nodes' databases.
+// These keys are not applied into the nodes' databases. `pidnode cluster
+// seed` publishes the totals of the database it loads under the node name
+// SeedNodeName (Seed), which no serving node may have, so the statistics
+// counted before the move stay in every node's sums.
 
 const statsBatch = 1000
 
-// statsKey is the etcd key of a node's total for a stats bucket key.
-func (n *Node) statsKey(raw []byte) string {
-	b := make([]byte, 0, len(n.prefix)+6+len(raw)+1+len(n.cfg.NodeName))
-	b = append(b, n.prefix...)
+// statsKey is the etcd key of node's total for a stats bucket key.
+func statsKey(prefix string, raw []byte, node string) string {
+	b := make([]byte, 0, len(prefix)+6+len(raw)+1+len(node))
+	b = append(b, prefix...)
 	b = append(b, "stats/"...)
 	b = append(b, raw...)
 	b = append(b, 0)
-	return string(append(b, n.cfg.NodeName...))
+	return string(append(b, node...))
 }
 
 // PublishStats writes this node's totals of the stats bucket keys to etcd
 // (admin.Config.StatsWritten). Failures are logged: the next flush that
-// touches a key publishes its total again.
+// touches a key publishes its total again. While another running node holds
+// this node's name (nodes.go) it publishes nothing: the keys are that node's.
 func (n *Node) PublishStats(keys [][]byte, totals []uint64) {
+	if n.nameTaken() {
+		n.log.Warn("cluster: statistics not published: another running node holds this node's name", "name", n.cfg.NodeName, "keys", len(keys))
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.WriteTimeout)
 	defer cancel()
 	for lo := 0; lo < len(keys); lo += statsBatch {
 		hi := min(lo+statsBatch, len(keys))
 		ops := make([]clientv3.Op, 0, hi-lo)
 		for i := lo; i < hi; i++ {
-			ops = append(ops, clientv3.OpPut(n.statsKey(keys[i]), string(binary.BigEndian.AppendUint64(nil, totals[i]))))
+			ops = append(ops, clientv3.OpPut(statsKey(n.prefix, keys[i], n.cfg.NodeName), string(binary.BigEndian.AppendUint64(nil, totals[i]))))
 		}
 		if _, err := n.cli.Txn(ctx).Then(ops...).Commit(); err != nil {
 			n.log.Warn("cluster: publishing statistics; the next flush publishes them again", "keys", hi-lo, "err", err)

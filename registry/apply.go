@@ -53,6 +53,8 @@ func (t Tx) ApplyPut(bucket string, key, value []byte) error {
 	return t.Put([]byte(bucket), key, value)
 }
 
+// applyRecord writes or deletes a record and moves its URL index entry,
+// whatever its namespace (see urlindex.go for why).
 func (t Tx) applyRecord(key string, raw []byte) error {
 	old, ok, err := t.Record(key)
 	if err != nil {

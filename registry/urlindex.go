@@ -26,6 +26,18 @@ import (
 // (Tx.IndexURL); ReindexURLs rebuilds it (after `pidnode import`, and
 // EnsureIndexes for a database written before the index existed).
 //
+// A cluster node (docs/product.md §10) indexes every record it applies
+// (ApplyPut), whether its namespace has an SNAA or not. Its index then holds
+// entries a single node's lacks only in namespaces without an SNAA, which no
+// route searches (an SNAA searches its own namespace), and they are exactly
+// the entries IndexNamespace writes when an SNAA for the namespace is
+// approved. Applying only the entries of owned namespaces would lose them:
+// the other nodes learn of an approval as an SNAA entry alone, and a
+// snapshot, in etcd's key order, applies the records before the SNAAs. For
+// the same reason ReindexURLs indexes every namespace of a cluster node's
+// copy (EnsureIndexes runs it after a new node's first snapshot). So a
+// node's URL searches answer as a single node's from the same data.
+//
 // urlIndexMarker, a key no entry can have (entries start with a prefix digit),
 // says the index is complete.
 var urlIndexMarker = []byte("\x00built")
@@ -142,8 +154,8 @@ const reindexChunk = 10000
 
 // ReindexURLs rebuilds the URL index from the records: it clears it, indexes
 // every full-form record under namer's production and test prefixes in a
-// namespace that belongs to an SNAA, by the value at urlIndex, and marks the
-// index complete. Records of namespaces no SNAA owns are skipped without being
+// namespace that belongs to an SNAA (on a cluster node's copy, in any
+// namespace), by the value at urlIndex, and marks the index complete. Records of namespaces no SNAA owns are skipped without being
 // read (a bulk import of foreign records costs a key scan); approving an SNAA
 // indexes its namespace's records then (IndexNamespace). It runs in
 // transactions of a few thousand records and must not race with writers: call
@@ -179,9 +191,19 @@ func reindexURLs(db *store.DB, namer *handlev.Namer, urlIndex int32) (int, error
 	if err != nil {
 		return 0, err
 	}
+	want := func(nsp []byte) bool { return owned[string(nsp)] }
+	// A cluster node's copy indexes every namespace, as ApplyPut does (see
+	// the top of this file).
+	rev, err := db.AppliedRevision()
+	if err != nil {
+		return 0, err
+	}
+	if rev > 0 {
+		want = func([]byte) bool { return true }
+	}
 	total := 0
-	if len(owned) > 0 {
-		total, err = indexRange(db, namer, urlIndex, nil, func(nsp []byte) bool { return owned[string(nsp)] })
+	if len(owned) > 0 || rev > 0 {
+		total, err = indexRange(db, namer, urlIndex, nil, want)
 		if err != nil {
 			return total, err
 		}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"pidnode/cluster"
@@ -75,7 +76,8 @@ func cmdCluster(args []string, getenv func(string) string, stdout, stderr io.Wri
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "seeded %d entries from %s into etcd prefix %s; start the cluster's nodes on empty data directories\n", n, p, c.Prefix())
+	fmt.Fprintf(stdout, "seeded %d entries and %d statistics totals from %s into etcd prefix %s; start the cluster's nodes on empty data directories\n",
+		n.Entries, n.Stats, p, c.Prefix())
 	return nil
 }
 
@@ -94,12 +96,38 @@ func (n *node) dialCluster() error {
 	n.cluster = c
 	ctx, cancel := context.WithTimeout(context.Background(), cluster.DefaultDialTimeout*6)
 	defer cancel()
+	// Before the snapshot, which may take long: a name another node holds
+	// fails the start at once. closeAll gives the name up.
+	inst, err := instance(n.cfg.Data)
+	if err != nil {
+		return err
+	}
+	if err := c.Register(ctx, inst); err != nil {
+		return clusterError(n.cfg, err)
+	}
 	rev, err := c.Start(ctx)
 	if err != nil {
 		return clusterError(n.cfg, err)
 	}
 	n.log.Info("cluster node", "name", n.cfg.NodeName, "prefix", c.Prefix(), "applied", rev)
 	return nil
+}
+
+// instance identifies this node to the other nodes (cluster.Register): host
+// name and absolute data directory.
+func instance(data string) (cluster.Instance, error) {
+	host, err := os.Hostname()
+	if err != nil {
+		return cluster.Instance{}, fmt.Errorf("reading the host name: %w", err)
+	}
+	abs, err := filepath.Abs(data)
+	if err != nil {
+		return cluster.Instance{}, fileError("data directory", data, "data", err)
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	return cluster.Instance{Host: host, Data: abs}, nil
 }
 
 // dialEtcd connects db to the etcd of cfg (cluster.Dial with the settings
@@ -173,7 +201,14 @@ func (n *node) runCluster() {
 func clusterError(cfg *Config, err error) error {
 	var ue *cluster.UnreachableError
 	var le *cluster.LimitError
+	var te *cluster.NameTakenError
 	switch {
+	case errors.As(err, &te):
+		return &startError{msg: fmt.Sprintf("node name %s is held by another running node (host %s, data directory %s)", te.Name, te.Holder.Host, te.Holder.Data),
+			hint: fmt.Sprintf("give each node its own --node-name, or stop that node (a crashed node's name is free after %d s)", cluster.NameTTL), err: err}
+	case errors.Is(err, cluster.ErrConfig) && cluster.CheckNodeName(cfg.NodeName) != nil:
+		return &startError{msg: strings.TrimPrefix(cluster.CheckNodeName(cfg.NodeName).Error(), "cluster: invalid configuration: "),
+			hint: "choose another --node-name", err: err}
 	case errors.As(err, &le):
 		return &startError{msg: le.Error(),
 			hint: fmt.Sprintf("start every etcd member with --max-txn-ops=%d --max-request-bytes=%d or more", cluster.RequiredTxnOps, cluster.RequiredRequestBytes), err: err}

@@ -588,6 +588,7 @@ func (n *node) closeAll() error {
 		n.stopCluster = nil
 	}
 	if n.cluster != nil {
+		n.cluster.Deregister()
 		n.cluster.Close()
 		n.cluster = nil
 	}

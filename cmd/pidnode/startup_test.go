@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"pidnode/internal/etcdtest"
 	"pidnode/store"
 )
 
@@ -511,4 +512,47 @@ func TestStartFailsReadableKeyFile(t *testing.T) {
 	// The same files at 0600 are accepted.
 	n := startBinary(t, filepath.Join(t.TempDir(), "data"), "--operator-key-file", opKey, "--hdl-key", hdlKey)
 	n.stop(t)
+}
+
+// TestStartFailsNodeNameTaken: a cluster node whose --node-name another
+// running node holds says which one and exits; the same node restarted at
+// once after a SIGKILL takes its name back, a clean stop frees the name at
+// once, and the name reserved for seeded statistics is refused.
+func TestStartFailsNodeNameTaken(t *testing.T) {
+	c := etcdtest.Start(t, 1, etcdtest.Options{MaxTxnOps: 4096, MaxRequestBytes: 8 << 20})
+	flags := func(name string) []string { return []string{"--etcd-endpoints", c.Endpoints(), "--node-name", name} }
+	dataA, dataB := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
+	a := startBinary(t, dataA, flags("n1")...)
+	host, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	absA, err := filepath.EvalSymlinks(dataA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("pidnode serve: node name n1 is held by another running node (host %s, data directory %s); "+
+		"give each node its own --node-name, or stop that node (a crashed node's name is free after 10 s)", host, absA)
+	if got := failedStart(t, dataB, flags("n1")...); got != want {
+		t.Errorf("\n got %s\nwant %s", got, want)
+	}
+	checkDBFree(t, dataB)
+
+	// SIGKILL leaves the name's lease alive for 10 s; the same node started
+	// again takes it over at once.
+	a.cmd.Process.Kill()
+	<-a.done
+	a = startBinary(t, dataA, flags("n1")...)
+	if got := failedStart(t, dataB, flags("n1")...); got != want {
+		t.Errorf("after the restart:\n got %s\nwant %s", got, want)
+	}
+	// A clean stop gives the name up at once.
+	a.stop(t)
+	b := startBinary(t, dataB, flags("n1")...)
+	b.stop(t)
+
+	got := failedStart(t, t.TempDir(), flags("seed")...)
+	if want := "pidnode serve: node name \"seed\" is reserved for the statistics loaded by `pidnode cluster seed`; choose another --node-name"; got != want {
+		t.Errorf("\n got %s\nwant %s", got, want)
+	}
 }

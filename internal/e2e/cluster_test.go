@@ -422,13 +422,20 @@ func TestClusterQuorumLoss(t *testing.T) {
 // TestClusterSeed moves a single node into a cluster: `pidnode cluster
 // seed` loads its database into an empty prefix (and refuses a second
 // time), a node started on an empty data directory then holds the same
-// records, and the demo key works on it.
+// records, the demo key works on it, and its statistics routes count the
+// resolutions the single node counted.
 func TestClusterSeed(t *testing.T) {
 	c := etcdtest.Start(t, 1, clusterEtcd)
 	dir := t.TempDir()
 	single := startNode(t, filepath.Join(dir, "single"), "--demo")
 	key := single.Key
-	single.stop(20 * time.Second)
+	counted := single.Handles[0]
+	for range 3 {
+		if r := mustDo(t, "GET", single.resolverURL()+"/"+counted, nil); r.Status != http.StatusFound {
+			t.Fatalf("resolving %s on the single node: %d", counted, r.Status)
+		}
+	}
+	single.stop(20 * time.Second) // flushes the counts
 	want := export(t, single.data)
 
 	seed := func() ([]byte, error) {
@@ -441,6 +448,20 @@ func TestClusterSeed(t *testing.T) {
 		t.Fatalf("second cluster seed: %v\n%s", err, out)
 	}
 	n := startNode(t, filepath.Join(dir, "n"), clusterFlags(c, "n")...)
+	statsURL := n.adminURL() + "/pid/v2/handles/21.12345/DMO/" + counted[strings.LastIndexByte(counted, '/')+1:] + "/stats"
+	total := func() uint64 {
+		r := mustDo(t, "GET", statsURL, nil, auth(key)...)
+		var st struct{ Total uint64 }
+		if r.Status != http.StatusOK || json.Unmarshal(r.Body, &st) != nil {
+			t.Fatalf("GET %s: %d %s", statsURL, r.Status, r.Body)
+		}
+		return st.Total
+	}
+	if got := total(); got != 3 {
+		t.Errorf("the cluster node's statistics of %s: total %d, want the single node's 3", counted, got)
+	}
+	mustDo(t, "GET", n.resolverURL()+"/"+counted, nil)
+	waitUntil(t, func() bool { return total() == 4 })
 	id := n.create(t, key, payload("https://example.org/seeded", "REGISTERED", resourceInfo("s", "x")))
 	n.stop(20 * time.Second)
 	got := export(t, n.data)
