@@ -146,7 +146,7 @@ func (n *Node) load(ctx context.Context, reg *registry.Registry) (int64, error) 
 			return 0, fmt.Errorf("cluster: snapshot at revision %d: %w", rev, err)
 		}
 		last := !r.More || len(r.Kvs) == 0
-		err = reg.Update(func(tx registry.Tx) error {
+		err = reg.UpdateAlone(func(tx registry.Tx) error {
 			for _, kv := range r.Kvs {
 				if err := n.applyKV(tx, kv.Key, kv.Value, kv.ModRevision); err != nil {
 					return err
@@ -355,7 +355,7 @@ func (n *Node) apply(resps []clientv3.WatchResponse) error {
 		keys    []string
 		buckets map[string]bool
 	)
-	err := n.cfg.Registry.Update(func(tx registry.Tx) error {
+	err := n.cfg.Registry.UpdateAlone(func(tx registry.Tx) error {
 		keys, buckets = keys[:0], map[string]bool{}
 		applied := tx.AppliedRevision()
 		if applied >= rev {

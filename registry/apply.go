@@ -99,8 +99,8 @@ func (t Tx) applyAudit(key, raw []byte) error {
 	if raw == nil {
 		return b.Delete(key)
 	}
-	var e AuditEntry
-	if err := json.Unmarshal(raw, &e); err != nil {
+	e, err := auditHead(raw)
+	if err != nil {
 		return fmt.Errorf("registry: audit entry %x: %w", key, err)
 	}
 	seq := binary.BigEndian.Uint64(key)
@@ -123,6 +123,52 @@ func (t Tx) applyAudit(key, raw []byte) error {
 		return nil // not a handle this node can index; the entry itself is kept
 	}
 	return b.Put(binary.BigEndian.AppendUint64(auditIndexPrefix(rk), seq), nil)
+}
+
+// auditHead decodes an audit entry's members up to its target: the
+// sequence number, action and target that applying it needs. The entries'
+// member order (AuditEntry, appendAudit) puts them before the values
+// before and after, which are checked to be JSON but not decoded. An entry
+// that is not a JSON object with those members is an error.
+func auditHead(raw []byte) (AuditEntry, error) {
+	var e AuditEntry
+	if !json.Valid(raw) {
+		return e, errors.New("not valid JSON")
+	}
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	if t, err := d.Token(); err != nil || t != json.Delim('{') {
+		return e, errors.New("not a JSON object")
+	}
+	var have int
+	for d.More() && have < 3 {
+		t, err := d.Token()
+		if err != nil {
+			return e, err
+		}
+		name, _ := t.(string)
+		switch name {
+		case "seq":
+			err = d.Decode(&e.Seq)
+			have++
+		case "action":
+			err = d.Decode(&e.Action)
+			have++
+		case "target":
+			err = d.Decode(&e.Target)
+			have++
+		default:
+			var skip json.RawMessage
+			err = d.Decode(&skip)
+		}
+		if err != nil {
+			return e, fmt.Errorf("member %q: %w", name, err)
+		}
+	}
+	if have < 3 {
+		return e, errors.New("seq, action or target missing")
+	}
+	return e, nil
 }
 
 // ApplyAuditAt applies an audit entry that another node wrote without its

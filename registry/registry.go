@@ -85,6 +85,12 @@ func (r *Registry) Update(fn func(tx Tx) error) error {
 	return r.db.Update(func(tx *store.Tx) error { return fn(Tx{tx, r}) })
 }
 
+// UpdateAlone runs fn in a write transaction of its own, committed at once
+// (store.DB.UpdateAlone), for a single goroutine that groups its writes.
+func (r *Registry) UpdateAlone(fn func(tx Tx) error) error {
+	return r.db.UpdateAlone(func(tx *store.Tx) error { return fn(Tx{tx, r}) })
+}
+
 // Commit runs fn in a write transaction shared with concurrent Commit callers
 // (group commit, commit.go) and returns after it is committed. fn's error, if
 // any, is returned and its changes are rolled back; a panic of fn is its

@@ -359,6 +359,22 @@ func (db *DB) Update(fn func(tx *Tx) error) error {
 	return err
 }
 
+// UpdateAlone is Update without the batch window, for a single goroutine
+// that groups its own writes (a cluster node's applier): it commits at once
+// instead of waiting for company that never comes. fn runs once.
+func (db *DB) UpdateAlone(fn func(tx *Tx) error) error {
+	procfloor.Enter()
+	defer procfloor.Exit()
+	err := db.retry(func(b *bbolt.DB) error {
+		return b.Update(func(btx *bbolt.Tx) error {
+			b.NoFreelistSync = true // see syncFreelist
+			return fn(&Tx{tx: btx})
+		})
+	})
+	db.noteCommit()
+	return err
+}
+
 // freelistSyncIdle is how long writes must pause before a checkpoint commit
 // writes the freelist (checkpointFreelist). A burst of writes pays nothing for
 // the freelist; a node that is mostly read, as a resolver is, has its
