@@ -187,6 +187,27 @@ func cacheBudget(set ByteSize, root string) (int64, string) {
 	return min(max(limit/4, minAutoCache), maxAutoCache), "a quarter of " + from
 }
 
+// Besides the cache, two tables grow with the identifiers resolved, and each
+// has a bound of its own derived from the cache budget:
+//   - the resolution statistics table (cache.Counter): about 170 bytes an
+//     identifier counted since the last flush, flushed early when half full
+//     (admin.RunStats), so a sixteenth of the budget, at least 4 MiB (some
+//     12,000 identifiers between flushes), keeps it and the flush's own
+//     buffer (about 100 bytes an identifier) near a tenth of the budget;
+//   - the DNS front's memo of parsed DNS.* values (512 slots, a few hundred
+//     bytes a typical set): a sixty-fourth of the budget, at least 1 MiB,
+//     holds every slot of ordinary records and leaves large TXT sets out.
+const (
+	minStatsBytes = 4 << 20
+	minMemoBytes  = 1 << 20
+)
+
+// statsBytes is the bound of the resolution statistics table for a cache budget.
+func statsBytes(budget int64) int64 { return max(budget/16, minStatsBytes) }
+
+// memoBytes is the bound of the DNS memo for a cache budget.
+func memoBytes(budget int64) int64 { return max(budget/64, minMemoBytes) }
+
 // softMemoryLimit is the Go runtime's soft memory limit for a cache budget.
 func softMemoryLimit(budget int64) int64 { return budget + budget/8 + memBase }
 
