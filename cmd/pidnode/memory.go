@@ -114,9 +114,9 @@ const (
 // heap of 72-74 MB after each collection (the cache 64 MiB, the rest the
 // base and the statistics table and its flush), and anonymous memory at
 // most 111 MB against this limit of 113 MiB, with a collection about every
-// 0.5 s; with 128 MiB here it peaked at 188 MB, with 16 MiB the collector
-// could no longer keep to the limit and the node served half as many
-// requests.
+// 0.5 s. Over 100k records, a limit of 200 MiB let it reach 185 MB; with one
+// of 88 MiB the collector could not keep to it (100 MB) and the node served
+// half as many requests.
 const memBase = 32 << 20
 
 // memoryLimit returns the memory the node may use and where that figure came
