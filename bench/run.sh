@@ -774,6 +774,11 @@ if ((HAVE_PIDNODE)); then
 	wait "${MEM_WRK[@]}" || true
 	mem_peak
 	MEM_REQS=$(awk '/requests in/{s+=$1} END{print s+0}' "$WORK"/wrk-mem-*.txt)
+	MEM_BUDGET=$(metric pidnode_cache_budget_bytes)
+	row mem_budget "RssAnon growth over the base, uniform misses over redirect, /api/handles and ?noredirect (--cache-bytes $MEM_BYTES)" MiB \
+		"$(calc "($PEAK_ANON - $ANONB) / 1024")" - - max "$(calc "$MEM_BUDGET / 1048576")" \
+		"3× wrk -c$(((CONNS + 2) / 3)) -d${MEM_DUR}s on uniform.paths (one per route); /proc/PID/status RssAnon every 0.1 s" \
+		"base (RssAnon at ready) $(r1 "$(calc "$ANONB/1024")") MiB, peak $(r1 "$(calc "$PEAK_ANON/1024")") MiB; soft memory limit $(r1 "$(calc "$(metric pidnode_go_memory_limit_bytes)/1048576")") MiB; target: within the budget (the rest is the collector's headroom, the statistics table and buffers)"
 	mem_row "uniform misses over redirect, /api/handles and ?noredirect at once (--cache-bytes $MEM_BYTES, no entry cap)" "$ANONB" \
 		"$MEM_REQS requests in ${MEM_DUR} s; statistics table bound $(r1 "$(calc "$(metric pidnode_stats_table_limit_bytes)/1048576")") MiB, $(metric pidnode_stats_early_flushes_total) early flushes, $(metric pidnode_stats_dropped_total) counts dropped"
 	stop "$PG"

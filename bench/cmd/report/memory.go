@@ -67,10 +67,13 @@ func count(v float64) string {
 	return strconv.FormatFloat(math.Round(v), 'f', 0, 64)
 }
 
-// mib formats bytes as MiB.
+// mib formats bytes as MiB, to a tenth.
 func mib(b float64) string {
 	if b <= 0 {
 		return "–"
+	}
+	if m := b / (1 << 20); m < 1000 {
+		return strconv.FormatFloat(m, 'f', 1, 64) + " MiB"
 	}
 	return fmtNum(b/(1<<20)) + " MiB"
 }
@@ -88,7 +91,7 @@ func writeMemory(w io.Writer, rows []memRow) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "RssAnon (anonymous memory: the Go heap and runtime) and VmRSS (that plus the database pages read through the memory map, which the kernel can reclaim) of the node, sampled every 0.1 s; \"at ready\" is the empty node after start-up, the base. The growth of the peak over the base is compared with the budget (`--cache-bytes`): above it is what the statistics table, buffers and the collector's headroom add, bounded by the Go soft memory limit.")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| scenario | budget | cache held (entries) | RssAnon at ready | RssAnon peak | peak − ready | of the budget | VmRSS peak | soft memory limit | statistics table | notes |")
+	fmt.Fprintln(w, "| scenario | budget | cache held (entries) | RssAnon at ready | RssAnon peak | peak − ready | of the budget | VmRSS peak | soft memory limit | statistics table at the end | notes |")
 	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
 	for _, r := range rows {
 		growth := (r.PeakAnonKB - r.BaseKB) * 1024

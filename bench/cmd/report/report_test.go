@@ -82,8 +82,8 @@ func TestMemorySections(t *testing.T) {
 	writeHitRatios(&md, []hitRow{{Budget: 14 << 20, Pct: 1, Entries: 2500, CacheBytes: 13 << 20, Hits: 750, Misses: 250,
 		BaseKB: 7 << 10, PeakAnonKB: 40 << 10, PeakRSS: 500 << 10, RPS: 12345}}, 1400<<20)
 	for _, want := range []string{
-		"## Memory against the cache budget", `uniform \| misses`, "| 64.0 MiB | 60.0 MiB (12,184) | 7.000 MiB | 103 MiB | 96.0 MiB | 1.50× |",
-		"| 113 MiB | 1.000 MiB | n |", "| not measured | – | – (0) |",
+		"## Memory against the cache budget", `uniform \| misses`, "| 64.0 MiB | 60.0 MiB (12,184) | 7.0 MiB | 103.0 MiB | 96.0 MiB | 1.50× |",
+		"| 113.0 MiB | 1.0 MiB | n |", "| not measured | – | – (0) |",
 		"## Hit ratio by cache budget (Zipf stream)", "(1,400 MiB)", "| 14.0 MiB | 1 % | 13.0 MiB (2,500) | 75.0 % | 1,000 |", "| 12,345 |",
 	} {
 		if !strings.Contains(md.String(), want) {
