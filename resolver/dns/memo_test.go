@@ -165,3 +165,22 @@ func heapInuse() uint64 {
 	runtime.ReadMemStats(&ms)
 	return ms.HeapInuse
 }
+
+// TestMemoGetAllocs: a look-up that finds its set (the weak pointer's Value
+// included) allocates nothing.
+func TestMemoGetAllocs(t *testing.T) {
+	if raceBuild {
+		t.Skip("the race detector allocates")
+	}
+	m := &rrMemo{limit: 1 << 20}
+	e := txtEntry(1, 100)
+	ps := parseStored(e, dns.TypeTXT)
+	m.put(e, ps)
+	if n := testing.AllocsPerRun(1000, func() {
+		if m.get(e, dns.TypeTXT) != ps {
+			t.Fatal("set not found")
+		}
+	}); n != 0 {
+		t.Errorf("memo get allocates %.1f times, want 0", n)
+	}
+}
