@@ -113,7 +113,3 @@ func setBytes(ps *parsedSet) int64 {
 	}
 	return n
 }
-
-// MemoBytes returns what the memo of parsed DNS.* values holds now
-// (Config.MemoBytes bounds it).
-func (s *Server) MemoBytes() int64 { return s.memo.bytes.Load() }
