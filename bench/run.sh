@@ -603,7 +603,7 @@ pidnode_start() {
 }
 
 # cache_mem ANON_KB — what the running node's cache holds against its budget
-# (from /metrics), and RssAnon beyond the budget: the node's base.
+# (from /metrics), and RssAnon against the budget.
 cache_mem() {
 	local m bytes budget entries
 	m=$(curl -s "http://$ADM/metrics" 2>/dev/null || true)
@@ -614,7 +614,7 @@ cache_mem() {
 		echo "cache budget not reported"
 		return
 	fi
-	echo "cache $(r1 "$(calc "$bytes/1048576")") MiB charged of a $(r1 "$(calc "$budget/1048576")") MiB budget, $entries entries; RssAnon − budget $(r1 "$(calc "($1*1024 - $budget)/1048576")") MiB"
+	echo "cache $(r1 "$(calc "$bytes/1048576")") MiB charged of a $(r1 "$(calc "$budget/1048576")") MiB budget, $entries entries; RssAnon $(r1 "$(calc "$1/1024")") MiB, $(r0 "$(calc "100 * $1 * 1024 / $budget")") % of the budget"
 }
 
 # metric NAME — one unlabelled figure from the running node's /metrics.
