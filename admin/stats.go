@@ -31,11 +31,27 @@ func (s *Server) FlushStats() error {
 	return err
 }
 
-// RunStats flushes resolution counts every Config.StatsInterval until ctx ends.
-// cmd/pidnode runs it in a goroutine; Close flushes what is left.
+// EarlyFlusher is a CountSource with a bound on its memory that asks to be
+// flushed before the next interval when it fills up (cache.Counter): its
+// channel receives a value then. While attached, a full source waits for a
+// flush instead of dropping counts; detach ends that.
+type EarlyFlusher interface {
+	AttachFlusher() (early <-chan struct{}, detach func())
+}
+
+// RunStats flushes resolution counts every Config.StatsInterval until ctx
+// ends, and at once whenever the counter asks for it (EarlyFlusher), so that
+// its table stays within its bound without losing counts. cmd/pidnode runs it
+// in a goroutine; Close flushes what is left.
 func (s *Server) RunStats(ctx context.Context) {
 	if s.counts == nil {
 		return
+	}
+	var early <-chan struct{}
+	if f, ok := s.counts.(EarlyFlusher); ok {
+		var detach func()
+		early, detach = f.AttachFlusher()
+		defer detach()
 	}
 	t := time.NewTicker(s.statsEvery)
 	defer t.Stop()
@@ -44,9 +60,10 @@ func (s *Server) RunStats(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if err := s.FlushStats(); err != nil {
-				s.log.Warn("writing resolution statistics", "err", err)
-			}
+		case <-early:
+		}
+		if err := s.FlushStats(); err != nil {
+			s.log.Warn("writing resolution statistics", "err", err)
 		}
 	}
 }

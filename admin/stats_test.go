@@ -1,6 +1,11 @@
 package admin
 
 import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -86,4 +91,65 @@ func TestResolutionStats(t *testing.T) {
 	// "stats" is a route, never a custom id.
 	e.want(e.do("PUT", coll+"stats", a.Key.Secret, validPayload(), "If-None-Match", "*"), 422)
 	e.want(e.do("PUT", coll+"x/stats", a.Key.Secret, validPayload(), "If-None-Match", "*"), 422)
+}
+
+// TestResolutionStatsEarlyFlush: a statistics table far smaller than the
+// identifiers resolved between two intervals stays within its bound, and
+// every resolution still reaches the database: RunStats flushes whenever the
+// table asks, and a full table waits for that flush instead of dropping.
+func TestResolutionStatsEarlyFlush(t *testing.T) {
+	const limit = 96 << 10
+	counter := cache.NewCounter(limit)
+	e := newEnv(t, func(c *Config) {
+		c.Counter = counter
+		c.StatsInterval = time.Hour // only early flushes during the test
+	})
+	a := e.snaa(map[string]any{"namespace": "EARLY"})
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		e.srv.RunStats(ctx)
+	}()
+	for counter.Usage().Flushers == 0 {
+		runtime.Gosched() // until RunStats has attached
+	}
+	const workers, per, ids = 4, 5000, 12000
+	var over atomic.Int64
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range per {
+				id := (i*workers + w) * 7919 % ids
+				k, _, err := e.namer.Key(fmt.Sprintf("21.12345/svc/EARLY/ID%06d", id))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				counter.Count(k)
+				if b := counter.Usage().Bytes; b > limit {
+					over.Store(b)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	cancel()
+	<-stopped
+	if err := e.srv.FlushStats(); err != nil {
+		t.Fatal(err)
+	}
+	if b := over.Load(); b != 0 {
+		t.Errorf("the statistics table held %d bytes, bound %d", b, limit)
+	}
+	if u := counter.Usage(); u.EarlyAsked == 0 || counter.Dropped() != 0 {
+		t.Errorf("early flushes asked %d, dropped %d: want some and none", u.EarlyAsked, counter.Dropped())
+	}
+	var s Stats
+	e.want(e.do("GET", "/pid/v2/handles/21.12345/EARLY/stats", a.Key.Secret, nil), 200).json(t, &s)
+	if s.Total != workers*per {
+		t.Errorf("namespace total %d, want %d resolutions", s.Total, workers*per)
+	}
 }

@@ -19,7 +19,10 @@
 # (seconds nginx may take to load its map, 300), PROFILE=0 to
 # skip the perf profiles, DNS_MAX_N, SERVER_CPU, LOAD_CPU, CACHE_BYTES (pidnode's
 # --cache-bytes, e.g. 64MiB; default its own, a quarter of the memory limit;
-# the memory rows report RssAnon against it).
+# the memory rows report RssAnon against it), MEM_BYTES (the budget of the
+# uniform-misses memory scenario, CACHE_BYTES or else 64MiB), MEM_DUR (its
+# seconds, 2×DUR), HIT_BUDGETS (the budgets of the hit-ratio runs, in percent
+# of the database file, "1 5 25").
 #
 # Every server runs in its own process group (setsid) pinned to SERVER_CPU, the
 # load generators to LOAD_CPU; the EXIT trap kills every group this script
@@ -43,6 +46,9 @@ SEED=${SEED:-1}
 DNS_MAX_N=${DNS_MAX_N:-100000}
 PROF_DUR=${PROF_DUR:-5}
 ROUNDS=${ROUNDS:-3}
+MEM_BYTES=${MEM_BYTES:-${CACHE_BYTES:-64MiB}}
+MEM_DUR=${MEM_DUR:-$((2 * DUR))}
+HIT_BUDGETS=${HIT_BUDGETS:-1 5 25}
 PREFIX=21.T12345
 NS=BNC
 OUT=${OUT:-$ROOT/bench/results}
@@ -61,10 +67,14 @@ fi
 BIN=$WORK/bin
 ROWS=$WORK/rows.tsv
 CHART=$WORK/chart.tsv
+MEMORY=$WORK/memory.tsv
+HITRATIO=$WORK/hitratio.tsv
 PROFILE_MD=$WORK/profile.md
 LOG=$WORK/suite.log
 : >"$ROWS"
 : >"$CHART"
+: >"$MEMORY"
+: >"$HITRATIO"
 : >"$PROFILE_MD"
 : >"$LOG"
 
@@ -155,6 +165,34 @@ cpu_busy() {
 
 # rss_kb PID FIELD — VmRSS, RssAnon or RssFile of PID in kB.
 rss_kb() { awk -v f="$2:" '$1==f{print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
+
+# mem_watch PID — sample RssAnon and VmRSS of PID every 0.1 s in the
+# background (bash builtins only: no process per sample) until mem_peak,
+# which sets PEAK_ANON and PEAK_RSS (kB), the largest samples.
+mem_watch() {
+	local pid=$1
+	echo "0 0" >"$WORK/mem.peak"
+	(
+		pa=0 pr=0
+		trap 'echo "$pa $pr" >"$WORK/mem.peak"; exit 0' TERM
+		while [[ -r /proc/$pid/status ]]; do
+			while read -r k v _; do
+				case $k in
+				RssAnon:) if ((v > pa)); then pa=$v; fi ;;
+				VmRSS:) if ((v > pr)); then pr=$v; fi ;;
+				esac
+			done <"/proc/$pid/status" 2>/dev/null || break
+			sleep 0.1
+		done
+		echo "$pa $pr" >"$WORK/mem.peak"
+	) &
+	MEM_WATCH=$!
+}
+mem_peak() {
+	kill "$MEM_WATCH" 2>/dev/null || true
+	wait "$MEM_WATCH" 2>/dev/null || true
+	read -r PEAK_ANON PEAK_RSS <"$WORK/mem.peak" 2>/dev/null || PEAK_ANON=0 PEAK_RSS=0
+}
 
 r0() { printf '%.0f' "$1"; }
 r1() { printf '%.1f' "$1"; }
@@ -565,7 +603,7 @@ pidnode_start() {
 }
 
 # cache_mem ANON_KB — what the running node's cache holds against its budget
-# (from /metrics), and RssAnon beyond the budget: the node's base.
+# (from /metrics), and RssAnon against the budget.
 cache_mem() {
 	local m bytes budget entries
 	m=$(curl -s "http://$ADM/metrics" 2>/dev/null || true)
@@ -576,7 +614,18 @@ cache_mem() {
 		echo "cache budget not reported"
 		return
 	fi
-	echo "cache $(r1 "$(calc "$bytes/1048576")") MiB charged of a $(r1 "$(calc "$budget/1048576")") MiB budget, $entries entries; RssAnon − budget $(r1 "$(calc "($1*1024 - $budget)/1048576")") MiB"
+	echo "cache $(r1 "$(calc "$bytes/1048576")") MiB charged of a $(r1 "$(calc "$budget/1048576")") MiB budget, $entries entries; RssAnon $(r1 "$(calc "$1/1024")") MiB, $(r0 "$(calc "100 * $1 * 1024 / $budget")") % of the budget"
+}
+
+# metric NAME — one unlabelled figure from the running node's /metrics.
+metric() { curl -s "http://$ADM/metrics" 2>/dev/null | awk -v n="$1" '$1==n{v=$2} END{print v+0}'; }
+
+# mem_row SCENARIO BASE_KB NOTE — after mem_peak: one line of the report's
+# memory table: the node's budget, what the cache holds, RssAnon at ready
+# (BASE_KB) and the peaks against them, and the soft memory limit.
+mem_row() {
+	echo "$1	$(metric pidnode_cache_budget_bytes)	$(metric pidnode_cache_bytes)	$(metric pidnode_cache_entries)	$2	$PEAK_ANON	$PEAK_RSS	$(metric pidnode_go_memory_limit_bytes)	$(metric pidnode_stats_table_bytes)	$3" >>"$MEMORY"
+	log "memory, $1: RssAnon $2 kB at ready, peak $PEAK_ANON kB; VmRSS peak $PEAK_RSS kB"
 }
 
 SAMPLE=$(head -1 "$ZIPF")
@@ -611,6 +660,7 @@ if ((HAVE_PIDNODE)); then
 
 	# Warm the cache with every path of the popular stream once (all of its
 	# distinct handles fit in the cache), then measure what the cache holds.
+	mem_watch "$PG"
 	"${ON_LOAD[@]}" "$BIN/openloop" -once -addr "$RES" -paths "$ZIPF" -conns "$CONNS" >"$WORK/warm.json" 2>>"$LOG" || true
 	log "warm-up: $(cat "$WORK/warm.json")"
 	ANON1=$(rss_kb "$PG" RssAnon)
@@ -625,6 +675,9 @@ if ((HAVE_PIDNODE)); then
 	profile "redirect, cache hit" "$PG" "$RES" "$ZIPF" "" ""
 	profile "/api/handles, cache hit" "$PG" "$RES" "$ZIPF" /api/handles ""
 	profile "?noredirect, cache hit" "$PG" "$RES" "$ZIPF" "" "?noredirect"
+	mem_peak
+	mem_row "Zipf stream, cache hits (warm-up, redirect, /api/handles, ?noredirect; --cache-entries $HIT_CACHE)" "$ANON0" \
+		"$ZIPF_DISTINCT distinct handles in the stream"
 
 	# Native protocol.
 	if [[ -n ${HDLA:-} ]]; then
@@ -648,6 +701,7 @@ if ((HAVE_PIDNODE)); then
 	fi
 
 	# Admin: reads while writing, then creates per second.
+	mem_watch "$PG"
 	if [[ -n ${ADM:-} ]] && curl -s -o /dev/null "http://$ADM/healthz"; then
 		"${ON_LOAD[@]}" "$BIN/admincreate" -addr "$ADM" -operator-key-file "$WORK/operator.key" -clients 16 \
 			-duration "$((DUR + 2))s" >"$WORK/admin-mixed.json" 2>>"$LOG" &
@@ -678,10 +732,15 @@ if ((HAVE_PIDNODE)); then
 	else
 		na admin "admin creates per second (1/16/64 clients)" "creates/s" "admincreate" "no admin listener"
 	fi
+	mem_peak
+	mem_row "redirects while the admin API takes writes, then admin creates (same node)" "$ANON0" \
+		"every create invalidates its cache entries; audit log and URL index writes"
 	stop "$PG"
 
 	# Cache-miss path: uniform over N, cache of 1 % of N.
 	pidnode_start "$MISS_CACHE"
+	ANONB=$(rss_kb "$PG" RssAnon)
+	mem_watch "$PG"
 	MISS_RPC=0
 	for r in $(seq "$ROUNDS"); do
 		wrk_run "miss-r$r" "$PG" "$RES" "$UNIFORM" "" ""
@@ -692,10 +751,56 @@ if ((HAVE_PIDNODE)); then
 	row miss "cache-miss redirect (uniform, cache = 1 % of N) vs cache hit" "req/server-CPU-s" "$MISS_RPC" "$HIT_RPC" \
 		"pidnode redirect (hit)" ratio_min 0.5 "$MISS_CMD --cache-entries $MISS_CACHE" "best of $ROUNDS rounds; $(r0 "$MISS_RPS") req/s; p99 at 50 %: $OL_P99 ms$OL_FLAG; bad $MISS_BAD"
 	profile "redirect, cache miss" "$PG" "$RES" "$UNIFORM" "" ""
+	mem_peak
+	mem_row "uniform misses, redirect (--cache-entries $MISS_CACHE)" "$ANONB" "capacity rounds, open loop and profile run"
 	ANONM=$(rss_kb "$PG" RssAnon)
 	row rss_miss "RssAnon after the miss run (cache of $MISS_CACHE entries)" "MB" "$(calc "$ANONM/1024")" - - none - \
 		"/proc/PID/status RssAnon" "compare with the hit server: RSS follows the cache size, not N; VmRSS $(r1 "$(calc "$(rss_kb "$PG" VmRSS)/1024")") MB; $(cache_mem "$ANONM")"
 	stop "$PG"
+
+	# Memory against the budget: uniform misses over all three HTTP routes at
+	# once, the cache bounded by bytes alone, so that every entry builds its
+	# views and the cache, the statistics table (every identifier new) and the
+	# collector's headroom are all at their largest.
+	CACHE_BYTES=$MEM_BYTES pidnode_start 0
+	ANONB=$(rss_kb "$PG" RssAnon)
+	mem_watch "$PG"
+	MEM_WRK=()
+	for v in "|" "/api/handles|" "|?noredirect"; do
+		BENCH_PATHS=$UNIFORM "${ON_LOAD[@]}" wrk -t1 -c"$(((CONNS + 2) / 3))" -d"${MEM_DUR}s" --timeout 5s \
+			-s "$ROOT/bench/wrk/stream.lua" "http://$RES" -- "${v%%|*}" "${v##*|}" >"$WORK/wrk-mem-${#MEM_WRK[@]}.txt" 2>&1 &
+		MEM_WRK+=($!)
+	done
+	wait "${MEM_WRK[@]}" || true
+	mem_peak
+	MEM_REQS=$(awk '/requests in/{s+=$1} END{print s+0}' "$WORK"/wrk-mem-*.txt)
+	MEM_BUDGET=$(metric pidnode_cache_budget_bytes)
+	row mem_budget "RssAnon growth over the base, uniform misses over redirect, /api/handles and ?noredirect (--cache-bytes $MEM_BYTES)" MiB \
+		"$(calc "($PEAK_ANON - $ANONB) / 1024")" - - max "$(calc "$MEM_BUDGET / 1048576")" \
+		"3× wrk -c$(((CONNS + 2) / 3)) -d${MEM_DUR}s on uniform.paths (one per route); /proc/PID/status RssAnon every 0.1 s" \
+		"base (RssAnon at ready) $(r1 "$(calc "$ANONB/1024")") MiB, peak $(r1 "$(calc "$PEAK_ANON/1024")") MiB; soft memory limit $(r1 "$(calc "$(metric pidnode_go_memory_limit_bytes)/1048576")") MiB; target: within the budget (the rest is the collector's headroom, the statistics table and buffers)"
+	mem_row "uniform misses over redirect, /api/handles and ?noredirect at once (--cache-bytes $MEM_BYTES, no entry cap)" "$ANONB" \
+		"$MEM_REQS requests in ${MEM_DUR} s; statistics table bound $(r1 "$(calc "$(metric pidnode_stats_table_limit_bytes)/1048576")") MiB, $(metric pidnode_stats_early_flushes_total) early flushes, $(metric pidnode_stats_dropped_total) counts dropped"
+	stop "$PG"
+
+	# Hit ratio by budget: the Zipf stream against caches of HIT_BUDGETS % of
+	# the database file, bounded by bytes alone. One pass of the stream warms
+	# the cache; the ratio is of the lookups of the closed-loop run after it
+	# (pidnode_cache_{hits,misses}_total).
+	for pct in $HIT_BUDGETS; do
+		HB=$(awk -v d="$DB_BYTES" -v p="$pct" 'BEGIN { b = int(d * p / 100); if (b < 1048576) b = 1048576; printf "%d", b }')
+		CACHE_BYTES=$HB pidnode_start 0
+		ANONB=$(rss_kb "$PG" RssAnon)
+		mem_watch "$PG"
+		"${ON_LOAD[@]}" "$BIN/openloop" -once -addr "$RES" -paths "$ZIPF" -conns "$CONNS" >/dev/null 2>>"$LOG" || true
+		h0=$(metric pidnode_cache_hits_total) m0=$(metric pidnode_cache_misses_total)
+		wrk_run "hit-ratio-$pct" "$PG" "$RES" "$ZIPF" "" ""
+		h1=$(metric pidnode_cache_hits_total) m1=$(metric pidnode_cache_misses_total)
+		mem_peak
+		echo "$HB	$pct	$(metric pidnode_cache_entries)	$(metric pidnode_cache_bytes)	$((h1 - h0))	$((m1 - m0))	$ANONB	$PEAK_ANON	$PEAK_RSS	$RPS" >>"$HITRATIO"
+		log "hit ratio at $pct % of the database ($HB bytes): $((h1 - h0)) hits, $((m1 - m0)) misses; RssAnon peak $PEAK_ANON kB"
+		stop "$PG"
+	done
 
 	# DNS: the DNS helper's suite (bench/dns/run.sh: dnsperf against pidnode and
 	# a bare miekg/dns map server, its own names), run with no pidnode of ours up.
@@ -745,6 +850,7 @@ mkdir -p "$OUT"
 # that make bench-full on the same day does not overwrite it.
 REPORT=$OUT/$STAMP-$HOST$([[ $N == 1000000 ]] || echo "-n$N").md
 "$BIN/report" -rows "$ROWS" -chart "$CHART" -out "$REPORT" -profile "$PROFILE_MD" \
+	-memory "$MEMORY" -hitratio "$HITRATIO" -data-bytes "${DB_BYTES:-0}" \
 	-title "pidnode benchmarks, N = $N, $STAMP, $HOST" \
 	-setup "CPU time on the server CPU not charged to the server (other processes, interrupts): $(r0 "$(calc "($RUN_TICKS > 0) ? 100 * $OTHER_TICKS / $RUN_TICKS : 0")") % of the wrk runs' wall time (0 on a quiet machine; wall-clock rates and tails suffer from it, per-CPU-second figures much less). $(nproc) CPUs ($(awk -F': ' '/model name/{print $2; exit}' /proc/cpuinfo)), $(free -g | awk '/Mem:/{print $2}') GiB; $PINNING; ${DUR} s per capacity run, ${OL_DUR} s per open-loop run; the whole suite took $(r1 "$(calc "$SECONDS / 60")") min; wrk $CONNS connections, open loop $OL_CONNS, request streams of $REQUESTS paths (Zipf s=1.1: $ZIPF_DISTINCT distinct); load average at start $LOAD0, at the end $(cut -d' ' -f1-3 /proc/loadavg); go $(go env GOVERSION), $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2), nginx $("$NGINX" -v 2>&1 | sed 's/.*nginx\///'); pidnode commit $COMMIT"
 cp "$LOG" "${REPORT%.md}.log"

@@ -4,14 +4,21 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
-// DefaultCounterKeys bounds the distinct keys a Counter holds between drains.
-const DefaultCounterKeys = 1 << 20
+// DefaultCounterBytes bounds a Counter's memory when NewCounter is given 0.
+const DefaultCounterBytes = 8 << 20
 
 // counterShards spreads keys over independently locked maps, so that
 // resolvers on different cores rarely touch the same lock word (practice 7).
 const counterShards = 256
+
+// RoomWait is how long Ref waits for a flush to make room in a full table
+// before it gives the event up as dropped: longer than a healthy flush takes
+// to drain the table (tens of milliseconds), so that only a flusher that is
+// stuck (a database that does not answer) costs counts.
+const RoomWait = 2 * time.Second
 
 // Counter counts events per key (resolutions per storage key) for a
 // periodic flusher: the hot path only adds to an in-memory counter, and Drain
@@ -26,12 +33,29 @@ const counterShards = 256
 //
 // No event is lost to a concurrent Drain.
 //
-// Memory is bounded: beyond maxKeys/256 distinct keys per shard, new keys are
-// not counted (Dropped says how many events were lost that way). It is safe
-// for concurrent use.
+// Memory is bounded in bytes (NewCounter): each key is charged its copy, its
+// counter and its slots in the shard's maps, at the allocator's size classes
+// (Bytes). When the table reaches half its bound it asks its flusher for an
+// early Drain (AttachFlusher); a Drain empties every shard holding more than
+// an even share of a quarter of the bound, maps included, instead of keeping
+// its keys for the next period. A key that would take the table past its
+// bound waits (up to RoomWait) for that Drain rather than going uncounted; only
+// without a flusher, or when none comes in time (then until the next Drain,
+// without waiting), is the event dropped (Dropped).
+// It is safe for concurrent use.
 type Counter struct {
-	shards   [counterShards]counterShard
-	perShard int
+	shards [counterShards]counterShard
+
+	limit int64        // the bound in bytes
+	bytes atomic.Int64 // the shards' bytes, summed
+
+	flush    chan struct{}                 // cap 1: a value when the table is past half its bound
+	flushers atomic.Int32                  // attached flushers (AttachFlusher)
+	waiting  atomic.Int32                  // Refs waiting for room
+	room     atomic.Pointer[chan struct{}] // closed (and replaced) when a drain frees bytes while someone waits
+	stalled  atomic.Bool                   // a wait for room timed out; cleared by the next drain
+	asked    atomic.Uint64                 // early flushes asked for
+	waits    atomic.Uint64                 // Refs that waited for room
 }
 
 type counterMap = map[string]*atomic.Uint64
@@ -42,6 +66,11 @@ type paddedCounter struct {
 	n atomic.Uint64
 	_ [56]byte
 }
+
+// CounterRefBytes is the heap one key's counter occupies. A holder of a
+// counter from Ref (a cache entry's view) keeps it alive after the Counter
+// forgot it, so it charges this much too.
+const CounterRefBytes = 64
 
 // DeadBit is set in a counter Drain has forgotten: whoever adds to a counter
 // it keeps (see Ref) and sees DeadBit in the result must get a new one.
@@ -56,22 +85,31 @@ type counterShard struct {
 	retired counterMap // idle at the last Drain, guarded by mu
 	spare   counterMap // empty; the next Drain's retired map, guarded by mu
 	dropped atomic.Uint64
-	_       [64]byte // keep neighbouring shards apart
+
+	// Memory, guarded by mu. A Go map keeps the slots it grew to after
+	// clear, so each map is charged for the most keys it has held since it
+	// was made (its peak); keyBytes is the keys' copies and counters.
+	keyBytes                                 int64
+	readPeak, dirtyPeak, retiredPeak, spare0 int
+	bytes                                    int64 // keyBytes + the maps' slots: the shard's part of Counter.bytes
+
+	_ [64]byte // keep neighbouring shards apart
 }
 
-// NewCounter returns a Counter holding at most maxKeys distinct keys (if
-// maxKeys <= 0, DefaultCounterKeys).
-func NewCounter(maxKeys int) *Counter {
-	if maxKeys <= 0 {
-		maxKeys = DefaultCounterKeys
+// NewCounter returns a Counter whose table stays within maxBytes (if
+// maxBytes <= 0, DefaultCounterBytes).
+func NewCounter(maxBytes int64) *Counter {
+	if maxBytes <= 0 {
+		maxBytes = DefaultCounterBytes
 	}
-	c := &Counter{perShard: max(1, maxKeys/counterShards)}
+	c := &Counter{limit: maxBytes, flush: make(chan struct{}, 1)}
+	room := make(chan struct{})
+	c.room.Store(&room)
+	var empty counterMap
 	for i := range c.shards {
-		m := counterMap{}
-		c.shards[i].read.Store(&m)
-		c.shards[i].dirty = counterMap{}
-		c.shards[i].retired = counterMap{}
-		c.shards[i].spare = counterMap{}
+		s := &c.shards[i]
+		s.read.Store(&empty)
+		s.dirty, s.retired, s.spare = counterMap{}, counterMap{}, counterMap{}
 	}
 	return c
 }
@@ -112,36 +150,139 @@ func (c *Counter) Count(key string) {
 	}
 }
 
+// keyBytes is what one key costs besides its map slots: its copy, its
+// counter, and keySlack: the free slots the maps' smaller arrays leave in
+// shared spans once a map has grown past them (TestCounterAccountingMatchesHeap
+// measures 2 bytes a key).
+func keyBytes(key string) int64 { return AllocSize(len(key)) + CounterRefBytes + keySlack }
+
+const keySlack = 8
+
 // Ref returns key's current counter, creating it, so that a caller can keep
 // it (in a cache entry's view, say) and count with a bare p.Add(1), no
 // look-up. If an Add returns a value with DeadBit set, Drain has forgotten the
 // counter and that event was not counted: call Ref again and add to the new
-// one. Ref returns nil when the table is full (then Count the key, which
-// records the event as dropped). Ref takes the shard lock.
+// one. Ref takes the shard lock. When the table is full it waits for a flush
+// (see Counter); it returns nil when none made room (then Count the key,
+// which records the event as dropped).
 func (c *Counter) Ref(key string) *atomic.Uint64 {
 	if c == nil {
 		return nil
 	}
 	s := &c.shards[shardOf(key)]
-	s.mu.Lock()
-	// Drain may have published the key since the lock-free look-up.
-	p := (*s.read.Load())[key]
-	if p == nil {
-		p = s.dirty[key]
-	}
-	if p == nil {
-		p = s.retired[key]
-	}
-	if p == nil {
-		if len(s.dirty)+len(*s.read.Load())+len(s.retired) >= c.perShard {
+	for {
+		s.mu.Lock()
+		// Drain may have published the key since the lock-free look-up.
+		p := (*s.read.Load())[key]
+		if p == nil {
+			p = s.dirty[key]
+		}
+		if p == nil {
+			p = s.retired[key]
+		}
+		if p != nil {
 			s.mu.Unlock()
+			return p
+		}
+		kb := keyBytes(key)
+		cost := kb
+		if n := len(s.dirty) + 1; n > s.dirtyPeak {
+			cost += mapBytes(n) - mapBytes(s.dirtyPeak)
+		}
+		if total, ok := c.reserve(cost); ok {
+			p = &new(paddedCounter).n
+			s.dirty[strings.Clone(key)] = p
+			s.dirtyPeak = max(s.dirtyPeak, len(s.dirty))
+			s.keyBytes += kb
+			s.bytes += cost
+			s.mu.Unlock()
+			if total >= c.limit/2 {
+				c.askFlush()
+			}
+			return p
+		}
+		s.mu.Unlock()
+		if cost > c.limit || !c.waitRoom(cost) {
 			return nil
 		}
-		p = &new(paddedCounter).n
-		s.dirty[strings.Clone(key)] = p
 	}
-	s.mu.Unlock()
-	return p
+}
+
+// reserve adds cost to the table's bytes if that keeps them within the
+// bound, and returns the new total. (A compare-and-swap rather than an add
+// and a take-back: the total is never seen past the bound.)
+func (c *Counter) reserve(cost int64) (int64, bool) {
+	for {
+		cur := c.bytes.Load()
+		if cur+cost > c.limit {
+			return cur, false
+		}
+		if c.bytes.CompareAndSwap(cur, cur+cost) {
+			return cur + cost, true
+		}
+	}
+}
+
+// askFlush asks the flusher for an early Drain, if it has not been asked yet.
+func (c *Counter) askFlush() {
+	select {
+	case c.flush <- struct{}{}:
+		c.asked.Add(1)
+	default:
+	}
+}
+
+// waitRoom asks for a flush and waits until a drain leaves room for cost
+// bytes, at most RoomWait. It reports false at once without a flusher.
+func (c *Counter) waitRoom(cost int64) bool {
+	c.askFlush()
+	if c.flushers.Load() == 0 || c.stalled.Load() {
+		return false
+	}
+	c.waiting.Add(1)
+	defer c.waiting.Add(-1)
+	// The channel is loaded after waiting is raised and before the bytes
+	// are read again: a drain that frees bytes after this read sees the
+	// waiter and closes this channel (or a later one, after we loaded it,
+	// but then the read below already sees the freed bytes).
+	room := *c.room.Load()
+	if c.bytes.Load()+cost <= c.limit {
+		return true
+	}
+	c.waits.Add(1)
+	t := time.NewTimer(RoomWait)
+	defer t.Stop()
+	select {
+	case <-room:
+		return true
+	case <-t.C:
+		// The flusher is stuck (its database does not answer): until it
+		// drains again, Refs drop rather than each wait this long.
+		c.stalled.Store(true)
+		return false
+	}
+}
+
+// AttachFlusher registers a flusher: the returned channel receives a value
+// when the table has grown to half its bound, and the flusher should then
+// Drain (as well as on its own schedule). While a flusher is attached, Ref
+// waits for room at the bound instead of dropping. detach ends that; waiting
+// Refs then give up.
+func (c *Counter) AttachFlusher() (early <-chan struct{}, detach func()) {
+	c.flushers.Add(1)
+	var once sync.Once
+	return c.flush, func() {
+		once.Do(func() {
+			c.flushers.Add(-1)
+			c.wake()
+		})
+	}
+}
+
+// wake releases every Ref waiting for room.
+func (c *Counter) wake() {
+	room := make(chan struct{})
+	close(*c.room.Swap(&room))
 }
 
 // Drain calls fn for every key counted since the previous Drain, with the
@@ -157,22 +298,60 @@ func (c *Counter) DrainPart(i, parts int, fn func(key string, n uint64)) {
 	if c == nil || parts <= 0 || i < 0 || i >= parts {
 		return
 	}
+	c.stalled.Store(false)
+	freed := false
 	for j := i * counterShards / parts; j < (i+1)*counterShards/parts; j++ {
-		c.shards[j].drain(fn)
+		if c.shards[j].drain(c, fn) {
+			freed = true
+		}
+	}
+	if freed && c.waiting.Load() > 0 {
+		c.wake()
 	}
 }
 
-func (s *counterShard) drain(fn func(key string, n uint64)) {
+// drain drains the shard and reports whether its bytes went down.
+func (s *counterShard) drain(c *Counter, fn func(key string, n uint64)) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	old := *s.read.Load()
-	if len(old)+len(s.dirty)+len(s.retired) == 0 {
-		return
+	full := s.bytes > c.limit/(4*counterShards)
+	if len(old)+len(s.dirty)+len(s.retired) == 0 && !full {
+		return false
 	}
-	next := make(counterMap, len(old)+len(s.dirty))
+	before := s.bytes
+	// The steady drain makes a new read-only map while the emptied ones keep
+	// their slots: it must have room for that map in the bound, or the
+	// shard is emptied instead.
+	if hint := len(old) + len(s.dirty) + len(s.retired); !full && mapBytes(hint) > s.readBytes() {
+		_, full = c.reserve(mapBytes(hint) - s.readBytes())
+		full = !full
+		if !full {
+			before += mapBytes(hint) - s.readBytes()
+			s.readPeak = hint
+		}
+	}
+	if full {
+		s.forgetAll(old, fn)
+	} else {
+		s.keepCounted(old, fn)
+	}
+	s.bytes = s.keyBytes + mapBytes(s.readPeak) + mapBytes(s.dirtyPeak) + mapBytes(s.retiredPeak) + mapBytes(s.spare0)
+	c.bytes.Add(s.bytes - before)
+	return s.bytes < before
+}
+
+func (s *counterShard) readBytes() int64 { return mapBytes(s.readPeak) }
+
+// keepCounted is the steady drain: the keys counted since the last drain stay
+// (in the next read-only map), idle ones are retired, and keys idle for two
+// periods are forgotten.
+func (s *counterShard) keepCounted(old counterMap, fn func(key string, n uint64)) {
+	hint := len(old) + len(s.dirty) + len(s.retired)
+	next := make(counterMap, hint)
 	// s.spare is the map retired two drains ago, emptied: the idle keys of
 	// this drain go there, so a steady drain allocates only next.
-	retired := s.spare
+	retired, retiredPeak := s.spare, s.spare0
 	for _, m := range [...]counterMap{old, s.dirty} {
 		for k, p := range m {
 			if n := p.Swap(0); n > 0 {
@@ -183,27 +362,80 @@ func (s *counterShard) drain(fn func(key string, n uint64)) {
 			}
 		}
 	}
+	retiredPeak = max(retiredPeak, len(retired))
 	// Idle for two periods: forgotten. Marking the counter dead (only if
 	// still zero) sends a Count that holds it from an old map to the slow
 	// path, which makes a new counter: no event is lost.
 	for k, p := range s.retired {
 		if p.CompareAndSwap(0, deadBit) {
+			s.keyBytes -= keyBytes(k)
 			continue
 		}
 		fn(k, p.Swap(0))
 		next[k] = p
 	}
 	s.read.Store(&next)
+	s.readPeak = hint
 	// dirty and the old retired map are only used under mu: empty them for
-	// reuse rather than allocating new ones.
+	// reuse rather than allocating new ones (they keep their peaks).
 	clear(s.dirty)
 	clear(s.retired)
-	s.spare = s.retired
-	s.retired = retired
+	s.spare, s.spare0 = s.retired, s.retiredPeak
+	s.retired, s.retiredPeak = retired, retiredPeak
+}
+
+// forgetAll hands over every count and forgets every key, and drops the maps
+// for empty ones, so that the shard's memory goes back to the allocator. A
+// Count or Ref caller holding a forgotten counter finds DeadBit and makes a
+// new one: no event is lost.
+func (s *counterShard) forgetAll(old counterMap, fn func(key string, n uint64)) {
+	for _, m := range [...]counterMap{old, s.dirty, s.retired} {
+		for k, p := range m {
+			if n := p.Swap(deadBit); n > 0 {
+				fn(k, n)
+			}
+		}
+	}
+	var empty counterMap
+	s.read.Store(&empty)
+	s.dirty, s.retired, s.spare = counterMap{}, counterMap{}, counterMap{}
+	s.keyBytes, s.readPeak, s.dirtyPeak, s.retiredPeak, s.spare0 = 0, 0, 0, 0, 0
+}
+
+// Go's maps (Swiss tables) keep 8 slots a group, each slot here a string
+// header and a pointer, plus a control word: 200 bytes a group. A table
+// doubles when it is 7/8 full, up to 1024 slots; beyond that the map splits
+// tables, each between 7/16 and 7/8 full.
+const (
+	mapGroupBytes = 8 + 8*(16+8)
+	mapHeader     = 48 // the map itself
+	mapTable      = 48 // a table (and its directory slot) once it has more than one group
+	mapTableSlots = 1024
+)
+
+// mapBytes is the heap a counterMap that has held n keys occupies: its
+// header and its slot groups, for a split map as if every table were at the
+// least full it can be.
+func mapBytes(n int) int64 {
+	switch {
+	case n <= 0:
+		return 0
+	case n <= 8:
+		return mapHeader + AllocSize(mapGroupBytes)
+	}
+	slots := 8
+	for slots*7/8 < n && slots < mapTableSlots {
+		slots *= 2
+	}
+	if slots*7/8 >= n {
+		return mapHeader + mapTable + AllocSize(slots/8*mapGroupBytes)
+	}
+	tables := (n + mapTableSlots*7/16 - 1) / (mapTableSlots * 7 / 16)
+	return mapHeader + AllocSize(8*tables) + int64(tables)*(mapTable+AllocSize(mapTableSlots/8*mapGroupBytes))
 }
 
 // Dropped returns how many events were not counted because the key table was
-// full (since the Counter was made).
+// full and no flush made room in time (since the Counter was made).
 func (c *Counter) Dropped() uint64 {
 	if c == nil {
 		return 0
@@ -228,4 +460,22 @@ func (c *Counter) Keys() int {
 		s.mu.Unlock()
 	}
 	return n
+}
+
+// CounterUsage is a snapshot of a Counter's memory and of how often it had to
+// be flushed early.
+type CounterUsage struct {
+	Bytes      int64  // what the table holds now (keys, counters, map slots)
+	Limit      int64  // its bound (NewCounter)
+	EarlyAsked uint64 // early flushes asked for, the table being at half its bound
+	Waits      uint64 // Refs that waited for a flush to make room
+	Flushers   int    // flushers attached (AttachFlusher)
+}
+
+// Usage returns the table's memory and early-flush counts.
+func (c *Counter) Usage() CounterUsage {
+	if c == nil {
+		return CounterUsage{}
+	}
+	return CounterUsage{Bytes: c.bytes.Load(), Limit: c.limit, EarlyAsked: c.asked.Load(), Waits: c.waits.Load(), Flushers: int(c.flushers.Load())}
 }

@@ -2,7 +2,9 @@ package cache
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"unsafe"
 )
@@ -44,21 +46,161 @@ func TestCounter(t *testing.T) {
 	nilC.Drain(func(string, uint64) { t.Error("nil counter drained something") })
 }
 
-func TestCounterBounded(t *testing.T) {
-	c := NewCounter(counterShards) // one key per shard
+// TestCounterBoundedWithoutFlusher: with no flusher attached, a full table
+// drops events instead of waiting, stays within its bound in bytes, and
+// every event is either drained or counted as dropped.
+func TestCounterBoundedWithoutFlusher(t *testing.T) {
+	const limit = 16 << 10
+	c := NewCounter(limit)
 	for i := range 10000 {
-		c.Count(fmt.Sprint("k", i))
-	}
-	if k := c.Keys(); k > counterShards {
-		t.Errorf("%d keys held, bound %d", k, counterShards)
+		c.Count(fmt.Sprint("21.12345/SVC/NS/K", i))
+		if b := c.Usage().Bytes; b > limit {
+			t.Fatalf("after %d keys the table holds %d bytes, bound %d", i+1, b, limit)
+		}
 	}
 	var total uint64
 	for _, n := range drainAll(c) {
 		total += n
 	}
+	if c.Dropped() == 0 {
+		t.Errorf("10000 keys in a %d-byte table: nothing dropped", limit)
+	}
 	if total+c.Dropped() != 10000 {
 		t.Errorf("counted %d + dropped %d, want 10000", total, c.Dropped())
 	}
+}
+
+// TestCounterFlushedEarly: with a flusher attached, a table far smaller than
+// the keys counted stays within its bound while every event reaches the
+// flusher: the table asks for early drains and a full table waits for one
+// instead of dropping.
+func TestCounterFlushedEarly(t *testing.T) {
+	const limit = 64 << 10
+	c := NewCounter(limit)
+	early, detach := c.AttachFlusher()
+	var (
+		mu      sync.Mutex
+		drained = map[string]uint64{}
+		drains  int
+	)
+	drain := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		drains++
+		for i := range 4 {
+			c.DrainPart(i, 4, func(k string, n uint64) { drained[k] += n })
+		}
+	}
+	stop := make(chan struct{})
+	flusherDone := make(chan struct{})
+	go func() {
+		defer close(flusherDone)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-early:
+				drain()
+			}
+		}
+	}()
+	const workers, per, keys = 8, 6000, 20000
+	var over atomic.Int64
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range per {
+				// Keys of different lengths, most of them new, some repeated.
+				k := (i*workers + w) * 7919 % keys
+				c.Count(fmt.Sprintf("21.12345/SVC/NS/%0*d", 4+k%40, k))
+				if b := c.Usage().Bytes; b > limit {
+					over.Store(b)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	<-flusherDone
+	detach()
+	drain()
+	if b := over.Load(); b != 0 {
+		t.Errorf("the table held %d bytes, bound %d", b, limit)
+	}
+	var sum uint64
+	for _, n := range drained {
+		sum += n
+	}
+	if sum != workers*per || c.Dropped() != 0 {
+		t.Errorf("drained %d events, dropped %d, want %d and 0", sum, c.Dropped(), workers*per)
+	}
+	if u := c.Usage(); u.EarlyAsked == 0 || drains < 2 {
+		t.Errorf("%d drains, %d early flushes asked: the table never asked to be flushed", drains, u.EarlyAsked)
+	}
+	if u := c.Usage(); u.Bytes != 0 || c.Keys() != 0 {
+		t.Errorf("after the last drain the table holds %d bytes, %d keys", u.Bytes, c.Keys())
+	}
+}
+
+// TestCounterAccountingMatchesHeap: what the table is charged (Usage.Bytes)
+// is at least the heap it grew by, and not far above it, for keys of
+// several lengths held in the read-only, new and retired maps; a drain of a
+// table past its share gives the memory back.
+func TestCounterAccountingMatchesHeap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fills tables of megabytes")
+	}
+	for _, tc := range []struct {
+		name   string
+		n      int
+		keyLen int
+		drains int // drains after counting: 0 keys new, 1 published, 2 retired
+	}{
+		{"short keys, new", 50000, 24, 0},
+		{"short keys, published", 50000, 24, 1},
+		{"long keys, retired", 20000, 200, 2},
+		{"few keys per shard", 600, 40, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := NewCounter(1 << 40) // never past a share: the steady drain
+			keys := make([]string, tc.n)
+			for i := range keys {
+				keys[i] = fmt.Sprintf("%0*d", tc.keyLen, i*7919)
+			}
+			before := heapInuse()
+			for _, k := range keys {
+				c.Count(k)
+			}
+			for range tc.drains {
+				c.Drain(func(string, uint64) {})
+			}
+			grown := int64(heapInuse()) - int64(before)
+			u := c.Usage()
+			ratio := float64(u.Bytes) / float64(grown)
+			t.Logf("%d keys: accounted %d B, heap grew %d B: ratio %.3f", tc.n, u.Bytes, grown, ratio)
+			if ratio < 1 || ratio > 2 {
+				t.Errorf("accounted %d B, heap grew %d B: ratio %.3f outside [1, 2]", u.Bytes, grown, ratio)
+			}
+			runtime.KeepAlive(keys)
+		})
+	}
+	t.Run("drained past its share", func(t *testing.T) {
+		c := NewCounter(1 << 20)
+		before := heapInuse()
+		for i := range 4000 {
+			c.Count(fmt.Sprintf("21.12345/SVC/NS/%08d", i))
+		}
+		if b := c.Usage().Bytes; b < 1<<18 {
+			t.Fatalf("4000 keys charged %d B: not past a quarter of the bound", b)
+		}
+		c.Drain(func(string, uint64) {})
+		grown := int64(heapInuse()) - int64(before)
+		if u := c.Usage(); u.Bytes != 0 || grown > 16<<10 {
+			t.Errorf("after the drain: %d B charged, heap %d B above the start", u.Bytes, grown)
+		}
+	})
 }
 
 // TestCounterConcurrentDrain: no event is lost or counted twice while drains

@@ -69,8 +69,9 @@ func Render(e *cache.Entry) any {
 	return v
 }
 
-// viewStruct is the heap size of a view.
-var viewStruct = cache.AllocSize(int(unsafe.Sizeof(view{})))
+// viewStruct is the heap size of a view and of the resolution counter it
+// keeps (hits), which outlives the Counter's table when a flush forgets it.
+var viewStruct = cache.AllocSize(int(unsafe.Sizeof(view{}))) + cache.CounterRefBytes
 
 // bytes is what render allocated for v: the view and the buffer its path form,
 // target and redirect page share, or, for a part that outgrew that buffer,

@@ -57,6 +57,7 @@ func (n *node) bindDNS() error {
 		Counter:  n.counter,
 
 		MaxTCPConnsPerSource: n.cfg.DNSConnsPerSrc,
+		MemoBytes:            memoBytes(n.budget),
 	})
 	if err != nil {
 		return err

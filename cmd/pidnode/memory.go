@@ -93,7 +93,8 @@ func (b ByteSize) String() string {
 // The default cache budget is a quarter of the memory the node may use (the
 // container's limit, else the machine's memory), between 32 MiB and 4 GiB:
 // the rest is for the Go runtime's GC headroom (bounded by the soft memory
-// limit), the node's base (listeners, buffers, the statistics table), and the
+// limit), the node's base (listeners, buffers, the statistics table and the
+// DNS memo, each bounded by a fraction of the budget), and the
 // page cache that the memory-mapped database reads through, which a large
 // cache would otherwise crowd out.
 const (
@@ -101,15 +102,22 @@ const (
 	maxAutoCache = 4 << 30
 )
 
-// Soft memory limit = budget + budget/8 + memBase. budget/8 covers the cache
-// accounting's tolerance (within 10 % of the measured heap). memBase is the
-// node's heap besides the cache, and the collector's working room: measured
-// with a 64 MiB budget over 1M records under uniform misses (redirect,
-// ?noredirect, /api/handles), the rest of the live heap was 55-70 MB, most of
-// it the resolution statistics table (cache.Counter, which keeps a key for up
-// to three statistics intervals); with 64 MiB here the collector ran 28 % of
-// the time and the run took twice as long, with 128 MiB 9 %.
-const memBase = 128 << 20
+// Soft memory limit = budget + budget/8 + the bounds of the statistics table
+// (twice: the table, and the flush's buffer of what it drained) and of the
+// DNS memo + memBase. budget/8 covers the cache accounting's tolerance
+// (within 10 % of the measured heap). memBase is the node's heap besides
+// those (a few MiB after start-up) and the collector's working room: the
+// heap grows by that much between two collections, so the smaller it is the
+// more often the collector marks the whole cache. Measured with a 64 MiB
+// budget over 1M records under uniform misses (redirect, ?noredirect,
+// /api/handles at once): 7 MB of anonymous memory after start-up, a live
+// heap of 72-74 MB after each collection (the cache 64 MiB, the rest the
+// base and the statistics table and its flush), and anonymous memory at
+// most 111 MB against this limit of 113 MiB, with a collection about every
+// 0.5 s. Over 100k records, a limit of 200 MiB let it reach 185 MB; with one
+// of 88 MiB the collector could not keep to it (100 MB) and the node served
+// half as many requests.
+const memBase = 32 << 20
 
 // memoryLimit returns the memory the node may use and where that figure came
 // from: the cgroup v2 memory.max or cgroup v1 memory.limit_in_bytes under
@@ -187,8 +195,33 @@ func cacheBudget(set ByteSize, root string) (int64, string) {
 	return min(max(limit/4, minAutoCache), maxAutoCache), "a quarter of " + from
 }
 
+// Besides the cache, two tables grow with the identifiers resolved, and each
+// has a bound of its own derived from the cache budget:
+//   - the resolution statistics table (cache.Counter): about 170 bytes an
+//     identifier counted since the last flush, flushed early when half full
+//     (admin.RunStats), so a sixteenth of the budget, between 4 MiB (some
+//     12,000 identifiers between flushes) and 64 MiB (some 190,000), keeps
+//     it and the flush's own buffer (about 100 bytes an identifier) near a
+//     tenth of the budget;
+//   - the DNS front's memo of parsed DNS.* values (512 slots, a few hundred
+//     bytes a typical set): a sixty-fourth of the budget, at least 1 MiB,
+//     holds every slot of ordinary records and leaves large TXT sets out.
+const (
+	minStatsBytes = 4 << 20
+	maxStatsBytes = 64 << 20
+	minMemoBytes  = 1 << 20
+)
+
+// statsBytes is the bound of the resolution statistics table for a cache budget.
+func statsBytes(budget int64) int64 { return min(max(budget/16, minStatsBytes), maxStatsBytes) }
+
+// memoBytes is the bound of the DNS memo for a cache budget.
+func memoBytes(budget int64) int64 { return max(budget/64, minMemoBytes) }
+
 // softMemoryLimit is the Go runtime's soft memory limit for a cache budget.
-func softMemoryLimit(budget int64) int64 { return budget + budget/8 + memBase }
+func softMemoryLimit(budget int64) int64 {
+	return budget + budget/8 + 2*statsBytes(budget) + memoBytes(budget) + memBase
+}
 
 // setMemoryLimit sets the Go runtime's soft memory limit from the cache budget
 // (softMemoryLimit), so that the collector's headroom does not double the

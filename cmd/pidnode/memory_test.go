@@ -128,14 +128,15 @@ func TestMemoryLimit(t *testing.T) {
 	if got, from := cacheBudget(64<<20, root(nil)); got != 64<<20 || from != "cache_bytes" {
 		t.Errorf("set budget = %d from %q", got, from)
 	}
-	if got := softMemoryLimit(64 << 20); got != 64<<20+8<<20+memBase {
+	if got := softMemoryLimit(64 << 20); got != 64<<20+8<<20+2*4<<20+1<<20+memBase {
 		t.Errorf("softMemoryLimit(64MiB) = %d", got)
 	}
 }
 
 // TestCacheMetrics: a node started with --cache-bytes reports its budget, the
 // bytes charged once something is cached, evictions by a fixed set of causes,
-// and the soft memory limit it set from the budget.
+// the statistics table's bound derived from the budget, and the soft memory
+// limit it set from the budget.
 func TestCacheMetrics(t *testing.T) {
 	old := debug.SetMemoryLimit(-1)
 	defer debug.SetMemoryLimit(old)
@@ -164,6 +165,12 @@ func TestCacheMetrics(t *testing.T) {
 	}
 	if gauge("pidnode_cache_entries") < 1 {
 		t.Error("pidnode_cache_entries < 1 after a resolution")
+	}
+	if got := gauge("pidnode_stats_table_limit_bytes"); got != minStatsBytes {
+		t.Errorf("pidnode_stats_table_limit_bytes = %v with an 8MiB budget, want the floor %d", got, minStatsBytes)
+	}
+	if got := gauge("pidnode_stats_table_bytes"); got < 0 || got > minStatsBytes {
+		t.Errorf("pidnode_stats_table_bytes = %v, want within [0, %d]", got, minStatsBytes)
 	}
 	want := float64(softMemoryLimit(8 << 20))
 	if os.Getenv("GOMEMLIMIT") == "" && gauge("pidnode_go_memory_limit_bytes") != want {

@@ -36,7 +36,12 @@ func (n *node) writeMetrics(w io.Writer) error {
 	b = promtext.GaugeFamily(b, "pidnode_go_memory_limit_bytes", "The Go runtime's soft memory limit (GOMEMLIMIT, or set from the cache budget).", debug.SetMemoryLimit(-1))
 
 	b = promtext.GaugeFamily(b, "pidnode_stats_pending_keys", "Identifiers with resolution counts not yet written to the database.", int64(n.counter.Keys()))
-	b = promtext.CounterFamily(b, "pidnode_stats_dropped_total", "Resolutions not counted because the in-memory table was full.", n.counter.Dropped())
+	su := n.counter.Usage()
+	b = promtext.GaugeFamily(b, "pidnode_stats_table_bytes", "Bytes the in-memory resolution statistics table holds (identifiers, counters, map slots).", su.Bytes)
+	b = promtext.GaugeFamily(b, "pidnode_stats_table_limit_bytes", "The statistics table's bound: at half of it the table is flushed early.", su.Limit)
+	b = promtext.CounterFamily(b, "pidnode_stats_early_flushes_total", "Statistics flushes asked for before the interval because the table reached half its bound.", su.EarlyAsked)
+	b = promtext.CounterFamily(b, "pidnode_stats_waits_total", "Resolutions of an identifier new to the full statistics table that waited for a flush to make room.", su.Waits)
+	b = promtext.CounterFamily(b, "pidnode_stats_dropped_total", "Resolutions not counted: the statistics table was full and no flush made room in time.", n.counter.Dropped())
 
 	// One family for every front: kind from {redirect, noredirect, api, dns,
 	// hdl}, result from a small fixed set per kind.

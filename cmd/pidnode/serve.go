@@ -59,6 +59,8 @@ type node struct {
 	opKey       string
 	// counter holds resolution counts between statistics flushes (admin.RunStats).
 	counter *cache.Counter
+	// budget is the cache's memory budget, which the other bounds derive from.
+	budget int64
 	// The fronts, for /metrics (nil when their listener is off).
 	resolver *resolver.Server
 	dns      *hdldns.Server
@@ -174,7 +176,8 @@ func startNode(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *node, 
 		return nil, err
 	}
 	setMemoryLimit(logger, budget, from)
-	n.counter = cache.NewCounter(0)
+	n.budget = budget
+	n.counter = cache.NewCounter(statsBytes(budget))
 	if n.opKey, err = operatorKey(cfg.OperatorKeyFile); err != nil {
 		return nil, err
 	}

@@ -114,6 +114,11 @@ type Config struct {
 	// a sixteenth, at least 8.
 	MaxTCPConnsPerSource int
 
+	// MemoBytes bounds the memory of the memo of parsed DNS.* values (per
+	// cache entry and type, so that a value is parsed once, not per query).
+	// If zero, DefaultMemoBytes.
+	MemoBytes int64
+
 	// Logger receives listener errors and failed loads; nil discards.
 	Logger *slog.Logger
 	// Now is the clock for absolute TTLs and rate limiting; nil means time.Now.

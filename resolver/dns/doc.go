@@ -32,8 +32,9 @@
 //     DNS.TYPE<n>, whose data is the RDATA in zone-file text (RFC 1035 §5.1;
 //     RFC 3597 "\# len hex" for any type), parsed with miekg/dns on first use,
 //     at most MaxRRsPerAnswer per answer, and remembered per cache entry and
-//     type (memo.go: a bounded, lock-free memo; a changed record is a new
-//     entry, so nothing needs invalidating). Values that do not parse as one
+//     type (memo.go: a lock-free memo bounded in bytes, Config.MemoBytes,
+//     that holds cache entries weakly, so it never keeps an evicted one
+//     alive; a changed record is a new entry, so nothing needs invalidating). Values that do not parse as one
 //     RR of that type are skipped. A DNS.CNAME value answers queries for every other
 //     type (no chasing). DNS.SOA and DNS.NS values are ignored: SOA and NS
 //     exist only at the apex, from Config. ANY is answered with the TXT RRset

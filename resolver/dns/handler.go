@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 	"unsafe"
+	"weak"
 
 	"github.com/miekg/dns"
 
@@ -458,7 +459,7 @@ func (s *Server) appendStored(dst []dns.RR, e *cache.Entry, qname string, qt uin
 		if ps = parseStored(e, qt); ps == nil {
 			return dst // no DNS.* value of that type: nothing to remember
 		}
-		s.memo.put(ps)
+		s.memo.put(e, ps)
 	}
 	vals := e.Public.Values
 	for i, tpl := range ps.rrs[:min(limit, len(ps.rrs))] {
@@ -494,7 +495,7 @@ func parseStored(e *cache.Entry, qt uint16) *parsedSet {
 			continue
 		}
 		if ps == nil {
-			ps = &parsedSet{e: e, qt: qt}
+			ps = &parsedSet{e: weak.Make(e), qt: qt}
 		}
 		if len(ps.rrs) == MaxRRsPerAnswer {
 			break
@@ -503,6 +504,9 @@ func parseStored(e *cache.Entry, qt uint16) *parsedSet {
 			ps.rrs = append(ps.rrs, rr)
 			ps.val = append(ps.val, i)
 		}
+	}
+	if ps != nil {
+		ps.bytes = setBytes(ps)
 	}
 	return ps
 }

@@ -29,6 +29,7 @@ func (s *Server) AppendMetrics(b []byte) []byte {
 	b = promtext.CounterFamily(b, "pidnode_dns_rrl_slipped_total", "UDP responses replaced by a minimal TC=1 reply by response-rate limiting.", st.RRLSlipped)
 	b = promtext.CounterFamily(b, "pidnode_dns_tcp_refused_total", "TCP connections closed at accept by the connection limits (total, per source).", st.TCPRefused)
 	b = promtext.GaugeFamily(b, "pidnode_dns_tcp_connections", "TCP connections open now.", int64(st.TCPConns))
+	b = promtext.GaugeFamily(b, "pidnode_dns_memo_bytes", "Bytes the memo of parsed DNS.* values holds (bounded by Config.MemoBytes).", s.memo.bytes.Load())
 	if s.rrl != nil {
 		b = promtext.GaugeFamily(b, "pidnode_dns_rrl_sources", "Source prefixes the rate limiter tracks now.", int64(s.rrl.len()))
 	}

@@ -29,13 +29,13 @@ func TestMetricsParse(t *testing.T) {
 	}
 	for _, name := range []string{"pidnode_dns_queries_total", "pidnode_dns_responses_total", "pidnode_dns_truncated_total",
 		"pidnode_dns_rrl_dropped_total", "pidnode_dns_rrl_slipped_total", "pidnode_dns_rrl_sources",
-		"pidnode_dns_tcp_refused_total", "pidnode_dns_tcp_connections"} {
+		"pidnode_dns_tcp_refused_total", "pidnode_dns_tcp_connections", "pidnode_dns_memo_bytes"} {
 		if fams[name] == nil {
 			t.Errorf("metrics lack %s:\n%s", name, b.Bytes())
 		}
 	}
-	if len(fams) != 8 {
-		t.Errorf("%d families, want 8", len(fams))
+	if len(fams) != 9 {
+		t.Errorf("%d families, want 9", len(fams))
 	}
 	if q := fams["pidnode_dns_queries_total"].GetMetric()[0].GetCounter().GetValue(); q != 2 {
 		t.Errorf("queries_total = %v, want 2", q)

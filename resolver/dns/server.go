@@ -127,6 +127,13 @@ func New(cfg Config) (*Server, error) {
 	if s.udpSize == 0 {
 		s.udpSize = DefaultUDPSize
 	}
+	s.memo.limit = cfg.MemoBytes
+	if s.memo.limit == 0 {
+		s.memo.limit = DefaultMemoBytes
+	}
+	if s.memo.limit < 0 {
+		return nil, &ConfigError{Field: "MemoBytes", Value: strconv.FormatInt(cfg.MemoBytes, 10), Reason: "must not be negative"}
+	}
 	if s.udpSize < dns.MinMsgSize || s.udpSize > dns.MaxMsgSize {
 		return nil, &ConfigError{Field: "UDPSize", Value: itoa(cfg.UDPSize), Reason: "must be between 512 and 65535"}
 	}

@@ -21,6 +21,9 @@ func main() {
 		title     = flag.String("title", "pidnode benchmarks", "report title")
 		setup     = flag.String("setup", "", "one paragraph describing the machine and settings")
 		profile   = flag.String("profile", "", "markdown with CPU profiles, appended as a section if not empty")
+		memFile   = flag.String("memory", "", "memory TSV written by bench/run.sh (optional)")
+		hitFile   = flag.String("hitratio", "", "hit-ratio TSV written by bench/run.sh (optional)")
+		dataBytes = flag.Int64("data-bytes", 0, "size of the database file the hit-ratio budgets are a share of")
 	)
 	flag.Parse()
 	rows, err := readRows(*rowsFile)
@@ -37,6 +40,20 @@ func main() {
 		fail(err)
 	}
 	writeMarkdown(md, *title, *setup, rows, svgName)
+	if *memFile != "" {
+		mem, err := readMemory(*memFile)
+		if err != nil {
+			fail(err)
+		}
+		writeMemory(md, mem)
+	}
+	if *hitFile != "" {
+		hits, err := readHitRatios(*hitFile)
+		if err != nil {
+			fail(err)
+		}
+		writeHitRatios(md, hits, *dataBytes)
+	}
 	if *profile != "" {
 		if b, err := os.ReadFile(*profile); err == nil && len(strings.TrimSpace(string(b))) > 0 {
 			fmt.Fprintf(md, "## Where the server's CPU goes (perf, flat profile of a separate run)\n\n%s", b)

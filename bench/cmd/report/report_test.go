@@ -68,3 +68,32 @@ func TestOutputs(t *testing.T) {
 		}
 	}
 }
+
+// TestMemorySections: the memory table compares the peak's growth over the
+// base with the budget, the hit-ratio table computes the ratio, and rows
+// with figures missing print a dash rather than a number.
+func TestMemorySections(t *testing.T) {
+	var md bytes.Buffer
+	writeMemory(&md, []memRow{
+		{Scenario: "uniform | misses", Budget: 64 << 20, CacheBytes: 60 << 20, Entries: 12184, BaseKB: 7 << 10,
+			PeakAnonKB: 103 << 10, PeakRSS: 900 << 10, SoftLimit: 113 << 20, StatsBytes: 1 << 20, Note: "n"},
+		{Scenario: "not measured"},
+	})
+	writeHitRatios(&md, []hitRow{{Budget: 14 << 20, Pct: 1, Entries: 2500, CacheBytes: 13 << 20, Hits: 750, Misses: 250,
+		BaseKB: 7 << 10, PeakAnonKB: 40 << 10, PeakRSS: 500 << 10, RPS: 12345}}, 1400<<20)
+	for _, want := range []string{
+		"## Memory against the cache budget", `uniform \| misses`, "| 64.0 MiB | 60.0 MiB (12,184) | 7.0 MiB | 103.0 MiB | 96.0 MiB | 1.50× |",
+		"| 113.0 MiB | 1.0 MiB | n |", "| not measured | – | – (0) |",
+		"## Hit ratio by cache budget (Zipf stream)", "(1,400 MiB)", "| 14.0 MiB | 1 % | 13.0 MiB (2,500) | 75.0 % | 1,000 |", "| 12,345 |",
+	} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, md.String())
+		}
+	}
+	var empty bytes.Buffer
+	writeMemory(&empty, nil)
+	writeHitRatios(&empty, nil, 0)
+	if empty.Len() != 0 {
+		t.Errorf("no rows: wrote %q", empty.String())
+	}
+}

@@ -1,0 +1,5 @@
+//go:build race
+
+package hdldns
+
+const raceBuild = true
