@@ -13,8 +13,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/BurntSushi/toml"
-
 	"pidnode/internal/tokenbucket"
 	"pidnode/model"
 	"pidnode/registry"
@@ -45,33 +43,27 @@ type Policy struct {
 // applyMaxBody bounds the body of an application (form or JSON).
 const applyMaxBody = 64 << 10
 
-// DefaultPolicy is the built-in policy file, used when Config.Policy is empty.
-var DefaultPolicy = func() []byte {
-	b, err := consoleFS.ReadFile("assets/policy.toml")
+// DefaultPolicy returns the built-in policy, used when Config.Policy is nil.
+func DefaultPolicy() *Policy {
+	b, err := consoleFS.ReadFile("assets/policy.txt")
 	if err != nil {
 		panic(err)
 	}
-	return b
-}()
+	return &Policy{Version: "1", Title: "Policy for Sub-Name Assigning Authorities", Text: string(b),
+		Contact: "the operator of this node", MaxOpenPerEmail: 3, PerHour: 10}
+}
 
-// ParsePolicy reads a policy file. Unknown keys are refused; version, title
-// and text are required.
-func ParsePolicy(b []byte) (*Policy, error) {
-	var p Policy
-	md, err := toml.Decode(string(b), &p)
-	if err != nil {
-		return nil, fmt.Errorf("%w: policy file: %v", ErrConfig, err)
-	}
-	if und := md.Undecoded(); len(und) > 0 {
-		return nil, fmt.Errorf("%w: policy file: unknown key %q", ErrConfig, und[0].String())
-	}
+// CheckPolicy checks a policy (cmd/pidnode reads it from --policy-file) and
+// fills in the defaults of its limits and contact: version, title and text
+// are required.
+func CheckPolicy(p *Policy) error {
 	switch {
 	case strings.TrimSpace(p.Version) == "", strings.TrimSpace(p.Title) == "", strings.TrimSpace(p.Text) == "":
-		return nil, fmt.Errorf("%w: policy file: version, title and text are required", ErrConfig)
+		return fmt.Errorf("%w: policy: version, title and text are required", ErrConfig)
 	case len(p.Version) > 50 || hasControl(p.Version):
-		return nil, fmt.Errorf("%w: policy file: version must be at most 50 printable characters", ErrConfig)
+		return fmt.Errorf("%w: policy: version must be at most 50 printable characters", ErrConfig)
 	case p.MaxOpenPerEmail < 0 || p.PerHour < 0 || math.IsNaN(p.PerHour) || math.IsInf(p.PerHour, 0):
-		return nil, fmt.Errorf("%w: policy file: limits must not be negative", ErrConfig)
+		return fmt.Errorf("%w: policy: limits must not be negative", ErrConfig)
 	}
 	if p.MaxOpenPerEmail == 0 {
 		p.MaxOpenPerEmail = 3
@@ -82,7 +74,7 @@ func ParsePolicy(b []byte) (*Policy, error) {
 	if p.Contact == "" {
 		p.Contact = "the operator of this node"
 	}
-	return &p, nil
+	return nil
 }
 
 // applyLimiter is the per-address limit of the public routes (applications,

@@ -103,9 +103,9 @@ type Config struct {
 	// local bucket (registry.Tx.StatsDays): a cluster node sums every node's.
 	StatsWritten func(keys [][]byte, totals []uint64)
 	StatsDays    func(ctx context.Context, namespace bool, key string, from, to time.Time, fn func(date string, n uint64)) error
-	// Policy is the policy file of the public application form (TOML, see
-	// ParsePolicy). If empty, DefaultPolicy.
-	Policy []byte
+	// Policy is the policy of the public application form (CheckPolicy).
+	// If nil, DefaultPolicy.
+	Policy *Policy
 	// SessionIdle and SessionMax are the console's idle and absolute
 	// session expiry; if zero, DefaultSessionIdle and DefaultSessionMax.
 	SessionIdle, SessionMax time.Duration
@@ -242,12 +242,14 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.rl = newRateLimiter(cfg.RateLimit, math.Max(burst, 1))
 	}
-	pb := cfg.Policy
-	if len(pb) == 0 {
-		pb = DefaultPolicy
-	}
-	if s.policy, err = ParsePolicy(pb); err != nil {
-		return nil, err
+	if cfg.Policy == nil {
+		s.policy = DefaultPolicy()
+	} else {
+		pol := *cfg.Policy
+		if err := CheckPolicy(&pol); err != nil {
+			return nil, err
+		}
+		s.policy = &pol
 	}
 	s.applyRL, s.signinRL = newApplyLimiter(s.policy.PerHour), newApplyLimiter(signinPerHour)
 	s.sessions.init(cfg.SessionIdle, cfg.SessionMax)
