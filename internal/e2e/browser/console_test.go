@@ -215,7 +215,7 @@ func TestConsoleJourney(t *testing.T) {
 	submit := func(t *testing.T, button, next string) {
 		t.Helper()
 		click := chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-			_, err := chromedp.Evaluate[bool](`(document.querySelector(` + jsString(button) + `).click(), true)`)(ctx, tg)
+			_, err := chromedp.Evaluate[bool](`(document.querySelector(`+jsString(button)+`).click(), true)`)(ctx, tg)
 			return err
 		})
 		do(t, click, chromedp.WaitVisible(chromedp.CSS(next)))
@@ -350,4 +350,6 @@ func TestConsoleJourney(t *testing.T) {
 	})
 }
 
-func jsString(s string) string { return "'" + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), `'`, `\'`) + "'" }
+func jsString(s string) string {
+	return "'" + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), `'`, `\'`) + "'"
+}
