@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"pidnode/model"
 )
@@ -270,7 +271,23 @@ type bar struct {
 }
 
 func newChart(st *Stats) *chart {
-	c := &chart{Days: st.Days, Total: st.Total, From: st.From, To: st.To}
+	c := &chart{Total: st.Total, From: st.From, To: st.To}
+	// Every day of the range, those without resolutions too.
+	counts := map[string]uint64{}
+	for _, d := range st.Days {
+		counts[d.Date] = d.Count
+	}
+	from, ferr := time.Parse(time.DateOnly, st.From)
+	to, terr := time.Parse(time.DateOnly, st.To)
+	if ferr == nil && terr == nil && !to.Before(from) && to.Sub(from) <= 400*24*time.Hour {
+		for d := from; !d.After(to); d = d.AddDate(0, 0, 1) {
+			k := d.Format(time.DateOnly)
+			c.Days = append(c.Days, DayCount{Date: k, Count: counts[k]})
+		}
+	} else {
+		c.Days = st.Days
+	}
+	st = &Stats{Days: c.Days}
 	for _, d := range st.Days {
 		c.Max = max(c.Max, d.Count)
 	}

@@ -653,3 +653,13 @@ type = "integer"
 		"metadata.parts#n": {"2"}, "metadata.parts[0].weight": {"3"}, "metadata.parts[1].weight": {"4"}}
 	wantPage(t, b.post("/console/new", f), 200, "The identifier was created.", "GREEN", "weight")
 }
+
+func TestChartFillsEveryDay(t *testing.T) {
+	c := newChart(&Stats{From: "2025-01-01", To: "2025-01-30", Total: 5, Days: []DayCount{{Date: "2025-01-03", Count: 4}, {Date: "2025-01-30", Count: 1}}})
+	if len(c.Bars) != 30 || c.Max != 4 {
+		t.Fatalf("%d bars, max %d", len(c.Bars), c.Max)
+	}
+	if c.Bars[2].H != "150.0" || c.Bars[0].H != "0.0" || c.Bars[29].H != "37.5" {
+		t.Fatalf("bars %+v %+v %+v", c.Bars[0], c.Bars[2], c.Bars[29])
+	}
+}
