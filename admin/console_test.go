@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/cookiejar"
+	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
@@ -662,4 +663,29 @@ func TestChartFillsEveryDay(t *testing.T) {
 	if c.Bars[2].H != "150.0" || c.Bars[0].H != "0.0" || c.Bars[29].H != "37.5" {
 		t.Fatalf("bars %+v %+v %+v", c.Bars[0], c.Bars[2], c.Bars[29])
 	}
+}
+
+func TestConsoleCookieOverTLS(t *testing.T) {
+	e := newEnv(t)
+	key := onboard(t, e, "TLS Org", "tls@example.org")
+	ts := httptest.NewTLSServer(e.srv.Handler())
+	t.Cleanup(ts.Close)
+	b := e.browser()
+	b.c, b.base = ts.Client(), ts.URL
+	jar, _ := cookiejar.New(nil)
+	b.c.Jar = jar
+	b.get("/console/sign-in")
+	b.c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	p := b.post("/console/sign-in", url.Values{"key": {key}})
+	var c string
+	for _, v := range p.Header.Values("Set-Cookie") {
+		if strings.HasPrefix(v, cookieTLS+"=") {
+			c = v
+		}
+	}
+	if p.Status != http.StatusSeeOther || !strings.Contains(c, "Secure") || !strings.Contains(c, "HttpOnly") || !strings.Contains(c, "SameSite=Strict") {
+		t.Fatalf("sign-in over TLS: %d, cookie %q", p.Status, c)
+	}
+	b.c.CheckRedirect = nil
+	wantPage(t, b.get("/console/ids"), 200, "Your identifiers")
 }
