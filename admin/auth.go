@@ -146,25 +146,36 @@ func (s *Server) snaa(b *base, h func(w http.ResponseWriter, r *http.Request, b 
 		if err != nil {
 			return err
 		}
-		if sn.Suspended {
-			return problem(http.StatusForbidden, "SNAA %s is suspended; contact the operator", sn.ID)
+		ctx, err := s.admit(r, k, sn)
+		if err != nil {
+			return err
 		}
-		s.touchKey(k.Hash)
-		// A bulk is charged by the number of its items, once they are
-		// counted (bulk.go); every other request costs one token here.
-		if !isBulk(r) {
-			if err := s.limit(k.ID); err != nil {
-				return err
-			}
-		}
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			if err := s.checkWritable(); err != nil {
-				return err
-			}
-		}
-		ctx := context.WithValue(r.Context(), authKey, &principal{snaa: sn, key: k})
 		return h(w, r.WithContext(ctx), b)
 	}
+}
+
+// admit is what an SNAA request passes once its key is found (by bearer
+// key, or by a console session's key hash): the SNAA is not suspended, the
+// key's use is noted, the rate limit charged, writes are possible. It
+// returns the request's context with the principal.
+func (s *Server) admit(r *http.Request, k Key, sn SNAA) (context.Context, error) {
+	if sn.Suspended {
+		return nil, problem(http.StatusForbidden, "SNAA %s is suspended; contact the operator", sn.ID)
+	}
+	s.touchKey(k.Hash)
+	// A bulk is charged by the number of its items, once they are
+	// counted (bulk.go); every other request costs one token here.
+	if !isBulk(r) {
+		if err := s.limit(k.ID); err != nil {
+			return nil, err
+		}
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		if err := s.checkWritable(); err != nil {
+			return nil, err
+		}
+	}
+	return context.WithValue(r.Context(), authKey, &principal{snaa: sn, key: k}), nil
 }
 
 // lookupKey finds the key record by the secret's hash and its SNAA. Unknown and
@@ -174,8 +185,11 @@ func (s *Server) snaa(b *base, h func(w http.ResponseWriter, r *http.Request, b 
 //
 // Found keys are remembered in s.auth (see authCache), so a busy key costs no
 // read transaction and no JSON decoding per request.
-func (s *Server) lookupKey(tok string) (Key, SNAA, error) {
-	sum := hashSecret(tok)
+func (s *Server) lookupKey(tok string) (Key, SNAA, error) { return s.lookupKeySum(hashSecret(tok)) }
+
+// lookupKeySum is lookupKey by the SHA-256 of the secret (a console session
+// holds only that).
+func (s *Server) lookupKeySum(sum [32]byte) (Key, SNAA, error) {
 	if k, sn, ok := s.auth.get(sum); ok {
 		return k, sn, nil
 	}

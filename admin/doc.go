@@ -9,6 +9,12 @@
 //     create with generated or custom ids, merge update, read, list and search
 //     by URL, history, resolution statistics, bulk; DELETE answers 405),
 //     /openapi.json, /healthz, /readyz and /metrics;
+//   - the public application form and route (/apply, /apply/v1/…, apply.go)
+//     and the HTML console for SNAAs and the operator (/console/, console*.go,
+//     templates/), docs/product.md §4.2: server-side sessions in the
+//     replicated sessions bucket, and every console action run through the
+//     API route's own handler (console_call.go), so there is one validation
+//     and one write path;
 //   - who may do what: operator and SNAA keys (stored only as SHA-256 of the
 //     secret, looked up by hash and compared in constant time), the SNAA's
 //     prefixes and namespace, the decisions on applications, SNAAs and keys;

@@ -37,6 +37,8 @@ func (s *Server) docs() map[string]op {
 		"GET /readyz":       {summary: "Readiness: the database is readable and every listener is bound (503 otherwise, e.g. while starting or shutting down)", ok: 200, errs: []int{503}, tag: "meta"},
 		"GET /metrics":      {summary: "Prometheus text format metrics: admin requests by route and status with latency, writes, bbolt, build info, the resolvers and the cache", ok: 200, tag: "meta"},
 
+		"POST /apply/v1/applications":             {summary: "Apply to become an SNAA, without a key (the public form's route): 201 with the application id and a status token, shown only this once. Limited per client address, per contact e-mail (open applications) and to 64 KiB; policy_version must be the node's current policy version (GET /apply shows the policy)", auth: "", request: "ApplicationRequest", ok: 201, okSchema: "ApplicationReceipt", okHeads: []string{"Location"}, errs: []int{409, 429}, tag: "apply"},
+		"GET /apply/v1/applications/{id}":         {summary: "An application's state (SUBMITTED, APPROVED, REJECTED with the reason), with its status token as the bearer token; any mismatch is 404", auth: "statusToken", ok: 200, okSchema: "ApplicationStatus", errs: []int{401}, tag: "apply"},
 		"POST /ops/v1/applications":               {summary: "Submit an SNAA application", auth: "operator", request: "ApplicationRequest", ok: 201, okSchema: "Application", okHeads: []string{"Location"}, tag: "operator"},
 		"GET /ops/v1/applications":                {summary: "List applications", auth: "operator", ok: 200, okSchema: "ApplicationList", query: []param{{"state", "SUBMITTED, APPROVED or REJECTED"}}, tag: "operator"},
 		"GET /ops/v1/applications/{id}":           {summary: "Read an application", auth: "operator", ok: 200, okSchema: "Application", tag: "operator"},
@@ -128,7 +130,7 @@ func (s *Server) buildOpenAPI() ([]byte, error) {
 			resps[fmt.Sprint(o.ok)] = okr
 		}
 		errs := append([]int{}, o.errs...)
-		if o.auth != "" {
+		if o.auth != "" && o.auth != "statusToken" {
 			errs = append(errs, 401, 403)
 		}
 		if o.auth == "snaa" {
@@ -166,6 +168,8 @@ func (s *Server) buildOpenAPI() ([]byte, error) {
 			opn["security"] = []any{map[string]any{"operatorKey": []string{}}}
 		case "snaa":
 			opn["security"] = []any{map[string]any{"snaaKey": []string{}}}
+		case "statusToken":
+			opn["security"] = []any{map[string]any{"statusToken": []string{}}}
 		default:
 			opn["security"] = []any{}
 		}
@@ -208,12 +212,14 @@ func (s *Server) buildOpenAPI() ([]byte, error) {
 		"tags": []any{
 			map[string]any{"name": "operator", "description": "operator key"},
 			map[string]any{"name": "snaa", "description": "an SNAA's key; its own namespace only"},
+			map[string]any{"name": "apply", "description": "no key: the public application route"},
 			map[string]any{"name": "meta", "description": "no key"},
 		},
 		"components": map[string]any{
 			"securitySchemes": map[string]any{
 				"operatorKey": map[string]any{"type": "http", "scheme": "bearer", "description": "the operator key (--operator-key-file)"},
 				"snaaKey":     map[string]any{"type": "http", "scheme": "bearer", "bearerFormat": "pid_<52 base32 characters>", "description": "an SNAA API key"},
+				"statusToken": map[string]any{"type": "http", "scheme": "bearer", "bearerFormat": "ast_<52 base32 characters>", "description": "an application's status token (POST /apply/v1/applications)"},
 			},
 			"responses": responses,
 			"schemas":   s.schemas(),
@@ -267,6 +273,8 @@ func (s *Server) schemas() map[string]any {
 			"policy_version": str(), "maintenance_statement": str(),
 			"state":     map[string]any{"type": "string", "enum": []string{StateSubmitted, StateApproved, StateRejected}},
 			"submitted": dt(), "decided": dt(), "note": str(), "snaa_id": str(),
+			"prefixes": arr(str()), "custom_ids": map[string]any{"type": "boolean"},
+			"status_token_sha256": map[string]any{"type": "string", "pattern": "^[0-9a-f]{64}$", "description": "SHA-256 of the status token of an application made through /apply"},
 		})
 	snaa := obj([]string{"id", "organisation", "namespace", "prefixes", "custom_ids", "suspended", "created", "updated"},
 		map[string]any{
@@ -317,11 +325,17 @@ func (s *Server) schemas() map[string]any {
 			"description": "RFC 9457 problem details",
 			"properties": map[string]any{"type": str(), "title": str(), "status": map[string]any{"type": "integer"},
 				"detail": str(), "errors": arr(ref("FieldError"))}},
-		"FieldError":         fieldErr,
-		"Contact":            contact,
-		"ApplicationRequest": obj([]string{"organisation", "technical_contact", "administrative_contact", "policy_version", "maintenance_statement"}, map[string]any{"organisation": str(), "technical_contact": ref("Contact"), "administrative_contact": ref("Contact"), "policy_version": str(), "maintenance_statement": str()}),
-		"Application":        app,
-		"ApplicationList":    obj([]string{"applications"}, map[string]any{"applications": arr(ref("Application"))}),
+		"FieldError": fieldErr,
+		"Contact":    contact,
+		"ApplicationRequest": obj([]string{"organisation", "technical_contact", "administrative_contact", "policy_version", "maintenance_statement"}, map[string]any{"organisation": str(), "technical_contact": ref("Contact"), "administrative_contact": ref("Contact"), "policy_version": str(), "maintenance_statement": str(),
+			"prefixes": map[string]any{"type": "array", "items": str(), "description": "prefixes asked for; none: every prefix the node serves"}, "custom_ids": map[string]any{"type": "boolean", "description": "asks to choose custom ids"}}),
+		"ApplicationReceipt": obj([]string{"id", "state", "status_token", "status_url"}, map[string]any{"id": str(), "state": str(),
+			"status_token": map[string]any{"type": "string", "description": "shown only once; the bearer token of status_url"}, "status_url": str()}),
+		"ApplicationStatus": obj([]string{"id", "state", "submitted"}, map[string]any{"id": str(),
+			"state":     map[string]any{"type": "string", "enum": []string{StateSubmitted, StateApproved, StateRejected}},
+			"submitted": dt(), "decided": dt(), "reason": str(), "contact": str()}),
+		"Application":     app,
+		"ApplicationList": obj([]string{"applications"}, map[string]any{"applications": arr(ref("Application"))}),
 		"ApproveRequest": obj(nil, map[string]any{"namespace": map[string]any{"type": "string", "pattern": "^[0-9A-Za-z]{1,16}$"},
 			"prefixes": arr(str()), "custom_ids": map[string]any{"type": "boolean"}, "note": str()}),
 		"ApproveResult": obj([]string{"application", "snaa", "key"}, map[string]any{"application": ref("Application"), "snaa": ref("SNAA"), "key": ref("IssuedKey")}),

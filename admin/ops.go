@@ -24,6 +24,10 @@ type ApplicationRequest struct {
 	AdministrativeContact Contact `json:"administrative_contact"`
 	PolicyVersion         string  `json:"policy_version"`
 	MaintenanceStatement  string  `json:"maintenance_statement"`
+	// Prefixes the organisation asks for (none: every prefix the node
+	// serves) and whether it asks to choose custom ids.
+	Prefixes  []string `json:"prefixes,omitempty"`
+	CustomIDs bool     `json:"custom_ids,omitempty"`
 }
 
 func (a *ApplicationRequest) validate() []FieldError {
@@ -68,7 +72,27 @@ func (s *Server) submitApplication(w http.ResponseWriter, r *http.Request) error
 
 // SubmitApplication validates and stores an application in state SUBMITTED.
 func (s *Server) SubmitApplication(req ApplicationRequest) (*Application, error) {
-	if fe := req.validate(); len(fe) > 0 {
+	return s.submitApplicationAs(ActorOperator, req, "", "", 0)
+}
+
+// submitApplicationAs is the one path of a new application, the operator's
+// route and the public form's (apply.go) alike: the request's checks, then
+// in one transaction the limit of maxOpen (0: none) applications in state
+// SUBMITTED that name one of its contact e-mail addresses, the write and its
+// audit entry. statusHash is the hash of the public status token, if any;
+// policy, if set, is the only policy version accepted.
+func (s *Server) submitApplicationAs(actor string, req ApplicationRequest, statusHash, policy string, maxOpen int) (*Application, error) {
+	fe := req.validate()
+	if policy != "" && strings.TrimSpace(req.PolicyVersion) != "" && req.PolicyVersion != policy {
+		fe = append(fe, FieldError{Field: "policy_version", Message: fmt.Sprintf("must be the current policy's version, %q: agree to the current policy", policy)})
+	}
+	var prefixes []string
+	if len(req.Prefixes) > 0 {
+		var pe []FieldError
+		prefixes, pe = s.checkPrefixes("prefixes", req.Prefixes)
+		fe = append(fe, pe...)
+	}
+	if len(fe) > 0 {
 		return nil, &model.ValidationError{Errors: fe}
 	}
 	id, err := s.newID("app_")
@@ -78,9 +102,28 @@ func (s *Server) SubmitApplication(req ApplicationRequest) (*Application, error)
 	app := Application{
 		ID: id, Organisation: req.Organisation, TechnicalContact: req.TechnicalContact,
 		AdministrativeContact: req.AdministrativeContact, PolicyVersion: req.PolicyVersion,
-		MaintenanceStatement: req.MaintenanceStatement, State: StateSubmitted, Submitted: s.now().UTC(),
+		MaintenanceStatement: req.MaintenanceStatement, Prefixes: prefixes, CustomIDs: req.CustomIDs,
+		StatusHash: statusHash, State: StateSubmitted, Submitted: s.now().UTC(),
 	}
-	err = s.opWrite(func(tx registry.Tx) ([]change, error) {
+	err = s.opWriteAs(actor, func(tx registry.Tx) ([]change, error) {
+		if maxOpen > 0 {
+			open, err := tx.Applications(StateSubmitted)
+			if err != nil {
+				return nil, err
+			}
+			mine := func(c Contact) bool {
+				return strings.EqualFold(c.Email, req.TechnicalContact.Email) || strings.EqualFold(c.Email, req.AdministrativeContact.Email)
+			}
+			n := 0
+			for _, a := range open {
+				if mine(a.TechnicalContact) || mine(a.AdministrativeContact) {
+					n++
+				}
+			}
+			if n >= maxOpen {
+				return nil, problem(http.StatusConflict, "%d applications naming these contact e-mail addresses are already waiting for a decision; wait for it, or ask the operator", n)
+			}
+		}
 		return []change{{ActApplicationSubmit, app.ID, nil, &app}}, tx.PutApplication(&app)
 	})
 	if err != nil {
@@ -502,6 +545,11 @@ func (s *Server) issueKey(w http.ResponseWriter, r *http.Request) error {
 
 // IssueKey issues a new named key for an SNAA and returns it with its secret.
 func (s *Server) IssueKey(snaaID, name string) (*IssuedKey, error) {
+	return s.issueKeyAs(ActorOperator, snaaID, name)
+}
+
+// issueKeyAs is IssueKey audited as actor (an SNAA rotating its own keys).
+func (s *Server) issueKeyAs(actor, snaaID, name string) (*IssuedKey, error) {
 	name = strings.TrimSpace(name)
 	if name == "" || utf8.RuneCountInString(name) > 100 || hasControl(name) {
 		return nil, &model.ValidationError{Errors: []FieldError{{Field: "name", Message: "is required: 1–100 printable characters"}}}
@@ -517,7 +565,7 @@ func (s *Server) IssueKey(snaaID, name string) (*IssuedKey, error) {
 	now := s.now().UTC()
 	sum := hashSecret(secret)
 	k := Key{ID: keyID, SNAAID: snaaID, Name: name, Hash: hex.EncodeToString(sum[:]), Created: now}
-	err = s.opWrite(func(tx registry.Tx) ([]change, error) {
+	err = s.opWriteAs(actor, func(tx registry.Tx) ([]change, error) {
 		_, ok, err := tx.SNAA(snaaID)
 		if err != nil {
 			return nil, err
@@ -560,9 +608,18 @@ func (s *Server) listKeys(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request) error {
-	snaaID, keyID := r.PathValue("id"), r.PathValue("key_id")
+	if err := s.revokeKeyAs(ActorOperator, r.PathValue("id"), r.PathValue("key_id")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// revokeKeyAs revokes SNAA snaaID's key keyID, audited as actor; revoking
+// a revoked key again is harmless.
+func (s *Server) revokeKeyAs(actor, snaaID, keyID string) error {
 	now := s.now().UTC()
-	err := s.opWrite(func(tx registry.Tx) ([]change, error) {
+	err := s.opWriteAs(actor, func(tx registry.Tx) ([]change, error) {
 		hash, k, ok, err := tx.FindKey(snaaID, keyID)
 		if err != nil {
 			return nil, err
@@ -581,7 +638,6 @@ func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	s.log.Info("key revoked", "snaa", snaaID, "key", keyID)
-	w.WriteHeader(http.StatusNoContent)
+	s.log.Info("key revoked", "snaa", snaaID, "key", keyID, "by", actor)
 	return nil
 }

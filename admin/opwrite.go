@@ -23,6 +23,12 @@ type change struct {
 // any other error of fn rolls back. fn may be run more than once and must
 // set what it hands out anew each time.
 func (s *Server) opWrite(fn func(tx registry.Tx) ([]change, error)) error {
+	return s.opWriteAs(ActorOperator, fn)
+}
+
+// opWriteAs is opWrite with the audit entries' actor: the operator, or an
+// SNAA managing its own keys in the console (docs/product.md §4.2).
+func (s *Server) opWriteAs(actor string, fn func(tx registry.Tx) ([]change, error)) error {
 	var refused *Problem
 	err := s.updateAuth(func(tx registry.Tx) error {
 		refused = nil
@@ -34,7 +40,7 @@ func (s *Server) opWrite(fn func(tx registry.Tx) ([]change, error)) error {
 			return err
 		}
 		for _, c := range changes {
-			if err := tx.Audit(ActorOperator, c.action, c.target, c.before, c.after); err != nil {
+			if err := tx.Audit(actor, c.action, c.target, c.before, c.after); err != nil {
 				return err
 			}
 		}

@@ -103,6 +103,12 @@ type Config struct {
 	// local bucket (registry.Tx.StatsDays): a cluster node sums every node's.
 	StatsWritten func(keys [][]byte, totals []uint64)
 	StatsDays    func(ctx context.Context, namespace bool, key string, from, to time.Time, fn func(date string, n uint64)) error
+	// Policy is the policy of the public application form (CheckPolicy).
+	// If nil, DefaultPolicy.
+	Policy *Policy
+	// SessionIdle and SessionMax are the console's idle and absolute
+	// session expiry; if zero, DefaultSessionIdle and DefaultSessionMax.
+	SessionIdle, SessionMax time.Duration
 }
 
 // Server is the admin API. It is safe for concurrent use.
@@ -146,6 +152,12 @@ type Server struct {
 	writes struct{ groups, calls atomic.Uint64 }
 	// auth caches valid keys (auth.go); operator writes invalidate it.
 	auth authCache
+	// policy is the application policy; applyRL and signinRL limit the
+	// public routes per client address (apply.go, console.go).
+	policy            *Policy
+	applyRL, signinRL *applyLimiter
+	// sessions holds the console's in-memory session state (console.go).
+	sessions sessionMemory
 }
 
 // base is one of the SNAA API bases and the prefix it writes under.
@@ -230,6 +242,17 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.rl = newRateLimiter(cfg.RateLimit, math.Max(burst, 1))
 	}
+	if cfg.Policy == nil {
+		s.policy = DefaultPolicy()
+	} else {
+		pol := *cfg.Policy
+		if err := CheckPolicy(&pol); err != nil {
+			return nil, err
+		}
+		s.policy = &pol
+	}
+	s.applyRL, s.signinRL = newApplyLimiter(s.policy.PerHour), newApplyLimiter(signinPerHour)
+	s.sessions.init(cfg.SessionIdle, cfg.SessionMax)
 	if err := s.ensureIndexes(); err != nil {
 		return nil, err
 	}
@@ -288,6 +311,8 @@ func (s *Server) routesInit() {
 	s.handle("GET", "/healthz", s.healthz)
 	s.handle("GET", "/readyz", s.readyz)
 	s.handle("GET", "/metrics", s.serveMetrics)
+	s.applyRoutes()
+	s.consoleRoutes()
 
 	// Operator routes (docs/product.md §4.1).
 	s.handle("POST", "/ops/v1/applications", s.op(s.submitApplication))

@@ -19,6 +19,7 @@
 //	P applications/<id>          an SNAA application, JSON
 //	P keys/<sha-256 hex>         an API key's metadata, JSON (never the secret)
 //	P idempotency/<snaa base key> an Idempotency-Key record, JSON
+//	P sessions/<sha-256 hex>     a console session, JSON (never the token)
 //	P audit/<id>.<i>             an audit entry written through a cluster, JSON without "seq" (keys.go)
 //	P audit/<seq, 8 bytes big-endian> an audit entry of a seeded single node's log, JSON
 //	P probe                      read by the start-up probe, never written

@@ -18,7 +18,7 @@ import (
 // last-used times, the store's meta).
 var Replicated = [][]byte{
 	store.BucketSNAAs, store.BucketApplications, store.BucketKeys,
-	store.BucketIdempotency, store.BucketAudit, store.BucketRecords,
+	store.BucketIdempotency, store.BucketSessions, store.BucketAudit, store.BucketRecords,
 }
 
 // IsReplicated reports whether bucket is one of Replicated.

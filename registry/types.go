@@ -18,17 +18,25 @@ type Contact struct {
 // Application is an organisation's request to become an SNAA, stored as JSON in
 // store.BucketApplications under its ID.
 type Application struct {
-	ID                    string     `json:"id"`
-	Organisation          string     `json:"organisation"`
-	TechnicalContact      Contact    `json:"technical_contact"`
-	AdministrativeContact Contact    `json:"administrative_contact"`
-	PolicyVersion         string     `json:"policy_version"`
-	MaintenanceStatement  string     `json:"maintenance_statement"`
-	State                 string     `json:"state"`
-	Submitted             time.Time  `json:"submitted"`
-	Decided               *time.Time `json:"decided,omitempty"`
-	Note                  string     `json:"note,omitempty"`
-	SNAAID                string     `json:"snaa_id,omitempty"`
+	ID                    string  `json:"id"`
+	Organisation          string  `json:"organisation"`
+	TechnicalContact      Contact `json:"technical_contact"`
+	AdministrativeContact Contact `json:"administrative_contact"`
+	PolicyVersion         string  `json:"policy_version"`
+	MaintenanceStatement  string  `json:"maintenance_statement"`
+	// Prefixes and CustomIDs are what the organisation asks for; the
+	// operator decides on approval.
+	Prefixes  []string `json:"prefixes,omitempty"`
+	CustomIDs bool     `json:"custom_ids,omitempty"`
+	// StatusHash is the SHA-256 (hex) of the status token an application
+	// made through the public form or route was given (shown once); the
+	// token itself is never stored.
+	StatusHash string     `json:"status_token_sha256,omitempty"`
+	State      string     `json:"state"`
+	Submitted  time.Time  `json:"submitted"`
+	Decided    *time.Time `json:"decided,omitempty"`
+	Note       string     `json:"note,omitempty"`
+	SNAAID     string     `json:"snaa_id,omitempty"`
 }
 
 // SNAA is an approved Sub-Name Assigning Authority, stored as JSON in

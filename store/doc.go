@@ -20,6 +20,7 @@
 //	urlindex     admin: URL → handles (reverse lookup)
 //	stats        admin: statistics counters
 //	idempotency  admin: idempotency keys of write requests
+//	sessions     admin: console sessions by SHA-256 of the session token
 //	meta         "schema" → uint32 big-endian SchemaVersion (currently 1)
 //
 // A record value is, big-endian:

@@ -95,6 +95,20 @@ func (tx *Tx) Put(bucket, key, value []byte) error {
 	return b.Put(key, value)
 }
 
+// Delete removes key from an admin bucket (not BucketRecords: DeleteRecord),
+// seen by a recording transaction (Rehearse) as a write of nil.
+func (tx *Tx) Delete(bucket, key []byte) error {
+	b := tx.tx.Bucket(bucket)
+	if b == nil {
+		return fmt.Errorf("store: bucket %s missing", bucket)
+	}
+	if b.Get(key) == nil {
+		return nil
+	}
+	tx.note(bucket, key, nil)
+	return b.Delete(key)
+}
+
 // Write is one write of a recording transaction: Value nil is a delete.
 // The slices are the caller's, kept as they were passed. Existed says
 // whether the key held a value just before this write.

@@ -41,11 +41,12 @@ var (
 	BucketStats        = []byte("stats")        // admin: statistics counters
 	BucketMeta         = []byte("meta")         // this package: schema version
 	BucketIdempotency  = []byte("idempotency")  // admin: idempotency keys of write requests
+	BucketSessions     = []byte("sessions")     // admin: console sessions by token hash
 )
 
 var allBuckets = [][]byte{
 	BucketRecords, BucketSNAAs, BucketApplications, BucketKeys, BucketAudit,
-	BucketURLIndex, BucketStats, BucketMeta, BucketIdempotency,
+	BucketURLIndex, BucketStats, BucketMeta, BucketIdempotency, BucketSessions,
 }
 
 // metaSchemaKey is the key of the schema version (uint32 big-endian) in BucketMeta.

@@ -32,6 +32,7 @@ type Config struct {
 	Demo            bool     `toml:"demo"`
 	DNSZone         []string `toml:"dns_zone"`
 	Model           string   `toml:"model"`
+	PolicyFile      string   `toml:"policy_file"`
 	CacheBytes      ByteSize `toml:"cache_bytes"`
 	CacheEntries    int      `toml:"cache_entries"`
 	TLSCert         string   `toml:"tls_cert"`
@@ -197,6 +198,7 @@ func (c *Config) settings() []setting {
 		rate("hdl-signed-rate", "signed native-protocol replies (to certified requests) per second per source (IPv4 address, IPv6 /64); beyond it RC 3 SERVER_TOO_BUSY, unsigned (one signature costs ~15 plain replies of CPU; 0 = no limit)", &c.HdlSignedRate),
 		count("hdl-signed-burst", "signed replies a source may get at once (0 = 2×rate)", &c.HdlSignedBurst),
 		str("model", "metadata model file (default: the embedded pid4cat model)", &c.Model),
+		str("policy-file", "policy of the public application form /apply, TOML: version, title, text, contact, max_open_per_email, applications_per_hour (default: a built-in policy)", &c.PolicyFile),
 		{name: "cache-bytes", help: "memory budget of the resolver cache (e.g. 512MiB, 2GiB, plain bytes): every entry is charged for what it holds, its views included, and the least recently used are evicted to stay within it; auto = a quarter of the container's or machine's memory, between 32MiB and 4GiB",
 			set: func(v string) error { n, err := parseByteSize(v); c.CacheBytes = n; return err },
 			get: func() string { return c.CacheBytes.String() }},

@@ -18,6 +18,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/BurntSushi/toml"
+
 	"pidnode/admin"
 	"pidnode/cache"
 	"pidnode/cluster"
@@ -51,7 +53,8 @@ type node struct {
 	namer     *handlev.Namer
 	cache     *cache.Cache
 	admin     *admin.Server
-	model     []byte // the --model file; nil for admin's default
+	model     []byte        // the --model file; nil for admin's default
+	policy    *admin.Policy // the --policy-file; nil for admin's default
 	listeners []listener
 	demo      *admin.DemoInfo
 	// demoSkipped: --demo was given but the database already had data.
@@ -153,6 +156,9 @@ func startNode(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *node, 
 	}
 	// Read before anything is opened: a missing file is a typo, found fastest.
 	if n.model, err = readModel(cfg.Model); err != nil {
+		return nil, err
+	}
+	if n.policy, err = readPolicy(cfg.PolicyFile); err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(cfg.Data, 0o750); err != nil {
@@ -275,6 +281,7 @@ func (n *node) bind() error {
 		Invalidator:   n.cache,
 		OperatorKey:   n.opKey,
 		Model:         n.model,
+		Policy:        n.policy,
 		PublicURL:     publicURL,
 		Logger:        n.log.With("listener", "admin"),
 		RateLimit:     cfg.AdminRate,
@@ -446,6 +453,32 @@ func readModel(path string) ([]byte, error) {
 		return nil, fileError("model file", path, "model", err)
 	}
 	return b, nil
+}
+
+// readPolicy reads and checks the --policy-file (TOML, admin.Policy's
+// keys; unknown keys are refused); nil for admin's built-in policy.
+func readPolicy(path string) (*admin.Policy, error) {
+	if path == "" {
+		return nil, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fileError("policy file", path, "policy-file", err)
+	}
+	var p admin.Policy
+	md, err := toml.Decode(string(b), &p)
+	if err == nil {
+		if und := md.Undecoded(); len(und) > 0 {
+			err = fmt.Errorf("unknown key %q (known: version, title, text, contact, max_open_per_email, applications_per_hour)", und[0].String())
+		}
+	}
+	if err == nil {
+		err = admin.CheckPolicy(&p)
+	}
+	if err != nil {
+		return nil, fileError("policy file", path, "policy-file", err)
+	}
+	return &p, nil
 }
 
 // openStore opens the database of dataDir for a command that writes it.

@@ -556,3 +556,29 @@ func TestStartFailsNodeNameTaken(t *testing.T) {
 		t.Errorf("\n got %s\nwant %s", got, want)
 	}
 }
+
+// TestStartFailsPolicy: a --policy-file that is missing, has an unknown key
+// or lacks the text is named before anything is opened.
+func TestStartFailsPolicy(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing.toml")
+	unknown := filepath.Join(dir, "unknown.toml")
+	noText := filepath.Join(dir, "notext.toml")
+	os.WriteFile(unknown, []byte("version = \"2\"\ntitle = \"T\"\ntext = \"x\"\nmax_open = 1\n"), 0o600)
+	os.WriteFile(noText, []byte("version = \"2\"\ntitle = \"T\"\n"), 0o600)
+	for _, tc := range []struct{ name, file, want string }{
+		{"missing", missing, "policy file " + missing + ": no such file or directory; check --policy-file"},
+		{"unknown key", unknown, "policy file " + unknown + ": unknown key \"max_open\" (known: version, title, text, contact, max_open_per_email, applications_per_hour); fix it or check --policy-file"},
+		{"no text", noText, "policy file " + noText + ": invalid configuration: policy: version, title and text are required; fix it or check --policy-file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := filepath.Join(t.TempDir(), "data")
+			addrs := map[string]string{"resolver": freeAddr(t), "admin": freeAddr(t)}
+			got := failedStart(t, data, "--policy-file", tc.file, "--resolver-addr", addrs["resolver"], "--admin-addr", addrs["admin"])
+			if got != "pidnode serve: "+tc.want {
+				t.Errorf("\n got %s\nwant pidnode serve: %s", got, tc.want)
+			}
+			checkAddrsFree(t, addrs)
+		})
+	}
+}

@@ -1,0 +1,291 @@
+package admin
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// The operator's pages of the console (docs/product.md §4.2): the
+// application queue, SNAAs and their keys, the audit log. Every read and
+// write is the operator route's (console_call.go).
+
+func (s *Server) opsConsoleRoutes() {
+	s.mux.HandleFunc("GET /console/ops/applications", s.console(true, s.pageApps))
+	s.mux.HandleFunc("GET /console/ops/application", s.console(true, s.pageApp))
+	s.mux.HandleFunc("POST /console/ops/approve", s.console(true, s.pageApprove))
+	s.mux.HandleFunc("POST /console/ops/reject", s.console(true, s.pageReject))
+	s.mux.HandleFunc("GET /console/ops/snaas", s.console(true, s.pageSNAAs))
+	s.mux.HandleFunc("GET /console/ops/snaa", s.console(true, s.pageSNAA))
+	s.mux.HandleFunc("POST /console/ops/snaa", s.console(true, s.pageSNAAChange))
+	s.mux.HandleFunc("POST /console/ops/keys", s.console(true, s.pageOpsIssueKey))
+	s.mux.HandleFunc("POST /console/ops/keys/revoke", s.console(true, s.pageOpsRevokeKey))
+	s.mux.HandleFunc("GET /console/ops/audit", s.console(true, s.pageAudit))
+}
+
+type appsPage struct {
+	State string
+	Apps  []Application
+}
+
+func (s *Server) pageApps(w http.ResponseWriter, r *http.Request, u *consoleUser, d *pageData) error {
+	state := r.URL.Query().Get("state")
+	if state == "" {
+		state = StateSubmitted
+	}
+	if state == "ALL" {
+		state = ""
+	}
+	var list struct {
+		Applications []Application `json:"applications"`
+	}
+	if err := s.opCall(r, apiCall{method: "GET", path: "/ops/v1/applications", query: url.Values{"state": {state}}}, s.listApplications).decode(&list); err != nil {
+		return err
+	}
+	if state == "" {
+		state = "ALL"
+	}
+	d.Title, d.D = "Applications", &appsPage{State: state, Apps: list.Applications}
+	s.render(w, http.StatusOK, "ops_apps", d)
+	return nil
+}
+
+type appPage struct {
+	App      Application
+	Prefixes []string
+	Approved *ApproveResult
+	// Form is what was typed into the approve or reject form.
+	Form url.Values
+}
+
+func (s *Server) loadApp(r *http.Request, id string) (*Application, error) {
+	var a Application
+	err := s.opCall(r, apiCall{method: "GET", path: "/ops/v1/applications/" + url.PathEscape(id), pathValues: map[string]string{"id": id}}, s.getApplication).decode(&a)
+	return &a, err
+}
+
+func (s *Server) pageApp(w http.ResponseWriter, r *http.Request, u *consoleUser, d *pageData) error {
+	a, err := s.loadApp(r, r.URL.Query().Get("id"))
+	if err != nil {
+		return err
+	}
+	f := url.Values{"prefixes": a.Prefixes}
+	if a.CustomIDs {
+		f.Set("custom_ids", "true")
+	}
+	d.Title, d.D = "Application "+a.ID, &appPage{App: *a, Prefixes: s.servedPrefixes(), Form: f}
+	s.render(w, http.StatusOK, "ops_app", d)
+	return nil
+}
+
+func (s *Server) pageApprove(w http.ResponseWriter, r *http.Request, u *consoleUser, d *pageData) error {
+	f := r.PostForm
+	id := f.Get("id")
+	req := ApproveRequest{Namespace: strings.TrimSpace(f.Get("namespace")), Prefixes: f["prefixes"], CustomIDs: f.Get("custom_ids") == "true", Note: f.Get("note")}
+	if req.Prefixes == nil {
+		req.Prefixes = []string{} // none ticked: the API says at least one is needed
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	var res ApproveResult
+	rep := s.opCall(r, apiCall{method: "POST", path: "/ops/v1/applications/" + url.PathEscape(id) + "/approve", pathValues: map[string]string{"id": id}, body: body}, s.approveApplication)
+	if err := rep.decode(&res); err != nil {
+		a, lerr := s.loadApp(r, id)
+		if lerr != nil {
+			return err
+		}
+		d.Problem, _ = problemOf(err)
+		d.Title, d.D = "Application "+a.ID, &appPage{App: *a, Prefixes: s.servedPrefixes(), Form: f}
+		s.render(w, d.Problem.Status, "ops_app", d)
+		return nil
+	}
+	d.Title, d.D = "Application approved", &appPage{App: res.Application, Approved: &res}
+	s.render(w, http.StatusOK, "ops_approved", d)
+	return nil
+}
+
+func (s *Server) pageReject(w http.ResponseWriter, r *http.Request, u *consoleUser, d *pageData) error {
+	id := r.PostForm.Get("id")
+	body, err := json.Marshal(RejectRequest{Note: r.PostForm.Get("note")})
+	if err != nil {
+		return err
+	}
+	var a Application
+	rep := s.opCall(r, apiCall{method: "POST", path: "/ops/v1/applications/" + url.PathEscape(id) + "/reject", pathValues: map[string]string{"id": id}, body: body}, s.rejectApplication)
+	if err := rep.decode(&a); err != nil {
+		cur, lerr := s.loadApp(r, id)
+		if lerr != nil {
+			return err
+		}
+		d.Problem, _ = problemOf(err)
+		d.Title, d.D = "Application "+cur.ID, &appPage{App: *cur, Prefixes: s.servedPrefixes(), Form: r.PostForm}
+		s.render(w, d.Problem.Status, "ops_app", d)
+		return nil
+	}
+	http.Redirect(w, r, "/console/ops/application?id="+url.QueryEscape(id), http.StatusSeeOther)
+	return nil
+}
+
+func (s *Server) pageSNAAs(w http.ResponseWriter, r *http.Request, u *consoleUser, d *pageData) error {
+	var list struct {
+		SNAAs []SNAA `json:"snaas"`
+	}
+	if err := s.opCall(r, apiCall{method: "GET", path: "/ops/v1/snaas"}, s.listSNAAs).decode(&list); err != nil {
+		return err
+	}
+	d.Title, d.D = "SNAAs", list.SNAAs
+	s.render(w, http.StatusOK, "ops_snaas", d)
+	return nil
+}
+
+type snaaPage struct {
+	SNAA     SNAA
+	Keys     []Key
+	Prefixes []string
+	Issued   *IssuedKey
+}
+
+func (s *Server) snaaPage(r *http.Request, id string) (*snaaPage, error) {
+	pv := map[string]string{"id": id}
+	p := "/ops/v1/snaas/" + url.PathEscape(id)
+	pg := &snaaPage{Prefixes: s.servedPrefixes()}
+	if err := s.opCall(r, apiCall{method: "GET", path: p, pathValues: pv}, s.getSNAA).decode(&pg.SNAA); err != nil {
+		return nil, err
+	}
+	var keys struct {
+		Keys []Key `json:"keys"`
+	}
+	if err := s.opCall(r, apiCall{method: "GET", path: p + "/keys", pathValues: pv}, s.listKeys).decode(&keys); err != nil {
+		return nil, err
+	}
+	pg.Keys = keys.Keys
+	return pg, nil
+}
+
+func (s *Server) pageSNAA(w http.ResponseWriter, r *http.Request, u *consoleUser, d *pageData) error {
+	pg, err := s.snaaPage(r, r.URL.Query().Get("id"))
+	if err != nil {
+		return err
+	}
+	switch r.URL.Query().Get("done") {
+	case "changed":
+		d.Flash = "The SNAA was changed."
+	case "revoked":
+		d.Flash = "The key was revoked."
+	}
+	d.Title, d.D = "SNAA "+pg.SNAA.Organisation, pg
+	s.render(w, http.StatusOK, "ops_snaa", d)
+	return nil
+}
+
+// pageSNAAChange suspends or reinstates an SNAA, or changes its custom-id
+// permission and prefixes (PATCH /ops/v1/snaas/{id}).
+func (s *Server) pageSNAAChange(w http.ResponseWriter, r *http.Request, u *consoleUser, d *pageData) error {
+	f := r.PostForm
+	id := f.Get("id")
+	var patch SNAAPatch
+	switch f.Get("action") {
+	case "suspend", "reinstate":
+		v := f.Get("action") == "suspend"
+		patch.Suspended = &v
+	default:
+		v := f.Get("custom_ids") == "true"
+		patch.CustomIDs = &v
+		patch.Prefixes = f["prefixes"]
+		if patch.Prefixes == nil {
+			patch.Prefixes = []string{}
+		}
+	}
+	body, err := json.Marshal(patch)
+	if err != nil {
+		return err
+	}
+	var sn SNAA
+	if err := s.opCall(r, apiCall{method: "PATCH", path: "/ops/v1/snaas/" + url.PathEscape(id), pathValues: map[string]string{"id": id}, body: body}, s.patchSNAA).decode(&sn); err != nil {
+		return err
+	}
+	http.Redirect(w, r, "/console/ops/snaa?done=changed&id="+url.QueryEscape(id), http.StatusSeeOther)
+	return nil
+}
+
+func (s *Server) pageOpsIssueKey(w http.ResponseWriter, r *http.Request, u *consoleUser, d *pageData) error {
+	id := r.PostForm.Get("id")
+	body, err := json.Marshal(KeyRequest{Name: r.PostForm.Get("name")})
+	if err != nil {
+		return err
+	}
+	var ik IssuedKey
+	rep := s.opCall(r, apiCall{method: "POST", path: "/ops/v1/snaas/" + url.PathEscape(id) + "/keys", pathValues: map[string]string{"id": id}, body: body}, s.issueKey)
+	ierr := rep.decode(&ik)
+	pg, err := s.snaaPage(r, id)
+	if err != nil {
+		return err
+	}
+	status := http.StatusOK
+	if ierr != nil {
+		d.Problem, _ = problemOf(ierr)
+		status = d.Problem.Status
+	} else {
+		pg.Issued = &ik
+	}
+	d.Title, d.D = "SNAA "+pg.SNAA.Organisation, pg
+	s.render(w, status, "ops_snaa", d)
+	return nil
+}
+
+func (s *Server) pageOpsRevokeKey(w http.ResponseWriter, r *http.Request, u *consoleUser, d *pageData) error {
+	id, keyID := r.PostForm.Get("id"), r.PostForm.Get("key_id")
+	rep := s.opCall(r, apiCall{method: "DELETE", path: "/ops/v1/snaas/" + url.PathEscape(id) + "/keys/" + url.PathEscape(keyID),
+		pathValues: map[string]string{"id": id, "key_id": keyID}}, s.revokeKey)
+	if p := rep.problem(); p != nil {
+		return p
+	}
+	http.Redirect(w, r, "/console/ops/snaa?done=revoked&id="+url.QueryEscape(id), http.StatusSeeOther)
+	return nil
+}
+
+type auditPage struct {
+	Entries []auditRow
+	Next    string
+}
+
+type auditRow struct {
+	AuditEntry
+	Before, After string
+}
+
+func (s *Server) pageAudit(w http.ResponseWriter, r *http.Request, u *consoleUser, d *pageData) error {
+	q := url.Values{"limit": {"100"}}
+	if a := r.URL.Query().Get("after"); a != "" {
+		q.Set("after", a)
+	}
+	var list struct {
+		Entries []AuditEntry `json:"entries"`
+	}
+	if err := s.opCall(r, apiCall{method: "GET", path: "/ops/v1/audit", query: q}, s.listAudit).decode(&list); err != nil {
+		return err
+	}
+	pg := &auditPage{}
+	for _, e := range list.Entries {
+		row := auditRow{AuditEntry: e}
+		if e.Before != nil {
+			b, _ := marshal(e.Before)
+			row.Before = strings.TrimSpace(string(b))
+		}
+		if e.After != nil {
+			b, _ := marshal(e.After)
+			row.After = strings.TrimSpace(string(b))
+		}
+		pg.Entries = append(pg.Entries, row)
+	}
+	if n := len(list.Entries); n == 100 {
+		pg.Next = strconv.FormatUint(list.Entries[n-1].Seq, 10)
+	}
+	d.Title, d.D = "Audit log", pg
+	s.render(w, http.StatusOK, "ops_audit", d)
+	return nil
+}
