@@ -8,7 +8,9 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 )
@@ -102,22 +104,37 @@ const (
 	maxAutoCache = 4 << 30
 )
 
-// Soft memory limit = budget + budget/8 + the bounds of the statistics table
-// (twice: the table, and the flush's buffer of what it drained) and of the
-// DNS memo + memBase. budget/8 covers the cache accounting's tolerance
-// (within 10 % of the measured heap). memBase is the node's heap besides
-// those (a few MiB after start-up) and the collector's working room: the
-// heap grows by that much between two collections, so the smaller it is the
-// more often the collector marks the whole cache. Measured with a 64 MiB
-// budget over 1M records under uniform misses (redirect, ?noredirect,
-// /api/handles at once): 7 MB of anonymous memory after start-up, a live
-// heap of 72-74 MB after each collection (the cache 64 MiB, the rest the
-// base and the statistics table and its flush), and anonymous memory at
-// most 111 MB against this limit of 113 MiB, with a collection about every
-// 0.5 s. Over 100k records, a limit of 200 MiB let it reach 185 MB; with one
-// of 88 MiB the collector could not keep to it (100 MB) and the node served
-// half as many requests.
+// The budget (--cache-bytes) is what resolving costs the process's memory
+// beyond its base: the cache's entries, the two tables that grow with the
+// identifiers resolved (below), and the collector's room to work in, which
+// a Go heap needs on top of what it keeps live. So the soft memory limit is
+// the budget plus the base measured once the node is ready (baseMemory),
+// and the entries get what the rest leaves (entryBytes).
+//
+// Why the room is inside the budget: with every byte of the budget given to
+// live entries, the heap can only stay near budget + base by collecting
+// continuously. Measured with a 64 MiB budget over 1M records under uniform
+// misses (redirect, ?noredirect, /api/handles at once), entries using all of
+// it: a live heap of 72-74 MB after each collection, and anonymous memory
+// up to 111 MB against a limit of 113 MiB; over 100k records a limit of
+// 88 MiB could not be kept (100 MB) and the node served half as many
+// requests.
+//
+// gcRoomDiv: a quarter of the budget is the collector's room: with 64 MiB a
+// collection after every 16 MiB allocated, with 1 GiB after every 256 MiB.
+const gcRoomDiv = 4
+
+// memBase is the provisional base, for the soft memory limit from start-up
+// until the node is ready and its base is measured.
 const memBase = 32 << 20
+
+// entryBytes is the share of a budget the cache's entries may hold: the
+// budget less the collector's room, the statistics table and its flush's
+// buffer (twice its bound), and the DNS memo; at least a quarter of the
+// budget (a budget too small for the tables' floors).
+func entryBytes(budget int64) int64 {
+	return max(budget-budget/gcRoomDiv-2*statsBytes(budget)-memoBytes(budget), budget/4)
+}
 
 // memoryLimit returns the memory the node may use and where that figure came
 // from: the cgroup v2 memory.max or cgroup v1 memory.limit_in_bytes under
@@ -218,20 +235,34 @@ func statsBytes(budget int64) int64 { return min(max(budget/16, minStatsBytes), 
 // memoBytes is the bound of the DNS memo for a cache budget.
 func memoBytes(budget int64) int64 { return max(budget/64, minMemoBytes) }
 
-// softMemoryLimit is the Go runtime's soft memory limit for a cache budget.
-func softMemoryLimit(budget int64) int64 {
-	return budget + budget/8 + 2*statsBytes(budget) + memoBytes(budget) + memBase
+// softMemoryLimit is the Go runtime's soft memory limit for a cache budget
+// and the node's base.
+func softMemoryLimit(budget, base int64) int64 { return budget + base }
+
+// baseMemory is the memory the Go runtime holds after a collection (what
+// the soft memory limit counts: everything mapped and not released), taken
+// once the node is ready and its cache is empty.
+func baseMemory() int64 {
+	runtime.GC()
+	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 || s[1].Value.Kind() != metrics.KindUint64 {
+		return memBase
+	}
+	return int64(s[0].Value.Uint64() - s[1].Value.Uint64())
 }
 
-// setMemoryLimit sets the Go runtime's soft memory limit from the cache budget
-// (softMemoryLimit), so that the collector's headroom does not double the
-// footprint, unless GOMEMLIMIT is set: the operator's figure then stands.
-func setMemoryLimit(logger *slog.Logger, budget int64, from string) {
+// setMemoryLimit sets the Go runtime's soft memory limit from the cache
+// budget and base (softMemoryLimit), so that the collector's headroom does
+// not double the footprint, unless GOMEMLIMIT is set: the operator's figure
+// then stands. It is set at start-up with the provisional memBase, and again
+// once the node is ready with the base measured then (baseMemory).
+func setMemoryLimit(logger *slog.Logger, budget, base int64, from string) {
 	if env := os.Getenv("GOMEMLIMIT"); env != "" {
-		logger.Info("cache budget", "bytes", budget, "from", from, "gomemlimit", env)
+		logger.Info("cache budget", "bytes", budget, "from", from, "entries_bytes", entryBytes(budget), "gomemlimit", env)
 		return
 	}
-	limit := softMemoryLimit(budget)
+	limit := softMemoryLimit(budget, base)
 	debug.SetMemoryLimit(limit)
-	logger.Info("cache budget", "bytes", budget, "from", from, "soft_memory_limit", limit)
+	logger.Info("cache budget", "bytes", budget, "from", from, "entries_bytes", entryBytes(budget), "base", base, "soft_memory_limit", limit)
 }

@@ -128,8 +128,14 @@ func TestMemoryLimit(t *testing.T) {
 	if got, from := cacheBudget(64<<20, root(nil)); got != 64<<20 || from != "cache_bytes" {
 		t.Errorf("set budget = %d from %q", got, from)
 	}
-	if got := softMemoryLimit(64 << 20); got != 64<<20+8<<20+2*4<<20+1<<20+memBase {
-		t.Errorf("softMemoryLimit(64MiB) = %d", got)
+	if got := entryBytes(64 << 20); got != 64<<20-16<<20-2*4<<20-1<<20 {
+		t.Errorf("entryBytes(64MiB) = %d, want 39MiB", got)
+	}
+	if got := entryBytes(8 << 20); got != 2<<20 {
+		t.Errorf("entryBytes(8MiB) = %d, want the floor of a quarter, 2MiB", got)
+	}
+	if got := softMemoryLimit(64<<20, 7<<20); got != 71<<20 {
+		t.Errorf("softMemoryLimit(64MiB, 7MiB) = %d", got)
 	}
 }
 
@@ -160,8 +166,11 @@ func TestCacheMetrics(t *testing.T) {
 	if got := gauge("pidnode_cache_budget_bytes"); got != 8<<20 {
 		t.Errorf("pidnode_cache_budget_bytes = %v, want 8MiB", got)
 	}
-	if got := gauge("pidnode_cache_bytes"); got <= 0 || got > 8<<20 {
-		t.Errorf("pidnode_cache_bytes = %v after a resolution, want within (0, 8MiB]", got)
+	if got := gauge("pidnode_cache_entries_limit_bytes"); got != float64(entryBytes(8<<20)) {
+		t.Errorf("pidnode_cache_entries_limit_bytes = %v, want %d", got, entryBytes(8<<20))
+	}
+	if got := gauge("pidnode_cache_bytes"); got <= 0 || got > float64(entryBytes(8<<20)) {
+		t.Errorf("pidnode_cache_bytes = %v after a resolution, want within (0, %d]", got, entryBytes(8<<20))
 	}
 	if gauge("pidnode_cache_entries") < 1 {
 		t.Error("pidnode_cache_entries < 1 after a resolution")
@@ -172,9 +181,10 @@ func TestCacheMetrics(t *testing.T) {
 	if got := gauge("pidnode_stats_table_bytes"); got < 0 || got > minStatsBytes {
 		t.Errorf("pidnode_stats_table_bytes = %v, want within [0, %d]", got, minStatsBytes)
 	}
-	want := float64(softMemoryLimit(8 << 20))
-	if os.Getenv("GOMEMLIMIT") == "" && gauge("pidnode_go_memory_limit_bytes") != want {
-		t.Errorf("pidnode_go_memory_limit_bytes = %v, want %v", gauge("pidnode_go_memory_limit_bytes"), want)
+	// The budget plus the base measured at ready: more than the budget,
+	// and far less than the provisional base would make it.
+	if lim := gauge("pidnode_go_memory_limit_bytes"); os.Getenv("GOMEMLIMIT") == "" && (lim <= 8<<20 || lim >= 8<<20+memBase) {
+		t.Errorf("pidnode_go_memory_limit_bytes = %v, want 8MiB plus the measured base", lim)
 	}
 	var causes []string
 	for _, m := range fams["pidnode_cache_evictions_total"].GetMetric() {

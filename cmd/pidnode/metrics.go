@@ -32,7 +32,8 @@ func (n *node) writeMetrics(w io.Writer) error {
 	b = promtext.Uint(b, ev, u.Expired, promtext.L("cause", "expiry"))
 	b = promtext.GaugeFamily(b, "pidnode_cache_entries", "Cache entries held.", int64(u.Entries))
 	b = promtext.GaugeFamily(b, "pidnode_cache_bytes", "Bytes charged to the cache's entries (records, public views, rendered views, encodings).", u.Bytes)
-	b = promtext.GaugeFamily(b, "pidnode_cache_budget_bytes", "The cache's memory budget (cache_bytes).", u.Budget)
+	b = promtext.GaugeFamily(b, "pidnode_cache_budget_bytes", "The cache's memory budget (cache_bytes): its entries, the statistics table, the DNS memo and the collector's room.", n.budget)
+	b = promtext.GaugeFamily(b, "pidnode_cache_entries_limit_bytes", "The part of the budget the cache's entries may hold.", u.Budget)
 	b = promtext.GaugeFamily(b, "pidnode_go_memory_limit_bytes", "The Go runtime's soft memory limit (GOMEMLIMIT, or set from the cache budget).", debug.SetMemoryLimit(-1))
 
 	b = promtext.GaugeFamily(b, "pidnode_stats_pending_keys", "Identifiers with resolution counts not yet written to the database.", int64(n.counter.Keys()))

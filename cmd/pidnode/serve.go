@@ -62,8 +62,10 @@ type node struct {
 	opKey       string
 	// counter holds resolution counts between statistics flushes (admin.RunStats).
 	counter *cache.Counter
-	// budget is the cache's memory budget, which the other bounds derive from.
-	budget int64
+	// budget is the cache's memory budget, which the other bounds derive
+	// from, and budgetFrom where it came from (for the log).
+	budget     int64
+	budgetFrom string
 	// The fronts, for /metrics (nil when their listener is off).
 	resolver *resolver.Server
 	dns      *hdldns.Server
@@ -174,15 +176,15 @@ func startNode(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *node, 
 	budget, from := cacheBudget(cfg.CacheBytes, "/")
 	if n.cache, err = cache.New(cache.Config{
 		Source:  n.db,
-		Bytes:   budget,
+		Bytes:   entryBytes(budget),
 		Entries: entries,
 		Alt:     n.namer.AppendAltKey,
 		Render:  resolver.Render,
 	}); err != nil {
 		return nil, err
 	}
-	setMemoryLimit(logger, budget, from)
-	n.budget = budget
+	setMemoryLimit(logger, budget, memBase, from)
+	n.budget, n.budgetFrom = budget, from
 	n.counter = cache.NewCounter(statsBytes(budget))
 	if n.opKey, err = operatorKey(cfg.OperatorKeyFile); err != nil {
 		return nil, err
@@ -212,6 +214,9 @@ func startNode(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *node, 
 			n.demo = &info
 		}
 	}
+	// Everything is open and loaded: the base the soft memory limit adds
+	// to the budget.
+	setMemoryLimit(logger, n.budget, baseMemory(), n.budgetFrom)
 	if cfg.ReadyFile != "" {
 		if err := n.writeReadyFile(cfg.ReadyFile); err != nil {
 			return nil, err
