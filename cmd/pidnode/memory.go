@@ -239,11 +239,24 @@ func memoBytes(budget int64) int64 { return max(budget/64, minMemoBytes) }
 // and the node's base.
 func softMemoryLimit(budget, base int64) int64 { return budget + base }
 
-// baseMemory is the memory the Go runtime holds after a collection (what
-// the soft memory limit counts: everything mapped and not released), taken
-// once the node is ready and its cache is empty.
+// baseMemory is the node's base, taken once the node is ready and its cache
+// is empty, after a collection: its anonymous resident memory (RssAnon of
+// /proc/self/status), which is what an operator sees of it; where that file
+// is missing, what the Go runtime holds (everything mapped and not
+// released: what the soft limit counts). The runtime's figure is the larger
+// (it counts memory mapped but not yet touched), so with the Linux figure
+// the limit keeps anonymous memory within the budget plus the base.
 func baseMemory() int64 {
 	runtime.GC()
+	if b, err := os.ReadFile("/proc/self/status"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(line); len(f) == 3 && f[0] == "RssAnon:" && f[2] == "kB" {
+				if kb, err := strconv.ParseInt(f[1], 10, 64); err == nil && kb > 0 {
+					return kb << 10
+				}
+			}
+		}
+	}
 	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
 	metrics.Read(s)
 	if s[0].Value.Kind() != metrics.KindUint64 || s[1].Value.Kind() != metrics.KindUint64 {
