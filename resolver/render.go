@@ -45,6 +45,13 @@ type view struct {
 	valuesHTML             page // ?noredirect page, all public values
 	statusHTML             page // 410 tombstone or 404 reserved page, per status
 
+	// The locations, negotiable representations, links and headers
+	// (extras.go), built by the first request that sends any of them, and
+	// the ?action=showurls page.
+	extOnce, urlsOnce sync.Once
+	x                 extras
+	urlsHTML          page
+
 	// hits is the resolution counter of the record (cache.Counter.Ref), set
 	// on the first counted resolution: the only mutable field, so that
 	// counting a hit needs no look-up (metrics.go countHit).
