@@ -251,7 +251,7 @@ var (
 // to, -1 for the landing page: the candidate with the greatest weight in rs
 // (the first of equal ones), if that weight is above the landing page's
 // (text/html's). Candidates are lower-case "type/subtype".
-func negotiate(rs []mediaRange, cands []mediaType) int {
+func negotiate(rs []mediaRange, cands []cand) int {
 	if len(rs) == 0 {
 		return -1
 	}

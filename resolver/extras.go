@@ -2,10 +2,10 @@ package resolver
 
 import (
 	"bytes"
-	"encoding/json"
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -42,26 +42,70 @@ type extras struct {
 
 	// cands are the representations content negotiation chooses among:
 	// locations with a media type, then the resource's representation
-	// variants; candRef[i] is the index in locs (≥ 0) or -1-index in
 	// variants. Empty when negotiation could not change the answer.
-	cands    []mediaType
-	candRef  []int16
+	cands    []cand
 	variants []variant
 	varTTL   handlev.TTLType
 	varTTLV  int32
 
-	// link holds the Link header fields, separated by '\n'; linksetJSON and
-	// linksetText the two linkset documents. All three are templates: the
-	// byte 0 followed by 'B' stands for this resolver's base URL, followed by
-	// 'P' for the proxy URL (appendExpanded), so that one rendering serves
-	// every Host and configuration.
-	link, linksetJSON, linksetText span
+	// link holds the Link header fields, separated by '\n', as a template:
+	// the byte 0 followed by 'B' stands for this resolver's base URL,
+	// followed by 'P' for the proxy URL (appendExpanded), so that one
+	// rendering serves every Host and configuration.
+	link span
 
 	// headers are the accepted 10320/headers lines; dropped names the ones
 	// refused (comma-separated), logged once per entry (logged).
 	headers []headerLine
 	dropped span
 	logged  atomic.Bool
+
+	// rendered is link with the base and proxy URLs of the first server
+	// with a fixed base that sent it (Server.rendered).
+	rendered atomic.Pointer[rendition]
+
+	// ls holds the two linkset documents (templates like link), built by
+	// the first linkset request (view.linksets): most records are never
+	// asked for theirs.
+	lsOnce         sync.Once
+	ls             []byte
+	lsJSON, lsText span
+}
+
+// rendition is the Link header fields with one server's base
+// (Config.PublicURL) and proxy URL filled in, so that a hit sends them as
+// they are.
+type rendition struct {
+	srv  *Server
+	link []byte
+}
+
+var renditionStruct = cache.AllocSize(int(unsafe.Sizeof(rendition{})))
+
+// rendered returns x's Link fields rendered for s, built on first use and
+// charged to the entry; nil when s derives its base from each request's Host
+// (no Config.PublicURL) or x was rendered for another server sharing the
+// cache: the caller then fills the templates in per request.
+func (s *Server) rendered(v *view, x *extras) *rendition {
+	if s.publicURL == "" {
+		return nil
+	}
+	r := x.rendered.Load()
+	if r == nil {
+		base := []byte(s.publicURL)
+		tmpl := x.at(x.link)
+		r = &rendition{srv: s}
+		r.link = appendExpanded(make([]byte, 0, expandedLen(tmpl, len(base), len(s.proxyURL))), tmpl, base, s.proxyURL)
+		if x.rendered.CompareAndSwap(nil, r) {
+			v.charge(renditionStruct + cache.SliceSize(r.link))
+		} else {
+			r = x.rendered.Load()
+		}
+	}
+	if r.srv != s {
+		return nil
+	}
+	return r
 }
 
 // span is a part of extras.buf.
@@ -71,6 +115,7 @@ func (x *extras) at(s span) []byte { return x.buf[s.off : s.off+s.n : s.off+s.n]
 
 type location struct {
 	href     span // canonical URL; empty when unusable
+	body     span // the redirect page to href
 	typ, sub span // media type (media-type, else ctype), lower case; empty if none
 	country  span // lower case
 	rel      span
@@ -88,10 +133,18 @@ type locAttr struct{ name, value span }
 
 type variant struct {
 	href     span
+	body     span // the redirect page to href
 	typ, sub span
 }
 
 type headerLine struct{ name, value span }
+
+// cand is a representation content negotiation may choose: its media type
+// and ref, the index in extras.locs (≥ 0) or -1-index in extras.variants.
+type cand struct {
+	mediaType
+	ref int16
+}
 
 // Selection methods of chooseby (docs/handle-protocol.md §2.1).
 const (
@@ -129,9 +182,70 @@ func (v *view) ext() *extras {
 }
 
 func (v *view) buildExt() {
-	b := &extBuilder{v: v, x: &v.x}
+	b := builders.Get().(*extBuilder)
+	b.reset(v)
 	b.build()
 	v.charge(v.x.bytes())
+	b.release()
+}
+
+// linksets returns the view's extras with the linkset documents built.
+func (v *view) linksets() *extras {
+	x := v.ext()
+	x.lsOnce.Do(v.buildLinksets)
+	return x
+}
+
+// buildLinksets collects the links again (what build keeps of them is the
+// rendered Link fields) and renders the two linksets into their own memory.
+func (v *view) buildLinksets() {
+	b := builders.Get().(*extBuilder)
+	b.reset(v)
+	// The collection steps set fields of the extras they build, which are
+	// published already: these go to a scratch copy.
+	b.x = new(extras)
+	b.collect(false)
+	start := len(b.buf)
+	js, ts := b.renderLinksetJSON(), b.renderLinksetText()
+	x := &v.x
+	x.ls = append(make([]byte, 0, len(b.buf)-start), b.buf[start:]...)
+	x.lsJSON = span{js.off - uint32(start), js.n}
+	x.lsText = span{ts.off - uint32(start), ts.n}
+	v.charge(cache.SliceSize(x.ls))
+	b.release()
+}
+
+// release returns b to the pool, unless a large record grew it.
+func (b *extBuilder) release() {
+	if cap(b.buf)+cap(b.aux) <= maxPooledBuilder {
+		b.reset(nil)
+		builders.Put(b)
+	}
+}
+
+// builders keeps extBuilders between builds: a build's working memory is
+// several times what it keeps, and reusing it leaves less garbage between
+// the entries' memory.
+var builders = sync.Pool{New: func() any { return new(extBuilder) }}
+
+// maxPooledBuilder: a builder grown past this by a large record is dropped.
+const maxPooledBuilder = 256 << 10
+
+// reset readies b to build v's extras (v nil: to be pooled, holding
+// nothing of the last build but its buffers' capacity).
+func (b *extBuilder) reset(v *view) {
+	*b = extBuilder{buf: b.buf[:0], aux: b.aux[:0], locs: b.locs[:0], attrs: b.attrs[:0], vars: b.vars[:0],
+		headers: b.headers[:0], dropped: b.dropped[:0], links: clear0(b.links), rels: clear0(b.rels), cands: b.cands[:0]}
+	if v != nil {
+		b.v, b.x = v, &v.x
+	}
+}
+
+// clear0 empties a slice of entries holding pointers, so that a pooled
+// builder keeps nothing alive.
+func clear0[T any](s []T) []T {
+	clear(s[:cap(s)])
+	return s[:0]
 }
 
 // bytes is what the extras hold beyond the view struct they live in.
@@ -139,8 +253,7 @@ func (x *extras) bytes() int64 {
 	return cache.SliceSize(x.buf) +
 		cache.AllocSize(cap(x.locs)*int(unsafe.Sizeof(location{}))) +
 		cache.AllocSize(cap(x.attrs)*int(unsafe.Sizeof(locAttr{}))) +
-		cache.AllocSize(cap(x.cands)*int(unsafe.Sizeof(mediaType{}))) +
-		cache.AllocSize(cap(x.candRef)*2) +
+		cache.AllocSize(cap(x.cands)*int(unsafe.Sizeof(cand{}))) +
 		cache.AllocSize(cap(x.variants)*int(unsafe.Sizeof(variant{}))) +
 		cache.AllocSize(cap(x.headers)*int(unsafe.Sizeof(headerLine{})))
 }
@@ -152,6 +265,7 @@ type extBuilder struct {
 	v   *view
 	x   *extras
 	buf []byte
+	aux []byte // link targets and media types that only the rendering reads
 
 	locs    []location
 	attrs   []locAttr
@@ -159,8 +273,9 @@ type extBuilder struct {
 	headers []headerLine
 	dropped []byte
 	links   []linkEntry
+	rels    [][]byte
 	cands   []candSpan
-	cat     string // schema.org type of the resource category, "" if none
+	cat     []byte // schema.org type of the resource category, nil if none
 	mdLic   []byte // metadata license URL
 }
 
@@ -190,12 +305,28 @@ func (b *extBuilder) putString(p string) span {
 
 func (b *extBuilder) at(s span) []byte { return b.buf[s.off : s.off+s.n] }
 
-// build runs the steps over the public values; each value type is read from
-// its first public value only, except URL values and 10320/links and
-// 10320/headers values, which all count.
-func (b *extBuilder) build() {
+// putTarget puts the form of raw the resolver redirects to
+// (handlev.AppendTargetURL) and the redirect page to it; two empty spans if
+// raw is not such a URL. Pre-rendered pages go out as they are
+// (Response.SetBodyRaw), like the default target's.
+func (b *extBuilder) putTarget(raw []byte) (href, body span) {
+	start := len(b.buf)
+	out, err := handlev.AppendTargetURL(b.buf, raw)
+	if err != nil {
+		return span{}, span{}
+	}
+	b.buf = out
+	href = span{uint32(start), uint32(len(out) - start)}
+	start = len(b.buf)
+	b.buf = appendRedirectBody(b.buf, b.at(href))
+	return href, span{uint32(start), uint32(len(b.buf) - start)}
+}
+
+// collect runs the steps over the public values; each value type is read
+// from its first public value only, except URL values and 10320/links and
+// 10320/headers values (read when headers), which all count.
+func (b *extBuilder) collect(headers bool) {
 	vs := b.v.values
-	b.buf = make([]byte, 0, 512)
 	if i := firstIndex(vs, handlev.TypeLoc); i >= 0 {
 		b.locations(&vs[i])
 	}
@@ -207,14 +338,17 @@ func (b *extBuilder) build() {
 		switch {
 		case ascii.EqualFold(vs[i].Type, handlev.TypeLinks):
 			b.recordLinks(vs[i].Data)
-		case ascii.EqualFold(vs[i].Type, handlev.TypeHeaders):
+		case headers && ascii.EqualFold(vs[i].Type, handlev.TypeHeaders):
 			b.recordHeaders(vs[i].Data)
 		}
 	}
+}
+
+// build collects and keeps what a redirect and a landing answer send.
+func (b *extBuilder) build() {
+	b.collect(true)
 	x := b.x
 	x.link = b.renderLinkHeader()
-	x.linksetJSON = b.renderLinksetJSON()
-	x.linksetText = b.renderLinksetText()
 	if len(b.dropped) > 0 {
 		x.dropped = b.put(b.dropped)
 	}
@@ -230,11 +364,9 @@ func (b *extBuilder) build() {
 		x.headers = append(make([]headerLine, 0, len(b.headers)), b.headers...)
 	}
 	if len(b.cands) > 0 {
-		x.cands = make([]mediaType, len(b.cands))
-		x.candRef = make([]int16, len(b.cands))
+		x.cands = make([]cand, len(b.cands))
 		for i, c := range b.cands {
-			x.cands[i] = mediaType{x.at(c.typ), x.at(c.sub)}
-			x.candRef[i] = c.ref
+			x.cands[i] = cand{mediaType{x.at(c.typ), x.at(c.sub)}, c.ref}
 		}
 	}
 }
@@ -275,11 +407,7 @@ func (b *extBuilder) locations(val *handlev.Value) {
 			raw, _ = l.Attr("href")
 			tmp = append(tmp[:0], raw...)
 		}
-		start := len(b.buf)
-		if out, err := handlev.AppendTargetURL(b.buf, tmp); err == nil {
-			b.buf = out
-			loc.href = span{uint32(start), uint32(len(out) - start)}
-		}
+		loc.href, loc.body = b.putTarget(tmp)
 		if w, ok := l.Attr("weight"); ok {
 			loc.weight = parseWeight(w)
 		}
@@ -337,14 +465,12 @@ func (b *extBuilder) locations(val *handlev.Value) {
 		if !handlev.IsURLType(v.Type) {
 			continue
 		}
-		start := len(b.buf)
-		out, err := handlev.AppendTargetURL(b.buf, v.Data)
-		if err != nil {
+		href, body := b.putTarget(v.Data)
+		if href.n == 0 {
 			continue
 		}
-		b.buf = out
 		n := len(b.locs)
-		b.locs = append(b.locs, location{href: span{uint32(start), uint32(len(out) - start)}, legacy: true,
+		b.locs = append(b.locs, location{href: href, body: body, legacy: true,
 			ttlType: v.TTLType, ttl: v.TTL, attrs: [2]uint16{uint16(len(b.attrs)), uint16(len(b.attrs))}})
 		x.choosable |= 1 << n
 	}
@@ -449,363 +575,45 @@ func isToken(s string) bool {
 
 // ---- the resource and signposting ----
 
-// resourceJSON is what the extras read of a RESOURCE value
-// (docs/metadata-model.md, resource_info).
-type resourceJSON struct {
-	Category string `json:"resource_category"`
-	Variants []struct {
-		URL       string `json:"variant_url"`
-		MediaType string `json:"media_type"`
-	} `json:"representation_variants"`
-}
-
 // schemaTypes maps a resource category to its schema.org type
 // (docs/product.md §5).
-var schemaTypes = map[string]string{
-	"COLLECTION":   "https://schema.org/Collection",
-	"SAMPLE":       "https://schema.org/Thing",
-	"MATERIAL":     "https://schema.org/Thing",
-	"DEVICE":       "https://schema.org/Product",
-	"DATA_OBJECT":  "https://schema.org/Dataset",
-	"DATA_SERVICE": "https://schema.org/Service",
+var schemaTypes = map[string][]byte{
+	"COLLECTION":   []byte("https://schema.org/Collection"),
+	"SAMPLE":       []byte("https://schema.org/Thing"),
+	"MATERIAL":     []byte("https://schema.org/Thing"),
+	"DEVICE":       []byte("https://schema.org/Product"),
+	"DATA_OBJECT":  []byte("https://schema.org/Dataset"),
+	"DATA_SERVICE": []byte("https://schema.org/Service"),
 }
 
-// resource reads the resource category and the representation variants.
-// A RESOURCE value that is not JSON of that shape gives neither.
+// resource reads the resource category and the representation variants
+// (scanResource). A RESOURCE value that is not a JSON object gives neither.
 func (b *extBuilder) resource(val *handlev.Value) {
-	var r resourceJSON
-	if json.Unmarshal(val.Data, &r) != nil {
+	r, aux, ok := scanResource(val.Data, b.aux)
+	b.aux = aux
+	if !ok {
 		return
 	}
-	b.cat = schemaTypes[r.Category]
+	b.cat = schemaTypes[string(r.category)]
 	b.x.varTTL, b.x.varTTLV = val.TTLType, val.TTL
-	for _, rv := range r.Variants {
+	for _, rv := range r.variants {
 		if len(b.vars) >= maxVariants {
 			break
 		}
-		typ, sub, ok := parseMediaType(rv.MediaType)
+		typ, sub, ok := parseMediaType(string(rv.mediaType))
 		if !ok {
 			continue
 		}
-		start := len(b.buf)
-		out, err := handlev.AppendTargetURL(b.buf, []byte(rv.URL))
-		if err != nil {
+		href, body := b.putTarget(rv.url)
+		if href.n == 0 {
 			continue
 		}
-		b.buf = out
-		v := variant{href: span{uint32(start), uint32(len(out) - start)}, typ: b.putString(typ), sub: b.putString(sub)}
-		if negotiable([]byte(typ), []byte(sub)) {
+		v := variant{href: href, body: body, typ: b.putString(typ), sub: b.putString(sub)}
+		if negotiable(b.at(v.typ), b.at(v.sub)) {
 			b.cands = append(b.cands, candSpan{v.typ, v.sub, int16(-1 - len(b.vars))})
 		}
 		b.vars = append(b.vars, v)
 	}
-}
-
-// Template markers: this resolver's base URL and the proxy URL.
-const (
-	markBase  = "\x00B"
-	markProxy = "\x00P"
-)
-
-var (
-	relCiteAs      = []byte("cite-as")
-	relDescribedBy = []byte("describedby")
-	relType        = []byte("type")
-	relItem        = []byte("item")
-	relLicense     = []byte("license")
-	relLinkset     = []byte("linkset")
-	mtJSON         = []byte("application/json")
-	mtLinksetJSON  = []byte("application/linkset+json")
-)
-
-// signposting collects the FAIR Signposting level 1 links
-// (docs/product.md §5): cite-as, describedby (the Handle JSON, then every
-// location whose role is metadata), type, item (each variant), license, and
-// the linkset.
-func (b *extBuilder) signposting() {
-	hp := b.v.handlePath
-	href := func(mark, path string) []byte {
-		out := append([]byte(mark), path...)
-		return append(out, hp...)
-	}
-	b.links = append(b.links, linkEntry{href: href(markProxy, "/"), rel: relCiteAs, ours: true})
-	b.links = append(b.links, linkEntry{href: href(markBase, "/api/handles/"), rel: relDescribedBy, typ: mtJSON, ours: true})
-	for i := range b.locs {
-		l := &b.locs[i]
-		if l.href.n == 0 || l.legacy {
-			continue
-		}
-		for _, a := range b.attrs[l.attrs[0]:l.attrs[1]] {
-			if ascii.EqualFold(b.at(a.name), "role") && string(b.at(a.value)) == "metadata" {
-				b.links = append(b.links, linkEntry{href: b.at(l.href), rel: relDescribedBy, typ: b.mediaTypeOf(l.typ, l.sub), ours: true})
-				break
-			}
-		}
-	}
-	if b.cat != "" {
-		b.links = append(b.links, linkEntry{href: []byte(b.cat), rel: relType, ours: true})
-		if b.v.target != nil {
-			b.links = append(b.links, linkEntry{href: []byte("https://schema.org/AboutPage"), rel: relType, ours: true})
-		}
-	}
-	for i := range b.vars {
-		v := &b.vars[i]
-		b.links = append(b.links, linkEntry{href: b.at(v.href), rel: relItem, typ: b.mediaTypeOf(v.typ, v.sub), ours: true})
-	}
-	if i := firstIndex(b.v.values, typeLicense); i >= 0 {
-		if u := licenseURL(b.v.values[i].Data); u != nil {
-			b.links = append(b.links, linkEntry{href: u, rel: relLicense, ours: true})
-		}
-	}
-	if i := firstIndex(b.v.values, typeMetadataLicense); i >= 0 {
-		b.mdLic = licenseURL(b.v.values[i].Data)
-	}
-	b.links = append(b.links, linkEntry{href: href(markBase, "/api/linksets/"), rel: relLinkset, typ: mtLinksetJSON, ours: true})
-	// Locations with a rel attribute are links of the record's own.
-	for i := range b.locs {
-		l := &b.locs[i]
-		if l.href.n > 0 && l.rel.n > 0 {
-			b.addRecordLink(b.at(l.href), b.at(l.rel), b.mediaTypeOf(l.typ, l.sub), nil)
-		}
-	}
-}
-
-// mediaTypeOf returns "type/subtype" as new memory, nil if there is none.
-func (b *extBuilder) mediaTypeOf(typ, sub span) []byte {
-	if typ.n == 0 {
-		return nil
-	}
-	out := append([]byte(nil), b.at(typ)...)
-	out = append(out, '/')
-	return append(out, b.at(sub)...)
-}
-
-// licenseURL returns the URL a license value names: an http(s) URL as the
-// resolver would redirect to it, or an SPDX identifier as its spdx.org page;
-// nil for anything else.
-func licenseURL(data []byte) []byte {
-	t := handlev.TrimURLSpace(data)
-	if ascii.HasPrefixFold(t, "http://") || ascii.HasPrefixFold(t, "https://") {
-		if u, err := handlev.AppendTargetURL(nil, t); err == nil {
-			return u
-		}
-		return nil
-	}
-	if len(t) == 0 || len(t) > 64 {
-		return nil
-	}
-	for _, c := range t {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-' || c == '+') {
-			return nil
-		}
-	}
-	return append([]byte("https://spdx.org/licenses/"), t...)
-}
-
-// addRecordLink adds a link of the record's own (a 10320/links value or a
-// location with rel): every relation type of rel (space-separated) that is
-// a registered name or an absolute http(s) URI, except those the node
-// derives itself and allows once (cite-as, linkset).
-func (b *extBuilder) addRecordLink(href, rel, typ, title []byte) {
-	for f := range bytes.FieldsSeq(rel) {
-		r := relType8288(f)
-		if r == nil || bytes.Equal(r, relCiteAs) || bytes.Equal(r, relLinkset) {
-			continue
-		}
-		if len(b.links) >= maxLinks+16 {
-			return
-		}
-		b.links = append(b.links, linkEntry{href: href, rel: r, typ: typ, title: title})
-	}
-}
-
-// relType8288 returns a relation type in its canonical form: a registered
-// name (a letter, then letters, digits, '.' and '-', RFC 8288 §2.1.1) in
-// lower case, or an extension type as an absolute http(s) URI in the form
-// the resolver writes URLs; nil if it is neither.
-func relType8288(r []byte) []byte {
-	if len(r) == 0 || len(r) > 256 {
-		return nil
-	}
-	if ascii.HasPrefixFold(r, "http://") || ascii.HasPrefixFold(r, "https://") {
-		if u, err := handlev.AppendTargetURL(nil, r); err == nil {
-			return u
-		}
-		return nil
-	}
-	out := make([]byte, len(r))
-	for i, c := range r {
-		c = ascii.Lower(c)
-		switch {
-		case c >= 'a' && c <= 'z':
-		case i > 0 && (c >= '0' && c <= '9' || c == '.' || c == '-'):
-		default:
-			return nil
-		}
-		out[i] = c
-	}
-	return out
-}
-
-// ---- 10320/links ----
-
-// recordLinks reads a 10320/links value: links in the Link header syntax
-// (RFC 8288 §3), separated by commas or line breaks. Each link needs an
-// absolute http(s) target and a rel; type and title are kept when they are
-// well-formed; a link with an anchor (another context) is skipped, as is
-// anything malformed, up to the next link.
-func (b *extBuilder) recordLinks(data []byte) {
-	for _, l := range parseLinkValues(data, maxLinks) {
-		href, err := handlev.AppendTargetURL(nil, l.target)
-		if err != nil || l.anchor || len(l.rel) == 0 {
-			continue
-		}
-		var typ []byte
-		if len(l.typ) > 0 {
-			if t, s, ok := parseMediaType(string(l.typ)); ok {
-				typ = []byte(t + "/" + s)
-			}
-		}
-		b.addRecordLink(href, l.rel, typ, printableTitle(l.title))
-	}
-}
-
-// linkValue is one link-value as parseLinkValues reads it; slices point
-// into the input or hold unescaped quoted strings.
-type linkValue struct {
-	target, rel, typ, title []byte
-	anchor                  bool
-}
-
-// parseLinkValues reads at most max link-values of s: "<" target ">" then
-// ";"-separated parameters (token, or token "=" token / quoted-string),
-// separated by commas or line breaks. A malformed link-value is skipped up to
-// the next separator outside angle brackets and quotes. It never panics.
-func parseLinkValues(s []byte, max int) []linkValue {
-	var out []linkValue
-	i := 0
-	for i < len(s) && len(out) < max {
-		for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == ',' || s[i] == '\r' || s[i] == '\n') {
-			i++
-		}
-		if i >= len(s) {
-			break
-		}
-		lv, next, ok := parseLinkValue(s, i)
-		if ok {
-			out = append(out, lv)
-		}
-		if next <= i {
-			next = i + 1
-		}
-		i = next
-	}
-	return out
-}
-
-func parseLinkValue(s []byte, i int) (linkValue, int, bool) {
-	var lv linkValue
-	if s[i] != '<' {
-		return lv, skipLink(s, i), false
-	}
-	end := bytes.IndexByte(s[i:], '>')
-	if end < 0 {
-		return lv, len(s), false
-	}
-	lv.target = s[i+1 : i+end]
-	i += end + 1
-	for {
-		i = skipOWS(s, i)
-		if i >= len(s) || s[i] == ',' || s[i] == '\n' || s[i] == '\r' {
-			return lv, i, true
-		}
-		if s[i] != ';' {
-			return lv, skipLink(s, i), false
-		}
-		i = skipOWS(s, i+1)
-		n0 := i
-		for i < len(s) && tokenByte[s[i]] {
-			i++
-		}
-		name := s[n0:i]
-		if len(name) == 0 {
-			return lv, skipLink(s, i), false
-		}
-		i = skipOWS(s, i)
-		var val []byte
-		if i < len(s) && s[i] == '=' {
-			i = skipOWS(s, i+1)
-			if i < len(s) && s[i] == '"' {
-				j := skipQuoted(s, i)
-				if j > len(s) || s[j-1] != '"' || j-i < 2 {
-					return lv, len(s), false
-				}
-				val = unquote(s[i+1 : j-1])
-				i = j
-			} else {
-				v0 := i
-				for i < len(s) && tokenByte[s[i]] {
-					i++
-				}
-				val = s[v0:i]
-				if len(val) == 0 {
-					return lv, skipLink(s, i), false
-				}
-			}
-		}
-		switch {
-		case ascii.EqualFold(name, "rel") && lv.rel == nil:
-			lv.rel = val
-		case ascii.EqualFold(name, "type") && lv.typ == nil:
-			lv.typ = val
-		case ascii.EqualFold(name, "title") && lv.title == nil:
-			lv.title = val
-		case ascii.EqualFold(name, "anchor"):
-			lv.anchor = true
-		}
-	}
-}
-
-// skipLink returns the index of the separator ending the link-value h[i:]
-// is inside, quoted strings skipped.
-func skipLink(s []byte, i int) int {
-	for i < len(s) && s[i] != ',' && s[i] != '\n' {
-		if s[i] == '"' {
-			i = skipQuoted(s, i)
-			continue
-		}
-		i++
-	}
-	return i
-}
-
-// unquote removes quoted-pair backslashes.
-func unquote(q []byte) []byte {
-	if bytes.IndexByte(q, '\\') < 0 {
-		return q
-	}
-	out := make([]byte, 0, len(q))
-	for i := 0; i < len(q); i++ {
-		if q[i] == '\\' && i+1 < len(q) {
-			i++
-		}
-		out = append(out, q[i])
-	}
-	return out
-}
-
-// printableTitle returns t if it is printable ASCII of at most 256 bytes
-// (what a quoted-string can carry without an RFC 8187 title*), else nil.
-func printableTitle(t []byte) []byte {
-	if len(t) == 0 || len(t) > 256 {
-		return nil
-	}
-	for _, c := range t {
-		if c < 0x20 || c > 0x7e {
-			return nil
-		}
-	}
-	return t
 }
 
 // ---- 10320/headers ----
@@ -875,198 +683,5 @@ func (b *extBuilder) drop(name []byte) {
 		b.dropped = append(b.dropped, name...)
 	} else {
 		b.dropped = append(b.dropped, "(malformed line)"...)
-	}
-}
-
-// ---- rendering ----
-
-// relOrder returns the relation types of the links in first-seen order.
-func (b *extBuilder) relOrder() [][]byte {
-	var rels [][]byte
-	for i := range b.links {
-		seen := false
-		for _, r := range rels {
-			if bytes.Equal(r, b.links[i].rel) {
-				seen = true
-				break
-			}
-		}
-		if !seen {
-			rels = append(rels, b.links[i].rel)
-		}
-	}
-	return rels
-}
-
-// renderLinkHeader writes one Link header field per relation type
-// (RFC 8288 §3), fields separated by '\n'. When the fields would exceed
-// maxLinkHeader, the item links and then the record's own links are left
-// out (the linkset has them all).
-func (b *extBuilder) renderLinkHeader() span {
-	skipItems, skipOwn := false, false
-	for {
-		start := len(b.buf)
-		for _, rel := range b.relOrder() {
-			first := true
-			for i := range b.links {
-				l := &b.links[i]
-				if !bytes.Equal(l.rel, rel) || skipItems && bytes.Equal(rel, relItem) || skipOwn && !l.ours {
-					continue
-				}
-				if first {
-					if len(b.buf) > start {
-						b.buf = append(b.buf, '\n')
-					}
-					first = false
-				} else {
-					b.buf = append(b.buf, ", "...)
-				}
-				b.buf = appendLinkValue(b.buf, l, nil)
-			}
-		}
-		if len(b.buf)-start <= maxLinkHeader || skipItems && skipOwn {
-			return span{uint32(start), uint32(len(b.buf) - start)}
-		}
-		b.buf = b.buf[:start]
-		if skipItems {
-			skipOwn = true
-		}
-		skipItems = true
-	}
-}
-
-// appendLinkValue writes `<href>; rel="rel"[; type="t"][; title="…"]`
-// [; anchor="…"]. Every part is already checked: URLs are canonical (no
-// '<', '>', '"' or space), rel and type are tokens or URLs, a title is
-// printable ASCII whose '"' and '\' are escaped here.
-func appendLinkValue(dst []byte, l *linkEntry, anchor []byte) []byte {
-	dst = append(dst, '<')
-	dst = append(dst, l.href...)
-	dst = append(dst, `>; rel="`...)
-	dst = append(dst, l.rel...)
-	dst = append(dst, '"')
-	if len(l.typ) > 0 {
-		dst = append(dst, `; type="`...)
-		dst = append(dst, l.typ...)
-		dst = append(dst, '"')
-	}
-	if len(l.title) > 0 {
-		dst = append(dst, `; title="`...)
-		for _, c := range l.title {
-			if c == '"' || c == '\\' {
-				dst = append(dst, '\\')
-			}
-			dst = append(dst, c)
-		}
-		dst = append(dst, '"')
-	}
-	if anchor != nil {
-		dst = append(dst, `; anchor="`...)
-		dst = append(dst, anchor...)
-		dst = append(dst, '"')
-	}
-	return dst
-}
-
-// renderLinksetJSON writes the linkset in RFC 9264's JSON form: one context
-// object anchored at this resolver's URL of the identifier with every link,
-// and, when the record carries a metadata license, one anchored at the
-// Handle JSON with that license.
-func (b *extBuilder) renderLinksetJSON() span {
-	start := len(b.buf)
-	hp := b.v.handlePath
-	b.buf = append(b.buf, `{"linkset":[{"anchor":"`+markBase+`/`...)
-	b.buf = append(b.buf, hp...)
-	b.buf = append(b.buf, '"')
-	for _, rel := range b.relOrder() {
-		if bytes.Equal(rel, relLinkset) {
-			continue
-		}
-		b.buf = append(b.buf, ',')
-		b.buf = handlev.AppendJSONString(b.buf, string(rel))
-		b.buf = append(b.buf, ":["...)
-		first := true
-		for i := range b.links {
-			l := &b.links[i]
-			if !bytes.Equal(l.rel, rel) {
-				continue
-			}
-			if !first {
-				b.buf = append(b.buf, ',')
-			}
-			first = false
-			b.buf = append(b.buf, `{"href":"`...)
-			b.buf = append(b.buf, l.href...) // canonical or marked URL: nothing to escape
-			b.buf = append(b.buf, '"')
-			if len(l.typ) > 0 {
-				b.buf = append(b.buf, `,"type":`...)
-				b.buf = handlev.AppendJSONString(b.buf, string(l.typ))
-			}
-			if len(l.title) > 0 {
-				b.buf = append(b.buf, `,"title":`...)
-				b.buf = handlev.AppendJSONString(b.buf, string(l.title))
-			}
-			b.buf = append(b.buf, '}')
-		}
-		b.buf = append(b.buf, ']')
-	}
-	b.buf = append(b.buf, '}')
-	if b.mdLic != nil {
-		b.buf = append(b.buf, `,{"anchor":"`+markBase+`/api/handles/`...)
-		b.buf = append(b.buf, hp...)
-		b.buf = append(b.buf, `","license":[{"href":"`...)
-		b.buf = append(b.buf, b.mdLic...)
-		b.buf = append(b.buf, `"}]}`...)
-	}
-	b.buf = append(b.buf, "]}\n"...)
-	return span{uint32(start), uint32(len(b.buf) - start)}
-}
-
-// renderLinksetText writes the linkset in RFC 9264's native form
-// (application/linkset): the links as Link header link-values, each with its
-// anchor, one per line.
-func (b *extBuilder) renderLinksetText() span {
-	start := len(b.buf)
-	hp := b.v.handlePath
-	anchor := append([]byte(markBase+"/"), hp...)
-	first := true
-	for _, rel := range b.relOrder() {
-		if bytes.Equal(rel, relLinkset) {
-			continue
-		}
-		for i := range b.links {
-			if l := &b.links[i]; bytes.Equal(l.rel, rel) {
-				if !first {
-					b.buf = append(b.buf, ",\n"...)
-				}
-				first = false
-				b.buf = appendLinkValue(b.buf, l, anchor)
-			}
-		}
-	}
-	if b.mdLic != nil {
-		b.buf = append(b.buf, ",\n"...)
-		l := linkEntry{href: b.mdLic, rel: relLicense}
-		b.buf = appendLinkValue(b.buf, &l, append([]byte(markBase+"/api/handles/"), hp...))
-	}
-	b.buf = append(b.buf, '\n')
-	return span{uint32(start), uint32(len(b.buf) - start)}
-}
-
-// appendExpanded appends a template with its markers replaced: base for
-// markBase, proxy for markProxy. It allocates nothing when dst has room.
-func appendExpanded(dst, tmpl, base []byte, proxy string) []byte {
-	for {
-		i := bytes.IndexByte(tmpl, 0)
-		if i < 0 || i+1 >= len(tmpl) {
-			return append(dst, tmpl...)
-		}
-		dst = append(dst, tmpl[:i]...)
-		if tmpl[i+1] == 'P' {
-			dst = append(dst, proxy...)
-		} else {
-			dst = append(dst, base...)
-		}
-		tmpl = tmpl[i+2:]
 	}
 }

@@ -193,7 +193,7 @@ func TestParseAccept(t *testing.T) {
 }
 
 func TestNegotiate(t *testing.T) {
-	cands := []mediaType{{[]byte("text"), []byte("turtle")}, {[]byte("application"), []byte("ld+json")}}
+	cands := []cand{{mediaType{[]byte("text"), []byte("turtle")}, 0}, {mediaType{[]byte("application"), []byte("ld+json")}, 1}}
 	tests := []struct {
 		name, accept, ua string
 		want             int // index in cands, -1 for the default answer
@@ -332,7 +332,9 @@ func TestLinkHeaderCap(t *testing.T) {
 	if len(link) > maxLinkHeader || strings.Contains(link, `rel="item"`) || !strings.Contains(link, `rel="cite-as"`) || !strings.Contains(link, `rel="linkset"`) {
 		t.Errorf("Link fields (%d bytes) should keep cite-as and linkset and leave the items out:\n%.300s", len(link), link)
 	}
-	if n := strings.Count(string(x.at(x.linksetJSON)), `"type":"text/turtle"`); n != 100 {
+	v, _ := extrasOf(t, handlev.Record{Handle: "10.1000/M", Values: []handlev.Value{sv(1, "URL", "https://a.example/"), res}})
+	x = v.linksets()
+	if n := strings.Count(string(x.ls), `"type":"text/turtle"`); n != 100 {
 		t.Errorf("linkset has %d items, want 100", n)
 	}
 }
@@ -353,11 +355,12 @@ func TestExtrasFromPublicValuesOnly(t *testing.T) {
 		private(sv(6, "LICENSE", "https://secret.example/license")),
 		private(sv(7, "METADATA_LICENSE", "CC0-1.0")),
 	}}
-	_, x := extrasOf(t, rec)
+	v, x := extrasOf(t, rec)
+	v.linksets()
 	if x.choosable != 0 || len(x.cands) != 0 || len(x.headers) != 0 || len(x.variants) != 0 {
 		t.Errorf("extras from private values: choosable %b, %d candidates, %d headers, %d variants", x.choosable, len(x.cands), len(x.headers), len(x.variants))
 	}
-	for _, part := range [][]byte{x.buf, x.at(x.link), x.at(x.linksetJSON), x.at(x.linksetText)} {
+	for _, part := range [][]byte{x.buf, x.ls} {
 		if strings.Contains(string(part), "secret") || strings.Contains(string(part), "schema.org") || strings.Contains(string(part), "spdx") {
 			t.Errorf("extras carry data without public read:\n%s", part)
 		}
@@ -401,7 +404,7 @@ func TestLicenseURL(t *testing.T) {
 		"CC0-1.0": "https://spdx.org/licenses/CC0-1.0", " CC-BY-4.0 ": "https://spdx.org/licenses/CC-BY-4.0",
 		"https://example.org/lic": "https://example.org/lic", "javascript:x": "", "CC BY": "", "": "", "a/b": "",
 	} {
-		if got := string(licenseURL([]byte(in))); got != want {
+		if got := string((&extBuilder{}).licenseURL([]byte(in))); got != want {
 			t.Errorf("licenseURL(%q) = %q, want %q", in, got, want)
 		}
 	}
@@ -414,7 +417,7 @@ func FuzzAccept(f *testing.F) {
 		`application/ld+json;profile="a,b";q=0.5, text/*;q=0`, "*/*;q=1.000", `a/b;x="\"`, ",;=/", "text/turtle;q=0.5;q=1"} {
 		f.Add([]byte(s))
 	}
-	cands := []mediaType{{[]byte("text"), []byte("turtle")}, {[]byte("application"), []byte("ld+json")}}
+	cands := []cand{{mediaType{[]byte("text"), []byte("turtle")}, 0}, {mediaType{[]byte("application"), []byte("ld+json")}, 1}}
 	f.Fuzz(func(t *testing.T, h []byte) {
 		var rs [maxRanges]mediaRange
 		n := parseAccept(&rs, h)

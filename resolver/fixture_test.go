@@ -106,6 +106,7 @@ func testRecords() []handlev.Record {
 		{Handle: tExtra + "/ünï", Values: []handlev.Value{sv(1, "URL", "https://example.org/unicode")}},
 		{Handle: tExtra + "/a+b c", Values: []handlev.Value{sv(1, "URL", "https://example.org/plus")}},
 		{Handle: tExtra + "/loc", Values: []handlev.Value{sv(1, "URL", "https://legacy.example.org/item"), sv(2, handlev.TypeLoc, tLoc)}},
+		{Handle: tExtra + "/weighted", Values: []handlev.Value{sv(1, handlev.TypeLoc, `<locations><location href="https://w1.example.org/" weight="1"/><location href="https://w2.example.org/" weight="2"/></locations>`)}},
 		{Handle: tExtra + "/badloc", Values: []handlev.Value{sv(1, "URL", "https://legacy.example.org/bad"), sv(2, handlev.TypeLoc, `<locations><location href="https://never.example.org/"></locations>`)}},
 		{Handle: tExtra + "/links", Values: []handlev.Value{sv(1, "URL", "https://example.org/linked"),
 			sv(2, handlev.TypeLinks, `<https://example.org/author>; rel="author"; title="The \"author\"", <https://example.org/a.json>; rel="alternate describedby"; type="application/ld+json"`+"\n"+

@@ -56,21 +56,22 @@ func (s *Server) serveLinkset(ctx *fasthttp.RequestCtx, sc *scratch, rawPath []b
 		s.sendNotFound(ctx, sc, sc.handle)
 		return
 	}
-	x := viewOf(e).ext()
-	tmpl, ct := x.at(x.linksetJSON), ctLinksetJSON
+	x := viewOf(e).linksets()
+	tmpl := x.ls[x.lsJSON.off : x.lsJSON.off+x.lsJSON.n]
+	h := &ctx.Response.Header
+	h.SetContentTypeBytes(ctLinksetJSON)
 	if accept := ctx.Request.Header.PeekBytes(hdrAccept); len(accept) > 0 {
 		rs := sc.ranges[:parseAccept(&sc.ranges, accept)]
 		if qFor(rs, mtApplication, mtLinksetSub) > qFor(rs, mtApplication, mtLinksetJSub) {
-			tmpl, ct = x.at(x.linksetText), ctLinkset
+			tmpl = x.ls[x.lsText.off : x.lsText.off+x.lsText.n]
+			h.SetContentTypeBytes(ctLinkset)
 		}
 	}
-	sc.base = s.appendBase(sc.base[:0], ctx)
-	sc.out = appendExpanded(sc.out[:0], tmpl, sc.base, s.proxyURL)
-	h := &ctx.Response.Header
 	ctx.SetStatusCode(fasthttp.StatusOK)
-	h.SetContentTypeBytes(ct)
 	h.SetCanonical(hdrVary, valAccept)
 	h.SetCanonical(hdrACAO, valStar)
+	sc.base = s.appendBase(sc.base[:0], ctx)
+	sc.out = appendExpanded(sc.out[:0], tmpl, sc.base, s.proxyURL)
 	ctx.Response.ResetBody()
 	_, _ = ctx.Write(sc.out)
 }

@@ -77,7 +77,7 @@ func (s *Server) serveHandle(ctx *fasthttp.RequestCtx, sc *scratch, rawPath, que
 	filtered := p.filtered()
 	if p.showurls {
 		sendParts(ctx, fasthttp.StatusOK, v.urlsPage())
-		s.setLinks(ctx, sc, x, false)
+		s.setLinks(ctx, sc, v, x, false)
 		return
 	}
 	if p.noredirect {
@@ -87,12 +87,12 @@ func (s *Server) serveHandle(ctx *fasthttp.RequestCtx, sc *scratch, rawPath, que
 		} else {
 			sendParts(ctx, fasthttp.StatusOK, v.valuesPage())
 		}
-		s.setLinks(ctx, sc, x, false)
+		s.setLinks(ctx, sc, v, x, false)
 		return
 	}
 	if v.gone() {
 		sendParts(ctx, fasthttp.StatusGone, v.statusPage())
-		s.setLinks(ctx, sc, x, false)
+		s.setLinks(ctx, sc, v, x, false)
 		return
 	}
 	if v.alias != nil && !filtered {
@@ -118,18 +118,19 @@ func (s *Server) serveHandle(ctx *fasthttp.RequestCtx, sc *scratch, rawPath, que
 			}
 			i := x.choose(&in)
 			l := &x.locs[i]
-			loc := x.at(l.href)
+			loc, body := x.at(l.href), x.at(l.body)
 			if extended {
 				loc = s.appendToTarget(sc, loc, loc, p.urlappend, frag)
+				sc.out = appendRedirectBody(sc.out[:0], loc)
+				body = nil
 			}
-			sc.out = appendRedirectBody(sc.out[:0], loc)
-			s.sendRedirect(ctx, sc, v, x, x.status(i), loc, nil, l.ttlType, l.ttl)
+			s.sendRedirect(ctx, sc, v, x, x.status(i), loc, body, l.ttlType, l.ttl)
 			return
 		}
 		if !extended {
 			if v.target == nil {
 				sendParts(ctx, fasthttp.StatusOK, v.valuesPage())
-				s.setLinks(ctx, sc, x, true)
+				s.setLinks(ctx, sc, v, x, true)
 				return
 			}
 			s.sendRedirect(ctx, sc, v, x, fasthttp.StatusFound, v.target, v.redirectBody, v.targetTTL, v.targetTTLVal)
@@ -153,7 +154,7 @@ func (s *Server) serveHandle(ctx *fasthttp.RequestCtx, sc *scratch, rawPath, que
 		} else {
 			sendParts(ctx, fasthttp.StatusOK, v.valuesPage())
 		}
-		s.setLinks(ctx, sc, x, false)
+		s.setLinks(ctx, sc, v, x, false)
 		return
 	}
 	sc.out = appendRedirectBody(sc.out[:0], sc.loc)
@@ -178,16 +179,13 @@ func (s *Server) negotiated(ctx *fasthttp.RequestCtx, sc *scratch, x *extras) in
 // sendNegotiated redirects to the negotiated representation c: 303 to a
 // representation variant, a location's own status to a location.
 func (s *Server) sendNegotiated(ctx *fasthttp.RequestCtx, sc *scratch, v *view, x *extras, c int) {
-	if ref := int(x.candRef[c]); ref >= 0 {
+	if ref := int(x.cands[c].ref); ref >= 0 {
 		l := &x.locs[ref]
-		loc := x.at(l.href)
-		sc.out = appendRedirectBody(sc.out[:0], loc)
-		s.sendRedirect(ctx, sc, v, x, x.status(ref), loc, nil, l.ttlType, l.ttl)
+		s.sendRedirect(ctx, sc, v, x, x.status(ref), x.at(l.href), x.at(l.body), l.ttlType, l.ttl)
 		return
 	}
-	loc := x.at(x.variants[-1-int(x.candRef[c])].href)
-	sc.out = appendRedirectBody(sc.out[:0], loc)
-	s.sendRedirect(ctx, sc, v, x, fasthttp.StatusSeeOther, loc, nil, x.varTTL, x.varTTLV)
+	vr := &x.variants[-1-int(x.cands[c].ref)]
+	s.sendRedirect(ctx, sc, v, x, fasthttp.StatusSeeOther, x.at(vr.href), x.at(vr.body), x.varTTL, x.varTTLV)
 }
 
 // remoteAddr is the client's address, IPv4-mapped addresses unmapped; the
@@ -236,7 +234,7 @@ func (s *Server) sendRedirect(ctx *fasthttp.RequestCtx, sc *scratch, v *view, x 
 	}
 	sc.date = s.dates.appendDate(sc.date[:0], expiresAt(now.Unix(), ttlType, ttl))
 	h.SetCanonical(hdrExpires, sc.date)
-	s.setLinks(ctx, sc, x, true)
+	s.setLinks(ctx, sc, v, x, true)
 	for i := range x.headers {
 		h.AddBytesKV(x.at(x.headers[i].name), x.at(x.headers[i].value))
 	}
@@ -259,12 +257,19 @@ func (s *Server) sendRedirect(ctx *fasthttp.RequestCtx, sc *scratch, v *view, x 
 // the record's own links, docs/handle-protocol.md §2.3) and, for an answer
 // that content negotiation could have changed (vary, and the record has
 // negotiable representations), Vary: Accept. The fields are the
-// entry's pre-rendered template with this request's base URL filled in.
-func (s *Server) setLinks(ctx *fasthttp.RequestCtx, sc *scratch, x *extras, vary bool) {
+// entry's pre-rendered fields (Server.rendered), or its template with this
+// request's base URL filled in.
+func (s *Server) setLinks(ctx *fasthttp.RequestCtx, sc *scratch, v *view, x *extras, vary bool) {
 	h := &ctx.Response.Header
-	sc.base = s.appendBase(sc.base[:0], ctx)
-	sc.link = appendExpanded(sc.link[:0], x.at(x.link), sc.base, s.proxyURL)
-	for f := sc.link; len(f) > 0; {
+	var fields []byte
+	if r := s.rendered(v, x); r != nil {
+		fields = r.link
+	} else {
+		sc.base = s.appendBase(sc.base[:0], ctx)
+		sc.link = appendExpanded(sc.link[:0], x.at(x.link), sc.base, s.proxyURL)
+		fields = sc.link
+	}
+	for f := fields; len(f) > 0; {
 		line := f
 		if i := bytes.IndexByte(f, '\n'); i >= 0 {
 			line, f = f[:i], f[i+1:]
