@@ -73,12 +73,20 @@ func attrOf(as []LocAttr, name string) (string, bool) {
 // well-formed XML document whose root element is <locations>, with
 // <location> elements as its children. Other elements, text, comments and
 // processing instructions are skipped; anything after </locations> is
-// ignored. It returns a *LocError when data is longer than MaxLocBytes, is
+// ignored. It returns an empty LocList and a *LocError when data is longer than MaxLocBytes, is
 // not well-formed XML up to the root's end (only the five predefined entities
 // and character references are known; an encoding other than UTF-8 is not
 // read), or has another root element. Every string returned is its own
 // memory. It never panics.
 func ParseLocations(data []byte) (LocList, error) {
+	l, err := parseLocations(data)
+	if err != nil {
+		return LocList{}, err
+	}
+	return l, nil
+}
+
+func parseLocations(data []byte) (LocList, error) {
 	var l LocList
 	if len(data) > MaxLocBytes {
 		return l, &LocError{"longer than 65536 bytes"}

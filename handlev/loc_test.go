@@ -82,6 +82,9 @@ func TestParseLocations(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !errors.Is(err, ErrLoc) {
 					t.Fatalf("ParseLocations(%.60q) error = %v, want one containing %q wrapping ErrLoc", tc.in, err, tc.wantErr)
 				}
+				if len(l.Locs) != 0 || len(l.Attrs) != 0 {
+					t.Errorf("ParseLocations(%.60q) returned %d locations with its error, want none", tc.in, len(l.Locs))
+				}
 				return
 			}
 			if err != nil {

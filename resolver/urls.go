@@ -34,8 +34,12 @@ func appendURLsPage(dst []byte, v *view) []byte {
 	if i := firstIndex(v.values, handlev.TypeLoc); i >= 0 {
 		var err error
 		if list, err = handlev.ParseLocations(v.values[i].Data); err != nil {
-			dst = append(dst, "<p>The 10320/loc value is malformed and ignored: "...)
-			dst = appendText(dst, err.Error())
+			dst = append(dst, "<p>The 10320/loc value is malformed, so the resolver ignores it and redirects to the first URL value (then URL.*): "...)
+			reason := err.Error()
+			if le, ok := err.(*handlev.LocError); ok {
+				reason = le.Reason
+			}
+			dst = appendText(dst, reason)
 			dst = append(dst, ".</p>\n"...)
 		} else {
 			hasLoc = true
@@ -47,6 +51,8 @@ func appendURLsPage(dst []byte, v *view) []byte {
 			}
 			dst = append(dst, "</code></p>\n"...)
 		}
+	} else {
+		dst = append(dst, "<p class=\"muted\">No 10320/loc value: the resolver redirects to the first URL value (then URL.*).</p>\n"...)
 	}
 	dst = append(dst, "<table>\n<thead><tr><th>#</th><th>Location</th><th>Weight</th><th>Attributes</th></tr></thead>\n<tbody>\n"...)
 	n := 0
