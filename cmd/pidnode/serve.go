@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,6 +23,7 @@ import (
 	"pidnode/cache"
 	"pidnode/cluster"
 	"pidnode/handlev"
+	"pidnode/internal/geoip"
 	"pidnode/resolver"
 	hdldns "pidnode/resolver/dns"
 	"pidnode/resolver/hdl"
@@ -51,7 +53,8 @@ type node struct {
 	namer     *handlev.Namer
 	cache     *cache.Cache
 	admin     *admin.Server
-	model     []byte // the --model file; nil for admin's default
+	model     []byte    // the --model file; nil for admin's default
+	geo       *geoip.DB // the --geoip-db file; nil without one
 	listeners []listener
 	demo      *admin.DemoInfo
 	// demoSkipped: --demo was given but the database already had data.
@@ -153,6 +156,11 @@ func startNode(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *node, 
 	if n.model, err = readModel(cfg.Model); err != nil {
 		return nil, err
 	}
+	if cfg.GeoIPDB != "" {
+		if n.geo, err = geoip.Open(cfg.GeoIPDB); err != nil {
+			return nil, fileError("GeoIP database", cfg.GeoIPDB, "geoip-db", err)
+		}
+	}
 	if err := os.MkdirAll(cfg.Data, 0o750); err != nil {
 		return nil, fileError("data directory", cfg.Data, "data", err)
 	}
@@ -225,7 +233,12 @@ func (n *node) bind() error {
 		if publicURL == "" {
 			publicURL = scheme(cfg.TLSCert) + "://" + addr
 		}
+		var country func(netip.Addr) ([2]byte, bool)
+		if n.geo != nil {
+			country = n.geo.Country
+		}
 		srv, err := resolver.New(resolver.Config{
+			Country:   country,
 			Cache:     n.cache,
 			Namer:     n.namer,
 			ProxyURL:  cfg.ProxyURL,
@@ -595,6 +608,10 @@ func (n *node) closeAll() error {
 	if n.db != nil {
 		err = errors.Join(err, n.db.Close())
 		n.db = nil
+	}
+	if n.geo != nil {
+		err = errors.Join(err, n.geo.Close())
+		n.geo = nil
 	}
 	return err
 }
