@@ -38,7 +38,7 @@ func (n *node) writeMetrics(w io.Writer) error {
 	b = promtext.GaugeFamily(b, "pidnode_stats_pending_keys", "Identifiers with resolution counts not yet written to the database.", int64(n.counter.Keys()))
 	b = promtext.CounterFamily(b, "pidnode_stats_dropped_total", "Resolutions not counted because the in-memory table was full.", n.counter.Dropped())
 
-	// One family for every front: kind from {redirect, noredirect, api, dns,
+	// One family for every front: kind from {redirect, noredirect, api, linkset, dns,
 	// hdl}, result from a small fixed set per kind.
 	const res = "pidnode_resolver_resolutions_total"
 	b = promtext.Header(b, res, promtext.Counter, "Resolutions by front (kind) and outcome (result).")
