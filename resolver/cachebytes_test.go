@@ -92,7 +92,7 @@ func buildAll(t *testing.T, c *cache.Cache, srv *Server, key string) {
 	v.json()
 	e.WireBytes()
 	srv.rendered(v, v.ext())
-	v.linksets()
+	v.linksets(v.ext())
 	v.urlsPage()
 }
 

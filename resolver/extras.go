@@ -20,7 +20,8 @@ import (
 // header fields and the linkset, and the headers of 10320/headers values.
 // It is derived from the public values only (view.values, handlev.Public),
 // once per cache entry, by the first request that needs it (view.ext), and is
-// immutable afterwards except for logged.
+// immutable once published except for logged and the parts built later
+// (rendered, ls), each published once through its atomic pointer.
 //
 // Everything the parts point to lives in buf; spans index it, so the whole
 // is a handful of allocations whose sizes the entry is charged (bytes).
@@ -64,12 +65,9 @@ type extras struct {
 	// with a fixed base that sent it (Server.rendered).
 	rendered atomic.Pointer[rendition]
 
-	// ls holds the two linkset documents (templates like link), built by
-	// the first linkset request (view.linksets): most records are never
-	// asked for theirs.
-	lsOnce         sync.Once
-	ls             []byte
-	lsJSON, lsText span
+	// ls holds the two linkset documents, built by the first linkset
+	// request (view.linksets).
+	ls atomic.Pointer[linksetDocs]
 }
 
 // rendition is the Link header fields with one server's base
@@ -175,50 +173,72 @@ const (
 	typeMetadataLicense = "METADATA_LICENSE"
 )
 
-// ext returns the view's extras, built on first use.
+// ext returns the view's extras, built by the first request that needs
+// them. Concurrent first requests may each build; one set is published (and
+// charged), the others are dropped. Published extras are never replaced.
 func (v *view) ext() *extras {
-	v.extOnce.Do(v.buildExt)
-	return &v.x
+	if x := v.xp.Load(); x != nil {
+		return x
+	}
+	return v.buildExt()
 }
 
-func (v *view) buildExt() {
+// extrasStruct is the heap size of an extras.
+var extrasStruct = cache.AllocSize(int(unsafe.Sizeof(extras{})))
+
+func (v *view) buildExt() *extras {
+	x := new(extras)
 	b := builders.Get().(*extBuilder)
-	b.reset(v)
+	b.reset(v, x)
 	b.build()
-	v.charge(v.x.bytes())
 	b.release()
+	if v.xp.CompareAndSwap(nil, x) {
+		v.charge(extrasStruct + x.bytes())
+		return x
+	}
+	return v.xp.Load()
 }
 
-// linksets returns the view's extras with the linkset documents built.
-func (v *view) linksets() *extras {
-	x := v.ext()
-	x.lsOnce.Do(v.buildLinksets)
-	return x
+// linksetDocs are the two linkset documents of an entry, templates like
+// extras.link: json and text are parts of buf.
+type linksetDocs struct {
+	buf        []byte
+	json, text span
 }
 
-// buildLinksets collects the links again (what build keeps of them is the
-// rendered Link fields) and renders the two linksets into their own memory.
-func (v *view) buildLinksets() {
+var linksetDocsStruct = cache.AllocSize(int(unsafe.Sizeof(linksetDocs{})))
+
+func (d *linksetDocs) at(s span) []byte { return d.buf[s.off : s.off+s.n : s.off+s.n] }
+
+// linksets returns the view's linkset documents, built by the first linkset
+// request (most records are never asked for theirs) and published like the
+// extras.
+func (v *view) linksets(x *extras) *linksetDocs {
+	if d := x.ls.Load(); d != nil {
+		return d
+	}
+	// The links are collected again (the extras keep only the rendered Link
+	// fields), into scratch extras: the published ones are read concurrently.
 	b := builders.Get().(*extBuilder)
-	b.reset(v)
-	// The collection steps set fields of the extras they build, which are
-	// published already: these go to a scratch copy.
-	b.x = new(extras)
+	b.reset(v, new(extras))
 	b.collect(false)
 	start := len(b.buf)
 	js, ts := b.renderLinksetJSON(), b.renderLinksetText()
-	x := &v.x
-	x.ls = append(make([]byte, 0, len(b.buf)-start), b.buf[start:]...)
-	x.lsJSON = span{js.off - uint32(start), js.n}
-	x.lsText = span{ts.off - uint32(start), ts.n}
-	v.charge(cache.SliceSize(x.ls))
+	d := &linksetDocs{buf: append(make([]byte, 0, len(b.buf)-start), b.buf[start:]...)}
+	d.json = span{js.off - uint32(start), js.n}
+	d.text = span{ts.off - uint32(start), ts.n}
 	b.release()
+	if x.ls.CompareAndSwap(nil, d) {
+		v.charge(linksetDocsStruct + cache.SliceSize(d.buf))
+		return d
+	}
+	return x.ls.Load()
 }
 
 // release returns b to the pool, unless a large record grew it.
 func (b *extBuilder) release() {
 	if cap(b.buf)+cap(b.aux) <= maxPooledBuilder {
-		b.reset(nil)
+		b.reset(nil, nil)
 		builders.Put(b)
 	}
 }
@@ -231,14 +251,11 @@ var builders = sync.Pool{New: func() any { return new(extBuilder) }}
 // maxPooledBuilder: a builder grown past this by a large record is dropped.
 const maxPooledBuilder = 256 << 10
 
-// reset readies b to build v's extras (v nil: to be pooled, holding
-// nothing of the last build but its buffers' capacity).
-func (b *extBuilder) reset(v *view) {
-	*b = extBuilder{buf: b.buf[:0], aux: b.aux[:0], locs: b.locs[:0], attrs: b.attrs[:0], vars: b.vars[:0],
+// reset readies b to build v's extras into x (nil, nil: to be pooled,
+// holding nothing of the last build but its buffers' capacity).
+func (b *extBuilder) reset(v *view, x *extras) {
+	*b = extBuilder{v: v, x: x, buf: b.buf[:0], aux: b.aux[:0], locs: b.locs[:0], attrs: b.attrs[:0], vars: b.vars[:0],
 		headers: b.headers[:0], dropped: b.dropped[:0], links: clear0(b.links), rels: clear0(b.rels), cands: b.cands[:0]}
-	if v != nil {
-		b.v, b.x = v, &v.x
-	}
 }
 
 // clear0 empties a slice of entries holding pointers, so that a pooled

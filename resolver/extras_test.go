@@ -333,9 +333,8 @@ func TestLinkHeaderCap(t *testing.T) {
 	if len(link) > maxLinkHeader || strings.Contains(link, `rel="item"`) || !strings.Contains(link, `rel="cite-as"`) || !strings.Contains(link, `rel="linkset"`) {
 		t.Errorf("Link fields (%d bytes) should keep cite-as and linkset and leave the items out:\n%.300s", len(link), link)
 	}
-	v, _ := extrasOf(t, handlev.Record{Handle: "10.1000/M", Values: []handlev.Value{sv(1, "URL", "https://a.example/"), res}})
-	x = v.linksets()
-	if n := strings.Count(string(x.ls), `"type":"text/turtle"`); n != 100 {
+	v, x2 := extrasOf(t, handlev.Record{Handle: "10.1000/M", Values: []handlev.Value{sv(1, "URL", "https://a.example/"), res}})
+	if n := strings.Count(string(v.linksets(x2).buf), `"type":"text/turtle"`); n != 100 {
 		t.Errorf("linkset has %d items, want 100", n)
 	}
 }
@@ -357,11 +356,11 @@ func TestExtrasFromPublicValuesOnly(t *testing.T) {
 		private(sv(7, "METADATA_LICENSE", "CC0-1.0")),
 	}}
 	v, x := extrasOf(t, rec)
-	v.linksets()
+	d := v.linksets(x)
 	if x.choosable != 0 || len(x.cands) != 0 || len(x.headers) != 0 || len(x.variants) != 0 {
 		t.Errorf("extras from private values: choosable %b, %d candidates, %d headers, %d variants", x.choosable, len(x.cands), len(x.headers), len(x.variants))
 	}
-	for _, part := range [][]byte{x.buf, x.ls} {
+	for _, part := range [][]byte{x.buf, d.buf} {
 		if strings.Contains(string(part), "secret") || strings.Contains(string(part), "schema.org") || strings.Contains(string(part), "spdx") {
 			t.Errorf("extras carry data without public read:\n%s", part)
 		}

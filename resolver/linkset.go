@@ -56,14 +56,15 @@ func (s *Server) serveLinkset(ctx *fasthttp.RequestCtx, sc *scratch, rawPath []b
 		s.sendNotFound(ctx, sc, sc.handle)
 		return
 	}
-	x := viewOf(e).linksets()
-	tmpl := x.ls[x.lsJSON.off : x.lsJSON.off+x.lsJSON.n]
+	v := viewOf(e)
+	d := v.linksets(v.ext())
+	tmpl := d.at(d.json)
 	h := &ctx.Response.Header
 	h.SetContentTypeBytes(ctLinksetJSON)
 	if accept := ctx.Request.Header.PeekBytes(hdrAccept); len(accept) > 0 {
 		rs := sc.ranges[:parseAccept(&sc.ranges, accept)]
 		if qFor(rs, mtApplication, mtLinksetSub) > qFor(rs, mtApplication, mtLinksetJSub) {
-			tmpl = x.ls[x.lsText.off : x.lsText.off+x.lsText.n]
+			tmpl = d.at(d.text)
 			h.SetContentTypeBytes(ctLinkset)
 		}
 	}

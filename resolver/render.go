@@ -46,11 +46,10 @@ type view struct {
 	statusHTML             page // 410 tombstone or 404 reserved page, per status
 
 	// The locations, negotiable representations, links and headers
-	// (extras.go), built by the first request that sends any of them, and
-	// the ?action=showurls page.
-	extOnce, urlsOnce sync.Once
-	x                 extras
-	urlsHTML          page
+	// (extras.go, view.ext) and the ?action=showurls page (view.urlsPage),
+	// each built by the first request that needs it and published once.
+	xp   atomic.Pointer[extras]
+	urls atomic.Pointer[page]
 
 	// hits is the resolution counter of the record (cache.Counter.Ref), set
 	// on the first counted resolution: the only mutable field, so that

@@ -3,20 +3,29 @@ package resolver
 import (
 	"strconv"
 	"strings"
+	"unsafe"
+
+	"pidnode/cache"
 
 	"pidnode/handlev"
 )
 
-// urlsPage returns the ?action=showurls page, built on first use.
+// urlsPage returns the ?action=showurls page, built on first use and
+// published once (like view.ext).
 func (v *view) urlsPage() page {
-	v.urlsOnce.Do(v.buildURLsPage)
-	return v.urlsHTML
+	if p := v.urls.Load(); p != nil {
+		return *p
+	}
+	p := new(page)
+	*p = compactPage(appendURLsPage(nil, v))
+	if v.urls.CompareAndSwap(nil, p) {
+		v.charge(pageStruct + p.bytes())
+		return *p
+	}
+	return *v.urls.Load()
 }
 
-func (v *view) buildURLsPage() {
-	v.urlsHTML = compactPage(appendURLsPage(nil, v))
-	v.charge(v.urlsHTML.bytes())
-}
+var pageStruct = cache.AllocSize(int(unsafe.Sizeof(page{})))
 
 // appendURLsPage writes the ?action=showurls page (docs/handle-protocol.md
 // §2.1): the locations the resolver selects among, in order, with their
