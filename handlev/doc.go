@@ -4,7 +4,8 @@
 // every public front renders from), the Handle JSON API encoding (byte-compatible
 // with the reference server), the RFC 3651 binary encoding, and the one rule for
 // the URLs a record may redirect to (AppendTargetURL, CheckTargetURL: the
-// resolver redirects by it, the admin API accepts by it).
+// resolver redirects by it, the admin API accepts by it), and the reader of
+// 10320/loc values (ParseLocations, AppendHrefTemplate).
 //
 // It imports the standard library, internal/ascii (ASCII case folding) and
 // golang.org/x/net/idna (internationalized host names) only. It

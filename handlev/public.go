@@ -110,6 +110,12 @@ func ChooseTarget(vs []Value, keep func(*Value) bool) int {
 	return sub
 }
 
+// IsURLType reports whether a value type is URL or a URL.* subtype (ASCII
+// case-insensitive): the types a redirect may go to.
+func IsURLType(t string) bool {
+	return len(t) >= len(TypeURL) && ascii.EqualFold(t[:len(TypeURL)], TypeURL) && (len(t) == len(TypeURL) || len(t) > len(TypeURL)+1 && t[len(TypeURL)] == '.')
+}
+
 // ValidAlias reports whether HS_ALIAS data is usable handle text: non-empty,
 // at most MaxHandleLen bytes of valid UTF-8, no control characters.
 func ValidAlias(b []byte) bool {

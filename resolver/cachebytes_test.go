@@ -33,11 +33,22 @@ func sizedRecords(n int) []handlev.Record {
 			}
 			recs[i] = pid4cat(h, url, statuses[i%len(statuses)], extra...)
 		}
+		// Some records carry locations, links and headers, so that the
+		// extras and the showurls page are more than their empty forms.
+		if i%7 == 0 {
+			recs[i].Values = append(recs[i].Values, sv(30, handlev.TypeLoc, fmt.Sprintf(
+				`<locations><location href="https://a.example.org/%d" weight="1" country="de"/><location href="https://b.example.org/%d" media-type="text/turtle" role="metadata"/></locations>`, i, i)))
+		}
+		if i%5 == 0 {
+			recs[i].Values = append(recs[i].Values,
+				sv(31, handlev.TypeLinks, fmt.Sprintf(`<https://example.org/author/%d>; rel="author", <https://example.org/x/%d.jsonld>; rel="alternate"; type="application/ld+json"`, i, i)),
+				sv(32, handlev.TypeHeaders, "X-Robots-Tag: noindex\nSet-Cookie: a=1"))
+		}
 	}
 	return recs
 }
 
-func sizedStore(t *testing.T, namer *handlev.Namer, recs []handlev.Record) *store.DB {
+func sizedStore(t testing.TB, namer *handlev.Namer, recs []handlev.Record) *store.DB {
 	t.Helper()
 	db, err := store.Open(store.Config{Path: filepath.Join(t.TempDir(), "pidnode.db"), NoSync: true})
 	if err != nil {
@@ -63,9 +74,10 @@ func sizedStore(t *testing.T, namer *handlev.Namer, recs []handlev.Record) *stor
 }
 
 // buildAll gets key and builds every part of its view a request can ask for:
-// the redirect (at load), the ?noredirect page, the status page, the JSON and
-// the wire encoding.
-func buildAll(t *testing.T, c *cache.Cache, key string) {
+// the redirect (at load), the ?noredirect page, the status page, the JSON,
+// the wire encoding, the extras, their rendition for srv and the showurls
+// page.
+func buildAll(t *testing.T, c *cache.Cache, srv *Server, key string) {
 	t.Helper()
 	e, err := c.Get([]byte(key))
 	if err != nil {
@@ -79,6 +91,20 @@ func buildAll(t *testing.T, c *cache.Cache, key string) {
 	v.statusPage()
 	v.json()
 	e.WireBytes()
+	srv.rendered(v, v.ext())
+	v.linksets(v.ext())
+	v.urlsPage()
+}
+
+// budgetServer is a resolver over c, for the parts of a view that are
+// rendered for a server.
+func budgetServer(t *testing.T, c *cache.Cache, namer *handlev.Namer) *Server {
+	t.Helper()
+	srv, err := New(Config{Cache: c, Namer: namer, PublicURL: tPublicURL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv
 }
 
 // TestCacheBudgetWithViews fills a cache whose budget holds a fraction of the
@@ -97,9 +123,10 @@ func TestCacheBudgetWithViews(t *testing.T) {
 	for i := range recs {
 		keys[i], _, _ = namer.Key(recs[i].Handle)
 	}
+	srv := budgetServer(t, c, namer)
 	for round := range 2 {
 		for i, k := range keys {
-			buildAll(t, c, k)
+			buildAll(t, c, srv, k)
 			if u := c.Usage(); u.Bytes > budget {
 				t.Fatalf("round %d, record %d: charged %d B over the budget %d B", round, i, u.Bytes, budget)
 			}
@@ -130,15 +157,16 @@ func TestCacheChargeMatchesHeapWithViews(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	srv := budgetServer(t, c, namer)
 	// Warm the store's and the renderers' own one-time memory first.
-	buildAll(t, c, keys[0])
+	buildAll(t, c, srv, keys[0])
 	c.InvalidateAll()
 	var m0, m1 runtime.MemStats
 	runtime.GC()
 	runtime.GC()
 	runtime.ReadMemStats(&m0)
 	for _, k := range keys {
-		buildAll(t, c, k)
+		buildAll(t, c, srv, k)
 	}
 	runtime.GC()
 	runtime.GC()

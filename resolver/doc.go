@@ -4,7 +4,13 @@
 //   - the Handle proxy behaviour on /{handle} (docs/handle-protocol.md §2): both handle
 //     forms, the 302 redirect to the first URL value (then URL.*), ?noredirect /
 //     action=showvalues pages, ?urlappend, ?index and ?type, the 404 and
-//     "Prefix X not found" pages, HS_ALIAS 301s, signposting Link headers;
+//     "Prefix X not found" pages, HS_ALIAS 301s;
+//   - the locations of a 10320/loc value and their selection (?locatt,
+//     action=metadata, action=showurls; select.go), content negotiation over
+//     typed locations and representation variants (accept.go), FAIR
+//     Signposting Link fields, 10320/links and 10320/headers (extras.go,
+//     signpost.go) and the linksets on /api/linksets/{handle} (linkset.go),
+//     §2.1–§2.4;
 //   - the status-driven pages (docs/product.md §3, §5): SUBMITTED → 404 "reserved, not yet
 //     public", OBSOLETED and DEPRECATED → 410 tombstone, a generated id with a bad
 //     check character → 404 "malformed";
@@ -23,12 +29,15 @@
 //
 // It reads records only through *cache.Cache. Render builds each cache entry's
 // view on the miss that loads it (cmd passes it as cache.Config.Render), but
-// only what a plain redirect sends: the target and its body. The ?noredirect
-// page, the tombstone and reserved pages and the public values' JSON are built
-// by the first request that needs them, once per entry, so a miss that only
-// redirects — most of them — does not HTML-escape the whole record. After that
-// first use, a cache hit for a plain redirect, a ?noredirect page, a tombstone
-// or an unfiltered /api/handles request allocates nothing (allocation_test.go).
+// only the default target and its body. The extras (locations, negotiable
+// representations, Link fields, record headers) are built by the first
+// request that sends them, the ?noredirect, showurls, tombstone and reserved
+// pages, the linksets and the public values' JSON by the first request that
+// needs each, once per entry and charged to it, so a miss that only
+// redirects does not HTML-escape the whole record. After that first use, a
+// cache hit for a plain, negotiated or location redirect, a ?noredirect page,
+// a tombstone, a linkset or an unfiltered /api/handles request allocates
+// nothing (allocation_test.go).
 //
 // Choices this package makes where docs/handle-protocol.md leaves them open:
 //   - Every request here is anonymous, so values without the public-read

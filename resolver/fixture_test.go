@@ -105,8 +105,24 @@ func testRecords() []handlev.Record {
 		{Handle: tExtra + "/empty", Values: nil},
 		{Handle: tExtra + "/ünï", Values: []handlev.Value{sv(1, "URL", "https://example.org/unicode")}},
 		{Handle: tExtra + "/a+b c", Values: []handlev.Value{sv(1, "URL", "https://example.org/plus")}},
+		{Handle: tExtra + "/loc", Values: []handlev.Value{sv(1, "URL", "https://legacy.example.org/item"), sv(2, handlev.TypeLoc, tLoc)}},
+		{Handle: tExtra + "/weighted", Values: []handlev.Value{sv(1, handlev.TypeLoc, `<locations><location href="https://w1.example.org/" weight="1"/><location href="https://w2.example.org/" weight="2"/></locations>`)}},
+		{Handle: tExtra + "/badloc", Values: []handlev.Value{sv(1, "URL", "https://legacy.example.org/bad"), sv(2, handlev.TypeLoc, `<locations><location href="https://never.example.org/"></locations>`)}},
+		{Handle: tExtra + "/links", Values: []handlev.Value{sv(1, "URL", "https://example.org/linked"),
+			sv(2, handlev.TypeLinks, `<https://example.org/author>; rel="author"; title="The \"author\"", <https://example.org/a.json>; rel="alternate describedby"; type="application/ld+json"`+"\n"+
+				`<javascript:alert(1)>; rel="author", <https://example.org/x>; rel="cite-as", <https://example.org/y>; rel="bad rel!"; anchor="https://other.example/"`),
+			sv(3, handlev.TypeHeaders, "X-Robots-Tag: noindex\r\nCache-Control: max-age=60\nSet-Cookie: a=1\nContent-Type: text/plain\nX-Bad: a\rb\nAccess-Control-Allow-Origin: *\nbad name: x")}},
 	}
 }
+
+// tLoc is the 10320/loc value of the fixture record 10.1000/loc: the
+// weighted choice goes to the only location with a weight (eu), the legacy
+// URL value joins with weight 0.
+const tLoc = `<locations chooseby="locatt,country,weighted">
+<location href="https://eu.example.org/item" weight="1" country="de" view="html"/>
+<location href="https://us.example.org/item" weight="0" country="us"/>
+<location href="https://meta.example.org/item.ttl" role="metadata" media-type="text/turtle" weight="0" http_sc="303"/>
+</locations>`
 
 // fixture is a resolver over a real bbolt store and cache.
 type fixture struct {

@@ -11,13 +11,23 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// FuzzHandler feeds arbitrary paths and queries through the handler. It must
-// never panic, never answer 5xx, never send a Location that is not an absolute
-// http(s) URL free of spaces and control characters, and every HTML page must
-// stay well-formed (so every echoed string was escaped).
+// FuzzHandler feeds arbitrary paths, queries and Accept headers through the
+// handler. It must never panic, never answer 5xx, never send a Location that
+// is not an absolute http(s) URL free of spaces and control characters, nor a
+// Link field with a control character, and every HTML page must stay
+// well-formed (so every echoed string was escaped).
 func FuzzHandler(f *testing.F) {
 	fx := newFixture(f, nil)
 	seeds := []struct{ method, path, query string }{
+		{"GET", "/" + tExtra + "/loc", "locatt=country:us&locatt=view"},
+		{"GET", "/" + tExtra + "/loc", "action=showurls"},
+		{"GET", "/" + tExtra + "/loc", "action=metadata&urlappend=%23x"},
+		{"GET", "/" + tExtra + "/badloc", "action=showurls"},
+		{"GET", "/" + tExtra + "/links", ""},
+		{"GET", "/" + tExtra + "/weighted", ""},
+		{"GET", "/api/linksets/" + tHandle, ""},
+		{"HEAD", "/api/linksets/" + tExtra + "/links", ""},
+		{"GET", "/api/linksets/" + tExtra + "/%3Cx%3E", ""},
 		{"GET", "/" + tHandle, ""},
 		{"GET", "/" + tHandle, "noredirect"},
 		{"GET", "/" + strings.ToLower(tPrefix+"/"+tNS+"/"+tID), "urlappend=/x%3Fy"},
@@ -41,10 +51,11 @@ func FuzzHandler(f *testing.F) {
 		{"GET", "/hdl:", ""},
 		{"GET", "/", ""},
 	}
-	for _, s := range seeds {
-		f.Add(s.method, s.path, s.query)
+	accepts := []string{"", "text/turtle", "application/linkset", "text/html;q=0.1, application/*;q=0.5"}
+	for i, s := range seeds {
+		f.Add(s.method, s.path, s.query, accepts[i%len(accepts)])
 	}
-	f.Fuzz(func(t *testing.T, method, path, query string) {
+	f.Fuzz(func(t *testing.T, method, path, query, accept string) {
 		if method != "GET" && method != "HEAD" && method != "POST" && method != "OPTIONS" {
 			method = "GET"
 		}
@@ -52,7 +63,11 @@ func FuzzHandler(f *testing.F) {
 		if query != "" {
 			target += "?" + query
 		}
-		raw := method + " " + target + " HTTP/1.1\r\nHost: resolver.test\r\nContent-Length: 0\r\n\r\n"
+		raw := method + " " + target + " HTTP/1.1\r\nHost: resolver.test\r\nContent-Length: 0\r\n"
+		if accept != "" {
+			raw += "Accept: " + accept + "\r\n"
+		}
+		raw += "\r\n"
 		var req fasthttp.Request
 		if err := req.Read(bufio.NewReader(strings.NewReader(raw))); err != nil {
 			t.Skip() // fasthttp refuses it before any handler runs
@@ -71,6 +86,13 @@ func FuzzHandler(f *testing.F) {
 			for _, c := range loc {
 				if c <= ' ' || c == 0x7f || c >= 0x80 {
 					t.Fatalf("%s %q: Location %q has byte %#x", method, target, loc, c)
+				}
+			}
+		}
+		for _, l := range ctx.Response.Header.PeekAll("Link") {
+			for _, c := range l {
+				if c < ' ' || c == 0x7f || c >= 0x80 {
+					t.Fatalf("%s %q: Link %q has byte %#x", method, target, l, c)
 				}
 			}
 		}

@@ -9,7 +9,8 @@ import (
 )
 
 // TestLazyViewsConcurrent: the parts of a view built on first use (the
-// ?noredirect page, the tombstone, the reserved page, the API JSON) are built
+// ?noredirect page, the tombstone, the reserved page, the API JSON, the
+// extras, the linksets, the showurls page) are built
 // by whichever concurrent first request gets there and every request gets the
 // same bytes, also while the entry is invalidated and reloaded underneath
 // (the race detector checks the publication).
@@ -22,13 +23,17 @@ func TestLazyViewsConcurrent(t *testing.T) {
 		"/api/handles/" + tHandle,
 		"/api/handles/" + tExtra + "/mixed",
 		"/" + tHandle,
+		"/api/linksets/" + tHandle,
+		"/" + tExtra + "/loc?action=showurls",
+		"/" + tExtra + "/loc",
+		"/api/linksets/" + tExtra + "/links",
 	}
 	want := make([]string, len(targets))
 	for i, target := range targets {
 		r := f.get(t, target)
 		want[i] = itoa(r.StatusCode()) + " " + string(r.Body())
 	}
-	keys := []string{f.key(t, tHandle), f.key(t, tTestPrefix+"/svc/"+tNS+"/OLD1"), f.key(t, tExtra+"/mixed")}
+	keys := []string{f.key(t, tHandle), f.key(t, tTestPrefix+"/svc/"+tNS+"/OLD1"), f.key(t, tExtra+"/mixed"), f.key(t, tExtra+"/loc"), f.key(t, tExtra+"/links")}
 	for round := range 20 {
 		for _, k := range keys {
 			f.cache.Invalidate(k) // fresh entries: the next requests build the parts again

@@ -10,7 +10,7 @@ import (
 )
 
 // Resolution counters (docs/architecture.md practice 13): by kind (the
-// route: redirect, noredirect, api) and result (found, not_found, gone,
+// route: redirect, noredirect, api, linkset) and result (found, not_found, gone,
 // bad_request, error, limited), read at scrape time through Stats; cmd/pidnode
 // writes them as pidnode_resolver_resolutions_total. Counting is one atomic
 // add in a stripe picked by the request's pooled scratch (sync.Pool keeps one
@@ -41,7 +41,7 @@ func (s *Server) countHit(v *view, key string) {
 
 // Kinds and results, in the order of the counter arrays.
 var (
-	kindNames   = [...]string{"redirect", "noredirect", "api"}
+	kindNames   = [...]string{"redirect", "noredirect", "api", "linkset"}
 	resultNames = [...]string{"found", "not_found", "gone", "bad_request", "error", "limited"}
 )
 
@@ -49,6 +49,7 @@ const (
 	kindRedirect = iota
 	kindNoRedirect
 	kindAPI
+	kindLinkset
 	numKinds
 )
 

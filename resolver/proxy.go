@@ -3,6 +3,7 @@ package resolver
 import (
 	"bytes"
 	"errors"
+	"net/netip"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -72,7 +73,13 @@ func (s *Server) serveHandle(ctx *fasthttp.RequestCtx, sc *scratch, rawPath, que
 		return
 	}
 	s.countHit(v, e.Key) // resolution statistics (no allocation)
+	x := v.ext()
 	filtered := p.filtered()
+	if p.showurls {
+		sendParts(ctx, fasthttp.StatusOK, v.urlsPage())
+		s.setLinks(ctx, sc, v, x, false)
+		return
+	}
 	if p.noredirect {
 		if filtered {
 			sc.out = appendValuesPage(sc.out[:0], v.handle, v.values, p)
@@ -80,10 +87,12 @@ func (s *Server) serveHandle(ctx *fasthttp.RequestCtx, sc *scratch, rawPath, que
 		} else {
 			sendParts(ctx, fasthttp.StatusOK, v.valuesPage())
 		}
+		s.setLinks(ctx, sc, v, x, false)
 		return
 	}
 	if v.gone() {
 		sendParts(ctx, fasthttp.StatusGone, v.statusPage())
+		s.setLinks(ctx, sc, v, x, false)
 		return
 	}
 	if v.alias != nil && !filtered {
@@ -91,13 +100,42 @@ func (s *Server) serveHandle(ctx *fasthttp.RequestCtx, sc *scratch, rawPath, que
 			return
 		}
 	}
-	if !filtered && !p.hasURLAppend && len(frag) == 0 {
-		if v.target == nil {
-			sendParts(ctx, fasthttp.StatusOK, v.valuesPage())
+	extended := p.hasURLAppend || len(frag) > 0
+	if !filtered {
+		// Content negotiation, on requests that do not choose a location
+		// themselves (docs/handle-protocol.md §2.2).
+		if len(x.cands) > 0 && len(p.locatt) == 0 && !extended {
+			if c := s.negotiated(ctx, sc, x); c >= 0 {
+				s.sendNegotiated(ctx, sc, v, x, c)
+				return
+			}
+		}
+		// The locations of a 10320/loc value (docs/handle-protocol.md §2.1).
+		if x.choosable != 0 {
+			in := selectIn{locatt: p.locatt, geo: s.geo, rnd: s.rnd}
+			if x.country && s.geo != nil {
+				in.ip = remoteAddr(ctx)
+			}
+			i := x.choose(&in)
+			l := &x.locs[i]
+			loc, body := x.at(l.href), x.at(l.body)
+			if extended {
+				loc = s.appendToTarget(sc, loc, loc, p.urlappend, frag)
+				sc.out = appendRedirectBody(sc.out[:0], loc)
+				body = nil
+			}
+			s.sendRedirect(ctx, sc, v, x, x.status(i), loc, body, l.ttlType, l.ttl)
 			return
 		}
-		s.sendRedirect(ctx, sc, v, v.target, v.redirectBody, v.targetTTL, v.targetTTLVal)
-		return
+		if !extended {
+			if v.target == nil {
+				sendParts(ctx, fasthttp.StatusOK, v.valuesPage())
+				s.setLinks(ctx, sc, v, x, true)
+				return
+			}
+			s.sendRedirect(ctx, sc, v, x, fasthttp.StatusFound, v.target, v.redirectBody, v.targetTTL, v.targetTTLVal)
+			return
+		}
 	}
 	// A choice restricted by ?index/?type, or a target extended by ?urlappend
 	// or a fragment: composed per request.
@@ -105,7 +143,7 @@ func (s *Server) serveHandle(ctx *fasthttp.RequestCtx, sc *scratch, rawPath, que
 	ok := false
 	if i >= 0 {
 		sc.loc, ok = appendLocation(sc.loc[:0], v.values[i].Data)
-		if ok && (p.hasURLAppend || len(frag) > 0) {
+		if ok && extended {
 			sc.loc = s.appendToTarget(sc, sc.loc, v.values[i].Data, p.urlappend, frag)
 		}
 	}
@@ -116,10 +154,45 @@ func (s *Server) serveHandle(ctx *fasthttp.RequestCtx, sc *scratch, rawPath, que
 		} else {
 			sendParts(ctx, fasthttp.StatusOK, v.valuesPage())
 		}
+		s.setLinks(ctx, sc, v, x, false)
 		return
 	}
 	sc.out = appendRedirectBody(sc.out[:0], sc.loc)
-	s.sendRedirect(ctx, sc, v, sc.loc, nil, v.values[i].TTLType, v.values[i].TTL)
+	s.sendRedirect(ctx, sc, v, x, fasthttp.StatusFound, sc.loc, nil, v.values[i].TTLType, v.values[i].TTL)
+}
+
+// negotiated reads the request's Accept header and returns the index in
+// x.cands of the representation it asks for, -1 for the default answer: a
+// browser always gets the default (docs/handle-protocol.md §2.2).
+func (s *Server) negotiated(ctx *fasthttp.RequestCtx, sc *scratch, x *extras) int {
+	accept := ctx.Request.Header.PeekBytes(hdrAccept)
+	if len(accept) == 0 {
+		return -1
+	}
+	rs := sc.ranges[:parseAccept(&sc.ranges, accept)]
+	if isBrowser(ctx.Request.Header.UserAgent(), rs) {
+		return -1
+	}
+	return negotiate(rs, x.cands)
+}
+
+// sendNegotiated redirects to the negotiated representation c: 303 to a
+// representation variant, a location's own status to a location.
+func (s *Server) sendNegotiated(ctx *fasthttp.RequestCtx, sc *scratch, v *view, x *extras, c int) {
+	if ref := int(x.cands[c].ref); ref >= 0 {
+		l := &x.locs[ref]
+		s.sendRedirect(ctx, sc, v, x, x.status(ref), x.at(l.href), x.at(l.body), l.ttlType, l.ttl)
+		return
+	}
+	vr := &x.variants[-1-int(x.cands[c].ref)]
+	s.sendRedirect(ctx, sc, v, x, fasthttp.StatusSeeOther, x.at(vr.href), x.at(vr.body), x.varTTL, x.varTTLV)
+}
+
+// remoteAddr is the client's address, IPv4-mapped addresses unmapped; the
+// zero Addr when the connection has none (tests calling Handler directly).
+func remoteAddr(ctx *fasthttp.RequestCtx) netip.Addr {
+	a, _ := netip.AddrFromSlice(ctx.RemoteIP())
+	return a.Unmap()
 }
 
 // appendToTarget returns the Location for data + urlappend (+ "#" frag),
@@ -144,12 +217,14 @@ func (s *Server) appendToTarget(sc *scratch, base, data, urlappend, frag []byte)
 	return full
 }
 
-// sendRedirect sends the 302 with Location, Expires (now + the value's TTL,
-// capped), the signposting Link header and a tiny HTML body. body nil means
-// the body was composed in sc.out.
-func (s *Server) sendRedirect(ctx *fasthttp.RequestCtx, sc *scratch, v *view, loc, body []byte, ttlType handlev.TTLType, ttl int32) {
+// sendRedirect sends the redirect (status: 302, or a location's http_sc, or
+// 303 to a negotiated variant) with Location, Expires (now + the value's TTL,
+// capped), the Link header fields and the record's own headers
+// (setRedirectHeaders) and a tiny HTML body. body nil means the body was
+// composed in sc.out.
+func (s *Server) sendRedirect(ctx *fasthttp.RequestCtx, sc *scratch, v *view, x *extras, status int, loc, body []byte, ttlType handlev.TTLType, ttl int32) {
 	h := &ctx.Response.Header
-	ctx.SetStatusCode(fasthttp.StatusFound)
+	ctx.SetStatusCode(status)
 	h.SetCanonical(hdrLocation, loc)
 	// fasthttp has read the clock for this request already; a direct call of
 	// Handler (tests) has not.
@@ -159,8 +234,13 @@ func (s *Server) sendRedirect(ctx *fasthttp.RequestCtx, sc *scratch, v *view, lo
 	}
 	sc.date = s.dates.appendDate(sc.date[:0], expiresAt(now.Unix(), ttlType, ttl))
 	h.SetCanonical(hdrExpires, sc.date)
-	sc.link = s.appendLink(sc.link[:0], ctx, v.handlePath)
-	h.SetCanonical(hdrLink, sc.link)
+	s.setLinks(ctx, sc, v, x, true)
+	for i := range x.headers {
+		h.AddBytesKV(x.at(x.headers[i].name), x.at(x.headers[i].value))
+	}
+	if x.dropped.n > 0 && !x.logged.Load() && x.logged.CompareAndSwap(false, true) {
+		s.log.Warn("resolver: 10320/headers lines not sent", "handle", v.handle, "headers", string(x.at(x.dropped)))
+	}
 	// No Content-Security-Policy here: browsers do not render a redirect's
 	// body, and every header value costs a scan on the hottest path.
 	h.SetContentTypeBytes(ctHTML)
@@ -173,19 +253,34 @@ func (s *Server) sendRedirect(ctx *fasthttp.RequestCtx, sc *scratch, v *view, lo
 	}
 }
 
-// appendLink writes the signposting Link header value (docs/product.md §5):
-// <{PublicURL}/api/handles/{handle}>; rel="describedby"; type="application/json",
-// <{ProxyURL}/{handle}>; rel="cite-as".
-func (s *Server) appendLink(dst []byte, ctx *fasthttp.RequestCtx, handlePath []byte) []byte {
-	dst = append(dst, '<')
-	dst = s.appendBase(dst, ctx)
-	dst = append(dst, "/api/handles/"...)
-	dst = append(dst, handlePath...)
-	dst = append(dst, `>; rel="describedby"; type="application/json", <`...)
-	dst = append(dst, s.proxyURL...)
-	dst = append(dst, '/')
-	dst = append(dst, handlePath...)
-	return append(dst, `>; rel="cite-as"`...)
+// setLinks adds the Link header fields of the record (FAIR Signposting and
+// the record's own links, docs/handle-protocol.md §2.3) and, for an answer
+// that content negotiation could have changed (vary, and the record has
+// negotiable representations), Vary: Accept. The fields are the
+// entry's pre-rendered fields (Server.rendered), or its template with this
+// request's base URL filled in.
+func (s *Server) setLinks(ctx *fasthttp.RequestCtx, sc *scratch, v *view, x *extras, vary bool) {
+	h := &ctx.Response.Header
+	var fields []byte
+	if r := s.rendered(v, x); r != nil {
+		fields = r.link
+	} else {
+		sc.base = s.appendBase(sc.base[:0], ctx)
+		sc.link = appendExpanded(sc.link[:0], x.at(x.link), sc.base, s.proxyURL)
+		fields = sc.link
+	}
+	for f := fields; len(f) > 0; {
+		line := f
+		if i := bytes.IndexByte(f, '\n'); i >= 0 {
+			line, f = f[:i], f[i+1:]
+		} else {
+			f = nil
+		}
+		h.AddBytesKV(hdrLink, line)
+	}
+	if vary && len(x.cands) > 0 {
+		h.SetCanonical(hdrVary, valAccept)
+	}
 }
 
 // appendBase writes this resolver's base URL: Config.PublicURL, or else

@@ -2,6 +2,7 @@ package resolver
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -82,12 +83,27 @@ func TestRedirect(t *testing.T) {
 
 func htmlEscape(s string) string { return string(appendHTML(nil, s)) }
 
+// linkFields returns the values of every Link header field of resp, in order.
+func linkFields(resp *fasthttp.Response) []string {
+	var out []string
+	for _, v := range resp.Header.PeekAll("Link") {
+		out = append(out, string(v))
+	}
+	return out
+}
+
 func TestRedirectHeaders(t *testing.T) {
 	f := newFixture(t, nil)
 	resp := f.get(t, "/"+strings.ToLower(tHandle))
-	wantLink := `<` + tPublicURL + `/api/handles/` + tHandle + `>; rel="describedby"; type="application/json", <https://hdl.handle.net/` + tHandle + `>; rel="cite-as"`
-	if got := string(resp.Header.Peek("Link")); got != wantLink {
-		t.Errorf("Link = %q\nwant %q", got, wantLink)
+	wantLinks := []string{
+		`<https://hdl.handle.net/` + tHandle + `>; rel="cite-as"`,
+		`<` + tPublicURL + `/api/handles/` + tHandle + `>; rel="describedby"; type="application/json"`,
+		`<https://schema.org/Thing>; rel="type", <https://schema.org/AboutPage>; rel="type"`,
+		`<https://example.org/resource>; rel="item"; type="text/turtle"`,
+		`<` + tPublicURL + `/api/linksets/` + tHandle + `>; rel="linkset"; type="application/linkset+json"`,
+	}
+	if got := linkFields(resp); !slices.Equal(got, wantLinks) {
+		t.Errorf("Link fields = %q\nwant %q", got, wantLinks)
 	}
 	date, err1 := http.ParseTime(string(resp.Header.Peek("Date")))
 	exp, err2 := http.ParseTime(string(resp.Header.Peek("Expires")))
@@ -120,9 +136,11 @@ func TestRedirectHeaders(t *testing.T) {
 	// Without PublicURL the base comes from a sanitised Host header.
 	g := newFixture(t, func(c *Config) { c.PublicURL = ""; c.ProxyURL = "https://doi.example/" })
 	resp = g.raw(t, "GET /"+tHandle+" HTTP/1.1\r\nHost: res.example:8000\r\n\r\n")
-	wantLink = `<http://res.example:8000/api/handles/` + tHandle + `>; rel="describedby"; type="application/json", <https://doi.example/` + tHandle + `>; rel="cite-as"`
-	if got := string(resp.Header.Peek("Link")); got != wantLink {
-		t.Errorf("Link without PublicURL = %q\nwant %q", got, wantLink)
+	got := linkFields(resp)
+	if len(got) != 5 || got[0] != `<https://doi.example/`+tHandle+`>; rel="cite-as"` ||
+		got[1] != `<http://res.example:8000/api/handles/`+tHandle+`>; rel="describedby"; type="application/json"` ||
+		got[4] != `<http://res.example:8000/api/linksets/`+tHandle+`>; rel="linkset"; type="application/linkset+json"` {
+		t.Errorf("Link without PublicURL = %q", got)
 	}
 	resp = g.raw(t, "GET /"+tExtra+"/alias HTTP/1.1\r\nHost: evil\"<host>\r\n\r\n")
 	if got := string(resp.Header.Peek("Location")); got != "http://localhost/10.1000/order" {
@@ -200,7 +218,7 @@ func TestMiscEndpoints(t *testing.T) {
 		location  string
 	}{
 		{"healthz", "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", 200, "ok\n", ""},
-		{"robots", "GET /robots.txt HTTP/1.1\r\nHost: x\r\n\r\n", 200, "User-agent: *\nDisallow: /api/\nDisallow: /lookup\n", ""},
+		{"robots", "GET /robots.txt HTTP/1.1\r\nHost: x\r\n\r\n", 200, "User-agent: *\nAllow: /api/linksets/\nDisallow: /api/\nDisallow: /lookup\n", ""},
 		{"favicon", "GET /favicon.ico HTTP/1.1\r\nHost: x\r\n\r\n", 204, "", ""},
 		{"lookup", "GET /lookup?h=" + tHandle + " HTTP/1.1\r\nHost: x\r\n\r\n", 302, "", tPublicURL + "/" + tHandle},
 		{"lookup escapes", "GET /lookup?h=10.1000%2Fa%2Bb+c%3F%23 HTTP/1.1\r\nHost: x\r\n\r\n", 302, "", tPublicURL + "/10.1000/a+b%20c%3F%23"},

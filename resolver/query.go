@@ -12,6 +12,7 @@ import (
 // arena and live until the scratch is returned to its pool.
 type params struct {
 	noredirect   bool // ?noredirect or action=showvalues
+	showurls     bool // action=showurls
 	pretty       bool
 	hasURLAppend bool
 	hasCallback  bool
@@ -19,11 +20,15 @@ type params struct {
 	callback     []byte
 	types        [][]byte
 	indexes      []int32
+	locatt       [][]byte // ?locatt=name[:value], and role:metadata for action=metadata
 }
 
 func (p *params) reset() {
-	*p = params{types: p.types[:0], indexes: p.indexes[:0]}
+	*p = params{types: p.types[:0], indexes: p.indexes[:0], locatt: p.locatt[:0]}
 }
+
+// roleMetadata is the location filter ?action=metadata stands for.
+var roleMetadata = []byte("role:metadata")
 
 // filtered reports whether ?type or ?index restrict the values.
 func (p *params) filtered() bool { return len(p.types) > 0 || len(p.indexes) > 0 }
@@ -65,9 +70,22 @@ func parseQuery(p *params, raw, arena []byte) ([]byte, error) {
 		case "noredirect":
 			p.noredirect = parseBool(val)
 		case "action":
-			if ascii.EqualFold(val, "showvalues") {
+			switch {
+			case ascii.EqualFold(val, "showvalues"):
 				p.noredirect = true
+			case ascii.EqualFold(val, "showurls"):
+				p.showurls = true
+			case ascii.EqualFold(val, "metadata"):
+				if len(p.locatt) >= maxFilters {
+					return arena, &ParamError{Name: "action", Value: "(more than 256 filters)"}
+				}
+				p.locatt = append(p.locatt, roleMetadata)
 			}
+		case "locatt":
+			if len(p.locatt) >= maxFilters {
+				return arena, &ParamError{Name: "locatt", Value: "(more than 256 filters)"}
+			}
+			p.locatt = append(p.locatt, val)
 		case "pretty":
 			p.pretty = parseBool(val)
 		case "urlappend":

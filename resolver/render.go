@@ -45,6 +45,12 @@ type view struct {
 	valuesHTML             page // ?noredirect page, all public values
 	statusHTML             page // 410 tombstone or 404 reserved page, per status
 
+	// The locations, negotiable representations, links and headers
+	// (extras.go, view.ext) and the ?action=showurls page (view.urlsPage),
+	// each built by the first request that needs it and published once.
+	xp   atomic.Pointer[extras]
+	urls atomic.Pointer[page]
+
 	// hits is the resolution counter of the record (cache.Counter.Ref), set
 	// on the first counted resolution: the only mutable field, so that
 	// counting a hit needs no look-up (metrics.go countHit).

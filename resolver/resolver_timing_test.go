@@ -13,12 +13,17 @@ import (
 )
 
 // benchHandler measures Server.Handler on a reused RequestCtx (cache hit).
-func benchHandler(b *testing.B, method, target string, status int) {
+// headers are "Name: value" request headers.
+func benchHandler(b *testing.B, method, target string, status int, headers ...string) {
 	f := newFixture(b, nil)
 	var req fasthttp.Request
 	req.Header.SetMethod(method)
 	req.Header.SetRequestURI(target)
 	req.Header.SetHost("resolver.test")
+	for _, h := range headers {
+		k, v, _ := strings.Cut(h, ": ")
+		req.Header.Set(k, v)
+	}
 	var ctx fasthttp.RequestCtx
 	ctx.Init(&req, memAddr, nil)
 	f.srv.Handler(&ctx)
@@ -43,6 +48,18 @@ func BenchmarkRedirectURLAppend(b *testing.B) {
 func BenchmarkRedirectTyped(b *testing.B) {
 	benchHandler(b, "GET", "/"+tExtra+"/order?type=URL.mirror", 302)
 }
+func BenchmarkRedirectNegotiated(b *testing.B) {
+	benchHandler(b, "GET", "/"+tHandle, 303, "Accept: text/turtle, */*;q=0.1")
+}
+func BenchmarkRedirectBrowser(b *testing.B) {
+	benchHandler(b, "GET", "/"+tHandle, 302, "Accept: text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
+		"User-Agent: Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0")
+}
+func BenchmarkRedirectLocation(b *testing.B) { benchHandler(b, "GET", "/"+tExtra+"/weighted", 302) }
+func BenchmarkRedirectLinksHeaders(b *testing.B) {
+	benchHandler(b, "GET", "/"+tExtra+"/links", 302)
+}
+func BenchmarkLinkset(b *testing.B)    { benchHandler(b, "GET", "/api/linksets/"+tHandle, 200) }
 func BenchmarkNoRedirect(b *testing.B) { benchHandler(b, "GET", "/"+tHandle+"?noredirect", 200) }
 func BenchmarkTombstone(b *testing.B) {
 	benchHandler(b, "GET", "/"+tTestPrefix+"/svc/"+tNS+"/OLD1", 410)
@@ -81,9 +98,13 @@ func BenchmarkRedirectParallel(b *testing.B) {
 // on an in-memory connection (headers written, body copied to the
 // connection's buffer): the server's user-space cost of one request, without
 // the kernel's.
-func benchServeConn(b *testing.B, target string, status int) {
+func benchServeConn(b *testing.B, target string, status int, headers ...string) {
 	f := newFixture(b, nil)
-	req := "GET " + target + " HTTP/1.1\r\nHost: resolver.test\r\nUser-Agent: bench\r\n\r\n"
+	req := "GET " + target + " HTTP/1.1\r\nHost: resolver.test\r\nUser-Agent: bench\r\n"
+	for _, h := range headers {
+		req += h + "\r\n"
+	}
+	req += "\r\n"
 	c := &memConn{}
 	c.r.Grow(4096)
 	c.w.Grow(1 << 16)
@@ -108,6 +129,10 @@ func benchServeConn(b *testing.B, target string, status int) {
 func BenchmarkServeConnRedirect(b *testing.B)   { benchServeConn(b, "/"+tHandle, 302) }
 func BenchmarkServeConnNoRedirect(b *testing.B) { benchServeConn(b, "/"+tHandle+"?noredirect", 200) }
 func BenchmarkServeConnAPI(b *testing.B)        { benchServeConn(b, "/api/handles/"+tHandle, 200) }
+func BenchmarkServeConnNegotiated(b *testing.B) {
+	benchServeConn(b, "/"+tHandle, 303, "Accept: text/turtle, */*;q=0.1")
+}
+func BenchmarkServeConnLinkset(b *testing.B) { benchServeConn(b, "/api/linksets/"+tHandle, 200) }
 
 // BenchmarkLoopbackRedirects serves over a real TCP listener on 127.0.0.1 and
 // drives it with a fasthttp.Client over many keep-alive connections; it

@@ -27,6 +27,8 @@ var (
 	hdrACAH     = []byte("Access-Control-Allow-Headers")
 	hdrACMA     = []byte("Access-Control-Max-Age")
 	hdrCC       = []byte("Cache-Control")
+	hdrVary     = []byte("Vary")
+	hdrAccept   = []byte("Accept")
 
 	valNosniff  = []byte("nosniff")
 	valCSP      = []byte("default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
@@ -35,6 +37,7 @@ var (
 	valAllowAPI = []byte("GET, HEAD, POST, OPTIONS")
 	valMaxAge   = []byte("86400")
 	valNoStore  = []byte("no-store")
+	valAccept   = []byte("Accept")
 )
 
 // setPageHeaders sets the headers every HTML response carries.

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"math/rand/v2"
 	"net"
+	"net/netip"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -70,6 +72,16 @@ type Config struct {
 	RateLimit float64
 	RateBurst int
 	RateTable int
+	// Country, if set, returns the country (ISO 3166-1 alpha-2 code, any
+	// case) of a client address, ok=false when unknown: the chooseby method
+	// "country" selects by it (docs/handle-protocol.md §2.1). It must be safe
+	// for concurrent use. If nil, "country" selects nothing.
+	Country func(ip netip.Addr) (code [2]byte, ok bool)
+	// Rand returns uniformly random 64-bit numbers for the weighted choice
+	// among locations. It must be safe for concurrent use. If nil,
+	// math/rand/v2's Uint64 is used (per-thread state, no lock, no
+	// allocation); tests pass a seeded source.
+	Rand func() uint64
 }
 
 // Server is the public resolver. Its Handler is safe for concurrent use.
@@ -85,6 +97,8 @@ type Server struct {
 	pool      sync.Pool // *scratch
 	counter   *cache.Counter
 	limiter   *clientLimiter // nil: no per-address limit
+	geo       func(netip.Addr) ([2]byte, bool)
+	rnd       func() uint64
 	// draining: every response asks the client to close its connection (Drain).
 	draining atomic.Bool
 	stats    resolverStats
@@ -147,6 +161,11 @@ func New(cfg Config) (*Server, error) {
 		publicURL: public,
 		log:       log,
 		counter:   cfg.Counter,
+		geo:       cfg.Country,
+		rnd:       cfg.Rand,
+	}
+	if s.rnd == nil {
+		s.rnd = rand.Uint64
 	}
 	if cfg.RateLimit < 0 || math.IsNaN(cfg.RateLimit) || math.IsInf(cfg.RateLimit, 0) {
 		return nil, &ConfigError{Field: "RateLimit", Value: fmt.Sprint(cfg.RateLimit), Err: ErrBadLimit}
@@ -264,7 +283,9 @@ type scratch struct {
 	tmp    []byte // raw urlappend target
 	link   []byte // Link header value
 	date   []byte // Expires header value
+	base   []byte // this resolver's base URL for the request (appendBase)
 	p      params
+	ranges [maxRanges]mediaRange // the Accept header's media ranges
 }
 
 func newScratch() *scratch {
@@ -276,8 +297,9 @@ func newScratch() *scratch {
 		out2:   make([]byte, 0, 1024),
 		loc:    make([]byte, 0, 512),
 		tmp:    make([]byte, 0, 512),
-		link:   make([]byte, 0, 512),
+		link:   make([]byte, 0, 1024),
 		date:   make([]byte, 0, 64),
+		base:   make([]byte, 0, 128),
 	}
 }
 
@@ -293,7 +315,7 @@ func (s *Server) getScratch() *scratch {
 }
 
 func (s *Server) putScratch(sc *scratch) {
-	for _, b := range [...][]byte{sc.handle, sc.key, sc.arena, sc.out, sc.out2, sc.loc, sc.tmp, sc.link, sc.date} {
+	for _, b := range [...][]byte{sc.handle, sc.key, sc.arena, sc.out, sc.out2, sc.loc, sc.tmp, sc.link, sc.date, sc.base} {
 		if cap(b) > maxPooledScratch {
 			return
 		}
@@ -410,6 +432,9 @@ func (s *Server) Handler(ctx *fasthttp.RequestCtx) {
 		}
 	case string(path) == "/lookup":
 		s.serveLookup(ctx, sc, query)
+	case hasPrefixBytes(path, apiLinksetsPath):
+		s.serveLinkset(ctx, sc, path[len(apiLinksetsPath):])
+		s.count(sc, kindLinkset, ctx.Response.StatusCode())
 	case string(path) == "/api" || hasPrefixBytes(path, "/api/"):
 		s.serveAPI(ctx, sc, path, query)
 		s.count(sc, kindAPI, ctx.Response.StatusCode())
@@ -428,7 +453,7 @@ func hasPrefixBytes(b []byte, p string) bool { return len(b) >= len(p) && string
 
 var (
 	bodyOK     = []byte("ok\n")
-	bodyRobots = []byte("User-agent: *\nDisallow: /api/\nDisallow: /lookup\n")
+	bodyRobots = []byte("User-agent: *\nAllow: /api/linksets/\nDisallow: /api/\nDisallow: /lookup\n")
 )
 
 // allowGet answers 405 for methods other than GET and HEAD and reports

@@ -42,6 +42,7 @@ type Config struct {
 	HdlKey          string   `toml:"hdl_key"`
 	PublicURL       string   `toml:"public_url"`
 	ProxyURL        string   `toml:"proxy_url"`
+	GeoIPDB         string   `toml:"geoip_db"`
 	LogLevel        string   `toml:"log_level"`
 	ShutdownTimeout Duration `toml:"shutdown_timeout"`
 	ShutdownDelay   Duration `toml:"shutdown_delay"`
@@ -219,6 +220,7 @@ func (c *Config) settings() []setting {
 		str("hdl-key", "RSA key (from 'pidnode keygen') for signing certified native-protocol replies", &c.HdlKey),
 		str("public-url", "base URL of this resolver as the public sees it, for links (default http://RESOLVER-ADDR)", &c.PublicURL),
 		str("proxy-url", "Handle proxy base URL used in rel=\"cite-as\" links", &c.ProxyURL),
+		str("geoip-db", "MaxMind DB file (e.g. GeoLite2-Country.mmdb) giving the client's country for the 'country' choice among a 10320/loc value's locations (empty = that choice is skipped)", &c.GeoIPDB),
 		str("log-level", "log level: debug, info, warn or error", &c.LogLevel),
 		{name: "shutdown-timeout", help: "how long SIGTERM waits for in-flight requests",
 			set: func(v string) error { return c.ShutdownTimeout.UnmarshalText([]byte(v)) },

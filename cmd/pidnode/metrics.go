@@ -44,7 +44,7 @@ func (n *node) writeMetrics(w io.Writer) error {
 	b = promtext.CounterFamily(b, "pidnode_stats_waits_total", "Resolutions of an identifier new to the full statistics table that waited for a flush to make room.", su.Waits)
 	b = promtext.CounterFamily(b, "pidnode_stats_dropped_total", "Resolutions not counted: the statistics table was full and no flush made room in time.", n.counter.Dropped())
 
-	// One family for every front: kind from {redirect, noredirect, api, dns,
+	// One family for every front: kind from {redirect, noredirect, api, linkset, dns,
 	// hdl}, result from a small fixed set per kind.
 	const res = "pidnode_resolver_resolutions_total"
 	b = promtext.Header(b, res, promtext.Counter, "Resolutions by front (kind) and outcome (result).")

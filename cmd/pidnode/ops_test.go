@@ -217,7 +217,7 @@ func TestMetricsOnRunningNode(t *testing.T) {
 			}
 		}
 	}
-	for _, k := range []string{"redirect", "noredirect", "api", "dns", "hdl"} {
+	for _, k := range []string{"redirect", "noredirect", "api", "linkset", "dns", "hdl"} {
 		if !kinds[k] {
 			t.Errorf("resolutions_total lacks kind %s", k)
 		}

@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,6 +25,7 @@ import (
 	"pidnode/cache"
 	"pidnode/cluster"
 	"pidnode/handlev"
+	"pidnode/internal/geoip"
 	"pidnode/resolver"
 	hdldns "pidnode/resolver/dns"
 	"pidnode/resolver/hdl"
@@ -55,6 +57,7 @@ type node struct {
 	admin     *admin.Server
 	model     []byte        // the --model file; nil for admin's default
 	policy    *admin.Policy // the --policy-file; nil for admin's default
+	geo       *geoip.DB     // the --geoip-db file; nil without one
 	listeners []listener
 	demo      *admin.DemoInfo
 	// demoSkipped: --demo was given but the database already had data.
@@ -163,6 +166,11 @@ func startNode(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *node, 
 	if n.policy, err = readPolicy(cfg.PolicyFile); err != nil {
 		return nil, err
 	}
+	if cfg.GeoIPDB != "" {
+		if n.geo, err = geoip.Open(cfg.GeoIPDB); err != nil {
+			return nil, fileError("GeoIP database", cfg.GeoIPDB, "geoip-db", err)
+		}
+	}
 	if err := os.MkdirAll(cfg.Data, 0o750); err != nil {
 		return nil, fileError("data directory", cfg.Data, "data", err)
 	}
@@ -239,7 +247,12 @@ func (n *node) bind() error {
 		if publicURL == "" {
 			publicURL = scheme(cfg.TLSCert) + "://" + addr
 		}
+		var country func(netip.Addr) ([2]byte, bool)
+		if n.geo != nil {
+			country = n.geo.Country
+		}
 		srv, err := resolver.New(resolver.Config{
+			Country:   country,
 			Cache:     n.cache,
 			Namer:     n.namer,
 			ProxyURL:  cfg.ProxyURL,
@@ -636,6 +649,10 @@ func (n *node) closeAll() error {
 	if n.db != nil {
 		err = errors.Join(err, n.db.Close())
 		n.db = nil
+	}
+	if n.geo != nil {
+		err = errors.Join(err, n.geo.Close())
+		n.geo = nil
 	}
 	return err
 }

@@ -467,6 +467,30 @@ func TestStartFailsModel(t *testing.T) {
 	}
 }
 
+// TestStartFailsGeoIPDB: a --geoip-db file that is missing or not a MaxMind
+// DB stops the node at start-up, named, with nothing left open.
+func TestStartFailsGeoIPDB(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing.mmdb")
+	junk := filepath.Join(dir, "junk.mmdb")
+	os.WriteFile(junk, []byte("not a maxmind database"), 0o600)
+	for _, tc := range []struct{ name, file, want string }{
+		{"missing", missing, "GeoIP database " + missing + ": "},
+		{"not a MaxMind DB", junk, "GeoIP database " + junk + ": "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := filepath.Join(t.TempDir(), "data")
+			addrs := map[string]string{"resolver": freeAddr(t), "admin": freeAddr(t)}
+			got := failedStart(t, data, "--geoip-db", tc.file, "--resolver-addr", addrs["resolver"], "--admin-addr", addrs["admin"])
+			if !strings.HasPrefix(got, "pidnode serve: "+tc.want) || !strings.Contains(got, "--geoip-db") {
+				t.Errorf("\n got %s\nwant pidnode serve: %s…--geoip-db", got, tc.want)
+			}
+			checkAddrsFree(t, addrs)
+			checkDBFree(t, data)
+		})
+	}
+}
+
 // TestStartFailsReadableKeyFile: a key file others may read is refused with
 // the mode and the chmod that fixes it, and nothing is left open; once the
 // mode is 0600 the same files start a node.

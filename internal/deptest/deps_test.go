@@ -37,6 +37,9 @@ var rules = map[string]struct {
 	// Test support: an embedded etcd server. Only _test.go files import it
 	// (allowedInternal refuses it to every other file).
 	"internal/etcdtest": {external: []string{"go.etcd.io/etcd/", "go.uber.org/zap"}},
+	// The MaxMind DB reader behind --geoip-db; cmd hands its Country to the
+	// resolver, which sees only a function.
+	"internal/geoip": {external: []string{"github.com/oschwald/maxminddb-golang/v2"}},
 	// Leaves: the standard library only. procfloor sits below store, ascii
 	// below handlev and every front, promtext, buildinfo and tokenbucket below
 	// admin, the resolvers and cmd; connlimit below the TCP fronts.

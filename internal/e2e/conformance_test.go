@@ -44,10 +44,14 @@ type confRecord struct {
 	gone    bool    // OBSOLETED or DEPRECATED: tombstone on redirect
 	visible []int32 // indexes of the values shown, in record order
 	target  int32   // index of the redirect target, 0 for none
-	alias   string  // handle an HS_ALIAS redirect goes to, "" for none
-	dnsTXT  []string
-	dnsURI  []string
-	dnsA    []string
+	// location, if set, is where the HTTP redirect goes instead of the
+	// target's data: a 10320/loc location (docs/handle-protocol.md §2.1).
+	// DNS and the native protocol answer the target by the URL rule.
+	location string
+	alias    string // handle an HS_ALIAS redirect goes to, "" for none
+	dnsTXT   []string
+	dnsURI   []string
+	dnsA     []string
 }
 
 const (
@@ -102,6 +106,21 @@ var confTable = []confRecord{
 		{3, "URL.next", "https://example.org/next", pub},
 	}, visible: []int32{1, 3}, target: 3,
 		dnsTXT: []string{"https://example.org/next"}, dnsURI: []string{"https://example.org/next", "https://example.org/stored"}},
+	// Locations, links, headers and representation variants come from public
+	// values only.
+	{name: "PRIVLOC", values: []confValue{
+		{1, "URL", "https://example.org/privloc", pub},
+		{2, "10320/loc", `<locations><location href="` + secret("loc") + `" weight="1"/></locations>`, "1100"},
+		{3, "10320/links", `<` + secret("link") + `>; rel="author"`, "1100"},
+		{4, "10320/headers", "X-Secret: " + marker, "1100"},
+		{5, "RESOURCE", `{"resource_category":"SAMPLE","representation_variants":[{"variant_url":"` + secret("variant") + `","media_type":"text/turtle"}]}`, "1100"},
+		{6, "LICENSE", secret("license"), "1100"},
+	}, visible: []int32{1}, target: 1, dnsTXT: []string{"https://example.org/privloc"}, dnsURI: []string{"https://example.org/privloc"}},
+	{name: "LOC", values: []confValue{
+		{1, "URL", "https://example.org/loc-legacy", pub},
+		{2, "10320/loc", `<locations><location href="https://example.org/loc-chosen" weight="1"/><location href="https://example.org/loc-conneg" http_role="conneg" weight="5"/></locations>`, pub},
+	}, visible: []int32{1, 2}, target: 1, location: "https://example.org/loc-chosen",
+		dnsTXT: []string{"https://example.org/loc-legacy"}, dnsURI: []string{"https://example.org/loc-legacy"}},
 	{name: "ABSENT", absent: true},
 }
 
@@ -172,6 +191,8 @@ func TestConformance(t *testing.T) {
 			handle := confPrefix + r.name
 			notThere := r.absent || r.hidden
 			checkRedirect(t, n, r, handle, notThere)
+			checkNegotiated(t, n, r, handle, notThere)
+			checkLinkset(t, n, r, handle, notThere)
 			checkNoredirect(t, n, r, handle, notThere)
 			checkAPI(t, n, r, handle, notThere)
 			checkDNS(t, n, r, notThere)
@@ -214,7 +235,11 @@ func checkRedirect(t *testing.T, n *node, r *confRecord, handle string, notThere
 	loc := resp.Header.Get("Location")
 	switch want {
 	case http.StatusFound:
-		if w := r.value(r.target).Data; loc != w {
+		w := r.value(r.target).Data
+		if r.location != "" {
+			w = r.location
+		}
+		if loc != w {
 			t.Errorf("redirect: Location %q, want the target %q", loc, w)
 		}
 	case http.StatusMovedPermanently:
@@ -227,6 +252,48 @@ func checkRedirect(t *testing.T, n *node, r *confRecord, handle string, notThere
 		}
 	case http.StatusOK:
 		checkRows(t, "redirect values page", raw, r.visible)
+	}
+}
+
+// checkNegotiated asks for Turtle and for every location: whatever the
+// record offers, the answer carries nothing without public read.
+func checkNegotiated(t *testing.T, n *node, r *confRecord, handle string, notThere bool) {
+	for _, q := range []string{"", "?action=showurls", "?action=metadata", "?locatt=weight:5"} {
+		req, err := http.NewRequest(http.MethodGet, n.resolverURL()+"/"+handle+q, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Accept", "text/turtle, application/ld+json;q=0.9")
+		resp, err := defaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("GET %s%s: %v", handle, q, err)
+		}
+		raw, _ := httputil.DumpResponse(resp, true)
+		resp.Body.Close()
+		noMarker(t, "negotiated "+q, raw)
+		if notThere && resp.StatusCode != http.StatusNotFound {
+			t.Errorf("negotiated %s: status %d, want 404", q, resp.StatusCode)
+		}
+		if resp.StatusCode >= 500 {
+			t.Errorf("negotiated %s: status %d", q, resp.StatusCode)
+		}
+	}
+}
+
+// checkLinkset: the identifier's linkset exists exactly when the
+// identifier is public, and carries nothing without public read.
+func checkLinkset(t *testing.T, n *node, r *confRecord, handle string, notThere bool) {
+	resp, raw := httpGet(t, n.resolverURL()+"/api/linksets/"+handle)
+	noMarker(t, "linkset", raw)
+	want := http.StatusOK
+	if notThere {
+		want = http.StatusNotFound
+	}
+	if resp.StatusCode != want {
+		t.Errorf("linkset: status %d, want %d", resp.StatusCode, want)
+	}
+	if !notThere && !bytes.Contains(raw, []byte(`"cite-as":[{"href":"https://hdl.handle.net/`+handle+`"}]`)) {
+		t.Errorf("linkset lacks cite-as:\n%s", raw)
 	}
 }
 
