@@ -83,8 +83,10 @@ func cmdCluster(args []string, getenv func(string) string, stdout, stderr io.Wri
 
 // dialCluster connects a cluster node (--etcd-endpoints set) to etcd and
 // brings its database up to etcd's state before anything is served
-// (docs/product.md §10). Every failure is one start-up line.
-func (n *node) dialCluster() error {
+// (docs/product.md §10). Every failure is one start-up line. The name is
+// registered within a bounded time; the first snapshot of a node with no
+// copy takes as long as the data needs (ctx: until the node is stopped).
+func (n *node) dialCluster(ctx context.Context) error {
 	c, err := dialEtcd(n.cfg, n.db, n.namer, n.model, n.cache, func(buckets map[string]bool) {
 		if a := n.admin; a != nil && (buckets["keys"] || buckets["snaas"]) {
 			a.AuthChanged()
@@ -94,7 +96,7 @@ func (n *node) dialCluster() error {
 		return err
 	}
 	n.cluster = c
-	ctx, cancel := context.WithTimeout(context.Background(), cluster.DefaultDialTimeout*6)
+	rctx, cancel := context.WithTimeout(ctx, cluster.DefaultDialTimeout*6)
 	defer cancel()
 	// Before the snapshot, which may take long: a name another node holds
 	// fails the start at once. closeAll gives the name up.
@@ -102,7 +104,7 @@ func (n *node) dialCluster() error {
 	if err != nil {
 		return err
 	}
-	if err := c.Register(ctx, inst); err != nil {
+	if err := c.Register(rctx, inst); err != nil {
 		return clusterError(n.cfg, err)
 	}
 	rev, err := c.Start(ctx)

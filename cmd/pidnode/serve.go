@@ -198,7 +198,7 @@ func startNode(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *node, 
 		return nil, err
 	}
 	if len(cfg.EtcdEndpoints) > 0 {
-		if err := n.dialCluster(); err != nil {
+		if err := n.dialCluster(ctx); err != nil {
 			return nil, err
 		}
 	}
