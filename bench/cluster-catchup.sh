@@ -275,6 +275,32 @@ if [[ -z $CATCH_FAIL ]]; then
 		done
 	done
 	RATIO=$(calc "$C_BEST / $S_BEST")
+	# Then both at once: one wrk per server, started together, so that
+	# whatever else runs on the machine falls on both alike (with the
+	# alternating rounds, a busy spell during one server's run counts
+	# against it alone; and requests per CPU-second fall with the rate a
+	# server is driven at, fewer requests sharing each wake-up).
+	# reqs FILE: requests wrk completed.
+	reqs() { awk '/requests in/{print $1; exit}' "$1"; }
+	PAIR_ROWS="" PAIR_RATIOS=()
+	for r in $(seq "$ROUNDS"); do
+		s0=$(ticks "$SPG") k0=$(ticks "$CPG") wrks=()
+		for who in single cluster; do
+			a=$SRES
+			[[ $who == cluster ]] && a=$CRES
+			BENCH_PATHS=$ZIPF "${ON_LOAD[@]}" wrk -t1 -c"$CONNS" -d"${DUR}s" --timeout 5s \
+				-s "$ROOT/bench/wrk/stream.lua" "http://$a" >"$WORK/pair-$r-$who.txt" 2>&1 &
+			wrks+=($!)
+		done
+		wait "${wrks[@]}" || true
+		s1=$(ticks "$SPG") k1=$(ticks "$CPG")
+		ps=$(calc "$(reqs "$WORK/pair-$r-single.txt") * $CLK_TCK / ($s1 - $s0)")
+		pc=$(calc "$(reqs "$WORK/pair-$r-cluster.txt") * $CLK_TCK / ($k1 - $k0)")
+		PAIR_RATIOS+=("$(calc "$pc / $ps")")
+		PAIR_ROWS+="| $r | $(thousands "$ps") ($(r1 "$(calc "($s1 - $s0) / $CLK_TCK")") s) | $(thousands "$pc") ($(r1 "$(calc "($k1 - $k0) / $CLK_TCK")") s) | $(r2 "${PAIR_RATIOS[-1]}") |"$'\n'
+		log "both at once, round $r: single $ps, cluster $pc req/server-CPU-s: ${PAIR_RATIOS[-1]}"
+	done
+	PAIR_MEDIAN=$(printf '%s\n' "${PAIR_RATIOS[@]}" | sort -g | awk '{v[NR]=$1} END{print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}')
 	log "resolver: cluster $C_BEST / single $S_BEST = $RATIO"
 	UP_S=$(calc "$(date +%s.%N) - $t1")
 	S5=$("$BIN/etcdsize" -endpoints "$EPS")
@@ -374,6 +400,16 @@ REC_BYTES=$(json "$(cat "$DATA/meta.json")" 'd["record_bytes"]')
 		echo "Ratio cluster / single: **$(r2 "$RATIO")** (target ≥ 0.98). CPU time on the server CPU not charged to the"
 		echo "measured server during the wrk runs (other processes, the idle server's own statistics flush, interrupts):"
 		echo "$(r0 "$(calc "($RUNT > 0) ? 100 * $OTHER / $RUNT : 0")") % of their wall time."
+		echo
+		echo "Both at once: $ROUNDS more rounds in which one wrk each drives both servers for the same ${DUR} s, so that"
+		echo "other work on the machine falls on both alike; requests per server CPU-second of each (its CPU-seconds in"
+		echo "brackets; the two share CPU ${SERVER_CPU:-any}):"
+		echo
+		echo "| round | single | cluster | cluster / single |"
+		echo "|---|---|---|---|"
+		printf '%s' "$PAIR_ROWS"
+		echo
+		echo "Median ratio of these rounds: **$(r2 "$PAIR_MEDIAN")**."
 	fi
 } | tee "$OUT"
 cp "$LOG" "${OUT%.md}.log"
