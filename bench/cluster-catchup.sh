@@ -330,7 +330,7 @@ REC_BYTES=$(json "$(cat "$DATA/meta.json")" 'd["record_bytes"]')
 	echo
 	echo "Data: $(thousands "$N") pid4cat records from \`bench/cmd/gen -n $N -seed $SEED\` ($(r0 "$(calc "$REC_BYTES / $N")") bytes of JSON each),"
 	echo "\`pidnode import\` into a single node's data directory ($(r1 "$(calc "$IMPORT_S")") s; bbolt file $(mib "$SINGLE_DB") MiB, $(r0 "$(calc "$SINGLE_DB / $N")") B/record),"
-	echo "\`pidnode cluster seed --data DIR\` into the prefix: $KEYS keys ($RECS records) in $(r1 "$SEED_S") s"
+	echo "\`pidnode cluster seed --data DIR\` into the prefix: $(thousands "$KEYS") keys ($(thousands "$RECS") records) in $(r1 "$SEED_S") s"
 	echo "($(thousands "$(calc "$KEYS / $SEED_S")") keys/s)."
 	echo
 	echo "## Catch-up of a new node (snapshot load)"
@@ -357,7 +357,7 @@ REC_BYTES=$(json "$(cat "$DATA/meta.json")" 'd["record_bytes"]')
 	echo
 	echo "\`bench/cmd/etcdsize\` (clientv3 \`Status\`: DbSize is the file, which the quota bounds; DbSizeInUse its pages"
 	echo "in use), the largest of the three members. Records at the quota = 8 GiB / (DbSize per record): the whole"
-	echo "prefix ($KEYS keys, $RECS of them records) counted against the records."
+	echo "prefix ($(thousands "$KEYS") keys, $(thousands "$RECS") of them records) counted against the records."
 	echo
 	echo "| state | DbSize | bytes/record | DbSizeInUse | in use/record | records at 8 GiB |"
 	echo "|---|---|---|---|---|---|"
@@ -371,7 +371,7 @@ REC_BYTES=$(json "$(cat "$DATA/meta.json")" 'd["record_bytes"]')
 	before=${S4:-$S2}
 	if [[ -z $CATCH_FAIL ]]; then
 		echo "These rows were taken before any node ran. While the caught-up node then served the resolver rounds"
-		echo "below (up $(r0 "$UP_S") s, $ROUNDS × ${DUR} s of its own load, $ZIPF_DISTINCT distinct identifiers resolved), it published"
+		echo "below (up $(r0 "$UP_S") s, $ROUNDS × ${DUR} s of its own load, $(thousands "$ZIPF_DISTINCT") distinct identifiers resolved), it published"
 		echo "its statistics into the prefix: +$(($(json "$S5" 'd["keys"]') - $(json "$before" 'd["keys"]'))) keys (one per identifier and namespace resolved"
 		echo "that day, per node), +$(($(json "$S5" 'd["revision"]') - $(json "$before" 'd["revision"]'))) revisions (its flushes, every 10 s, rewrite the totals of"
 		echo "every identifier resolved in the interval), etcd's file +$(mib "$(($(size db_size "$S5") - $(size db_size "$before")))") MiB (DbSize $(mib "$(size db_size "$S5")") MiB,"
@@ -386,7 +386,7 @@ REC_BYTES=$(json "$(cat "$DATA/meta.json")" 'd["record_bytes"]')
 	if [[ -z $CATCH_FAIL ]]; then
 		echo "## Resolver: cluster node against single node"
 		echo
-		echo "Redirects on a cache hit (Zipf stream of $REQUESTS paths, $ZIPF_DISTINCT distinct, cache warmed by one pass"
+		echo "Redirects on a cache hit (Zipf stream of $(thousands "$REQUESTS") paths, $(thousands "$ZIPF_DISTINCT") distinct, cache warmed by one pass"
 		echo "of \`openloop -once\`; \`--cache-entries $CACHE\` on both), \`wrk -t1 -c$CONNS -d${DUR}s -s bench/wrk/stream.lua\`"
 		echo "on CPU ${LOAD_CPU:-any}, both servers up at once on CPU ${SERVER_CPU:-any}, $ROUNDS interleaved rounds (the order flips each"
 		echo "round), best of each; requests per server CPU-second from the server's process group in /proc/PID/stat."
