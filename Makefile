@@ -41,11 +41,12 @@ cluster: build ## a 3-member etcd and three pidnode nodes on loopback with demo 
 
 .PHONY: bench-cluster
 bench-cluster: DUR ?= 10
-bench-cluster: build ## admin creates/s, single node vs a cluster (3-member etcd) through one and two nodes, 1/16/64 clients; writes bench/results/cluster-DATE.md
+bench-cluster: CATCHUP_N ?= 100000
+bench-cluster: build ## cluster vs single node: creates/s (1/16/64 clients, one and two nodes), lag, then catch-up, etcd bytes/record and resolver cost with CATCHUP_N records (100000; 1000000 for the report, ~10 min more; 0 skips); writes bench/results/cluster-DATE.md and cluster-catchup-DATE.md
 	$(GO) build -trimpath -o $(BIN)/etcd ./bench/cmd/etcd
-	$(GO) build -trimpath -o $(BIN)/admincreate ./bench/cmd/admincreate
-	$(GO) build -trimpath -o $(BIN)/clusterlag ./bench/cmd/clusterlag
+	$(GO) build -trimpath -o $(BIN)/ ./bench/cmd/admincreate ./bench/cmd/clusterlag ./bench/cmd/etcdsize ./bench/cmd/gen ./bench/cmd/openloop
 	BIN=$(BIN) DUR=$(DUR) bench/cluster-bench.sh
+	if [ "$(CATCHUP_N)" != 0 ]; then BIN=$(BIN) DUR=$(DUR) CATCHUP_N=$(CATCHUP_N) bench/cluster-catchup.sh; fi
 
 # strace: internal/e2e's TestDurabilityOrder watches a node's syncs and replies
 # with it (Debian's package, installed when missing, as e2e does chromium).
