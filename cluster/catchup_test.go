@@ -228,3 +228,58 @@ func TestSeed(t *testing.T) {
 		t.Errorf("seeded and own totals of a day: %v", got)
 	}
 }
+
+// TestFirstSnapshotInterrupted: a node stopped while loading its first
+// snapshot leaves its database empty (the load goes to a fresh file), so
+// the next start loads the snapshot again, whatever the stopped load left
+// in the fresh file.
+func TestFirstSnapshotInterrupted(t *testing.T) {
+	c := etcdtest.Start(t, 1, etcdtest.Options{MaxTxnOps: RequiredTxnOps, MaxRequestBytes: RequiredRequestBytes})
+	a := newTestNode(t, c, "a", filepath.Join(t.TempDir(), "a.db"))
+	for i := 0; i < 30; i++ {
+		if err := a.create(fk(fmt.Sprintf("I%d", i)), "https://example.org/i"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "b.db")
+	// What a stopped load leaves: a fresh file with part of the data.
+	junk, err := store.Open(store.Config{Path: path + ".resync", NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := fk("JUNK")
+	if err := junk.Update(func(tx *store.Tx) error {
+		return tx.PutRecord(k, &store.Stored{Version: 1, Record: handlev.Record{Handle: k, Values: []handlev.Value{{Index: 1, Type: "URL", Data: []byte("https://example.org/junk")}}}})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	junk.Close()
+	// And a start stopped before its load ended.
+	db, reg := openTestDBAt(t, path)
+	n, err := Dial(Config{Endpoints: []string{c.Endpoints()}, NodeName: "b", DB: db, Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := n.Start(ctx); err == nil {
+		t.Fatal("Start with a stopped context succeeded")
+	}
+	n.Close()
+	db.Close()
+
+	b := newTestNode(t, c, "b", path)
+	if err := b.WaitApplied(t.Context(), a.Applied()); err != nil {
+		t.Fatal(err)
+	}
+	var want, got bytes.Buffer
+	if err := a.db.Export(&want); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.db.Export(&got); err != nil {
+		t.Fatal(err)
+	}
+	if want.String() != got.String() {
+		t.Errorf("b after an interrupted first load differs from a:\n%s\nwant\n%s", got.String(), want.String())
+	}
+}

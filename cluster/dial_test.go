@@ -15,7 +15,13 @@ import (
 
 func openTestDB(t testing.TB) (*store.DB, *registry.Registry) {
 	t.Helper()
-	db, err := store.Open(store.Config{Path: filepath.Join(t.TempDir(), "p.db"), NoSync: true})
+	return openTestDBAt(t, filepath.Join(t.TempDir(), "p.db"))
+}
+
+// openTestDBAt is openTestDB with the database file at path.
+func openTestDBAt(t testing.TB, path string) (*store.DB, *registry.Registry) {
+	t.Helper()
+	db, err := store.Open(store.Config{Path: path, NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
