@@ -354,28 +354,51 @@ func (p *fastJSON) strKeep(i int) ([]byte, int, bool) {
 }
 
 // appendStr checks the string at i as skipStr does and appends its content,
-// unescaped, to dst, in the same pass; it gives up on surrogate escapes.
+// unescaped, to dst, in the same pass; it gives up on surrogate escapes. Plain
+// runs are copied eight bytes at a time as they are scanned: each word is
+// stored whole into dst's spare capacity, and dst keeps only its bytes before
+// the first stop byte; the rest lies beyond len(dst) and is overwritten by what
+// follows. dst is strKeep's arena, whose spare capacity nothing else uses (it
+// hands out capped slices). With fewer than eight bytes to spare it copies
+// byte by byte.
 func (p *fastJSON) appendStr(dst []byte, i int) ([]byte, int, bool) {
 	b := p.b
 	if i >= len(b) || b[i] != '"' {
 		return nil, 0, false
 	}
-	seg := i + 1 // start of the plain run not yet copied
 	for j := i + 1; ; {
-		j = nextStop(b, j)
+		for j+8 <= len(b) && cap(dst)-len(dst) >= 8 {
+			w := binary.LittleEndian.Uint64(b[j:])
+			d := len(dst)
+			binary.LittleEndian.PutUint64(dst[d:d+8], w)
+			if m := strStopMask(w); m != 0 {
+				k := bits.TrailingZeros64(m) >> 3
+				dst, j = dst[:d+k], j+k
+				break
+			}
+			dst, j = dst[:d+8], j+8
+		}
+		for j < len(b) && !jsonStrStop[b[j]] {
+			dst = append(dst, b[j])
+			j++
+		}
 		if j >= len(b) {
 			return nil, 0, false
 		}
 		switch c := b[j]; c {
 		case '"':
-			return append(dst, b[seg:j]...), j + 1, true
+			return dst, j + 1, true
 		case '\\':
-			dst = append(dst, b[seg:j]...)
+			if j+1 < len(b) {
+				if e := b[j+1]; e == '"' || e == '\\' || e == '/' {
+					dst, j = append(dst, e), j+2
+					continue
+				}
+			}
 			var ok bool
 			if dst, j, ok = appendEscape(dst, b, j); !ok {
 				return nil, 0, false
 			}
-			seg = j
 		default:
 			if c < utf8.RuneSelf { // a raw control character
 				return nil, 0, false
@@ -384,7 +407,7 @@ func (p *fastJSON) appendStr(dst []byte, i int) ([]byte, int, bool) {
 			if r == utf8.RuneError && size == 1 {
 				return nil, 0, false
 			}
-			j += size
+			dst, j = append(dst, b[j:j+size]...), j+size
 		}
 	}
 }
@@ -604,82 +627,30 @@ func (p *fastJSON) record(vs []Value) (string, []Value, bool) {
 
 // value decodes the value object at i and returns the index after it.
 func (p *fastJSON) value(i int) (Value, int, bool) {
+	if v, end, ok := p.valueInOrder(i); ok {
+		return v, end, true
+	}
 	v := Value{Perm: PermDefault, TTLType: TTLRelative, TTL: DefaultTTL}
 	var hasIndex, hasType, hasData bool
 	end, ok := p.object(i, func(key []byte, j int) (int, bool) {
 		switch string(key) {
 		case "index":
-			n, e, ok := p.int(j, math.MinInt32, math.MaxInt32)
-			v.Index, hasIndex = int32(n), true
-			return e, ok
+			hasIndex = true
+			return p.memberIndex(j, &v)
 		case "type":
-			t, e, ok := p.str(j)
-			if !ok || len(t) > MaxLength {
-				return 0, false
-			}
-			v.Type, hasType = internType(t), true
-			return e, true
+			hasType = true
+			return p.memberType(j, &v)
 		case "data":
-			d, e, ok := p.data(j)
-			if !ok || len(d) > MaxLength {
-				return 0, false
-			}
-			v.Data, hasData = d, true
-			return e, true
+			hasData = true
+			return p.memberData(j, &v)
 		case "permissions":
-			if e, ok := p.null(j); ok {
-				v.Perm = PermDefault
-				return e, true
-			}
-			s, e, ok := p.str(j)
-			if !ok {
-				return 0, false
-			}
-			x, ok := parseBinaryDigits(unsafe.String(unsafe.SliceData(s), len(s)), 4, 4)
-			v.Perm = Perm(x)
-			return e, ok
+			return p.memberPerm(j, &v)
 		case "ttl":
-			if e, ok := p.null(j); ok {
-				v.TTLType, v.TTL = TTLRelative, DefaultTTL
-				return e, true
-			}
-			var (
-				x  int64
-				e  int
-				ok bool
-			)
-			if j < len(p.b) && p.b[j] == '"' {
-				x, e, ok = p.time(j, math.MinInt32, math.MaxInt32)
-				v.TTLType = TTLAbsolute
-			} else {
-				x, e, ok = p.int(j, math.MinInt32, math.MaxInt32)
-				v.TTLType = TTLRelative
-			}
-			v.TTL = int32(x)
-			return e, ok
+			return p.memberTTL(j, &v)
 		case "timestamp":
-			if e, ok := p.null(j); ok {
-				v.Timestamp = 0
-				return e, true
-			}
-			var (
-				e  int
-				ok bool
-			)
-			if j < len(p.b) && p.b[j] == '"' {
-				v.Timestamp, e, ok = p.time(j, 0, math.MaxUint32)
-			} else {
-				v.Timestamp, e, ok = p.int(j, 0, math.MaxUint32)
-			}
-			return e, ok
+			return p.memberTimestamp(j, &v)
 		case "references":
-			if e, ok := p.null(j); ok {
-				v.Refs = nil
-				return e, true
-			}
-			refs, e, ok := p.refs(j)
-			v.Refs = refs
-			return e, ok
+			return p.memberRefs(j, &v)
 		}
 		return p.skip(j, 2)
 	})
@@ -687,6 +658,160 @@ func (p *fastJSON) value(i int) (Value, int, bool) {
 		return Value{}, 0, false
 	}
 	return v, end, true
+}
+
+// valueInOrder decodes the value object at i when its members are the ones
+// AppendValueJSON writes, in its order, without whitespace:
+// {"index":…,"type":…,"data":…[,"permissions":…],"ttl":…[,"timestamp":…][,"references":…]}
+// (ttl may be missing too). Each member is decoded by the same function as in
+// value's walk of any object, so the result is the one value would give; any
+// other shape gives ok == false and leaves the arena as it was, and value
+// walks the object instead. Matching the keys as literals skips the key
+// scanning and the per-member calls of the walk.
+func (p *fastJSON) valueInOrder(i int) (Value, int, bool) {
+	b := p.b
+	arenaLen := len(p.arena)
+	v := Value{Perm: PermDefault, TTLType: TTLRelative, TTL: DefaultTTL}
+	j, ok := p.lit(i, `{"index":`)
+	if ok {
+		j, ok = p.memberIndex(j, &v)
+	}
+	if ok {
+		j, ok = p.lit(j, `,"type":`)
+	}
+	if ok {
+		j, ok = p.memberType(j, &v)
+	}
+	if ok {
+		j, ok = p.lit(j, `,"data":`)
+	}
+	if ok {
+		// The usual data, a string in string format, without the walk.
+		if k, str := p.lit(j, `{"format":"string","value":`); str {
+			var d []byte
+			if d, k, ok = p.strKeep(k); ok && k < len(b) && b[k] == '}' && len(d) <= MaxLength {
+				v.Data, j = d, k+1
+			} else {
+				ok = false
+			}
+		} else {
+			j, ok = p.memberData(j, &v)
+		}
+	}
+	if ok {
+		if k, has := p.lit(j, `,"permissions":`); has {
+			j, ok = p.memberPerm(k, &v)
+		}
+	}
+	if ok {
+		if k, has := p.lit(j, `,"ttl":`); has {
+			j, ok = p.memberTTL(k, &v)
+		}
+	}
+	if ok {
+		if k, has := p.lit(j, `,"timestamp":`); has {
+			j, ok = p.memberTimestamp(k, &v)
+		}
+	}
+	if ok {
+		if k, has := p.lit(j, `,"references":`); has {
+			j, ok = p.memberRefs(k, &v)
+		}
+	}
+	if !ok || j >= len(b) || b[j] != '}' {
+		p.arena = p.arena[:arenaLen]
+		return Value{}, 0, false
+	}
+	return v, j + 1, true
+}
+
+// The members of a value object: each decodes the member's value at j into v
+// and returns the index after it.
+
+func (p *fastJSON) memberIndex(j int, v *Value) (int, bool) {
+	n, e, ok := p.int(j, math.MinInt32, math.MaxInt32)
+	v.Index = int32(n)
+	return e, ok
+}
+
+func (p *fastJSON) memberType(j int, v *Value) (int, bool) {
+	t, e, ok := p.str(j)
+	if !ok || len(t) > MaxLength {
+		return 0, false
+	}
+	v.Type = internType(t)
+	return e, true
+}
+
+func (p *fastJSON) memberData(j int, v *Value) (int, bool) {
+	d, e, ok := p.data(j)
+	if !ok || len(d) > MaxLength {
+		return 0, false
+	}
+	v.Data = d
+	return e, true
+}
+
+func (p *fastJSON) memberPerm(j int, v *Value) (int, bool) {
+	if e, ok := p.null(j); ok {
+		v.Perm = PermDefault
+		return e, true
+	}
+	s, e, ok := p.str(j)
+	if !ok {
+		return 0, false
+	}
+	x, ok := parseBinaryDigits(unsafe.String(unsafe.SliceData(s), len(s)), 4, 4)
+	v.Perm = Perm(x)
+	return e, ok
+}
+
+func (p *fastJSON) memberTTL(j int, v *Value) (int, bool) {
+	if e, ok := p.null(j); ok {
+		v.TTLType, v.TTL = TTLRelative, DefaultTTL
+		return e, true
+	}
+	var (
+		x  int64
+		e  int
+		ok bool
+	)
+	if j < len(p.b) && p.b[j] == '"' {
+		x, e, ok = p.time(j, math.MinInt32, math.MaxInt32)
+		v.TTLType = TTLAbsolute
+	} else {
+		x, e, ok = p.int(j, math.MinInt32, math.MaxInt32)
+		v.TTLType = TTLRelative
+	}
+	v.TTL = int32(x)
+	return e, ok
+}
+
+func (p *fastJSON) memberTimestamp(j int, v *Value) (int, bool) {
+	if e, ok := p.null(j); ok {
+		v.Timestamp = 0
+		return e, true
+	}
+	var (
+		e  int
+		ok bool
+	)
+	if j < len(p.b) && p.b[j] == '"' {
+		v.Timestamp, e, ok = p.time(j, 0, math.MaxUint32)
+	} else {
+		v.Timestamp, e, ok = p.int(j, 0, math.MaxUint32)
+	}
+	return e, ok
+}
+
+func (p *fastJSON) memberRefs(j int, v *Value) (int, bool) {
+	if e, ok := p.null(j); ok {
+		v.Refs = nil
+		return e, true
+	}
+	refs, e, ok := p.refs(j)
+	v.Refs = refs
+	return e, ok
 }
 
 // refs decodes [{"handle":…,"index":…}…]; empty gives nil.

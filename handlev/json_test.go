@@ -485,6 +485,40 @@ func TestFastJSONCoversOwnOutput(t *testing.T) {
 		if v, e, ok := p.value(0); !ok || e != len(one) || !v.Equal(&vs[i]) {
 			t.Errorf("fastJSON.value(%s) = %+v, %v", one, v, ok)
 		}
+		// What AppendValueJSON writes takes the path without the object walk.
+		p = fastJSON{b: one}
+		if v, e, ok := p.valueInOrder(0); !ok || e != len(one) || !v.Equal(&vs[i]) {
+			t.Errorf("fastJSON.valueInOrder(%s) = %+v, %v", one, v, ok)
+		}
+	}
+}
+
+// TestFastJSONStringsAtEveryOffset: string data with an escape, a multi-byte
+// rune or the closing quote at every offset of the eight-byte words the fast
+// path copies decodes as the encoding/json path decodes it, and takes the
+// path without the object walk.
+func TestFastJSONStringsAtEveryOffset(t *testing.T) {
+	for _, special := range []string{`\"`, `\\`, `\/`, `\n`, `\u00e9`, `\ud83d\ude00`, "é", "😀", "\u2028", ""} {
+		for n := 0; n <= 20; n++ {
+			for tail := 0; tail <= 9; tail++ {
+				str := strings.Repeat("a", n) + special + strings.Repeat("b", tail)
+				b := []byte(`{"handle":"1/x","values":[{"index":1,"type":"X","data":{"format":"string","value":"` + str + `"},"ttl":5}]}`)
+				checkFastAgrees(t, b)
+				one := b[len(`{"handle":"1/x","values":[`) : len(b)-2]
+				p := fastJSON{b: one}
+				v, _, ok := p.valueInOrder(0)
+				want, err := decodeValueJSON(one, 0)
+				if special == `\ud83d\ude00` { // surrogate pair: left to the encoding/json path
+					if ok {
+						t.Errorf("valueInOrder(%s) took a surrogate escape", one)
+					}
+					continue
+				}
+				if !ok || err != nil || !v.Equal(&want) {
+					t.Fatalf("valueInOrder(%s) = %+v, %v; encoding/json path %+v, %v", one, v, ok, want, err)
+				}
+			}
+		}
 	}
 }
 
@@ -541,6 +575,10 @@ func TestFastJSONMalformed(t *testing.T) {
 		[]byte(`{"handle":"1/x","values":[{"index":1,"type":"B","data":{"format":"base64","value":"AAEC/w=="},"ttl":"2001-09-09T01:46:40Z","timestamp":7}]}`),
 		// Times repeat (the fast path remembers the last one), within and out of range.
 		[]byte(`{"handle":"1/x","values":[{"index":1,"type":"X","data":"a","ttl":"2001-09-09T01:46:40Z","timestamp":"2001-09-09T01:46:40Z"},{"index":2,"type":"X","data":"a","ttl":"2099-09-09T01:46:40Z","timestamp":"2099-09-09T01:46:40Z"}]}`),
+		// The members in AppendValueJSON's order, every optional one present
+		// (short enough that every byte is truncated at and replaced).
+		[]byte(`{"handle":"1/x","values":[{"index":1,"type":"X","data":{"format":"string","value":"a\"b"},"permissions":"1010","ttl":5,"timestamp":7}]}`),
+		[]byte(`{"handle":"1/x","values":[{"index":1,"type":"X","data":"s","ttl":"2001-09-09T01:46:40Z","references":[{"handle":"a","index":1}]}]}`),
 		[]byte(`{"handle":"1/x","values":[{"index":1,"type":"X","data":"a","timestamp":"\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000"}]}`),
 	}
 	subst := []byte("\"\\{}[]:,019-+.Etnu \n\x00\x1f\xff/")

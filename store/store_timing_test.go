@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -148,4 +150,129 @@ func BenchmarkUpdateParallel(b *testing.B) {
 		}
 	})
 	b.ReportMetric(float64(n.Load())/float64(len(commits)), "writes/commit")
+}
+
+// pid4catLine is import line i shaped like bench/cmd/gen's records (and
+// pid4cat's): eight values, two of them JSON texts full of escaped quotes,
+// about 1.9 KB.
+func pid4catLine(i int) []byte {
+	const ts = 1741687153
+	v := func(idx int32, typ, data string) handlev.Value {
+		return handlev.Value{Index: idx, Type: typ, Data: []byte(data), TTL: 86400, Timestamp: ts, Perm: handlev.PermDefault}
+	}
+	resource := fmt.Sprintf(`{"label":"Sample %d XRD platinum","description":"Measured pattern of XRD ammonia on platinum activity; pattern catalyst batch %d.","resource_category":"SAMPLE","representation_variants":[{"variant_url":"https://data.example.org/objects/%d/0","media_type":"text/turtle","encoding_format":"UTF-8","size":%d},{"variant_url":"https://data.example.org/objects/%d/1","media_type":"application/ld+json","encoding_format":"UTF-8","size":%d}]}`, i, i, i, 9000000+i, i, 9100000+i)
+	changes := fmt.Sprintf(`[{"datetime_log":"2025-03-11T09:59:13Z","has_agent":{"name":"Bench SNAA","email_address":"snaa@lab.example.org","role":"OWNER"},"changed_field":"STATUS","description":"created, record %d"}]`, i)
+	vs := []handlev.Value{
+		v(1, handlev.TypeURL, fmt.Sprintf("https://landing.example.org/BNC/item/%d", i)),
+		v(10, handlev.TypeEmail, fmt.Sprintf("curation-%d@lab.example.org", i%997)),
+		v(11, handlev.TypeStatus, "REGISTERED"),
+		v(12, "SCHEMA_VER", "v1.0.1"),
+		v(13, "METADATA_LICENSE", "CC0-1.0"),
+		v(14, "RESOURCE", resource),
+		v(16, "CHANGES", changes),
+		v(100, handlev.TypeAdmin, string(handlev.AppendAdmin(nil, handlev.Admin{Mask: handlev.AdminAll, Handle: "0.NA/21.T12345", Index: 200}))),
+	}
+	h := fmt.Sprintf("21.T12345/svc/BNC/%04X-%04X-%c", uint32(i*2654435761)>>16, uint32(i*40503)&0xFFFF, 'A'+i%26)
+	return append(handlev.AppendRecordJSON(nil, h, vs), '\n')
+}
+
+// BenchmarkImportPid4cat imports 50000 pid4cat-shaped lines, in random key
+// order, into a fresh database, whole ("import") and by phase: "decode" is
+// what a parse worker does (JSON to stored encoding, checks included), "write"
+// the writer alone (sorted, encoded records into bbolt, fsync per chunk).
+// Reports records/s; run it with -cpu 1 on a pinned core to compare with
+// `pidnode import` under taskset.
+func BenchmarkImportPid4cat(b *testing.B) {
+	const n = 50000
+	var in []byte
+	for i := range n {
+		in = append(in, pid4catLine(i)...)
+	}
+	b.Run("import", func(b *testing.B) {
+		b.SetBytes(int64(len(in)))
+		dir := b.TempDir()
+		it := 0
+		for b.Loop() {
+			b.StopTimer()
+			it++
+			db, err := Open(Config{Path: filepath.Join(dir, fmt.Sprintf("imp%d.db", it))})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+			if got, err := db.Import(bytes.NewReader(in), sampleKey); err != nil || got != n {
+				b.Fatal(got, err)
+			}
+			b.StopTimer()
+			db.Close()
+			os.Remove(db.Path())
+			b.StartTimer()
+		}
+		b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "records/s")
+	})
+	lines := bytes.SplitAfter(in, []byte("\n"))
+	lines = lines[:len(lines)-1]
+	var batches []*parseBatch
+	for i := 0; i < n; i += parseBatchLines {
+		pb := &parseBatch{}
+		for j := i; j < min(i+parseBatchLines, n); j++ {
+			pb.buf = append(pb.buf, bytes.TrimSpace(lines[j])...)
+			pb.ends = append(pb.ends, len(pb.buf))
+			pb.lineNos = append(pb.lineNos, j+1)
+		}
+		batches = append(batches, pb)
+	}
+	decodeAll := func(b *testing.B) []importRec {
+		var recs []importRec
+		for _, pb := range batches {
+			ends, nos := pb.ends, pb.lineNos
+			pb.decode()
+			if pb.err != nil {
+				b.Fatal(pb.err)
+			}
+			recs = append(recs, pb.recs...)
+			pb.ends, pb.lineNos = ends, nos
+		}
+		return recs
+	}
+	b.Run("decode", func(b *testing.B) {
+		b.SetBytes(int64(len(in)))
+		for b.Loop() {
+			decodeAll(b)
+		}
+		b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "records/s")
+	})
+	b.Run("write", func(b *testing.B) {
+		recs := decodeAll(b)
+		sorted := make([]sortedRec, len(recs))
+		for i, r := range recs {
+			k, _ := sampleKey(r.handle)
+			sorted[i] = sortedRec{key: []byte(k), val: r.val, line: r.line}
+		}
+		slices.SortFunc(sorted, cmpSortedRec)
+		dir := b.TempDir()
+		it := 0
+		for b.Loop() {
+			b.StopTimer()
+			it++
+			db, err := Open(Config{Path: filepath.Join(dir, fmt.Sprintf("w%d.db", it))})
+			if err != nil {
+				b.Fatal(err)
+			}
+			src := &memRun{recs: slices.Clone(sorted)}
+			b.StartTimer()
+			w := db.startImportWrite()
+			if err := w.feed(src); err != nil {
+				b.Fatal(err)
+			}
+			if got, err := w.finish(); err != nil || got != n {
+				b.Fatal(got, err)
+			}
+			b.StopTimer()
+			db.Close()
+			os.Remove(db.Path())
+			b.StartTimer()
+		}
+		b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "records/s")
+	})
 }
