@@ -138,7 +138,7 @@ func (t Tx) indexHandleAudit(key string, seq uint64) error {
 }
 
 // The audit entries of identifier writes are also indexed by namespace, for
-// the change feed (GET …/{ns}/events, docs/product.md §4.5): the key
+// the change feed (GET …/{ns}/events, docs/product.md §4.3): the key
 //
 //	0xFE <namespace key prefix> <seq uint64 big-endian>
 //

@@ -3,7 +3,7 @@ package store
 import "sync"
 
 // Commit signals: a reader that follows data as it is written (the change
-// feed of docs/product.md §4.5) waits for the next commit that touched its
+// feed of docs/product.md §4.3) waits for the next commit that touched its
 // topic instead of polling. A write transaction names the topics it changes
 // (Tx.Signal); once it has committed, every channel Wait returned for those
 // topics is closed. A transaction rolled back (a failed batch partner,
