@@ -145,6 +145,13 @@ func TestEventsFeed(t *testing.T) {
 		}
 		sameSeqs(t, ct, ls, got[1:])
 	}
+	// Last-Event-ID takes precedence over after (a reconnecting EventSource
+	// sends its first URL again).
+	var lp EventPage
+	e.want(e.do("GET", coll+"events?after=0", a.Key.Secret, nil, "Last-Event-ID", strconv.FormatUint(got[2], 10)), 200).json(t, &lp)
+	if len(lp.Events) != 2 || lp.Events[0].Seq != got[3] {
+		t.Errorf("Last-Event-ID %d with after=0: %+v", got[2], lp)
+	}
 	// JSON Lines with nothing to say is an empty body.
 	r := e.want(e.do("GET", coll+"events?after="+strconv.FormatUint(got[len(got)-1], 10), a.Key.Secret, nil, "Accept", "application/x-ndjson"), 200)
 	if len(r.Body) != 0 {
