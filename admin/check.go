@@ -38,7 +38,7 @@ func checkCustomID(p *principal, t target, id string) error {
 		return &model.ValidationError{Errors: []FieldError{{Field: "id", Message: strings.TrimPrefix(err.Error(), "handlev: ")}}}
 	}
 	if reservedID(id) {
-		// …/{id}/history, …/{id}/stats, …/{ns}/stats and …/{ns}/bulk are routes of the API.
+		// …/{id}/history, …/{id}/stats, …/{ns}/stats, …/{ns}/events and …/{ns}/bulk are routes of the API.
 		return &model.ValidationError{Errors: []FieldError{{Field: "id", Message: reservedMsg}}}
 	}
 	nd := strings.ReplaceAll(id, "-", "")

@@ -7,7 +7,8 @@
 //   - the routes served by Server.Handler: /ops/v1/… (operator key: applications,
 //     SNAAs, keys, audit log, backup), /pid/v2/… and /testpid/v2/… (SNAA keys:
 //     create with generated or custom ids, merge update, read, list and search
-//     by URL, history, resolution statistics, bulk; DELETE answers 405),
+//     by URL, history, resolution statistics, bulk, the namespace's change
+//     feed (events.go); DELETE answers 405),
 //     /openapi.json, /healthz, /readyz and /metrics;
 //   - the public application form and route (/apply, /apply/v1/…, apply.go)
 //     and the HTML console for SNAAs and the operator (/console/, console*.go,
@@ -39,8 +40,8 @@
 // part (validation, record and audit JSON; for a bulk, of every create) is
 // done before it joins. The per-key rate limit charges a bulk its items too.
 //
-// Reserved custom ids: "bulk", "stats" and ids whose last segment is
-// "history" or "stats", which would collide with routes.
+// Reserved custom ids: "bulk", "stats", "events" and ids whose last segment
+// is "history" or "stats", which would collide with routes.
 //
 // Errors reach clients as RFC 9457 problem+json (errors.go); one function,
 // problemOf, maps errors to problems, for replies (writeError) and for the

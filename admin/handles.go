@@ -65,6 +65,8 @@ func (s *Server) getHandles(w http.ResponseWriter, r *http.Request, b *base) err
 		return s.history(w, r, t, strings.TrimSuffix(id, "/history"))
 	case strings.EqualFold(id, "stats"):
 		return s.serveStats(w, r, t, "")
+	case strings.EqualFold(id, "events"):
+		return s.events(w, r, p, t)
 	case strings.HasSuffix(id, "/stats"):
 		return s.serveStats(w, r, t, strings.TrimSuffix(id, "/stats"))
 	}

@@ -35,7 +35,12 @@ type env struct {
 
 func newEnv(t *testing.T, mod ...func(*Config)) *env {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "pidnode.db")
+	return newEnvAt(t, filepath.Join(t.TempDir(), "pidnode.db"), mod...)
+}
+
+// newEnvAt is newEnv on the database file at path (which may exist).
+func newEnvAt(t *testing.T, path string, mod ...func(*Config)) *env {
+	t.Helper()
 	db, err := store.Open(store.Config{Path: path, NoSync: true})
 	if err != nil {
 		t.Fatal(err)
@@ -58,12 +63,16 @@ func newEnv(t *testing.T, mod ...func(*Config)) *env {
 		t.Fatal(err)
 	}
 	e.ts = httptest.NewServer(e.srv.Handler())
-	t.Cleanup(func() {
-		e.ts.Close()
-		e.srv.Close()
-		e.db.Close()
-	})
+	t.Cleanup(e.close)
 	return e
+}
+
+// close stops the server and closes the database, as a node's shutdown
+// does. It may be called more than once.
+func (e *env) close() {
+	e.ts.Close()
+	e.srv.Close()
+	e.db.Close()
 }
 
 type resp struct {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -52,6 +53,11 @@ type ListenerConfig struct {
 type Listener struct {
 	hs       *http.Server
 	draining atomic.Bool
+	// drained is closed by Drain and Shutdown: the change feed's streams,
+	// which would otherwise hold Shutdown until its deadline, end on it
+	// (drainingOf), and their clients reconnect with Last-Event-ID.
+	drained   chan struct{}
+	drainOnce sync.Once
 }
 
 // NewListener validates cfg and fills its defaults. Nothing is bound or
@@ -86,8 +92,10 @@ func NewListener(cfg ListenerConfig) (*Listener, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	l := &Listener{}
+	l := &Listener{drained: make(chan struct{})}
+	drainCtx := context.WithValue(context.Background(), drainKey{}, (<-chan struct{})(l.drained))
 	l.hs = &http.Server{
+		BaseContext:       func(net.Listener) context.Context { return drainCtx },
 		Handler:           closeConns(cfg.Handler, &l.draining),
 		ReadHeaderTimeout: orDefault(cfg.ReadHeaderTimeout, DefaultReadHeaderTimeout),
 		ReadTimeout:       orDefault(cfg.ReadTimeout, DefaultReadTimeout),
@@ -111,13 +119,23 @@ func (l *Listener) Serve(ln net.Listener) error {
 
 // Shutdown stops accepting, closes idle connections and waits for in-flight
 // requests to finish, or gives up when ctx is done (returning ctx.Err()).
-func (l *Listener) Shutdown(ctx context.Context) error { return l.hs.Shutdown(ctx) }
+// Open event streams end at once.
+func (l *Listener) Shutdown(ctx context.Context) error {
+	l.endStreams()
+	return l.hs.Shutdown(ctx)
+}
+
+func (l *Listener) endStreams() { l.drainOnce.Do(func() { close(l.drained) }) }
 
 // Drain makes every later response close its connection while the listener
 // keeps accepting: called some time before Shutdown, it moves keep-alive
 // clients to new connections (elsewhere, once /readyz says 503) instead of
 // leaving one writing a request into an idle connection the shutdown closes.
-func (l *Listener) Drain() { l.draining.Store(true) }
+// Open event streams end, and new ones are refused with 503.
+func (l *Listener) Drain() {
+	l.draining.Store(true)
+	l.endStreams()
+}
 
 // closeConns closes the connection after any request whose body came chunked,
 // and after every request once draining is set. net/http drops a

@@ -33,6 +33,7 @@ type metrics struct {
 	rateLimited  atomic.Uint64
 	statsFlushes atomic.Uint64
 	insecure     atomic.Uint64
+	eventStreams atomic.Int64
 
 	mu     sync.Mutex
 	routes map[string]*routeMetrics // by route pattern; the patterns are fixed at New
@@ -172,6 +173,7 @@ func (s *Server) WriteMetrics(w io.Writer) error {
 	b = promtext.CounterFamily(b, "pidnode_admin_auth_failures_total", "Requests refused with 401.", m.authFail.Load())
 	b = promtext.CounterFamily(b, "pidnode_admin_rate_limited_total", "Requests refused with 429.", m.rateLimited.Load())
 	b = promtext.CounterFamily(b, "pidnode_admin_insecure_refused_total", "Requests refused because they sent a key over plain HTTP.", m.insecure.Load())
+	b = promtext.GaugeFamily(b, "pidnode_admin_event_streams", "Change feed event streams open now.", m.eventStreams.Load())
 	b = promtext.CounterFamily(b, "pidnode_admin_stats_flushes_total", "Resolution statistics flushed to the store.", m.statsFlushes.Load())
 
 	st := s.db.Stats()

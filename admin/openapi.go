@@ -25,6 +25,9 @@ type op struct {
 	headers   []param
 	okHeads   []string // response headers on success: "Location", "ETag"
 	tag       string
+	// feed: the success body may also be JSON Lines (one Event per line)
+	// or a Server-Sent Events stream, as Accept asks (events.go).
+	feed bool
 }
 
 type param struct{ name, desc string }
@@ -74,6 +77,16 @@ func (s *Server) docs() map[string]op {
 		statsQ := []param{{"from", "first day, YYYY-MM-DD (default 29 days before to)"}, {"to", "last day, YYYY-MM-DD (default today, UTC)"}}
 		d["GET "+coll+"stats"] = op{summary: "Resolutions per day in the namespace (counted in memory, flushed every few seconds)", auth: "snaa", ok: 200, okSchema: "Stats", query: statsQ, tag: "snaa"}
 		d["GET "+item+"/stats"] = op{summary: "Resolutions per day of an identifier (counted in memory, flushed every few seconds)", auth: "snaa", ok: 200, okSchema: "Stats", query: statsQ, tag: "snaa"}
+		d["GET "+coll+"events"] = op{summary: "The namespace's change feed: every identifier write (create, update, bulk item) from the audit log, in sequence order, with time, action, handle, key, and URL and status before and after. " +
+			"As JSON (a page and next_after), as JSON Lines (Accept: application/jsonl or application/x-ndjson), or as a Server-Sent Events stream (Accept: text/event-stream: id is the sequence number, event the action, data the Event; " +
+			"the stream stays open and sends each new write as it commits, with a comment line as heartbeat). Sequence numbers are the same on every node of a cluster, so a cursor is valid on any node. " +
+			"A key may hold " + strconv.Itoa(s.streams.maxKey) + " streams at once (429 beyond), the node " + strconv.Itoa(s.streams.limit) + " (503 beyond)",
+			auth: "snaa", ok: 200, okSchema: "EventPage", feed: true, errs: []int{503},
+			query: []param{{"after", "sequence number to start after (default 0: from the first event); the last seq you received"},
+				{"limit", "1–" + strconv.Itoa(MaxEventLimit) + ", default " + strconv.Itoa(DefaultEventLimit) + "; in a stream, the size of each read"}},
+			headers: []param{{"Accept", "application/json (default), application/jsonl or application/x-ndjson (JSON Lines), or text/event-stream (Server-Sent Events)"},
+				{"Last-Event-ID", "a stream's resumption point: the id of the last event received (sent by a reconnecting EventSource); overrides after"}},
+			tag: "snaa"}
 		d["GET "+item+"/history"] = op{summary: "The identifier's history: every write from the audit log (time, key, URL and metadata before and after), and the record's change log (value index 16)", auth: "snaa", ok: 200, okSchema: "History", okHeads: []string{"ETag"}, tag: "snaa"}
 	}
 	return d
@@ -109,7 +122,16 @@ func (s *Server) buildOpenAPI() ([]byte, error) {
 		resps := map[string]any{}
 		okr := map[string]any{"description": "success"}
 		if o.okSchema != "" {
-			okr["content"] = map[string]any{"application/json": map[string]any{"schema": ref(o.okSchema)}}
+			content := map[string]any{"application/json": map[string]any{"schema": ref(o.okSchema)}}
+			if o.feed {
+				for _, mt := range jsonLinesTypes {
+					content[mt] = map[string]any{"schema": map[string]any{"type": "string",
+						"description": "JSON Lines: one Event per line, in sequence order; the last line's seq is the next after"}}
+				}
+				content["text/event-stream"] = map[string]any{"schema": map[string]any{"type": "string",
+					"description": "Server-Sent Events: per event the fields id (seq), event (action) and data (the Event as JSON); lines starting with ':' are heartbeats"}}
+			}
+			okr["content"] = content
 		} else if path == "/openapi.json" {
 			okr["content"] = map[string]any{"application/json": map[string]any{"schema": map[string]any{"type": "object"}}}
 		} else if path == "/ops/v1/backup" {
@@ -362,6 +384,12 @@ func (s *Server) schemas() map[string]any {
 			"action": map[string]any{"enum": []string{ActHandleCreate, ActHandleUpdate}}, "key_id": str(), "key_name": str(),
 			"before": map[string]any{}, "after": map[string]any{}}),
 		"ChangeEntry": change,
+		"EventState":  obj(nil, map[string]any{"url": str(), "status": str()}),
+		"Event": obj([]string{"seq", "time", "action", "handle"}, map[string]any{"seq": map[string]any{"type": "integer", "minimum": 1}, "time": dt(),
+			"action": map[string]any{"enum": []string{ActHandleCreate, ActHandleUpdate}}, "handle": str(), "key_id": str(), "key_name": str(),
+			"before": ref("EventState"), "after": ref("EventState")}),
+		"EventPage": obj([]string{"events", "next_after"}, map[string]any{"events": arr(ref("Event")),
+			"next_after": map[string]any{"type": "integer", "minimum": 0, "description": "the after of the next page: the last event's seq, or this request's after when there was none"}}),
 		"Stats": obj([]string{"namespace", "prefix", "from", "to", "total", "days"}, map[string]any{"handle": str(), "namespace": str(), "prefix": str(),
 			"from": map[string]any{"type": "string", "format": "date"}, "to": map[string]any{"type": "string", "format": "date"},
 			"total": map[string]any{"type": "integer"}, "days": arr(obj([]string{"date", "count"}, map[string]any{

@@ -109,6 +109,14 @@ type Config struct {
 	// SessionIdle and SessionMax are the console's idle and absolute
 	// session expiry; if zero, DefaultSessionIdle and DefaultSessionMax.
 	SessionIdle, SessionMax time.Duration
+	// EventStreamsPerKey and EventStreams bound the change feed's open
+	// Server-Sent Events streams per SNAA key (429 beyond) and on the node
+	// (503 beyond); if zero, DefaultEventStreamsPerKey and
+	// DefaultEventStreams. EventHeartbeat is how often an idle stream gets a
+	// comment line (so that proxies keep it open) and its key is checked
+	// again; if zero, DefaultEventHeartbeat.
+	EventStreamsPerKey, EventStreams int
+	EventHeartbeat                   time.Duration
 }
 
 // Server is the admin API. It is safe for concurrent use.
@@ -158,6 +166,10 @@ type Server struct {
 	applyRL, signinRL *applyLimiter
 	// sessions holds the console's in-memory session state (console.go).
 	sessions sessionMemory
+	// streams counts the open event streams; evBeat is their heartbeat
+	// (events.go).
+	streams eventStreams
+	evBeat  time.Duration
 }
 
 // base is one of the SNAA API bases and the prefix it writes under.
@@ -253,6 +265,16 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.applyRL, s.signinRL = newApplyLimiter(s.policy.PerHour), newApplyLimiter(signinPerHour)
 	s.sessions.init(cfg.SessionIdle, cfg.SessionMax)
+	s.streams.maxKey, s.streams.limit, s.evBeat = cfg.EventStreamsPerKey, cfg.EventStreams, cfg.EventHeartbeat
+	if s.streams.maxKey <= 0 {
+		s.streams.maxKey = DefaultEventStreamsPerKey
+	}
+	if s.streams.limit <= 0 {
+		s.streams.limit = DefaultEventStreams
+	}
+	if s.evBeat <= 0 {
+		s.evBeat = DefaultEventHeartbeat
+	}
 	if err := s.ensureIndexes(); err != nil {
 		return nil, err
 	}
@@ -352,7 +374,7 @@ func (s *Server) routesInit() {
 		// register "{ns}/{$}" beside "{ns}/{id...}" for different methods.
 		hp := p + "/handles/{prefix}/{ns}/{id...}"
 		coll, item, hist := p+"/handles/{prefix}/{ns}/", p+"/handles/{prefix}/{ns}/{id}", p+"/handles/{prefix}/{ns}/{id}/history"
-		s.handle("GET", hp, s.snaa(b, s.getHandles), coll, item, hist, coll+"stats", item+"/stats")
+		s.handle("GET", hp, s.snaa(b, s.getHandles), coll, item, hist, coll+"stats", item+"/stats", coll+"events")
 		s.handle("PUT", hp, s.snaa(b, s.putHandles), coll, item)
 		s.handle("POST", hp, s.snaa(b, s.postHandles), coll, p+"/handles/{prefix}/{ns}/bulk")
 		s.handle("DELETE", hp, s.deleteHandle, coll, item)

@@ -13,7 +13,7 @@ import (
 
 // Replicated are the buckets whose contents a cluster replicates through
 // etcd (docs/product.md §10), in the order a snapshot loads them. The others
-// are derived (the URL index and the audit index, rebuilt by ApplyPut in the
+// are derived (the URL index and the audit indexes, rebuilt by ApplyPut in the
 // transaction that applies their data) or each node's own (statistics, key
 // last-used times, the store's meta).
 var Replicated = [][]byte{
@@ -34,8 +34,9 @@ func IsReplicated(bucket string) bool {
 // ApplyPut writes value (nil: delete) under key in a replicated bucket, as
 // another node decided it, and keeps the derived data of this database in
 // step in the same transaction: a record moves its URL index entry, an audit
-// entry of an identifier write is indexed by record and raises the audit
-// log's sequence past its own, so that this node's next entry follows it.
+// entry raises the audit log's sequence past its own, so that this node's
+// next entry follows it, and one of an identifier write is indexed by record
+// and by namespace (and wakes that namespace's feed readers at commit).
 // value must not be modified until the transaction ends.
 func (t Tx) ApplyPut(bucket string, key, value []byte) error {
 	switch bucket {
@@ -122,7 +123,7 @@ func (t Tx) applyAudit(key, raw []byte) error {
 	if err != nil {
 		return nil // not a handle this node can index; the entry itself is kept
 	}
-	return b.Put(binary.BigEndian.AppendUint64(auditIndexPrefix(rk), seq), nil)
+	return t.indexHandleAudit(rk, seq)
 }
 
 // auditHead decodes an audit entry's members up to its target: the
@@ -226,14 +227,18 @@ func (r *Registry) On(db *store.DB) (*Registry, error) {
 	return New(Config{DB: db, Namer: r.namer, URLIndex: r.urlIndex, Now: r.now})
 }
 
-// MarkIndexesBuilt records that the URL index and the per-record audit
-// index of a database filled by ApplyPut are complete (ApplyPut maintains
-// both), so that EnsureIndexes does not rebuild them.
+// MarkIndexesBuilt records that the URL index and the per-record and
+// per-namespace audit indexes of a database filled by ApplyPut are complete
+// (ApplyPut maintains them), so that EnsureIndexes does not rebuild them.
 func (r *Registry) MarkIndexesBuilt() error {
 	return r.db.Update(func(tx *store.Tx) error {
 		if err := tx.Bolt().Bucket(store.BucketURLIndex).Put(urlIndexMarker, nil); err != nil {
 			return err
 		}
-		return tx.Bolt().Bucket(store.BucketAudit).Put([]byte{auditIndexTag}, nil)
+		b := tx.Bolt().Bucket(store.BucketAudit)
+		if err := b.Put([]byte{auditIndexTag}, nil); err != nil {
+			return err
+		}
+		return b.Put([]byte{auditNSTag}, nil)
 	})
 }

@@ -1,9 +1,11 @@
 package registry
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
@@ -113,7 +115,80 @@ func (t Tx) AppendHandleAudit(key string, tail []byte) error {
 	if err != nil {
 		return err
 	}
-	return t.bucket(store.BucketAudit).Put(binary.BigEndian.AppendUint64(auditIndexPrefix(key), seq), nil)
+	return t.indexHandleAudit(key, seq)
+}
+
+// indexHandleAudit files the audit entry seq of an identifier write under
+// the record's storage key and under its namespace, and wakes the
+// namespace's feed readers at commit. The index keys go to the bucket
+// directly, not through store.Tx.Put: they are derived, so a cluster
+// rehearsal does not send them to etcd (each node derives its own in
+// applyAudit).
+func (t Tx) indexHandleAudit(key string, seq uint64) error {
+	b := t.bucket(store.BucketAudit)
+	if err := b.Put(binary.BigEndian.AppendUint64(auditIndexPrefix(key), seq), nil); err != nil {
+		return err
+	}
+	nsp := nsKeyPrefix(t.r.namer, []byte(key))
+	if nsp == nil {
+		return nil
+	}
+	t.Signal(auditTopic(nsp))
+	return b.Put(binary.BigEndian.AppendUint64(auditNSPrefix(nsp), seq), nil)
+}
+
+// The audit entries of identifier writes are also indexed by namespace, for
+// the change feed (GET …/{ns}/events, docs/product.md §4.3): the key
+//
+//	0xFE <namespace key prefix> <seq uint64 big-endian>
+//
+// (empty value) in BucketAudit, where the namespace key prefix is the one of
+// the URL index (nsKeyPrefix: "21.12345/SVC/NS/", ending in '/', so one
+// namespace's range never holds another's). A namespace's feed is one key
+// range in sequence order. Like the per-record index, only handle.create and
+// handle.update entries are indexed: operator actions never reach a feed.
+// The key {0xFE} alone says the index is complete (EnsureIndexes).
+const auditNSTag = 0xFE
+
+func auditNSPrefix(nsp []byte) []byte {
+	return append([]byte{auditNSTag}, nsp...)
+}
+
+// auditTopic is the store.DB.Wait topic of a namespace's audit entries.
+func auditTopic(nsp []byte) string { return "audit " + string(nsp) }
+
+// NamespaceAudit returns up to limit audit entries of identifier writes in
+// the namespace whose key prefix is nsp (Registry.NamespaceKey), with a
+// sequence number above after, in sequence order. It reads the namespace
+// index's range only.
+func (t Tx) NamespaceAudit(nsp string, after uint64, limit int) ([]AuditEntry, error) {
+	b := t.bucket(store.BucketAudit)
+	pre := auditNSPrefix([]byte(nsp))
+	out := []AuditEntry{}
+	if after == math.MaxUint64 {
+		return out, nil
+	}
+	c := b.Cursor()
+	for k, _ := c.Seek(binary.BigEndian.AppendUint64(pre, after+1)); k != nil && len(out) < limit && len(k) == len(pre)+8 && bytes.HasPrefix(k, pre); k, _ = c.Next() {
+		v := b.Get(k[len(pre):])
+		if v == nil {
+			continue
+		}
+		var e AuditEntry
+		if err := json.Unmarshal(v, &e); err != nil {
+			return nil, fmt.Errorf("registry: audit entry %x: %w", k[len(pre):], err)
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// WaitNamespaceAudit returns a channel closed after the next commit that
+// adds an entry to the namespace nsp's audit (or replaces the database).
+// Call it before NamespaceAudit, so that an entry committed between the two
+// is not missed.
+func (r *Registry) WaitNamespaceAudit(nsp string) <-chan struct{} {
+	return r.db.Wait(auditTopic([]byte(nsp)))
 }
 
 // HandleAudit returns the audit entries of the record stored under key, oldest first.
@@ -136,14 +211,15 @@ func (t Tx) HandleAudit(key string) ([]AuditEntry, error) {
 	return out, nil
 }
 
-// reindexAudit rebuilds the per-record audit index from the log;
-// EnsureIndexes runs it once for a database written before the index existed
-// (marker absent).
+// reindexAudit rebuilds the per-record and the per-namespace audit index
+// from the log; EnsureIndexes runs it once for a database written before an
+// index existed (its marker absent).
 func (r *Registry) reindexAudit() error {
-	marker := []byte{auditIndexTag}
 	return r.db.Update(func(tx *store.Tx) error {
 		b := tx.Bolt().Bucket(store.BucketAudit)
-		if b.Get(marker) != nil {
+		byRecord := b.Get([]byte{auditIndexTag}) == nil
+		byNS := b.Get([]byte{auditNSTag}) == nil
+		if !byRecord && !byNS {
 			return nil
 		}
 		var puts [][]byte
@@ -157,14 +233,22 @@ func (r *Registry) reindexAudit() error {
 			if err != nil {
 				continue
 			}
-			puts = append(puts, binary.BigEndian.AppendUint64(auditIndexPrefix(key), e.Seq))
+			if byRecord {
+				puts = append(puts, binary.BigEndian.AppendUint64(auditIndexPrefix(key), e.Seq))
+			}
+			if nsp := nsKeyPrefix(r.namer, []byte(key)); byNS && nsp != nil {
+				puts = append(puts, binary.BigEndian.AppendUint64(auditNSPrefix(nsp), e.Seq))
+			}
 		}
 		for _, k := range puts {
 			if err := b.Put(k, nil); err != nil {
 				return err
 			}
 		}
-		return b.Put(marker, nil)
+		if err := b.Put([]byte{auditIndexTag}, nil); err != nil {
+			return err
+		}
+		return b.Put([]byte{auditNSTag}, nil)
 	})
 }
 

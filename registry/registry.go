@@ -108,9 +108,9 @@ func (r *Registry) CommitAs(owner string, cost int, fn func(tx Tx) error) error 
 	return r.writes.updateAs(owner, cost, func(tx *store.Tx) error { return fn(Tx{tx, r}) })
 }
 
-// EnsureIndexes builds the URL index and the per-record audit index of a
-// database written before they existed (once; every write then maintains
-// them). built is the number of URL index entries written, -1 if the index
+// EnsureIndexes builds the URL index and the per-record and per-namespace
+// audit indexes of a database written before they existed (once; every
+// write then maintains them). built is the number of URL index entries written, -1 if the index
 // was already complete.
 func (r *Registry) EnsureIndexes() (built int, err error) {
 	done, err := urlIndexBuilt(r.db)

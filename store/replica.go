@@ -173,6 +173,7 @@ func (db *DB) Replace(fresh string) error {
 	bdb.MaxBatchDelay = batchDelay
 	bdb.MaxBatchSize = batchSize
 	old := db.bdb.Swap(bdb)
+	db.wake(nil, true) // every topic may have changed
 	if err := old.Close(); err != nil {
 		db.log.Warn("store: closing the replaced file", "err", err)
 	}

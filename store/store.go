@@ -101,6 +101,8 @@ type DB struct {
 	stop          chan struct{}
 	stopped       chan struct{}
 	closeOnce     sync.Once
+	// sig are the commit signals (notify.go).
+	sig signals
 }
 
 // Open opens (creating if needed) the database at cfg.Path, creates every bucket
@@ -311,7 +313,7 @@ func (db *DB) Stats() bbolt.Stats { return db.bolt().Stats() }
 // used after fn returns; Tx.Record and Tx.ForEachRecord return owned memory.
 func (db *DB) View(fn func(tx *Tx) error) error {
 	return db.retry(func(b *bbolt.DB) error {
-		return b.View(func(btx *bbolt.Tx) error { return fn(&Tx{tx: btx}) })
+		return b.View(func(btx *bbolt.Tx) error { return fn(&Tx{tx: btx, db: db}) })
 	})
 }
 
@@ -353,7 +355,7 @@ func (db *DB) Update(fn func(tx *Tx) error) error {
 	err := db.retry(func(b *bbolt.DB) error {
 		return b.Batch(func(btx *bbolt.Tx) error {
 			b.NoFreelistSync = true // see syncFreelist
-			return fn(&Tx{tx: btx})
+			return fn(&Tx{tx: btx, db: db})
 		})
 	})
 	db.noteCommit()
@@ -369,7 +371,7 @@ func (db *DB) UpdateAlone(fn func(tx *Tx) error) error {
 	err := db.retry(func(b *bbolt.DB) error {
 		return b.Update(func(btx *bbolt.Tx) error {
 			b.NoFreelistSync = true // see syncFreelist
-			return fn(&Tx{tx: btx})
+			return fn(&Tx{tx: btx, db: db})
 		})
 	})
 	db.noteCommit()

@@ -16,6 +16,10 @@ type Tx struct {
 	// rec, if not nil, collects the writes made through the Tx's methods
 	// (Rehearse).
 	rec *[]Write
+	// db and topics serve Signal: the database whose waiters a commit
+	// wakes, and the topics this transaction changed.
+	db     *DB
+	topics []string
 }
 
 // Bolt returns the underlying bbolt transaction, for admin's own buckets
