@@ -232,14 +232,14 @@ wait_http() { # ADDR PATH SECONDS
 # (requests/s), RPC (requests per server CPU-second), P99 (ms), BAD (non-2xx/3xx
 # plus socket errors) and CMD.
 wrk_run() {
-	local label=$1 pg=$2 addr=$3 paths=$4 pre=$5 suf=$6 t0 t1 out=$WORK/wrk-${1//[^A-Za-z0-9_-]/_}.txt total secs
+	local label=$1 pg=$2 addr=$3 paths=$4 pre=$5 suf=$6 accept=${7:-} t0 t1 out=$WORK/wrk-${1//[^A-Za-z0-9_-]/_}.txt total secs
 	local d=${RUN_DUR:-$DUR}
-	CMD="wrk -t1 -c$CONNS -d${d}s --latency -s bench/wrk/stream.lua http://ADDR -- '$pre' '$suf'  (BENCH_PATHS=$(basename "$paths"))"
+	CMD="wrk -t1 -c$CONNS -d${d}s --latency -s bench/wrk/stream.lua http://ADDR -- '$pre' '$suf'${accept:+ '$accept'}  (BENCH_PATHS=$(basename "$paths"))"
 	t0=$(cpu_ticks "$pg")
 	local b0 b1
 	b0=$(cpu_busy)
 	BENCH_PATHS=$paths "${ON_LOAD[@]}" wrk -t1 -c"$CONNS" -d"${d}s" --timeout 5s --latency \
-		-s "$ROOT/bench/wrk/stream.lua" "http://$addr" -- "$pre" "$suf" >"$out" 2>&1 || true
+		-s "$ROOT/bench/wrk/stream.lua" "http://$addr" -- "$pre" "$suf" "$accept" >"$out" 2>&1 || true
 	t1=$(cpu_ticks "$pg")
 	b1=$(cpu_busy)
 	if [[ -n $b0 && -n $b1 ]]; then
@@ -499,7 +499,7 @@ keep_best() {
 # redirect) of each one's best capacity. Stops nginx and the map server.
 hit_rounds() {
 	local r
-	HIT_RPC=0 API_RPC=0 NOR_RPC=0 NG_RPC=0 FM_RPC=0
+	HIT_RPC=0 API_RPC=0 NOR_RPC=0 NEG_RPC=0 LNK_RPC=0 NG_RPC=0 FM_RPC=0
 	for r in $(seq "$ROUNDS"); do
 		if [[ -n ${PG:-} ]]; then
 			wrk_run "redirect-r$r" "$PG" "$RES" "$ZIPF" "" ""
@@ -508,6 +508,10 @@ hit_rounds() {
 			keep_best API
 			wrk_run "noredirect-r$r" "$PG" "$RES" "$ZIPF" "" "?noredirect"
 			keep_best NOR
+			wrk_run "negotiated-r$r" "$PG" "$RES" "$ZIPF" "" "" "$NEG_ACCEPT"
+			keep_best NEG
+			wrk_run "linkset-r$r" "$PG" "$RES" "$ZIPF" /api/linksets ""
+			keep_best LNK
 		fi
 		if [[ -n $NGA ]]; then
 			wrk_run "nginx-r$r" "$NPG" "$NGA" "$ZIPF" "" ""
@@ -563,7 +567,15 @@ hit_rounds() {
 	chart "?noredirect" pidnode "$NOR_RPC" "$NOR_RPS" "$(chart_p99)"
 	row noredirect "?noredirect HTML vs redirect" "req/server-CPU-s" "$NOR_RPC" "$HIT_RPC" "pidnode redirect" ratio_min 0.9 "$NOR_CMD" \
 		"best of $ROUNDS rounds; $(r0 "$NOR_RPS") req/s; p99 at 50 %: $OL_P99 ms$OL_FLAG; bad responses $NOR_BAD"
+	row negotiated "negotiated redirect (Accept: $NEG_ACCEPT) vs redirect" "req/server-CPU-s" "$NEG_RPC" "$HIT_RPC" "pidnode redirect" ratio_min 0.9 "$NEG_CMD" \
+		"best of $ROUNDS rounds; $(r0 "$NEG_RPS") req/s; 4 of 5 generated records have a matching representation variant (303), the others answer with the landing redirect; bad responses $NEG_BAD"
+	row linkset "linkset (/api/linksets, application/linkset+json) vs redirect" "req/server-CPU-s" "$LNK_RPC" "$HIT_RPC" "pidnode redirect" ratio_min 0.9 "$LNK_CMD" \
+		"best of $ROUNDS rounds; $(r0 "$LNK_RPS") req/s; bad responses $LNK_BAD"
 }
+
+# The Accept header of the negotiated-redirect scenario: the generator gives
+# each record two representation variants among five media types.
+NEG_ACCEPT="text/turtle, application/ld+json;q=0.9, application/pdf;q=0.8"
 
 # ------------------------------------------------------------------- pidnode --
 PD=$WORK/pidnode
@@ -835,7 +847,7 @@ if ((HAVE_PIDNODE)); then
 		na dns "DNS vs bare miekg/dns map" "queries/s" "bench/dns/run.sh" "bench/dns/run.sh not present"
 	fi
 else
-	for s in import startup hit api noredirect miss admin hdl dns; do
+	for s in import startup hit api noredirect negotiated linkset miss admin hdl dns; do
 		na "$s" "$s" - "-" "cmd/pidnode does not build"
 	done
 	PG=""
