@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
@@ -110,11 +112,79 @@ const readConsole = `(() => {
   };
 })()`
 
+// The phone every console page is also looked at with: 390×844 CSS px at
+// device scale 2, mobile, portrait, touch (docs/product.md §4.2: pages fit a
+// phone screen).
+const phoneWidth, phoneHeight, phoneScale = 390, 844, 2
+
+// phoneFit is what the page does wrong at phone width; each check is one a
+// person on a phone would notice:
+//   - Width: the page does not lay out at the device width (a missing
+//     <meta name=viewport> gives a 980 px layout shrunk to a third, and
+//     then no width check below would mean anything).
+//   - Overflow: the document is wider than the viewport, so the whole page
+//     scrolls sideways.
+//   - Wide: visible elements whose right edge is past the viewport and that
+//     are not inside a container scrolling on its own (overflow-x auto or
+//     scroll, the wrapper tables are allowed to scroll in) - text cut off or
+//     reachable only by panning the page.
+//   - Small: buttons and text-entry controls (input other than checkbox,
+//     radio, hidden; select; textarea) under 40 CSS px tall, too small to
+//     hit with a finger (Apple and Android ask for 44 and 48).
+//   - Zooms: text-entry controls with a font-size under 16 px, which iOS
+//     Safari zooms into on focus, leaving the page zoomed in.
+//
+// Elements moved off-screen on purpose (the skip link, the honeypot, the
+// default submit button) end left of the viewport or are 1 px wide and so
+// are not counted.
+type phoneFit struct {
+	Width    int      `json:"width"`
+	Overflow string   `json:"overflow"`
+	Wide     []string `json:"wide"`
+	Small    []string `json:"small"`
+	Zooms    []string `json:"zooms"`
+}
+
+// readPhoneFit is a function of the device width: a page wider than the
+// device makes a mobile browser widen its layout, so innerWidth is not the
+// measure.
+const readPhoneFit = `(vw => {
+  const name = el => el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') +
+    (el.getAttribute('name') ? '[name=' + el.getAttribute('name') + ']' : '') +
+    (el.getAttribute('href') ? '[href=' + el.getAttribute('href') + ']' : '') +
+    (typeof el.className === 'string' && el.className ? '.' + el.className.trim().split(/\s+/).join('.') : '');
+  const shown = el => { const r = el.getBoundingClientRect(); return r.width > 1 && r.height > 1 && r.right > 0 && getComputedStyle(el).visibility !== 'hidden'; };
+  const scrolls = el => { for (let a = el.parentElement; a && a !== document.body; a = a.parentElement) {
+    const o = getComputedStyle(a).overflowX; if (o === 'auto' || o === 'scroll') return true; } return false; };
+  const wide = [], small = [], zooms = [];
+  for (const el of document.body.querySelectorAll('*')) {
+    if (!shown(el)) continue;
+    const r = el.getBoundingClientRect();
+    if (r.right > vw + 1 && !scrolls(el)) wide.push(name(el) + ' right=' + Math.round(r.right));
+  }
+  for (const el of document.querySelectorAll('button, .button, input, select, textarea')) {
+    if (['hidden', 'checkbox', 'radio'].includes(el.type) || !shown(el)) continue;
+    const r = el.getBoundingClientRect();
+    if (r.height < 39.5) small.push(name(el) + ' ' + r.height.toFixed(1) + 'px');
+    if (el.matches('input, select, textarea')) {
+      const fs = parseFloat(getComputedStyle(el).fontSize);
+      if (fs < 16) zooms.push(name(el) + ' ' + fs + 'px');
+    }
+  }
+  if (wide.length > 8) wide.splice(8, wide.length - 8, 'and ' + (wide.length - 8) + ' more');
+  const sw = document.documentElement.scrollWidth;
+  return {
+    width: window.innerWidth,
+    overflow: sw <= vw + 1 ? '' : 'document ' + sw + ' px wide in a ' + vw + ' px viewport',
+    wide: wide, small: small, zooms: zooms,
+  };
+})`
+
 // TestConsoleJourney: an organisation applies, the operator approves, the
 // SNAA signs in with its key, creates an identifier through the generated
 // form, edits it, sees it resolve, sees its history and chart, rotates its
 // key, and the old key's session ends; each page in headless Chromium, with
-// a screenshot.
+// a screenshot, looked at again at phone size (lookPhone).
 func TestConsoleJourney(t *testing.T) {
 	exe := "/usr/bin/chromium"
 	if _, err := os.Stat(exe); err != nil {
@@ -168,6 +238,7 @@ func TestConsoleJourney(t *testing.T) {
 		} else if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("console-%02d-%s.png", shot, name)), png, 0o644); err != nil {
 			t.Error(err)
 		}
+		lookPhone(t, tctx, filepath.Join(dir, fmt.Sprintf("console-%02d-%s-phone.png", shot, name)), name)
 		if len(p.Dangerous) > 0 {
 			t.Errorf("%s: executable markup %q", name, p.Dangerous)
 		}
@@ -348,6 +419,68 @@ func TestConsoleJourney(t *testing.T) {
 		t.Errorf("a JavaScript dialog opened: %v", k)
 		return true
 	})
+}
+
+// lookPhone lays the page in the browser out again at phone size, saves a
+// screenshot to png, reports what phoneFit finds and returns the browser to
+// its desktop size. The page is not loaded again, so pages reached by a
+// form post are looked at as they are.
+func lookPhone(t *testing.T, ctx context.Context, png, name string) {
+	t.Helper()
+	desktop := chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		if _, err := cdp.Call(ctx, tg, emulation.ClearDeviceMetricsOverride, cdp.Empty{}); err != nil {
+			return err
+		}
+		_, err := cdp.Call(ctx, tg, emulation.SetTouchEmulationEnabled, emulation.SetTouchEmulationEnabledParams{})
+		return err
+	})
+	defer func() {
+		err := chromedp.Do(ctx, desktop)
+		if err == nil {
+			_, err = chromedp.Run(ctx, chromedp.Poll[bool](`window.innerWidth > `+fmt.Sprint(phoneWidth)))
+		}
+		if err != nil {
+			t.Fatalf("%s: back to desktop size: %v", name, err)
+		}
+	}()
+	if err := chromedp.Do(ctx,
+		chromedp.EmulateViewport(phoneWidth, phoneHeight, chromedp.EmulateScale(phoneScale), chromedp.EmulateMobile, chromedp.EmulatePortrait, chromedp.EmulateTouch),
+	); err != nil {
+		t.Fatalf("%s: phone size: %v", name, err)
+	}
+	// The new size takes effect with the next layout; wait for it, but
+	// only so long: a page that never lays out at the device width is
+	// reported below.
+	var f phoneFit
+	for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		var err error
+		if f, err = chromedp.Run(ctx, chromedp.Evaluate[phoneFit](fmt.Sprintf("(%s)(%d)", readPhoneFit, phoneWidth))); err != nil {
+			t.Fatalf("%s: reading the page at phone size: %v", name, err)
+		}
+		if f.Width == phoneWidth || time.Now().After(deadline) {
+			break
+		}
+	}
+	if b, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)); err != nil {
+		t.Errorf("%s: phone screenshot: %v", name, err)
+	} else if err := os.WriteFile(png, b, 0o644); err != nil {
+		t.Error(err)
+	}
+	if f.Width != phoneWidth {
+		t.Errorf("%s on a phone: the page lays out %d CSS px wide, not at the device width %d", name, f.Width, phoneWidth)
+	}
+	if f.Overflow != "" {
+		t.Errorf("%s on a phone: the page scrolls sideways: %s", name, f.Overflow)
+	}
+	if len(f.Wide) > 0 {
+		t.Errorf("%s on a phone: wider than the screen and not in a scrolling box: %q", name, f.Wide)
+	}
+	if len(f.Small) > 0 {
+		t.Errorf("%s on a phone: controls under 40 px tall: %q", name, f.Small)
+	}
+	if len(f.Zooms) > 0 {
+		t.Errorf("%s on a phone: inputs under 16 px, iOS zooms on focus: %q", name, f.Zooms)
+	}
 }
 
 func jsString(s string) string {
