@@ -53,9 +53,13 @@ done
 eps="http://127.0.0.1:24791,http://127.0.0.1:24792,http://127.0.0.1:24793"
 node n1 --etcd-endpoints "$eps" --node-name n1
 node n2 --etcd-endpoints "$eps" --node-name n2
+# CPU ticks of every process of the cluster (etcd members e1-e3, nodes n1, n2).
+ticks() { for p in "${pids[@]: -5}"; do awk '{printf "%d ", $14+$15}' "/proc/$p/stat"; done; }
 one=() two=()
 for c in 1 16 64; do
+  if [ "$c" = 64 ]; then t0=($(ticks)); fi
   one+=("$(load n1 $c | rate)")
+  if [ "$c" = 64 ]; then t1=($(ticks)); fi
   if [ "$c" = 1 ]; then two+=("$(load n1 1 | rate)"); continue; fi
   half=$((c / 2))
   load n1 $half >"$WORK/two-a.json" & a=$!
@@ -69,7 +73,21 @@ lagjson=$("$BIN/clusterlag" -write "$(addr "$WORK/n1.ready" admin)" -read "$(add
 metric() { curl -s "http://$(addr "$WORK/$1.ready" admin)/metrics" | awk -v m="$2" '$1 == m {print $2}'; }
 rev=$(metric n2 pidnode_cluster_applied_revision)
 c1=$(metric n1 pidnode_cluster_write_conflicts_total); c2=$(metric n2 pidnode_cluster_write_conflicts_total)
-t1=$(metric n1 pidnode_cluster_etcd_txns_total); t2=$(metric n2 pidnode_cluster_etcd_txns_total)
+x1=$(metric n1 pidnode_cluster_etcd_txns_total); x2=$(metric n2 pidnode_cluster_etcd_txns_total)
+creates64=$(python3 -c "print(${one[2]} * $DUR)")
+cpu_line=$(python3 -c "
+import sys
+t0 = [int(x) for x in '${t0[*]}'.split()]; t1 = [int(x) for x in '${t1[*]}'.split()]
+hz, n = $(getconf CLK_TCK), max($creates64, 1)
+us = [(b - a) * 1e6 / hz / n for a, b in zip(t0, t1)]
+names = ['etcd e1', 'etcd e2', 'etcd e3', 'n1 (accepts)', 'n2 (applies)']
+print(', '.join('%s %d µs' % (m, u) for m, u in zip(names, us)) + '; in all %d µs' % sum(us))
+")
+bound=$(python3 -c "
+t0 = [int(x) for x in '${t0[*]}'.split()]; t1 = [int(x) for x in '${t1[*]}'.split()]
+tot = sum(b - a for a, b in zip(t0, t1)) / $(getconf CLK_TCK)
+print(round($(nproc) * max($creates64, 1) / max(tot, 1e-9)))
+")
 
 {
   echo "# Cluster write throughput, $(date -u +%Y-%m-%dT%H:%MZ)"
@@ -89,8 +107,10 @@ t1=$(metric n1 pidnode_cluster_etcd_txns_total); t2=$(metric n2 pidnode_cluster_
   echo "Replication lag, creates through n1 at a target of 1,000/s (open loop, at most 256 in flight),"
   echo "from n1's 201 to n2's resolver answering 200 (polled every millisecond): \`$lagjson\`."
   echo
-  echo "etcd transactions: n1 $t1 ($c1 lost to a concurrent write and were rehearsed again), n2 $t2 ($c2 lost);"
-  echo "n2's applied revision at the end: $rev. Every write appends to the one audit log, whose next"
-  echo "sequence number both nodes draw: with two nodes writing, a group loses whenever the other node's"
-  echo "group committed first, which is why two nodes do not add throughput here."
+  echo "etcd transactions: n1 $x1 ($c1 lost to a concurrent write and were rehearsed again), n2 $x2 ($c2 lost);"
+  echo "n2's applied revision at the end: $rev."
+  echo
+  echo "CPU per create, 64 clients through n1 (the row above), per process: $cpu_line. Every process shares"
+  echo "this host's $(nproc) CPUs, so they bound the cluster at about $bound creates/s whatever the number of"
+  echo "nodes; each etcd member and each pidnode node on a machine of its own would each have its CPUs to itself."
 } | tee "$OUT"
