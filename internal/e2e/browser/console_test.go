@@ -112,6 +112,112 @@ const readConsole = `(() => {
   };
 })()`
 
+// a11yFindings is what readA11y finds wrong with a page for a person who
+// reads with low vision or moves with the keyboard (docs/product.md §4.2):
+//   - Contrast: visible elements with their own text whose WCAG 2.x
+//     contrast ratio against the effective background is under 4.5:1, or
+//     under 3:1 for large text (24 px, or 18.66 px at weight 700 and more).
+//     The background is the first ancestor's background-color blended from
+//     the root down over white, so translucent backgrounds count as drawn;
+//     a translucent text colour is blended over that background. SVG text
+//     is measured by its fill. Disabled controls are exempt as in WCAG
+//     1.4.3.
+//   - PositiveTab: elements with tabindex above 0, which take focus ahead
+//     of the document order.
+//   - Unreachable: visible, enabled form controls and links taken out of
+//     the tab order with tabindex -1.
+//   - FocusRule: empty when the style sheets have a :focus or
+//     :focus-visible rule setting an outline or box-shadow.
+//   - NoFocusRing: reachable controls that, focused, show neither an
+//     outline nor a box-shadow.
+//
+// Elements moved off-screen on purpose (the skip link, the honeypot, the
+// default submit button) end left of the viewport or are 1 px wide and so
+// are not counted.
+type a11yFindings struct {
+	Contrast    []string `json:"contrast"`
+	PositiveTab []string `json:"positiveTab"`
+	Unreachable []string `json:"unreachable"`
+	FocusRule   string   `json:"focusRule"`
+	NoFocusRing []string `json:"noFocusRing"`
+}
+
+const readA11y = `(() => {
+  const name = el => el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') +
+    (el.getAttribute('name') ? '[name=' + el.getAttribute('name') + ']' : '') +
+    (el.getAttribute('href') ? '[href=' + el.getAttribute('href') + ']' : '') +
+    (typeof el.className === 'string' && el.className ? '.' + el.className.trim().split(/\s+/).join('.') : '');
+  const shown = el => { const r = el.getBoundingClientRect(); return r.width > 1 && r.height > 1 && r.right > 0 && getComputedStyle(el).visibility !== 'hidden'; };
+  const cap = a => { if (a.length > 8) a.splice(8, a.length - 8, 'and ' + (a.length - 8) + ' more'); return a; };
+  const rgba = s => {
+    const m = /^rgba?\(\s*([\d.]+)[,\s]+([\d.]+)[,\s]+([\d.]+)(?:\s*[,/]\s*([\d.]+%?))?\s*\)$/.exec(s);
+    if (!m) return null;
+    let a = m[4] === undefined ? 1 : parseFloat(m[4]);
+    if (m[4] && m[4].endsWith('%')) a /= 100;
+    return [+m[1], +m[2], +m[3], a];
+  };
+  const over = (top, under) => [0, 1, 2].map(i => top[i] * top[3] + under[i] * (1 - top[3])).concat([1]);
+  const background = el => {
+    const chain = [];
+    for (let a = el; a; a = a.parentElement) chain.push(a);
+    let bg = [255, 255, 255, 1];
+    for (const a of chain.reverse()) {
+      const c = rgba(getComputedStyle(a).backgroundColor);
+      if (c && c[3] > 0) bg = over(c, bg);
+    }
+    return bg;
+  };
+  const lum = c => { const l = c.slice(0, 3).map(v => { v /= 255; return v <= 0.04045 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); });
+    return 0.2126 * l[0] + 0.7152 * l[1] + 0.0722 * l[2]; };
+  const contrast = [];
+  for (const el of document.body.querySelectorAll('*')) {
+    if (!Array.from(el.childNodes).some(n => n.nodeType === 3 && n.textContent.trim() !== '')) continue;
+    if (!shown(el) || el.closest(':disabled')) continue;
+    const cs = getComputedStyle(el);
+    if (parseFloat(cs.opacity) === 0) continue;
+    const bg = background(el);
+    const fgRaw = el instanceof SVGElement ? cs.fill : cs.color;
+    const fg0 = rgba(fgRaw);
+    const snippet = Array.from(el.childNodes).filter(n => n.nodeType === 3).map(n => n.textContent).join(' ').trim().replace(/\s+/g, ' ').slice(0, 30);
+    if (!fg0) { contrast.push(name(el) + ' "' + snippet + '" colour ' + fgRaw + ' not understood'); continue; }
+    const fg = over(fg0, bg);
+    const L1 = lum(fg), L2 = lum(bg);
+    const ratio = (Math.max(L1, L2) + 0.05) / (Math.min(L1, L2) + 0.05);
+    const size = parseFloat(cs.fontSize), weight = parseInt(cs.fontWeight, 10) || 400;
+    const large = size >= 24 || (size >= 18.66 && weight >= 700);
+    const need = large ? 3 : 4.5;
+    if (ratio < need) contrast.push(name(el) + ' "' + snippet + '" ' + ratio.toFixed(2) + ':1, needs ' + need + ':1');
+  }
+  const positiveTab = [], unreachable = [], noRing = [];
+  for (const el of document.querySelectorAll('[tabindex]')) if (el.tabIndex > 0) positiveTab.push(name(el) + ' tabindex=' + el.getAttribute('tabindex'));
+  const reachable = [];
+  for (const el of document.querySelectorAll('a[href], button, input, select, textarea, summary, [tabindex]')) {
+    if (el.type === 'hidden' || el.disabled || !shown(el)) continue;
+    if (el.tabIndex < 0) { if (el.matches('a[href], button, input, select, textarea, summary')) unreachable.push(name(el)); continue; }
+    reachable.push(el);
+  }
+  const hasRing = cs => (cs.outlineStyle !== 'none' && parseFloat(cs.outlineWidth) > 0) || (cs.boxShadow && cs.boxShadow !== 'none');
+  const sx = window.scrollX, sy = window.scrollY, was = document.activeElement;
+  let focused = 0;
+  for (const el of reachable) {
+    el.focus({ preventScroll: true });
+    if (!el.matches(':focus')) continue;
+    focused++;
+    if (!hasRing(getComputedStyle(el))) noRing.push(name(el));
+  }
+  if (reachable.length > 0 && focused === 0) noRing.push('none of ' + reachable.length + ' controls takes focus, so the focus ring was not checked');
+  if (was && was !== document.body && was.focus) was.focus({ preventScroll: true }); else if (document.activeElement) document.activeElement.blur();
+  window.scrollTo(sx, sy);
+  let focusRule = 'no :focus or :focus-visible rule sets an outline or box-shadow';
+  const walk = rules => { for (const r of Array.from(rules || [])) {
+    if (r.selectorText && r.selectorText.includes(':focus') && r.style &&
+      ((r.style.outlineStyle && r.style.outlineStyle !== 'none') || (r.style.outlineWidth && parseFloat(r.style.outlineWidth) > 0) || (r.style.boxShadow && r.style.boxShadow !== 'none'))) focusRule = '';
+    if (r.cssRules) walk(r.cssRules);
+  } };
+  for (const sheet of Array.from(document.styleSheets)) { try { walk(sheet.cssRules); } catch (e) {} }
+  return { contrast: cap(contrast), positiveTab: cap(positiveTab), unreachable: cap(unreachable), focusRule: focusRule, noFocusRing: cap(noRing) };
+})()`
+
 // The phone every console page is also looked at with: 390×844 CSS px at
 // device scale 2, mobile, portrait, touch (docs/product.md §4.2: pages fit a
 // phone screen).
@@ -239,6 +345,34 @@ func TestConsoleJourney(t *testing.T) {
 			t.Error(err)
 		}
 		lookPhone(t, tctx, filepath.Join(dir, fmt.Sprintf("console-%02d-%s-phone.png", shot, name)), name)
+		// Headless, the window has no focus and :focus never matches
+		// unless focus is emulated.
+		focus := chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			_, err := cdp.Call(ctx, tg, emulation.SetFocusEmulationEnabled, emulation.SetFocusEmulationEnabledParams{Enabled: true})
+			return err
+		})
+		if err := chromedp.Do(tctx, focus); err != nil {
+			t.Fatalf("%s: emulating focus: %v", name, err)
+		}
+		a, err := chromedp.Run(tctx, chromedp.Evaluate[a11yFindings](readA11y))
+		if err != nil {
+			t.Fatalf("%s: reading contrast and focus: %v", name, err)
+		}
+		if len(a.Contrast) > 0 {
+			t.Errorf("%s: text with too little contrast: %q", name, a.Contrast)
+		}
+		if len(a.PositiveTab) > 0 {
+			t.Errorf("%s: positive tabindex breaks the focus order: %q", name, a.PositiveTab)
+		}
+		if len(a.Unreachable) > 0 {
+			t.Errorf("%s: visible controls out of the tab order (tabindex -1): %q", name, a.Unreachable)
+		}
+		if a.FocusRule != "" {
+			t.Errorf("%s: focus is not visible: %s", name, a.FocusRule)
+		}
+		if len(a.NoFocusRing) > 0 {
+			t.Errorf("%s: focused, these show no outline or box-shadow: %q", name, a.NoFocusRing)
+		}
 		if len(p.Dangerous) > 0 {
 			t.Errorf("%s: executable markup %q", name, p.Dangerous)
 		}
