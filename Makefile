@@ -57,8 +57,9 @@ test-tools:
 .PHONY: test
 test: test-tools ## run every test (race detector, shuffled order), then the allocation tests without it
 	$(GO) test $(GOFLAGS_TEST) ./...
-	@echo "== race-free pass: allocation tests (and the tests -race leaves out) of $(NORACE_PKGS)"
+	@echo "== race-free pass: allocation tests (and the tests -race leaves out) of $(NORACE_PKGS), and admin's fairness test"
 	$(GO) test $(GOFLAGS_NORACE) $(NORACE_PKGS)
+	$(GO) test $(GOFLAGS_NORACE) -run '^TestWritersShareCommitsFairly$$' ./admin/
 
 .PHONY: check
 check: ## gofmt, go vet, every test, and a short run of every fuzz target
