@@ -94,9 +94,7 @@ func (b ByteSize) String() string {
 
 // The default cache budget is a quarter of the memory the node may use (the
 // container's limit, else the machine's memory), between 32 MiB and 4 GiB:
-// the rest is for the Go runtime's GC headroom (bounded by the soft memory
-// limit), the node's base (listeners, buffers, the statistics table and the
-// DNS memo, each bounded by a fraction of the budget), and the
+// the rest is for the node's base (listeners, connection buffers) and the
 // page cache that the memory-mapped database reads through, which a large
 // cache would otherwise crowd out.
 const (
