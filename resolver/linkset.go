@@ -1,8 +1,6 @@
 package resolver
 
 import (
-	"errors"
-
 	"github.com/valyala/fasthttp"
 
 	"pidnode/handlev"
@@ -36,20 +34,8 @@ func (s *Server) serveLinkset(ctx *fasthttp.RequestCtx, sc *scratch, rawPath []b
 		s.sendBadHandle(ctx, sc, handleProblem(err))
 		return
 	}
-	sc.key, _, err = s.namer.AppendKey(sc.key[:0], sc.handle)
-	if err != nil {
-		var pe *handlev.PrefixError
-		if errors.As(err, &pe) {
-			s.sendPrefixNotFound(ctx, sc, []byte(pe.Prefix))
-		} else {
-			s.sendBadHandle(ctx, sc, handleProblem(err))
-		}
-		return
-	}
-	e, err := s.cache.Get(sc.key)
-	if err != nil {
-		s.log.Error("resolver: loading record", "key", string(sc.key), "err", err)
-		s.sendInternalError(ctx, sc)
+	e, _, ok := s.loadPage(ctx, sc)
+	if !ok {
 		return
 	}
 	if !e.Found || e.Public.Hidden() {

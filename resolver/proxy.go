@@ -37,21 +37,8 @@ func (s *Server) serveHandle(ctx *fasthttp.RequestCtx, sc *scratch, rawPath, que
 			return
 		}
 	}
-	var form handlev.Form
-	sc.key, form, err = s.namer.AppendKey(sc.key[:0], sc.handle)
-	if err != nil {
-		var pe *handlev.PrefixError
-		if errors.As(err, &pe) {
-			s.sendPrefixNotFound(ctx, sc, []byte(pe.Prefix))
-		} else {
-			s.sendBadHandle(ctx, sc, handleProblem(err))
-		}
-		return
-	}
-	e, err := s.cache.Get(sc.key)
-	if err != nil {
-		s.log.Error("resolver: loading record", "key", string(sc.key), "err", err)
-		s.sendInternalError(ctx, sc)
+	e, form, found := s.loadPage(ctx, sc)
+	if !found {
 		return
 	}
 	if !e.Found {
@@ -446,4 +433,28 @@ func queryValue(raw []byte, name string, arena []byte) ([]byte, []byte) {
 		}
 	}
 	return nil, arena
+}
+
+// loadPage keys sc.handle into sc.key and loads its cache entry for an
+// answer in pages (the proxy, linksets), and answers the request itself when
+// it cannot: an unknown prefix, a handle that has no key, a failed load.
+func (s *Server) loadPage(ctx *fasthttp.RequestCtx, sc *scratch) (*cache.Entry, handlev.Form, bool) {
+	key, form, err := s.namer.AppendKey(sc.key[:0], sc.handle)
+	sc.key = key
+	if err != nil {
+		var pe *handlev.PrefixError
+		if errors.As(err, &pe) {
+			s.sendPrefixNotFound(ctx, sc, []byte(pe.Prefix))
+		} else {
+			s.sendBadHandle(ctx, sc, handleProblem(err))
+		}
+		return nil, form, false
+	}
+	e, err := s.cache.Get(sc.key)
+	if err != nil {
+		s.log.Error("resolver: loading record", "key", string(sc.key), "err", err)
+		s.sendInternalError(ctx, sc)
+		return nil, form, false
+	}
+	return e, form, true
 }
