@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"time"
 
+	"go.etcd.io/bbolt"
+
 	"pidnode/store"
 )
 
@@ -162,25 +164,11 @@ func auditTopic(nsp []byte) string { return "audit " + string(nsp) }
 // sequence number above after, in sequence order. It reads the namespace
 // index's range only.
 func (t Tx) NamespaceAudit(nsp string, after uint64, limit int) ([]AuditEntry, error) {
-	b := t.bucket(store.BucketAudit)
 	pre := auditNSPrefix([]byte(nsp))
-	out := []AuditEntry{}
 	if after == math.MaxUint64 {
-		return out, nil
+		return []AuditEntry{}, nil
 	}
-	c := b.Cursor()
-	for k, _ := c.Seek(binary.BigEndian.AppendUint64(pre, after+1)); k != nil && len(out) < limit && len(k) == len(pre)+8 && bytes.HasPrefix(k, pre); k, _ = c.Next() {
-		v := b.Get(k[len(pre):])
-		if v == nil {
-			continue
-		}
-		var e AuditEntry
-		if err := json.Unmarshal(v, &e); err != nil {
-			return nil, fmt.Errorf("registry: audit entry %x: %w", k[len(pre):], err)
-		}
-		out = append(out, e)
-	}
-	return out, nil
+	return indexedAudit(t.bucket(store.BucketAudit), pre, binary.BigEndian.AppendUint64(pre, after+1), limit)
 }
 
 // WaitNamespaceAudit returns a channel closed after the next commit that
@@ -193,11 +181,17 @@ func (r *Registry) WaitNamespaceAudit(nsp string) <-chan struct{} {
 
 // HandleAudit returns the audit entries of the record stored under key, oldest first.
 func (t Tx) HandleAudit(key string) ([]AuditEntry, error) {
-	b := t.bucket(store.BucketAudit)
 	pre := auditIndexPrefix(key)
+	return indexedAudit(t.bucket(store.BucketAudit), pre, pre, -1)
+}
+
+// indexedAudit returns up to limit (negative: every) audit entries of the
+// index range pre (index keys pre + 8-byte sequence number), from the key
+// start on, in sequence order.
+func indexedAudit(b *bbolt.Bucket, pre, start []byte, limit int) ([]AuditEntry, error) {
 	out := []AuditEntry{}
 	c := b.Cursor()
-	for k, _ := c.Seek(pre); k != nil && len(k) == len(pre)+8 && string(k[:len(pre)]) == string(pre); k, _ = c.Next() {
+	for k, _ := c.Seek(start); k != nil && len(out) != limit && len(k) == len(pre)+8 && bytes.HasPrefix(k, pre); k, _ = c.Next() {
 		v := b.Get(k[len(pre):])
 		if v == nil {
 			continue
