@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"pidnode/bench/internal/enrol"
 )
 
 func main() {
@@ -31,7 +33,7 @@ func main() {
 	}
 	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 256, MaxConnsPerHost: 256}}
 	root := "http://" + *addr
-	ns, key, err := enrol(hc, root, strings.TrimSpace(string(opKey)), *prefix)
+	ns, key, err := enrol.SNAA(hc, root, strings.TrimSpace(string(opKey)), *prefix, "pidnode bench")
 	if err != nil {
 		fail(err)
 	}
@@ -49,50 +51,6 @@ func main() {
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, "admincreate:", err)
 	os.Exit(1)
-}
-
-func call(hc *http.Client, method, url, bearer string, body any, want int, out any) error {
-	b, _ := json.Marshal(body)
-	req, err := http.NewRequest(method, url, bytes.NewReader(b))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+bearer)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := hc.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	rb, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != want {
-		return fmt.Errorf("%s %s: %d, want %d: %s", method, url, resp.StatusCode, want, rb)
-	}
-	if out != nil {
-		return json.Unmarshal(rb, out)
-	}
-	return nil
-}
-
-// enrol creates an SNAA for prefix and returns its namespace and API key.
-func enrol(hc *http.Client, root, opKey, prefix string) (ns, key string, err error) {
-	contact := map[string]string{"name": "Bench Operator", "email": "bench@lab.example.org"}
-	var app struct{ ID string }
-	if err := call(hc, "POST", root+"/ops/v1/applications", opKey, map[string]any{
-		"organisation": "pidnode bench", "technical_contact": contact, "administrative_contact": contact,
-		"policy_version": "1.0", "maintenance_statement": "Benchmark data, deleted after the run.",
-	}, http.StatusCreated, &app); err != nil {
-		return "", "", err
-	}
-	var res struct {
-		SNAA struct{ Namespace string }
-		Key  struct{ Secret string }
-	}
-	if err := call(hc, "POST", root+"/ops/v1/applications/"+app.ID+"/approve", opKey,
-		map[string]any{"prefixes": []string{prefix}, "note": "bench"}, http.StatusOK, &res); err != nil {
-		return "", "", err
-	}
-	return res.SNAA.Namespace, res.Key.Secret, nil
 }
 
 type result struct {
