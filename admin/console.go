@@ -381,17 +381,27 @@ func (s *Server) signInPage(w http.ResponseWriter, r *http.Request, status int, 
 	s.render(w, status, "signin", &pageData{Title: "Sign in", CSRF: pre, Flash: flash, Problem: p})
 }
 
-func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
+// sessionForm starts a sign-in or sign-out post: the console's headers, a
+// request from this origin, and its small form read; false when it answered
+// the request itself with the problem.
+func (s *Server) sessionForm(w http.ResponseWriter, r *http.Request) bool {
 	htmlHeaders(w.Header())
-	fail := func(p *Problem) { s.signInPage(w, r, p.Status, "", p) }
 	if err := sameOrigin(r); err != nil {
 		s.renderProblem(w, r, nil, err)
-		return
+		return false
 	}
 	if err := readForm(w, r, 4096); err != nil {
 		s.renderProblem(w, r, nil, err)
+		return false
+	}
+	return true
+}
+
+func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
+	if !s.sessionForm(w, r) {
 		return
 	}
+	fail := func(p *Problem) { s.signInPage(w, r, p.Status, "", p) }
 	pre, err := r.Cookie(preCookieName(r))
 	if err != nil || pre.Value == "" || subtle.ConstantTimeCompare([]byte(pre.Value), []byte(r.PostForm.Get("csrf"))) != 1 {
 		fail(problem(http.StatusForbidden, "the sign-in form expired or was not sent from this site; try again"))
@@ -456,13 +466,7 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) signOut(w http.ResponseWriter, r *http.Request) {
-	htmlHeaders(w.Header())
-	if err := sameOrigin(r); err != nil {
-		s.renderProblem(w, r, nil, err)
-		return
-	}
-	if err := readForm(w, r, 4096); err != nil {
-		s.renderProblem(w, r, nil, err)
+	if !s.sessionForm(w, r) {
 		return
 	}
 	c, err := r.Cookie(sessionCookieName(r))
