@@ -219,10 +219,6 @@ func problems(s seen) []string {
 
 // TestBrowser loads the resolver's pages in headless Chromium.
 func TestBrowser(t *testing.T) {
-	exe := "/usr/bin/chromium"
-	if _, err := os.Stat(exe); err != nil {
-		t.Fatalf("%s not found (make e2e installs Debian's chromium): %v", exe, err)
-	}
 	n := startNode(t)
 	landing := n.resolver + "/?landed=1"
 	self := n.create(t, map[string]any{"url": landing, "metadata": xssMeta("REGISTERED", landing)["metadata"]})
@@ -231,37 +227,8 @@ func TestBrowser(t *testing.T) {
 	dir := shots(t)
 	t.Logf("screenshots in %s", dir)
 
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(exe),
-		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.WindowSize(1280, 900),
-		chromedp.UserDataDir(t.TempDir()),
-	)
-	defer cancelA()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	// Start the browser with a context that has no deadline (it lives as long
-	// as the context of the first call).
-	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
-		t.Fatalf("starting chromium: %v", err)
-	}
-	// Any JavaScript dialog means a payload ran: fail, and dismiss it so the
-	// page does not hang.
-	var dialogs sync.Map
-	go func() {
-		for ev, err := range chromedp.Events(ctx, page.JavascriptDialogOpening) {
-			if err != nil {
-				return
-			}
-			dialogs.Store(ev.Message, true)
-			chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true})
-		}
-	}()
+	// Any JavaScript dialog means a payload ran: fail (dialogs records it).
+	ctx, dialogs := startBrowser(t, 1280, 900)
 
 	visit := func(t *testing.T, name, url string, wantStatus int) seen {
 		t.Helper()
@@ -421,4 +388,46 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("a JavaScript dialog opened: %q — a payload ran", k)
 		return true
 	})
+}
+
+// startBrowser starts Debian's headless Chromium with a window of width ×
+// height for the rest of the test. Every JavaScript dialog is recorded in
+// dialogs (a payload that ran, for the escaping checks) and dismissed, so
+// that the page does not hang.
+func startBrowser(t *testing.T, width, height int) (context.Context, *sync.Map) {
+	t.Helper()
+	exe := "/usr/bin/chromium"
+	if _, err := os.Stat(exe); err != nil {
+		t.Fatalf("%s not found (make e2e installs Debian's chromium): %v", exe, err)
+	}
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(exe),
+		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.WindowSize(width, height),
+		chromedp.UserDataDir(t.TempDir()),
+	)
+	t.Cleanup(cancelA)
+	ctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(cancel)
+	// Start the browser with a context that has no deadline (it lives as long
+	// as the context of the first call).
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatalf("starting chromium: %v", err)
+	}
+	dialogs := &sync.Map{}
+	go func() {
+		for ev, err := range chromedp.Events(ctx, page.JavascriptDialogOpening) {
+			if err != nil {
+				return
+			}
+			dialogs.Store(ev.Message, true)
+			chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true})
+		}
+	}()
+	return ctx, dialogs
 }

@@ -10,14 +10,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
-	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
 
@@ -292,40 +290,10 @@ const readPhoneFit = `(vw => {
 // key, and the old key's session ends; each page in headless Chromium, with
 // a screenshot, looked at again at phone size (lookPhone).
 func TestConsoleJourney(t *testing.T) {
-	exe := "/usr/bin/chromium"
-	if _, err := os.Stat(exe); err != nil {
-		t.Fatalf("%s not found (make e2e installs Debian's chromium): %v", exe, err)
-	}
 	n := startConsoleNode(t)
 	dir := shots(t)
 	t.Logf("screenshots in %s", dir)
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(exe),
-		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.WindowSize(1100, 900),
-		chromedp.UserDataDir(t.TempDir()),
-	)
-	defer cancelA()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
-		t.Fatalf("starting chromium: %v", err)
-	}
-	var dialogs sync.Map
-	go func() {
-		for ev, err := range chromedp.Events(ctx, page.JavascriptDialogOpening) {
-			if err != nil {
-				return
-			}
-			dialogs.Store(ev.Message, true)
-			chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true})
-		}
-	}()
+	ctx, dialogs := startBrowser(t, 1100, 900)
 	secrets := []string{n.opKey}
 
 	shot := 0
