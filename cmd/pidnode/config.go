@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
@@ -43,6 +44,7 @@ type Config struct {
 	PublicURL       string   `toml:"public_url"`
 	ProxyURL        string   `toml:"proxy_url"`
 	GeoIPDB         string   `toml:"geoip_db"`
+	OutboundAllow   []string `toml:"outbound_allow"`
 	LogLevel        string   `toml:"log_level"`
 	ShutdownTimeout Duration `toml:"shutdown_timeout"`
 	ShutdownDelay   Duration `toml:"shutdown_delay"`
@@ -220,6 +222,7 @@ func (c *Config) settings() []setting {
 		str("hdl-key", "RSA key (from 'pidnode keygen') for signing certified native-protocol replies", &c.HdlKey),
 		str("public-url", "base URL of this resolver as the public sees it, for links (default http://RESOLVER-ADDR)", &c.PublicURL),
 		str("proxy-url", "Handle proxy base URL used in rel=\"cite-as\" links", &c.ProxyURL),
+		list("outbound-allow", "network (CIDR) that link checks and webhook deliveries may connect to although it is not public, e.g. an intranet (repeatable; default none: loopback, private, link-local and metadata addresses are refused after DNS resolution)", &c.OutboundAllow),
 		str("geoip-db", "MaxMind DB file (e.g. GeoLite2-Country.mmdb) giving the client's country for the 'country' choice among a 10320/loc value's locations (empty = that choice is skipped)", &c.GeoIPDB),
 		str("log-level", "log level: debug, info, warn or error", &c.LogLevel),
 		{name: "shutdown-timeout", help: "how long SIGTERM waits for in-flight requests",
@@ -382,7 +385,23 @@ func loadConfig(cmd string, args []string, getenv func(string) string, stderr io
 	if cfg.OperatorKeyFile == "" {
 		cfg.OperatorKeyFile = cfg.Data + string(os.PathSeparator) + "operator.key"
 	}
+	if _, err := cfg.outboundNets(); err != nil {
+		return nil, nil, err
+	}
 	return &cfg, fs.Args(), nil
+}
+
+// outboundNets parses the CIDRs of --outbound-allow.
+func (c *Config) outboundNets() ([]netip.Prefix, error) {
+	var nets []netip.Prefix
+	for _, s := range c.OutboundAllow {
+		p, err := netip.ParsePrefix(strings.TrimSpace(s))
+		if err != nil {
+			return nil, fmt.Errorf("--outbound-allow %q: want a network such as 10.1.0.0/16 or fd00::/8", s)
+		}
+		nets = append(nets, p.Masked())
+	}
+	return nets, nil
 }
 
 // dnsZones splits the ZONE=PREFIX pairs of --dns-zone.

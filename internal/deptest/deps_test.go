@@ -49,6 +49,7 @@ var rules = map[string]struct {
 	"internal/promtext":    {},
 	"internal/buildinfo":   {},
 	"internal/tokenbucket": {},
+	"internal/outbound":    {},
 	"internal":             {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "model", "registry", "internal"}, external: []string{""}},
 	"cmd":                  {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "model", "registry", "cluster", "internal"}, external: []string{""}},
 	"bench":                {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "model", "registry", "cluster", "internal", "bench"}, external: []string{""}},
