@@ -107,7 +107,8 @@ type Node struct {
 	behindSince   atomic.Int64 // unix ns since applied < known; 0 when caught up
 	rttNanos      atomic.Int64
 
-	names nameState // the node's hold on its name (nodes.go)
+	names   nameState    // the node's hold on its name (nodes.go)
+	leading atomic.Int64 // elections this node leads (lead.go)
 }
 
 // Dial connects to etcd and checks, within cfg.DialTimeout, that it answers

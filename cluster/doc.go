@@ -25,6 +25,7 @@
 //	P probe                      read by the start-up probe, never written
 //	P stats/<stats key> 0 <node> a node's resolution total (stats.go), not applied
 //	P nodes/<node name>          the running node holding the name (nodes.go), not applied
+//	P elect/<job>/<lease>        a node's candidacy to run the cluster's jobs (lead.go), not applied
 //
 // The value is byte for byte what the bucket holds on a single node (but
 // for the sequence number of an audit entry written through a cluster,

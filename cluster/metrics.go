@@ -94,6 +94,7 @@ func (n *Node) AppendMetrics(b []byte) []byte {
 		conn = 1
 	}
 	b = promtext.GaugeFamily(b, "pidnode_cluster_connected", "1 while the watch of etcd is live.", conn)
+	b = promtext.GaugeFamily(b, "pidnode_cluster_leading", "Elections of the cluster's jobs (link checks, webhook deliveries) this node leads.", n.leading.Load())
 	b = promtext.CounterFamily(b, "pidnode_cluster_resyncs_total", "Snapshots loaded because etcd had compacted the applied revision away.", s.Resyncs)
 	b = promtext.CounterFamily(b, "pidnode_cluster_watch_restarts_total", "Times the watch of etcd ended and was started again.", s.WatchRestarts)
 	b = promtext.CounterFamily(b, "pidnode_cluster_write_conflicts_total", "Write transactions that lost to a concurrent write and were rehearsed again.", s.Conflicts)

@@ -77,6 +77,8 @@ type node struct {
 	// stopCluster stops applying its changes.
 	cluster     *cluster.Node
 	stopCluster func()
+	// jobs run once per cluster while the node serves (jobs.go).
+	jobs []job
 }
 
 func cmdServe(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -582,6 +584,11 @@ func (n *node) run(ctx context.Context) error {
 		defer close(statsDone)
 		n.admin.RunStats(statsCtx)
 	}()
+	jobsDone := make(chan struct{})
+	go func() {
+		defer close(jobsDone)
+		n.runJobs(statsCtx)
+	}()
 	n.admin.SetNotReady("")
 	n.log.Info("pidnode ready", "listeners", len(n.listeners))
 	var serveErr error
@@ -606,6 +613,7 @@ func (n *node) run(ctx context.Context) error {
 		time.Sleep(n.cfg.ShutdownDelay.Duration)
 	}
 	stopStats()
+	<-jobsDone
 	<-statsDone // admin.Close (in closeAll) flushes the last counts
 	sctx, cancel := context.WithTimeout(context.Background(), n.cfg.ShutdownTimeout.Duration)
 	defer cancel()

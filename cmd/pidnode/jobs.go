@@ -1,0 +1,46 @@
+package main
+
+import (
+	"context"
+	"sync"
+)
+
+// job is a background task of the node that must run once per cluster (link
+// checks, webhook deliveries: docs/product.md §10): on a single node it runs
+// while the node serves; in cluster mode it runs on the node that leads the
+// election of the cluster's jobs, and another node takes it over when that
+// one goes.
+type job struct {
+	name string
+	// run works until ctx ends; it is called again if the node regains the lead.
+	run func(ctx context.Context)
+}
+
+// addJob registers a job; startNode calls it before run.
+func (n *node) addJob(name string, run func(ctx context.Context)) {
+	n.jobs = append(n.jobs, job{name: name, run: run})
+}
+
+// runJobs runs the registered jobs until ctx ends and returns when they have
+// all returned.
+func (n *node) runJobs(ctx context.Context) {
+	if len(n.jobs) == 0 {
+		return
+	}
+	all := func(ctx context.Context) {
+		var wg sync.WaitGroup
+		for _, j := range n.jobs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				j.run(ctx)
+			}()
+		}
+		wg.Wait()
+	}
+	if n.cluster == nil {
+		all(ctx)
+		return
+	}
+	n.cluster.Lead(ctx, "jobs", all)
+}
