@@ -61,6 +61,8 @@ func (s *Server) getHandles(w http.ResponseWriter, r *http.Request, b *base) err
 	switch {
 	case id == "":
 		return s.listHandles(w, r, b, t)
+	case isWebhookPath(id):
+		return s.webhooks(w, r, p, t, id)
 	case strings.HasSuffix(id, "/history"):
 		return s.history(w, r, t, strings.TrimSuffix(id, "/history"))
 	case strings.EqualFold(id, "stats"):
@@ -103,7 +105,9 @@ func (s *Server) postHandles(w http.ResponseWriter, r *http.Request, b *base) er
 		}
 		return err
 	}
-	if id := r.PathValue("id"); strings.EqualFold(id, "bulk") {
+	if id := r.PathValue("id"); isWebhookPath(id) {
+		return s.webhooks(w, r, p, t, id)
+	} else if strings.EqualFold(id, "bulk") {
 		if err := s.checkWritable(); err != nil {
 			return err
 		}
@@ -128,6 +132,25 @@ func (s *Server) createCustomQuery(w http.ResponseWriter, r *http.Request, b *ba
 			b.path, b.path, t.prefix, t.ns)
 	}
 	return s.create(w, r, b, p, t, id, http.StatusConflict)
+}
+
+// deleteOn serves DELETE on base b's identifier pattern: the webhook
+// routes (webhooks.go) with an SNAA's key, identifiers never.
+func (s *Server) deleteOn(b *base) handlerFunc {
+	hooks := s.snaa(b, func(w http.ResponseWriter, r *http.Request, b *base) error {
+		p := principalOf(r)
+		t, err := s.checkTarget(r, b, p, r.PathValue("prefix"), r.PathValue("ns"))
+		if err != nil {
+			return err
+		}
+		return s.webhooks(w, r, p, t, r.PathValue("id"))
+	})
+	return func(w http.ResponseWriter, r *http.Request) error {
+		if isWebhookPath(r.PathValue("id")) {
+			return hooks(w, r)
+		}
+		return s.deleteHandle(w, r)
+	}
 }
 
 func (s *Server) deleteHandle(w http.ResponseWriter, r *http.Request) error {

@@ -89,6 +89,7 @@ func (s *Server) docs() map[string]op {
 			tag: "snaa"}
 		d["GET "+item+"/history"] = op{summary: "The identifier's history: every write from the audit log (time, key, URL and metadata before and after), and the record's change log (value index 16)", auth: "snaa", ok: 200, okSchema: "History", okHeads: []string{"ETag"}, tag: "snaa"}
 	}
+	s.webhookDocs(d)
 	return d
 }
 
@@ -96,7 +97,7 @@ var pathParamRE = regexp.MustCompile(`\{([a-z_]+)\}`)
 
 var paramDocs = map[string]string{
 	"id": "application, SNAA or identifier id (an identifier id may hold '/')", "key_id": "key id",
-	"prefix": "the base's prefix", "ns": "the caller's namespace",
+	"prefix": "the base's prefix", "ns": "the caller's namespace", "webhook_id": "webhook endpoint id",
 }
 
 func (s *Server) buildOpenAPI() ([]byte, error) {
@@ -244,7 +245,7 @@ func (s *Server) buildOpenAPI() ([]byte, error) {
 				"statusToken": map[string]any{"type": "http", "scheme": "bearer", "bearerFormat": "ast_<52 base32 characters>", "description": "an application's status token (POST /apply/v1/applications)"},
 			},
 			"responses": responses,
-			"schemas":   s.schemas(),
+			"schemas":   webhookSchemas(s.schemas()),
 		},
 	}
 	return marshal(doc)

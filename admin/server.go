@@ -374,10 +374,11 @@ func (s *Server) routesInit() {
 		// register "{ns}/{$}" beside "{ns}/{id...}" for different methods.
 		hp := p + "/handles/{prefix}/{ns}/{id...}"
 		coll, item, hist := p+"/handles/{prefix}/{ns}/", p+"/handles/{prefix}/{ns}/{id}", p+"/handles/{prefix}/{ns}/{id}/history"
-		s.handle("GET", hp, s.snaa(b, s.getHandles), coll, item, hist, coll+"stats", item+"/stats", coll+"events")
+		hooks, hook := coll+"webhooks", coll+"webhooks/{webhook_id}"
+		s.handle("GET", hp, s.snaa(b, s.getHandles), coll, item, hist, coll+"stats", item+"/stats", coll+"events", hooks, hook, hook+"/deliveries")
 		s.handle("PUT", hp, s.snaa(b, s.putHandles), coll, item)
-		s.handle("POST", hp, s.snaa(b, s.postHandles), coll, p+"/handles/{prefix}/{ns}/bulk")
-		s.handle("DELETE", hp, s.deleteHandle, coll, item)
+		s.handle("POST", hp, s.snaa(b, s.postHandles), coll, p+"/handles/{prefix}/{ns}/bulk", hooks, hook+"/enable")
+		s.handle("DELETE", hp, s.deleteOn(b), coll, item, hook)
 		s.methodFallback(hp, "GET, PUT, POST")
 	}
 }

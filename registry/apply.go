@@ -19,6 +19,7 @@ import (
 var Replicated = [][]byte{
 	store.BucketSNAAs, store.BucketApplications, store.BucketKeys,
 	store.BucketIdempotency, store.BucketSessions, store.BucketAudit, store.BucketRecords,
+	store.BucketWebhooks,
 }
 
 // IsReplicated reports whether bucket is one of Replicated.
@@ -44,6 +45,8 @@ func (t Tx) ApplyPut(bucket string, key, value []byte) error {
 		return t.applyRecord(string(key), value)
 	case string(store.BucketAudit):
 		return t.applyAudit(key, value)
+	case string(store.BucketWebhooks):
+		return t.applyWebhook(key, value)
 	}
 	if !IsReplicated(bucket) {
 		return fmt.Errorf("registry: bucket %q is not replicated", bucket)

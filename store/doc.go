@@ -21,6 +21,7 @@
 //	stats        admin: statistics counters
 //	idempotency  admin: idempotency keys of write requests
 //	sessions     admin: console sessions by SHA-256 of the session token
+//	webhooks     admin: webhook endpoints, their cursors and delivery logs
 //	meta         "schema" → uint32 big-endian SchemaVersion (currently 1)
 //
 // A record value is, big-endian:

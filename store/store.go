@@ -42,11 +42,13 @@ var (
 	BucketMeta         = []byte("meta")         // this package: schema version
 	BucketIdempotency  = []byte("idempotency")  // admin: idempotency keys of write requests
 	BucketSessions     = []byte("sessions")     // admin: console sessions by token hash
+	BucketWebhooks     = []byte("webhooks")     // admin: webhook endpoints, cursors, delivery logs
 )
 
 var allBuckets = [][]byte{
 	BucketRecords, BucketSNAAs, BucketApplications, BucketKeys, BucketAudit,
 	BucketURLIndex, BucketStats, BucketMeta, BucketIdempotency, BucketSessions,
+	BucketWebhooks,
 }
 
 // metaSchemaKey is the key of the schema version (uint32 big-endian) in BucketMeta.

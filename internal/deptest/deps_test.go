@@ -34,6 +34,9 @@ var rules = map[string]struct {
 	// cluster mode: etcd's client, and the layers whose data it replicates.
 	// Nothing below cmd imports it.
 	"cluster": {internal: []string{"handlev", "store", "model", "registry", "internal/promtext"}, external: []string{"go.etcd.io/etcd/client/v3", "go.etcd.io/etcd/api/v3", "go.uber.org/zap", "google.golang.org/grpc"}},
+	// Webhook deliveries: the feed (registry), connecting out only through
+	// internal/outbound. Only cmd imports it.
+	"webhook": {internal: []string{"handlev", "store", "registry", "internal/outbound", "internal/promtext"}, external: []string{"go.etcd.io/bbolt"}},
 	// Test support: an embedded etcd server. Only _test.go files import it
 	// (allowedInternal refuses it to every other file).
 	"internal/etcdtest": {external: []string{"go.etcd.io/etcd/", "go.uber.org/zap"}},
@@ -51,7 +54,7 @@ var rules = map[string]struct {
 	"internal/tokenbucket": {},
 	"internal/outbound":    {},
 	"internal":             {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "model", "registry", "internal"}, external: []string{""}},
-	"cmd":                  {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "model", "registry", "cluster", "internal"}, external: []string{""}},
+	"cmd":                  {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "model", "registry", "cluster", "webhook", "internal"}, external: []string{""}},
 	"bench":                {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "model", "registry", "cluster", "internal", "bench"}, external: []string{""}},
 }
 
