@@ -85,6 +85,9 @@ func (s *Server) putHandles(w http.ResponseWriter, r *http.Request, b *base) err
 	if id == "" {
 		return s.create(w, r, b, p, t, "", 0)
 	}
+	if isWebhookPath(id) {
+		return s.webhooks(w, r, p, t, id)
+	}
 	if inm := r.Header.Get("If-None-Match"); inm != "" {
 		if strings.TrimSpace(inm) != "*" {
 			return problem(http.StatusBadRequest, "If-None-Match on PUT must be \"*\" (create only if absent)")

@@ -84,6 +84,9 @@ func (n *node) writeMetrics(w io.Writer) error {
 	if n.cluster != nil {
 		b = n.cluster.AppendMetrics(b) // pidnode_cluster_*: applied revision, lag, etcd round trip
 	}
+	if n.webhooks != nil {
+		b = n.webhooks.AppendMetrics(b) // pidnode_webhook_*: deliveries, endpoints, backlog
+	}
 	_, err := w.Write(b)
 	return err
 }

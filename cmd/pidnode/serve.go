@@ -30,6 +30,7 @@ import (
 	hdldns "pidnode/resolver/dns"
 	"pidnode/resolver/hdl"
 	"pidnode/store"
+	"pidnode/webhook"
 )
 
 // listener is one bound front of the node: its name in the ready file, its
@@ -79,6 +80,8 @@ type node struct {
 	stopCluster func()
 	// jobs run once per cluster while the node serves (jobs.go).
 	jobs []job
+	// webhooks delivers the namespaces' feeds to their endpoints (a job).
+	webhooks *webhook.Engine
 }
 
 func cmdServe(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -205,6 +208,9 @@ func startNode(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *node, 
 		}
 	}
 	if err := n.bind(); err != nil {
+		return nil, err
+	}
+	if err := n.startWebhooks(); err != nil {
 		return nil, err
 	}
 	if n.cluster != nil {

@@ -1,0 +1,33 @@
+package main
+
+import (
+	"context"
+
+	"pidnode/admin"
+	"pidnode/registry"
+	"pidnode/webhook"
+)
+
+// startWebhooks builds the webhook deliverer (docs/product.md §4.5) and
+// registers it as a job of the cluster: it runs on this node while it
+// serves, or in cluster mode while this node leads the jobs' election, with
+// its writes going through etcd. bind must have built the admin server.
+func (n *node) startWebhooks() error {
+	allow, err := n.cfg.outboundNets()
+	if err != nil {
+		return err
+	}
+	reg, err := registry.New(registry.Config{DB: n.db, Namer: n.namer, URLIndex: n.admin.Model().URL.Index})
+	if err != nil {
+		return err
+	}
+	wcfg := webhook.Config{Registry: reg, Allow: allow, Event: admin.FeedEvent, Logger: n.log.With("job", "webhooks")}
+	if n.cluster != nil {
+		wcfg.Writer = n.cluster
+	}
+	if n.webhooks, err = webhook.New(wcfg); err != nil {
+		return err
+	}
+	n.addJob("webhooks", func(ctx context.Context) { n.webhooks.Run(ctx) })
+	return nil
+}
