@@ -37,7 +37,7 @@ var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 
 // node is an admin API and a webhook engine over one database file.
 type node struct {
-	t      *testing.T
+	t      testing.TB
 	path   string
 	db     *store.DB
 	srv    *admin.Server
@@ -51,7 +51,7 @@ type node struct {
 
 // startNode opens the database at path and starts the admin API and an
 // engine configured by cfg (Registry and Event are filled in).
-func startNode(t *testing.T, path string, cfg webhook.Config) *node {
+func startNode(t testing.TB, path string, cfg webhook.Config) *node {
 	t.Helper()
 	db, err := store.Open(store.Config{Path: path, NoSync: true})
 	if err != nil {
@@ -266,7 +266,7 @@ type receiver struct {
 	srv    *httptest.Server
 }
 
-func newReceiver(t *testing.T, status func(i int) int) *receiver {
+func newReceiver(t testing.TB, status func(i int) int) *receiver {
 	rc := &receiver{status: status}
 	rc.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
@@ -319,7 +319,7 @@ func (rc *receiver) acked() []uint64 {
 	return out
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
+func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for !cond() {
