@@ -15,6 +15,9 @@
 //     CountSource kept in memory, in short transactions in key order;
 //   - group commit (Commit, commit.go): identifier writes that arrive while a
 //     transaction commits share the next one.
+//   - webhook endpoints (webhook.go): their configuration and secret, the
+//     durable cursor of their deliveries in the namespace's feed, and a log
+//     of their last attempts; package webhook delivers.
 //
 // It must not know about HTTP or decide what a client may do: it stores and
 // reads what the admin API (package admin) has decided. It imports handlev,
