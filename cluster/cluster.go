@@ -108,6 +108,7 @@ type Node struct {
 	rttNanos      atomic.Int64
 
 	names nameState // the node's hold on its name (nodes.go)
+	stats statsPub  // the statistics it publishes (stats.go)
 }
 
 // Dial connects to etcd and checks, within cfg.DialTimeout, that it answers
@@ -154,6 +155,7 @@ func Dial(cfg Config) (*Node, error) {
 		return nil, &UnreachableError{Endpoints: cfg.Endpoints, Err: err}
 	}
 	n := &Node{cfg: cfg, cli: cli, prefix: cfg.Prefix, log: log, advance: make(chan struct{})}
+	n.stats.start = time.Now().UTC().Format("20060102")
 	n.groups.Run = func(group []*call) { n.runGroup(group, nil, (*call).Finish) }
 	n.groups.Lanes = commitLanes
 	n.reads.read = n.readRevision
