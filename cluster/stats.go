@@ -39,18 +39,21 @@ import (
 // values in memory, the encodings it publishes, built from the totals each
 // flush wrote (and, the first time a day is seen after the process started,
 // from one scan of its stats bucket, which then holds everything counted
-// before). A flush rewrites, for each shard it touched, that shard's delta;
-// once a delta exceeds statsDeltaMax (or half its base), it is folded into
-// the base and the base is written and the delta deleted, in one
-// transaction. So the bytes a flush puts are, per touched shard, at most
-// statsDeltaMax, plus now and then a base: with n entries in a node's day
-// and k of them changed in a flush, about min(k, 256) × 8 KiB plus
-// k × (n/256 entries × ~45 bytes) / (8 KiB / ~45 bytes) amortized base
-// rewrites. docs/product.md §10 gives figures. Values are totals, so a
-// publish that fails is made good by the next one (the shards stay marked
-// until published). A base larger than statsShardMax (~23,000 entries, some
-// 6 million distinct identifiers and namespaces per node and day) is not
-// published: the node logs it once and its other shards go on.
+// before; 1,000,000 keys scan in about 50 ms). A flush rewrites, for each
+// shard it touched, that shard's delta, which holds every entry changed
+// since the base was written; once the deltas written since the base would,
+// with this one, outweigh the base, the delta is folded into the base, and
+// the base is put and the delta deleted in one transaction. With n entries
+// in a node's day and k of them changed per flush, a delta is folded after
+// about sqrt(2n/k) flushes, so a flush puts about sqrt(2nk) entries (of
+// some 25 to 45 bytes) in min(k, 256) values, and never more than the
+// whole day's n entries: n = 100,000 and k = 1,000 measured 360 KB in 253
+// values per flush (BenchmarkStatsPublish; docs/product.md §10 has the
+// figures). Values are totals, so a publication that fails is made good by
+// the next one (the shards stay marked until published). A base larger
+// than statsShardMax (with 45-byte entries, ~23,000 entries; some 6 million
+// distinct identifiers and namespaces per node and day) is not published:
+// the node logs it once and its other shards go on.
 //
 // Statistics are never deleted, here or in the stats bucket. Keys of any
 // other form under P stats/ (such as one key per entry, node and day) are

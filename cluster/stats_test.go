@@ -332,14 +332,15 @@ func FuzzDecodeShard(f *testing.F) {
 
 // BenchmarkStatsPublish measures the publications of a node that resolved
 // 100,000 distinct identifiers in a day (docs/product.md §10): the first
-// flush of the day (every shard's base), a later flush of 1,000 of them
-// and one of 100 (deltas, and the bases they fold), and the scan of a stats
-// bucket of 1,000,000 keys that a node started again makes once.
+// flush of the day (every shard's base); later flushes of k identifiers
+// each into a day of n (deltas, and the bases they fold: run it with
+// -benchtime=300x or more, past a few folds, for the steady state); and
+// the scan of a stats bucket of 1,000,000 keys that a node started again
+// makes once.
 func BenchmarkStatsPublish(b *testing.B) {
 	c := etcdtest.Start(b, 1, etcdtest.Options{MaxTxnOps: RequiredTxnOps, MaxRequestBytes: RequiredRequestBytes})
 	day := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
-	const ids = 100000
-	keysOf := func(day string, from, n int) ([][]byte, []uint64) {
+	keysOf := func(day string, ids, from, n int) ([][]byte, []uint64) {
 		keys, totals := make([][]byte, 0, n+1), make([]uint64, 0, n+1)
 		for i := from; i < from+n; i++ {
 			keys = append(keys, []byte("i"+fk(fmt.Sprintf("ID%07d", i%ids))+"\x00"+day))
@@ -360,25 +361,25 @@ func BenchmarkStatsPublish(b *testing.B) {
 		for b.Loop() {
 			d++
 			b.StopTimer()
-			keys, totals := keysOf(fmt.Sprintf("2024%04d", d), 0, ids)
+			keys, totals := keysOf(fmt.Sprintf("2024%04d", d), 100000, 0, 100000)
 			b.StartTimer()
 			n.PublishStats(keys, totals)
 		}
 		report(b, n.stats.puts-p0, n.stats.putBytes-b0)
 	})
-	for _, k := range []int{1000, 100} {
-		b.Run(fmt.Sprintf("then-%d", k), func(b *testing.B) {
+	for _, c := range []struct{ n, k int }{{100000, 1000}, {100000, 100}, {1000000, 116}} {
+		b.Run(fmt.Sprintf("n=%d/k=%d", c.n, c.k), func(b *testing.B) {
 			d++
 			day := fmt.Sprintf("2024%04d", d)
-			n.PublishStats(keysOf(day, 0, ids))
-			from := ids
+			n.PublishStats(keysOf(day, c.n, 0, c.n))
+			from := c.n
 			p0, b0 := n.stats.puts, n.stats.putBytes
 			for b.Loop() {
 				b.StopTimer()
-				keys, totals := keysOf(day, from, k)
+				keys, totals := keysOf(day, c.n, from, c.k)
 				b.StartTimer()
 				n.PublishStats(keys, totals)
-				from += k
+				from += c.k
 			}
 			report(b, n.stats.puts-p0, n.stats.putBytes-b0)
 		})
@@ -386,7 +387,7 @@ func BenchmarkStatsPublish(b *testing.B) {
 	b.Run("scan-1M", func(b *testing.B) {
 		err := n.db.Update(func(tx *store.Tx) error {
 			bk := tx.Bolt().Bucket(store.BucketStats)
-			for i := range ids {
+			for i := range 100000 {
 				k := "i" + fk(fmt.Sprintf("ID%07d", i)) + "\x00"
 				for d := range 10 {
 					if err := bk.Put([]byte(k+fmt.Sprintf("202503%02d", d+1)), binary.BigEndian.AppendUint64(nil, 1)); err != nil {
