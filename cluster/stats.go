@@ -35,22 +35,22 @@ import (
 // node read one shard's keys over the days asked (one range read; every
 // node's base and delta), and sum over nodes (StatsDays).
 //
-// Publishing: a node keeps its current day's (and the day before's) shard
-// values in memory, the encodings it publishes, built from the totals each
-// flush wrote (and, the first time a day is seen after the process started,
-// from one scan of its stats bucket, which then holds everything counted
-// before; 1,000,000 keys scan in about 50 ms). A flush rewrites, for each
-// shard it touched, that shard's delta, which holds every entry changed
-// since the base was written; once the deltas written since the base would,
-// with this one, outweigh the base, the delta is folded into the base, and
-// the base is put and the delta deleted in one transaction. With n entries
-// in a node's day and k of them changed per flush, a delta is folded after
-// about sqrt(2n/k) flushes, so a flush puts about sqrt(2nk) entries (of
-// some 25 to 45 bytes) in min(k, 256) values, and never more than the
-// whole day's n entries: n = 100,000 and k = 1,000 measured 360 KB in 253
-// values per flush (BenchmarkStatsPublish; docs/product.md §10 has the
-// figures). Values are totals, so a publication that fails is made good by
-// the next one (the shards stay marked until published). A base larger
+// Publishing: a node keeps its current day's shard values in memory (and an
+// earlier day's until published), the encodings it publishes, built from the
+// totals each flush wrote (and, the first time a day is seen after the
+// process started, from one scan of its stats bucket, which then holds
+// everything counted before; 1,000,000 keys scan in about 50 ms). A flush
+// rewrites, for each shard it touched, that shard's delta, which holds every
+// entry changed since the base was written; once the deltas written since
+// the base would, with this one, outweigh the base, the delta is folded into
+// the base, and the base is put and the delta deleted in one transaction.
+// With n entries in a node's day and k of them changed per flush, a delta is
+// folded after about sqrt(2n/k) flushes, so a flush puts about sqrt(2nk)
+// entries (of some 25 to 45 bytes) in min(k, 256) values, and never more
+// than the whole day's n entries: n = 100,000 and k = 1,000 measured 360 KB
+// in 253 values per flush (BenchmarkStatsPublish; docs/product.md §10 has
+// the figures). Values are totals, so a publication that fails is made good
+// by the next one (the shards stay marked until published). A base larger
 // than statsShardMax (with 45-byte entries, ~23,000 entries; some 6 million
 // distinct identifiers and namespaces per node and day) is not published:
 // the node logs it once and its other shards go on.
@@ -399,14 +399,12 @@ func (p *statsPub) publish(n *Node) {
 	}
 }
 
-// trim drops the days before the newest but one whose shards are all
-// published, and every day beyond statsKeepDays.
+// trim drops the days before the newest whose shards are all published,
+// and the oldest beyond statsKeepDays. A flush that writes a dropped day
+// again (one running as the day ends) reads it from the bucket.
 func (p *statsPub) trim() {
 	days := slices.Sorted(maps.Keys(p.days))
-	for i, day := range days {
-		if i >= len(days)-2 {
-			break
-		}
+	for i, day := range days[:max(len(days)-1, 0)] {
 		d := p.days[day]
 		if i < len(days)-statsKeepDays || !slices.ContainsFunc(d.state[:], func(s uint8) bool { return s != shardClean }) {
 			delete(p.days, day)

@@ -239,6 +239,18 @@ func TestStatsAcrossNodes(t *testing.T) {
 		t.Errorf("X on the second day: %v", got)
 	}
 
+	// A flush of the earlier day after a's shards of it were dropped from
+	// memory (one running as the day ends) keeps the day's other totals.
+	dayA = day1
+	a.resolve(t, 1, "X")
+	dayA = day2
+	if got := b.days(t, false, "X", day1, day1); got["2025-03-01"] != 7 {
+		t.Errorf("X after a late flush of the first day: %v", got)
+	}
+	if got := b.days(t, false, same[0], day1, day1); got["2025-03-01"] != 2 {
+		t.Errorf("%s, in X's shard, after a late flush of the first day: %v", same[0], got)
+	}
+
 	// a stops; its database holds a total it did not publish (as when etcd
 	// did not take a flush's publication). Started again, a publishes the
 	// day's totals its database holds at its first flush.
@@ -255,7 +267,7 @@ func TestStatsAcrossNodes(t *testing.T) {
 	if got := b.days(t, false, "Z", day1, day2); got["2025-03-02"] != 7 {
 		t.Errorf("Z, written by a but not published before it restarted: %v", got)
 	}
-	if got := b.days(t, false, "X", day1, day2); got["2025-03-01"] != 6 || got["2025-03-02"] != 4 {
+	if got := b.days(t, false, "X", day1, day2); got["2025-03-01"] != 7 || got["2025-03-02"] != 4 {
 		t.Errorf("X after a restarted: %v", got)
 	}
 	if got := b.days(t, false, "Y", day1, day2); got["2025-03-01"] != 1 || got["2025-03-02"] != 1 {
@@ -269,7 +281,7 @@ func TestStatsAcrossNodes(t *testing.T) {
 	if _, err := cli.Put(t.Context(), statsKey(DefaultPrefix, sx, "20250301", false, "junk"), "\x01\xff"); err != nil {
 		t.Fatal(err)
 	}
-	if got := b.days(t, false, "X", day1, day1); got["2025-03-01"] != 6 {
+	if got := b.days(t, false, "X", day1, day1); got["2025-03-01"] != 7 {
 		t.Errorf("X beside keys of another form: %v", got)
 	}
 }
