@@ -109,6 +109,7 @@ type Node struct {
 
 	names   nameState    // the node's hold on its name (nodes.go)
 	leading atomic.Int64 // elections this node leads (lead.go)
+	stats   statsPub     // the statistics it publishes (stats.go)
 }
 
 // Dial connects to etcd and checks, within cfg.DialTimeout, that it answers
@@ -155,6 +156,7 @@ func Dial(cfg Config) (*Node, error) {
 		return nil, &UnreachableError{Endpoints: cfg.Endpoints, Err: err}
 	}
 	n := &Node{cfg: cfg, cli: cli, prefix: cfg.Prefix, log: log, advance: make(chan struct{})}
+	n.stats.start = time.Now().UTC().Format("20060102")
 	n.groups.Run = func(group []*call) { n.runGroup(group, nil, (*call).Finish) }
 	n.groups.Lanes = commitLanes
 	n.reads.read = n.readRevision

@@ -23,7 +23,8 @@
 //	P audit/<id>.<i>             an audit entry written through a cluster, JSON without "seq" (keys.go)
 //	P audit/<seq, 8 bytes big-endian> an audit entry of a seeded single node's log, JSON
 //	P probe                      read by the start-up probe, never written
-//	P stats/<stats key> 0 <node> a node's resolution total (stats.go), not applied
+//	P stats/<hh>/<YYYYMMDD>/b/<node> a node's resolution totals of one shard and day (stats.go), not applied
+//	P stats/<hh>/<YYYYMMDD>/d/<node> the totals changed since that base, not applied
 //	P nodes/<node name>          the running node holding the name (nodes.go), not applied
 //	P elect/<job>/<lease>        a node's candidacy to run the cluster's jobs (lead.go), not applied
 //

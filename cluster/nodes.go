@@ -59,7 +59,7 @@ func (e *NameTakenError) Error() string {
 func (e *NameTakenError) Unwrap() error { return ErrNameTaken }
 
 // CheckNodeName refuses a name a serving node cannot have: empty, holding a
-// NUL byte (the separator of the statistics keys) or SeedNodeName.
+// NUL byte or SeedNodeName.
 func CheckNodeName(name string) error {
 	switch {
 	case name == "":

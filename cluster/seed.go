@@ -1,10 +1,14 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
@@ -42,7 +46,6 @@ func (n *Node) Seed(ctx context.Context) (SeedCounts, error) {
 		batch []kv
 		bytes int
 		total int
-		stats int // of total, statistics keys
 		first = true
 		// The highest seeded audit sequence number, and etcd's revision
 		// after the last transaction (the check below).
@@ -97,22 +100,32 @@ func (n *Node) Seed(ctx context.Context) (SeedCounts, error) {
 		if total+len(batch) == 0 {
 			return errNothingToSeed // statistics alone are no cluster
 		}
-		return tx.Bolt().Bucket(store.BucketStats).ForEach(func(k, v []byte) error {
-			if len(v) != 8 {
-				return nil // not a count (registry/stats.go)
-			}
-			e := kv{statsKey(n.prefix, k, SeedNodeName), string(v)}
-			if len(batch) == seedBatchKeys || bytes+len(e.k)+len(e.v) > seedBatchBytes {
-				if err := flush(); err != nil {
-					return err
-				}
-			}
-			batch = append(batch, e)
-			bytes += len(e.k) + len(e.v)
-			stats++
-			return nil
-		})
+		return nil
 	})
+	if err != nil {
+		return SeedCounts{}, err
+	}
+	shards, stats, err := n.seedShards()
+	statsKeys := 0
+	if err != nil {
+		return SeedCounts{}, err
+	}
+	for _, sh := range shards {
+		if len(sh.v) > statsShardMax {
+			n.log.Error("cluster: a statistics shard is too large to publish; its totals are not seeded", "day", sh.day, "shard", sh.s, "bytes", len(sh.v))
+			stats -= sh.n
+			continue
+		}
+		e := kv{statsKey(n.prefix, sh.s, sh.day, false, SeedNodeName), string(sh.v)}
+		if len(batch) == seedBatchKeys || bytes+len(e.k)+len(e.v) > seedBatchBytes {
+			if err = flush(); err != nil {
+				break
+			}
+		}
+		batch = append(batch, e)
+		bytes += len(e.k) + len(e.v)
+		statsKeys++
+	}
 	if err == nil {
 		err = flush()
 	}
@@ -123,7 +136,81 @@ func (n *Node) Seed(ctx context.Context) (SeedCounts, error) {
 	if err == nil && maxSeq >= uint64(lastRev+1)<<16 {
 		err = fmt.Errorf("cluster: the seeded audit log numbers entries up to %d, which the cluster's own entries (from %d) would not follow", maxSeq, uint64(lastRev+1)<<16)
 	}
-	return SeedCounts{Entries: total - stats, Stats: stats}, err
+	return SeedCounts{Entries: total - statsKeys, Stats: stats}, err
+}
+
+// seedShard is one shard of one day of a seeded database's statistics.
+type seedShard struct {
+	day string
+	s   int
+	v   []byte // shard encoding
+	n   int    // entries
+}
+
+// seedShards reads the database's statistics into shard encodings (stats.go),
+// by day and shard; stats is the number of totals. It holds them all in
+// memory at once: about the size of the stats bucket.
+func (n *Node) seedShards() (shards []seedShard, stats int, err error) {
+	type acc struct {
+		ents   []byte // entries, in the order read
+		last   []byte // the last key appended
+		sorted bool
+		n      int
+	}
+	type id struct {
+		day string
+		s   int
+	}
+	m := map[id]*acc{}
+	err = n.cfg.DB.View(func(tx *store.Tx) error {
+		return tx.Bolt().Bucket(store.BucketStats).ForEach(func(k, v []byte) error {
+			e, day, ok := splitStatsKey(k)
+			if !ok || len(v) != 8 {
+				return nil // not a count (registry/stats.go)
+			}
+			i := id{day, statsShard(e)}
+			a := m[i]
+			if a == nil {
+				a = &acc{ents: []byte{statsVersion}, sorted: true}
+				m[i] = a
+			}
+			// The bucket's order (entry key, then day) is the entry keys'
+			// order within a day, but for keys holding a 0x00 byte.
+			if a.n > 0 && string(a.last) >= string(e) {
+				a.sorted = false
+			}
+			a.ents = appendShardEntry(a.ents, e, binary.BigEndian.Uint64(v))
+			a.last = append(a.last[:0], e...)
+			a.n++
+			stats++
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	ids := slices.SortedFunc(maps.Keys(m), func(a, b id) int {
+		return cmp.Or(strings.Compare(a.day, b.day), a.s-b.s)
+	})
+	for _, i := range ids {
+		a := m[i]
+		v := a.ents
+		if !a.sorted {
+			var es []statsEntry
+			for b := a.ents[1:]; len(b) > 0; {
+				l, w := binary.Uvarint(b)
+				k := b[w : w+int(l)]
+				t, w2 := binary.Uvarint(b[w+int(l):])
+				es = append(es, statsEntry{k, t})
+				b = b[w+int(l)+w2:]
+			}
+			es = sortEntries(es)
+			a.n = len(es)
+			v = mergeShard(nil, es)
+		}
+		shards = append(shards, seedShard{day: i.day, s: i.s, v: v, n: a.n})
+	}
+	return shards, stats, nil
 }
 
 var errNothingToSeed = errors.New("cluster: the database holds nothing to seed")

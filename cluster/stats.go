@@ -1,64 +1,414 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"sync"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"pidnode/store"
 )
 
-// Resolution statistics across nodes: each node counts its own resolutions
-// and flushes them into its own stats bucket, as a single node does
-// (registry/stats.go). After each flush it publishes the totals it wrote to
-// etcd, one key per (identifier or namespace, day, node):
+// Resolution statistics across nodes (docs/product.md §10): each node counts
+// its own resolutions and flushes them into its own stats bucket, as a single
+// node does (registry/stats.go). After each flush it publishes its totals of
+// the day to etcd in a bounded number of keys per node and UTC day:
 //
-//	P stats/<stats bucket key> 0x00 <node name>   uint64 big-endian: that node's total
+//	P stats/<hh>/<YYYYMMDD>/b/<node>   base: the node's totals of shard hh that day
+//	P stats/<hh>/<YYYYMMDD>/d/<node>   delta: totals changed since the base was written
 //
-// where the stats bucket key is 'i' <record key> 0x00 <YYYYMMDD> or
-// 'n' <namespace key prefix> 0x00 <YYYYMMDD>. The statistics routes of any
-// node read the range of an identifier or namespace and sum over nodes and
-// days (StatsDays). The write rate on etcd is, per node and flush interval,
-// one key per identifier resolved in the interval plus one per namespace;
-// the values are totals, so a lost publish is made good by the next one.
-// These keys are not applied into the nodes' databases. `pidnode cluster
-// seed` publishes the totals of the database it loads under the node name
-// SeedNodeName (Seed), which no serving node may have, so the statistics
-// counted before the move stay in every node's sums.
+// A stats bucket key 'i' <record key> 0x00 <YYYYMMDD> (or 'n' <namespace key
+// prefix> ...) is entry 'i' <record key> of the day's shard hh, the two
+// lowercase hex digits of statsShard (FNV-1a of the entry key modulo
+// statsShards = 256), so every day of one identifier is in the same shard.
+// A value is a shard encoding (appendShardEntry): a version byte, then
+// entries in ascending key order, each the key's length (uvarint), the key
+// and the total (uvarint). A node's total of an entry on a day is its delta's
+// if the delta holds the entry, else its base's. The statistics routes of any
+// node read one shard's keys over the days asked (one range read; every
+// node's base and delta), and sum over nodes (StatsDays).
+//
+// Publishing: a node keeps its current day's shard values in memory (and an
+// earlier day's until published), the encodings it publishes, built from the
+// totals each flush wrote (and, the first time a day is seen after the
+// process started, from one scan of its stats bucket, which then holds
+// everything counted before; 1,000,000 keys scan in about 50 ms). A flush
+// rewrites, for each shard it touched, that shard's delta, which holds every
+// entry changed since the base was written; once the deltas written since
+// the base would, with this one, outweigh the base, the delta is folded into
+// the base, and the base is put and the delta deleted in one transaction.
+// With n entries in a node's day and k of them changed per flush, a delta is
+// folded after about sqrt(2n/k) flushes, so a flush puts about sqrt(2nk)
+// entries (of some 25 to 45 bytes) in min(k, 256) values, and never more
+// than the whole day's n entries: n = 100,000 and k = 1,000 measured 360 KB
+// in 253 values per flush (BenchmarkStatsPublish; docs/product.md §10 has
+// the figures). Values are totals, so a publication that fails is made good
+// by the next one (the shards stay marked until published). A base larger
+// than statsShardMax (with 45-byte entries, ~23,000 entries; some 6 million
+// distinct identifiers and namespaces per node and day) is not published:
+// the node logs it once and its other shards go on.
+//
+// Statistics are never deleted, here or in the stats bucket. Keys of any
+// other form under P stats/ (such as one key per entry, node and day) are
+// not read. These keys are not applied into the nodes' databases. `pidnode
+// cluster seed` publishes the totals of the database it loads as bases of
+// the node name SeedNodeName (Seed), which no serving node may have, so the
+// statistics counted before the move stay in every node's sums.
+const (
+	statsShards   = 256
+	statsVersion  = 1
+	statsShardMax = 1 << 20
+	statsTxnBytes = 4 << 20 // bytes of values per publishing transaction
+	statsReadPage = 32      // keys per read of StatsDays (each at most statsShardMax)
+	statsKeepDays = 8       // days of shards held while not all published
+)
 
-const statsBatch = 1000
-
-// statsKey is the etcd key of node's total for a stats bucket key.
-func statsKey(prefix string, raw []byte, node string) string {
-	b := make([]byte, 0, len(prefix)+6+len(raw)+1+len(node))
-	b = append(b, prefix...)
-	b = append(b, "stats/"...)
-	b = append(b, raw...)
-	b = append(b, 0)
-	return string(append(b, node...))
+// statsShard is the shard of an entry key.
+func statsShard(key []byte) int {
+	h := uint32(2166136261)
+	for _, c := range key {
+		h ^= uint32(c)
+		h *= 16777619
+	}
+	return int(h % statsShards)
 }
 
-// PublishStats writes this node's totals of the stats bucket keys to etcd
-// (admin.Config.StatsWritten). Failures are logged: the next flush that
-// touches a key publishes its total again. While another running node holds
-// this node's name (nodes.go) it publishes nothing: the keys are that node's.
+// statsDayPrefix is the prefix of the keys of shard on day (YYYYMMDD).
+func statsDayPrefix(prefix string, shard int, day string) string {
+	const hex = "0123456789abcdef"
+	return prefix + "stats/" + string([]byte{hex[shard>>4], hex[shard&15]}) + "/" + day + "/"
+}
+
+// statsKey is the etcd key of node's base (delta false) or delta of shard on
+// day.
+func statsKey(prefix string, shard int, day string, delta bool, node string) string {
+	kind := "b/"
+	if delta {
+		kind = "d/"
+	}
+	return statsDayPrefix(prefix, shard, day) + kind + node
+}
+
+// appendShardEntry appends one entry of a shard encoding (after its version
+// byte) to b.
+func appendShardEntry(b, key []byte, total uint64) []byte {
+	b = binary.AppendUvarint(b, uint64(len(key)))
+	b = append(b, key...)
+	return binary.AppendUvarint(b, total)
+}
+
+var errShard = errors.New("cluster: malformed statistics shard")
+
+// decodeShard calls fn with each entry of the shard encoding b in order,
+// until fn returns false. b comes from etcd: anything but a version byte
+// statsVersion and whole entries in strictly ascending key order is an
+// error (errShard), reported after the entries before it.
+func decodeShard(b []byte, fn func(key []byte, total uint64) bool) error {
+	if len(b) == 0 || b[0] != statsVersion {
+		return fmt.Errorf("%w: version %v", errShard, b[:min(len(b), 1)])
+	}
+	b = b[1:]
+	var last []byte
+	for i := 0; len(b) > 0; i++ {
+		n, w := binary.Uvarint(b)
+		if w <= 0 || n > uint64(len(b)-w) {
+			return fmt.Errorf("%w: entry %d: bad key length", errShard, i)
+		}
+		key := b[w : w+int(n)]
+		b = b[w+int(n):]
+		total, w := binary.Uvarint(b)
+		if w <= 0 {
+			return fmt.Errorf("%w: entry %d: bad total", errShard, i)
+		}
+		b = b[w:]
+		if i > 0 && bytes.Compare(last, key) >= 0 {
+			return fmt.Errorf("%w: entry %d: keys out of order", errShard, i)
+		}
+		last = key
+		if !fn(key, total) {
+			return nil
+		}
+	}
+	return nil
+}
+
+// statsEntry is one entry of a shard: the stats bucket key without the day.
+type statsEntry struct {
+	key   []byte
+	total uint64
+}
+
+// mergeShard returns the encoding of shard encoding old (ours: well formed)
+// with the entries of upd (sorted by key, keys unique) set.
+func mergeShard(old []byte, upd []statsEntry) []byte {
+	out := make([]byte, 1, len(old)+len(upd)*48+1)
+	out[0] = statsVersion
+	i := 0
+	if len(old) > 0 {
+		decodeShard(old, func(k []byte, t uint64) bool {
+			for i < len(upd) && bytes.Compare(upd[i].key, k) < 0 {
+				out = appendShardEntry(out, upd[i].key, upd[i].total)
+				i++
+			}
+			if i < len(upd) && bytes.Equal(upd[i].key, k) {
+				t = max(t, upd[i].total)
+				i++
+			}
+			out = appendShardEntry(out, k, t)
+			return true
+		})
+	}
+	for ; i < len(upd); i++ {
+		out = appendShardEntry(out, upd[i].key, upd[i].total)
+	}
+	return out
+}
+
+// sortEntries sorts es by key and keeps the largest total of a key.
+func sortEntries(es []statsEntry) []statsEntry {
+	slices.SortFunc(es, func(a, b statsEntry) int {
+		if c := bytes.Compare(a.key, b.key); c != 0 {
+			return c
+		}
+		return -compareUint(a.total, b.total)
+	})
+	return slices.CompactFunc(es, func(a, b statsEntry) bool { return bytes.Equal(a.key, b.key) })
+}
+
+func compareUint(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// splitStatsKey splits a stats bucket key into its entry key and day; ok is
+// false for a key of another form.
+func splitStatsKey(k []byte) (entry []byte, day string, ok bool) {
+	if len(k) < 10 || k[len(k)-9] != 0 {
+		return nil, "", false
+	}
+	return k[:len(k)-9], string(k[len(k)-8:]), true
+}
+
+// Publishing states of a shard.
+const (
+	shardClean = iota
+	shardDelta // the delta is to be put
+	shardBase  // the base is to be put and the delta deleted
+)
+
+// statsDay is one day of this node's shards, as published or to publish.
+type statsDay struct {
+	base, delta [statsShards][]byte // encodings; nil when empty
+	state       [statsShards]uint8
+	spent       [statsShards]int  // bytes of deltas written since the base
+	over        [statsShards]bool // too large to publish; logged
+}
+
+// statsPub is this node's publishing state (PublishStats).
+type statsPub struct {
+	mu    sync.Mutex
+	start string // the day the process started: days up to it are read from the bucket first
+	floor string // the newest day dropped from days: days up to it too
+	days  map[string]*statsDay
+
+	putBytes, puts uint64 // values published, and their bytes (tests)
+}
+
+// PublishStats is told the stats bucket keys a flush wrote and their new
+// totals (admin.Config.StatsWritten), and publishes this node's shards the
+// flush touched. Failures are logged: the shards are published at the next
+// flush. While another running node holds this node's name (nodes.go) it
+// publishes nothing: the keys are that node's.
 func (n *Node) PublishStats(keys [][]byte, totals []uint64) {
-	if n.nameTaken() {
-		n.log.Warn("cluster: statistics not published: another running node holds this node's name", "name", n.cfg.NodeName, "keys", len(keys))
+	p := &n.stats
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	byDay := map[string][]statsEntry{}
+	for i, k := range keys {
+		if e, day, ok := splitStatsKey(k); ok {
+			byDay[day] = append(byDay[day], statsEntry{e, totals[i]})
+		}
+	}
+	for day, es := range byDay {
+		d, err := p.day(n, day)
+		if err != nil {
+			n.log.Warn("cluster: reading the statistics of a day; not published", "day", day, "err", err)
+			continue
+		}
+		var shards [statsShards][]statsEntry
+		for _, e := range es {
+			s := statsShard(e.key)
+			shards[s] = append(shards[s], e)
+		}
+		for s, upd := range shards {
+			if len(upd) == 0 {
+				continue
+			}
+			upd = sortEntries(upd)
+			d.delta[s] = mergeShard(d.delta[s], upd)
+			// A base waiting to be published takes the delta in: its
+			// publication deletes the delta key. Otherwise the delta is
+			// folded once the deltas written since the base would, with
+			// this one, outweigh the base: the bytes written stay within
+			// twice the least that folding at any one size would write.
+			if d.state[s] == shardBase || d.spent[s]+len(d.delta[s]) > len(d.base[s]) {
+				d.fold(s)
+			} else {
+				d.state[s] = shardDelta
+				d.spent[s] += len(d.delta[s])
+			}
+		}
+	}
+	p.publish(n)
+	p.trim()
+}
+
+// fold merges shard s's delta into its base.
+func (d *statsDay) fold(s int) {
+	if d.delta[s] == nil {
 		return
 	}
+	var upd []statsEntry
+	decodeShard(d.delta[s], func(k []byte, t uint64) bool {
+		upd = append(upd, statsEntry{k, t})
+		return true
+	})
+	d.base[s], d.delta[s], d.state[s], d.spent[s] = mergeShard(d.base[s], upd), nil, shardBase, 0
+}
+
+// day returns the shards of day, read from the node's stats bucket if
+// earlier flushes may have written the day's keys unseen.
+func (p *statsPub) day(n *Node, day string) (*statsDay, error) {
+	if d := p.days[day]; d != nil {
+		return d, nil
+	}
+	if p.days == nil {
+		p.days = map[string]*statsDay{}
+	}
+	d := &statsDay{}
+	if day <= p.start || day <= p.floor {
+		var shards [statsShards][]statsEntry
+		err := n.cfg.DB.View(func(tx *store.Tx) error {
+			return tx.Bolt().Bucket(store.BucketStats).ForEach(func(k, v []byte) error {
+				if e, kd, ok := splitStatsKey(k); ok && len(v) == 8 && kd == day {
+					s := statsShard(e)
+					shards[s] = append(shards[s], statsEntry{bytes.Clone(e), binary.BigEndian.Uint64(v)})
+				}
+				return nil
+			})
+		})
+		if err != nil {
+			return nil, err
+		}
+		// Every shard read is published again: an earlier process may have
+		// written totals it could not publish.
+		for s, es := range shards {
+			if len(es) > 0 {
+				d.base[s], d.state[s] = mergeShard(nil, sortEntries(es)), shardBase
+			}
+		}
+	}
+	p.days[day] = d
+	return d, nil
+}
+
+// publish puts the shards waiting to be published, in transactions of up to
+// statsTxnBytes. A shard is clean once its transaction succeeded.
+func (p *statsPub) publish(n *Node) {
+	if n.nameTaken() {
+		n.log.Warn("cluster: statistics not published: another running node holds this node's name", "name", n.cfg.NodeName)
+		return
+	}
+	type shardRef struct {
+		d *statsDay
+		s int
+	}
+	var (
+		ops   []clientv3.Op
+		refs  []shardRef
+		size  int
+		first error
+	)
 	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.WriteTimeout)
 	defer cancel()
-	for lo := 0; lo < len(keys); lo += statsBatch {
-		hi := min(lo+statsBatch, len(keys))
-		ops := make([]clientv3.Op, 0, hi-lo)
-		for i := lo; i < hi; i++ {
-			ops = append(ops, clientv3.OpPut(statsKey(n.prefix, keys[i], n.cfg.NodeName), string(binary.BigEndian.AppendUint64(nil, totals[i]))))
+	commit := func() {
+		if len(ops) == 0 {
+			return
 		}
 		if _, err := n.cli.Txn(ctx).Then(ops...).Commit(); err != nil {
-			n.log.Warn("cluster: publishing statistics; the next flush publishes them again", "keys", hi-lo, "err", err)
-			return
+			if first == nil {
+				first = err
+			}
+		} else {
+			for _, r := range refs {
+				r.d.state[r.s] = shardClean
+			}
+			p.putBytes += uint64(size)
+			p.puts += uint64(len(refs))
+		}
+		ops, refs, size = ops[:0], refs[:0], 0
+	}
+	for _, day := range slices.Sorted(maps.Keys(p.days)) {
+		d := p.days[day]
+		for s := range statsShards {
+			var v []byte
+			switch d.state[s] {
+			case shardClean:
+				continue
+			case shardDelta:
+				v = d.delta[s]
+			case shardBase:
+				v = d.base[s]
+			}
+			if len(d.base[s]) > statsShardMax {
+				if !d.over[s] {
+					d.over[s] = true
+					n.log.Error("cluster: a statistics shard is too large to publish; its totals stay on this node", "day", day, "shard", s, "bytes", len(d.base[s]))
+				}
+				d.state[s] = shardClean
+				continue
+			}
+			if size+len(v) > statsTxnBytes {
+				commit()
+			}
+			if d.state[s] == shardBase {
+				ops = append(ops, clientv3.OpPut(statsKey(n.prefix, s, day, false, n.cfg.NodeName), string(v)),
+					clientv3.OpDelete(statsKey(n.prefix, s, day, true, n.cfg.NodeName)))
+			} else {
+				ops = append(ops, clientv3.OpPut(statsKey(n.prefix, s, day, true, n.cfg.NodeName), string(v)))
+			}
+			refs = append(refs, shardRef{d, s})
+			size += len(v)
+		}
+	}
+	commit()
+	if first != nil {
+		n.log.Warn("cluster: publishing statistics; the next flush publishes them again", "err", unwrapCtx(first))
+	}
+}
+
+// trim drops the days before the newest whose shards are all published,
+// and the oldest beyond statsKeepDays. A flush that writes a dropped day
+// again (one running as the day ends) reads it from the bucket.
+func (p *statsPub) trim() {
+	days := slices.Sorted(maps.Keys(p.days))
+	for i, day := range days[:max(len(days)-1, 0)] {
+		d := p.days[day]
+		if i < len(days)-statsKeepDays || !slices.ContainsFunc(d.state[:], func(s uint8) bool { return s != shardClean }) {
+			delete(p.days, day)
+			p.floor = max(p.floor, day)
 		}
 	}
 }
@@ -73,32 +423,79 @@ func (n *Node) StatsDays(ctx context.Context, namespace bool, key string, from, 
 	if namespace {
 		kind = 'n'
 	}
-	base := n.prefix + "stats/" + string(kind) + key + "\x00"
-	lo := base + from.Format("20060102")
-	hi := base + to.Format("20060102") + "\x01"
+	entry := append([]byte{kind}, key...)
+	shard := statsShard(entry)
+	lo := statsDayPrefix(n.prefix, shard, from.Format("20060102"))
+	end := statsDayPrefix(n.prefix, shard, to.Format("20060102"))
+	end = end[:len(end)-1] + "0" // just after the last key of day to
+	pre := lo[:len(lo)-9]        // P stats/<hh>/
 	ctx, cancel := context.WithTimeout(ctx, syncTimeout)
 	defer cancel()
-	r, err := n.cli.Get(ctx, lo, clientv3.WithRange(hi))
-	if err != nil {
-		return &UnavailableError{Err: fmt.Errorf("reading statistics: %w", unwrapCtx(err))}
-	}
-	var day string
-	var sum uint64
-	for _, kv := range r.Kvs {
-		k := string(kv.Key)
-		if len(k) < len(base)+9 || len(kv.Value) != 8 {
-			continue
-		}
-		d := k[len(base) : len(base)+8]
-		if d != day && day != "" {
+	// Per day, each node's total: base, then delta overriding.
+	var (
+		day   string
+		nodes = map[string]uint64{}
+		found bool
+		rev   int64
+	)
+	emit := func() {
+		if found {
+			var sum uint64
+			for _, t := range nodes {
+				sum += t
+			}
 			fn(day[:4]+"-"+day[4:6]+"-"+day[6:], sum)
-			sum = 0
 		}
-		day = d
-		sum += binary.BigEndian.Uint64(kv.Value)
+		clear(nodes)
+		found = false
+	}
+	for {
+		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(statsReadPage)}
+		if rev != 0 {
+			opts = append(opts, clientv3.WithRev(rev))
+		}
+		r, err := n.cli.Get(ctx, lo, opts...)
+		if err != nil {
+			return &UnavailableError{Err: fmt.Errorf("reading statistics: %w", unwrapCtx(err))}
+		}
+		rev = r.Header.Revision
+		for _, kv := range r.Kvs {
+			k := string(kv.Key)[len(pre):] // YYYYMMDD/b/<node>
+			if len(k) < 12 || k[8] != '/' || (k[9] != 'b' && k[9] != 'd') || k[10] != '/' {
+				continue
+			}
+			if d := k[:8]; d != day {
+				if day != "" {
+					emit()
+				}
+				day = d
+			}
+			var total uint64
+			var has bool
+			err := decodeShard(kv.Value, func(k []byte, t uint64) bool {
+				c := bytes.Compare(k, entry)
+				if c == 0 {
+					total, has = t, true
+				}
+				return c < 0
+			})
+			if err != nil {
+				n.log.Warn("cluster: skipping a malformed statistics value", "key", string(kv.Key), "err", err)
+				continue
+			}
+			if has {
+				// Every delta key of a day follows every base key.
+				nodes[k[11:]] = total
+				found = true
+			}
+		}
+		if !r.More || len(r.Kvs) == 0 {
+			break
+		}
+		lo = string(r.Kvs[len(r.Kvs)-1].Key) + "\x00"
 	}
 	if day != "" {
-		fn(day[:4]+"-"+day[4:6]+"-"+day[6:], sum)
+		emit()
 	}
 	return nil
 }

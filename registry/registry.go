@@ -33,8 +33,8 @@ type Config struct {
 	// OnCommit, if set, is called after each group that Commit committed,
 	// with the number of writes it held.
 	OnCommit func(writes int)
-	// OnStats, if set, is told after each statistics transaction of
-	// FlushStats the keys it wrote (layout in stats.go) and their new totals.
+	// OnStats, if set, is told at the end of each FlushStats the keys its
+	// transactions wrote (layout in stats.go) and their new totals, once.
 	// The slices are valid only during the call.
 	OnStats func(keys [][]byte, totals []uint64)
 }

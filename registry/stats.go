@@ -242,6 +242,8 @@ func (r *Registry) FlushStats(counts CountSource) (wrote bool, err error) {
 	}
 	chunk := max(statsChunk, (len(b.ents)+statsMaxTx-1)/statsMaxTx)
 	var first error
+	var keys [][]byte
+	var totals []uint64
 	for lo := 0; lo < len(b.ents); lo += chunk {
 		p.rest()
 		hi := min(lo+chunk, len(b.ents))
@@ -250,14 +252,15 @@ func (r *Registry) FlushStats(counts CountSource) (wrote bool, err error) {
 				first = err
 			}
 		} else if r.onStats != nil {
-			keys, totals := make([][]byte, 0, hi-lo), make([]uint64, 0, hi-lo)
 			for i := lo; i < hi; i++ {
 				e := b.ents[i]
 				keys = append(keys, b.keys[e.off:e.end])
 				totals = append(totals, binary.BigEndian.Uint64(b.vals[8*i:]))
 			}
-			r.onStats(keys, totals)
 		}
+	}
+	if len(keys) > 0 {
+		r.onStats(keys, totals)
 	}
 	return true, first
 }
