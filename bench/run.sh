@@ -253,6 +253,7 @@ wrk_run() {
 		m = (u=="us") ? 0.001 : (u=="s") ? 1000 : (u=="m") ? 60000 : 1; printf "%.3f", v*m}' "$out")
 	BAD=$(awk '/Non-2xx or 3xx/{b+=$NF} /Socket errors/{gsub(/,/,""); b+=$4+$6+$8+$10} END{print b+0}' "$out")
 	secs=$(calc "($t1 - $t0) / $CLK_TCK")
+	SRV_SECS=$secs
 	RPC=$(calc "($secs > 0) ? ${total:-0} / $secs : 0")
 	RPS=${RPS:-0}
 	P99=${P99:-0}
@@ -551,9 +552,18 @@ baseline_up() {
 # NAME_CMD, NAME_BAD if its requests per server CPU-second beat the best so
 # far. Interference from other work only ever slows a run down, so the best of
 # several interleaved rounds is the least disturbed one.
+#
+# A run in which the server got less than a fifth of the run's CPU time (the
+# machine stalled: a few clock ticks, so its per-CPU-second figure is mostly
+# rounding) counts only while no run of NAME did better than that.
 keep_best() {
-	local cur=${1}_RPC
-	if awk "BEGIN { exit !($RPC > ${!cur:-0}) }"; then
+	local cur=${1}_RPC thin=${1}_THIN d=${RUN_DUR:-$DUR} t=0
+	if awk "BEGIN { exit !(${SRV_SECS:-0} < 0.2 * $d) }"; then
+		t=1
+		log "$1: server CPU ${SRV_SECS:-0} s of a ${d} s run: too little to count unless nothing better comes"
+	fi
+	if awk "BEGIN { best = ${!cur:-0}; thin = ${!thin:-1}; exit !(($t == 0 && (thin == 1 || $RPC > best)) || ($t == 1 && thin == 1 && $RPC > best)) }"; then
+		printf -v "${1}_THIN" %s "$t"
 		printf -v "${1}_RPC" %s "$RPC"
 		printf -v "${1}_RPS" %s "$RPS"
 		printf -v "${1}_CMD" %s "$CMD"
