@@ -253,6 +253,7 @@ wrk_run() {
 		m = (u=="us") ? 0.001 : (u=="s") ? 1000 : (u=="m") ? 60000 : 1; printf "%.3f", v*m}' "$out")
 	BAD=$(awk '/Non-2xx or 3xx/{b+=$NF} /Socket errors/{gsub(/,/,""); b+=$4+$6+$8+$10} END{print b+0}' "$out")
 	secs=$(calc "($t1 - $t0) / $CLK_TCK")
+	SRV_SECS=$secs
 	RPC=$(calc "($secs > 0) ? ${total:-0} / $secs : 0")
 	RPS=${RPS:-0}
 	P99=${P99:-0}
@@ -287,13 +288,14 @@ ol_run() {
 
 # profile LABEL PG ADDR PATHS PREFIX SUFFIX — if perf is installed (Debian's
 # linux-perf; not installed by this script), a separate ${PROF_DUR}s wrk run
-# with `perf record` on the server's process group leader; the flat top of the
+# with `perf record` on the server's process group leader (or on PERF_PIDS,
+# comma-separated); the flat top of the
 # profile goes into the report's profile section. Not part of any figure.
 profiling() { command -v perf >/dev/null && [[ ${PROFILE:-1} == 1 ]]; }
 profile() {
 	profiling || return 0
 	local label=$1 pg=$2
-	"${ON_LOAD[@]}" perf record -F 997 -p "$pg" -o "$(perf_data "$label")" -- sleep "$PROF_DUR" >/dev/null 2>&1 &
+	"${ON_LOAD[@]}" perf record -F 997 -p "${PERF_PIDS:-$pg}" -o "$(perf_data "$label")" -- sleep "$PROF_DUR" >/dev/null 2>&1 &
 	local pp=$!
 	sleep 0.2
 	RUN_DUR=$PROF_DUR wrk_run "profile-$label" "$pg" "$3" "$4" "$5" "$6" 2>/dev/null
@@ -380,7 +382,7 @@ NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 log "building"
 mkdir -p "$BIN"
 go build -trimpath -o "$BIN/" ./bench/cmd/gen ./bench/cmd/openloop ./bench/cmd/baseline-http \
-	./bench/cmd/admincreate ./bench/cmd/hdlload ./bench/cmd/report
+	./bench/cmd/admincreate ./bench/cmd/hdlload ./bench/cmd/report ./bench/cmd/likeforlike
 HAVE_PIDNODE=1
 if [[ -n ${PIDNODE_BIN:-} ]]; then
 	# A binary built elsewhere, e.g. from a clean checkout of a commit while
@@ -413,14 +415,76 @@ row gen "dataset generation ($N records, $(r0 "$(calc "$REC_BYTES/1e6")") MB JSO
 na() { row "$1" "$2" "$3" "n/a" - - none - "$4" "not available: $5"; }
 
 # ----------------------------------------------------------------- baselines --
+# Like-for-like: every baseline also answers the redirect with pidnode's own
+# bytes. lfl_render (pidnode up and warm) has bench/cmd/likeforlike fetch
+# pidnode's answer to every distinct path of the Zipf stream and write nginx's
+# like-for-like server block (on LFL_PORT) and baseline-http's -lfl file; LFL
+# is 1 when it did. lfl_check then compares one response per scenario from
+# every server before anything is measured (see bench/README.md).
+LFL=0
+LFL_PORT=""
+RESPONSES_MD=$WORK/responses.md
+: >"$RESPONSES_MD"
+lfl_render() {
+	LFL=0
+	LFL_PORT=$(free_port)
+	if "${ON_LOAD[@]}" "$BIN/likeforlike" render -pidnode "$RES" -paths "$ZIPF" -nginx-listen "127.0.0.1:$LFL_PORT" \
+		-nginx-out "$WORK/lfl-nginx.conf" -baseline-out "$WORK/lfl-baseline.jsonl" 2>>"$LOG"; then
+		LFL=1
+		log "like-for-like answers rendered: $(tail -1 "$LOG")"
+	else
+		log "likeforlike render failed: no like-for-like baselines ($(tail -1 "$LOG"))"
+	fi
+}
+
+# lfl_check — one response per scenario from every server (pidnode first),
+# byte counts into the report; sets NGL_NA and FML_NA to "" when the nginx and
+# fasthttp like-for-like servers send pidnode's header set and values within
+# 5 % of its size, else to the reason ("n/a: header sets differ: …").
+lfl_check() {
+	local out=$WORK/lfl-check.txt cmp=() mins=()
+	NGL_NA="n/a: no like-for-like nginx" FML_NA="n/a: no like-for-like fasthttp map"
+	NGL_NOTE="" FML_NOTE=""
+	[[ -n ${RES:-} ]] || return 0
+	if [[ -n $NGL ]]; then cmp+=("nginx=$NGL"); fi
+	if [[ -n $BL ]]; then cmp+=("fasthttp map=$BL"); fi
+	if [[ -n $NGA ]]; then mins+=(-minimal "nginx minimal=$NGA"); fi
+	if [[ -n $BA ]]; then mins+=(-minimal "fasthttp map minimal=$BA"); fi
+	# The 20 first distinct paths are compared; the table shows the first.
+	if ! "$BIN/likeforlike" check -scenario "redirect (cache hit)" -paths "$ZIPF" -n 20 -md "$RESPONSES_MD" \
+		"${mins[@]}" "pidnode=$RES" "${cmp[@]}" >"$out" 2>>"$LOG"; then
+		log "likeforlike check failed: $(tail -1 "$LOG")"
+		return 0
+	fi
+	local name verdict rest
+	while IFS=$'\t' read -r name verdict rest; do
+		log "like-for-like check: $name: $verdict${rest:+ ($rest)}"
+		case $name in
+		nginx) if [[ $verdict == ok ]]; then NGL_NA="" NGL_NOTE=$rest; else NGL_NA=$verdict; fi ;;
+		"fasthttp map") if [[ $verdict == ok ]]; then FML_NA="" FML_NOTE=$rest; else FML_NA=$verdict; fi ;;
+		pidnode) PID_BYTES=$rest ;;
+		"nginx minimal") NGA_BYTES=$rest ;;
+		"fasthttp map minimal") BA_BYTES=$rest ;;
+		esac
+	done <"$out"
+	# pidnode's other scenarios, for their byte counts (no baseline serves them).
+	"$BIN/likeforlike" check -scenario "/api/handles (cache hit)" -paths "$ZIPF" -prefix /api/handles -md "$RESPONSES_MD" "pidnode=$RES" >/dev/null 2>>"$LOG" || true
+	"$BIN/likeforlike" check -scenario "?noredirect (cache hit)" -paths "$ZIPF" -suffix '?noredirect' -md "$RESPONSES_MD" "pidnode=$RES" >/dev/null 2>>"$LOG" || true
+	"$BIN/likeforlike" check -scenario "negotiated redirect" -paths "$ZIPF" -accept "$NEG_ACCEPT" -md "$RESPONSES_MD" "pidnode=$RES" >/dev/null 2>>"$LOG" || true
+	"$BIN/likeforlike" check -scenario "linkset" -paths "$ZIPF" -prefix /api/linksets -md "$RESPONSES_MD" "pidnode=$RES" >/dev/null 2>>"$LOG" || true
+}
+
 # nginx_up — start nginx (one worker, access log off, the generated map) on a
-# free port; sets NGA (empty if it did not come up), NPG, NG_START_S.
+# free port, and with LFL=1 the like-for-like server block on LFL_PORT; sets
+# NGA (empty if it did not come up), NGL (the like-for-like address, or
+# empty), NPG, NG_START_S.
 nginx_up() {
-	NGA="" NPG=""
+	NGA="" NGL="" NPG=""
 	[[ -x $NGINX ]] || return 0
-	local NG=$WORK/nginx port t0 t1
+	local NG=$WORK/nginx port t0 t1 lfl=""
 	mkdir -p "$NG/logs"
 	port=$(free_port)
+	if ((LFL)); then lfl="include $WORK/lfl-nginx.conf;"; fi
 	cat >"$NG/nginx.conf" <<EOF
 worker_processes 1;
 daemon off;
@@ -443,6 +507,7 @@ http {
             return 302 \$target;
         }
     }
+    $lfl
 }
 EOF
 	t0=$(date +%s.%N)
@@ -453,6 +518,7 @@ EOF
 		NGA=127.0.0.1:$port
 		NG_START_S=$(calc "$t1 - $t0")
 		log "nginx ready in $NG_START_S s: $(curl -s -o /dev/null -w '%{http_code} %{redirect_url}' "http://$NGA$SAMPLE")"
+		if ((LFL)); then NGL=127.0.0.1:$LFL_PORT; fi
 		row nginx_start "nginx start-up with a $N-entry map" s "$NG_START_S" - - none - "nginx -c nginx.conf" "for comparison with pidnode's start-up"
 	else
 		log "nginx did not start within $NGINX_WAIT s: $(tail -3 "$NG/logs/error.log" 2>/dev/null)"
@@ -466,16 +532,19 @@ EOF
 	fi
 }
 
-# baseline_up — start the bare fasthttp map server; sets BA (empty if it did
-# not come up) and BPG.
+# baseline_up — start the bare fasthttp map server (with LFL=1 its
+# like-for-like listener too); sets BA (empty if it did not come up), BL (the
+# like-for-like address, or empty) and BPG.
 baseline_up() {
-	local i
-	BA=""
+	local i lfl=()
+	BA="" BL=""
 	rm -f "$WORK/baseline.ready"
-	start baseline "$BIN/baseline-http" -map "$DATA/baseline-map.tsv" -addr 127.0.0.1:0 -ready-file "$WORK/baseline.ready"
+	if ((LFL)); then lfl=(-lfl "$WORK/lfl-baseline.jsonl" -lfl-addr 127.0.0.1:0); fi
+	start baseline "$BIN/baseline-http" -map "$DATA/baseline-map.tsv" -addr 127.0.0.1:0 "${lfl[@]}" -ready-file "$WORK/baseline.ready"
 	BPG=$STARTED_PG
 	for i in $(seq 3000); do [[ -s $WORK/baseline.ready ]] && break; sleep 0.02; done
-	BA=$(awk '{print $2}' "$WORK/baseline.ready" 2>/dev/null || true)
+	BA=$(awk '$1=="baseline"{print $2}' "$WORK/baseline.ready" 2>/dev/null || true)
+	BL=$(awk '$1=="lfl"{print $2}' "$WORK/baseline.ready" 2>/dev/null || true)
 	[[ -n $BA ]] || log "baseline-http did not start: $(tail -3 "$WORK/baseline.log")"
 }
 
@@ -483,9 +552,18 @@ baseline_up() {
 # NAME_CMD, NAME_BAD if its requests per server CPU-second beat the best so
 # far. Interference from other work only ever slows a run down, so the best of
 # several interleaved rounds is the least disturbed one.
+#
+# A run in which the server got less than a fifth of the run's CPU time (the
+# machine stalled: a few clock ticks, so its per-CPU-second figure is mostly
+# rounding) counts only while no run of NAME did better than that.
 keep_best() {
-	local cur=${1}_RPC
-	if awk "BEGIN { exit !($RPC > ${!cur:-0}) }"; then
+	local cur=${1}_RPC thin=${1}_THIN d=${RUN_DUR:-$DUR} t=0
+	if awk "BEGIN { exit !(${SRV_SECS:-0} < 0.2 * $d) }"; then
+		t=1
+		log "$1: server CPU ${SRV_SECS:-0} s of a ${d} s run: too little to count unless nothing better comes"
+	fi
+	if awk "BEGIN { best = ${!cur:-0}; thin = ${!thin:-1}; exit !(($t == 0 && (thin == 1 || $RPC > best)) || ($t == 1 && thin == 1 && $RPC > best)) }"; then
+		printf -v "${1}_THIN" %s "$t"
 		printf -v "${1}_RPC" %s "$RPC"
 		printf -v "${1}_RPS" %s "$RPS"
 		printf -v "${1}_CMD" %s "$CMD"
@@ -494,12 +572,17 @@ keep_best() {
 }
 
 # hit_rounds — the cache-hit comparison: ROUNDS interleaved rounds of pidnode
-# (redirect, /api/handles, ?noredirect; if PG is set), nginx and the fasthttp
-# map, back to back; then open-loop runs at 50 % (25/50/75 % for the pidnode
-# redirect) of each one's best capacity. Stops nginx and the map server.
+# (redirect, /api/handles, ?noredirect, negotiated, linkset; if PG is set),
+# nginx and the fasthttp map, each like-for-like (pidnode's bytes) and minimal
+# (its plainest 302), back to back; then open-loop runs at 50 % of the
+# like-for-like baselines' best capacity and 25/50/75 % of pidnode's redirect.
+# A like-for-like row carries its ratio only if lfl_check found the same
+# header set and sizes within 5 %. Stops nginx and the map server.
 hit_rounds() {
 	local r
-	HIT_RPC=0 API_RPC=0 NOR_RPC=0 NEG_RPC=0 LNK_RPC=0 NG_RPC=0 FM_RPC=0
+	HIT_RPC=0 API_RPC=0 NOR_RPC=0 NEG_RPC=0 LNK_RPC=0 NG_RPC=0 FM_RPC=0 NGL_RPC=0 FML_RPC=0
+	NG_OL="" FM_OL="" NGL_OL="" NGL_OL_NUM="" NGL_OL_FLAG="" FML_OL=""
+	lfl_check
 	for r in $(seq "$ROUNDS"); do
 		if [[ -n ${PG:-} ]]; then
 			wrk_run "redirect-r$r" "$PG" "$RES" "$ZIPF" "" ""
@@ -513,24 +596,39 @@ hit_rounds() {
 			wrk_run "linkset-r$r" "$PG" "$RES" "$ZIPF" /api/linksets ""
 			keep_best LNK
 		fi
+		if [[ -n $NGL ]]; then
+			wrk_run "nginx-lfl-r$r" "$NPG" "$NGL" "$ZIPF" "" ""
+			keep_best NGL
+		fi
 		if [[ -n $NGA ]]; then
-			wrk_run "nginx-r$r" "$NPG" "$NGA" "$ZIPF" "" ""
+			wrk_run "nginx-min-r$r" "$NPG" "$NGA" "$ZIPF" "" ""
 			keep_best NG
 		fi
+		if [[ -n $BL ]]; then
+			wrk_run "fasthttp-map-lfl-r$r" "$BPG" "$BL" "$ZIPF" "" ""
+			keep_best FML
+		fi
 		if [[ -n $BA ]]; then
-			wrk_run "fasthttp-map-r$r" "$BPG" "$BA" "$ZIPF" "" ""
+			wrk_run "fasthttp-map-min-r$r" "$BPG" "$BA" "$ZIPF" "" ""
 			keep_best FM
 		fi
 	done
-	if [[ -n $NGA ]]; then
-		ol_run nginx-50 "$NGA" "$ZIPF" "" "" "$(pct_rate "$NG_RPS" 50)"
-		chart "redirect (hit)" nginx "$NG_RPC" "$NG_RPS" "$(chart_p99)"
-		NG_OL=$OL_P99$OL_FLAG
+	if [[ -n $NGL ]]; then
+		ol_run nginx-lfl-50 "$NGL" "$ZIPF" "" "" "$(pct_rate "$NGL_RPS" 50)"
+		chart "redirect (hit)" nginx "$NGL_RPC" "$NGL_RPS" "$(chart_p99)"
+		NGL_OL=$OL_P99$OL_FLAG NGL_OL_NUM=$OL_P99 NGL_OL_FLAG=$OL_FLAG
 	fi
-	if [[ -n $BA ]]; then
-		ol_run fasthttp-50 "$BA" "$ZIPF" "" "" "$(pct_rate "$FM_RPS" 50)"
-		chart "redirect (hit)" "fasthttp map" "$FM_RPC" "$FM_RPS" "$(chart_p99)"
-		FM_OL=$OL_P99$OL_FLAG
+	if [[ -n $BL ]]; then
+		ol_run fasthttp-lfl-50 "$BL" "$ZIPF" "" "" "$(pct_rate "$FML_RPS" 50)"
+		chart "redirect (hit)" "fasthttp map" "$FML_RPC" "$FML_RPS" "$(chart_p99)"
+		FML_OL=$OL_P99$OL_FLAG
+		profile "fasthttp map, like-for-like redirect" "$BPG" "$BL" "$ZIPF" "" ""
+	fi
+	if [[ -n $NGA ]]; then chart "redirect, minimal 302" nginx "$NG_RPC" "$NG_RPS" 0; fi
+	if [[ -n $BA ]]; then chart "redirect, minimal 302" "fasthttp map" "$FM_RPC" "$FM_RPS" 0; fi
+	if [[ -n $NGL ]]; then
+		# perf follows the worker (the master only forks it).
+		PERF_PIDS=$(pgrep -d, -P "$NPG" || echo "$NPG") profile "nginx, like-for-like redirect" "$NPG" "$NGL" "$ZIPF" "" ""
 	fi
 	if [[ -n $NPG ]]; then stop "$NPG"; fi
 	stop "$BPG"
@@ -542,10 +640,15 @@ hit_rounds() {
 	ol_run redirect-75 "$RES" "$ZIPF" "" "" "$(pct_rate "$HIT_RPS" 75)"
 	OL75=$OL_P99$OL_FLAG OL75_GEN=$OL_GEN
 	chart "redirect (hit)" pidnode "$HIT_RPC" "$HIT_RPS" "$([[ -n $OL50_FLAG ]] && echo 0 || echo "$OL50")"
-	row hit_nginx "redirect, cache hit, vs nginx map" "req/server-CPU-s" "$HIT_RPC" "$NG_RPC" "nginx (1 worker)" ratio_min 1.0 \
-		"$HIT_CMD" "best of $ROUNDS interleaved rounds; pidnode $(r0 "$HIT_RPS") req/s vs nginx $(r0 "${NG_RPS:-0}") req/s; p99 at 50 %: ${OL50:-?} vs ${NG_OL:-?} ms; bad $HIT_BAD"
-	row hit_fasthttp "redirect, cache hit, vs bare fasthttp map" "req/server-CPU-s" "$HIT_RPC" "$FM_RPC" "fasthttp map" ratio_min 0.95 \
-		"$HIT_CMD" "best of $ROUNDS interleaved rounds; pidnode $(r0 "$HIT_RPS") req/s vs $(r0 "${FM_RPS:-0}") req/s; p99 at 50 %: ${OL50:-?} vs ${FM_OL:-?} ms"
+	local lfl_note="same bytes checked before the rounds (Responses compared, below)"
+	row hit_nginx "redirect, cache hit, vs nginx map, like-for-like (pidnode's status, headers and body)" "req/server-CPU-s" "$HIT_RPC" "${NGL_NA:-$NGL_RPC}" "nginx (1 worker)" ratio_min 1.0 \
+		"$HIT_CMD" "best of $ROUNDS interleaved rounds; pidnode $(r0 "$HIT_RPS") req/s vs nginx $(r0 "${NGL_RPS:-0}") req/s; p99 at 50 %: ${OL50:-?} vs ${NGL_OL:-?} ms; bad $HIT_BAD; ${NGL_NOTE:-$lfl_note}"
+	row hit_fasthttp "redirect, cache hit, vs bare fasthttp map, like-for-like" "req/server-CPU-s" "$HIT_RPC" "${FML_NA:-$FML_RPC}" "fasthttp map" ratio_min 0.95 \
+		"$HIT_CMD" "best of $ROUNDS interleaved rounds; pidnode $(r0 "$HIT_RPS") req/s vs $(r0 "${FML_RPS:-0}") req/s; p99 at 50 %: ${OL50:-?} vs ${FML_OL:-?} ms; ${FML_NOTE:-$lfl_note}"
+	row hit_nginx_min "redirect, cache hit, vs nginx's plainest 302 (minimal, for reference)" "req/server-CPU-s" "$HIT_RPC" "$NG_RPC" "nginx minimal" none - \
+		"$HIT_CMD" "best of $ROUNDS interleaved rounds; nginx $(r0 "${NG_RPS:-0}") req/s; \`return 302 \$target\`: ${NGA_BYTES:-?} against pidnode's ${PID_BYTES:-?}"
+	row hit_fasthttp_min "redirect, cache hit, vs the fasthttp map's plainest 302 (minimal, for reference)" "req/server-CPU-s" "$HIT_RPC" "$FM_RPC" "fasthttp map minimal" none - \
+		"$HIT_CMD" "best of $ROUNDS interleaved rounds; map $(r0 "${FM_RPS:-0}") req/s; Location alone: ${BA_BYTES:-?} against pidnode's ${PID_BYTES:-?}"
 	# The 2 ms target is for 50 % load. A run that did not reach its rate
 	# measures a backlog, so it is not judged: the 25 % run stands in for it
 	# when that one did.
@@ -559,6 +662,12 @@ hit_rounds() {
 	fi
 	row hit_p99 "$p99fig" "ms" "$p99val" - - "$kind" 2 \
 		"$p99cmd" "p99 25 %: $OL25 ms, 50 %: $OL50 ms$OL50_FLAG, 75 %: $OL75 ms (target: ≤ 2 ms at 50 %); generator's own CPU: $OL25_GEN / $OL50_GEN / $OL75_GEN % of its core"
+	# Against nginx: each at 50 % of its own like-for-like capacity; judged
+	# only when both runs reached their rate.
+	local nkind=max ntgt=${NGL_OL_NUM:-} nval=$OL50
+	if [[ -z $ntgt || -n $NGL_OL_FLAG || -n $OL50_FLAG || -n ${NGL_NA:-} ]]; then nkind=none ntgt=-; fi
+	row hit_p99_nginx "redirect p99 at 50 % of capacity vs nginx's (like-for-like) at 50 % of its own" "ms" "$nval" "${NGL_OL_NUM:-}" "nginx p99" "$nkind" "$ntgt" \
+		"$OL50_CMD" "pidnode $OL50 ms$OL50_FLAG vs nginx ${NGL_OL:-?} ms; judged only when both runs reached their rate"
 	ol_run api-50 "$RES" "$ZIPF" /api/handles "" "$(pct_rate "$API_RPS" 50)"
 	chart "/api/handles" pidnode "$API_RPC" "$API_RPS" "$(chart_p99)"
 	row api "/api/handles JSON vs redirect" "req/server-CPU-s" "$API_RPC" "$HIT_RPC" "pidnode redirect" ratio_min 0.9 "$API_CMD" \
@@ -680,6 +789,7 @@ if ((HAVE_PIDNODE)); then
 		"$(calc "($ANON1 - $ANON0) * 1024 / $ZIPF_DISTINCT")" - - none - "/proc/PID/status RssAnon after a warm-up pass" \
 		"includes Go GC headroom (bounded by the soft memory limit) and connection buffers; $(cache_mem "$ANON1")"
 
+	lfl_render
 	nginx_up
 	baseline_up
 	hit_rounds
@@ -723,7 +833,7 @@ if ((HAVE_PIDNODE)); then
 		wait "$AC" || true
 		w=$(jq_get "$WORK/admin-mixed.json" .creates_per_s)
 		row mixed "redirects while the admin API takes writes (16 writers)" "req/server-CPU-s" "$RPC" "$HIT_RPC" \
-			"pidnode redirect, no writes" none - "$CMD + admincreate -clients 16" "$(r0 "$RPS") req/s during $(r0 "$w") creates/s; p99 $P99 ms (closed loop)"
+			"pidnode redirect, no writes" ratio_min 0.8 "$CMD + admincreate -clients 16" "$(r0 "$RPS") req/s during $(r0 "$w") creates/s; p99 $P99 ms (closed loop)"
 		"${ON_LOAD[@]}" "$BIN/admincreate" -addr "$ADM" -operator-key-file "$WORK/operator.key" -clients 1,16,64 \
 			-duration "${DUR}s" >"$WORK/admin.json" 2>>"$LOG" || true
 		while read -r line; do
@@ -861,7 +971,7 @@ mkdir -p "$OUT"
 # make bench (N = 1M) writes <date>-<host>.md; any other N adds -n<N>, so
 # that make bench-full on the same day does not overwrite it.
 REPORT=$OUT/$STAMP-$HOST$([[ $N == 1000000 ]] || echo "-n$N").md
-"$BIN/report" -rows "$ROWS" -chart "$CHART" -out "$REPORT" -profile "$PROFILE_MD" \
+"$BIN/report" -rows "$ROWS" -chart "$CHART" -out "$REPORT" -profile "$PROFILE_MD" -responses "$RESPONSES_MD" \
 	-memory "$MEMORY" -hitratio "$HITRATIO" -data-bytes "${DB_BYTES:-0}" \
 	-title "pidnode benchmarks, N = $N, $STAMP, $HOST" \
 	-setup "CPU time on the server CPU not charged to the server (other processes, interrupts): $(r0 "$(calc "($RUN_TICKS > 0) ? 100 * $OTHER_TICKS / $RUN_TICKS : 0")") % of the wrk runs' wall time (0 on a quiet machine; wall-clock rates and tails suffer from it, per-CPU-second figures much less). $(nproc) CPUs ($(awk -F': ' '/model name/{print $2; exit}' /proc/cpuinfo)), $(free -g | awk '/Mem:/{print $2}') GiB; $PINNING; ${DUR} s per capacity run, ${OL_DUR} s per open-loop run; the whole suite took $(r1 "$(calc "$SECONDS / 60")") min; wrk $CONNS connections, open loop $OL_CONNS, request streams of $REQUESTS paths (Zipf s=1.1: $ZIPF_DISTINCT distinct); load average at start $LOAD0, at the end $(cut -d' ' -f1-3 /proc/loadavg); go $(go env GOVERSION), $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2), nginx $("$NGINX" -v 2>&1 | sed 's/.*nginx\///'); pidnode commit $COMMIT"

@@ -76,6 +76,9 @@ type extras struct {
 type rendition struct {
 	srv  *Server
 	link []byte
+	// lines are link's header fields, one per Link line (sub-slices of
+	// link), so that a hit does not look for the line breaks again.
+	lines [][]byte
 }
 
 var renditionStruct = cache.AllocSize(int(unsafe.Sizeof(rendition{})))
@@ -94,8 +97,9 @@ func (s *Server) rendered(v *view, x *extras) *rendition {
 		tmpl := x.at(x.link)
 		r = &rendition{srv: s}
 		r.link = appendExpanded(make([]byte, 0, expandedLen(tmpl, len(base), len(s.proxyURL))), tmpl, base, s.proxyURL)
+		r.lines = splitLines(r.link)
 		if x.rendered.CompareAndSwap(nil, r) {
-			v.charge(renditionStruct + cache.SliceSize(r.link))
+			v.charge(renditionStruct + cache.SliceSize(r.link) + cache.AllocSize(cap(r.lines)*int(unsafe.Sizeof([]byte(nil)))))
 		} else {
 			r = x.rendered.Load()
 		}
@@ -104,6 +108,25 @@ func (s *Server) rendered(v *view, x *extras) *rendition {
 		return nil
 	}
 	return r
+}
+
+// splitLines returns the lines of fields (separated by '\n'), each a
+// sub-slice of fields; nil for none.
+func splitLines(fields []byte) [][]byte {
+	if len(fields) == 0 {
+		return nil
+	}
+	lines := make([][]byte, 0, bytes.Count(fields, []byte{'\n'})+1)
+	for f := fields; len(f) > 0; {
+		line := f
+		if i := bytes.IndexByte(f, '\n'); i >= 0 {
+			line, f = f[:i:i], f[i+1:]
+		} else {
+			f = nil
+		}
+		lines = append(lines, line)
+	}
+	return lines
 }
 
 // span is a part of extras.buf.

@@ -248,22 +248,28 @@ func (s *Server) sendRedirect(ctx *fasthttp.RequestCtx, sc *scratch, v *view, x 
 // request's base URL filled in.
 func (s *Server) setLinks(ctx *fasthttp.RequestCtx, sc *scratch, v *view, x *extras, vary bool) {
 	h := &ctx.Response.Header
-	var fields []byte
+	// hdrLink is already canonical: fasthttp need not validate and
+	// normalise the name once per line (the values are still checked).
+	normalizing := !h.DisableNormalizing()
 	if r := s.rendered(v, x); r != nil {
-		fields = r.link
+		for _, line := range r.lines {
+			h.AddBytesKV(hdrLink, line)
+		}
 	} else {
 		sc.base = s.appendBase(sc.base[:0], ctx)
 		sc.link = appendExpanded(sc.link[:0], x.at(x.link), sc.base, s.proxyURL)
-		fields = sc.link
-	}
-	for f := fields; len(f) > 0; {
-		line := f
-		if i := bytes.IndexByte(f, '\n'); i >= 0 {
-			line, f = f[:i], f[i+1:]
-		} else {
-			f = nil
+		for f := sc.link; len(f) > 0; {
+			line := f
+			if i := bytes.IndexByte(f, '\n'); i >= 0 {
+				line, f = f[:i], f[i+1:]
+			} else {
+				f = nil
+			}
+			h.AddBytesKV(hdrLink, line)
 		}
-		h.AddBytesKV(hdrLink, line)
+	}
+	if normalizing {
+		h.EnableNormalizing()
 	}
 	if vary && len(x.cands) > 0 {
 		h.SetCanonical(hdrVary, valAccept)

@@ -15,5 +15,9 @@
 // VmRSS peaks in kB, soft memory limit, statistics table bytes, note) and
 // -hitratio the hit ratio per budget (TSV: budget, percent of -data-bytes,
 // entries, cache bytes, hits, misses, RssAnon at ready, RssAnon and VmRSS
-// peaks in kB, requests per second). Part of bench/, imported by nothing.
+// peaks in kB, requests per second). -responses adds bench/cmd/likeforlike
+// check's tables (one response per scenario and server, byte counts, whether a
+// like-for-like ratio may be reported); a baseline cell reading "n/a: …" is
+// printed as it is and its target not judged. Part of bench/, imported by
+// nothing.
 package main

@@ -21,6 +21,7 @@ func main() {
 		title     = flag.String("title", "pidnode benchmarks", "report title")
 		setup     = flag.String("setup", "", "one paragraph describing the machine and settings")
 		profile   = flag.String("profile", "", "markdown with CPU profiles, appended as a section if not empty")
+		responses = flag.String("responses", "", "markdown of bench/cmd/likeforlike check's tables (one response per scenario and server), a section if not empty")
 		memFile   = flag.String("memory", "", "memory TSV written by bench/run.sh (optional)")
 		hitFile   = flag.String("hitratio", "", "hit-ratio TSV written by bench/run.sh (optional)")
 		dataBytes = flag.Int64("data-bytes", 0, "size of the database file the hit-ratio budgets are a share of")
@@ -40,6 +41,11 @@ func main() {
 		fail(err)
 	}
 	writeMarkdown(md, *title, *setup, rows, svgName)
+	if *responses != "" {
+		if b, err := os.ReadFile(*responses); err == nil && len(strings.TrimSpace(string(b))) > 0 {
+			fmt.Fprintf(md, "## Responses compared (like-for-like check)\n\n%s%s", responsesIntro, b)
+		}
+	}
 	if *memFile != "" {
 		mem, err := readMemory(*memFile)
 		if err != nil {
@@ -71,6 +77,12 @@ func main() {
 		fail(err)
 	}
 }
+
+// responsesIntro explains the like-for-like check's tables.
+const responsesIntro = "Before the rounds, one response per scenario from every server, over a raw HTTP/1.1 connection with wrk's request line and Host. " +
+	"A like-for-like baseline's ratio is reported only if its status, its header set (names and how often each occurs, without Date, Server, Connection and Content-Length) " +
+	"and every value (its own base URL set aside; Expires: the same length) are pidnode's, and its total size is within 5 % of pidnode's; " +
+	"otherwise its row reads n/a with the reason. The minimal servers (each one's plainest 302) are there for reference.\n\n"
 
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, "report:", err)
@@ -204,6 +216,9 @@ func (r *row) verdict() (target, verdict string, missed bool) {
 		target = "≥ " + strconv.FormatFloat(r.tgt, 'g', -1, 64) + "× " + r.BaselineLabel
 		q, ok := r.ratio()
 		if !ok {
+			if strings.HasPrefix(r.Baseline, "n/a") {
+				return target, "not judged: the baseline did not send pidnode's response", false
+			}
 			return target, "no baseline figure", false
 		}
 		if q >= r.tgt {
@@ -255,8 +270,12 @@ func writeMarkdown(w io.Writer, title, setup string, rows []row, svgName string)
 			val = fmtNum(r.value) + " " + r.Unit
 		}
 		base := "–"
-		if r.hasBase {
+		switch {
+		case r.hasBase:
 			base = fmtNum(r.base) + " (" + r.BaselineLabel + ")"
+		case strings.HasPrefix(r.Baseline, "n/a"):
+			// The like-for-like check refused the comparison.
+			base = cell(r.Baseline)
 		}
 		ratio := "–"
 		if q, ok := r.ratio(); ok {
