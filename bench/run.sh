@@ -468,6 +468,7 @@ lfl_check() {
 		esac
 	done <"$out"
 	# pidnode's other scenarios, for their byte counts (no baseline serves them).
+	"$BIN/likeforlike" check -scenario "tombstone" -paths "$TOMB" -md "$RESPONSES_MD" "pidnode=$RES" >/dev/null 2>>"$LOG" || true
 	"$BIN/likeforlike" check -scenario "/api/handles (cache hit)" -paths "$ZIPF" -prefix /api/handles -md "$RESPONSES_MD" "pidnode=$RES" >/dev/null 2>>"$LOG" || true
 	"$BIN/likeforlike" check -scenario "?noredirect (cache hit)" -paths "$ZIPF" -suffix '?noredirect' -md "$RESPONSES_MD" "pidnode=$RES" >/dev/null 2>>"$LOG" || true
 	"$BIN/likeforlike" check -scenario "negotiated redirect" -paths "$ZIPF" -accept "$NEG_ACCEPT" -md "$RESPONSES_MD" "pidnode=$RES" >/dev/null 2>>"$LOG" || true
@@ -580,7 +581,7 @@ keep_best() {
 # header set and sizes within 5 %. Stops nginx and the map server.
 hit_rounds() {
 	local r
-	HIT_RPC=0 API_RPC=0 NOR_RPC=0 NEG_RPC=0 LNK_RPC=0 NG_RPC=0 FM_RPC=0 NGL_RPC=0 FML_RPC=0
+	HIT_RPC=0 API_RPC=0 NOR_RPC=0 NEG_RPC=0 LNK_RPC=0 TMB_RPC=0 NG_RPC=0 FM_RPC=0 NGL_RPC=0 FML_RPC=0
 	NG_OL="" FM_OL="" NGL_OL="" NGL_OL_NUM="" NGL_OL_FLAG="" FML_OL=""
 	lfl_check
 	for r in $(seq "$ROUNDS"); do
@@ -595,6 +596,8 @@ hit_rounds() {
 			keep_best NEG
 			wrk_run "linkset-r$r" "$PG" "$RES" "$ZIPF" /api/linksets ""
 			keep_best LNK
+			wrk_run "tombstone-r$r" "$PG" "$RES" "$TOMB" "" ""
+			keep_best TMB
 		fi
 		if [[ -n $NGL ]]; then
 			wrk_run "nginx-lfl-r$r" "$NPG" "$NGL" "$ZIPF" "" ""
@@ -680,6 +683,8 @@ hit_rounds() {
 		"best of $ROUNDS rounds; $(r0 "$NEG_RPS") req/s; 4 of 5 generated records have a matching representation variant (303), the others answer with the landing redirect; bad responses $NEG_BAD"
 	row linkset "linkset (/api/linksets, application/linkset+json) vs redirect" "req/server-CPU-s" "$LNK_RPC" "$HIT_RPC" "pidnode redirect" ratio_min 0.9 "$LNK_CMD" \
 		"best of $ROUNDS rounds; $(r0 "$LNK_RPS") req/s; bad responses $LNK_BAD"
+	row tombstone "tombstone (410 page of an OBSOLETED record) vs redirect" "req/server-CPU-s" "$TMB_RPC" "$HIT_RPC" "pidnode redirect" ratio_min 0.9 "$TMB_CMD" \
+		"best of $ROUNDS rounds; $(r0 "$TMB_RPS") req/s over 1,000 tombstones (gen -tombstones); every answer is a 410 by design ($TMB_BAD non-2xx/3xx or socket errors counted by wrk)"
 }
 
 # The Accept header of the negotiated-redirect scenario: the generator gives
@@ -767,6 +772,11 @@ if ((HAVE_PIDNODE)); then
 	row import "import rate (pidnode import, fsync per batch)" "records/s" "$(calc "$N / $IMP_S")" - - min 200000 \
 		"pidnode import --data DIR records.jsonl" "$(printf %.1f "$IMP_S") s for $N records; database $(r0 "$(calc "$DB_BYTES/1e6")") MB ($(r0 "$(calc "$DB_BYTES/$N")") B/record)"
 	log "import: $N records in ${IMP_S}s"
+	# Tombstones: 1,000 OBSOLETED records of their own namespace, imported
+	# after the measured import, so the 410 page has a scenario of its own.
+	"$BIN/gen" -tombstones 1000 -prefix "$PREFIX" -ns TMB -seed "$SEED" -requests "$(wc -l <"$ZIPF")" -out "$WORK/tomb" >>"$LOG" 2>&1
+	"$BIN/pidnode" import --data "$PD" "$WORK/tomb/tombstones.jsonl" >>"$LOG" 2>&1
+	TOMB=$WORK/tomb/tombstone.paths
 
 	# Start-up: the database file was just written, so it is in the page cache.
 	pidnode_start "$HIT_CACHE"
@@ -957,7 +967,7 @@ if ((HAVE_PIDNODE)); then
 		na dns "DNS vs bare miekg/dns map" "queries/s" "bench/dns/run.sh" "bench/dns/run.sh not present"
 	fi
 else
-	for s in import startup hit api noredirect negotiated linkset miss admin hdl dns; do
+	for s in import startup hit api noredirect negotiated linkset tombstone miss admin hdl dns; do
 		na "$s" "$s" - "-" "cmd/pidnode does not build"
 	done
 	PG=""

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -24,12 +25,21 @@ func main() {
 		out      = flag.String("out", "bench/data", "output directory")
 		requests = flag.Int("requests", 200_000, "length of each request stream")
 		zipfS    = flag.Float64("zipf-s", 1.1, "Zipf exponent of the popular stream (> 1)")
+		tombs    = flag.Int("tombstones", 0, "instead of a dataset, write this many OBSOLETED records of -ns to tombstones.jsonl and a uniform stream of -requests of their paths to tombstone.paths")
 		records  = flag.String("records", "records.jsonl", "records file name inside -out; - writes them to stdout (pipe into `pidnode import -`)")
 	)
 	flag.Parse()
 	if *n < 1 || *requests < 1 || *zipfS <= 1 {
 		fmt.Fprintln(os.Stderr, "gen: need -n ≥ 1, -requests ≥ 1, -zipf-s > 1")
 		os.Exit(2)
+	}
+	if *tombs > 0 {
+		cfg := config{N: *tombs, Prefix: *prefix, Svc: *svc, NS: *ns, Seed: *seed, Out: *out, Requests: *requests}
+		if err := generateTombstones(cfg, *tombs); err != nil {
+			fmt.Fprintln(os.Stderr, "gen:", err)
+			os.Exit(1)
+		}
+		return
 	}
 	start := time.Now()
 	m, err := generate(config{N: *n, Prefix: *prefix, Svc: *svc, NS: *ns, Seed: *seed, Out: *out, Requests: *requests, ZipfS: *zipfS, Records: *records})
@@ -171,36 +181,18 @@ func generate(cfg config) (*meta, error) {
 
 	// Every path is kept (short strings) so the request streams can index them.
 	paths := make([]string, cfg.N)
-	base := time.Date(2025, 3, 11, 9, 0, 0, 0, time.UTC).Unix()
-	var line, data, json14, json16 []byte
-	vals := make([]handlev.Value, 8)
+	var (
+		line []byte
+		rb   recordBuf
+	)
 	for i := 0; i < cfg.N; i++ {
-		id, err := idFor(cfg.NS, i, cfg.Seed)
+		var path, url string
+		line, path, url, err = rb.appendRecord(line[:0], &cfg, rng, i, "REGISTERED")
 		if err != nil {
 			return nil, err
 		}
-		handle := cfg.Prefix + "/" + cfg.Svc + "/" + cfg.NS + "/" + id
-		path := "/" + handle
+		handle := path[1:]
 		paths[i] = path
-		url := "https://landing.example.org/" + cfg.NS + "/item/" + strconv.Itoa(i)
-		ts := base + int64(i%86400)*7 + int64(rng.IntN(3600))
-		json14 = resourceJSON(json14[:0], rng, i)
-		json16 = changesJSON(json16[:0], ts, i)
-		data = handlev.AppendAdmin(data[:0], handlev.Admin{Mask: handlev.AdminAll, Handle: "0.NA/" + cfg.Prefix, Index: 200})
-		set := func(k int, idx int32, typ string, b []byte) {
-			vals[k] = handlev.Value{Index: idx, Type: typ, Data: b, TTLType: handlev.TTLRelative, TTL: 86400,
-				Timestamp: ts, Perm: handlev.PermDefault}
-		}
-		set(0, 1, handlev.TypeURL, []byte(url))
-		set(1, 10, handlev.TypeEmail, []byte("curation-"+strconv.Itoa(i%997)+"@lab.example.org"))
-		set(2, 11, handlev.TypeStatus, []byte("REGISTERED"))
-		set(3, 12, "SCHEMA_VER", []byte("v1.0.1"))
-		set(4, 13, "METADATA_LICENSE", []byte("CC0-1.0"))
-		set(5, 14, "RESOURCE", json14)
-		set(6, 16, "CHANGES", json16)
-		set(7, 100, handlev.TypeAdmin, data)
-		line = handlev.AppendRecordJSON(line[:0], handle, vals)
-		line = append(line, '\n')
 		m.RecordBytes += int64(len(line))
 		if _, err := rec.Write(line); err != nil {
 			return nil, err
@@ -253,6 +245,78 @@ func generate(cfg config) (*meta, error) {
 		}
 	}
 	return m, nil
+}
+
+// recordBuf holds the scratch space of appendRecord.
+type recordBuf struct {
+	data, json14, json16 []byte
+	vals                 [8]handlev.Value
+}
+
+// base is the creation time of the generated records.
+var base = time.Date(2025, 3, 11, 9, 0, 0, 0, time.UTC).Unix()
+
+// appendRecord appends identifier i's record as a JSON Lines line, with the
+// given metadata status, and returns its resolver path and landing URL.
+func (b *recordBuf) appendRecord(dst []byte, cfg *config, rng *rand.Rand, i int, status string) (line []byte, path, url string, err error) {
+	id, err := idFor(cfg.NS, i, cfg.Seed)
+	if err != nil {
+		return dst, "", "", err
+	}
+	handle := cfg.Prefix + "/" + cfg.Svc + "/" + cfg.NS + "/" + id
+	url = "https://landing.example.org/" + cfg.NS + "/item/" + strconv.Itoa(i)
+	ts := base + int64(i%86400)*7 + int64(rng.IntN(3600))
+	b.json14 = resourceJSON(b.json14[:0], rng, i)
+	b.json16 = changesJSON(b.json16[:0], ts, i)
+	b.data = handlev.AppendAdmin(b.data[:0], handlev.Admin{Mask: handlev.AdminAll, Handle: "0.NA/" + cfg.Prefix, Index: 200})
+	set := func(k int, idx int32, typ string, v []byte) {
+		b.vals[k] = handlev.Value{Index: idx, Type: typ, Data: v, TTLType: handlev.TTLRelative, TTL: 86400,
+			Timestamp: ts, Perm: handlev.PermDefault}
+	}
+	set(0, 1, handlev.TypeURL, []byte(url))
+	set(1, 10, handlev.TypeEmail, []byte("curation-"+strconv.Itoa(i%997)+"@lab.example.org"))
+	set(2, 11, handlev.TypeStatus, []byte(status))
+	set(3, 12, "SCHEMA_VER", []byte("v1.0.1"))
+	set(4, 13, "METADATA_LICENSE", []byte("CC0-1.0"))
+	set(5, 14, "RESOURCE", b.json14)
+	set(6, 16, "CHANGES", b.json16)
+	set(7, 100, handlev.TypeAdmin, b.data)
+	dst = handlev.AppendRecordJSON(dst, handle, b.vals[:])
+	return append(dst, '\n'), "/" + handle, url, nil
+}
+
+// generateTombstones writes k records of cfg.NS whose status is OBSOLETED
+// (the resolver answers them with its 410 tombstone page) to
+// tombstones.jsonl in cfg.Out, and a stream of cfg.Requests of their paths,
+// uniformly drawn, to tombstone.paths.
+func generateTombstones(cfg config, k int) error {
+	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
+		return err
+	}
+	rng := rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x70AB))
+	var (
+		recs, stream bytes.Buffer
+		rb           recordBuf
+		line         []byte
+		paths        = make([]string, k)
+	)
+	for i := range k {
+		var path string
+		var err error
+		if line, path, _, err = rb.appendRecord(line[:0], &cfg, rng, i, "OBSOLETED"); err != nil {
+			return err
+		}
+		recs.Write(line)
+		paths[i] = path
+	}
+	for range cfg.Requests {
+		stream.WriteString(paths[rng.IntN(k)])
+		stream.WriteByte('\n')
+	}
+	if err := os.WriteFile(filepath.Join(cfg.Out, "tombstones.jsonl"), recs.Bytes(), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(cfg.Out, "tombstone.paths"), stream.Bytes(), 0o644)
 }
 
 // resourceJSON appends compact resource_info JSON text (index 14) of a few
