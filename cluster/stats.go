@@ -24,11 +24,16 @@ import (
 //
 //	P stats/<hh>/<YYYYMMDD>/b/<node>   base: the node's totals of shard hh that day
 //	P stats/<hh>/<YYYYMMDD>/d/<node>   delta: totals changed since the base was written
+//	P stats/ns/<YYYYMMDD>/<node>       the node's namespace totals that day
 //
-// A stats bucket key 'i' <record key> 0x00 <YYYYMMDD> (or 'n' <namespace key
-// prefix> ...) is entry 'i' <record key> of the day's shard hh, the two
-// lowercase hex digits of statsShard (FNV-1a of the entry key modulo
-// statsShards = 256), so every day of one identifier is in the same shard.
+// A stats bucket key 'i' <record key> 0x00 <YYYYMMDD> is entry 'i' <record
+// key> of the day's shard hh, the two lowercase hex digits of statsShard
+// (FNV-1a of the entry key modulo statsShards = 256), so every day of one
+// identifier is in the same shard. A key 'n' <namespace key prefix> ... is
+// entry 'n' <namespace key prefix> of the day's namespace key, which holds
+// them all (a few per node: small, and kept forever). Shards published
+// before namespace keys existed hold the 'n' entries too; StatsDays reads
+// both.
 // A value is a shard encoding (appendShardEntry): a version byte, then
 // entries in ascending key order, each the key's length (uvarint), the key
 // and the total (uvarint). A node's total of an entry on a day is its delta's
@@ -41,10 +46,11 @@ import (
 // totals each flush wrote (and, the first time a day is seen after the
 // process started, from one scan of its stats bucket, which then holds
 // everything counted before; 1,000,000 keys scan in about 50 ms). A flush
-// rewrites, for each shard it touched, that shard's delta, which holds every
-// entry changed since the base was written; once the deltas written since
-// the base would, with this one, outweigh the base, the delta is folded into
-// the base, and the base is put and the delta deleted in one transaction.
+// rewrites the day's namespace key and, for each shard it touched, that
+// shard's delta, which holds every entry changed since the base was
+// written; once the deltas written since the base would, with this one,
+// outweigh the base, the delta is folded into the base, and the base is
+// put and the delta deleted in one transaction.
 // With n entries in a node's day and k of them changed per flush, a delta is
 // folded after about sqrt(2n/k) flushes, so a flush puts about sqrt(2nk)
 // entries (of some 25 to 45 bytes) in min(k, 256) values, and never more
@@ -56,11 +62,14 @@ import (
 // distinct identifiers and namespaces per node and day) is not published:
 // the node logs it once and its other shards go on.
 //
-// Statistics are never deleted, here or in the stats bucket. Keys of any
-// other form under P stats/ (such as one key per entry, node and day) are
-// not read. These keys are not applied into the nodes' databases. `pidnode
-// cluster seed` publishes the totals of the database it loads as bases of
-// the node name SeedNodeName (Seed), which no serving node may have, so the
+// Retention (docs/product.md §10): identifier shards of days before a
+// node's --stats-retention are deleted by that node (ExpireStats), as its
+// stats bucket's identifier keys are (registry.Registry.ExpireStats);
+// namespace keys are kept forever. Keys of any other form under P stats/
+// (such as one key per entry, node and day) are not read. These keys are
+// not applied into the nodes' databases. `pidnode cluster seed` publishes
+// the totals of the database it loads as bases and namespace keys of the
+// node name SeedNodeName (Seed), which no serving node may have, so the
 // statistics counted before the move stay in every node's sums.
 const (
 	statsShards   = 256
