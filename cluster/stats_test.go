@@ -534,3 +534,37 @@ func BenchmarkStatsPublish(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkStatsExpire measures a node's daily expiry in etcd: one day of
+// 100,000 identifiers published (every shard's base), deleted by
+// ExpireStats among the shards of 3 further days that stay.
+func BenchmarkStatsExpire(b *testing.B) {
+	c := etcdtest.Start(b, 1, etcdtest.Options{MaxTxnOps: RequiredTxnOps, MaxRequestBytes: RequiredRequestBytes})
+	day := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
+	n := newStatsNode(b, c, "a", filepath.Join(b.TempDir(), "a.db"), &day)
+	publish := func(day string) {
+		keys, totals := make([][]byte, 0, 100001), make([]uint64, 0, 100001)
+		for i := range 100000 {
+			keys = append(keys, []byte("i"+fk(fmt.Sprintf("ID%07d", i))+"\x00"+day))
+			totals = append(totals, 1)
+		}
+		keys = append(keys, []byte("n"+strings.TrimSuffix(fk("X"), "X")+"\x00"+day))
+		totals = append(totals, 100000)
+		n.PublishStats(keys, totals)
+	}
+	for _, d := range []string{"20250302", "20250303", "20250304"} {
+		publish(d)
+	}
+	deleted := 0
+	for b.Loop() {
+		b.StopTimer()
+		publish("20250301")
+		b.StartTimer()
+		c, err := n.ExpireStats(b.Context(), time.Date(2025, 3, 2, 0, 0, 0, 0, time.UTC))
+		if err != nil {
+			b.Fatal(err)
+		}
+		deleted += c
+	}
+	b.ReportMetric(float64(deleted)/float64(b.N), "keys/op")
+}
