@@ -394,7 +394,8 @@ func (s *Server) schemas() map[string]any {
 		"Stats": obj([]string{"namespace", "prefix", "from", "to", "total", "days"}, map[string]any{"handle": str(), "namespace": str(), "prefix": str(),
 			"from": map[string]any{"type": "string", "format": "date"}, "to": map[string]any{"type": "string", "format": "date"},
 			"total": map[string]any{"type": "integer"}, "days": arr(obj([]string{"date", "count"}, map[string]any{
-				"date": map[string]any{"type": "string", "format": "date"}, "count": map[string]any{"type": "integer"}}))}),
+				"date": map[string]any{"type": "string", "format": "date"}, "count": map[string]any{"type": "integer"}})),
+			"retained_from": map[string]any{"type": "string", "format": "date", "description": "an identifier's statistics: the first day whose counts this node keeps (--stats-retention); absent when kept forever"}}),
 		"BulkRequest": map[string]any{"type": "array", "minItems": 1, "maxItems": MaxBulkItems, "items": obj(nil, map[string]any{
 			"id": map[string]any{"type": "string", "minLength": 1}, "url": httpURL, "metadata": obj(nil, updProps)})},
 		"BulkResponse": obj([]string{"items"}, map[string]any{"items": arr(obj([]string{"status"}, map[string]any{

@@ -103,6 +103,13 @@ type Config struct {
 	// local bucket (registry.Tx.StatsDays): a cluster node sums every node's.
 	StatsWritten func(keys [][]byte, totals []uint64)
 	StatsDays    func(ctx context.Context, namespace bool, key string, from, to time.Time, fn func(date string, n uint64)) error
+	// StatsRetention is how many days of per-identifier daily counts are
+	// kept, today included (RunStatsRetention); 0 keeps them forever.
+	// Per-namespace counts are always kept. StatsExpire, if set, is called
+	// after the local bucket's expiry with the first day kept: a cluster
+	// node deletes its expired statistics in etcd.
+	StatsRetention int
+	StatsExpire    func(ctx context.Context, from time.Time) (deleted int, err error)
 	// Policy is the policy of the public application form (CheckPolicy).
 	// If nil, DefaultPolicy.
 	Policy *Policy
@@ -155,6 +162,8 @@ type Server struct {
 	writeState func() error
 	syncAuth   func(ctx context.Context) error
 	statsDays  func(ctx context.Context, namespace bool, key string, from, to time.Time, fn func(date string, n uint64)) error
+	statsKeep  int // Config.StatsRetention
+	statsExp   func(ctx context.Context, from time.Time) (int, error)
 	// writes counts the committed groups and the writes they held, for
 	// /metrics (calls/groups is the mean group size).
 	writes struct{ groups, calls atomic.Uint64 }
@@ -237,6 +246,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.w, s.writeState, s.syncAuth, s.statsDays = s.reg, cfg.WriteState, cfg.SyncAuth, cfg.StatsDays
+	s.statsKeep, s.statsExp = max(cfg.StatsRetention, 0), cfg.StatsExpire
 	if cfg.Writer != nil {
 		s.w = cfg.Writer
 	}

@@ -2,6 +2,7 @@ package admin
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -68,6 +69,77 @@ func (s *Server) RunStats(ctx context.Context) {
 	}
 }
 
+// statsRetentionCheck is how often RunStatsRetention looks whether a day
+// has expired since its last run.
+const statsRetentionCheck = time.Hour
+
+// retainedFrom is the first UTC day whose per-identifier counts are kept,
+// and false when they are kept forever (Config.StatsRetention).
+func (s *Server) retainedFrom() (time.Time, bool) {
+	if s.statsKeep <= 0 {
+		return time.Time{}, false
+	}
+	return s.now().UTC().Truncate(24*time.Hour).AddDate(0, 0, 1-s.statsKeep), true
+}
+
+// ExpireStats deletes the per-identifier counts of the days before the
+// retention (Config.StatsRetention) from the stats bucket
+// (registry.Registry.ExpireStats), then, if set, calls Config.StatsExpire.
+// It returns the first day kept; it does nothing when counts are kept
+// forever.
+func (s *Server) ExpireStats(ctx context.Context) (from time.Time, err error) {
+	from, ok := s.retainedFrom()
+	if !ok {
+		return from, nil
+	}
+	start := time.Now()
+	n, err := s.reg.ExpireStats(ctx, from)
+	if err != nil {
+		return from, fmt.Errorf("deleting expired resolution statistics: %w", err)
+	}
+	s.log.Info("expired resolution statistics deleted", "before", from.Format(time.DateOnly), "keys", n, "took", time.Since(start).Round(time.Millisecond))
+	if s.statsExp != nil {
+		start = time.Now()
+		n, err := s.statsExp(ctx, from)
+		if err != nil {
+			return from, fmt.Errorf("deleting expired cluster statistics: %w", err)
+		}
+		s.log.Info("expired cluster statistics deleted", "before", from.Format(time.DateOnly), "keys", n, "took", time.Since(start).Round(time.Millisecond))
+	}
+	return from, nil
+}
+
+// RunStatsRetention runs ExpireStats at once and then whenever a further
+// day has expired (it looks every hour), until ctx ends; a run that fails
+// is tried again an hour later. cmd/pidnode runs it in a goroutine beside
+// RunStats. With Config.StatsRetention 0 it returns at once.
+func (s *Server) RunStatsRetention(ctx context.Context) {
+	if s.statsKeep <= 0 {
+		return
+	}
+	var done time.Time
+	t := time.NewTicker(statsRetentionCheck)
+	defer t.Stop()
+	for {
+		if from, _ := s.retainedFrom(); !from.Equal(done) {
+			from, err := s.ExpireStats(ctx)
+			if ctx.Err() != nil {
+				return
+			}
+			if err != nil {
+				s.log.Warn("resolution statistics retention", "err", err)
+			} else {
+				done = from
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
 // DayCount is the number of resolutions on one UTC day.
 type DayCount struct {
 	Date  string `json:"date"` // YYYY-MM-DD
@@ -83,6 +155,10 @@ type Stats struct {
 	To        string     `json:"to"`
 	Total     uint64     `json:"total"`
 	Days      []DayCount `json:"days"`
+	// RetainedFrom, on an identifier's statistics, is the first day whose
+	// counts this node keeps (--stats-retention): earlier days answer none.
+	// Absent when they are kept forever, and on a namespace's, which are.
+	RetainedFrom string `json:"retained_from,omitempty"`
 }
 
 // statsRange reads ?from= and ?to= (YYYY-MM-DD, inclusive; default the last 30
@@ -121,6 +197,9 @@ func (s *Server) serveStats(w http.ResponseWriter, r *http.Request, t target, id
 		}
 	} else {
 		out.Handle = s.namer.Full(t.prefix, t.ns, id)
+		if from, ok := s.retainedFrom(); ok {
+			out.RetainedFrom = from.Format(time.DateOnly)
+		}
 		if key, _, err = s.namer.Key(out.Handle); err != nil {
 			return problem(http.StatusNotFound, "no identifier %s: %v", out.Handle, err)
 		}

@@ -93,6 +93,69 @@ func TestResolutionStats(t *testing.T) {
 	e.want(e.do("PUT", coll+"x/stats", a.Key.Secret, validPayload(), "If-None-Match", "*"), 422)
 }
 
+// TestResolutionStatsRetention: with a retention of 2 days, RunStatsRetention
+// deletes an identifier's counts of the days before yesterday at once, the
+// identifier route says from when it keeps them, and the namespace's counts
+// stay.
+func TestResolutionStatsRetention(t *testing.T) {
+	counter := cache.NewCounter(0)
+	var mu sync.Mutex
+	now := time.Date(2026, 11, 18, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	e := newEnv(t, func(c *Config) {
+		c.Counter = counter
+		c.Now = clock
+		c.StatsRetention = 2
+	})
+	a := e.snaa(map[string]any{"namespace": "STAT", "custom_ids": true})
+	coll := "/pid/v2/handles/21.12345/STAT/"
+	e.want(e.do("PUT", coll+"s1", a.Key.Secret, validPayload(), "If-None-Match", "*"), 201)
+	k, _, err := e.namer.Key("21.12345/svc/STAT/S1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for d := 18; d <= 20; d++ {
+		mu.Lock()
+		now = time.Date(2026, 11, d, 12, 0, 0, 0, time.UTC)
+		mu.Unlock()
+		for range d - 17 {
+			counter.Count(k)
+		}
+		if err := e.srv.FlushStats(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		e.srv.RunStatsRetention(ctx)
+	}()
+	get := func(path string) Stats {
+		t.Helper()
+		r := e.want(e.do("GET", path+"?from=2026-11-01&to=2026-11-30", a.Key.Secret, nil), 200)
+		e.conform("Stats", r.Body)
+		var s Stats
+		r.json(t, &s)
+		return s
+	}
+	// The first run starts at once; wait for it to delete November 18.
+	var s Stats
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if s = get(coll + "s1/stats"); len(s.Days) < 3 {
+			break
+		}
+	}
+	cancel()
+	<-done
+	if fmt.Sprint(s.Days) != "[{2026-11-19 2} {2026-11-20 3}]" || s.Total != 5 || s.RetainedFrom != "2026-11-19" {
+		t.Errorf("identifier after expiry: %+v, want November 19 and 20 kept from 2026-11-19", s)
+	}
+	if s := get(coll + "stats"); fmt.Sprint(s.Days) != "[{2026-11-18 1} {2026-11-19 2} {2026-11-20 3}]" || s.RetainedFrom != "" {
+		t.Errorf("namespace after expiry: %+v, want every day", s)
+	}
+}
+
 // TestResolutionStatsEarlyFlush: a statistics table far smaller than the
 // identifiers resolved between two intervals stays within its bound, and
 // every resolution still reaches the database: RunStats flushes whenever the

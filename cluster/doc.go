@@ -25,6 +25,7 @@
 //	P probe                      read by the start-up probe, never written
 //	P stats/<hh>/<YYYYMMDD>/b/<node> a node's resolution totals of one shard and day (stats.go), not applied
 //	P stats/<hh>/<YYYYMMDD>/d/<node> the totals changed since that base, not applied
+//	P stats/ns/<YYYYMMDD>/<node> a node's namespace totals of one day (stats.go), not applied
 //	P nodes/<node name>          the running node holding the name (nodes.go), not applied
 //	P elect/<job>/<lease>        a node's candidacy to run the cluster's jobs (lead.go), not applied
 //

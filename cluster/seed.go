@@ -116,7 +116,11 @@ func (n *Node) Seed(ctx context.Context) (SeedCounts, error) {
 			stats -= sh.n
 			continue
 		}
-		e := kv{statsKey(n.prefix, sh.s, sh.day, false, SeedNodeName), string(sh.v)}
+		k := statsNSKey(n.prefix, sh.day, SeedNodeName)
+		if sh.s >= 0 {
+			k = statsKey(n.prefix, sh.s, sh.day, false, SeedNodeName)
+		}
+		e := kv{k, string(sh.v)}
 		if len(batch) == seedBatchKeys || bytes+len(e.k)+len(e.v) > seedBatchBytes {
 			if err = flush(); err != nil {
 				break
@@ -139,7 +143,8 @@ func (n *Node) Seed(ctx context.Context) (SeedCounts, error) {
 	return SeedCounts{Entries: total - statsKeys, Stats: stats}, err
 }
 
-// seedShard is one shard of one day of a seeded database's statistics.
+// seedShard is one shard of one day of a seeded database's statistics, or
+// (s -1) its namespace totals.
 type seedShard struct {
 	day string
 	s   int
@@ -168,7 +173,10 @@ func (n *Node) seedShards() (shards []seedShard, stats int, err error) {
 			if !ok || len(v) != 8 {
 				return nil // not a count (registry/stats.go)
 			}
-			i := id{day, statsShard(e)}
+			i := id{day, -1} // namespace totals: the day's namespace key
+			if e[0] != 'n' {
+				i.s = statsShard(e)
+			}
 			a := m[i]
 			if a == nil {
 				a = &acc{ents: []byte{statsVersion}, sorted: true}

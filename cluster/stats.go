@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"pidnode/store"
@@ -23,11 +24,16 @@ import (
 //
 //	P stats/<hh>/<YYYYMMDD>/b/<node>   base: the node's totals of shard hh that day
 //	P stats/<hh>/<YYYYMMDD>/d/<node>   delta: totals changed since the base was written
+//	P stats/ns/<YYYYMMDD>/<node>       the node's namespace totals that day
 //
-// A stats bucket key 'i' <record key> 0x00 <YYYYMMDD> (or 'n' <namespace key
-// prefix> ...) is entry 'i' <record key> of the day's shard hh, the two
-// lowercase hex digits of statsShard (FNV-1a of the entry key modulo
-// statsShards = 256), so every day of one identifier is in the same shard.
+// A stats bucket key 'i' <record key> 0x00 <YYYYMMDD> is entry 'i' <record
+// key> of the day's shard hh, the two lowercase hex digits of statsShard
+// (FNV-1a of the entry key modulo statsShards = 256), so every day of one
+// identifier is in the same shard. A key 'n' <namespace key prefix> ... is
+// entry 'n' <namespace key prefix> of the day's namespace key, which holds
+// them all (a few per node: small, and kept forever). Shards published
+// before namespace keys existed hold the 'n' entries too; StatsDays reads
+// both.
 // A value is a shard encoding (appendShardEntry): a version byte, then
 // entries in ascending key order, each the key's length (uvarint), the key
 // and the total (uvarint). A node's total of an entry on a day is its delta's
@@ -40,10 +46,11 @@ import (
 // totals each flush wrote (and, the first time a day is seen after the
 // process started, from one scan of its stats bucket, which then holds
 // everything counted before; 1,000,000 keys scan in about 50 ms). A flush
-// rewrites, for each shard it touched, that shard's delta, which holds every
-// entry changed since the base was written; once the deltas written since
-// the base would, with this one, outweigh the base, the delta is folded into
-// the base, and the base is put and the delta deleted in one transaction.
+// rewrites the day's namespace key and, for each shard it touched, that
+// shard's delta, which holds every entry changed since the base was
+// written; once the deltas written since the base would, with this one,
+// outweigh the base, the delta is folded into the base, and the base is
+// put and the delta deleted in one transaction.
 // With n entries in a node's day and k of them changed per flush, a delta is
 // folded after about sqrt(2n/k) flushes, so a flush puts about sqrt(2nk)
 // entries (of some 25 to 45 bytes) in min(k, 256) values, and never more
@@ -55,11 +62,14 @@ import (
 // distinct identifiers and namespaces per node and day) is not published:
 // the node logs it once and its other shards go on.
 //
-// Statistics are never deleted, here or in the stats bucket. Keys of any
-// other form under P stats/ (such as one key per entry, node and day) are
-// not read. These keys are not applied into the nodes' databases. `pidnode
-// cluster seed` publishes the totals of the database it loads as bases of
-// the node name SeedNodeName (Seed), which no serving node may have, so the
+// Retention (docs/product.md §10): identifier shards of days before a
+// node's --stats-retention are deleted by that node (ExpireStats), as its
+// stats bucket's identifier keys are (registry.Registry.ExpireStats);
+// namespace keys are kept forever. Keys of any other form under P stats/
+// (such as one key per entry, node and day) are not read. These keys are
+// not applied into the nodes' databases. `pidnode cluster seed` publishes
+// the totals of the database it loads as bases and namespace keys of the
+// node name SeedNodeName (Seed), which no serving node may have, so the
 // statistics counted before the move stay in every node's sums.
 const (
 	statsShards   = 256
@@ -67,6 +77,7 @@ const (
 	statsShardMax = 1 << 20
 	statsTxnBytes = 4 << 20 // bytes of values per publishing transaction
 	statsReadPage = 32      // keys per read of StatsDays (each at most statsShardMax)
+	statsListPage = 4096    // keys per read of keys alone (ExpireStats)
 	statsKeepDays = 8       // days of shards held while not all published
 )
 
@@ -84,6 +95,11 @@ func statsShard(key []byte) int {
 func statsDayPrefix(prefix string, shard int, day string) string {
 	const hex = "0123456789abcdef"
 	return prefix + "stats/" + string([]byte{hex[shard>>4], hex[shard&15]}) + "/" + day + "/"
+}
+
+// statsNSKey is the etcd key of node's namespace totals of day.
+func statsNSKey(prefix, day, node string) string {
+	return prefix + "stats/ns/" + day + "/" + node
 }
 
 // statsKey is the etcd key of node's base (delta false) or delta of shard on
@@ -214,6 +230,14 @@ type statsDay struct {
 	state       [statsShards]uint8
 	spent       [statsShards]int  // bytes of deltas written since the base
 	over        [statsShards]bool // too large to publish; logged
+	ns          []byte            // namespace totals, a shard encoding; nil when none
+	nsDirty     bool              // ns is to be put
+	nsOver      bool              // ns too large to publish; logged
+}
+
+// dirty reports whether anything of d is still to be published.
+func (d *statsDay) dirty() bool {
+	return d.nsDirty || slices.ContainsFunc(d.state[:], func(s uint8) bool { return s != shardClean })
 }
 
 // statsPub is this node's publishing state (PublishStats).
@@ -248,9 +272,17 @@ func (n *Node) PublishStats(keys [][]byte, totals []uint64) {
 			continue
 		}
 		var shards [statsShards][]statsEntry
+		var ns []statsEntry
 		for _, e := range es {
+			if len(e.key) > 0 && e.key[0] == 'n' {
+				ns = append(ns, e)
+				continue
+			}
 			s := statsShard(e.key)
 			shards[s] = append(shards[s], e)
+		}
+		if len(ns) > 0 {
+			d.ns, d.nsDirty = mergeShard(d.ns, sortEntries(ns)), true
 		}
 		for s, upd := range shards {
 			if len(upd) == 0 {
@@ -300,9 +332,14 @@ func (p *statsPub) day(n *Node, day string) (*statsDay, error) {
 	d := &statsDay{}
 	if day <= p.start || day <= p.floor {
 		var shards [statsShards][]statsEntry
+		var ns []statsEntry
 		err := n.cfg.DB.View(func(tx *store.Tx) error {
 			return tx.Bolt().Bucket(store.BucketStats).ForEach(func(k, v []byte) error {
 				if e, kd, ok := splitStatsKey(k); ok && len(v) == 8 && kd == day {
+					if e[0] == 'n' {
+						ns = append(ns, statsEntry{bytes.Clone(e), binary.BigEndian.Uint64(v)})
+						return nil
+					}
 					s := statsShard(e)
 					shards[s] = append(shards[s], statsEntry{bytes.Clone(e), binary.BigEndian.Uint64(v)})
 				}
@@ -319,6 +356,9 @@ func (p *statsPub) day(n *Node, day string) (*statsDay, error) {
 				d.base[s], d.state[s] = mergeShard(nil, sortEntries(es)), shardBase
 			}
 		}
+		if len(ns) > 0 {
+			d.ns, d.nsDirty = mergeShard(nil, sortEntries(ns)), true
+		}
 	}
 	p.days[day] = d
 	return d, nil
@@ -333,7 +373,7 @@ func (p *statsPub) publish(n *Node) {
 	}
 	type shardRef struct {
 		d *statsDay
-		s int
+		s int // -1: the namespace totals
 	}
 	var (
 		ops   []clientv3.Op
@@ -353,7 +393,11 @@ func (p *statsPub) publish(n *Node) {
 			}
 		} else {
 			for _, r := range refs {
-				r.d.state[r.s] = shardClean
+				if r.s < 0 {
+					r.d.nsDirty = false
+				} else {
+					r.d.state[r.s] = shardClean
+				}
 			}
 			p.putBytes += uint64(size)
 			p.puts += uint64(len(refs))
@@ -362,6 +406,21 @@ func (p *statsPub) publish(n *Node) {
 	}
 	for _, day := range slices.Sorted(maps.Keys(p.days)) {
 		d := p.days[day]
+		if d.nsDirty && len(d.ns) > statsShardMax {
+			if !d.nsOver {
+				d.nsOver = true
+				n.log.Error("cluster: the namespace statistics of a day are too large to publish; they stay on this node", "day", day, "bytes", len(d.ns))
+			}
+			d.nsDirty = false
+		}
+		if d.nsDirty {
+			if size+len(d.ns) > statsTxnBytes {
+				commit()
+			}
+			ops = append(ops, clientv3.OpPut(statsNSKey(n.prefix, day, n.cfg.NodeName), string(d.ns)))
+			refs = append(refs, shardRef{d, -1})
+			size += len(d.ns)
+		}
 		for s := range statsShards {
 			var v []byte
 			switch d.state[s] {
@@ -406,7 +465,7 @@ func (p *statsPub) trim() {
 	days := slices.Sorted(maps.Keys(p.days))
 	for i, day := range days[:max(len(days)-1, 0)] {
 		d := p.days[day]
-		if i < len(days)-statsKeepDays || !slices.ContainsFunc(d.state[:], func(s uint8) bool { return s != shardClean }) {
+		if i < len(days)-statsKeepDays || !d.dirty() {
 			delete(p.days, day)
 			p.floor = max(p.floor, day)
 		}
@@ -416,7 +475,10 @@ func (p *statsPub) trim() {
 // StatsDays calls fn for each day from from to to (UTC, inclusive) that has
 // resolutions of the identifier stored under key (namespace false) or of the
 // namespace with key prefix key, summed over every node, in date order
-// (admin.Config.StatsDays). It reads etcd; when etcd does not answer it
+// (admin.Config.StatsDays). An identifier's days are read from its shard's
+// keys; a namespace's from the namespace keys and, for days published
+// before those existed, from its entry in its shard's keys (a node's total
+// of a day is the larger). It reads etcd; when etcd does not answer it
 // fails with *UnavailableError.
 func (n *Node) StatsDays(ctx context.Context, namespace bool, key string, from, to time.Time, fn func(date string, count uint64)) error {
 	kind := byte('i')
@@ -424,78 +486,235 @@ func (n *Node) StatsDays(ctx context.Context, namespace bool, key string, from, 
 		kind = 'n'
 	}
 	entry := append([]byte{kind}, key...)
-	shard := statsShard(entry)
-	lo := statsDayPrefix(n.prefix, shard, from.Format("20060102"))
-	end := statsDayPrefix(n.prefix, shard, to.Format("20060102"))
-	end = end[:len(end)-1] + "0" // just after the last key of day to
-	pre := lo[:len(lo)-9]        // P stats/<hh>/
+	f, t := from.Format("20060102"), to.Format("20060102")
 	ctx, cancel := context.WithTimeout(ctx, syncTimeout)
 	defer cancel()
-	// Per day, each node's total: base, then delta overriding.
-	var (
-		day   string
-		nodes = map[string]uint64{}
-		found bool
-		rev   int64
-	)
-	emit := func() {
-		if found {
-			var sum uint64
-			for _, t := range nodes {
-				sum += t
-			}
-			fn(day[:4]+"-"+day[4:6]+"-"+day[6:], sum)
+	// Per day, each node's total.
+	days := map[string]map[string]uint64{}
+	set := func(day, node string, total uint64, larger bool) {
+		m := days[day]
+		if m == nil {
+			m = map[string]uint64{}
+			days[day] = m
 		}
-		clear(nodes)
-		found = false
+		if old, ok := m[node]; !larger || !ok || total > old {
+			m[node] = total
+		}
 	}
+	look := func(kv *mvccpb.KeyValue) (uint64, bool) {
+		var total uint64
+		var has bool
+		err := decodeShard(kv.Value, func(k []byte, t uint64) bool {
+			c := bytes.Compare(k, entry)
+			if c == 0 {
+				total, has = t, true
+			}
+			return c < 0
+		})
+		if err != nil {
+			n.log.Warn("cluster: skipping a malformed statistics value", "key", string(kv.Key), "err", err)
+		}
+		return total, has && err == nil
+	}
+	// The shard: base, then delta overriding (every delta key of a day
+	// follows every base key).
+	shard := statsDayPrefix(n.prefix, statsShard(entry), f)
+	pre := shard[:len(shard)-9] // P stats/<hh>/
+	end := statsDayPrefix(n.prefix, statsShard(entry), t)
+	end = end[:len(end)-1] + "0" // just after the last key of day to
+	err := n.rangePages(ctx, shard, end, false, func(kv *mvccpb.KeyValue) {
+		k := string(kv.Key)[len(pre):] // YYYYMMDD/b/<node>
+		if len(k) < 12 || k[8] != '/' || (k[9] != 'b' && k[9] != 'd') || k[10] != '/' {
+			return
+		}
+		if total, ok := look(kv); ok {
+			set(k[:8], k[11:], total, namespace)
+		}
+	})
+	if err == nil && namespace {
+		pre = n.prefix + "stats/ns/"
+		err = n.rangePages(ctx, pre+f+"/", pre+t+"0", false, func(kv *mvccpb.KeyValue) {
+			k := string(kv.Key)[len(pre):] // YYYYMMDD/<node>
+			if len(k) < 10 || k[8] != '/' {
+				return
+			}
+			if total, ok := look(kv); ok {
+				set(k[:8], k[9:], total, true)
+			}
+		})
+	}
+	if err != nil {
+		return &UnavailableError{Err: fmt.Errorf("reading statistics: %w", unwrapCtx(err))}
+	}
+	for _, day := range slices.Sorted(maps.Keys(days)) {
+		var sum uint64
+		for _, t := range days[day] {
+			sum += t
+		}
+		fn(day[:4]+"-"+day[4:6]+"-"+day[6:], sum)
+	}
+	return nil
+}
+
+// rangePages calls fn with each key from lo up to end (exclusive), in
+// order, read in pages of statsReadPage keys at one revision (with
+// keysOnly, without their values).
+func (n *Node) rangePages(ctx context.Context, lo, end string, keysOnly bool, fn func(kv *mvccpb.KeyValue)) error {
+	var rev int64
 	for {
 		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(statsReadPage)}
+		if keysOnly {
+			opts = []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(statsListPage), clientv3.WithKeysOnly()}
+		}
 		if rev != 0 {
 			opts = append(opts, clientv3.WithRev(rev))
 		}
 		r, err := n.cli.Get(ctx, lo, opts...)
 		if err != nil {
-			return &UnavailableError{Err: fmt.Errorf("reading statistics: %w", unwrapCtx(err))}
+			return err
 		}
 		rev = r.Header.Revision
 		for _, kv := range r.Kvs {
-			k := string(kv.Key)[len(pre):] // YYYYMMDD/b/<node>
-			if len(k) < 12 || k[8] != '/' || (k[9] != 'b' && k[9] != 'd') || k[10] != '/' {
-				continue
-			}
-			if d := k[:8]; d != day {
-				if day != "" {
-					emit()
-				}
-				day = d
-			}
-			var total uint64
-			var has bool
-			err := decodeShard(kv.Value, func(k []byte, t uint64) bool {
-				c := bytes.Compare(k, entry)
-				if c == 0 {
-					total, has = t, true
-				}
-				return c < 0
-			})
-			if err != nil {
-				n.log.Warn("cluster: skipping a malformed statistics value", "key", string(kv.Key), "err", err)
-				continue
-			}
-			if has {
-				// Every delta key of a day follows every base key.
-				nodes[k[11:]] = total
-				found = true
-			}
+			fn(kv)
 		}
 		if !r.More || len(r.Kvs) == 0 {
-			break
+			return nil
 		}
 		lo = string(r.Kvs[len(r.Kvs)-1].Key) + "\x00"
 	}
-	if day != "" {
-		emit()
+}
+
+// ExpireStats deletes this node's identifier shards of the days before from
+// (UTC), and those of SeedNodeName (any node may: deletes are idempotent),
+// from etcd: --stats-retention (docs/product.md §10 Statistics). Namespace
+// totals are kept: a shard published before namespace keys existed holds
+// its node's namespace totals too, and those are first merged into the
+// node's namespace key of the day (the larger total of an entry wins, so
+// running this again, or on two nodes at once, changes nothing). It lists
+// the keys of each shard's expired days without their values, reads the
+// values of the keys it deletes, and deletes them in transactions of at
+// most statsExpireOps operations. It returns the number of keys deleted.
+func (n *Node) ExpireStats(ctx context.Context, from time.Time) (deleted int, err error) {
+	cut := from.UTC().Format("20060102")
+	// Days held in memory before the cut-off are not published again.
+	n.stats.mu.Lock()
+	for day := range n.stats.days {
+		if day < cut {
+			delete(n.stats.days, day)
+			n.stats.floor = max(n.stats.floor, day)
+		}
 	}
-	return nil
+	n.stats.mu.Unlock()
+	mine := func(node string) bool { return node == n.cfg.NodeName || node == SeedNodeName }
+	for s := range statsShards {
+		c, err := n.expireShard(ctx, s, cut, mine)
+		deleted += c
+		if err != nil {
+			return deleted, err
+		}
+	}
+	return deleted, nil
+}
+
+// expireShard is ExpireStats of shard s, within statsExpireTimeout.
+func (n *Node) expireShard(ctx context.Context, s int, cut string, mine func(node string) bool) (deleted int, err error) {
+	ctx, cancel := context.WithTimeout(ctx, statsExpireTimeout)
+	defer cancel()
+	first := statsDayPrefix(n.prefix, s, "00000000")
+	pre := first[:len(first)-9] // P stats/<hh>/
+	// By day and node, the keys to delete.
+	type dayNode struct{ day, node string }
+	var order []dayNode
+	keys := map[dayNode][]string{}
+	err = n.rangePages(ctx, pre, pre+cut, true, func(kv *mvccpb.KeyValue) {
+		k := string(kv.Key)[len(pre):] // YYYYMMDD/b/<node>
+		if len(k) < 12 || k[8] != '/' || (k[9] != 'b' && k[9] != 'd') || k[10] != '/' || !mine(k[11:]) {
+			return
+		}
+		dn := dayNode{k[:8], k[11:]}
+		if keys[dn] == nil {
+			order = append(order, dn)
+		}
+		keys[dn] = append(keys[dn], string(kv.Key))
+	})
+	if err != nil {
+		return 0, fmt.Errorf("cluster: listing expired statistics: %w", unwrapCtx(err))
+	}
+	var ops []clientv3.Op
+	for _, dn := range order {
+		if err := n.keepNamespaces(ctx, dn.day, dn.node, keys[dn]); err != nil {
+			return 0, err
+		}
+		for _, k := range keys[dn] {
+			ops = append(ops, clientv3.OpDelete(k))
+		}
+	}
+	for len(ops) > 0 {
+		m := min(len(ops), statsExpireOps)
+		if _, err := n.cli.Txn(ctx).Then(ops[:m]...).Commit(); err != nil {
+			return deleted, fmt.Errorf("cluster: deleting expired statistics: %w", unwrapCtx(err))
+		}
+		deleted += m
+		ops = ops[m:]
+	}
+	return deleted, nil
+}
+
+// statsExpireOps is the most deletes of one ExpireStats transaction;
+// statsExpireTimeout bounds its work on one shard.
+const (
+	statsExpireOps     = 128
+	statsExpireTimeout = time.Minute
+)
+
+// keepNamespaces merges the namespace entries of keys (shards of node on
+// day) into node's namespace key of day. The put holds only if that key has
+// not changed since it was read; otherwise it is read again.
+func (n *Node) keepNamespaces(ctx context.Context, day, node string, keys []string) error {
+	var ns []statsEntry
+	for _, k := range keys {
+		r, err := n.cli.Get(ctx, k)
+		if err != nil {
+			return fmt.Errorf("cluster: reading expired statistics: %w", unwrapCtx(err))
+		}
+		for _, kv := range r.Kvs {
+			decodeShard(kv.Value, func(k []byte, t uint64) bool {
+				if len(k) > 0 && k[0] == 'n' {
+					ns = append(ns, statsEntry{bytes.Clone(k), t})
+				}
+				return true
+			})
+		}
+	}
+	if len(ns) == 0 {
+		return nil
+	}
+	ns = sortEntries(ns)
+	key := statsNSKey(n.prefix, day, node)
+	for {
+		r, err := n.cli.Get(ctx, key)
+		if err != nil {
+			return fmt.Errorf("cluster: reading namespace statistics: %w", unwrapCtx(err))
+		}
+		var old []byte
+		var rev int64
+		if len(r.Kvs) > 0 {
+			rev = r.Kvs[0].ModRevision
+			if decodeShard(r.Kvs[0].Value, func([]byte, uint64) bool { return true }) == nil {
+				old = r.Kvs[0].Value
+			}
+		}
+		v := mergeShard(old, ns)
+		if bytes.Equal(v, old) {
+			return nil
+		}
+		tr, err := n.cli.Txn(ctx).If(clientv3.Compare(clientv3.ModRevision(key), "=", rev)).
+			Then(clientv3.OpPut(key, string(v))).Commit()
+		if err != nil {
+			return fmt.Errorf("cluster: keeping namespace statistics: %w", unwrapCtx(err))
+		}
+		if tr.Succeeded {
+			return nil
+		}
+	}
 }

@@ -172,14 +172,15 @@ func TestStatsAcrossNodes(t *testing.T) {
 		}
 	}
 
-	// A flush of three identifiers touches their shards alone (and the
-	// namespace's): a's delta of each, or its base and delta when folded.
+	// A flush of three identifiers touches their shards alone (and a's
+	// namespace key of the day): a's delta of each, or its base and delta
+	// when folded.
 	touched := []string{"M1", "M2", "X"}
 	want := map[string]bool{}
 	for _, id := range touched {
 		want[statsDayPrefix(DefaultPrefix, statsShard([]byte("i"+fk(id))), "20250301")+"b/a"] = true
 	}
-	want[statsDayPrefix(DefaultPrefix, statsShard([]byte("n"+strings.TrimSuffix(fk("X"), "X"))), "20250301")+"b/a"] = true
+	want[statsNSKey(DefaultPrefix, "20250301", "a")] = true
 	before := revision(t, cli)
 	a.resolve(t, 1, touched...)
 	puts, dels := statsEvents(t, cli, before)
@@ -284,6 +285,117 @@ func TestStatsAcrossNodes(t *testing.T) {
 	if got := b.days(t, false, "X", day1, day1); got["2025-03-01"] != 7 {
 		t.Errorf("X beside keys of another form: %v", got)
 	}
+}
+
+// ExpireStats deletes a node's own identifier shards (and the seed's) of
+// the days before the cut-off and keeps every namespace total, also those
+// held in shards published before namespace keys existed; the routes'
+// sums stay right.
+func TestStatsExpire(t *testing.T) {
+	c := etcdtest.Start(t, 1, etcdtest.Options{MaxTxnOps: RequiredTxnOps, MaxRequestBytes: RequiredRequestBytes})
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{c.Endpoints()}, DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	date := func(d int) time.Time { return time.Date(2025, 3, d, 12, 0, 0, 0, time.UTC) }
+	dayA, dayB := date(1), date(1)
+	a := newStatsNode(t, c, "a", filepath.Join(t.TempDir(), "a.db"), &dayA)
+	b := newStatsNode(t, c, "b", filepath.Join(t.TempDir(), "b.db"), &dayB)
+	for _, d := range []int{1, 2, 10} {
+		dayA, dayB = date(d), date(d)
+		a.resolve(t, 1, "X", "Y")
+		if d != 2 {
+			b.resolve(t, 2, "X")
+		}
+	}
+	// February 28, as published before namespace keys: a's and the seed's
+	// shards hold their namespace totals; a also has a namespace key of the
+	// day (as a node publishes the day again after an upgrade).
+	nsEntry := []byte("n" + strings.TrimSuffix(fk("X"), "X"))
+	xEntry := []byte("i" + fk("X"))
+	put := func(k string, es ...statsEntry) {
+		t.Helper()
+		if _, err := cli.Put(t.Context(), k, string(mergeShard(nil, sortEntries(es)))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	nsShard, xShard := statsShard(nsEntry), statsShard(xEntry)
+	if nsShard == xShard {
+		t.Fatal("the test wants the namespace and X in different shards")
+	}
+	put(statsKey(DefaultPrefix, nsShard, "20250228", false, "a"), statsEntry{nsEntry, 50})
+	put(statsKey(DefaultPrefix, xShard, "20250228", false, "a"), statsEntry{xEntry, 5})
+	put(statsKey(DefaultPrefix, xShard, "20250228", true, "a"), statsEntry{xEntry, 6})
+	put(statsNSKey(DefaultPrefix, "20250228", "a"), statsEntry{nsEntry, 60})
+	put(statsKey(DefaultPrefix, nsShard, "20250228", false, SeedNodeName), statsEntry{nsEntry, 70})
+	put(statsKey(DefaultPrefix, xShard, "20250228", false, SeedNodeName), statsEntry{xEntry, 7})
+	put(statsKey(DefaultPrefix, nsShard, "20250228", false, "c"), statsEntry{nsEntry, 1})
+
+	from, to := date(27), date(10)
+	from = from.AddDate(0, -1, 0)
+	check := func(stage string, x, ns map[string]uint64) {
+		t.Helper()
+		for _, n := range []*statsNode{a, b} {
+			if got := n.days(t, false, "X", from, to); fmt.Sprint(got) != fmt.Sprint(x) {
+				t.Errorf("%s: X through %s: %v, want %v", stage, n.cfg.NodeName, got, x)
+			}
+			if got := n.days(t, true, "", from, to); fmt.Sprint(got) != fmt.Sprint(ns) {
+				t.Errorf("%s: namespace through %s: %v, want %v", stage, n.cfg.NodeName, got, ns)
+			}
+		}
+	}
+	ns := map[string]uint64{"2025-02-28": 60 + 70 + 1, "2025-03-01": 4, "2025-03-02": 2, "2025-03-10": 4}
+	check("before", map[string]uint64{"2025-02-28": 6 + 7, "2025-03-01": 3, "2025-03-02": 1, "2025-03-10": 3}, ns)
+
+	// a keeps from March 2: its own and the seed's shards of February 28
+	// and March 1 go; b's and c's stay.
+	n, err := a.ExpireStats(t.Context(), date(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// a's three keys of February 28 and one base per shard of X and Y on
+	// March 1; the seed's two.
+	wantDel := 3 + 2 + len(map[int]bool{xShard: true, statsShard([]byte("i" + fk("Y"))): true})
+	if n != wantDel {
+		t.Errorf("a deleted %d keys, want %d", n, wantDel)
+	}
+	check("a expired", map[string]uint64{"2025-03-01": 2, "2025-03-02": 1, "2025-03-10": 3}, ns)
+	r, err := cli.Get(t.Context(), DefaultPrefix+"stats/", clientv3.WithPrefix(), clientv3.WithKeysOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	for _, kv := range r.Kvs {
+		k := string(kv.Key)
+		left = append(left, k)
+		if strings.HasPrefix(k, DefaultPrefix+"stats/ns/") {
+			continue
+		}
+		day, node := k[len(DefaultPrefix+"stats/hh/"):][:8], k[strings.LastIndexByte(k, '/')+1:]
+		if day < "20250302" && (node == "a" || node == SeedNodeName) {
+			t.Errorf("%s left after a's expiry", k)
+		}
+	}
+	for _, k := range []string{statsNSKey(DefaultPrefix, "20250228", SeedNodeName), statsKey(DefaultPrefix, nsShard, "20250228", false, "c"), statsNSKey(DefaultPrefix, "20250301", "b")} {
+		if !slices.Contains(left, k) {
+			t.Errorf("%s not kept: %v", k, left)
+		}
+	}
+
+	// Again on a, then on b: b's March 1 goes; the namespace stays.
+	if n, err := a.ExpireStats(t.Context(), date(2)); err != nil || n != 0 {
+		t.Errorf("a's second expiry deleted %d keys (%v), want 0", n, err)
+	}
+	if _, err := b.ExpireStats(t.Context(), date(2)); err != nil {
+		t.Fatal(err)
+	}
+	check("b expired", map[string]uint64{"2025-03-02": 1, "2025-03-10": 3}, ns)
+
+	// a flushes on after its expiry: today's totals are published as before.
+	a.resolve(t, 1, "X")
+	ns["2025-03-10"]++
+	check("a flushed", map[string]uint64{"2025-03-02": 1, "2025-03-10": 4}, ns)
 }
 
 func TestShardEncoding(t *testing.T) {
@@ -421,4 +533,38 @@ func BenchmarkStatsPublish(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkStatsExpire measures a node's daily expiry in etcd: one day of
+// 100,000 identifiers published (every shard's base), deleted by
+// ExpireStats among the shards of 3 further days that stay.
+func BenchmarkStatsExpire(b *testing.B) {
+	c := etcdtest.Start(b, 1, etcdtest.Options{MaxTxnOps: RequiredTxnOps, MaxRequestBytes: RequiredRequestBytes})
+	day := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
+	n := newStatsNode(b, c, "a", filepath.Join(b.TempDir(), "a.db"), &day)
+	publish := func(day string) {
+		keys, totals := make([][]byte, 0, 100001), make([]uint64, 0, 100001)
+		for i := range 100000 {
+			keys = append(keys, []byte("i"+fk(fmt.Sprintf("ID%07d", i))+"\x00"+day))
+			totals = append(totals, 1)
+		}
+		keys = append(keys, []byte("n"+strings.TrimSuffix(fk("X"), "X")+"\x00"+day))
+		totals = append(totals, 100000)
+		n.PublishStats(keys, totals)
+	}
+	for _, d := range []string{"20250302", "20250303", "20250304"} {
+		publish(d)
+	}
+	deleted := 0
+	for b.Loop() {
+		b.StopTimer()
+		publish("20250301")
+		b.StartTimer()
+		c, err := n.ExpireStats(b.Context(), time.Date(2025, 3, 2, 0, 0, 0, 0, time.UTC))
+		if err != nil {
+			b.Fatal(err)
+		}
+		deleted += c
+	}
+	b.ReportMetric(float64(deleted)/float64(b.N), "keys/op")
 }

@@ -62,6 +62,7 @@ type Config struct {
 	ResolverRate    float64  `toml:"resolver_rate"`
 	ResolverBurst   int      `toml:"resolver_burst"`
 	StatsInterval   Duration `toml:"stats_interval"`
+	StatsRetention  int      `toml:"stats_retention"`
 	// Cluster mode (docs/product.md §10): empty EtcdEndpoints is a single node.
 	EtcdEndpoints    []string `toml:"etcd_endpoints"`
 	EtcdPrefix       string   `toml:"etcd_prefix"`
@@ -106,6 +107,9 @@ func defaultConfig() Config {
 		ShutdownTimeout: Duration{15 * time.Second},
 		ShutdownDelay:   Duration{time.Second},
 		StatsInterval:   Duration{10 * time.Second},
+		// A year and a month of per-identifier days: enough for annual
+		// reports (docs/product.md §10 Statistics).
+		StatsRetention: 400,
 		// Identifier writes per second per key (a bulk item counts as one):
 		// the node commits ~2,000–2,500 creates/s with fsync, so one key gets
 		// at most ~5 % of it and twenty keys at full rate still fit, while 100/s
@@ -249,6 +253,7 @@ func (c *Config) settings() []setting {
 				return nil
 			},
 			get: func() string { return c.StatsInterval.String() }},
+		count("stats-retention", "days of per-identifier daily resolution counts kept, today included; older days are deleted once a day, from the database and (in a cluster) from etcd; per-namespace counts are kept forever (0 = keep everything forever)", &c.StatsRetention),
 		{name: "etcd-endpoints", help: "etcd client URLs of a cluster, comma-separated or repeated (empty = single-node mode)", list: true,
 			reset: func() { c.EtcdEndpoints = nil },
 			set: func(v string) error {

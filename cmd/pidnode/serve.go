@@ -302,24 +302,25 @@ func (n *node) bind() error {
 		}
 	}
 	acfg := admin.Config{
-		DB:            n.db,
-		Namer:         n.namer,
-		Invalidator:   n.cache,
-		OperatorKey:   n.opKey,
-		Model:         n.model,
-		Policy:        n.policy,
-		PublicURL:     publicURL,
-		Logger:        n.log.With("listener", "admin"),
-		RateLimit:     cfg.AdminRate,
-		RateBurst:     cfg.AdminBurst,
-		Counter:       n.counter,
-		StatsInterval: cfg.StatsInterval.Duration,
-		RefuseKeys:    refuse,
-		Metrics:       n.writeMetrics,
+		DB:             n.db,
+		Namer:          n.namer,
+		Invalidator:    n.cache,
+		OperatorKey:    n.opKey,
+		Model:          n.model,
+		Policy:         n.policy,
+		PublicURL:      publicURL,
+		Logger:         n.log.With("listener", "admin"),
+		RateLimit:      cfg.AdminRate,
+		RateBurst:      cfg.AdminBurst,
+		Counter:        n.counter,
+		StatsInterval:  cfg.StatsInterval.Duration,
+		StatsRetention: cfg.StatsRetention,
+		RefuseKeys:     refuse,
+		Metrics:        n.writeMetrics,
 	}
 	if n.cluster != nil {
 		acfg.Writer, acfg.WriteState, acfg.SyncAuth = n.cluster, n.clusterWriteState, n.cluster.Sync
-		acfg.StatsWritten, acfg.StatsDays = n.cluster.PublishStats, n.cluster.StatsDays
+		acfg.StatsWritten, acfg.StatsDays, acfg.StatsExpire = n.cluster.PublishStats, n.cluster.StatsDays, n.cluster.ExpireStats
 	}
 	a, err := admin.New(acfg)
 	if err != nil {
@@ -590,6 +591,11 @@ func (n *node) run(ctx context.Context) error {
 		defer close(statsDone)
 		n.admin.RunStats(statsCtx)
 	}()
+	retentionDone := make(chan struct{})
+	go func() {
+		defer close(retentionDone)
+		n.admin.RunStatsRetention(statsCtx)
+	}()
 	jobsDone := make(chan struct{})
 	go func() {
 		defer close(jobsDone)
@@ -620,6 +626,7 @@ func (n *node) run(ctx context.Context) error {
 	}
 	stopStats()
 	<-jobsDone
+	<-retentionDone
 	<-statsDone // admin.Close (in closeAll) flushes the last counts
 	sctx, cancel := context.WithTimeout(context.Background(), n.cfg.ShutdownTimeout.Duration)
 	defer cancel()
