@@ -187,6 +187,7 @@ func New(cfg Config) (*Server, error) {
 		Name:                         "pidnode",
 		Concurrency:                  cfg.MaxConns,
 		ReadBufferSize:               cfg.MaxHeaderBytes,
+		WriteBufferSize:              writeBufferSize,
 		ReadTimeout:                  cfg.ReadTimeout,
 		WriteTimeout:                 cfg.WriteTimeout,
 		IdleTimeout:                  cfg.IdleTimeout,
@@ -481,3 +482,12 @@ func (s *Server) serveStatic(ctx *fasthttp.RequestCtx, sc *scratch, body []byte,
 	ctx.Response.Header.SetContentTypeBytes(ctText)
 	ctx.Response.SetBodyRaw(body)
 }
+
+// writeBufferSize is each connection's response writer buffer: a response
+// up to this size (status line, headers and body) leaves in one write system
+// call. fasthttp's default of 4 KiB splits a typical ?noredirect page (4–5
+// KiB with its headers) into two writes, measured at a quarter of the page's
+// server CPU on loopback (strace: 2.0 writes per request, 1.0 after). A
+// keep-alive connection holds its buffer while it lives, so it stays at
+// 8 KiB rather than covering the rare larger page.
+const writeBufferSize = 8 << 10
