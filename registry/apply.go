@@ -19,6 +19,7 @@ import (
 var Replicated = [][]byte{
 	store.BucketSNAAs, store.BucketApplications, store.BucketKeys,
 	store.BucketIdempotency, store.BucketSessions, store.BucketAudit, store.BucketRecords,
+	store.BucketLinkcheck,
 }
 
 // IsReplicated reports whether bucket is one of Replicated.
@@ -116,7 +117,7 @@ func (t Tx) applyAudit(key, raw []byte) error {
 			return err
 		}
 	}
-	if e.Action != ActHandleCreate && e.Action != ActHandleUpdate {
+	if !feedAction(e.Action) {
 		return nil
 	}
 	rk, _, err := t.r.namer.Key(e.Target)

@@ -42,11 +42,13 @@ var (
 	BucketMeta         = []byte("meta")         // this package: schema version
 	BucketIdempotency  = []byte("idempotency")  // admin: idempotency keys of write requests
 	BucketSessions     = []byte("sessions")     // admin: console sessions by token hash
+	BucketLinkcheck    = []byte("linkcheck")    // admin: link check results (registry/linkcheck.go)
 )
 
 var allBuckets = [][]byte{
 	BucketRecords, BucketSNAAs, BucketApplications, BucketKeys, BucketAudit,
 	BucketURLIndex, BucketStats, BucketMeta, BucketIdempotency, BucketSessions,
+	BucketLinkcheck,
 }
 
 // metaSchemaKey is the key of the schema version (uint32 big-endian) in BucketMeta.
