@@ -374,7 +374,8 @@ func (s *Server) routesInit() {
 		// register "{ns}/{$}" beside "{ns}/{id...}" for different methods.
 		hp := p + "/handles/{prefix}/{ns}/{id...}"
 		coll, item, hist := p+"/handles/{prefix}/{ns}/", p+"/handles/{prefix}/{ns}/{id}", p+"/handles/{prefix}/{ns}/{id}/history"
-		s.handle("GET", hp, s.snaa(b, s.getHandles), coll, item, hist, coll+"stats", item+"/stats", coll+"events")
+		s.handle("GET", hp, s.snaa(b, s.getHandles), coll, item, hist, coll+"stats", item+"/stats", coll+"events",
+			coll+"linkcheck", item+"/linkcheck")
 		s.handle("PUT", hp, s.snaa(b, s.putHandles), coll, item)
 		s.handle("POST", hp, s.snaa(b, s.postHandles), coll, p+"/handles/{prefix}/{ns}/bulk")
 		s.handle("DELETE", hp, s.deleteHandle, coll, item)

@@ -84,6 +84,9 @@ func (n *node) writeMetrics(w io.Writer) error {
 	if n.cluster != nil {
 		b = n.cluster.AppendMetrics(b) // pidnode_cluster_*: applied revision, lag, etcd round trip
 	}
+	if n.linkcheck != nil {
+		b = n.linkcheck.AppendMetrics(b) // pidnode_linkcheck_*: checks by result, broken URLs per namespace
+	}
 	_, err := w.Write(b)
 	return err
 }

@@ -26,6 +26,7 @@ import (
 	"pidnode/cluster"
 	"pidnode/handlev"
 	"pidnode/internal/geoip"
+	"pidnode/linkcheck"
 	"pidnode/resolver"
 	hdldns "pidnode/resolver/dns"
 	"pidnode/resolver/hdl"
@@ -79,6 +80,8 @@ type node struct {
 	stopCluster func()
 	// jobs run once per cluster while the node serves (jobs.go).
 	jobs []job
+	// linkcheck is the link checker (nil with --linkcheck-interval 0).
+	linkcheck *linkcheck.Checker
 }
 
 func cmdServe(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -223,6 +226,9 @@ func startNode(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *node, 
 		default:
 			n.demo = &info
 		}
+	}
+	if err := n.startLinkcheck(); err != nil {
+		return nil, err
 	}
 	// Everything is open and loaded: the base the soft memory limit adds
 	// to the budget.
