@@ -194,3 +194,25 @@ func FuzzLinkcheckParams(f *testing.F) {
 		wantsCSV(accept)
 	})
 }
+
+// TestConsoleLinks: the console's link check page shows the namespace's
+// broken and recovering URLs, escaped, and not another namespace's.
+func TestConsoleLinks(t *testing.T) {
+	e := newEnv(t)
+	a := e.snaa(map[string]any{"namespace": "LCC", "custom_ids": true})
+	b := e.snaa(map[string]any{"namespace": "LCD"})
+	e.want(e.do("PUT", "/pid/v2?customid=c-1", a.Key.Secret, validPayload()), 201)
+	e.want(e.do("PUT", "/pid/v2/handles/21.12345/LCD/", b.Key.Secret, validPayload()), 201)
+	e.putLinkResult("LCC", "C-1", "https://a.example.org/<script>alert(1)</script>", registry.LinkBroken)
+	e.putLinkResult("LCD", "OTHER", "https://b.example.org/other-namespace", registry.LinkBroken)
+	br := e.browser()
+	br.signIn(a.Key.Secret)
+	p := br.get("/console/links")
+	wantPage(t, p, 200, "Link checks", "broken", "404")
+	checkEscaped(t, p, "<script>alert(1)</script>")
+	if strings.Contains(p.Body, "other-namespace") {
+		t.Error("the console shows another namespace's link check")
+	}
+	wantPage(t, br.get("/console/links?state=failing"), 200, "No URLs in this state")
+	wantPage(t, br.get("/console/links?state=nonsense"), 400)
+}
