@@ -51,15 +51,17 @@ const (
 	writeEvery = time.Second
 	// readBatch is how many records one read transaction of the sweep takes.
 	readBatch = 64
-	// dueEvery is how often the early rechecks due are looked up.
-	dueEvery = 10 * time.Second
+	// defaultDueEvery is how often the early rechecks due are looked up.
+	defaultDueEvery = 10 * time.Second
 	// maxVariants bounds the variant URLs checked per record (as the
 	// resolver reads at most 100).
 	maxVariants = 100
 	// maxURLBytes: longer URLs are not checked.
 	maxURLBytes = 4096
-	// cleanupBatch bounds the results of vanished records dropped per item.
-	cleanupBatch = 256
+	// cleanupBatch bounds the vanished records whose results one item drops,
+	// so that a batch stays far below a cluster transaction's operations
+	// (the rest go with the next lap).
+	cleanupBatch = 32
 )
 
 // Config configures New.
@@ -116,6 +118,8 @@ type Checker struct {
 	now       func() time.Time
 	log       *slog.Logger
 	m         metrics
+	// dueEvery is how often the early rechecks due are looked up.
+	dueEvery time.Duration
 }
 
 // New returns a checker of cfg.
@@ -125,7 +129,7 @@ func New(cfg Config) (*Checker, error) {
 	}
 	c := &Checker{reg: cfg.Registry, w: cfg.Writer, interval: cfg.Interval, hostDelay: cfg.HostDelay,
 		timeout: cfg.Timeout, maxBytes: cfg.MaxBytes, now: cfg.Now, log: cfg.Logger,
-		rules: rules{failures: cfg.Failures, minAge: cfg.MinAge}}
+		rules: rules{failures: cfg.Failures, minAge: cfg.MinAge}, dueEvery: defaultDueEvery}
 	if c.w == nil {
 		c.w = cfg.Registry
 	}
@@ -188,6 +192,8 @@ type item struct {
 	// results are.
 	sweep   bool
 	written bool
+	// lapRecords, on a lap's end item: the records the lap passed.
+	lapRecords int
 }
 
 // urlsOf returns the URLs the checker visits of a record: the public
@@ -338,6 +344,9 @@ func (c *Checker) apply(tx registry.Tx, it *item) error {
 			}
 		}
 		if it.lapEnd {
+			if it.lapRecords > 0 {
+				return tx.SetLinkLapRecords(it.lapRecords)
+			}
 			return nil
 		}
 		keep := make(map[string]bool, len(it.urls))
@@ -442,6 +451,8 @@ type run struct {
 	inflight map[string]bool
 	// order: the sweep's items in dispatch order, for the cursor.
 	order []*item
+	// nextDue is when the sweep looks up the due rechecks next.
+	nextDue time.Time
 }
 
 // host is one host's queue: one worker at a time drains it.
@@ -474,6 +485,8 @@ func (c *Checker) Run(ctx context.Context) {
 	r.sweep()
 	cancel()
 	wg.Wait()
+	c.m.queued.Store(0)
+	c.m.hosts.Store(0)
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) bool {
@@ -491,38 +504,46 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 }
 
 // sweep walks the records bucket in key order, one record every
-// interval/records, laps without end.
+// interval/records, laps without end. records is the count of the last
+// complete lap (counted once when none is recorded), so that starting a lap
+// does not read the whole bucket.
 func (r *run) sweep() {
 	c := r.c
 	var cursor string
-	if err := c.reg.View(func(tx registry.Tx) error { cursor = tx.LinkCursor(); return nil }); err != nil {
+	var n int
+	if err := c.reg.View(func(tx registry.Tx) error {
+		cursor, n = tx.LinkCursor(), tx.LinkLapRecords()
+		if n == 0 {
+			n = tx.Bolt().Bucket(store.BucketRecords).Stats().KeyN
+		}
+		return nil
+	}); err != nil {
 		c.log.Error("link check: reading the cursor", "err", err)
 	}
-	nextDue := time.Now()
+	r.nextDue = time.Now()
 	for r.ctx.Err() == nil {
-		var n int
-		if err := c.reg.View(func(tx registry.Tx) error {
-			n = tx.Bolt().Bucket(store.BucketRecords).Stats().KeyN
-			return nil
-		}); err != nil {
-			c.log.Error("link check: counting records", "err", err)
-		}
 		if n == 0 {
-			if !sleepCtx(r.ctx, min(c.interval, time.Minute)) {
+			// No records yet: look again after a while.
+			if !r.pause(time.Now().Add(min(c.interval, time.Minute))) {
 				return
 			}
+			_ = c.reg.View(func(tx registry.Tx) error {
+				n = tx.Bolt().Bucket(store.BucketRecords).Stats().KeyN
+				return nil
+			})
 			continue
 		}
 		spacing := c.interval / time.Duration(n)
 		c.m.lapRecords.Store(int64(n))
 		start := time.Now()
 		prev := cursor
+		resumed := cursor != "" // a lap resumed from a cursor passes only part of the records
 		i := 0
 		for r.ctx.Err() == nil {
 			batch, err := r.readAfter(cursor)
 			if err != nil {
 				c.log.Error("link check: reading records", "err", err)
-				if !sleepCtx(r.ctx, time.Minute) {
+				if !r.pause(time.Now().Add(time.Minute)) {
 					return
 				}
 				continue
@@ -532,13 +553,8 @@ func (r *run) sweep() {
 			}
 			for _, it := range batch {
 				i++
-				if wait := time.Until(start.Add(time.Duration(i) * spacing)); !sleepCtx(r.ctx, wait) {
+				if !r.pause(start.Add(time.Duration(i) * spacing)) {
 					return
-				}
-				if time.Now().After(nextDue) {
-					r.dispatchDue()
-					r.gcHosts()
-					nextDue = time.Now().Add(dueEvery)
 				}
 				cursor = it.key
 				c.m.swept.Add(1)
@@ -553,9 +569,32 @@ func (r *run) sweep() {
 		if r.ctx.Err() != nil {
 			return
 		}
-		r.dispatch(&item{full: true, lapEnd: true, cleanFrom: prev, sweep: true})
+		end := &item{full: true, lapEnd: true, cleanFrom: prev, sweep: true}
+		if !resumed && i > 0 {
+			n, end.lapRecords = i, i
+		}
+		r.dispatch(end)
 		cursor = ""
 		c.m.laps.Add(1)
+	}
+}
+
+// pause waits until t, looking up the early rechecks due meanwhile; false
+// if the run ends first.
+func (r *run) pause(t time.Time) bool {
+	for {
+		now := time.Now()
+		if !now.Before(r.nextDue) {
+			r.dispatchDue()
+			r.gcHosts()
+			r.nextDue = now.Add(r.c.dueEvery)
+		}
+		if !now.Before(t) {
+			return r.ctx.Err() == nil
+		}
+		if !sleepCtx(r.ctx, min(t.Sub(now), r.nextDue.Sub(now))) {
+			return false
+		}
 	}
 }
 

@@ -475,3 +475,46 @@ func TestSweepPoliteness(t *testing.T) {
 	}
 	_ = io.Discard
 }
+
+// TestDueRecheck: a failing URL whose recheck is due is checked by the
+// running checker long before the sweep's turn would come (the sweep's
+// spacing here is an hour), becomes broken, and its due entry goes.
+func TestDueRecheck(t *testing.T) {
+	var hits atomic.Int32
+	srv := serveOn(t, "127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.WriteHeader(http.StatusGone)
+	}))
+	clk := &fakeClock{t: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)}
+	e := newEnv(t, Config{Now: clk.now, Interval: time.Hour, HostDelay: -1, Failures: 2, MinAge: time.Hour}, false)
+	e.c.dueEvery = 20 * time.Millisecond
+	key := e.put(t, "NS", "D1", srv.URL+"/d")
+	if _, err := e.c.CheckRecord(context.Background(), key); err != nil {
+		t.Fatal(err)
+	}
+	clk.add(2 * time.Hour) // past the recheck's due time
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); e.c.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var r registry.LinkResult
+		var due int
+		e.reg.View(func(tx registry.Tx) error {
+			r, _, _ = tx.LinkResult(key, srv.URL+"/d")
+			due = len(tx.DueLinks(clk.now().Add(1000*time.Hour), 10))
+			return nil
+		})
+		if r.State == registry.LinkBroken && due == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 10 s: %+v, %d due entries, %d requests", r, due, hits.Load())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if hits.Load() != 2 {
+		t.Errorf("the site got %d requests, want 2 (the first check and the recheck)", hits.Load())
+	}
+}

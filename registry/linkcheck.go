@@ -20,6 +20,7 @@ import (
 //	0xFD <due unix seconds, 8 bytes> <storage key> 0x00 <url> → empty
 //	0xFC <namespace key prefix>                          → broken count, uint64 big-endian
 //	0xFF "cursor"                                        → storage key the sweep reached
+//	0xFF "lap"                                           → records the last lap passed, uint64
 //
 // Storage keys are UTF-8 and never start with a byte above 0xF4, so the
 // index keys never mix with results. The namespace index holds only the
@@ -78,7 +79,10 @@ const (
 	linkBrokenTag = 0xFC
 )
 
-var linkCursorKey = []byte("\xffcursor")
+var (
+	linkCursorKey = []byte("\xffcursor")
+	linkLapKey    = []byte("\xfflap")
+)
 
 func linkKey(key, url string) []byte {
 	k := make([]byte, 0, len(key)+1+len(url))
@@ -288,6 +292,24 @@ func (t Tx) SetLinkCursor(key string) error {
 		return nil
 	}
 	return t.Put(store.BucketLinkcheck, linkCursorKey, []byte(key))
+}
+
+// LinkLapRecords returns the number of records the sweep's last complete
+// lap passed, 0 if none is recorded.
+func (t Tx) LinkLapRecords() int {
+	v := t.bucket(store.BucketLinkcheck).Get(linkLapKey)
+	if len(v) != 8 {
+		return 0
+	}
+	return int(min(binary.BigEndian.Uint64(v), 1<<40))
+}
+
+// SetLinkLapRecords records the number of records a complete lap passed.
+func (t Tx) SetLinkLapRecords(n int) error {
+	if t.LinkLapRecords() == n {
+		return nil
+	}
+	return t.Put(store.BucketLinkcheck, linkLapKey, binary.BigEndian.AppendUint64(nil, uint64(max(n, 0))))
 }
 
 // NamespaceLinks returns up to limit results of the namespace whose key
