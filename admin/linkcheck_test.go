@@ -1,9 +1,13 @@
 package admin
 
 import (
+	"bytes"
 	"encoding/csv"
+	"flag"
 	"fmt"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -215,4 +219,36 @@ func TestConsoleLinks(t *testing.T) {
 	}
 	wantPage(t, br.get("/console/links?state=failing"), 200, "No URLs in this state")
 	wantPage(t, br.get("/console/links?state=nonsense"), 400)
+}
+
+var updateGolden = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// TestLinkcheckGolden: the listing's JSON and CSV bytes
+// (docs/architecture.md practice 10): testdata/linkcheck.json and .csv,
+// rewritten with -update.
+func TestLinkcheckGolden(t *testing.T) {
+	e := newEnv(t)
+	a := e.snaa(map[string]any{"namespace": "GLD", "custom_ids": true})
+	for i, st := range []string{registry.LinkBroken, registry.LinkRecovering, registry.LinkFailing} {
+		e.want(e.do("PUT", fmt.Sprintf("/pid/v2?customid=g-%d", i), a.Key.Secret, validPayload()), 201)
+		e.putLinkResult("GLD", fmt.Sprintf("G-%d", i), fmt.Sprintf("https://g.example.org/%d?a=1,b=\"2\"", i), st)
+	}
+	base := "/pid/v2/handles/21.12345/GLD/linkcheck?state=all"
+	for _, c := range []struct{ file, accept string }{{"linkcheck.json", "application/json"}, {"linkcheck.csv", "text/csv"}} {
+		got := e.want(e.do("GET", base, a.Key.Secret, nil, "Accept", c.accept), 200).Body
+		path := filepath.Join("testdata", c.file)
+		if *updateGolden {
+			if err := os.WriteFile(path, got, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%v (run go test ./admin -run TestLinkcheckGolden -update)", err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s differs from %s:\n%s", c.accept, path, got)
+		}
+	}
 }
