@@ -73,7 +73,7 @@ func (c *Config) linkcheckSettings() []setting {
 		dur("linkcheck-min-age", "how long the consecutive failures must span before a URL is broken; failing URLs are rechecked within it", &lc.LinkcheckMinAge, time.Second),
 		dur("linkcheck-host-delay", "least time between two link checks of one host (0 = none)", &lc.LinkcheckHostDelay, 0),
 		atLeastOne("linkcheck-concurrency", "link checks in flight at once, over all hosts (one at a time per host)", &lc.LinkcheckConcurrency),
-		dur("linkcheck-timeout", "bound of one link check, redirects and body included", &lc.LinkcheckTimeout, time.Millisecond),
+		dur("linkcheck-timeout", "bound of one request of a link check (the HEAD, or the GET after a refused HEAD), redirects and body included", &lc.LinkcheckTimeout, time.Millisecond),
 		{name: "linkcheck-max-bytes", help: "body bytes a link check's GET reads at most (HEAD first; GET when HEAD is refused)",
 			set: func(v string) error {
 				n, err := parseByteSize(v)
