@@ -84,8 +84,8 @@ type Config struct {
 	// Concurrency caps the checks in flight (over all hosts). If zero,
 	// DefaultConcurrency.
 	Concurrency int
-	// Timeout bounds one request, redirects and body included. If zero,
-	// DefaultTimeout.
+	// Timeout bounds one request (the HEAD, or the GET), redirects and body
+	// included. If zero, DefaultTimeout.
 	Timeout time.Duration
 	// MaxBytes bounds the body bytes a GET reads. If zero, DefaultMaxBytes.
 	MaxBytes int64
