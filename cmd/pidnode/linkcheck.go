@@ -47,6 +47,9 @@ func (c *Config) linkcheckSettings() []setting {
 				if err != nil || d < least {
 					return fmt.Errorf("want a duration of at least %s such as 90s, 48h, got %q", least, v)
 				}
+				if name == "linkcheck-interval" && d != 0 && d < time.Second {
+					return fmt.Errorf("want 0 (off) or a duration of at least 1s such as 168h, got %q", v)
+				}
 				p.Duration = d
 				return nil
 			},
@@ -138,6 +141,7 @@ func (n *node) startLinkcheck() error {
 		n.log.Warn("link checks run without an operator contact in their User-Agent; set --linkcheck-contact so that sites can reach you")
 	}
 	n.linkcheck = c
+	n.log.Info("link checker on", "settings", c.String(), "user_agent", lcfg.UserAgent)
 	n.addJob("linkcheck", c.Run)
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -194,4 +195,51 @@ func grepLines(b []byte, sub string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// TestLinkcheckFlags: the link checker's settings refuse values that make
+// no sense, by flag and environment, naming the setting.
+func TestLinkcheckFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{[]string{"--linkcheck-interval", "10ms"}, nil, "--linkcheck-interval"},
+		{[]string{"--linkcheck-interval", "soon"}, nil, "--linkcheck-interval"},
+		{[]string{"--linkcheck-failures", "0"}, nil, "--linkcheck-failures"},
+		{[]string{"--linkcheck-concurrency", "-1"}, nil, "--linkcheck-concurrency"},
+		{[]string{"--linkcheck-min-age", "0"}, nil, "--linkcheck-min-age"},
+		{[]string{"--linkcheck-max-bytes", "0"}, nil, "--linkcheck-max-bytes"},
+		{nil, map[string]string{"PIDNODE_LINKCHECK_TIMEOUT": "forever"}, "PIDNODE_LINKCHECK_TIMEOUT"},
+	} {
+		_, _, err := loadConfig("serve", c.args, envFrom(c.env), &bytes.Buffer{}, nil)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("loadConfig(%v, %v) = %v, want an error naming %s", c.args, c.env, err, c.want)
+		}
+	}
+	cfg, _, err := loadConfig("serve", []string{"--linkcheck-interval", "0", "--linkcheck-host-delay", "0", "--linkcheck-max-bytes", "1MiB"},
+		envFrom(map[string]string{"PIDNODE_LINKCHECK_CONTACT": "ops@example.org"}), &bytes.Buffer{}, nil)
+	if err != nil || cfg.LinkcheckInterval.Duration != 0 || cfg.LinkcheckMaxBytes != 1<<20 || cfg.LinkcheckContact != "ops@example.org" {
+		t.Errorf("loadConfig: %+v, %v", cfg.LinkcheckConfig, err)
+	}
+	if d := defaultConfig(); d.LinkcheckInterval.Duration != 7*24*time.Hour || d.LinkcheckFailures != 3 || d.LinkcheckMinAge.Duration != 48*time.Hour {
+		t.Errorf("defaults: %+v", d.LinkcheckConfig)
+	}
+}
+
+// TestLinkcheckTOML: the settings' TOML keys are top-level keys of the
+// config file, like every other.
+func TestLinkcheckTOML(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "pidnode.toml")
+	if err := os.WriteFile(f, []byte("linkcheck_interval = \"24h\"\nlinkcheck_contact = \"ops@example.org\"\nlinkcheck_failures = 5\nlinkcheck_max_bytes = \"8KiB\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _, err := loadConfig("serve", []string{"--config", f}, envFrom(nil), &bytes.Buffer{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lc := cfg.LinkcheckConfig; lc.LinkcheckInterval.Duration != 24*time.Hour || lc.LinkcheckContact != "ops@example.org" || lc.LinkcheckFailures != 5 || lc.LinkcheckMaxBytes != 8<<10 {
+		t.Errorf("from TOML: %+v", lc)
+	}
 }
