@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -125,7 +124,7 @@ type Checker struct {
 // New returns a checker of cfg.
 func New(cfg Config) (*Checker, error) {
 	if cfg.Registry == nil {
-		return nil, errors.New("linkcheck: Config.Registry is required")
+		return nil, fmt.Errorf("%w: Registry is required", ErrConfig)
 	}
 	c := &Checker{reg: cfg.Registry, w: cfg.Writer, interval: cfg.Interval, hostDelay: cfg.HostDelay,
 		timeout: cfg.Timeout, maxBytes: cfg.MaxBytes, now: cfg.Now, log: cfg.Logger,

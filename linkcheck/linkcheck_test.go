@@ -3,6 +3,7 @@ package linkcheck
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -516,5 +517,13 @@ func TestDueRecheck(t *testing.T) {
 	}
 	if hits.Load() != 2 {
 		t.Errorf("the site got %d requests, want 2 (the first check and the recheck)", hits.Load())
+	}
+}
+
+// TestNewRefusesNoRegistry: a Config without its registry is an error
+// naming it, not a panic later.
+func TestNewRefusesNoRegistry(t *testing.T) {
+	if _, err := New(Config{}); !errors.Is(err, ErrConfig) {
+		t.Errorf("New(Config{}) = %v, want ErrConfig", err)
 	}
 }
