@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -375,11 +374,10 @@ func TestDroppedURLs(t *testing.T) {
 // hostLog records one host's requests: how many run at once, and when
 // each started and ended.
 type hostLog struct {
-	mu         sync.Mutex
-	cur, peak  int
-	starts     []time.Time
-	ends       []time.Time
-	concurrent atomic.Int32
+	mu        sync.Mutex
+	cur, peak int
+	starts    []time.Time
+	ends      []time.Time
 }
 
 func (h *hostLog) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -474,7 +472,6 @@ func TestSweepPoliteness(t *testing.T) {
 	if !strings.Contains(page.String(), `pidnode_linkcheck_checks_total{result="ok"}`) {
 		t.Errorf("metrics lack the checks by result:\n%s", page.String())
 	}
-	_ = io.Discard
 }
 
 // TestDueRecheck: a failing URL whose recheck is due is checked by the
