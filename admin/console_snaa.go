@@ -34,6 +34,7 @@ func (s *Server) snaaConsoleRoutes() {
 	s.mux.HandleFunc("GET /console/keys", s.console(false, s.pageKeys))
 	s.mux.HandleFunc("POST /console/keys", s.console(false, s.pageKeys))
 	s.mux.HandleFunc("POST /console/keys/revoke", s.console(false, s.pageRevokeKey))
+	s.mux.HandleFunc("GET /console/links", s.console(false, s.pageLinks))
 }
 
 // consoleBase is the API base a console page works on: "test" is the test

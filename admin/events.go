@@ -2,6 +2,7 @@ package admin
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -45,10 +46,25 @@ type Event struct {
 }
 
 // EventState is what an event shows of an identifier before or after the
-// write: its landing page URL and its metadata status.
+// write: its landing page URL and its metadata status; for the link
+// checker's events (linkcheck.broken, linkcheck.recovered) the URL checked
+// and its check.
 type EventState struct {
-	URL    string `json:"url,omitempty"`
-	Status string `json:"status,omitempty"`
+	URL       string          `json:"url,omitempty"`
+	Status    string          `json:"status,omitempty"`
+	Linkcheck *EventLinkcheck `json:"linkcheck,omitempty"`
+}
+
+// EventLinkcheck is a link check's result in an event (docs/product.md §4.4).
+type EventLinkcheck struct {
+	State        string     `json:"state"`
+	Kind         string     `json:"kind,omitempty"`
+	Status       int        `json:"status,omitempty"`
+	Error        string     `json:"error,omitempty"`
+	FinalURL     string     `json:"final_url,omitempty"`
+	Checked      time.Time  `json:"checked"`
+	Failures     int        `json:"failures"`
+	FirstFailure *time.Time `json:"first_failure,omitempty"`
 }
 
 // EventPage is the JSON reply of the feed: the events and the cursor of the
@@ -76,6 +92,15 @@ func eventState(v any) *EventState {
 	st.URL, _ = m["url"].(string)
 	if md, ok := m["metadata"].(map[string]any); ok {
 		st.Status, _ = md["status"].(string)
+	}
+	if lc, ok := m["linkcheck"]; ok {
+		// Re-encoded from the decoded entry: a link check's state is small.
+		if b, err := json.Marshal(lc); err == nil {
+			var x EventLinkcheck
+			if json.Unmarshal(b, &x) == nil {
+				st.Linkcheck = &x
+			}
+		}
 	}
 	return &st
 }

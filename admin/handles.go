@@ -69,6 +69,10 @@ func (s *Server) getHandles(w http.ResponseWriter, r *http.Request, b *base) err
 		return s.serveStats(w, r, t, "")
 	case strings.EqualFold(id, "events"):
 		return s.events(w, r, p, t)
+	case strings.EqualFold(id, "linkcheck"):
+		return s.linkcheckList(w, r, t)
+	case strings.HasSuffix(id, "/linkcheck"):
+		return s.linkcheckOne(w, r, t, strings.TrimSuffix(id, "/linkcheck"))
 	case strings.HasSuffix(id, "/stats"):
 		return s.serveStats(w, r, t, strings.TrimSuffix(id, "/stats"))
 	}

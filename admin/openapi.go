@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"pidnode/model"
+	"pidnode/registry"
 )
 
 // op documents one route in /openapi.json.
@@ -28,6 +29,8 @@ type op struct {
 	// feed: the success body may also be JSON Lines (one Event per line)
 	// or a Server-Sent Events stream, as Accept asks (events.go).
 	feed bool
+	// csv: the success body may also be CSV (Accept: text/csv).
+	csv bool
 }
 
 type param struct{ name, desc string }
@@ -87,6 +90,13 @@ func (s *Server) docs() map[string]op {
 			headers: []param{{"Accept", "application/json (default), application/jsonl or application/x-ndjson (JSON Lines), or text/event-stream (Server-Sent Events)"},
 				{"Last-Event-ID", "a stream's resumption point: the id of the last event received (sent by a reconnecting EventSource); overrides after"}},
 			tag: "snaa"}
+		d["GET "+coll+"linkcheck"] = op{summary: "The link checker's findings in the namespace: its identifiers' target and representation variant URLs that are broken (failed the configured number of consecutive checks over the minimum age), recovering (answered again after being broken) or failing (not yet broken), with status, error class, final URL, check time, first failure and consecutive failures; paged by cursor, as JSON or CSV",
+			auth: "snaa", ok: 200, okSchema: "LinkcheckPage", csv: true,
+			query:   []param{{"state", "broken, recovering, failing or all (default: broken and recovering)"}, {"limit", "1–1000, default 100"}, {"cursor", "next_cursor of the previous page (after= is the same)"}},
+			headers: []param{{"Accept", "application/json (default) or text/csv"}}, tag: "snaa"}
+		d["GET "+item+"/linkcheck"] = op{summary: "The link checker's last result of each URL of the identifier (target and representation variants), whatever its state",
+			auth: "snaa", ok: 200, okSchema: "LinkcheckRecord", csv: true,
+			headers: []param{{"Accept", "application/json (default) or text/csv"}}, tag: "snaa"}
 		d["GET "+item+"/history"] = op{summary: "The identifier's history: every write from the audit log (time, key, URL and metadata before and after), and the record's change log (value index 16)", auth: "snaa", ok: 200, okSchema: "History", okHeads: []string{"ETag"}, tag: "snaa"}
 	}
 	s.webhookDocs(d)
@@ -131,6 +141,10 @@ func (s *Server) buildOpenAPI() ([]byte, error) {
 				}
 				content["text/event-stream"] = map[string]any{"schema": map[string]any{"type": "string",
 					"description": "Server-Sent Events: per event the fields id (seq), event (action) and data (the Event as JSON); lines starting with ':' are heartbeats"}}
+			}
+			if o.csv {
+				content["text/csv"] = map[string]any{"schema": map[string]any{"type": "string",
+					"description": "RFC 4180 CSV with a header row: handle, url, kind, state, status, error, final_url, checked, since, first_failure, failures; a next page is in the Link header (rel=\"next\")"}}
 			}
 			okr["content"] = content
 		} else if path == "/openapi.json" {
@@ -288,6 +302,8 @@ func arr(items any) map[string]any { return map[string]any{"type": "array", "ite
 
 // schemas are the component schemas; the metadata ones come from the model.
 func (s *Server) schemas() map[string]any {
+	feedActions := []string{ActHandleCreate, ActHandleUpdate, registry.ActLinkBroken, registry.ActLinkRecovered}
+	linkState := map[string]any{"enum": []string{registry.LinkOK, registry.LinkFailing, registry.LinkBroken, registry.LinkRecovering}}
 	contact := obj([]string{"name", "email"}, map[string]any{"name": str(), "email": map[string]any{"type": "string", "format": "email"}})
 	fieldErr := obj([]string{"field", "message"}, map[string]any{"field": str(), "message": str()})
 	app := obj([]string{"id", "organisation", "technical_contact", "administrative_contact", "policy_version", "maintenance_statement", "state", "submitted"},
@@ -382,12 +398,22 @@ func (s *Server) schemas() map[string]any {
 		"History": obj([]string{"handle", "version", "changes", "change_log"}, map[string]any{"handle": str(),
 			"version": map[string]any{"type": "integer"}, "changes": arr(ref("HistoryEntry")), "change_log": arr(ref("ChangeEntry"))}),
 		"HistoryEntry": obj([]string{"seq", "time", "action"}, map[string]any{"seq": map[string]any{"type": "integer"}, "time": dt(),
-			"action": map[string]any{"enum": []string{ActHandleCreate, ActHandleUpdate}}, "key_id": str(), "key_name": str(),
+			"action": map[string]any{"enum": feedActions}, "key_id": str(), "key_name": str(),
 			"before": map[string]any{}, "after": map[string]any{}}),
 		"ChangeEntry": change,
-		"EventState":  obj(nil, map[string]any{"url": str(), "status": str()}),
+		"EventState": obj(nil, map[string]any{"url": str(), "status": str(), "linkcheck": obj([]string{"state"}, map[string]any{
+			"state": linkState, "kind": str(), "status": map[string]any{"type": "integer"}, "error": str(), "final_url": str(),
+			"checked": dt(), "failures": map[string]any{"type": "integer"}, "first_failure": dt()})}),
+		"LinkResult": obj([]string{"handle", "url", "kind", "state", "checked", "since", "failures"}, map[string]any{
+			"handle": str(), "url": str(), "kind": map[string]any{"enum": []string{"target", "variant"}}, "state": linkState,
+			"status":    map[string]any{"type": "integer", "description": "final HTTP status after redirects; absent if no response came"},
+			"final_url": str(), "error": map[string]any{"enum": []string{"http", "dns", "connect", "tls", "timeout", "denied", "redirects", "scheme", "other"}},
+			"checked": dt(), "duration_ms": map[string]any{"type": "integer"}, "since": dt(), "first_failure": dt(),
+			"failures": map[string]any{"type": "integer", "description": "consecutive failed checks"}, "due": dt()}),
+		"LinkcheckPage":   obj([]string{"targets"}, map[string]any{"targets": arr(ref("LinkResult")), "next_cursor": str()}),
+		"LinkcheckRecord": obj([]string{"handle", "results"}, map[string]any{"handle": str(), "results": arr(ref("LinkResult"))}),
 		"Event": obj([]string{"seq", "time", "action", "handle"}, map[string]any{"seq": map[string]any{"type": "integer", "minimum": 1}, "time": dt(),
-			"action": map[string]any{"enum": []string{ActHandleCreate, ActHandleUpdate}}, "handle": str(), "key_id": str(), "key_name": str(),
+			"action": map[string]any{"enum": feedActions}, "handle": str(), "key_id": str(), "key_name": str(),
 			"before": ref("EventState"), "after": ref("EventState")}),
 		"EventPage": obj([]string{"events", "next_after"}, map[string]any{"events": arr(ref("Event")),
 			"next_after": map[string]any{"type": "integer", "minimum": 0, "description": "the after of the next page: the last event's seq, or this request's after when there was none"}}),

@@ -385,7 +385,8 @@ func (s *Server) routesInit() {
 		hp := p + "/handles/{prefix}/{ns}/{id...}"
 		coll, item, hist := p+"/handles/{prefix}/{ns}/", p+"/handles/{prefix}/{ns}/{id}", p+"/handles/{prefix}/{ns}/{id}/history"
 		hooks, hook := coll+"webhooks", coll+"webhooks/{webhook_id}"
-		s.handle("GET", hp, s.snaa(b, s.getHandles), coll, item, hist, coll+"stats", item+"/stats", coll+"events", hooks, hook, hook+"/deliveries")
+		s.handle("GET", hp, s.snaa(b, s.getHandles), coll, item, hist, coll+"stats", item+"/stats", coll+"events", hooks, hook, hook+"/deliveries",
+			coll+"linkcheck", item+"/linkcheck")
 		s.handle("PUT", hp, s.snaa(b, s.putHandles), coll, item)
 		s.handle("POST", hp, s.snaa(b, s.postHandles), coll, p+"/handles/{prefix}/{ns}/bulk", hooks, hook+"/enable")
 		s.handle("DELETE", hp, s.deleteOn(b), coll, item, hook)

@@ -243,13 +243,14 @@ func (s *Server) serveStats(w http.ResponseWriter, r *http.Request, t target, id
 	return nil
 }
 
-const reservedMsg = "\"bulk\", \"stats\", \"events\", \"webhooks\" and ids starting with \"webhooks/\" or ending in \"/history\" or \"/stats\" are reserved by the API"
+const reservedMsg = "\"bulk\", \"stats\", \"events\", \"linkcheck\", \"webhooks\" and ids starting with \"webhooks/\" or ending in \"/history\", \"/stats\" or \"/linkcheck\" are reserved by the API"
 
 // reservedID reports whether a custom id would collide with a route:
-// "bulk", "stats", "events", the webhook routes ("webhooks" and
-// "webhooks/…"), and ids whose last segment is "history" or "stats".
+// "bulk", "stats", "events", "linkcheck", the webhook routes ("webhooks" and
+// "webhooks/…"), and ids whose last segment is "history", "stats" or
+// "linkcheck".
 func reservedID(id string) bool {
 	last := id[strings.LastIndexByte(id, '/')+1:]
 	return strings.EqualFold(id, "bulk") || strings.EqualFold(id, "events") || isWebhookPath(id) ||
-		strings.EqualFold(last, "history") || strings.EqualFold(last, "stats")
+		strings.EqualFold(last, "history") || strings.EqualFold(last, "stats") || strings.EqualFold(last, "linkcheck")
 }

@@ -5,6 +5,9 @@
 # to bench/results/cluster-DATE.md. Everything on loopback; the admin rate
 # limit is off (--admin-rate 0) so the write path is what is measured.
 set -euo pipefail
+# The generated URLs are public names: this benchmark checks no links
+# (docs/product.md §4.4).
+export PIDNODE_LINKCHECK_INTERVAL=0
 BIN=${BIN:-bin}
 DUR=${DUR:-10}
 WORK=$(mktemp -d /tmp/pidnode-bench-cluster-XXXXXX)

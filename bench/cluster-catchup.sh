@@ -27,6 +27,9 @@
 # and wrk on LOAD_CPU (taskset), each in its own process group (setsid) that
 # the EXIT trap kills. Loopback only.
 set -euo pipefail
+# The generated URLs are public names: this benchmark checks no links
+# (docs/product.md §4.4).
+export PIDNODE_LINKCHECK_INTERVAL=0
 # One compound command: bash parses it whole before running it.
 {
 

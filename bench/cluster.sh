@@ -3,6 +3,9 @@
 # demo loaded through node 1, until Ctrl-C. Data under DIR (default
 # ./data-cluster); a second run reuses it.
 set -euo pipefail
+# The generated URLs are public names: this benchmark checks no links
+# (docs/product.md §4.4).
+export PIDNODE_LINKCHECK_INTERVAL=0
 BIN=${BIN:-bin}
 DIR=${DIR:-./data-cluster}
 mkdir -p "$DIR"

@@ -18,6 +18,9 @@
 # Prints one line per run: label, rate, p50, p99, p99.9, max (ms), server
 # CPU seconds, GC cycles during the run (pidnode, from gctrace).
 set -euo pipefail
+# The generated URLs are public names: this benchmark checks no links
+# (docs/product.md §4.4).
+export PIDNODE_LINKCHECK_INTERVAL=0
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 DATA=$1 PD=$2 RPS=$3
 shift 3

@@ -6,7 +6,9 @@
 #   N=10000000 bench/run.sh             # make bench-full: 10 s per capacity run
 #   N=100000 DUR=3 OL_DUR=5 bench/run.sh  # quick
 #
-# Settings (environment): N identifiers, DUR seconds per closed-loop (capacity)
+# Settings (environment): LC_DUR, LC_RATE, LC_HOSTS, LC_SETTLE (the link
+# checker's run: seconds measured, URLs per second, loopback hosts, seconds
+# idle before the base memory sample), N identifiers, DUR seconds per closed-loop (capacity)
 # run, OL_DUR seconds per open-loop (latency) run (15 by default: longer than
 # the 10 s statistics interval, so every latency run includes a flush), CONNS
 # wrk connections, OL_CONNS open-loop connections, REQUESTS length of each
@@ -49,6 +51,14 @@ ROUNDS=${ROUNDS:-3}
 MEM_BYTES=${MEM_BYTES:-${CACHE_BYTES:-64MiB}}
 MEM_DUR=${MEM_DUR:-$((2 * DUR))}
 HIT_BUDGETS=${HIT_BUDGETS:-1 5 25}
+LC_DUR=${LC_DUR:-30}
+LC_RATE=${LC_RATE:-1000}
+LC_HOSTS=${LC_HOSTS:-64}
+LC_SETTLE=${LC_SETTLE:-5}
+# The dataset's URLs are public names (example.org): no node of this suite
+# checks them. The link checker's own run turns it on with flags, against
+# loopback hosts only.
+export PIDNODE_LINKCHECK_INTERVAL=0
 PREFIX=21.T12345
 NS=BNC
 OUT=${OUT:-$ROOT/bench/results}
@@ -382,7 +392,7 @@ NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 log "building"
 mkdir -p "$BIN"
 go build -trimpath -o "$BIN/" ./bench/cmd/gen ./bench/cmd/openloop ./bench/cmd/baseline-http \
-	./bench/cmd/admincreate ./bench/cmd/hdlload ./bench/cmd/report ./bench/cmd/likeforlike
+	./bench/cmd/admincreate ./bench/cmd/hdlload ./bench/cmd/report ./bench/cmd/likeforlike ./bench/cmd/linktarget
 HAVE_PIDNODE=1
 if [[ -n ${PIDNODE_BIN:-} ]]; then
 	# A binary built elsewhere, e.g. from a clean checkout of a commit while
@@ -754,6 +764,92 @@ mem_row() {
 	log "memory, $1: RssAnon $2 kB at ready, peak $PEAK_ANON kB; VmRSS peak $PEAK_RSS kB"
 }
 
+# lc_node INTERVAL — serve the link checker's database (LPD) with
+# --linkcheck-interval INTERVAL, loopback allowed, no host delay; sets LPG, LADM.
+lc_node() {
+	local ready=$WORK/lc-ready i
+	rm -f "$ready"
+	start pidnode-lc "$BIN/pidnode" serve --data "$LPD" --resolver-addr 127.0.0.1:0 --admin-addr 127.0.0.1:0 \
+		--dns-addr "" --hdl-addr "" --operator-key-file "$WORK/operator.key" --ready-file "$ready" --log-level warn \
+		--linkcheck-interval "$1" --outbound-allow 127.0.0.0/8 --linkcheck-host-delay 0 --linkcheck-concurrency 8
+	LPG=$STARTED_PG
+	for i in $(seq 6000); do
+		[[ -s $ready ]] && grep -q admin "$ready" && break
+		kill -0 "$LPG" 2>/dev/null || break
+		sleep 0.01
+	done
+	LADM=$(awk '$1=="admin"{print $2}' "$ready" 2>/dev/null)
+}
+
+# lc_checks — pidnode_linkcheck_checks_total of the link checker's node,
+# summed over its results, and the part that is not ok, from one scrape.
+lc_checks() {
+	curl -s "http://$LADM/metrics" 2>/dev/null | awk 'index($1, "pidnode_linkcheck_checks_total{") == 1 {
+		s += $2; if (!index($1, "\"ok\"")) b += $2 } END { print s + 0, b + 0 }'
+}
+
+# linkcheck_bench — the link checker at N identifiers (docs/product.md §4.4):
+# the dataset with its URLs (a target and two variants per record) rewritten
+# to linktarget's LC_HOSTS loopback hosts and imported into a database of its
+# own; RssAnon of the node LC_SETTLE s after ready without the checker, then
+# with the checker at about LC_RATE URLs/s (--linkcheck-interval 3N/LC_RATE
+# s) for LC_DUR s after a 3 s start: CPU per check (the node's CPU ticks over
+# the checks pidnode_linkcheck_checks_total counted; results written with
+# fsync included) and the RssAnon peak over the base.
+linkcheck_bench() {
+	local port tpg base c0 c1 n0 n1 bad secs interval i
+	LPD=$WORK/pidnode-lc
+	rm -f "$WORK/linktarget.port"
+	start linktarget "${ON_LOAD[@]}" "$BIN/linktarget" -hosts "$LC_HOSTS" -ready-file "$WORK/linktarget.port"
+	tpg=$STARTED_PG
+	for i in $(seq 500); do
+		[[ -s $WORK/linktarget.port ]] && break
+		sleep 0.01
+	done
+	port=$(cat "$WORK/linktarget.port" 2>/dev/null || true)
+	if [[ -z $port ]]; then
+		stop "$tpg"
+		na linkcheck_cpu "link checker CPU per check" "µs/check" "bench/cmd/linktarget" "linktarget did not start (see its log)"
+		return 0
+	fi
+	log "link checker: import with URLs on $LC_HOSTS loopback hosts (port $port)"
+	rm -rf "$LPD"
+	awk -v port="$port" -v hosts="$LC_HOSTS" '{ h = "http://127.0.1." (NR % hosts + 1) ":" port "/";
+		gsub(/https:\/\/landing\.example\.org\//, h); gsub(/https:\/\/data\.example\.org\//, h); print }' "$DATA/records.jsonl" |
+		"${ON_SERVER[@]}" "$BIN/pidnode" import --data "$LPD" - >>"$LOG" 2>&1
+	lc_node 0
+	sleep "$LC_SETTLE"
+	base=$(rss_kb "$LPG" RssAnon)
+	stop "$LPG"
+	interval=$((3 * N / LC_RATE))
+	((interval > 0)) || interval=1
+	lc_node "${interval}s"
+	sleep 3
+	mem_watch "$LPG"
+	c0=$(cpu_ticks "$LPG")
+	read -r n0 bad < <(lc_checks)
+	sleep "$LC_DUR"
+	c1=$(cpu_ticks "$LPG")
+	read -r n1 bad < <(lc_checks)
+	mem_peak
+	stop "$LPG"
+	stop "$tpg"
+	secs=$(calc "($c1 - $c0) / $CLK_TCK")
+	if ((n1 - n0 <= 0)); then
+		na linkcheck_cpu "link checker CPU per check" "µs/check" "pidnode serve --linkcheck-interval ${interval}s" "no checks were counted (see the log)"
+		return 0
+	fi
+	log "link checker: $((n1 - n0)) checks in ${LC_DUR}s, server CPU ${secs}s, $bad not ok; RssAnon base $base kB, peak $PEAK_ANON kB"
+	row linkcheck_cpu "link checker: CPU per check at $N identifiers (HEAD to loopback, result written)" "µs/check" \
+		"$(calc "$secs * 1e6 / ($n1 - $n0)")" - - none - \
+		"pidnode serve --linkcheck-interval ${interval}s --outbound-allow 127.0.0.0/8 --linkcheck-host-delay 0 (bench/cmd/linktarget, $LC_HOSTS hosts)" \
+		"$((n1 - n0)) checks in ${LC_DUR} s ($(r0 "$(calc "($n1 - $n0) / $LC_DUR")")/s), $(r1 "$(calc "100 * $secs / $LC_DUR")") % of a CPU; $bad not ok; at 7 days per URL (3 URLs per record: $(r1 "$(calc "3 * $N / 604800")") checks/s) that is $(calc "100 * $secs / ($n1 - $n0) * 3 * $N / 604800") % of a CPU"
+	row linkcheck_mem "link checker: RssAnon with the checker running over the same node without it" "MiB" \
+		"$(calc "($PEAK_ANON - $base) / 1024")" - - none - "/proc/PID/status RssAnon: peak during the run minus ${LC_SETTLE} s after ready with --linkcheck-interval 0" \
+		"base $(r1 "$(calc "$base / 1024")") MiB, peak $(r1 "$(calc "$PEAK_ANON / 1024")") MiB"
+	rm -rf "$LPD"
+}
+
 SAMPLE=$(head -1 "$ZIPF")
 HIT_RPC=0
 HIT_RPS=0
@@ -966,6 +1062,8 @@ if ((HAVE_PIDNODE)); then
 	else
 		na dns "DNS vs bare miekg/dns map" "queries/s" "bench/dns/run.sh" "bench/dns/run.sh not present"
 	fi
+
+	linkcheck_bench
 else
 	for s in import startup hit api noredirect negotiated linkset tombstone miss admin hdl dns; do
 		na "$s" "$s" - "-" "cmd/pidnode does not build"

@@ -20,6 +20,7 @@ var Replicated = [][]byte{
 	store.BucketSNAAs, store.BucketApplications, store.BucketKeys,
 	store.BucketIdempotency, store.BucketSessions, store.BucketAudit, store.BucketRecords,
 	store.BucketWebhooks,
+	store.BucketLinkcheck,
 }
 
 // IsReplicated reports whether bucket is one of Replicated.
@@ -119,7 +120,7 @@ func (t Tx) applyAudit(key, raw []byte) error {
 			return err
 		}
 	}
-	if e.Action != ActHandleCreate && e.Action != ActHandleUpdate {
+	if !feedAction(e.Action) {
 		return nil
 	}
 	rk, _, err := t.r.namer.Key(e.Target)

@@ -147,10 +147,21 @@ func (t Tx) indexHandleAudit(key string, seq uint64) error {
 // (empty value) in BucketAudit, where the namespace key prefix is the one of
 // the URL index (nsKeyPrefix: "21.12345/SVC/NS/", ending in '/', so one
 // namespace's range never holds another's). A namespace's feed is one key
-// range in sequence order. Like the per-record index, only handle.create and
-// handle.update entries are indexed: operator actions never reach a feed.
+// range in sequence order. Like the per-record index, only the entries of
+// feedAction are indexed: operator actions never reach a feed.
 // The key {0xFE} alone says the index is complete (EnsureIndexes).
 const auditNSTag = 0xFE
+
+// feedAction reports whether audit entries of action are about one
+// identifier and indexed by record and namespace: identifier writes and the
+// link checker's state changes (docs/product.md §4.3, §4.4).
+func feedAction(action string) bool {
+	switch action {
+	case ActHandleCreate, ActHandleUpdate, ActLinkBroken, ActLinkRecovered:
+		return true
+	}
+	return false
+}
 
 func auditNSPrefix(nsp []byte) []byte {
 	return append([]byte{auditNSTag}, nsp...)
@@ -220,7 +231,7 @@ func (r *Registry) reindexAudit() error {
 		c := b.Cursor()
 		for k, v := c.First(); k != nil && len(k) == 8; k, v = c.Next() {
 			var e AuditEntry
-			if json.Unmarshal(v, &e) != nil || (e.Action != ActHandleCreate && e.Action != ActHandleUpdate) {
+			if json.Unmarshal(v, &e) != nil || !feedAction(e.Action) {
 				continue
 			}
 			key, _, err := r.namer.Key(e.Target)

@@ -43,12 +43,14 @@ var (
 	BucketIdempotency  = []byte("idempotency")  // admin: idempotency keys of write requests
 	BucketSessions     = []byte("sessions")     // admin: console sessions by token hash
 	BucketWebhooks     = []byte("webhooks")     // admin: webhook endpoints, cursors, delivery logs
+	BucketLinkcheck    = []byte("linkcheck")    // admin: link check results (registry/linkcheck.go)
 )
 
 var allBuckets = [][]byte{
 	BucketRecords, BucketSNAAs, BucketApplications, BucketKeys, BucketAudit,
 	BucketURLIndex, BucketStats, BucketMeta, BucketIdempotency, BucketSessions,
 	BucketWebhooks,
+	BucketLinkcheck,
 }
 
 // metaSchemaKey is the key of the schema version (uint32 big-endian) in BucketMeta.

@@ -17,6 +17,9 @@
 # within the wait, the script prints why and exits 1: it measures the real
 # binary or nothing.
 set -euo pipefail
+# The generated URLs are public names: this benchmark checks no links
+# (docs/product.md §4.4).
+export PIDNODE_LINKCHECK_INTERVAL=0
 
 N=${N:-10000}
 SECS=${SECS:-10}

@@ -72,6 +72,8 @@ type Config struct {
 	EtcdCA           string   `toml:"etcd_ca"`
 	EtcdUsername     string   `toml:"etcd_username"`
 	EtcdPasswordFile string   `toml:"etcd_password_file"`
+	// The link checker (linkcheck.go).
+	LinkcheckConfig
 }
 
 // Duration is a time.Duration that reads "10s"-style text from TOML.
@@ -114,9 +116,10 @@ func defaultConfig() Config {
 		// the node commits ~2,000–2,500 creates/s with fsync, so one key gets
 		// at most ~5 % of it and twenty keys at full rate still fit, while 100/s
 		// (360,000 an hour) is far beyond an SNAA's registrations.
-		AdminRate:  100,
-		EtcdPrefix: "/pidnode/",
-		NodeName:   hostName(),
+		AdminRate:       100,
+		EtcdPrefix:      "/pidnode/",
+		NodeName:        hostName(),
+		LinkcheckConfig: defaultLinkcheckConfig(),
 	}
 }
 
@@ -180,7 +183,7 @@ func (c *Config) settings() []setting {
 			},
 			get: func() string { return strconv.Itoa(*p) }}
 	}
-	return []setting{
+	return append([]setting{
 		str("data", "data directory; the bbolt file pidnode.db lives inside", &c.Data),
 		str("resolver-addr", "public HTTP resolver listen address (host:port; port 0 picks one; empty = off)", &c.ResolverAddr),
 		str("admin-addr", "admin API listen address (empty = off)", &c.AdminAddr),
@@ -280,7 +283,7 @@ func (c *Config) settings() []setting {
 		str("etcd-ca", "CA certificate file that etcd's server certificates are checked against (empty = the system roots when etcd URLs are https)", &c.EtcdCA),
 		str("etcd-username", "etcd user name (with --etcd-password-file)", &c.EtcdUsername),
 		str("etcd-password-file", "file holding the etcd user's password", &c.EtcdPasswordFile),
-	}
+	}, c.linkcheckSettings()...)
 }
 
 func parseBool(v string) (bool, error) {

@@ -87,6 +87,9 @@ func (n *node) writeMetrics(w io.Writer) error {
 	if n.webhooks != nil {
 		b = n.webhooks.AppendMetrics(b) // pidnode_webhook_*: deliveries, endpoints, backlog
 	}
+	if n.linkcheck != nil {
+		b = n.linkcheck.AppendMetrics(b) // pidnode_linkcheck_*: checks by result, broken URLs per namespace
+	}
 	_, err := w.Write(b)
 	return err
 }

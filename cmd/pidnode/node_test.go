@@ -35,7 +35,7 @@ func startTestNode(t *testing.T, dir string, extra ...string) (*node, context.Ca
 	t.Helper()
 	args := append([]string{"--data", dir, "--resolver-addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0",
 		"--dns-addr", "127.0.0.1:0", "--hdl-addr", "127.0.0.1:0", "--ready-file", filepath.Join(dir, "ready"),
-		"--shutdown-delay", "0"}, extra...)
+		"--shutdown-delay", "0", "--linkcheck-interval", "0"}, extra...)
 	cfg, _, err := loadConfig("serve", args, func(string) string { return "" }, io.Discard, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -26,6 +26,7 @@ import (
 	"pidnode/cluster"
 	"pidnode/handlev"
 	"pidnode/internal/geoip"
+	"pidnode/linkcheck"
 	"pidnode/resolver"
 	hdldns "pidnode/resolver/dns"
 	"pidnode/resolver/hdl"
@@ -82,6 +83,8 @@ type node struct {
 	jobs []job
 	// webhooks delivers the namespaces' feeds to their endpoints (a job).
 	webhooks *webhook.Engine
+	// linkcheck is the link checker (nil with --linkcheck-interval 0).
+	linkcheck *linkcheck.Checker
 }
 
 func cmdServe(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -229,6 +232,9 @@ func startNode(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *node, 
 		default:
 			n.demo = &info
 		}
+	}
+	if err := n.startLinkcheck(); err != nil {
+		return nil, err
 	}
 	// Everything is open and loaded: the base the soft memory limit adds
 	// to the budget.

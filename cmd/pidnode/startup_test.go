@@ -32,6 +32,10 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	// No test checks links: the demo data's URLs are public ones, and tests
+	// send nothing beyond loopback (docs/product.md §4.4). Every pidnode these
+	// tests start inherits it.
+	os.Setenv("PIDNODE_LINKCHECK_INTERVAL", "0")
 	code := m.Run()
 	if binDir != "" {
 		os.RemoveAll(binDir)
@@ -339,7 +343,7 @@ func TestStartNodeFailureReleasesEverything(t *testing.T) {
 	addrs := map[string]string{"resolver": freeAddr(t), "admin": freeAddr(t), "dns": freeAddr(t)}
 	data := t.TempDir()
 	cfg, _, err := loadConfig("serve", []string{"--data", data, "--resolver-addr", addrs["resolver"], "--admin-addr", addrs["admin"],
-		"--dns-addr", addrs["dns"], "--hdl-addr", held.Addr().String(), "--demo"}, func(string) string { return "" }, io.Discard, nil)
+		"--dns-addr", addrs["dns"], "--hdl-addr", held.Addr().String(), "--demo", "--linkcheck-interval", "0"}, func(string) string { return "" }, io.Discard, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

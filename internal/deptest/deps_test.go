@@ -31,6 +31,10 @@ var rules = map[string]struct {
 	"model":         {internal: []string{"handlev"}, external: []string{"github.com/BurntSushi/toml", "github.com/santhosh-tekuri/jsonschema/v6"}},
 	"registry":      {internal: []string{"handlev", "store"}, external: []string{"go.etcd.io/bbolt"}},
 	"admin":         {internal: []string{"handlev", "store", "model", "registry", "internal/buildinfo", "internal/promtext", "internal/tokenbucket"}, external: []string{"github.com/santhosh-tekuri/jsonschema/v6", "github.com/prometheus/"}},
+	// The link checker: a job of cmd, reading records and writing results
+	// through the registry, fetching only through internal/outbound. Nothing
+	// below cmd imports it (admin reads its results through registry).
+	"linkcheck": {internal: []string{"handlev", "store", "registry", "internal/outbound", "internal/promtext"}},
 	// cluster mode: etcd's client, and the layers whose data it replicates.
 	// Nothing below cmd imports it.
 	"cluster": {internal: []string{"handlev", "store", "model", "registry", "internal/promtext"}, external: []string{"go.etcd.io/etcd/client/v3", "go.etcd.io/etcd/api/v3", "go.uber.org/zap", "google.golang.org/grpc"}},
@@ -54,7 +58,7 @@ var rules = map[string]struct {
 	"internal/tokenbucket": {},
 	"internal/outbound":    {},
 	"internal":             {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "model", "registry", "internal"}, external: []string{""}},
-	"cmd":                  {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "model", "registry", "cluster", "webhook", "internal"}, external: []string{""}},
+	"cmd":                  {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "model", "registry", "cluster", "webhook", "linkcheck", "internal"}, external: []string{""}},
 	"bench":                {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "model", "registry", "cluster", "internal", "bench"}, external: []string{""}},
 }
 

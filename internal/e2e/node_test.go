@@ -25,6 +25,10 @@ import (
 var binPath string
 
 func TestMain(m *testing.M) {
+	// No test checks links: the demo data's URLs are public ones, and tests
+	// send nothing beyond loopback (docs/product.md §4.4). Every pidnode these
+	// tests start inherits it.
+	os.Setenv("PIDNODE_LINKCHECK_INTERVAL", "0")
 	flag.Parse()
 	if f := flag.Lookup("test.list"); f != nil && f.Value.String() != "" {
 		os.Exit(m.Run()) // listing tests (make fuzz does) needs no binary

@@ -27,6 +27,10 @@ import (
 var binPath string
 
 func TestMain(m *testing.M) {
+	// No test checks links: the demo data's URLs are public ones, and tests
+	// send nothing beyond loopback (docs/product.md §4.4). Every pidnode these
+	// tests start inherits it.
+	os.Setenv("PIDNODE_LINKCHECK_INTERVAL", "0")
 	dir, err := os.MkdirTemp("", "pidnode-browser-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
