@@ -40,7 +40,7 @@ const (
 
 // WebhookKinds are the event kinds an endpoint may choose: the actions of
 // the namespace feed's entries.
-var WebhookKinds = []string{ActHandleCreate, ActHandleUpdate, "linkcheck.broken", "linkcheck.recovered"}
+var WebhookKinds = []string{ActHandleCreate, ActHandleUpdate, ActLinkBroken, ActLinkRecovered}
 
 // MaxWebhookLog is how many delivery attempts an endpoint's log keeps.
 const MaxWebhookLog = 100

@@ -139,6 +139,29 @@ func TestLinkcheckOnNode(t *testing.T) {
 	defer stopTestNode(t, cancel, done)
 	admin := "http://" + n.addr("admin")
 	key, _, _ := newLinkSNAA(t, admin, n.opKey, lt)
+	// A webhook of the link check kinds (from the start of the feed) is told
+	// of both state changes.
+	var (
+		hookMu  sync.Mutex
+		hookGot []string
+	)
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var d struct{ Events []struct{ Action string } }
+		if err := json.NewDecoder(r.Body).Decode(&d); err != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		hookMu.Lock()
+		for _, e := range d.Events {
+			hookGot = append(hookGot, e.Action)
+		}
+		hookMu.Unlock()
+	}))
+	defer hook.Close()
+	if code, body := call(t, &http.Client{Timeout: 10 * time.Second}, "POST", admin+"/pid/v2/handles/21.12345/LNK/webhooks", key,
+		map[string]any{"url": hook.URL, "kinds": []string{"linkcheck.broken", "linkcheck.recovered"}, "after": 0}); code != 201 {
+		t.Fatalf("register webhook: %d %s", code, body)
+	}
 	waitLinks(t, admin, key, func(s map[string]string) bool { return s[lt.URL+"/down"] == "broken" && len(s) == 1 })
 	if a := strings.Join(feedActions(t, admin, key), ","); !strings.HasSuffix(a, "linkcheck.broken") {
 		t.Errorf("feed actions %s, want a linkcheck.broken last", a)
@@ -158,6 +181,19 @@ func TestLinkcheckOnNode(t *testing.T) {
 	waitLinks(t, admin, key, func(s map[string]string) bool { return len(s) == 0 })
 	if a := strings.Join(feedActions(t, admin, key), ","); !strings.Contains(a, "linkcheck.broken,linkcheck.recovered") {
 		t.Errorf("feed actions %s, want linkcheck.broken then linkcheck.recovered", a)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		hookMu.Lock()
+		got := strings.Join(hookGot, ",")
+		hookMu.Unlock()
+		if got == "linkcheck.broken,linkcheck.recovered" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("webhook received %q, want linkcheck.broken,linkcheck.recovered", got)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	lt.mu.Lock()
 	defer lt.mu.Unlock()
