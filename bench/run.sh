@@ -296,7 +296,7 @@ ol_run() {
 	log "$label: open loop at $rate/s: achieved $OL_ACH/s, p50 $OL_P50 ms, p99 $OL_P99 ms, errors+missed $OL_BAD, generator CPU $OL_GEN %$OL_FLAG"
 }
 
-# profile LABEL PG ADDR PATHS PREFIX SUFFIX — if perf is installed (Debian's
+# profile LABEL PG ADDR PATHS PREFIX SUFFIX [ACCEPT] — if perf is installed (Debian's
 # linux-perf; not installed by this script), a separate ${PROF_DUR}s wrk run
 # with `perf record` on the server's process group leader (or on PERF_PIDS,
 # comma-separated); the flat top of the
@@ -308,7 +308,7 @@ profile() {
 	"${ON_LOAD[@]}" perf record -F 997 -p "${PERF_PIDS:-$pg}" -o "$(perf_data "$label")" -- sleep "$PROF_DUR" >/dev/null 2>&1 &
 	local pp=$!
 	sleep 0.2
-	RUN_DUR=$PROF_DUR wrk_run "profile-$label" "$pg" "$3" "$4" "$5" "$6" 2>/dev/null
+	RUN_DUR=$PROF_DUR wrk_run "profile-$label" "$pg" "$3" "$4" "$5" "$6" "${7:-}" 2>/dev/null
 	wait "$pp" 2>/dev/null || true
 	profile_section "$label"
 }
@@ -903,6 +903,8 @@ if ((HAVE_PIDNODE)); then
 	profile "redirect, cache hit" "$PG" "$RES" "$ZIPF" "" ""
 	profile "/api/handles, cache hit" "$PG" "$RES" "$ZIPF" /api/handles ""
 	profile "?noredirect, cache hit" "$PG" "$RES" "$ZIPF" "" "?noredirect"
+	profile "tombstone" "$PG" "$RES" "$TOMB" "" ""
+	profile "negotiated redirect" "$PG" "$RES" "$ZIPF" "" "" "$NEG_ACCEPT"
 	mem_peak
 	mem_row "Zipf stream, cache hits (warm-up, redirect, /api/handles, ?noredirect; --cache-entries $HIT_CACHE)" "$ANON0" \
 		"$ZIPF_DISTINCT distinct handles in the stream"
@@ -940,6 +942,14 @@ if ((HAVE_PIDNODE)); then
 		w=$(jq_get "$WORK/admin-mixed.json" .creates_per_s)
 		row mixed "redirects while the admin API takes writes (16 writers)" "req/server-CPU-s" "$RPC" "$HIT_RPC" \
 			"pidnode redirect, no writes" ratio_min 0.8 "$CMD + admincreate -clients 16" "$(r0 "$RPS") req/s during $(r0 "$w") creates/s; p99 $P99 ms (closed loop)"
+		if profiling; then
+			"${ON_LOAD[@]}" "$BIN/admincreate" -addr "$ADM" -operator-key-file "$WORK/operator.key" -clients 16 \
+				-duration "$((PROF_DUR + 2))s" >/dev/null 2>>"$LOG" &
+			AC=$!
+			sleep 1
+			profile "redirects while 16 clients create" "$PG" "$RES" "$ZIPF" "" ""
+			wait "$AC" || true
+		fi
 		"${ON_LOAD[@]}" "$BIN/admincreate" -addr "$ADM" -operator-key-file "$WORK/operator.key" -clients 1,16,64 \
 			-duration "${DUR}s" >"$WORK/admin.json" 2>>"$LOG" || true
 		while read -r line; do

@@ -502,10 +502,33 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 	}
 }
 
+// sampleRecords is how many records estimateRecords reads.
+const sampleRecords = 1000
+
+// estimateRecords is the number of records for pacing a first lap, before
+// one has counted them: exact for up to sampleRecords, else the file's size
+// over the sample's mean bytes per record. Counting exactly would read every
+// page of the file (bbolt's Bucket.Stats walks the whole tree: minutes at 10M
+// records, in one read transaction). The estimate counts the file's other
+// buckets as records, so a first lap may run faster than the interval, never
+// slower; the lap's end records the true count for the next.
+func estimateRecords(tx registry.Tx) int {
+	c := tx.Bolt().Bucket(store.BucketRecords).Cursor()
+	n, bytes := 0, 0
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		n++
+		bytes += len(k) + len(v) + 16 // bbolt's leaf element header
+		if n == sampleRecords {
+			return max(n, int(tx.Bolt().Size()/int64(bytes/n)))
+		}
+	}
+	return n
+}
+
 // sweep walks the records bucket in key order, one record every
 // interval/records, laps without end. records is the count of the last
-// complete lap (counted once when none is recorded), so that starting a lap
-// does not read the whole bucket.
+// complete lap (estimated when none is recorded, estimateRecords), so that
+// starting a lap does not read the whole bucket.
 func (r *run) sweep() {
 	c := r.c
 	var cursor string
@@ -513,7 +536,7 @@ func (r *run) sweep() {
 	if err := c.reg.View(func(tx registry.Tx) error {
 		cursor, n = tx.LinkCursor(), tx.LinkLapRecords()
 		if n == 0 {
-			n = tx.Bolt().Bucket(store.BucketRecords).Stats().KeyN
+			n = estimateRecords(tx)
 		}
 		return nil
 	}); err != nil {
@@ -527,7 +550,7 @@ func (r *run) sweep() {
 				return
 			}
 			_ = c.reg.View(func(tx registry.Tx) error {
-				n = tx.Bolt().Bucket(store.BucketRecords).Stats().KeyN
+				n = estimateRecords(tx)
 				return nil
 			})
 			continue
