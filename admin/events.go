@@ -55,17 +55,9 @@ type EventState struct {
 	Linkcheck *EventLinkcheck `json:"linkcheck,omitempty"`
 }
 
-// EventLinkcheck is a link check's result in an event (docs/product.md §4.4).
-type EventLinkcheck struct {
-	State        string     `json:"state"`
-	Kind         string     `json:"kind,omitempty"`
-	Status       int        `json:"status,omitempty"`
-	Error        string     `json:"error,omitempty"`
-	FinalURL     string     `json:"final_url,omitempty"`
-	Checked      time.Time  `json:"checked"`
-	Failures     int        `json:"failures"`
-	FirstFailure *time.Time `json:"first_failure,omitempty"`
-}
+// EventLinkcheck is a link check's result in an event (docs/product.md §4.4):
+// the check as its audit entry holds it.
+type EventLinkcheck = registry.LinkCheck
 
 // EventPage is the JSON reply of the feed: the events and the cursor of the
 // next page (the last event's seq, or the request's after when there is

@@ -402,27 +402,15 @@ func (c *Checker) drop(tx registry.Tx, key string, keep map[string]bool) error {
 // auditState is what an audit entry of a state change shows before and
 // after it: the URL and the check (the feed's EventState).
 type auditState struct {
-	URL       string     `json:"url"`
-	Linkcheck auditCheck `json:"linkcheck"`
-}
-
-type auditCheck struct {
-	State        string     `json:"state"`
-	Kind         string     `json:"kind,omitempty"`
-	Status       int        `json:"status,omitempty"`
-	Error        string     `json:"error,omitempty"`
-	FinalURL     string     `json:"final_url,omitempty"`
-	Checked      time.Time  `json:"checked"`
-	Failures     int        `json:"failures"`
-	FirstFailure *time.Time `json:"first_failure,omitempty"`
+	URL       string             `json:"url"`
+	Linkcheck registry.LinkCheck `json:"linkcheck"`
 }
 
 func stateOf(r *registry.LinkResult) *auditState {
 	if r == nil {
 		return nil
 	}
-	return &auditState{URL: r.URL, Linkcheck: auditCheck{State: r.State, Kind: r.Kind, Status: r.Status, Error: r.Error,
-		FinalURL: r.FinalURL, Checked: r.Checked, Failures: r.Failures, FirstFailure: r.FirstFailure}}
+	return &auditState{URL: r.URL, Linkcheck: r.Check()}
 }
 
 func (c *Checker) audit(tx registry.Tx, key, action string, before, after *registry.LinkResult) error {

@@ -70,6 +70,26 @@ type LinkResult struct {
 	Due *time.Time `json:"due,omitempty"`
 }
 
+// LinkCheck is what an audit entry of a link check's state change (and so
+// the change feed) shows of the check, before and after: the result
+// without its handle, URL and bookkeeping.
+type LinkCheck struct {
+	State        string     `json:"state"`
+	Kind         string     `json:"kind,omitempty"`
+	Status       int        `json:"status,omitempty"`
+	Error        string     `json:"error,omitempty"`
+	FinalURL     string     `json:"final_url,omitempty"`
+	Checked      time.Time  `json:"checked"`
+	Failures     int        `json:"failures"`
+	FirstFailure *time.Time `json:"first_failure,omitempty"`
+}
+
+// Check is the result as an audit entry shows it.
+func (r *LinkResult) Check() LinkCheck {
+	return LinkCheck{State: r.State, Kind: r.Kind, Status: r.Status, Error: r.Error, FinalURL: r.FinalURL,
+		Checked: r.Checked, Failures: r.Failures, FirstFailure: r.FirstFailure}
+}
+
 // Listed reports whether the result is in its namespace's listing.
 func (r *LinkResult) Listed() bool { return r.State != LinkOK && r.State != "" }
 
