@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -109,25 +110,29 @@ const (
 // does. ctype is the Content-Type of the reply: a JSON Lines client gets the
 // JSON Lines type it asked for (jsonLinesTypes, as the bulk route takes).
 func eventFormat(accept string) (format int, ctype string) {
+	offered := append([]string{"text/event-stream", "application/json"}, jsonLinesTypes...)
+	switch mt := firstAccepted(accept, offered); mt {
+	case "text/event-stream":
+		return feedSSE, mt
+	case "", "application/json":
+		return feedJSON, "application/json"
+	default:
+		return feedLines, mt
+	}
+}
+
+// firstAccepted is the first media range of Accept, in the client's order
+// and q=0 ranges skipped, that is one of offered (lower case); "" if none
+// is.
+func firstAccepted(accept string, offered []string) string {
 	for _, part := range strings.Split(accept, ",") {
 		mt, params, _ := strings.Cut(part, ";")
 		mt = strings.ToLower(strings.TrimSpace(mt))
-		if qZero(params) {
-			continue
-		}
-		switch mt {
-		case "text/event-stream":
-			return feedSSE, "text/event-stream"
-		case "application/json":
-			return feedJSON, "application/json"
-		}
-		for _, t := range jsonLinesTypes {
-			if mt == t {
-				return feedLines, t
-			}
+		if !qZero(params) && slices.Contains(offered, mt) {
+			return mt
 		}
 	}
-	return feedJSON, "application/json"
+	return ""
 }
 
 // qZero reports whether media type parameters hold q=0.

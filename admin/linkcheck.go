@@ -59,20 +59,7 @@ func linkcheckStates(q url.Values) ([]string, *Problem) {
 // wantsCSV reports whether Accept's first media range that names a type
 // this route serves (q=0 ranges skipped) is text/csv.
 func wantsCSV(accept string) bool {
-	for _, part := range strings.Split(accept, ",") {
-		mt, params, _ := strings.Cut(part, ";")
-		mt = strings.ToLower(strings.TrimSpace(mt))
-		if qZero(params) {
-			continue
-		}
-		switch mt {
-		case "text/csv":
-			return true
-		case "application/json":
-			return false
-		}
-	}
-	return false
+	return firstAccepted(accept, []string{"text/csv", "application/json"}) == "text/csv"
 }
 
 // linkcheckList serves GET …/handles/{prefix}/{ns}/linkcheck.
