@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"sync"
+
+	"pidnode/registry"
 )
 
 // job is a background task of the node that must run once per cluster (link
@@ -43,4 +45,19 @@ func (n *node) runJobs(ctx context.Context) {
 		return
 	}
 	n.cluster.Lead(ctx, "jobs", all)
+}
+
+// jobRegistry is the registry the jobs read and (on a single node) write
+// through, built once over the node's database with the admin server's
+// metadata model; bind must have built the admin server.
+func (n *node) jobRegistry() (*registry.Registry, error) {
+	if n.jobReg != nil {
+		return n.jobReg, nil
+	}
+	reg, err := registry.New(registry.Config{DB: n.db, Namer: n.namer, URLIndex: n.admin.Model().URL.Index})
+	if err != nil {
+		return nil, err
+	}
+	n.jobReg = reg
+	return reg, nil
 }

@@ -7,8 +7,6 @@ import (
 
 	"pidnode/internal/buildinfo"
 	"pidnode/linkcheck"
-	"pidnode/model"
-	"pidnode/registry"
 )
 
 // LinkcheckConfig are the link checker's settings (docs/product.md §4.4),
@@ -98,15 +96,7 @@ func (n *node) startLinkcheck() error {
 	if cfg.LinkcheckInterval.Duration <= 0 {
 		return nil
 	}
-	mb := n.model
-	if len(mb) == 0 {
-		mb = model.DefaultModel
-	}
-	mod, err := model.LoadModel(mb)
-	if err != nil {
-		return fileError("model file", cfg.Model, "model", err)
-	}
-	reg, err := registry.New(registry.Config{DB: n.db, Namer: n.namer, URLIndex: mod.URL.Index})
+	reg, err := n.jobRegistry()
 	if err != nil {
 		return err
 	}

@@ -27,6 +27,7 @@ import (
 	"pidnode/handlev"
 	"pidnode/internal/geoip"
 	"pidnode/linkcheck"
+	"pidnode/registry"
 	"pidnode/resolver"
 	hdldns "pidnode/resolver/dns"
 	"pidnode/resolver/hdl"
@@ -79,8 +80,10 @@ type node struct {
 	// stopCluster stops applying its changes.
 	cluster     *cluster.Node
 	stopCluster func()
-	// jobs run once per cluster while the node serves (jobs.go).
-	jobs []job
+	// jobs run once per cluster while the node serves (jobs.go), over
+	// jobReg.
+	jobs   []job
+	jobReg *registry.Registry
 	// webhooks delivers the namespaces' feeds to their endpoints (a job).
 	webhooks *webhook.Engine
 	// linkcheck is the link checker (nil with --linkcheck-interval 0).

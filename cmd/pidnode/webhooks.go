@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"pidnode/admin"
-	"pidnode/registry"
 	"pidnode/webhook"
 )
 
@@ -17,7 +16,7 @@ func (n *node) startWebhooks() error {
 	if err != nil {
 		return err
 	}
-	reg, err := registry.New(registry.Config{DB: n.db, Namer: n.namer, URLIndex: n.admin.Model().URL.Index})
+	reg, err := n.jobRegistry()
 	if err != nil {
 		return err
 	}
