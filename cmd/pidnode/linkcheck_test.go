@@ -53,22 +53,7 @@ var linkcheckFlags = []string{"--outbound-allow", "127.0.0.0/8", "--linkcheck-in
 func newLinkSNAA(t *testing.T, admin, opKey string, lt *linkTarget) (key, down, up string) {
 	t.Helper()
 	c := &http.Client{Timeout: 30 * time.Second}
-	code, body := call(t, c, "POST", admin+"/ops/v1/applications", opKey, map[string]any{
-		"organisation": "Link Lab", "technical_contact": map[string]string{"name": "T", "email": "t@example.org"},
-		"administrative_contact": map[string]string{"name": "A", "email": "a@example.org"}, "policy_version": "v1",
-		"maintenance_statement": "kept"})
-	if code != 201 {
-		t.Fatalf("apply: %d %s", code, body)
-	}
-	var app struct{ ID string }
-	json.Unmarshal(body, &app)
-	code, body = call(t, c, "POST", admin+"/ops/v1/applications/"+app.ID+"/approve", opKey, map[string]any{"namespace": "LNK"})
-	if code != 200 {
-		t.Fatalf("approve: %d %s", code, body)
-	}
-	var appr struct{ Key struct{ Secret string } }
-	json.Unmarshal(body, &appr)
-	key = appr.Key.Secret
+	key = enrolSNAA(t, c, admin, opKey, "Link Lab", "LNK")
 	create := func(path string) string {
 		p := map[string]any{"url": lt.URL + path, "metadata": map[string]any{"status": "REGISTERED", "schema_version": "v1.0.1",
 			"metadata_license": "CC0-1.0", "curation_contact": "pids@example.org",

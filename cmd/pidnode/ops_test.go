@@ -91,6 +91,28 @@ func call(t *testing.T, c *http.Client, method, url, key string, body any) (int,
 	return res.StatusCode, b
 }
 
+// enrolSNAA applies as organisation org, has the operator approve it with
+// namespace ns and returns the SNAA's first key.
+func enrolSNAA(t *testing.T, c *http.Client, admin, opKey, org, ns string) string {
+	t.Helper()
+	code, body := call(t, c, "POST", admin+"/ops/v1/applications", opKey, map[string]any{
+		"organisation": org, "technical_contact": map[string]string{"name": "T", "email": "t@example.org"},
+		"administrative_contact": map[string]string{"name": "A", "email": "a@example.org"}, "policy_version": "v1",
+		"maintenance_statement": "kept"})
+	if code != 201 {
+		t.Fatalf("apply: %d %s", code, body)
+	}
+	var app struct{ ID string }
+	json.Unmarshal(body, &app)
+	code, body = call(t, c, "POST", admin+"/ops/v1/applications/"+app.ID+"/approve", opKey, map[string]any{"namespace": ns})
+	if code != 200 {
+		t.Fatalf("approve: %d %s", code, body)
+	}
+	var appr struct{ Key struct{ Secret string } }
+	json.Unmarshal(body, &appr)
+	return appr.Key.Secret
+}
+
 // TestTLSOnBothListeners: with certificate and key files the resolver and the
 // admin API speak HTTPS (and keys are accepted over it), and refuse plain HTTP.
 func TestTLSOnBothListeners(t *testing.T) {
@@ -242,22 +264,7 @@ func TestBackupUnderWritesRestores(t *testing.T) {
 	n, cancel, done := startTestNode(t, dir, "--dns-addr", "", "--hdl-addr", "", "--public-url", "https://pid.example.org")
 	c := &http.Client{Timeout: 30 * time.Second}
 	admin := "http://" + n.addr("admin")
-	code, body := call(t, c, "POST", admin+"/ops/v1/applications", n.opKey, map[string]any{
-		"organisation": "Backup Lab", "technical_contact": map[string]string{"name": "T", "email": "t@example.org"},
-		"administrative_contact": map[string]string{"name": "A", "email": "a@example.org"}, "policy_version": "v1",
-		"maintenance_statement": "kept"})
-	if code != 201 {
-		t.Fatalf("apply: %d %s", code, body)
-	}
-	var app struct{ ID string }
-	json.Unmarshal(body, &app)
-	code, body = call(t, c, "POST", admin+"/ops/v1/applications/"+app.ID+"/approve", n.opKey, map[string]any{"namespace": "BAK"})
-	if code != 200 {
-		t.Fatalf("approve: %d %s", code, body)
-	}
-	var appr struct{ Key struct{ Secret string } }
-	json.Unmarshal(body, &appr)
-	key := appr.Key.Secret
+	key := enrolSNAA(t, c, admin, n.opKey, "Backup Lab", "BAK")
 	coll := admin + "/pid/v2/handles/21.12345/BAK/"
 	payload := func(u string) map[string]any {
 		return map[string]any{"url": u, "metadata": map[string]any{"status": "REGISTERED", "schema_version": "v1.0.1",
