@@ -291,7 +291,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, b *base, p *prin
 	if replayed {
 		w.Header().Set("Idempotent-Replayed", "true")
 	}
-	writeJSON(w, http.StatusCreated, ident)
+	writeIdentifier(w, http.StatusCreated, ident)
 	return nil
 }
 
@@ -343,7 +343,7 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, b *base, p *prin
 		}
 	}
 	w.Header().Set("ETag", etag(stored.Version))
-	writeJSON(w, http.StatusOK, s.identifier(&stored))
+	writeIdentifier(w, http.StatusOK, s.identifier(&stored))
 	return nil
 }
 
@@ -365,7 +365,7 @@ func (s *Server) readHandle(w http.ResponseWriter, r *http.Request, b *base, t t
 		w.WriteHeader(http.StatusNotModified)
 		return nil
 	}
-	writeJSON(w, http.StatusOK, s.identifier(&st))
+	writeIdentifier(w, http.StatusOK, s.identifier(&st))
 	return nil
 }
 
