@@ -161,8 +161,7 @@ func (m *Model) Build(in BuildInput) ([]handlev.Value, []ChangeEntry) {
 		_ = json.Unmarshal(o.Data, &log)
 	}
 	for i := range entries {
-		b, _ := marshalNoEscape(&entries[i])
-		log = append(log, json.RawMessage(bytes.TrimSpace(b)))
+		log = append(log, json.RawMessage(appendChangeEntry(nil, &entries[i])))
 	}
 	cd := encodeLog(log)
 	for len(cd) > m.Changes.MaxBytes && len(log) > len(entries) {
@@ -198,14 +197,21 @@ func encodeLog(log []json.RawMessage) []byte {
 	return b.Bytes()
 }
 
-// marshalNoEscape encodes v as JSON without HTML escaping, as the change log
-// has always been written.
-func marshalNoEscape(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
+// appendChangeEntry appends e as compact JSON without HTML escaping, as the
+// change log has always been written (a json.Encoder with
+// SetEscapeHTML(false), without its newline).
+func appendChangeEntry(dst []byte, e *ChangeEntry) []byte {
+	dst = append(dst, `{"datetime_log":`...)
+	dst = appendJSONString(dst, e.DatetimeLog)
+	dst = append(dst, `,"has_agent":{"name":`...)
+	dst = appendJSONString(dst, e.HasAgent.Name)
+	dst = append(dst, `,"email_address":`...)
+	dst = appendJSONString(dst, e.HasAgent.EmailAddress)
+	dst = append(dst, `,"role":`...)
+	dst = appendJSONString(dst, e.HasAgent.Role)
+	dst = append(dst, `},"changed_field":`...)
+	dst = appendJSONString(dst, e.ChangedField)
+	dst = append(dst, `,"description":`...)
+	dst = appendJSONString(dst, e.Description)
+	return append(dst, '}')
 }
