@@ -22,18 +22,7 @@ const MaxJSONDepth = 16
 // would silently replace invalid UTF-8 and let the last duplicate win, so a
 // payload could mean different things to different readers.
 func CheckJSON(b []byte) error {
-	if !utf8.Valid(b) {
-		off := 0
-		for off < len(b) {
-			r, n := utf8.DecodeRune(b[off:])
-			if r == utf8.RuneError && n <= 1 {
-				break
-			}
-			off += n
-		}
-		return &SyntaxError{Msg: fmt.Sprintf("request body is not valid UTF-8 (first invalid byte at offset %d)", off)}
-	}
-	if err := checkSurrogates(b); err != nil {
+	if err := checkText(b); err != nil {
 		return err
 	}
 	if json.Valid(b) {
@@ -45,6 +34,23 @@ func CheckJSON(b []byte) error {
 	// Invalid: the token walk finds the first problem in document order, as
 	// it always did (a duplicate key before a syntax error is reported as such).
 	return checkTokens(b)
+}
+
+// checkText is CheckJSON's check of b as text: valid UTF-8, no escaped lone
+// surrogate (checkSurrogates).
+func checkText(b []byte) error {
+	if !utf8.Valid(b) {
+		off := 0
+		for off < len(b) {
+			r, n := utf8.DecodeRune(b[off:])
+			if r == utf8.RuneError && n <= 1 {
+				break
+			}
+			off += n
+		}
+		return &SyntaxError{Msg: fmt.Sprintf("request body is not valid UTF-8 (first invalid byte at offset %d)", off)}
+	}
+	return checkSurrogates(b)
 }
 
 // checkShape is CheckJSON's depth and duplicate key check of a body that
@@ -286,11 +292,25 @@ func jsonErr(err error) string {
 }
 
 // DecodeAny checks b (CheckJSON) and decodes it into generic values, numbers as
-// json.Number, for model validation.
+// json.Number, for model validation: what json.Decoder with UseNumber gives.
+// Valid JSON, the common case, is checked and decoded in one pass
+// (decodeValid) instead of encoding/json's scanner passes and reflection.
 func DecodeAny(b []byte) (any, error) {
-	if err := CheckJSON(b); err != nil {
+	if err := checkText(b); err != nil {
 		return nil, err
 	}
+	if json.Valid(b) {
+		return decodeValid(b)
+	}
+	if err := checkTokens(b); err != nil {
+		return nil, err
+	}
+	return decodeStd(b)
+}
+
+// decodeStd is DecodeAny's decoding through encoding/json, of a body that
+// CheckJSON accepted.
+func decodeStd(b []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	var v any
@@ -298,6 +318,151 @@ func DecodeAny(b []byte) (any, error) {
 		return nil, &SyntaxError{Msg: fmt.Sprintf("request body is not valid JSON: %v", jsonErr(err))}
 	}
 	return v, nil
+}
+
+// decodeValid decodes b, which json.Valid accepts, as json.Decoder with
+// UseNumber does (objects map[string]any, arrays []any never nil, numbers
+// json.Number), with checkShape's checks: the first object nested deeper
+// than MaxJSONDepth or duplicate key, in document order, is checkShape's
+// error. b must also have passed checkText.
+func decodeValid(b []byte) (any, error) {
+	d := validDecoder{b: b}
+	d.space()
+	return d.value(0)
+}
+
+type validDecoder struct {
+	b []byte
+	i int
+}
+
+func (d *validDecoder) space() {
+	for d.i < len(d.b) {
+		switch d.b[d.i] {
+		case ' ', '\t', '\n', '\r':
+			d.i++
+		default:
+			return
+		}
+	}
+}
+
+// value decodes the value at d.i, inside depth arrays and objects.
+func (d *validDecoder) value(depth int) (any, error) {
+	switch c := d.b[d.i]; c {
+	case '{', '[':
+		if depth >= MaxJSONDepth {
+			return nil, &SyntaxError{Msg: fmt.Sprintf("request body nests deeper than %d levels", MaxJSONDepth)}
+		}
+		d.i++
+		d.space()
+		if c == '[' {
+			return d.array(depth + 1)
+		}
+		return d.object(depth + 1)
+	case '"':
+		return d.str()
+	case 't':
+		d.i += len("true")
+		return true, nil
+	case 'f':
+		d.i += len("false")
+		return false, nil
+	case 'n':
+		d.i += len("null")
+		return nil, nil
+	}
+	j := d.i
+	for j < len(d.b) {
+		switch d.b[j] {
+		case '-', '+', '.', 'e', 'E', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+			j++
+			continue
+		}
+		break
+	}
+	n := json.Number(d.b[d.i:j])
+	d.i = j
+	return n, nil
+}
+
+// array decodes the members of an array whose '[' is consumed.
+func (d *validDecoder) array(depth int) (any, error) {
+	a := make([]any, 0)
+	if d.b[d.i] == ']' {
+		d.i++
+		return a, nil
+	}
+	for {
+		v, err := d.value(depth)
+		if err != nil {
+			return nil, err
+		}
+		a = append(a, v)
+		d.space()
+		c := d.b[d.i]
+		d.i++
+		if c == ']' {
+			return a, nil
+		}
+		d.space() // after ','
+	}
+}
+
+// object decodes the members of an object whose '{' is consumed.
+func (d *validDecoder) object(depth int) (any, error) {
+	m := make(map[string]any)
+	if d.b[d.i] == '}' {
+		d.i++
+		return m, nil
+	}
+	for {
+		k, err := d.str()
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := m[k]; dup {
+			return nil, &SyntaxError{Msg: fmt.Sprintf("duplicate key %q in a JSON object", k)}
+		}
+		d.space()
+		d.i++ // ':'
+		d.space()
+		v, err := d.value(depth)
+		if err != nil {
+			return nil, err
+		}
+		m[k] = v
+		d.space()
+		c := d.b[d.i]
+		d.i++
+		if c == '}' {
+			return m, nil
+		}
+		d.space() // after ','
+	}
+}
+
+// str decodes the string at d.i: as it is without escapes (b is valid UTF-8
+// and valid JSON, so it has no control characters), through encoding/json
+// with them.
+func (d *validDecoder) str() (string, error) {
+	i := d.i + 1
+	j, esc := i, false
+	for ; d.b[j] != '"'; j++ {
+		if d.b[j] == '\\' {
+			esc = true
+			j++
+		}
+	}
+	d.i = j + 1
+	if !esc {
+		return string(d.b[i:j]), nil
+	}
+	var s string
+	if err := json.Unmarshal(d.b[i-1:j+1], &s); err != nil {
+		return "", &SyntaxError{Msg: fmt.Sprintf("request body is not valid JSON: %v", jsonErr(err))}
+	}
+	return s, nil
 }
 
 // DecodeObject decodes the JSON text of one write (DecodeAny), which must be
