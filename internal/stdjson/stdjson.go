@@ -121,7 +121,7 @@ func AppendValue(dst []byte, x any, escapeHTML bool) (_ []byte, ok bool) {
 		if t == "" {
 			return append(dst, '0'), true
 		}
-		if !validNumber(string(t)) {
+		if !ValidNumber(string(t)) {
 			return dst, false
 		}
 		return append(dst, t...), true
@@ -170,8 +170,9 @@ func AppendObject(dst []byte, m map[string]any, escapeHTML bool) (_ []byte, ok b
 	return append(dst, '}'), true
 }
 
-// validNumber is encoding/json's check of a json.Number (RFC 8259 §6).
-func validNumber(s string) bool {
+// ValidNumber reports whether s is a JSON number (RFC 8259 §6), as
+// encoding/json checks a json.Number before writing it.
+func ValidNumber(s string) bool {
 	if s == "" {
 		return false
 	}
