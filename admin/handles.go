@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"pidnode/handlev"
+	"pidnode/internal/stdjson"
 	"pidnode/model"
 	"pidnode/registry"
 	"pidnode/store"
@@ -516,6 +517,21 @@ func auditContent(c model.Content) map[string]any {
 	return m
 }
 
+// marshalAuditContent is json.Marshal(auditContent(c)), without reflection
+// where stdjson can encode c's metadata.
+func marshalAuditContent(c model.Content) ([]byte, error) {
+	b := append(make([]byte, 0, 1024), `{"metadata":`...)
+	b, ok := stdjson.AppendObject(b, c.Metadata, true)
+	if !ok {
+		return json.Marshal(auditContent(c))
+	}
+	if c.URL != nil {
+		b = append(b, `,"url":`...)
+		b = stdjson.AppendString(b, *c.URL, true)
+	}
+	return append(b, '}'), nil
+}
+
 func etag(v uint64) string { return `"` + strconv.FormatUint(v, 10) + `"` }
 
 // etagMatches reports whether an If-Match / If-None-Match list names version v.
@@ -597,8 +613,8 @@ func (s *Server) prepareCreate(p *principal, t target, customID string, u string
 	if perr := s.model.CheckRecord(pc.display, pc.vals); perr != nil {
 		return pc, perr, nil
 	}
-	pc.content = s.model.Extract(pc.vals)
-	if pc.after, err = json.Marshal(auditContent(pc.content)); err != nil {
+	pc.content = s.model.CreatedContent(u, meta, pc.vals)
+	if pc.after, err = marshalAuditContent(pc.content); err != nil {
 		return pc, nil, err
 	}
 	pc.auditTail, err = s.createAuditTail(p, pc.display, pc.after)

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"pidnode/model"
 )
 
 // jsonStrings are strings that JSON writes in every way: HTML characters,
@@ -72,6 +74,29 @@ func TestIdentifierJSON(t *testing.T) {
 	} {
 		if _, ok := ident.appendJSON(nil); ok {
 			t.Errorf("appendJSON accepted %+v", ident)
+		}
+	}
+}
+
+// TestAuditContentJSON: marshalAuditContent writes json.Marshal(auditContent(c)).
+func TestAuditContentJSON(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for i := 0; i < 500; i++ {
+		meta, _ := randJSON(r, 1).(map[string]any)
+		c := model.Content{Metadata: meta}
+		if i%3 != 0 {
+			u := jsonStrings[r.IntN(len(jsonStrings))]
+			c.URL = &u
+		}
+		if i%7 == 0 {
+			c.Metadata = map[string]any{"x": 1.5, "y": "<"} // left to encoding/json
+		}
+		want, err := json.Marshal(auditContent(c))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := marshalAuditContent(c); err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("marshalAuditContent = %s, %v; json.Marshal: %s", got, err, want)
 		}
 	}
 }

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"slices"
 	"time"
+	"unicode/utf8"
 
 	"pidnode/handlev"
+	"pidnode/internal/stdjson"
 )
 
 // recordTTL is the relative TTL, in seconds, of every value Build writes
@@ -71,6 +73,56 @@ func (m *Model) Extract(vals []handlev.Value) Content {
 		}
 	}
 	return c
+}
+
+// CreatedContent is Extract of the values Build made for a new record from
+// url and meta (BuildInput.URL and Metadata of a create) without the change
+// log, taken from url and meta instead of decoding the values again: a
+// field's stored JSON decodes to its payload value. The Metadata shares the
+// values of meta. A value that would not come back the same (one DecodeAny
+// does not produce, a string that is not UTF-8) makes it fall back to
+// Extract.
+func (m *Model) CreatedContent(url string, meta map[string]any, vals []handlev.Value) Content {
+	c := Content{URL: &url, Metadata: make(map[string]any, len(meta))}
+	for _, f := range m.Fields {
+		x, ok := meta[f.Name]
+		if !ok || x == nil {
+			continue
+		}
+		if f.Encoding == "json" && !decodedForm(x) {
+			return m.Extract(vals)
+		}
+		c.Metadata[f.Name] = x
+	}
+	return c
+}
+
+// decodedForm reports whether x is a value as DecodeAny gives them, which
+// its canonical JSON (appendCanon) decodes to again.
+func decodedForm(x any) bool {
+	switch t := x.(type) {
+	case nil, bool:
+		return true
+	case string:
+		return utf8.ValidString(t)
+	case json.Number:
+		return stdjson.ValidNumber(string(t))
+	case []any:
+		for _, e := range t {
+			if !decodedForm(e) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		for k, e := range t {
+			if !utf8.ValidString(k) || !decodedForm(e) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // BuildInput is what Build needs to write a record.

@@ -3,7 +3,11 @@ package model
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"testing"
+	"time"
+
+	"pidnode/handlev"
 )
 
 // TestAppendChangeEntry: a change-log entry is what a json.Encoder without
@@ -23,6 +27,54 @@ func TestAppendChangeEntry(t *testing.T) {
 			if got := appendChangeEntry(nil, &e); !bytes.Equal(got, bytes.TrimSpace(want.Bytes())) {
 				t.Fatalf("appendChangeEntry(%+v) = %s, want %s", e, got, want.Bytes())
 			}
+		}
+	}
+}
+
+// TestCreatedContent: the content of a new record taken from its payload is
+// what Extract reads back from the values Build made of it (but the change
+// log), and is Extract's for values that would not come back the same.
+func TestCreatedContent(t *testing.T) {
+	m, err := LoadModel(DefaultModel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 3, 11, 9, 43, 14, 0, time.UTC)
+	build := func(u string, meta map[string]any) []handlev.Value {
+		vals, _ := m.Build(BuildInput{Display: "21.12345/svc/ABC/X", AdminHandle: "21.12345/svc/ABC/ADMIN", URL: u,
+			Metadata: meta, Agent: Agent{Name: "O"}, Now: now, Create: true})
+		return vals
+	}
+	for _, body := range []string{
+		string(mustJSONf(validPayload())),
+		string(mustJSONf(withRelated(related("DoiIdentifier", "10.1234/x", "https://doi.org/10.1234/x")))),
+		`{"url":"https://e.org/\u00e9","metadata":{"status":"REGISTERED","resource_info":{"label":"<\u2028\"\\>","x":[1,-0,1.5e3,{"y":null,"z":[]}],"representation_variants":[{"size":12345678901234567890}]},"related_identifiers":[]}}`,
+	} {
+		obj, err := DecodeObject([]byte(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := CheckPayload(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vals := build(*w.Payload.URL, w.Meta)
+		want := m.Extract(vals)
+		want.Changes = nil
+		if got := m.CreatedContent(*w.Payload.URL, w.Meta, vals); !reflect.DeepEqual(got, want) {
+			t.Errorf("CreatedContent of %s =\n%#v\nExtract:\n%#v", body, got, want)
+		}
+	}
+	// Values DecodeAny does not make fall back to Extract.
+	for _, meta := range []map[string]any{
+		{"status": "REGISTERED", "resource_info": map[string]any{"size": 1.5}},
+		{"resource_info": map[string]any{"label": "bad \xff"}},
+		{"resource_info": map[string]any{"bad \xff": "x"}},
+		{"related_identifiers": []any{json.Number("01")}},
+	} {
+		vals := build("https://e.org/", meta)
+		if got, want := m.CreatedContent("https://e.org/", meta, vals), m.Extract(vals); !reflect.DeepEqual(got, want) {
+			t.Errorf("CreatedContent of %#v =\n%#v\nExtract:\n%#v", meta, got, want)
 		}
 	}
 }
