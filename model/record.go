@@ -150,9 +150,17 @@ func (m *Model) Build(in BuildInput) ([]handlev.Value, []ChangeEntry) {
 	}
 	ts := in.Now.Unix()
 	stamp := in.Now.UTC().Format(time.RFC3339)
-	var out []handlev.Value
-	var entries []ChangeEntry
-	managed := map[int32]bool{m.URL.Index: true, m.Changes.Index: true, m.Admin.Index: true}
+	out := make([]handlev.Value, 0, len(m.Fields)+3+len(in.Old))
+	entries := make([]ChangeEntry, 0, len(m.Fields)+1)
+	var managed map[int32]bool // the indices Build writes, for keeping the others of in.Old
+	if len(in.Old) > 0 {
+		managed = map[int32]bool{m.URL.Index: true, m.Changes.Index: true, m.Admin.Index: true}
+	}
+	// The new values' data are appended to one buffer, each kept as a slice
+	// of it whose capacity ends with it: one allocation for most records
+	// instead of one or more per value.
+	data := make([]byte, 0, 2048)
+	keep := func(start int) []byte { return data[start:len(data):len(data)] }
 
 	entry := func(field, desc string) {
 		entries = append(entries, ChangeEntry{DatetimeLog: stamp, HasAgent: in.Agent, ChangedField: field, Description: desc})
@@ -171,7 +179,8 @@ func (m *Model) Build(in BuildInput) ([]handlev.Value, []ChangeEntry) {
 	}
 
 	// URL
-	ud := []byte(in.URL)
+	data = append(data, in.URL...)
+	ud := keep(0)
 	if in.Create {
 		entry(m.URL.ChangedField, "identifier created with landing page "+truncate(in.URL, 200))
 	} else if changed(m.URL.Index, ud) {
@@ -181,7 +190,9 @@ func (m *Model) Build(in BuildInput) ([]handlev.Value, []ChangeEntry) {
 
 	// Metadata fields
 	for _, f := range m.Fields {
-		managed[f.Index] = true
+		if managed != nil {
+			managed[f.Index] = true
+		}
 		x, present := in.Metadata[f.Name]
 		if !present || x == nil {
 			if o := old[f.Index]; o != nil && !in.Create {
@@ -189,19 +200,21 @@ func (m *Model) Build(in BuildInput) ([]handlev.Value, []ChangeEntry) {
 			}
 			continue
 		}
-		data := f.appendData(nil, x)
+		start := len(data)
+		data = f.appendData(data, x)
+		d := keep(start)
 		if in.Create {
 			entry(f.ChangedField, f.Name+" set at creation")
 		} else if o := old[f.Index]; o == nil {
 			entry(f.ChangedField, f.Name+" added")
-		} else if !bytes.Equal(o.Data, data) {
+		} else if !bytes.Equal(o.Data, d) {
 			if f.Encoding == "string" && f.Schema.Enum != nil {
-				entry(f.ChangedField, fmt.Sprintf("%s changed from %s to %s", f.Name, o.Data, data))
+				entry(f.ChangedField, fmt.Sprintf("%s changed from %s to %s", f.Name, o.Data, d))
 			} else {
 				entry(f.ChangedField, f.Name+" changed")
 			}
 		}
-		put(f.Index, f.Type, data)
+		put(f.Index, f.Type, d)
 	}
 	if len(entries) == 0 {
 		return nil, nil
@@ -213,18 +226,23 @@ func (m *Model) Build(in BuildInput) ([]handlev.Value, []ChangeEntry) {
 		_ = json.Unmarshal(o.Data, &log)
 	}
 	for i := range entries {
-		log = append(log, json.RawMessage(appendChangeEntry(nil, &entries[i])))
+		start := len(data)
+		data = appendChangeEntry(data, &entries[i])
+		log = append(log, json.RawMessage(keep(start)))
 	}
-	cd := encodeLog(log)
+	start := len(data)
+	data = appendLog(data, log)
+	cd := keep(start)
 	for len(cd) > m.Changes.MaxBytes && len(log) > len(entries) {
 		log = log[1:]
-		cd = encodeLog(log)
+		cd = appendLog(nil, log)
 	}
 	put(m.Changes.Index, m.Changes.Type, cd)
 
 	// HS_ADMIN
-	put(m.Admin.Index, handlev.TypeAdmin, handlev.AppendAdmin(nil, handlev.Admin{
-		Mask: handlev.AdminAll, Handle: in.AdminHandle, Index: m.Admin.AdminIndex}))
+	start = len(data)
+	data = handlev.AppendAdmin(data, handlev.Admin{Mask: handlev.AdminAll, Handle: in.AdminHandle, Index: m.Admin.AdminIndex})
+	put(m.Admin.Index, handlev.TypeAdmin, keep(start))
 
 	// Values the model does not manage (e.g. of an imported record) stay.
 	for i := range in.Old {
@@ -236,17 +254,16 @@ func (m *Model) Build(in BuildInput) ([]handlev.Value, []ChangeEntry) {
 	return out, entries
 }
 
-func encodeLog(log []json.RawMessage) []byte {
-	var b bytes.Buffer
-	b.WriteByte('[')
+// appendLog appends the change log's JSON array of entries log.
+func appendLog(dst []byte, log []json.RawMessage) []byte {
+	dst = append(dst, '[')
 	for i, e := range log {
 		if i > 0 {
-			b.WriteByte(',')
+			dst = append(dst, ',')
 		}
-		b.Write(e)
+		dst = append(dst, e...)
 	}
-	b.WriteByte(']')
-	return b.Bytes()
+	return append(dst, ']')
 }
 
 // appendChangeEntry appends e as compact JSON without HTML escaping, as the
