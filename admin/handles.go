@@ -286,6 +286,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, b *base, p *prin
 			s.inv.Invalidate(key)
 		}
 		ident = s.identifierOf(&stored, pc.content)
+		ident.metaJSON = pc.metaJSON
 	}
 	w.Header().Set("Location", b.path+"/handles/"+pathEscape(ident.Prefix)+"/"+pathEscape(ident.Namespace)+"/"+pathEscape(ident.ID))
 	w.Header().Set("ETag", etag(stored.Version))
@@ -518,18 +519,28 @@ func auditContent(c model.Content) map[string]any {
 }
 
 // marshalAuditContent is json.Marshal(auditContent(c)), without reflection
-// where stdjson can encode c's metadata.
-func marshalAuditContent(c model.Content) ([]byte, error) {
-	b := append(make([]byte, 0, 1024), `{"metadata":`...)
-	b, ok := stdjson.AppendObject(b, c.Metadata, true)
+// where stdjson can encode c's metadata. meta is the metadata's JSON without
+// HTML escaping (the reply's, Identifier.metaJSON), nil if not encoded: it is
+// encoded once for both unless it holds <, > or &, the only characters
+// HTML escaping changes.
+func marshalAuditContent(c model.Content) (after, meta []byte, err error) {
+	meta, ok := stdjson.AppendObject(make([]byte, 0, 1024), c.Metadata, false)
 	if !ok {
-		return json.Marshal(auditContent(c))
+		after, err = json.Marshal(auditContent(c))
+		return after, nil, err
+	}
+	after = make([]byte, 0, len(meta)+64)
+	after = append(after, `{"metadata":`...)
+	if bytes.ContainsAny(meta, "<>&") {
+		after, _ = stdjson.AppendObject(after, c.Metadata, true)
+	} else {
+		after = append(after, meta...)
 	}
 	if c.URL != nil {
-		b = append(b, `,"url":`...)
-		b = stdjson.AppendString(b, *c.URL, true)
+		after = append(after, `,"url":`...)
+		after = stdjson.AppendString(after, *c.URL, true)
 	}
-	return append(b, '}'), nil
+	return append(after, '}'), meta, nil
 }
 
 func etag(v uint64) string { return `"` + strconv.FormatUint(v, 10) + `"` }
@@ -586,6 +597,7 @@ type preparedCreate struct {
 	url          string
 	now          time.Time
 	content      model.Content // what the API shows of vals
+	metaJSON     []byte        // content.Metadata as the reply writes it (Identifier.metaJSON), or nil
 	after        []byte        // the audit entry's "after", JSON
 	auditTail    []byte        // the audit entry for display (auditTail)
 }
@@ -614,7 +626,7 @@ func (s *Server) prepareCreate(p *principal, t target, customID string, u string
 		return pc, perr, nil
 	}
 	pc.content = s.model.CreatedContent(u, meta, pc.vals)
-	if pc.after, err = marshalAuditContent(pc.content); err != nil {
+	if pc.after, pc.metaJSON, err = marshalAuditContent(pc.content); err != nil {
 		return pc, nil, err
 	}
 	pc.auditTail, err = s.createAuditTail(p, pc.display, pc.after)

@@ -26,7 +26,9 @@ func (ident *Identifier) appendJSON(dst []byte) (_ []byte, ok bool) {
 	dst = append(dst, `,"url":`...)
 	dst = stdjson.AppendString(dst, ident.URL, false)
 	dst = append(dst, `,"metadata":`...)
-	if dst, ok = stdjson.AppendObject(dst, ident.Metadata, false); !ok {
+	if ident.metaJSON != nil {
+		dst = append(dst, ident.metaJSON...)
+	} else if dst, ok = stdjson.AppendObject(dst, ident.Metadata, false); !ok {
 		return dst, false
 	}
 	dst = append(dst, `,"version":`...)

@@ -82,8 +82,8 @@ func TestIdentifierJSON(t *testing.T) {
 func TestAuditContentJSON(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for i := 0; i < 500; i++ {
-		meta, _ := randJSON(r, 1).(map[string]any)
-		c := model.Content{Metadata: meta}
+		m, _ := randJSON(r, 1).(map[string]any)
+		c := model.Content{Metadata: m}
 		if i%3 != 0 {
 			u := jsonStrings[r.IntN(len(jsonStrings))]
 			c.URL = &u
@@ -95,8 +95,16 @@ func TestAuditContentJSON(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, err := marshalAuditContent(c); err != nil || !bytes.Equal(got, want) {
+		got, meta, err := marshalAuditContent(c)
+		if err != nil || !bytes.Equal(got, want) {
 			t.Fatalf("marshalAuditContent = %s, %v; json.Marshal: %s", got, err, want)
+		}
+		// The metadata's JSON for the reply is the reply's.
+		ident := &Identifier{Metadata: c.Metadata}
+		ref, _ := ident.appendJSON(nil)
+		ident.metaJSON = meta
+		if reply, _ := ident.appendJSON(nil); meta != nil && !bytes.Equal(reply, ref) {
+			t.Fatalf("reply with metaJSON %s, without %s", reply, ref)
 		}
 	}
 }
