@@ -294,7 +294,8 @@ func jsonErr(err error) string {
 // DecodeAny checks b (CheckJSON) and decodes it into generic values, numbers as
 // json.Number, for model validation: what json.Decoder with UseNumber gives.
 // Valid JSON, the common case, is checked and decoded in one pass
-// (decodeValid) instead of encoding/json's scanner passes and reflection.
+// (decodeValid) instead of encoding/json's scanner passes and reflection; its
+// strings share one copy of b.
 func DecodeAny(b []byte) (any, error) {
 	if err := checkText(b); err != nil {
 		return nil, err
@@ -334,6 +335,17 @@ func decodeValid(b []byte) (any, error) {
 type validDecoder struct {
 	b []byte
 	i int
+	// s is b as a string, made on the first string or number: those
+	// without escapes are slices of it, one allocation for all of them.
+	s string
+}
+
+// text returns b[i:j] as a string.
+func (d *validDecoder) text(i, j int) string {
+	if d.s == "" {
+		d.s = string(d.b)
+	}
+	return d.s[i:j]
 }
 
 func (d *validDecoder) space() {
@@ -381,7 +393,7 @@ func (d *validDecoder) value(depth int) (any, error) {
 		}
 		break
 	}
-	n := json.Number(d.b[d.i:j])
+	n := json.Number(d.text(d.i, j))
 	d.i = j
 	return n, nil
 }
@@ -456,7 +468,7 @@ func (d *validDecoder) str() (string, error) {
 	}
 	d.i = j + 1
 	if !esc {
-		return string(d.b[i:j]), nil
+		return d.text(i, j), nil
 	}
 	var s string
 	if err := json.Unmarshal(d.b[i-1:j+1], &s); err != nil {
