@@ -78,12 +78,12 @@ func (m *Model) Extract(vals []handlev.Value) Content {
 // CreatedContent is Extract of the values Build made for a new record from
 // url and meta (BuildInput.URL and Metadata of a create) without the change
 // log, taken from url and meta instead of decoding the values again: a
-// field's stored JSON decodes to its payload value. The Metadata shares the
-// values of meta. A value that would not come back the same (one DecodeAny
+// field's stored JSON decodes to its payload value. The Metadata is meta, or
+// shares its values. A value that would not come back the same (one DecodeAny
 // does not produce, a string that is not UTF-8) makes it fall back to
 // Extract.
 func (m *Model) CreatedContent(url string, meta map[string]any, vals []handlev.Value) Content {
-	c := Content{URL: &url, Metadata: make(map[string]any, len(meta))}
+	n := 0 // the fields meta sets
 	for _, f := range m.Fields {
 		x, ok := meta[f.Name]
 		if !ok || x == nil {
@@ -92,7 +92,17 @@ func (m *Model) CreatedContent(url string, meta map[string]any, vals []handlev.V
 		if f.Encoding == "json" && !decodedForm(x) {
 			return m.Extract(vals)
 		}
-		c.Metadata[f.Name] = x
+		n++
+	}
+	c := Content{URL: &url, Metadata: meta}
+	if n != len(meta) {
+		// Members that are no field, or null: not in the record.
+		c.Metadata = make(map[string]any, n)
+		for _, f := range m.Fields {
+			if x := meta[f.Name]; x != nil {
+				c.Metadata[f.Name] = x
+			}
+		}
 	}
 	return c
 }

@@ -78,3 +78,20 @@ func TestCreatedContent(t *testing.T) {
 		}
 	}
 }
+
+// TestCreatedContentOmits: members of meta that are no field of the model,
+// or null, are not in the content, as they are not in the record.
+func TestCreatedContentOmits(t *testing.T) {
+	m, err := LoadModel(DefaultModel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := map[string]any{"status": "REGISTERED", "nofield": "x", "schema_version": nil}
+	vals, _ := m.Build(BuildInput{Display: "21.12345/svc/ABC/X", AdminHandle: "21.12345/svc/ABC/ADMIN", URL: "https://e.org/",
+		Metadata: meta, Now: time.Unix(0, 0), Create: true})
+	want := m.Extract(vals)
+	want.Changes = nil
+	if got := m.CreatedContent("https://e.org/", meta, vals); !reflect.DeepEqual(got, want) {
+		t.Errorf("CreatedContent = %#v, Extract %#v", got, want)
+	}
+}
