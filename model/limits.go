@@ -26,18 +26,18 @@ func (f *FieldSpec) appendData(dst []byte, x any) []byte {
 	return append(dst, x.(string)...)
 }
 
-// checkValueSize adds an error if x, valid for f, is stored as more bytes than
-// the store keeps per value. buf is scratch space, returned for reuse.
-func (v *validator) checkValueSize(path string, f *FieldSpec, x any, buf []byte) []byte {
+// checkValueSize adds an error at v's path if x, valid for f, is stored as
+// more bytes than the store keeps per value. buf is scratch space, returned for reuse.
+func (v *validator) checkValueSize(f *FieldSpec, x any, buf []byte) []byte {
 	if s, ok := x.(string); ok && f.Encoding != "json" {
 		if len(s) > handlev.MaxLength {
-			v.add(path, "is %d bytes; the limit per value is %d bytes", len(s), handlev.MaxLength)
+			v.add(v.path(), "is %d bytes; the limit per value is %d bytes", len(s), handlev.MaxLength)
 		}
 		return buf
 	}
 	buf = f.appendData(buf[:0], x)
 	if len(buf) > handlev.MaxLength {
-		v.add(path, "is %d bytes as stored (compact JSON); the limit per value is %d bytes", len(buf), handlev.MaxLength)
+		v.add(v.path(), "is %d bytes as stored (compact JSON); the limit per value is %d bytes", len(buf), handlev.MaxLength)
 	}
 	return buf
 }

@@ -178,11 +178,13 @@ func (m *Model) ValidateRecord(u *string, meta map[string]any, unknownNull map[s
 			continue
 		}
 		n := len(v.errs)
-		v.validate("metadata."+f.Name, f.Schema, x)
+		v.push(pathSeg{pre: "metadata.", name: f.Name})
+		v.validate(f.Schema, x)
 		if len(v.errs) == n {
 			// Only a valid value is measured: its encoding is the stored one.
-			buf = v.checkValueSize("metadata."+f.Name, f, x, buf)
+			buf = v.checkValueSize(f, x, buf)
 		}
+		v.pop()
 	}
 	sortErrs(v.errs)
 	return v.errs

@@ -95,3 +95,12 @@ func TestCreatedContentOmits(t *testing.T) {
 		t.Errorf("CreatedContent = %#v, Extract %#v", got, want)
 	}
 }
+
+// TestCollectorAdd: a Collector's own callers name the field themselves.
+func TestCollectorAdd(t *testing.T) {
+	var c Collector
+	c.Add("technical_contact.email", "must be %s", "an e-mail address")
+	if e := c.Errors(); len(e) != 1 || e[0].Field != "technical_contact.email" || e[0].Message != "must be an e-mail address" {
+		t.Errorf("Errors() = %+v", e)
+	}
+}
