@@ -169,7 +169,7 @@ func (m *Model) Build(in BuildInput) ([]handlev.Value, []ChangeEntry) {
 	// The new values' data are appended to one buffer, each kept as a slice
 	// of it whose capacity ends with it: one allocation for most records
 	// instead of one or more per value.
-	data := make([]byte, 0, 2048)
+	data := make([]byte, 0, 3072)
 	keep := func(start int) []byte { return data[start:len(data):len(data)] }
 
 	entry := func(field, desc string) {
@@ -235,17 +235,33 @@ func (m *Model) Build(in BuildInput) ([]handlev.Value, []ChangeEntry) {
 	if o := old[m.Changes.Index]; o != nil {
 		_ = json.Unmarshal(o.Data, &log)
 	}
-	for i := range entries {
-		start := len(data)
-		data = appendChangeEntry(data, &entries[i])
-		log = append(log, json.RawMessage(keep(start)))
-	}
 	start := len(data)
-	data = appendLog(data, log)
-	cd := keep(start)
-	for len(cd) > m.Changes.MaxBytes && len(log) > len(entries) {
-		log = log[1:]
-		cd = appendLog(nil, log)
+	var cd []byte
+	if len(log) == 0 {
+		// Only new entries (a create): written as the log at once, none of
+		// them is dropped.
+		data = append(data, '[')
+		for i := range entries {
+			if i > 0 {
+				data = append(data, ',')
+			}
+			data = appendChangeEntry(data, &entries[i])
+		}
+		data = append(data, ']')
+		cd = keep(start)
+	} else {
+		for i := range entries {
+			start := len(data)
+			data = appendChangeEntry(data, &entries[i])
+			log = append(log, json.RawMessage(keep(start)))
+		}
+		start = len(data)
+		data = appendLog(data, log)
+		cd = keep(start)
+		for len(cd) > m.Changes.MaxBytes && len(log) > len(entries) {
+			log = log[1:]
+			cd = appendLog(nil, log)
+		}
 	}
 	put(m.Changes.Index, m.Changes.Type, cd)
 
