@@ -294,16 +294,23 @@ func jsonErr(err error) string {
 // DecodeAny checks b (CheckJSON) and decodes it into generic values, numbers as
 // json.Number, for model validation: what json.Decoder with UseNumber gives.
 // Valid JSON, the common case, is checked and decoded in one pass
-// (decodeValid) instead of encoding/json's scanner passes and reflection; its
+// (decodeStrict) instead of encoding/json's scanner passes and reflection; its
 // strings share one copy of b.
 func DecodeAny(b []byte) (any, error) {
 	if err := checkText(b); err != nil {
 		return nil, err
 	}
-	if json.Valid(b) {
-		return decodeValid(b)
+	v, err := decodeStrict(b)
+	switch {
+	case err == nil:
+		return v, nil
+	case err != errNotValid && json.Valid(b):
+		// A nesting or duplicate key error, in a valid text: checkShape's.
+		return nil, err
 	}
-	if err := checkTokens(b); err != nil {
+	// Not valid JSON (or not JSON decodeStrict knows to be valid): the
+	// checks and the decoding as they always were, with their errors.
+	if err := CheckJSON(b); err != nil {
 		return nil, err
 	}
 	return decodeStd(b)
@@ -321,18 +328,31 @@ func decodeStd(b []byte) (any, error) {
 	return v, nil
 }
 
-// decodeValid decodes b, which json.Valid accepts, as json.Decoder with
-// UseNumber does (objects map[string]any, arrays []any never nil, numbers
-// json.Number), with checkShape's checks: the first object nested deeper
-// than MaxJSONDepth or duplicate key, in document order, is checkShape's
-// error. b must also have passed checkText.
-func decodeValid(b []byte) (any, error) {
-	d := validDecoder{b: b}
+// errNotValid is decodeStrict's verdict on a text that is not one JSON
+// value (RFC 8259): DecodeAny then leaves the text to CheckJSON, which
+// says what is wrong.
+var errNotValid = errors.New("model: not valid JSON")
+
+// decodeStrict checks and decodes b, which checkText accepted, in one pass:
+// what json.Decoder with UseNumber gives (objects map[string]any, arrays
+// []any never nil, numbers json.Number) for a text that json.Valid accepts,
+// errNotValid for one it refuses. It also refuses, as checkShape does, the
+// first object or array nested deeper than MaxJSONDepth or duplicate key in
+// document order, with checkShape's error; the text after it is not read.
+func decodeStrict(b []byte) (any, error) {
+	d := strictDecoder{b: b}
 	d.space()
-	return d.value(0)
+	v, err := d.value(0)
+	if err != nil {
+		return nil, err
+	}
+	if d.space(); d.i != len(b) {
+		return nil, errNotValid
+	}
+	return v, nil
 }
 
-type validDecoder struct {
+type strictDecoder struct {
 	b []byte
 	i int
 	// s is b as a string, made on the first string or number: those
@@ -341,14 +361,14 @@ type validDecoder struct {
 }
 
 // text returns b[i:j] as a string.
-func (d *validDecoder) text(i, j int) string {
+func (d *strictDecoder) text(i, j int) string {
 	if d.s == "" {
 		d.s = string(d.b)
 	}
 	return d.s[i:j]
 }
 
-func (d *validDecoder) space() {
+func (d *strictDecoder) space() {
 	for d.i < len(d.b) {
 		switch d.b[d.i] {
 		case ' ', '\t', '\n', '\r':
@@ -359,9 +379,26 @@ func (d *validDecoder) space() {
 	}
 }
 
+// next returns the byte at d.i, 0 at the end.
+func (d *strictDecoder) next() byte {
+	if d.i < len(d.b) {
+		return d.b[d.i]
+	}
+	return 0
+}
+
+// literal consumes lit at d.i.
+func (d *strictDecoder) literal(lit string) error {
+	if len(d.b)-d.i < len(lit) || string(d.b[d.i:d.i+len(lit)]) != lit {
+		return errNotValid
+	}
+	d.i += len(lit)
+	return nil
+}
+
 // value decodes the value at d.i, inside depth arrays and objects.
-func (d *validDecoder) value(depth int) (any, error) {
-	switch c := d.b[d.i]; c {
+func (d *strictDecoder) value(depth int) (any, error) {
+	switch c := d.next(); c {
 	case '{', '[':
 		if depth >= MaxJSONDepth {
 			return nil, &SyntaxError{Msg: fmt.Sprintf("request body nests deeper than %d levels", MaxJSONDepth)}
@@ -373,35 +410,64 @@ func (d *validDecoder) value(depth int) (any, error) {
 		}
 		return d.object(depth + 1)
 	case '"':
-		return d.str()
-	case 't':
-		d.i += len("true")
-		return true, nil
-	case 'f':
-		d.i += len("false")
-		return false, nil
-	case 'n':
-		d.i += len("null")
-		return nil, nil
-	}
-	j := d.i
-	for j < len(d.b) {
-		switch d.b[j] {
-		case '-', '+', '.', 'e', 'E', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-			j++
-			continue
+		s, err := d.str()
+		if err != nil {
+			return nil, err
 		}
-		break
+		return s, nil
+	case 't':
+		return true, d.literal("true")
+	case 'f':
+		return false, d.literal("false")
+	case 'n':
+		return nil, d.literal("null")
 	}
-	n := json.Number(d.text(d.i, j))
-	d.i = j
-	return n, nil
+	return d.number()
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// number consumes a number (RFC 8259 §6) at d.i.
+func (d *strictDecoder) number() (any, error) {
+	i := d.i
+	if d.next() == '-' {
+		d.i++
+	}
+	switch c := d.next(); {
+	case c == '0':
+		d.i++
+	case '1' <= c && c <= '9':
+		for d.i++; isDigit(d.next()); d.i++ {
+		}
+	default:
+		return nil, errNotValid
+	}
+	if d.next() == '.' {
+		d.i++
+		if !isDigit(d.next()) {
+			return nil, errNotValid
+		}
+		for ; isDigit(d.next()); d.i++ {
+		}
+	}
+	if c := d.next(); c == 'e' || c == 'E' {
+		d.i++
+		if c := d.next(); c == '+' || c == '-' {
+			d.i++
+		}
+		if !isDigit(d.next()) {
+			return nil, errNotValid
+		}
+		for ; isDigit(d.next()); d.i++ {
+		}
+	}
+	return json.Number(d.text(i, d.i)), nil
 }
 
 // array decodes the members of an array whose '[' is consumed.
-func (d *validDecoder) array(depth int) (any, error) {
+func (d *strictDecoder) array(depth int) (any, error) {
 	a := make([]any, 0)
-	if d.b[d.i] == ']' {
+	if d.next() == ']' {
 		d.i++
 		return a, nil
 	}
@@ -412,23 +478,30 @@ func (d *validDecoder) array(depth int) (any, error) {
 		}
 		a = append(a, v)
 		d.space()
-		c := d.b[d.i]
-		d.i++
-		if c == ']' {
+		switch d.next() {
+		case ']':
+			d.i++
 			return a, nil
+		case ',':
+			d.i++
+			d.space()
+		default:
+			return nil, errNotValid
 		}
-		d.space() // after ','
 	}
 }
 
 // object decodes the members of an object whose '{' is consumed.
-func (d *validDecoder) object(depth int) (any, error) {
+func (d *strictDecoder) object(depth int) (any, error) {
 	m := make(map[string]any)
-	if d.b[d.i] == '}' {
+	if d.next() == '}' {
 		d.i++
 		return m, nil
 	}
 	for {
+		if d.next() != '"' {
+			return nil, errNotValid
+		}
 		k, err := d.str()
 		if err != nil {
 			return nil, err
@@ -437,7 +510,10 @@ func (d *validDecoder) object(depth int) (any, error) {
 			return nil, &SyntaxError{Msg: fmt.Sprintf("duplicate key %q in a JSON object", k)}
 		}
 		d.space()
-		d.i++ // ':'
+		if d.next() != ':' {
+			return nil, errNotValid
+		}
+		d.i++
 		d.space()
 		v, err := d.value(depth)
 		if err != nil {
@@ -445,25 +521,51 @@ func (d *validDecoder) object(depth int) (any, error) {
 		}
 		m[k] = v
 		d.space()
-		c := d.b[d.i]
-		d.i++
-		if c == '}' {
+		switch d.next() {
+		case '}':
+			d.i++
 			return m, nil
+		case ',':
+			d.i++
+			d.space()
+		default:
+			return nil, errNotValid
 		}
-		d.space() // after ','
 	}
 }
 
-// str decodes the string at d.i: as it is without escapes (b is valid UTF-8
-// and valid JSON, so it has no control characters), through encoding/json
-// with them.
-func (d *validDecoder) str() (string, error) {
+// str decodes the string whose '"' is at d.i: as it is without escapes (b
+// is valid UTF-8), through encoding/json with them.
+func (d *strictDecoder) str() (string, error) {
 	i := d.i + 1
 	j, esc := i, false
-	for ; d.b[j] != '"'; j++ {
-		if d.b[j] == '\\' {
+	for ; ; j++ {
+		if j >= len(d.b) {
+			return "", errNotValid
+		}
+		c := d.b[j]
+		if c == '"' {
+			break
+		}
+		if c < 0x20 {
+			return "", errNotValid
+		}
+		if c == '\\' {
 			esc = true
 			j++
+			if j >= len(d.b) {
+				return "", errNotValid
+			}
+			switch d.b[j] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if len(d.b)-j < 5 || !isHex(d.b[j+1]) || !isHex(d.b[j+2]) || !isHex(d.b[j+3]) || !isHex(d.b[j+4]) {
+					return "", errNotValid
+				}
+				j += 4
+			default:
+				return "", errNotValid
+			}
 		}
 	}
 	d.i = j + 1
@@ -472,10 +574,12 @@ func (d *validDecoder) str() (string, error) {
 	}
 	var s string
 	if err := json.Unmarshal(d.b[i-1:j+1], &s); err != nil {
-		return "", &SyntaxError{Msg: fmt.Sprintf("request body is not valid JSON: %v", jsonErr(err))}
+		return "", errNotValid
 	}
 	return s, nil
 }
+
+func isHex(c byte) bool { return isDigit(c) || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
 
 // DecodeObject decodes the JSON text of one write (DecodeAny), which must be
 // an object.

@@ -117,6 +117,10 @@ var decodeCases = []string{
 	`{"a":1,"b":[` + strings.Repeat("[", 16) + strings.Repeat("]", 16) + `],"a":2}`,
 	`{"a":1,"a":2,"b":` + strings.Repeat("[", 17) + strings.Repeat("]", 17) + `}`,
 	`{"url":1,"metadata":"x",}`, `[1,2`, `{"a" 1}`, `nul`, `01`, `{"a":"\x"}`,
+	`[1,]`, `{"a":1,}`, `"\u12"`, `"\u12g4"`, `"\q"`, `-`, `-a`, `1.`, `1e`, `1e+`, `.5`, `+1`, `tru`, `nulll`, `truex`,
+	"\"a\tb\"", "\"a\x01\"", `{} x`, `[1 2]`, `{"a" "b"}`, `{1:2}`, `{"a":1 "b":2}`, `[`, `{`, `"abc`, `"abc\`,
+	"\ufeff{}", `[-0.0e-0,0E+1,1.25]`, `{"a":[1,{"b":"\u00e9\ud83d\ude00"}],"c":"\/\b\f"}`, `{"dup":1,"x":[1,],"dup":2}`,
+	`{"x":[1,],"dup":1,"dup":2}`, `{"dup":1,"dup":2} x`,
 }
 
 func TestDecodeAnyAgrees(t *testing.T) {
