@@ -168,7 +168,7 @@ func (m *Model) ValidateRecord(u *string, meta map[string]any, unknownNull map[s
 	for _, k := range unknown {
 		v.add("metadata."+k, "unknown field; allowed: %s", m.fieldNames())
 	}
-	var buf []byte
+	buf := make([]byte, 0, 1024) // checkValueSize's
 	for _, f := range m.Fields {
 		x, ok := meta[f.Name]
 		if !ok || x == nil {

@@ -214,7 +214,7 @@ func (m *Model) Build(in BuildInput) ([]handlev.Value, []ChangeEntry) {
 		data = f.appendData(data, x)
 		d := keep(start)
 		if in.Create {
-			entry(f.ChangedField, f.Name+" set at creation")
+			entry(f.ChangedField, f.createdDesc())
 		} else if o := old[f.Index]; o == nil {
 			entry(f.ChangedField, f.Name+" added")
 		} else if !bytes.Equal(o.Data, d) {
@@ -233,7 +233,7 @@ func (m *Model) Build(in BuildInput) ([]handlev.Value, []ChangeEntry) {
 	// Change log: previous entries + new ones, oldest dropped beyond MaxBytes.
 	var log []json.RawMessage
 	if o := old[m.Changes.Index]; o != nil {
-		_ = json.Unmarshal(o.Data, &log)
+		log = decodeLog(o.Data)
 	}
 	start := len(data)
 	var cd []byte
@@ -278,6 +278,14 @@ func (m *Model) Build(in BuildInput) ([]handlev.Value, []ChangeEntry) {
 	}
 	slices.SortStableFunc(out, func(a, b handlev.Value) int { return int(a.Index) - int(b.Index) })
 	return out, entries
+}
+
+// decodeLog returns the entries of a change log value ("nil" if it is not
+// one).
+func decodeLog(data []byte) []json.RawMessage {
+	var log []json.RawMessage
+	_ = json.Unmarshal(data, &log)
+	return log
 }
 
 // appendLog appends the change log's JSON array of entries log.

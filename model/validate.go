@@ -30,8 +30,13 @@ type pathSeg struct {
 	item      bool
 }
 
-func (v *Collector) push(s pathSeg) { v.segs = append(v.segs, s) }
-func (v *Collector) pop()           { v.segs = v.segs[:len(v.segs)-1] }
+func (v *Collector) push(s pathSeg) {
+	if v.segs == nil {
+		v.segs = make([]pathSeg, 0, 8)
+	}
+	v.segs = append(v.segs, s)
+}
+func (v *Collector) pop() { v.segs = v.segs[:len(v.segs)-1] }
 
 // path renders segs as FieldError.Field writes it
 // ("metadata.resource_info.representation_variants[0].size").
