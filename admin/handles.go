@@ -493,14 +493,15 @@ func (s *Server) identifier(st *store.Stored) *Identifier {
 // identifierOf is identifier with the record's content already extracted.
 func (s *Server) identifierOf(st *store.Stored, c model.Content) *Identifier {
 	prefix, ns, id := splitDisplay(st.Record.Handle)
-	short := prefix + "/" + ns + "/" + id
+	// The resolve link is the no-redirect one without its query.
+	noRedirect := s.public + "/" + prefix + "/" + ns + "/" + id + "?noredirect"
 	ident := &Identifier{
 		Handle: st.Record.Handle, Prefix: prefix, Namespace: ns, ID: id, Metadata: c.Metadata,
 		Version: st.Version, Created: st.Created.UTC().Truncate(time.Second), Updated: st.Updated.UTC().Truncate(time.Second),
 		Links: Links{
-			Resolve:    s.public + "/" + short,
+			Resolve:    noRedirect[:len(noRedirect)-len("?noredirect")],
 			API:        s.public + "/api/handles/" + st.Record.Handle,
-			NoRedirect: s.public + "/" + short + "?noredirect",
+			NoRedirect: noRedirect,
 		},
 	}
 	if c.URL != nil {
@@ -558,6 +559,9 @@ func etagMatches(h string, v uint64) bool {
 }
 
 func pathEscape(s string) string {
+	if !needsPathEscape(s) {
+		return s
+	}
 	// Custom ids may hold '/', which stays a path separator.
 	parts := strings.Split(s, "/")
 	for i, p := range parts {
@@ -763,14 +767,36 @@ func nonStorable(err error) error {
 	return err
 }
 
-// splitDisplay cuts "<PREFIX>/<svc>/<NS>/<ID>" into its parts.
+// needsPathEscape reports whether pathEscape could change s: whether it
+// holds a byte other than '/' and those url.PathEscape never escapes
+// (RFC 3986 unreserved characters).
+func needsPathEscape(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9',
+			c == '-', c == '.', c == '_', c == '~', c == '/':
+		default:
+			return true
+		}
+	}
+	return false
+}
+
+// splitDisplay cuts "<PREFIX>/<svc>/<NS>/<ID>" into its parts (the ID may
+// hold '/'); "<PREFIX>/<NS>/<ID>" too.
 func splitDisplay(h string) (prefix, ns, id string) {
-	parts := strings.SplitN(h, "/", 4)
-	if len(parts) == 4 {
-		return parts[0], parts[2], parts[3]
+	i := strings.IndexByte(h, '/')
+	if i < 0 {
+		return h, "", ""
 	}
-	if len(parts) == 3 {
-		return parts[0], parts[1], parts[2]
+	rest := h[i+1:]
+	j := strings.IndexByte(rest, '/')
+	if j < 0 {
+		return h, "", ""
 	}
-	return h, "", ""
+	last := rest[j+1:]
+	if k := strings.IndexByte(last, '/'); k >= 0 {
+		return h[:i], last[:k], last[k+1:]
+	}
+	return h[:i], rest[:j], last
 }

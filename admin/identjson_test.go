@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"math/rand/v2"
+	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -105,6 +107,35 @@ func TestAuditContentJSON(t *testing.T) {
 		ident.metaJSON = meta
 		if reply, _ := ident.appendJSON(nil); meta != nil && !bytes.Equal(reply, ref) {
 			t.Fatalf("reply with metaJSON %s, without %s", reply, ref)
+		}
+	}
+}
+
+// TestSplitDisplayAndPathEscape: the cut and the escaping are those of
+// strings.SplitN and url.PathEscape per segment.
+func TestSplitDisplayAndPathEscape(t *testing.T) {
+	for _, h := range []string{"", "a", "a/b", "a/b/c", "21.12345/svc/K7Q/AB-CD", "p/s/n/i/d/e", "/", "//", "///", "a//b/", "p/s/n/"} {
+		var want [3]string
+		switch parts := strings.SplitN(h, "/", 4); len(parts) {
+		case 4:
+			want = [3]string{parts[0], parts[2], parts[3]}
+		case 3:
+			want = [3]string{parts[0], parts[1], parts[2]}
+		default:
+			want = [3]string{h, "", ""}
+		}
+		if p, n, i := splitDisplay(h); [3]string{p, n, i} != want {
+			t.Errorf("splitDisplay(%q) = %q %q %q, want %q", h, p, n, i, want)
+		}
+	}
+	for c := 0; c < 256; c++ {
+		s := "a/" + string([]byte{byte(c)}) + "/b"
+		parts := strings.Split(s, "/")
+		for i, p := range parts {
+			parts[i] = url.PathEscape(p)
+		}
+		if got, want := pathEscape(s), strings.Join(parts, "/"); got != want {
+			t.Errorf("pathEscape(%q) = %q, want %q", s, got, want)
 		}
 	}
 }
