@@ -95,7 +95,7 @@ func (m *Model) CreatedContent(url string, meta map[string]any, vals []handlev.V
 		n++
 	}
 	c := Content{URL: &url, Metadata: meta}
-	if n != len(meta) {
+	if meta == nil || n != len(meta) {
 		// Members that are no field, or null: not in the record.
 		c.Metadata = make(map[string]any, n)
 		for _, f := range m.Fields {

@@ -104,3 +104,16 @@ func TestCollectorAdd(t *testing.T) {
 		t.Errorf("Errors() = %+v", e)
 	}
 }
+
+// TestCreatedContentNoMetadata: a record without metadata shows an empty
+// object, as Extract reads it.
+func TestCreatedContentNoMetadata(t *testing.T) {
+	m, err := LoadModel(DefaultModel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals, _ := m.Build(BuildInput{Display: "21.12345/svc/ABC/X", AdminHandle: "21.12345/svc/ABC/ADMIN", URL: "https://e.org/", Now: time.Unix(0, 0), Create: true})
+	if got := m.CreatedContent("https://e.org/", nil, vals); got.Metadata == nil || len(got.Metadata) != 0 {
+		t.Errorf("CreatedContent(nil metadata).Metadata = %#v", got.Metadata)
+	}
+}
