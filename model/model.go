@@ -105,6 +105,8 @@ type Schema struct {
 	Discriminator        *Discriminator `json:"discriminator,omitempty"`
 
 	re *regexp.Regexp
+	// matched remembers recent verdicts of re on short strings (matches).
+	matched *matchMemo
 }
 
 // Discriminator applies Cases[value of Property] in addition to the schema.
@@ -279,6 +281,7 @@ func (s *Schema) compile(p string) error {
 			return &ModelError{Path: p + ".pattern", Msg: err.Error()}
 		}
 		s.re = re
+		s.matched = new(matchMemo)
 	}
 	if s.Items != nil {
 		if s.Type != "array" {

@@ -232,7 +232,7 @@ func (v *validator) checkString(s *Schema, str string) {
 			}
 		}
 	}
-	if s.re != nil && !s.re.MatchString(str) {
+	if s.re != nil && !s.matches(str) {
 		v.add(v.path(), "must match %s", s.Pattern)
 	}
 }
