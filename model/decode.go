@@ -308,8 +308,8 @@ func DecodeAny(b []byte) (any, error) {
 		// A nesting or duplicate key error, in a valid text: checkShape's.
 		return nil, err
 	}
-	// Not valid JSON (or not JSON decodeStrict knows to be valid): the
-	// checks and the decoding as they always were, with their errors.
+	// Not valid JSON (or not JSON decodeStrict knows to be valid):
+	// CheckJSON's checks and encoding/json's decoding, with their errors.
 	if err := CheckJSON(b); err != nil {
 		return nil, err
 	}
