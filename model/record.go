@@ -280,8 +280,8 @@ func (m *Model) Build(in BuildInput) ([]handlev.Value, []ChangeEntry) {
 	return out, entries
 }
 
-// decodeLog returns the entries of a change log value ("nil" if it is not
-// one).
+// decodeLog returns the entries of a change log value, none if it is not
+// a JSON array.
 func decodeLog(data []byte) []json.RawMessage {
 	var log []json.RawMessage
 	_ = json.Unmarshal(data, &log)
