@@ -34,7 +34,12 @@ var jsonLinesTypes = []string{"application/jsonl", "application/x-ndjson"}
 // media types (jsonLinesTypes); isLines reports that the client sent one.
 func readBodyOf(w http.ResponseWriter, r *http.Request, max int64, lines bool) (body []byte, isLines bool, err error) {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
-		mt, _, err := mime.ParseMediaType(ct)
+		// "application/json" as it is, the common case, is its own media
+		// type without parameters.
+		mt, err := ct, error(nil)
+		if ct != "application/json" {
+			mt, _, err = mime.ParseMediaType(ct)
+		}
 		isLines = err == nil && lines && slices.Contains(jsonLinesTypes, mt)
 		if err != nil || !(mt == "application/json" || strings.HasSuffix(mt, "+json") || isLines) {
 			if lines {
@@ -51,7 +56,7 @@ func readBodyOf(w http.ResponseWriter, r *http.Request, max int64, lines bool) (
 		return nil, false, problem(http.StatusRequestEntityTooLarge,
 			"request body of %d bytes exceeds the limit of %d bytes", r.ContentLength, max)
 	}
-	body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+	body, err = readAll(http.MaxBytesReader(w, r.Body, max), r.ContentLength)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
@@ -64,6 +69,28 @@ func readBodyOf(w http.ResponseWriter, r *http.Request, max int64, lines bool) (
 		return nil, false, problem(http.StatusBadRequest, "request body is empty; send a JSON object")
 	}
 	return body, isLines, nil
+}
+
+// readAll is io.ReadAll with room for size bytes (a request's
+// ContentLength, -1 if unknown) from the start.
+func readAll(rd io.Reader, size int64) ([]byte, error) {
+	if size < 0 || size >= 1<<30 {
+		return io.ReadAll(rd)
+	}
+	b := make([]byte, 0, size+1)
+	for {
+		n, err := rd.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+	}
 }
 
 // readJSON reads the request body (with readBody's media-type and size checks)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"pidnode/handlev"
+	"pidnode/internal/stdjson"
 	"pidnode/model"
 	"pidnode/registry"
 	"pidnode/store"
@@ -285,13 +286,14 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, b *base, p *prin
 			s.inv.Invalidate(key)
 		}
 		ident = s.identifierOf(&stored, pc.content)
+		ident.metaJSON = pc.metaJSON
 	}
 	w.Header().Set("Location", b.path+"/handles/"+pathEscape(ident.Prefix)+"/"+pathEscape(ident.Namespace)+"/"+pathEscape(ident.ID))
 	w.Header().Set("ETag", etag(stored.Version))
 	if replayed {
 		w.Header().Set("Idempotent-Replayed", "true")
 	}
-	writeJSON(w, http.StatusCreated, ident)
+	writeIdentifier(w, http.StatusCreated, ident)
 	return nil
 }
 
@@ -343,7 +345,7 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, b *base, p *prin
 		}
 	}
 	w.Header().Set("ETag", etag(stored.Version))
-	writeJSON(w, http.StatusOK, s.identifier(&stored))
+	writeIdentifier(w, http.StatusOK, s.identifier(&stored))
 	return nil
 }
 
@@ -365,7 +367,7 @@ func (s *Server) readHandle(w http.ResponseWriter, r *http.Request, b *base, t t
 		w.WriteHeader(http.StatusNotModified)
 		return nil
 	}
-	writeJSON(w, http.StatusOK, s.identifier(&st))
+	writeIdentifier(w, http.StatusOK, s.identifier(&st))
 	return nil
 }
 
@@ -491,14 +493,15 @@ func (s *Server) identifier(st *store.Stored) *Identifier {
 // identifierOf is identifier with the record's content already extracted.
 func (s *Server) identifierOf(st *store.Stored, c model.Content) *Identifier {
 	prefix, ns, id := splitDisplay(st.Record.Handle)
-	short := prefix + "/" + ns + "/" + id
+	// The resolve link is the no-redirect one without its query.
+	noRedirect := s.public + "/" + prefix + "/" + ns + "/" + id + "?noredirect"
 	ident := &Identifier{
 		Handle: st.Record.Handle, Prefix: prefix, Namespace: ns, ID: id, Metadata: c.Metadata,
 		Version: st.Version, Created: st.Created.UTC().Truncate(time.Second), Updated: st.Updated.UTC().Truncate(time.Second),
 		Links: Links{
-			Resolve:    s.public + "/" + short,
+			Resolve:    noRedirect[:len(noRedirect)-len("?noredirect")],
 			API:        s.public + "/api/handles/" + st.Record.Handle,
-			NoRedirect: s.public + "/" + short + "?noredirect",
+			NoRedirect: noRedirect,
 		},
 	}
 	if c.URL != nil {
@@ -516,6 +519,31 @@ func auditContent(c model.Content) map[string]any {
 	return m
 }
 
+// marshalAuditContent is json.Marshal(auditContent(c)), without reflection
+// where stdjson can encode c's metadata. meta is the metadata's JSON without
+// HTML escaping (the reply's, Identifier.metaJSON), nil if not encoded: it is
+// encoded once for both unless it holds <, > or &, the only characters
+// HTML escaping changes.
+func marshalAuditContent(c model.Content) (after, meta []byte, err error) {
+	meta, ok := stdjson.AppendObject(make([]byte, 0, 1024), c.Metadata, false)
+	if !ok {
+		after, err = json.Marshal(auditContent(c))
+		return after, nil, err
+	}
+	after = make([]byte, 0, len(meta)+64)
+	after = append(after, `{"metadata":`...)
+	if bytes.ContainsAny(meta, "<>&") {
+		after, _ = stdjson.AppendObject(after, c.Metadata, true)
+	} else {
+		after = append(after, meta...)
+	}
+	if c.URL != nil {
+		after = append(after, `,"url":`...)
+		after = stdjson.AppendString(after, *c.URL, true)
+	}
+	return append(after, '}'), meta, nil
+}
+
 func etag(v uint64) string { return `"` + strconv.FormatUint(v, 10) + `"` }
 
 // etagMatches reports whether an If-Match / If-None-Match list names version v.
@@ -531,6 +559,9 @@ func etagMatches(h string, v uint64) bool {
 }
 
 func pathEscape(s string) string {
+	if !needsPathEscape(s) {
+		return s
+	}
 	// Custom ids may hold '/', which stays a path separator.
 	parts := strings.Split(s, "/")
 	for i, p := range parts {
@@ -570,6 +601,7 @@ type preparedCreate struct {
 	url          string
 	now          time.Time
 	content      model.Content // what the API shows of vals
+	metaJSON     []byte        // content.Metadata as the reply writes it (Identifier.metaJSON), or nil
 	after        []byte        // the audit entry's "after", JSON
 	auditTail    []byte        // the audit entry for display (auditTail)
 }
@@ -597,8 +629,8 @@ func (s *Server) prepareCreate(p *principal, t target, customID string, u string
 	if perr := s.model.CheckRecord(pc.display, pc.vals); perr != nil {
 		return pc, perr, nil
 	}
-	pc.content = s.model.Extract(pc.vals)
-	if pc.after, err = json.Marshal(auditContent(pc.content)); err != nil {
+	pc.content = s.model.CreatedContent(u, meta, pc.vals)
+	if pc.after, pc.metaJSON, err = marshalAuditContent(pc.content); err != nil {
 		return pc, nil, err
 	}
 	pc.auditTail, err = s.createAuditTail(p, pc.display, pc.after)
@@ -735,14 +767,36 @@ func nonStorable(err error) error {
 	return err
 }
 
-// splitDisplay cuts "<PREFIX>/<svc>/<NS>/<ID>" into its parts.
+// needsPathEscape reports whether pathEscape could change s: whether it
+// holds a byte other than '/' and those url.PathEscape never escapes
+// (RFC 3986 unreserved characters).
+func needsPathEscape(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9',
+			c == '-', c == '.', c == '_', c == '~', c == '/':
+		default:
+			return true
+		}
+	}
+	return false
+}
+
+// splitDisplay cuts "<PREFIX>/<svc>/<NS>/<ID>" into its parts (the ID may
+// hold '/'); "<PREFIX>/<NS>/<ID>" too.
 func splitDisplay(h string) (prefix, ns, id string) {
-	parts := strings.SplitN(h, "/", 4)
-	if len(parts) == 4 {
-		return parts[0], parts[2], parts[3]
+	i := strings.IndexByte(h, '/')
+	if i < 0 {
+		return h, "", ""
 	}
-	if len(parts) == 3 {
-		return parts[0], parts[1], parts[2]
+	rest := h[i+1:]
+	j := strings.IndexByte(rest, '/')
+	if j < 0 {
+		return h, "", ""
 	}
-	return h, "", ""
+	last := rest[j+1:]
+	if k := strings.IndexByte(last, '/'); k >= 0 {
+		return h[:i], last[:k], last[k+1:]
+	}
+	return h[:i], rest[:j], last
 }

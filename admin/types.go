@@ -48,6 +48,9 @@ type Identifier struct {
 	Links     Links          `json:"links"`
 
 	key string // storage key, for list cursors
+	// metaJSON, if not nil, is Metadata's JSON as appendJSON writes it,
+	// encoded before (a create encodes it for its audit entry too).
+	metaJSON []byte
 }
 
 // Links are the resolver URLs of an identifier.

@@ -22,18 +22,7 @@ const MaxJSONDepth = 16
 // would silently replace invalid UTF-8 and let the last duplicate win, so a
 // payload could mean different things to different readers.
 func CheckJSON(b []byte) error {
-	if !utf8.Valid(b) {
-		off := 0
-		for off < len(b) {
-			r, n := utf8.DecodeRune(b[off:])
-			if r == utf8.RuneError && n <= 1 {
-				break
-			}
-			off += n
-		}
-		return &SyntaxError{Msg: fmt.Sprintf("request body is not valid UTF-8 (first invalid byte at offset %d)", off)}
-	}
-	if err := checkSurrogates(b); err != nil {
+	if err := checkText(b); err != nil {
 		return err
 	}
 	if json.Valid(b) {
@@ -45,6 +34,23 @@ func CheckJSON(b []byte) error {
 	// Invalid: the token walk finds the first problem in document order, as
 	// it always did (a duplicate key before a syntax error is reported as such).
 	return checkTokens(b)
+}
+
+// checkText is CheckJSON's check of b as text: valid UTF-8, no escaped lone
+// surrogate (checkSurrogates).
+func checkText(b []byte) error {
+	if !utf8.Valid(b) {
+		off := 0
+		for off < len(b) {
+			r, n := utf8.DecodeRune(b[off:])
+			if r == utf8.RuneError && n <= 1 {
+				break
+			}
+			off += n
+		}
+		return &SyntaxError{Msg: fmt.Sprintf("request body is not valid UTF-8 (first invalid byte at offset %d)", off)}
+	}
+	return checkSurrogates(b)
 }
 
 // checkShape is CheckJSON's depth and duplicate key check of a body that
@@ -286,11 +292,33 @@ func jsonErr(err error) string {
 }
 
 // DecodeAny checks b (CheckJSON) and decodes it into generic values, numbers as
-// json.Number, for model validation.
+// json.Number, for model validation: what json.Decoder with UseNumber gives.
+// Valid JSON, the common case, is checked and decoded in one pass
+// (decodeStrict) instead of encoding/json's scanner passes and reflection; its
+// strings share one copy of b.
 func DecodeAny(b []byte) (any, error) {
+	if err := checkText(b); err != nil {
+		return nil, err
+	}
+	v, err := decodeStrict(b)
+	switch {
+	case err == nil:
+		return v, nil
+	case err != errNotValid && json.Valid(b):
+		// A nesting or duplicate key error, in a valid text: checkShape's.
+		return nil, err
+	}
+	// Not valid JSON (or not JSON decodeStrict knows to be valid):
+	// CheckJSON's checks and encoding/json's decoding, with their errors.
 	if err := CheckJSON(b); err != nil {
 		return nil, err
 	}
+	return decodeStd(b)
+}
+
+// decodeStd is DecodeAny's decoding through encoding/json, of a body that
+// CheckJSON accepted.
+func decodeStd(b []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	var v any
@@ -299,6 +327,259 @@ func DecodeAny(b []byte) (any, error) {
 	}
 	return v, nil
 }
+
+// errNotValid is decodeStrict's verdict on a text that is not one JSON
+// value (RFC 8259): DecodeAny then leaves the text to CheckJSON, which
+// says what is wrong.
+var errNotValid = errors.New("model: not valid JSON")
+
+// decodeStrict checks and decodes b, which checkText accepted, in one pass:
+// what json.Decoder with UseNumber gives (objects map[string]any, arrays
+// []any never nil, numbers json.Number) for a text that json.Valid accepts,
+// errNotValid for one it refuses. It also refuses, as checkShape does, the
+// first object or array nested deeper than MaxJSONDepth or duplicate key in
+// document order, with checkShape's error; the text after it is not read.
+func decodeStrict(b []byte) (any, error) {
+	d := strictDecoder{b: b}
+	d.space()
+	v, err := d.value(0)
+	if err != nil {
+		return nil, err
+	}
+	if d.space(); d.i != len(b) {
+		return nil, errNotValid
+	}
+	return v, nil
+}
+
+type strictDecoder struct {
+	b []byte
+	i int
+	// s is b as a string, made on the first string or number: those
+	// without escapes are slices of it, one allocation for all of them.
+	s string
+}
+
+// text returns b[i:j] as a string.
+func (d *strictDecoder) text(i, j int) string {
+	if d.s == "" {
+		d.s = string(d.b)
+	}
+	return d.s[i:j]
+}
+
+func (d *strictDecoder) space() {
+	for d.i < len(d.b) {
+		switch d.b[d.i] {
+		case ' ', '\t', '\n', '\r':
+			d.i++
+		default:
+			return
+		}
+	}
+}
+
+// next returns the byte at d.i, 0 at the end.
+func (d *strictDecoder) next() byte {
+	if d.i < len(d.b) {
+		return d.b[d.i]
+	}
+	return 0
+}
+
+// literal consumes lit at d.i.
+func (d *strictDecoder) literal(lit string) error {
+	if len(d.b)-d.i < len(lit) || string(d.b[d.i:d.i+len(lit)]) != lit {
+		return errNotValid
+	}
+	d.i += len(lit)
+	return nil
+}
+
+// value decodes the value at d.i, inside depth arrays and objects.
+func (d *strictDecoder) value(depth int) (any, error) {
+	switch c := d.next(); c {
+	case '{', '[':
+		if depth >= MaxJSONDepth {
+			return nil, &SyntaxError{Msg: fmt.Sprintf("request body nests deeper than %d levels", MaxJSONDepth)}
+		}
+		d.i++
+		d.space()
+		if c == '[' {
+			return d.array(depth + 1)
+		}
+		return d.object(depth + 1)
+	case '"':
+		s, err := d.str()
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
+	case 't':
+		return true, d.literal("true")
+	case 'f':
+		return false, d.literal("false")
+	case 'n':
+		return nil, d.literal("null")
+	}
+	return d.number()
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// number consumes a number (RFC 8259 §6) at d.i.
+func (d *strictDecoder) number() (any, error) {
+	i := d.i
+	if d.next() == '-' {
+		d.i++
+	}
+	switch c := d.next(); {
+	case c == '0':
+		d.i++
+	case '1' <= c && c <= '9':
+		for d.i++; isDigit(d.next()); d.i++ {
+		}
+	default:
+		return nil, errNotValid
+	}
+	if d.next() == '.' {
+		d.i++
+		if !isDigit(d.next()) {
+			return nil, errNotValid
+		}
+		for ; isDigit(d.next()); d.i++ {
+		}
+	}
+	if c := d.next(); c == 'e' || c == 'E' {
+		d.i++
+		if c := d.next(); c == '+' || c == '-' {
+			d.i++
+		}
+		if !isDigit(d.next()) {
+			return nil, errNotValid
+		}
+		for ; isDigit(d.next()); d.i++ {
+		}
+	}
+	return json.Number(d.text(i, d.i)), nil
+}
+
+// array decodes the members of an array whose '[' is consumed.
+func (d *strictDecoder) array(depth int) (any, error) {
+	a := make([]any, 0)
+	if d.next() == ']' {
+		d.i++
+		return a, nil
+	}
+	for {
+		v, err := d.value(depth)
+		if err != nil {
+			return nil, err
+		}
+		a = append(a, v)
+		d.space()
+		switch d.next() {
+		case ']':
+			d.i++
+			return a, nil
+		case ',':
+			d.i++
+			d.space()
+		default:
+			return nil, errNotValid
+		}
+	}
+}
+
+// object decodes the members of an object whose '{' is consumed.
+func (d *strictDecoder) object(depth int) (any, error) {
+	m := make(map[string]any)
+	if d.next() == '}' {
+		d.i++
+		return m, nil
+	}
+	for {
+		if d.next() != '"' {
+			return nil, errNotValid
+		}
+		k, err := d.str()
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := m[k]; dup {
+			return nil, &SyntaxError{Msg: fmt.Sprintf("duplicate key %q in a JSON object", k)}
+		}
+		d.space()
+		if d.next() != ':' {
+			return nil, errNotValid
+		}
+		d.i++
+		d.space()
+		v, err := d.value(depth)
+		if err != nil {
+			return nil, err
+		}
+		m[k] = v
+		d.space()
+		switch d.next() {
+		case '}':
+			d.i++
+			return m, nil
+		case ',':
+			d.i++
+			d.space()
+		default:
+			return nil, errNotValid
+		}
+	}
+}
+
+// str decodes the string whose '"' is at d.i: as it is without escapes (b
+// is valid UTF-8), through encoding/json with them.
+func (d *strictDecoder) str() (string, error) {
+	i := d.i + 1
+	j, esc := i, false
+	for ; ; j++ {
+		if j >= len(d.b) {
+			return "", errNotValid
+		}
+		c := d.b[j]
+		if c == '"' {
+			break
+		}
+		if c < 0x20 {
+			return "", errNotValid
+		}
+		if c == '\\' {
+			esc = true
+			j++
+			if j >= len(d.b) {
+				return "", errNotValid
+			}
+			switch d.b[j] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if len(d.b)-j < 5 || !isHex(d.b[j+1]) || !isHex(d.b[j+2]) || !isHex(d.b[j+3]) || !isHex(d.b[j+4]) {
+					return "", errNotValid
+				}
+				j += 4
+			default:
+				return "", errNotValid
+			}
+		}
+	}
+	d.i = j + 1
+	if !esc {
+		return d.text(i, j), nil
+	}
+	var s string
+	if err := json.Unmarshal(d.b[i-1:j+1], &s); err != nil {
+		return "", errNotValid
+	}
+	return s, nil
+}
+
+func isHex(c byte) bool { return isDigit(c) || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
 
 // DecodeObject decodes the JSON text of one write (DecodeAny), which must be
 // an object.

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -90,5 +91,72 @@ func BenchmarkCheckJSON(b *testing.B) {
 		for b.Loop() {
 			checkTokens(body)
 		}
+	})
+}
+
+// decodeAnyStd is DecodeAny through CheckJSON and encoding/json alone, the
+// reference the one-pass decoder must agree with.
+func decodeAnyStd(b []byte) (any, error) {
+	if err := CheckJSON(b); err != nil {
+		return nil, err
+	}
+	return decodeStd(b)
+}
+
+// decodeCases are bodies for DecodeAny beyond checkJSONCases: every kind of
+// value, escapes, numbers as written, whitespace everywhere.
+var decodeCases = []string{
+	` { "a" : [ 1 , -0 , 1.5e3 , 2E-2 , 0.0 , 12345678901234567890123 ] , "b" : { } , "c" : [ ] , "d" : null , "e" : true , "f" : false } `,
+	"\t\r\n{\"url\":\"https://x.org/\\u00e9\\n\\t\\\"\\\\\\/\",\"metadata\":{\"k\\u0020\":\"\\ud83d\\ude00 😀 é \u2028\"}}\n",
+	`"top string"`, `12`, `-1.0e+5`, `true`, `null`, `[]`, `{}`, `[[],[{}],{"a":[]}]`,
+	`{"a":{"b":{"c":{"d":{"e":[{"f":"g"}]}}}}}`,
+	`{"a":1,"b":{"a":2,"b":{"a":3}},"c":[{"a":1},{"a":1}]}`,
+	`{"x":"\u0000\u001f"}`, `{"x\u0000":1,"x":2}`, `{"":1,"\u0000":2}`, `{"":1,"":2}`,
+	`[` + strings.Repeat(`{"a":[`, 7) + `1` + strings.Repeat(`]}`, 7) + `]`,
+	`[` + strings.Repeat(`{"a":[`, 8) + `1` + strings.Repeat(`]}`, 8) + `]`,
+	`{"a":1,"b":[` + strings.Repeat("[", 16) + strings.Repeat("]", 16) + `],"a":2}`,
+	`{"a":1,"a":2,"b":` + strings.Repeat("[", 17) + strings.Repeat("]", 17) + `}`,
+	`{"url":1,"metadata":"x",}`, `[1,2`, `{"a" 1}`, `nul`, `01`, `{"a":"\x"}`,
+	`[1,]`, `{"a":1,}`, `"\u12"`, `"\u12g4"`, `"\q"`, `-`, `-a`, `1.`, `1e`, `1e+`, `.5`, `+1`, `tru`, `nulll`, `truex`,
+	"\"a\tb\"", "\"a\x01\"", `{} x`, `[1 2]`, `{"a" "b"}`, `{1:2}`, `{"a":1 "b":2}`, `[`, `{`, `"abc`, `"abc\`,
+	"\ufeff{}", `[-0.0e-0,0E+1,1.25]`, `{"a":[1,{"b":"\u00e9\ud83d\ude00"}],"c":"\/\b\f"}`, `{"dup":1,"x":[1,],"dup":2}`,
+	`{"x":[1,],"dup":1,"dup":2}`, `{"dup":1,"dup":2} x`,
+}
+
+func TestDecodeAnyAgrees(t *testing.T) {
+	var bodies []string
+	for _, c := range checkJSONCases {
+		bodies = append(bodies, c.body)
+	}
+	bodies = append(bodies, decodeCases...)
+	bodies = append(bodies, string(mustJSONf(validPayload())), "{\"a\":\"\xff\"}", "")
+	for _, b := range bodies {
+		checkDecodeAgrees(t, []byte(b))
+	}
+}
+
+func checkDecodeAgrees(t *testing.T, b []byte) {
+	t.Helper()
+	got, gerr := DecodeAny(b)
+	want, werr := decodeAnyStd(b)
+	if errText(gerr) != errText(werr) || fmt.Sprintf("%T", gerr) != fmt.Sprintf("%T", werr) {
+		t.Fatalf("DecodeAny(%q): error %v, encoding/json: %v", b, gerr, werr)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("DecodeAny(%q) = %#v, encoding/json: %#v", b, got, want)
+	}
+}
+
+// FuzzDecodeAny: the one-pass decoder and encoding/json agree on any bytes,
+// values and errors alike.
+func FuzzDecodeAny(f *testing.F) {
+	for _, c := range checkJSONCases {
+		f.Add([]byte(c.body))
+	}
+	for _, c := range decodeCases {
+		f.Add([]byte(c))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		checkDecodeAgrees(t, b)
 	})
 }

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 
@@ -26,20 +27,55 @@ func (f *FieldSpec) appendData(dst []byte, x any) []byte {
 	return append(dst, x.(string)...)
 }
 
-// checkValueSize adds an error if x, valid for f, is stored as more bytes than
-// the store keeps per value. buf is scratch space, returned for reuse.
-func (v *validator) checkValueSize(path string, f *FieldSpec, x any, buf []byte) []byte {
+// checkValueSize adds an error at v's path if x, valid for f, is stored as
+// more bytes than the store keeps per value. buf is scratch space, returned for reuse.
+func (v *validator) checkValueSize(f *FieldSpec, x any, buf []byte) []byte {
 	if s, ok := x.(string); ok && f.Encoding != "json" {
 		if len(s) > handlev.MaxLength {
-			v.add(path, "is %d bytes; the limit per value is %d bytes", len(s), handlev.MaxLength)
+			v.add(v.path(), "is %d bytes; the limit per value is %d bytes", len(s), handlev.MaxLength)
 		}
 		return buf
 	}
+	if f.Encoding == "json" && canonBound(x, handlev.MaxLength) <= handlev.MaxLength {
+		return buf // cannot be over the limit: not encoded
+	}
 	buf = f.appendData(buf[:0], x)
 	if len(buf) > handlev.MaxLength {
-		v.add(path, "is %d bytes as stored (compact JSON); the limit per value is %d bytes", len(buf), handlev.MaxLength)
+		v.add(v.path(), "is %d bytes as stored (compact JSON); the limit per value is %d bytes", len(buf), handlev.MaxLength)
 	}
 	return buf
+}
+
+// canonBound returns an upper bound of the length of appendCanon's encoding
+// of x, or a number above limit once it is sure to exceed it (or cannot
+// tell: a value of a type DecodeAny does not make). A string's bound allows
+// 6 bytes (\u00XX) for each of its bytes.
+func canonBound(x any, limit int) int {
+	switch t := x.(type) {
+	case nil, bool:
+		return len("false")
+	case json.Number:
+		return len(t)
+	case string:
+		return 2 + 6*len(t)
+	case []any:
+		n := 2 + len(t)
+		for _, e := range t {
+			if n += canonBound(e, limit); n > limit {
+				return n
+			}
+		}
+		return n
+	case map[string]any:
+		n := 2 + 2*len(t)
+		for k, e := range t {
+			if n += 2 + 6*len(k) + canonBound(e, limit); n > limit {
+				return n
+			}
+		}
+		return n
+	}
+	return limit + 1
 }
 
 // CheckRecord checks the values Build made for the record display against

@@ -153,3 +153,26 @@ func TestModelChangeLogLimit(t *testing.T) {
 		t.Errorf("LoadModel with max_bytes over the value limit = %v", err)
 	}
 }
+
+// TestCanonBound: the bound is never below the encoding's length.
+func TestCanonBound(t *testing.T) {
+	m, err := LoadModel(DefaultModel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, body := range []string{
+		string(mustJSONf(validPayload())),
+		`{"metadata":{"resource_info":{"label":"\u2028\u2029\u0000<>&\"\\ é😀","x":[1,-0,1.5e3,{"y":null,"z":[],"w":true}],"\u0001k":{}}}}`,
+		`{"metadata":{"resource_info":[[],{},"",0,false]}}`,
+	} {
+		obj, err := DecodeObject([]byte(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := obj["metadata"].(map[string]any)["resource_info"]
+		enc := appendCanon(nil, x, m.Field("resource_info").Schema)
+		if b := canonBound(x, 1<<30); b < len(enc) {
+			t.Errorf("canonBound = %d, encoding %s has %d bytes", b, enc, len(enc))
+		}
+	}
+}

@@ -66,6 +66,19 @@ type FieldSpec struct {
 	Encoding     string  `json:"encoding"`
 	ChangedField string  `json:"changed_field"`
 	Schema       *Schema `json:"schema"`
+
+	created string // the change log's description of the field at a create, set by LoadModel
+}
+
+// createdSuffix ends the change log's description of a field in a new record.
+const createdSuffix = " set at creation"
+
+// createdDesc is the change log's description of f in a new record.
+func (f *FieldSpec) createdDesc() string {
+	if f.created != "" {
+		return f.created
+	}
+	return f.Name + createdSuffix
 }
 
 // Schema is the rule language of a model: a subset of JSON Schema (type, enum,
@@ -92,6 +105,8 @@ type Schema struct {
 	Discriminator        *Discriminator `json:"discriminator,omitempty"`
 
 	re *regexp.Regexp
+	// matched remembers recent verdicts of re on short strings (matches).
+	matched *matchMemo
 }
 
 // Discriminator applies Cases[value of Property] in addition to the schema.
@@ -236,6 +251,7 @@ func (m *Model) check() error {
 		if f.ChangedField == "" {
 			f.ChangedField = strings.ToUpper(f.Name)
 		}
+		f.created = f.Name + createdSuffix
 		if f.Schema == nil {
 			return &ModelError{Path: p + ".schema", Msg: "missing"}
 		}
@@ -265,6 +281,7 @@ func (s *Schema) compile(p string) error {
 			return &ModelError{Path: p + ".pattern", Msg: err.Error()}
 		}
 		s.re = re
+		s.matched = new(matchMemo)
 	}
 	if s.Items != nil {
 		if s.Type != "array" {

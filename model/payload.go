@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"pidnode/handlev"
+	"pidnode/internal/stdjson"
 )
 
 // MaxURLBytes bounds a landing page URL (docs/product.md §4).
@@ -167,7 +168,7 @@ func (m *Model) ValidateRecord(u *string, meta map[string]any, unknownNull map[s
 	for _, k := range unknown {
 		v.add("metadata."+k, "unknown field; allowed: %s", m.fieldNames())
 	}
-	var buf []byte
+	buf := make([]byte, 0, 1024) // checkValueSize's
 	for _, f := range m.Fields {
 		x, ok := meta[f.Name]
 		if !ok || x == nil {
@@ -177,11 +178,13 @@ func (m *Model) ValidateRecord(u *string, meta map[string]any, unknownNull map[s
 			continue
 		}
 		n := len(v.errs)
-		v.validate("metadata."+f.Name, f.Schema, x)
+		v.push(pathSeg{pre: "metadata.", name: f.Name})
+		v.validate(f.Schema, x)
 		if len(v.errs) == n {
 			// Only a valid value is measured: its encoding is the stored one.
-			buf = v.checkValueSize("metadata."+f.Name, f, x, buf)
+			buf = v.checkValueSize(f, x, buf)
 		}
+		v.pop()
 	}
 	sortErrs(v.errs)
 	return v.errs
@@ -243,18 +246,20 @@ func appendCanon(dst []byte, x any, s *Schema) []byte {
 			dst = append(dst, ':')
 			dst = appendCanon(dst, v, ps)
 		}
-		done := map[string]bool{}
+		// The schema's properties first, in its order; then the others
+		// (those it does not name), sorted.
+		var names []string
 		if s != nil {
-			for _, k := range s.Properties.Names {
+			names = s.Properties.Names
+			for _, k := range names {
 				if v, ok := t[k]; ok {
 					emit(k, v, s.Properties.Map[k])
-					done[k] = true
 				}
 			}
 		}
 		var rest []string
 		for k := range t {
-			if !done[k] {
+			if !slices.Contains(names, k) {
 				rest = append(rest, k)
 			}
 		}
@@ -268,11 +273,8 @@ func appendCanon(dst []byte, x any, s *Schema) []byte {
 	return append(dst, b...)
 }
 
-// appendJSONString quotes s as JSON without HTML escaping.
+// appendJSONString quotes s as JSON without HTML escaping (as a json.Encoder
+// with SetEscapeHTML(false) does).
 func appendJSONString(dst []byte, s string) []byte {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s)
-	return append(dst, strings.TrimSuffix(b.String(), "\n")...)
+	return stdjson.AppendString(dst, s, false)
 }

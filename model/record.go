@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"slices"
 	"time"
+	"unicode/utf8"
 
 	"pidnode/handlev"
+	"pidnode/internal/stdjson"
 )
 
 // recordTTL is the relative TTL, in seconds, of every value Build writes
@@ -73,6 +75,66 @@ func (m *Model) Extract(vals []handlev.Value) Content {
 	return c
 }
 
+// CreatedContent is Extract of the values Build made for a new record from
+// url and meta (BuildInput.URL and Metadata of a create) without the change
+// log, taken from url and meta instead of decoding the values again: a
+// field's stored JSON decodes to its payload value. The Metadata is meta, or
+// shares its values. A value that would not come back the same (one DecodeAny
+// does not produce, a string that is not UTF-8) makes it fall back to
+// Extract.
+func (m *Model) CreatedContent(url string, meta map[string]any, vals []handlev.Value) Content {
+	n := 0 // the fields meta sets
+	for _, f := range m.Fields {
+		x, ok := meta[f.Name]
+		if !ok || x == nil {
+			continue
+		}
+		if f.Encoding == "json" && !decodedForm(x) {
+			return m.Extract(vals)
+		}
+		n++
+	}
+	c := Content{URL: &url, Metadata: meta}
+	if meta == nil || n != len(meta) {
+		// Members that are no field, or null: not in the record.
+		c.Metadata = make(map[string]any, n)
+		for _, f := range m.Fields {
+			if x := meta[f.Name]; x != nil {
+				c.Metadata[f.Name] = x
+			}
+		}
+	}
+	return c
+}
+
+// decodedForm reports whether x is a value as DecodeAny gives them, which
+// its canonical JSON (appendCanon) decodes to again.
+func decodedForm(x any) bool {
+	switch t := x.(type) {
+	case nil, bool:
+		return true
+	case string:
+		return utf8.ValidString(t)
+	case json.Number:
+		return stdjson.ValidNumber(string(t))
+	case []any:
+		for _, e := range t {
+			if !decodedForm(e) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		for k, e := range t {
+			if !utf8.ValidString(k) || !decodedForm(e) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
 // BuildInput is what Build needs to write a record.
 type BuildInput struct {
 	Display     string         // canonical display handle
@@ -98,9 +160,17 @@ func (m *Model) Build(in BuildInput) ([]handlev.Value, []ChangeEntry) {
 	}
 	ts := in.Now.Unix()
 	stamp := in.Now.UTC().Format(time.RFC3339)
-	var out []handlev.Value
-	var entries []ChangeEntry
-	managed := map[int32]bool{m.URL.Index: true, m.Changes.Index: true, m.Admin.Index: true}
+	out := make([]handlev.Value, 0, len(m.Fields)+3+len(in.Old))
+	entries := make([]ChangeEntry, 0, len(m.Fields)+1)
+	var managed map[int32]bool // the indices Build writes, for keeping the others of in.Old
+	if len(in.Old) > 0 {
+		managed = map[int32]bool{m.URL.Index: true, m.Changes.Index: true, m.Admin.Index: true}
+	}
+	// The new values' data are appended to one buffer, each kept as a slice
+	// of it whose capacity ends with it: one allocation for most records
+	// instead of one or more per value.
+	data := make([]byte, 0, 3072)
+	keep := func(start int) []byte { return data[start:len(data):len(data)] }
 
 	entry := func(field, desc string) {
 		entries = append(entries, ChangeEntry{DatetimeLog: stamp, HasAgent: in.Agent, ChangedField: field, Description: desc})
@@ -119,7 +189,8 @@ func (m *Model) Build(in BuildInput) ([]handlev.Value, []ChangeEntry) {
 	}
 
 	// URL
-	ud := []byte(in.URL)
+	data = append(data, in.URL...)
+	ud := keep(0)
 	if in.Create {
 		entry(m.URL.ChangedField, "identifier created with landing page "+truncate(in.URL, 200))
 	} else if changed(m.URL.Index, ud) {
@@ -129,7 +200,9 @@ func (m *Model) Build(in BuildInput) ([]handlev.Value, []ChangeEntry) {
 
 	// Metadata fields
 	for _, f := range m.Fields {
-		managed[f.Index] = true
+		if managed != nil {
+			managed[f.Index] = true
+		}
 		x, present := in.Metadata[f.Name]
 		if !present || x == nil {
 			if o := old[f.Index]; o != nil && !in.Create {
@@ -137,19 +210,21 @@ func (m *Model) Build(in BuildInput) ([]handlev.Value, []ChangeEntry) {
 			}
 			continue
 		}
-		data := f.appendData(nil, x)
+		start := len(data)
+		data = f.appendData(data, x)
+		d := keep(start)
 		if in.Create {
-			entry(f.ChangedField, f.Name+" set at creation")
+			entry(f.ChangedField, f.createdDesc())
 		} else if o := old[f.Index]; o == nil {
 			entry(f.ChangedField, f.Name+" added")
-		} else if !bytes.Equal(o.Data, data) {
+		} else if !bytes.Equal(o.Data, d) {
 			if f.Encoding == "string" && f.Schema.Enum != nil {
-				entry(f.ChangedField, fmt.Sprintf("%s changed from %s to %s", f.Name, o.Data, data))
+				entry(f.ChangedField, fmt.Sprintf("%s changed from %s to %s", f.Name, o.Data, d))
 			} else {
 				entry(f.ChangedField, f.Name+" changed")
 			}
 		}
-		put(f.Index, f.Type, data)
+		put(f.Index, f.Type, d)
 	}
 	if len(entries) == 0 {
 		return nil, nil
@@ -158,22 +233,42 @@ func (m *Model) Build(in BuildInput) ([]handlev.Value, []ChangeEntry) {
 	// Change log: previous entries + new ones, oldest dropped beyond MaxBytes.
 	var log []json.RawMessage
 	if o := old[m.Changes.Index]; o != nil {
-		_ = json.Unmarshal(o.Data, &log)
+		log = decodeLog(o.Data)
 	}
-	for i := range entries {
-		b, _ := marshalNoEscape(&entries[i])
-		log = append(log, json.RawMessage(bytes.TrimSpace(b)))
-	}
-	cd := encodeLog(log)
-	for len(cd) > m.Changes.MaxBytes && len(log) > len(entries) {
-		log = log[1:]
-		cd = encodeLog(log)
+	start := len(data)
+	var cd []byte
+	if len(log) == 0 {
+		// Only new entries (a create): written as the log at once, none of
+		// them is dropped.
+		data = append(data, '[')
+		for i := range entries {
+			if i > 0 {
+				data = append(data, ',')
+			}
+			data = appendChangeEntry(data, &entries[i])
+		}
+		data = append(data, ']')
+		cd = keep(start)
+	} else {
+		for i := range entries {
+			start := len(data)
+			data = appendChangeEntry(data, &entries[i])
+			log = append(log, json.RawMessage(keep(start)))
+		}
+		start = len(data)
+		data = appendLog(data, log)
+		cd = keep(start)
+		for len(cd) > m.Changes.MaxBytes && len(log) > len(entries) {
+			log = log[1:]
+			cd = appendLog(nil, log)
+		}
 	}
 	put(m.Changes.Index, m.Changes.Type, cd)
 
 	// HS_ADMIN
-	put(m.Admin.Index, handlev.TypeAdmin, handlev.AppendAdmin(nil, handlev.Admin{
-		Mask: handlev.AdminAll, Handle: in.AdminHandle, Index: m.Admin.AdminIndex}))
+	start = len(data)
+	data = handlev.AppendAdmin(data, handlev.Admin{Mask: handlev.AdminAll, Handle: in.AdminHandle, Index: m.Admin.AdminIndex})
+	put(m.Admin.Index, handlev.TypeAdmin, keep(start))
 
 	// Values the model does not manage (e.g. of an imported record) stay.
 	for i := range in.Old {
@@ -185,27 +280,41 @@ func (m *Model) Build(in BuildInput) ([]handlev.Value, []ChangeEntry) {
 	return out, entries
 }
 
-func encodeLog(log []json.RawMessage) []byte {
-	var b bytes.Buffer
-	b.WriteByte('[')
-	for i, e := range log {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(e)
-	}
-	b.WriteByte(']')
-	return b.Bytes()
+// decodeLog returns the entries of a change log value, none if it is not
+// a JSON array.
+func decodeLog(data []byte) []json.RawMessage {
+	var log []json.RawMessage
+	_ = json.Unmarshal(data, &log)
+	return log
 }
 
-// marshalNoEscape encodes v as JSON without HTML escaping, as the change log
-// has always been written.
-func marshalNoEscape(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
+// appendLog appends the change log's JSON array of entries log.
+func appendLog(dst []byte, log []json.RawMessage) []byte {
+	dst = append(dst, '[')
+	for i, e := range log {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, e...)
 	}
-	return b.Bytes(), nil
+	return append(dst, ']')
+}
+
+// appendChangeEntry appends e as compact JSON without HTML escaping, as the
+// change log has always been written (a json.Encoder with
+// SetEscapeHTML(false), without its newline).
+func appendChangeEntry(dst []byte, e *ChangeEntry) []byte {
+	dst = append(dst, `{"datetime_log":`...)
+	dst = appendJSONString(dst, e.DatetimeLog)
+	dst = append(dst, `,"has_agent":{"name":`...)
+	dst = appendJSONString(dst, e.HasAgent.Name)
+	dst = append(dst, `,"email_address":`...)
+	dst = appendJSONString(dst, e.HasAgent.EmailAddress)
+	dst = append(dst, `,"role":`...)
+	dst = appendJSONString(dst, e.HasAgent.Role)
+	dst = append(dst, `},"changed_field":`...)
+	dst = appendJSONString(dst, e.ChangedField)
+	dst = append(dst, `,"description":`...)
+	dst = appendJSONString(dst, e.Description)
+	return append(dst, '}')
 }

@@ -16,6 +16,43 @@ import (
 // requests it checks itself (operator routes), so both answer alike.
 type Collector struct {
 	errs []FieldError
+	// segs is the path of the value being checked (validate), rendered
+	// (path) only for an error, not for every value checked.
+	segs []pathSeg
+}
+
+// pathSeg is one step of a Collector's path: the first is the field
+// (pre+name, "metadata.status"), the others an object member (name) or an
+// array item (idx).
+type pathSeg struct {
+	pre, name string
+	idx       int
+	item      bool
+}
+
+func (v *Collector) push(s pathSeg) {
+	if v.segs == nil {
+		v.segs = make([]pathSeg, 0, 8)
+	}
+	v.segs = append(v.segs, s)
+}
+func (v *Collector) pop() { v.segs = v.segs[:len(v.segs)-1] }
+
+// path renders segs as FieldError.Field writes it
+// ("metadata.resource_info.representation_variants[0].size").
+func (v *Collector) path() string {
+	p := ""
+	for i, s := range v.segs {
+		switch {
+		case i == 0:
+			p = s.pre + s.name
+		case s.item:
+			p = fmt.Sprintf("%s[%d]", p, s.idx)
+		default:
+			p = join(p, s.name)
+		}
+	}
+	return p
 }
 
 // validator is the model's own name for a Collector.
@@ -41,70 +78,72 @@ func (v *Collector) add(path, format string, args ...any) {
 }
 
 // validate checks value x (decoded with UseNumber) against s at path.
-func (v *validator) validate(path string, s *Schema, x any) {
+func (v *validator) validate(s *Schema, x any) {
 	switch s.Type {
 	case "string":
 		str, ok := x.(string)
 		if !ok {
-			v.add(path, "must be a string, not %s", jsonType(x))
+			v.add(v.path(), "must be a string, not %s", jsonType(x))
 			return
 		}
-		v.checkString(path, s, str)
+		v.checkString(s, str)
 	case "integer":
 		n, ok := x.(json.Number)
 		if !ok {
-			v.add(path, "must be an integer, not %s", jsonType(x))
+			v.add(v.path(), "must be an integer, not %s", jsonType(x))
 			return
 		}
 		i, err := strconv.ParseInt(string(n), 10, 64)
 		if err != nil {
-			v.add(path, "must be an integer between -2^63 and 2^63-1, not %s", truncate(string(n), 40))
+			v.add(v.path(), "must be an integer between -2^63 and 2^63-1, not %s", truncate(string(n), 40))
 			return
 		}
-		v.checkRange(path, s, float64(i))
+		v.checkRange(s, float64(i))
 	case "number":
 		n, ok := x.(json.Number)
 		if !ok {
-			v.add(path, "must be a number, not %s", jsonType(x))
+			v.add(v.path(), "must be a number, not %s", jsonType(x))
 			return
 		}
 		f, _, err := big.ParseFloat(string(n), 10, 64, big.ToNearestEven)
 		if err != nil {
-			v.add(path, "must be a number")
+			v.add(v.path(), "must be a number")
 			return
 		}
 		ff, _ := f.Float64()
-		v.checkRange(path, s, ff)
+		v.checkRange(s, ff)
 	case "boolean":
 		if _, ok := x.(bool); !ok {
-			v.add(path, "must be true or false, not %s", jsonType(x))
+			v.add(v.path(), "must be true or false, not %s", jsonType(x))
 		}
 	case "array":
 		a, ok := x.([]any)
 		if !ok {
-			v.add(path, "must be an array, not %s", jsonType(x))
+			v.add(v.path(), "must be an array, not %s", jsonType(x))
 			return
 		}
 		if s.MinItems != nil && len(a) < *s.MinItems {
-			v.add(path, "must have at least %d item(s)", *s.MinItems)
+			v.add(v.path(), "must have at least %d item(s)", *s.MinItems)
 		}
 		if s.MaxItems != nil && len(a) > *s.MaxItems {
-			v.add(path, "must have at most %d items, has %d", *s.MaxItems, len(a))
+			v.add(v.path(), "must have at most %d items, has %d", *s.MaxItems, len(a))
 		}
 		for i, e := range a {
-			v.validate(fmt.Sprintf("%s[%d]", path, i), s.Items, e)
+			v.push(pathSeg{idx: i, item: true})
+			v.validate(s.Items, e)
+			v.pop()
 		}
 	case "object":
 		o, ok := x.(map[string]any)
 		if !ok {
-			v.add(path, "must be an object, not %s", jsonType(x))
+			v.add(v.path(), "must be an object, not %s", jsonType(x))
 			return
 		}
-		v.checkObject(path, s, o, true)
+		v.checkObject(s, o, true)
 	}
 }
 
-func (v *validator) checkObject(path string, s *Schema, o map[string]any, top bool) {
+func (v *validator) checkObject(s *Schema, o map[string]any, top bool) {
 	if top && (s.AdditionalProperties == nil || !*s.AdditionalProperties) {
 		var unknown []string
 		for k := range o {
@@ -114,35 +153,39 @@ func (v *validator) checkObject(path string, s *Schema, o map[string]any, top bo
 		}
 		slices.Sort(unknown)
 		for _, k := range unknown {
-			v.add(join(path, k), "unknown field; allowed: %s", strings.Join(s.Properties.Names, ", "))
+			v.add(join(v.path(), k), "unknown field; allowed: %s", strings.Join(s.Properties.Names, ", "))
 		}
 	}
 	for _, k := range s.Required {
 		if x, ok := o[k]; !ok || x == nil {
-			v.add(join(path, k), "is required")
+			v.add(join(v.path(), k), "is required")
 		}
 	}
 	for _, k := range s.Properties.Names {
 		x, ok := o[k]
 		if !ok || x == nil {
 			if ok && !slices.Contains(s.Required, k) {
-				v.add(join(path, k), "must not be null (omit the field instead)")
+				v.add(join(v.path(), k), "must not be null (omit the field instead)")
 			}
 			continue
 		}
-		v.validate(join(path, k), s.Properties.Map[k], x)
+		v.push(pathSeg{name: k})
+		v.validate(s.Properties.Map[k], x)
+		v.pop()
 	}
 	if d := s.Discriminator; d != nil {
 		if dv, ok := o[d.Property].(string); ok {
 			if c := d.Cases[dv]; c != nil {
 				for _, k := range c.Properties.Names {
 					if x, ok := o[k]; ok && x != nil {
-						v.validate(join(path, k), c.Properties.Map[k], x)
+						v.push(pathSeg{name: k})
+						v.validate(c.Properties.Map[k], x)
+						v.pop()
 					}
 				}
 				for _, k := range c.Required {
 					if x, ok := o[k]; !ok || x == nil {
-						v.add(join(path, k), "is required when %s is %s", d.Property, dv)
+						v.add(join(v.path(), k), "is required when %s is %s", d.Property, dv)
 					}
 				}
 			}
@@ -150,56 +193,56 @@ func (v *validator) checkObject(path string, s *Schema, o map[string]any, top bo
 	}
 }
 
-func (v *validator) checkString(path string, s *Schema, str string) {
+func (v *validator) checkString(s *Schema, str string) {
 	if !utf8.ValidString(str) {
-		v.add(path, "must be valid UTF-8")
+		v.add(v.path(), "must be valid UTF-8")
 		return
 	}
 	n := utf8.RuneCountInString(str)
 	if s.MaxLength != nil && n > *s.MaxLength {
-		v.add(path, "must be at most %d characters, has %d", *s.MaxLength, n)
+		v.add(v.path(), "must be at most %d characters, has %d", *s.MaxLength, n)
 		return
 	}
 	if s.MinLength != nil && n < *s.MinLength {
-		v.add(path, "must be at least %d character(s)", *s.MinLength)
+		v.add(v.path(), "must be at least %d character(s)", *s.MinLength)
 	}
 	if hasControl(str) && s.Format != "" {
-		v.add(path, "must not contain control characters")
+		v.add(v.path(), "must not contain control characters")
 		return
 	}
 	if s.Const != nil && str != *s.Const {
-		v.add(path, "must be exactly %q", *s.Const)
+		v.add(v.path(), "must be exactly %q", *s.Const)
 		return
 	}
 	if len(s.Enum) > 0 && !slices.Contains(s.Enum, str) {
-		v.add(path, "must be one of %s; got %q", strings.Join(s.Enum, ", "), truncate(str, 64))
+		v.add(v.path(), "must be one of %s; got %q", strings.Join(s.Enum, ", "), truncate(str, 64))
 		return
 	}
 	switch s.Format {
 	case "http-url":
 		if msg := checkHTTPURL(str); msg != "" {
-			v.add(path, "%s", msg)
+			v.add(v.path(), "%s", msg)
 			return
 		}
 	case "date-time":
 		if _, err := time.Parse(time.RFC3339, str); err != nil {
 			if _, err2 := time.Parse("2006-01-02", str); err2 != nil {
-				v.add(path, "must be an ISO 8601 date-time such as 2025-03-11T09:43:14Z")
+				v.add(v.path(), "must be an ISO 8601 date-time such as 2025-03-11T09:43:14Z")
 				return
 			}
 		}
 	}
-	if s.re != nil && !s.re.MatchString(str) {
-		v.add(path, "must match %s", s.Pattern)
+	if s.re != nil && !s.matches(str) {
+		v.add(v.path(), "must match %s", s.Pattern)
 	}
 }
 
-func (v *validator) checkRange(path string, s *Schema, f float64) {
+func (v *validator) checkRange(s *Schema, f float64) {
 	if s.Minimum != nil && f < *s.Minimum {
-		v.add(path, "must be at least %v", *s.Minimum)
+		v.add(v.path(), "must be at least %v", *s.Minimum)
 	}
 	if s.Maximum != nil && f > *s.Maximum {
-		v.add(path, "must be at most %v", *s.Maximum)
+		v.add(v.path(), "must be at most %v", *s.Maximum)
 	}
 }
 

@@ -23,7 +23,11 @@ func CheckPayload(obj map[string]any) (*Write, error) {
 	if len(fe) > 0 {
 		return nil, &ValidationError{Errors: fe}
 	}
-	w := &Write{Payload: pl, Meta: map[string]any{}, Nulls: map[string]bool{}}
+	w := &Write{Payload: pl, Meta: pl.Metadata, Nulls: map[string]bool{}}
+	if w.Meta != nil && !hasNull(w.Meta) {
+		return w, nil // no null: Meta is the payload's metadata itself
+	}
+	w.Meta = map[string]any{}
 	for k, v := range pl.Metadata {
 		if v == nil {
 			w.Nulls[k] = true
@@ -32,6 +36,15 @@ func CheckPayload(obj map[string]any) (*Write, error) {
 		}
 	}
 	return w, nil
+}
+
+func hasNull(m map[string]any) bool {
+	for _, v := range m {
+		if v == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // CheckCreate checks obj as the payload of a new record: its shape, then the

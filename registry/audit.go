@@ -11,6 +11,7 @@ import (
 
 	"go.etcd.io/bbolt"
 
+	"pidnode/internal/stdjson"
 	"pidnode/store"
 )
 
@@ -58,6 +59,9 @@ func (t Tx) AppendAudit(tail []byte) (uint64, error) {
 // AuditTail encodes e without its Seq and Time: the JSON object of the
 // remaining members, in AuditEntry's order. appendAudit completes it.
 func AuditTail(e *AuditEntry) ([]byte, error) {
+	if e.Before == nil && e.After == nil {
+		return append(appendTailHead(make([]byte, 0, 128), e), '}'), nil
+	}
 	t := struct {
 		Actor   string `json:"actor"`
 		KeyName string `json:"key_name,omitempty"`
@@ -69,19 +73,42 @@ func AuditTail(e *AuditEntry) ([]byte, error) {
 	return json.Marshal(&t)
 }
 
+// appendTailHead appends AuditTail's JSON of e's string members, as
+// json.Marshal writes them, without the closing '}'.
+func appendTailHead(dst []byte, e *AuditEntry) []byte {
+	dst = append(dst, `{"actor":`...)
+	dst = stdjson.AppendString(dst, e.Actor, true)
+	if e.KeyName != "" {
+		dst = append(dst, `,"key_name":`...)
+		dst = stdjson.AppendString(dst, e.KeyName, true)
+	}
+	dst = append(dst, `,"action":`...)
+	dst = stdjson.AppendString(dst, e.Action, true)
+	dst = append(dst, `,"target":`...)
+	return stdjson.AppendString(dst, e.Target, true)
+}
+
 // AuditTailAfter is AuditTail of e with After set to after, which must be the
 // output of json.Marshal (compact, valid, HTML-escaped): it is appended as it
 // is, where AuditTail would have encoding/json check and compact a
 // json.RawMessage again (a create's hot path). e.After must be nil.
 func AuditTailAfter(e *AuditEntry, after []byte) ([]byte, error) {
-	tail, err := AuditTail(e)
-	if err != nil || len(after) == 0 {
-		return tail, err
+	if e.Before != nil || e.After != nil {
+		tail, err := AuditTail(e)
+		if err != nil || len(after) == 0 {
+			return tail, err
+		}
+		out := make([]byte, 0, len(tail)+len(after)+10)
+		out = append(out, tail[:len(tail)-1]...) // without the closing '}'
+		out = append(out, `,"after":`...)
+		out = append(out, after...)
+		return append(out, '}'), nil
 	}
-	out := make([]byte, 0, len(tail)+len(after)+10)
-	out = append(out, tail[:len(tail)-1]...) // without the closing '}'
-	out = append(out, `,"after":`...)
-	out = append(out, after...)
+	out := appendTailHead(make([]byte, 0, 128+len(after)), e)
+	if len(after) > 0 {
+		out = append(out, `,"after":`...)
+		out = append(out, after...)
+	}
 	return append(out, '}'), nil
 }
 

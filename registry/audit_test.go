@@ -3,6 +3,7 @@ package registry
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -81,4 +82,44 @@ func FuzzAuditWithoutSeq(f *testing.F) {
 			t.Fatalf("%q → %q: more than the seq member went", v, out)
 		}
 	})
+}
+
+// TestAuditTailBytes: AuditTail and AuditTailAfter write what json.Marshal
+// writes for the entry's members, whatever its strings hold.
+func TestAuditTailBytes(t *testing.T) {
+	strs := []string{"", "snaa-1", "<b>&</b>", `"\`, "\x00\n\x7f", "é😀", "\u2028", "bad \xff", "21.12345/svc/K7Q/AB-CD"}
+	ref := func(e *AuditEntry) []byte {
+		b, err := json.Marshal(&struct {
+			Actor   string `json:"actor"`
+			KeyName string `json:"key_name,omitempty"`
+			Action  string `json:"action"`
+			Target  string `json:"target"`
+			Before  any    `json:"before,omitempty"`
+			After   any    `json:"after,omitempty"`
+		}{e.Actor, e.KeyName, e.Action, e.Target, e.Before, e.After})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	for i, a := range strs {
+		for j, k := range strs {
+			e := &AuditEntry{Actor: a, KeyName: k, Action: strs[(i+j)%len(strs)], Target: k + a}
+			if got, _ := AuditTail(e); !bytes.Equal(got, ref(e)) {
+				t.Fatalf("AuditTail(%+v) = %s, want %s", e, got, ref(e))
+			}
+			for _, after := range []any{nil, "https://x.org/<a>", map[string]any{"url": k, "metadata": map[string]any{a: k}}} {
+				var ab []byte
+				if after != nil {
+					ab, _ = json.Marshal(after)
+				}
+				got, _ := AuditTailAfter(e, ab)
+				withAfter := *e
+				withAfter.After = after
+				if want := ref(&withAfter); !bytes.Equal(got, want) {
+					t.Fatalf("AuditTailAfter(%+v, %s) = %s, want %s", e, ab, got, want)
+				}
+			}
+		}
+	}
 }

@@ -28,9 +28,9 @@ var rules = map[string]struct {
 	"resolver":      {internal: []string{"handlev", "cache", "internal/ascii", "internal/promtext", "internal/tokenbucket"}, external: []string{"github.com/valyala/fasthttp", "golang.org/x/net/"}},
 	"resolver/dns":  {internal: []string{"handlev", "cache", "internal/ascii", "internal/promtext", "internal/tokenbucket", "internal/connlimit"}, external: []string{"github.com/miekg/dns"}},
 	"resolver/hdl":  {internal: []string{"handlev", "handlev/hsmsg", "cache", "internal/ascii", "internal/connlimit", "internal/tokenbucket"}},
-	"model":         {internal: []string{"handlev"}, external: []string{"github.com/BurntSushi/toml", "github.com/santhosh-tekuri/jsonschema/v6"}},
-	"registry":      {internal: []string{"handlev", "store"}, external: []string{"go.etcd.io/bbolt"}},
-	"admin":         {internal: []string{"handlev", "store", "model", "registry", "internal/buildinfo", "internal/promtext", "internal/tokenbucket"}, external: []string{"github.com/santhosh-tekuri/jsonschema/v6", "github.com/prometheus/"}},
+	"model":         {internal: []string{"handlev", "internal/stdjson"}, external: []string{"github.com/BurntSushi/toml", "github.com/santhosh-tekuri/jsonschema/v6"}},
+	"registry":      {internal: []string{"handlev", "store", "internal/stdjson"}, external: []string{"go.etcd.io/bbolt"}},
+	"admin":         {internal: []string{"handlev", "store", "model", "registry", "internal/buildinfo", "internal/stdjson", "internal/promtext", "internal/tokenbucket"}, external: []string{"github.com/santhosh-tekuri/jsonschema/v6", "github.com/prometheus/"}},
 	// The link checker: a job of cmd, reading records and writing results
 	// through the registry, fetching only through internal/outbound. Nothing
 	// below cmd imports it (admin reads its results through registry).
@@ -49,7 +49,8 @@ var rules = map[string]struct {
 	"internal/geoip": {external: []string{"github.com/oschwald/maxminddb-golang/v2"}},
 	// Leaves: the standard library only. procfloor sits below store, ascii
 	// below handlev and every front, promtext, buildinfo and tokenbucket below
-	// admin, the resolvers and cmd; connlimit below the TCP fronts.
+	// admin, the resolvers and cmd; connlimit below the TCP fronts; stdjson
+	// below model, registry and admin.
 	"internal/procfloor":   {},
 	"internal/connlimit":   {},
 	"internal/ascii":       {},
@@ -57,6 +58,7 @@ var rules = map[string]struct {
 	"internal/buildinfo":   {},
 	"internal/tokenbucket": {},
 	"internal/outbound":    {},
+	"internal/stdjson":     {},
 	"internal":             {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "model", "registry", "internal"}, external: []string{""}},
 	"cmd":                  {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "model", "registry", "cluster", "webhook", "linkcheck", "internal"}, external: []string{""}},
 	"bench":                {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "model", "registry", "cluster", "internal", "bench"}, external: []string{""}},

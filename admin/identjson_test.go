@@ -1,0 +1,141 @@
+package admin
+
+import (
+	"bytes"
+	"encoding/json"
+	"math/rand/v2"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"pidnode/model"
+)
+
+// jsonStrings are strings that JSON writes in every way: HTML characters,
+// escapes, control characters, U+2028, non-ASCII, invalid UTF-8.
+var jsonStrings = []string{"", "plain", `"q" \ /`, "<b>&</b>", "\x00\x1f\t\n\x7f", "é日本😀", "\u2028\u2029", "bad \xff", "21.12345/svc/K7Q/AB-CD"}
+
+// randJSON is a random value as model.DecodeAny gives them.
+func randJSON(r *rand.Rand, depth int) any {
+	k := r.IntN(7)
+	if depth > 3 {
+		k = r.IntN(4)
+	}
+	switch k {
+	case 0:
+		return nil
+	case 1:
+		return r.IntN(2) == 0
+	case 2:
+		return jsonStrings[r.IntN(len(jsonStrings))]
+	case 3:
+		return []json.Number{"0", "-0", "12345", "1.5e-3", "99999999999999999999"}[r.IntN(5)]
+	case 4, 5:
+		m := map[string]any{}
+		for i := r.IntN(8); i > 0; i-- {
+			m[jsonStrings[r.IntN(len(jsonStrings))]+string(rune('a'+r.IntN(26)))] = randJSON(r, depth+1)
+		}
+		return m
+	default:
+		a := []any{}
+		for i := r.IntN(4); i > 0; i-- {
+			a = append(a, randJSON(r, depth+1))
+		}
+		return a
+	}
+}
+
+// TestIdentifierJSON: appendJSON writes what marshal writes.
+func TestIdentifierJSON(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	str := func() string { return jsonStrings[r.IntN(len(jsonStrings))] }
+	zones := []*time.Location{time.UTC, time.FixedZone("A", 3600), time.FixedZone("B", -5*3600-1800)}
+	for i := 0; i < 500; i++ {
+		meta, _ := randJSON(r, 1).(map[string]any)
+		if i%50 == 0 {
+			meta = nil
+		}
+		tm := time.Unix(r.Int64N(1<<35), r.Int64N(2)*r.Int64N(1e9)).In(zones[r.IntN(len(zones))])
+		ident := &Identifier{Handle: str(), Prefix: str(), Namespace: str(), ID: str(), URL: str(), Metadata: meta,
+			Version: r.Uint64(), Created: tm, Updated: tm.Add(time.Duration(r.Int64N(1e12))),
+			Links: Links{Resolve: str(), API: str(), NoRedirect: str()}, key: "k"}
+		want, err := marshal(ident)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := ident.appendJSON([]byte("pre"))
+		if !ok || !bytes.Equal(got[3:], want) {
+			t.Fatalf("appendJSON (ok %v) =\n%s\nmarshal =\n%s", ok, got[3:], want)
+		}
+	}
+	// What appendJSON leaves to marshal.
+	for _, ident := range []*Identifier{
+		{Metadata: map[string]any{"x": 1.5}},
+		{Created: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)},
+	} {
+		if _, ok := ident.appendJSON(nil); ok {
+			t.Errorf("appendJSON accepted %+v", ident)
+		}
+	}
+}
+
+// TestAuditContentJSON: marshalAuditContent writes json.Marshal(auditContent(c)).
+func TestAuditContentJSON(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for i := 0; i < 500; i++ {
+		m, _ := randJSON(r, 1).(map[string]any)
+		c := model.Content{Metadata: m}
+		if i%3 != 0 {
+			u := jsonStrings[r.IntN(len(jsonStrings))]
+			c.URL = &u
+		}
+		if i%7 == 0 {
+			c.Metadata = map[string]any{"x": 1.5, "y": "<"} // left to encoding/json
+		}
+		want, err := json.Marshal(auditContent(c))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, meta, err := marshalAuditContent(c)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("marshalAuditContent = %s, %v; json.Marshal: %s", got, err, want)
+		}
+		// The metadata's JSON for the reply is the reply's.
+		ident := &Identifier{Metadata: c.Metadata}
+		ref, _ := ident.appendJSON(nil)
+		ident.metaJSON = meta
+		if reply, _ := ident.appendJSON(nil); meta != nil && !bytes.Equal(reply, ref) {
+			t.Fatalf("reply with metaJSON %s, without %s", reply, ref)
+		}
+	}
+}
+
+// TestSplitDisplayAndPathEscape: the cut and the escaping are those of
+// strings.SplitN and url.PathEscape per segment.
+func TestSplitDisplayAndPathEscape(t *testing.T) {
+	for _, h := range []string{"", "a", "a/b", "a/b/c", "21.12345/svc/K7Q/AB-CD", "p/s/n/i/d/e", "/", "//", "///", "a//b/", "p/s/n/"} {
+		var want [3]string
+		switch parts := strings.SplitN(h, "/", 4); len(parts) {
+		case 4:
+			want = [3]string{parts[0], parts[2], parts[3]}
+		case 3:
+			want = [3]string{parts[0], parts[1], parts[2]}
+		default:
+			want = [3]string{h, "", ""}
+		}
+		if p, n, i := splitDisplay(h); [3]string{p, n, i} != want {
+			t.Errorf("splitDisplay(%q) = %q %q %q, want %q", h, p, n, i, want)
+		}
+	}
+	for c := 0; c < 256; c++ {
+		s := "a/" + string([]byte{byte(c)}) + "/b"
+		parts := strings.Split(s, "/")
+		for i, p := range parts {
+			parts[i] = url.PathEscape(p)
+		}
+		if got, want := pathEscape(s), strings.Join(parts, "/"); got != want {
+			t.Errorf("pathEscape(%q) = %q, want %q", s, got, want)
+		}
+	}
+}
