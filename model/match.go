@@ -2,6 +2,7 @@ package model
 
 import (
 	"hash/maphash"
+	"strings"
 	"sync/atomic"
 )
 
@@ -37,6 +38,8 @@ func (s *Schema) matches(str string) bool {
 		return v.ok
 	}
 	ok := s.re.MatchString(str)
-	slot.Store(&matchVerdict{s: str, ok: ok})
+	// A copy: str may be a substring of a whole request body (decoded
+	// strings share one copy of it), which the table must not keep alive.
+	slot.Store(&matchVerdict{s: strings.Clone(str), ok: ok})
 	return ok
 }
