@@ -263,6 +263,31 @@ func baseMemory() int64 {
 	return int64(s[0].Value.Uint64() - s[1].Value.Uint64())
 }
 
+// gcPercent is the Go collector's target (GOGC) for pidnode serve unless
+// GOGC is set: a collection starts once the heap has grown to five times what
+// the last one kept, or at the soft memory limit (setMemoryLimit), whichever
+// comes first. The runtime's default, 100, collected every few megabytes of
+// garbage on the write and miss paths, whose live heaps are small (~8 MiB
+// under creates, the cache and statistics table under misses): measured
+// with make bench's harness at 1M records, 400 made a create ~25 % cheaper
+// (5,944–6,079 against 4,835–4,859 creates/s at 64 clients) and a cache miss
+// ~15 %. Hits allocate nothing, so it does not change them; the memory it
+// uses is the budget's (the soft limit still bounds the heap), and an
+// operator who wants the footprint smaller sets GOGC or a smaller
+// --cache-bytes.
+const gcPercent = 400
+
+// setGCPercent sets the collector's target to gcPercent unless GOGC is set
+// (the operator's figure then stands).
+func setGCPercent(logger *slog.Logger) {
+	if env := os.Getenv("GOGC"); env != "" {
+		logger.Info("collector", "gogc", env, "from", "GOGC")
+		return
+	}
+	debug.SetGCPercent(gcPercent)
+	logger.Info("collector", "gogc", gcPercent)
+}
+
 // setMemoryLimit sets the Go runtime's soft memory limit from the cache
 // budget and base (softMemoryLimit), so that the collector's headroom does
 // not double the footprint, unless GOMEMLIMIT is set: the operator's figure
@@ -276,4 +301,15 @@ func setMemoryLimit(logger *slog.Logger, budget, base int64, from string) {
 	limit := softMemoryLimit(budget, base)
 	debug.SetMemoryLimit(limit)
 	logger.Info("cache budget", "bytes", budget, "from", from, "entries_bytes", entryBytes(budget), "base", base, "soft_memory_limit", limit)
+}
+
+// gcPercentNow is the collector's current target, from runtime/metrics
+// (reading it through debug.SetGCPercent would change it for a moment).
+func gcPercentNow() int64 {
+	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return -1
+	}
+	return int64(s[0].Value.Uint64())
 }

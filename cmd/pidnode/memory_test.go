@@ -186,6 +186,9 @@ func TestCacheMetrics(t *testing.T) {
 	if lim := gauge("pidnode_go_memory_limit_bytes"); os.Getenv("GOMEMLIMIT") == "" && (lim <= 8<<20 || lim == 8<<20+memBase) {
 		t.Errorf("pidnode_go_memory_limit_bytes = %v, want 8MiB plus the measured base", lim)
 	}
+	if got := gauge("pidnode_go_gc_percent"); os.Getenv("GOGC") == "" && got != gcPercent {
+		t.Errorf("pidnode_go_gc_percent = %v, want %d", got, gcPercent)
+	}
 	var causes []string
 	for _, m := range fams["pidnode_cache_evictions_total"].GetMetric() {
 		for _, l := range m.GetLabel() {

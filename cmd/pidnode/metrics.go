@@ -35,6 +35,7 @@ func (n *node) writeMetrics(w io.Writer) error {
 	b = promtext.GaugeFamily(b, "pidnode_cache_budget_bytes", "The cache's memory budget (cache_bytes): its entries, the statistics table, the DNS memo and the collector's room.", n.budget)
 	b = promtext.GaugeFamily(b, "pidnode_cache_entries_limit_bytes", "The part of the budget the cache's entries may hold.", u.Budget)
 	b = promtext.GaugeFamily(b, "pidnode_go_memory_limit_bytes", "The Go runtime's soft memory limit (GOMEMLIMIT, or set from the cache budget).", debug.SetMemoryLimit(-1))
+	b = promtext.GaugeFamily(b, "pidnode_go_gc_percent", "The Go collector's target (GOGC: 400 unless set in the environment).", gcPercentNow())
 
 	b = promtext.GaugeFamily(b, "pidnode_stats_pending_keys", "Identifiers with resolution counts not yet written to the database.", int64(n.counter.Keys()))
 	su := n.counter.Usage()

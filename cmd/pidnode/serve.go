@@ -203,6 +203,7 @@ func startNode(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *node, 
 		return nil, err
 	}
 	setMemoryLimit(logger, budget, memBase, from)
+	setGCPercent(logger)
 	n.budget, n.budgetFrom = budget, from
 	n.counter = cache.NewCounter(statsBytes(budget))
 	if n.opKey, err = operatorKey(cfg.OperatorKeyFile); err != nil {
