@@ -15,7 +15,7 @@ import (
 
 // openTest opens a store in a temporary directory and a namer of prefix
 // 21.12345 (test prefix 21.T12345).
-func openTest(t *testing.T) (*store.DB, *handlev.Namer) {
+func openTest(t testing.TB) (*store.DB, *handlev.Namer) {
 	t.Helper()
 	db, err := store.Open(store.Config{Path: filepath.Join(t.TempDir(), "pidnode.db"), NoSync: true})
 	if err != nil {
@@ -267,15 +267,7 @@ func cpuTime() time.Duration {
 //
 //	go test ./registry -run '^$' -bench StatsFlush -benchtime 5x -count 3
 func BenchmarkStatsFlush(b *testing.B) {
-	db, err := store.Open(store.Config{Path: filepath.Join(b.TempDir(), "pidnode.db"), NoSync: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
-	namer, err := handlev.NewNamer(handlev.NamerConfig{Prefix: "21.12345", TestPrefix: "21.T12345"})
-	if err != nil {
-		b.Fatal(err)
-	}
+	db, namer := openTest(b)
 	day := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
 	r, err := New(Config{DB: db, Namer: namer, URLIndex: 1, Now: func() time.Time { return day }})
 	if err != nil {
