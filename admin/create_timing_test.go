@@ -25,18 +25,7 @@ import (
 func BenchmarkCreate(b *testing.B) {
 	for _, clients := range []int{1, 16, 64} {
 		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
-			db, err := store.Open(store.Config{Path: filepath.Join(b.TempDir(), "bench.db")})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer db.Close()
-			namer, _ := handlev.NewNamer(handlev.NamerConfig{Prefix: testPrefix, TestPrefix: testTestPrefix})
-			srv, err := New(Config{DB: db, Namer: namer, OperatorKey: testOpKey})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer srv.Close()
-			secret := benchSetup(b, srv, "BEN")
+			srv, secret := benchServer(b, false)
 			ts := httptest.NewServer(srv.Handler())
 			defer ts.Close()
 			tr := &http.Transport{MaxIdleConnsPerHost: clients}
@@ -45,7 +34,7 @@ func BenchmarkCreate(b *testing.B) {
 			body := mustJSONf(validPayload())
 			txid := func() int {
 				var id int
-				db.View(func(tx *store.Tx) error { id = tx.Bolt().ID(); return nil })
+				srv.db.View(func(tx *store.Tx) error { id = tx.Bolt().ID(); return nil })
 				return id
 			}
 			var next atomic.Int64
@@ -107,18 +96,7 @@ func benchSetup(b *testing.B, s *Server, ns string) string {
 //
 //	go test ./admin -run '^$' -bench BenchmarkCreateCPU -benchmem -benchtime 20000x
 func BenchmarkCreateCPU(b *testing.B) {
-	db, err := store.Open(store.Config{Path: filepath.Join(b.TempDir(), "bench.db"), NoSync: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
-	namer, _ := handlev.NewNamer(handlev.NamerConfig{Prefix: testPrefix, TestPrefix: testTestPrefix})
-	srv, err := New(Config{DB: db, Namer: namer, OperatorKey: testOpKey})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer srv.Close()
-	secret := benchSetup(b, srv, "BEN")
+	srv, secret := benchServer(b, true)
 	h := srv.Handler()
 	var next, failed atomic.Int64
 	b.ReportAllocs()
@@ -164,4 +142,23 @@ func processCPU() time.Duration {
 	var ru syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// benchServer is an admin server over a store in b's temp dir (noSync: no
+// fsync per commit) with namespace BEN enrolled; it returns the SNAA's key.
+// Both are closed when b ends.
+func benchServer(b *testing.B, noSync bool) (*Server, string) {
+	b.Helper()
+	db, err := store.Open(store.Config{Path: filepath.Join(b.TempDir(), "bench.db"), NoSync: noSync})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	namer, _ := handlev.NewNamer(handlev.NamerConfig{Prefix: testPrefix, TestPrefix: testTestPrefix})
+	srv, err := New(Config{DB: db, Namer: namer, OperatorKey: testOpKey})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { srv.Close() })
+	return srv, benchSetup(b, srv, "BEN")
 }
