@@ -87,7 +87,9 @@ func FuzzSurrogatePath(f *testing.F) {
 }
 
 // ambiguousKeys reports whether x has a member name a path cannot spell
-// unambiguously (empty, or with '.', '[' or ']').
+// unambiguously (empty, or with '.', '[' or ']'), or one holding U+FFFD:
+// distinct invalid UTF-8 names decode to the same name, so the decoded
+// document may keep another member than the one the path names.
 func ambiguousKeys(x any) bool {
 	switch t := x.(type) {
 	case []any:
@@ -98,7 +100,7 @@ func ambiguousKeys(x any) bool {
 		}
 	case map[string]any:
 		for k, v := range t {
-			if k == "" || strings.ContainsAny(k, ".[]") || ambiguousKeys(v) {
+			if k == "" || strings.ContainsAny(k, ".[]\uFFFD") || ambiguousKeys(v) {
 				return true
 			}
 		}
