@@ -111,12 +111,7 @@ func serve(n int, z, addr, ready string) error {
 	for i := range n {
 		h[owner(i, z)] = url(i)
 	}
-	pc, err := net.ListenPacket("udp", addr)
-	if err != nil {
-		return err
-	}
-	// TCP on the same port, for clients that retry after TC.
-	ln, err := net.Listen("tcp", pc.LocalAddr().String())
+	pc, ln, err := listenBoth(addr)
 	if err != nil {
 		return err
 	}
@@ -144,4 +139,28 @@ func serve(n int, z, addr, ready string) error {
 	udp.Shutdown()
 	tcp.Shutdown()
 	return nil
+}
+
+// listenBoth binds UDP and, on the same port, TCP (for clients that retry
+// after TC). With port 0 the port the kernel gives the UDP socket can already
+// be taken on TCP (an outgoing connection's local port, say): then it tries
+// another, as pidnode's own listener does.
+func listenBoth(addr string) (net.PacketConn, net.Listener, error) {
+	var lastErr error
+	for range 10 {
+		pc, err := net.ListenPacket("udp", addr)
+		if err != nil {
+			return nil, nil, err
+		}
+		ln, err := net.Listen("tcp", pc.LocalAddr().String())
+		if err == nil {
+			return pc, ln, nil
+		}
+		pc.Close()
+		lastErr = err
+		if _, port, _ := net.SplitHostPort(addr); port != "0" {
+			break
+		}
+	}
+	return nil, nil, lastErr
 }
