@@ -20,6 +20,7 @@ import (
 
 	"pidnode/cache"
 	"pidnode/handlev"
+	"pidnode/internal/conntimeout"
 )
 
 // Defaults New uses for zero Config fields.
@@ -92,6 +93,7 @@ type Server struct {
 	publicURL string
 	log       *slog.Logger
 	srv       *fasthttp.Server
+	timeouts  conntimeout.Config // enforced on Serve's listener, not by fasthttp
 	dates     dateCache
 	home      []byte
 	pool      sync.Pool // *scratch
@@ -155,6 +157,7 @@ func New(cfg Config) (*Server, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{
+		timeouts:  conntimeout.Config{Read: cfg.ReadTimeout, Write: cfg.WriteTimeout, Idle: cfg.IdleTimeout},
 		cache:     cfg.Cache,
 		namer:     cfg.Namer,
 		proxyURL:  proxy,
@@ -182,15 +185,15 @@ func New(cfg Config) (*Server, error) {
 	s.home = homePage(prefixes)
 	s.pool.New = func() any { return newScratch() }
 	s.srv = &fasthttp.Server{
-		Handler:                      s.Handler,
-		ErrorHandler:                 errorHandler,
-		Name:                         "pidnode",
-		Concurrency:                  cfg.MaxConns,
-		ReadBufferSize:               cfg.MaxHeaderBytes,
-		WriteBufferSize:              writeBufferSize,
-		ReadTimeout:                  cfg.ReadTimeout,
-		WriteTimeout:                 cfg.WriteTimeout,
-		IdleTimeout:                  cfg.IdleTimeout,
+		Handler:         s.Handler,
+		ErrorHandler:    errorHandler,
+		Name:            "pidnode",
+		Concurrency:     cfg.MaxConns,
+		ReadBufferSize:  cfg.MaxHeaderBytes,
+		WriteBufferSize: writeBufferSize,
+		// No ReadTimeout, WriteTimeout or IdleTimeout here: Serve's listener
+		// enforces them (internal/conntimeout) without moving the socket's
+		// deadlines three times per request.
 		MaxRequestBodySize:           MaxBodyBytes,
 		DisablePreParseMultipartForm: true,
 		NoDefaultContentType:         true,
@@ -235,8 +238,9 @@ func baseURL(field, u string) (string, error) {
 }
 
 // Serve accepts connections on ln until Shutdown; it returns nil after a
-// graceful Shutdown.
-func (s *Server) Serve(ln net.Listener) error { return s.srv.Serve(ln) }
+// graceful Shutdown. The connections it accepts obey Config's ReadTimeout,
+// WriteTimeout and IdleTimeout.
+func (s *Server) Serve(ln net.Listener) error { return s.srv.Serve(conntimeout.Wrap(ln, s.timeouts)) }
 
 // Shutdown stops accepting, lets in-flight requests finish and closes idle
 // connections, or gives up when ctx is done (returning ctx.Err()).

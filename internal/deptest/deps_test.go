@@ -25,7 +25,7 @@ var rules = map[string]struct {
 	"handlev/hsmsg": {internal: []string{"handlev", "internal/ascii"}},
 	"store":         {internal: []string{"handlev", "internal/procfloor"}, external: []string{"go.etcd.io/bbolt"}},
 	"cache":         {internal: []string{"handlev"}, external: []string{"github.com/hashicorp/golang-lru/v2", "golang.org/x/sync/"}},
-	"resolver":      {internal: []string{"handlev", "cache", "internal/ascii", "internal/promtext", "internal/tokenbucket"}, external: []string{"github.com/valyala/fasthttp", "golang.org/x/net/"}},
+	"resolver":      {internal: []string{"handlev", "cache", "internal/ascii", "internal/conntimeout", "internal/promtext", "internal/tokenbucket"}, external: []string{"github.com/valyala/fasthttp", "golang.org/x/net/"}},
 	"resolver/dns":  {internal: []string{"handlev", "cache", "internal/ascii", "internal/promtext", "internal/tokenbucket", "internal/connlimit"}, external: []string{"github.com/miekg/dns"}},
 	"resolver/hdl":  {internal: []string{"handlev", "handlev/hsmsg", "cache", "internal/ascii", "internal/connlimit", "internal/tokenbucket"}},
 	"model":         {internal: []string{"handlev", "internal/stdjson"}, external: []string{"github.com/BurntSushi/toml", "github.com/santhosh-tekuri/jsonschema/v6"}},
@@ -53,6 +53,7 @@ var rules = map[string]struct {
 	// below model, registry and admin.
 	"internal/procfloor":   {},
 	"internal/connlimit":   {},
+	"internal/conntimeout": {},
 	"internal/ascii":       {},
 	"internal/promtext":    {},
 	"internal/buildinfo":   {},

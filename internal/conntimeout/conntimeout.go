@@ -1,0 +1,287 @@
+package conntimeout
+
+import (
+	"crypto/tls"
+	"errors"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Config sets a listener's limits; a zero or negative limit is no limit.
+type Config struct {
+	Read, Write, Idle time.Duration
+	// Tick is the sweep interval. If zero, a twentieth of the shortest
+	// limit, between MinTick and MaxTick.
+	Tick time.Duration
+}
+
+// Bounds of the default Tick.
+const (
+	MinTick = 5 * time.Millisecond
+	MaxTick = 100 * time.Millisecond
+)
+
+// Phases of a connection.
+const (
+	phRequest = iota // reading a request (from accept, or from a later request's first byte)
+	phIdle           // waiting for the next request
+	phWrite          // writing a response
+)
+
+// The state word of a connection: the epoch its phase began in (high 32
+// bits), the phase (2 bits), whether it is inside Read or Write, and whether
+// the sweeper has expired that call.
+const (
+	phaseMask   = 3
+	inCall      = 1 << 2
+	expired     = 1 << 3
+	epochShift  = 32
+	pastSeconds = 1 // the deadline a sweep sets: long past
+)
+
+// ring is how many sweep times a listener keeps: a phase that began in an
+// epoch older than these is judged from the oldest one kept (later, never
+// earlier).
+const ring = 1 << 12
+
+// Listener wraps a net.Listener; its connections obey Config's limits.
+type Listener struct {
+	net.Listener
+	limits [3]time.Duration // by phase; 0: none
+	tick   time.Duration
+
+	epoch atomic.Uint32 // sweeps so far; a phase is stamped with it
+	// times[e%ring] is when sweep e began (sweep 0: when the listener was
+	// made), read and written by the sweeper only.
+	times [ring]time.Time
+
+	shards [16]shard
+	next   atomic.Uint32 // round-robin shard choice
+
+	expiredCalls atomic.Uint64
+	open         atomic.Int64 // connections accepted and not closed
+	closed       atomic.Bool
+	sweeping     sync.Once
+}
+
+type shard struct {
+	mu    sync.Mutex
+	conns []*conn
+	_     [40]byte // keep neighbouring shards' locks apart
+}
+
+// Wrap returns ln with cfg's limits. Its sweeper runs from the first Accept
+// until Close.
+func Wrap(ln net.Listener, cfg Config) *Listener {
+	l := &Listener{Listener: ln}
+	l.limits[phRequest], l.limits[phIdle], l.limits[phWrite] = max(cfg.Read, 0), max(cfg.Idle, 0), max(cfg.Write, 0)
+	l.tick = cfg.Tick
+	if l.tick <= 0 {
+		shortest := time.Duration(0)
+		for _, d := range l.limits {
+			if d > 0 && (shortest == 0 || d < shortest) {
+				shortest = d
+			}
+		}
+		l.tick = min(max(shortest/20, MinTick), MaxTick)
+	}
+	l.times[0] = time.Now()
+	return l
+}
+
+// Accept returns the next connection, wrapped. A *tls.Conn stays visible as
+// one to servers that ask for its handshake and state (fasthttp's IsTLS).
+func (l *Listener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	l.sweeping.Do(func() { go l.sweep() })
+	w := &conn{Conn: c, l: l}
+	w.state.Store(uint64(l.epoch.Load()) << epochShift) // phRequest from now
+	l.open.Add(1)
+	s := &l.shards[l.next.Add(1)%uint32(len(l.shards))]
+	s.mu.Lock()
+	w.shard, w.idx = s, len(s.conns)
+	s.conns = append(s.conns, w)
+	s.mu.Unlock()
+	if _, ok := c.(*tls.Conn); ok {
+		return tlsConn{w}, nil
+	}
+	return w, nil
+}
+
+// Close closes the listener. The connections already accepted keep their
+// limits (a graceful shutdown waits for them); the sweeper stops once the
+// last of them is closed.
+func (l *Listener) Close() error {
+	l.closed.Store(true)
+	return l.Listener.Close()
+}
+
+// Expired is how many blocked reads and writes the limits have ended.
+func (l *Listener) Expired() uint64 { return l.expiredCalls.Load() }
+
+// Tick is the sweep interval in force.
+func (l *Listener) Tick() time.Duration { return l.tick }
+
+// sweep runs every tick until Close.
+func (l *Listener) sweep() {
+	t := time.NewTicker(l.tick)
+	defer t.Stop()
+	var batch []*conn
+	for range t.C {
+		if l.closed.Load() && l.open.Load() == 0 {
+			return
+		}
+		e := l.epoch.Load() + 1
+		l.epoch.Store(e)
+		now := time.Now() // after the store: see check
+		l.times[e%ring] = now
+		for i := range l.shards {
+			s := &l.shards[i]
+			s.mu.Lock()
+			batch = append(batch[:0], s.conns...)
+			s.mu.Unlock()
+			for _, c := range batch {
+				l.check(c, now, e)
+			}
+		}
+		clear(batch)
+	}
+}
+
+// check expires c's blocked call if its phase has run past its limit. A
+// phase stamped with epoch p began before sweep p+1 stored its epoch, and
+// times[p+1] was read after that store: the phase has lasted at least now −
+// times[p+1], and only that lower bound is compared with the limit.
+func (l *Listener) check(c *conn, now time.Time, e uint32) {
+	st := c.state.Load()
+	if st&inCall == 0 || st&expired != 0 {
+		return
+	}
+	limit := l.limits[st&phaseMask]
+	if limit <= 0 {
+		return
+	}
+	d := e - uint32(st>>epochShift) // sweeps since the phase began (wraps safely)
+	if d == 0 {
+		return
+	}
+	since := e - (d - 1)
+	if d-1 >= ring-1 { // older than the ring: the oldest time kept is later
+		since = e - (ring - 2)
+	}
+	if now.Sub(l.times[since%ring]) <= limit {
+		return
+	}
+	c.mu.Lock()
+	if c.state.CompareAndSwap(st, st|expired) {
+		l.expiredCalls.Add(1) // before the call it ends can return
+		past := time.Unix(pastSeconds, 0)
+		if st&phaseMask == phWrite {
+			c.Conn.SetWriteDeadline(past) //nolint:errcheck // a closed connection has nothing to stop
+		} else {
+			c.Conn.SetReadDeadline(past) //nolint:errcheck // as above
+		}
+	}
+	c.mu.Unlock()
+}
+
+type conn struct {
+	net.Conn
+	l     *Listener
+	state atomic.Uint64
+
+	mu    sync.Mutex // orders the sweeper's deadline with its undoing
+	shard *shard     // guarded by shard.mu
+	idx   int        // index in shard.conns, guarded by shard.mu
+	once  sync.Once
+}
+
+func (c *conn) Read(p []byte) (int, error) {
+	st := c.state.Load()
+	ph, ep := st&phaseMask, st>>epochShift
+	if ph == phWrite { // the response is out: now waiting for the next request
+		ph, ep = phIdle, uint64(c.l.epoch.Load())
+	}
+	c.state.Store(ep<<epochShift | ph | inCall)
+	n, err := c.Conn.Read(p)
+	if n > 0 && ph == phIdle {
+		ph, ep = phRequest, uint64(c.l.epoch.Load())
+	}
+	if c.state.Swap(ep<<epochShift|ph)&expired != 0 && err == nil {
+		c.undo(false)
+	}
+	return n, err
+}
+
+func (c *conn) Write(p []byte) (int, error) {
+	st := c.state.Load()
+	ph, ep := st&phaseMask, st>>epochShift
+	if ph != phWrite {
+		ph, ep = phWrite, uint64(c.l.epoch.Load())
+	}
+	c.state.Store(ep<<epochShift | ph | inCall)
+	n, err := c.Conn.Write(p)
+	if c.state.Swap(ep<<epochShift|ph)&expired != 0 && err == nil {
+		c.undo(true)
+	}
+	return n, err
+}
+
+// undo clears the deadline a sweep set for a call that completed anyway (its
+// bytes came in the same instant): the next call must not inherit it.
+func (c *conn) undo(write bool) {
+	c.mu.Lock()
+	if write {
+		c.Conn.SetWriteDeadline(time.Time{}) //nolint:errcheck // a closed connection has nothing to undo
+	} else {
+		c.Conn.SetReadDeadline(time.Time{}) //nolint:errcheck // as above
+	}
+	c.mu.Unlock()
+}
+
+// Close closes the connection and forgets it.
+func (c *conn) Close() error {
+	c.once.Do(func() {
+		s := c.shard
+		s.mu.Lock()
+		last := len(s.conns) - 1
+		moved := s.conns[last]
+		s.conns[c.idx], moved.idx = moved, c.idx
+		s.conns[last] = nil
+		s.conns = s.conns[:last]
+		s.mu.Unlock()
+		c.l.open.Add(-1)
+	})
+	return c.Conn.Close()
+}
+
+// SetDeadline, SetReadDeadline and SetWriteDeadline accept only the zero
+// time (no deadline, which is what the connection has between sweeps) and
+// refuse any other: the sweeper owns the connection's deadlines.
+func (c *conn) SetDeadline(t time.Time) error      { return noDeadline(t) }
+func (c *conn) SetReadDeadline(t time.Time) error  { return noDeadline(t) }
+func (c *conn) SetWriteDeadline(t time.Time) error { return noDeadline(t) }
+
+func noDeadline(t time.Time) error {
+	if t.IsZero() {
+		return nil
+	}
+	return ErrDeadlines
+}
+
+// ErrDeadlines is returned by a connection's Set*Deadline methods for a
+// deadline other than none.
+var ErrDeadlines = errors.New("conntimeout: deadlines are set by the listener's limits")
+
+// tlsConn is a conn over a *tls.Conn that still answers for its handshake and
+// state. Its reads and writes are the TLS layer's; the deadlines a sweep sets
+// reach the TCP connection beneath through it.
+type tlsConn struct{ *conn }
+
+func (t tlsConn) Handshake() error                     { return t.Conn.(*tls.Conn).Handshake() }
+func (t tlsConn) ConnectionState() tls.ConnectionState { return t.Conn.(*tls.Conn).ConnectionState() }
