@@ -367,8 +367,9 @@ func (db *DB) Update(fn func(tx *Tx) error) error {
 }
 
 // UpdateAlone is Update without the batch window, for a single goroutine
-// that groups its own writes (a cluster node's applier): it commits at once
-// instead of waiting for company that never comes. fn runs once.
+// that groups its own writes (a cluster node's applier, the registry's group
+// commit): it commits at once instead of waiting for company that never
+// comes. fn runs once.
 func (db *DB) UpdateAlone(fn func(tx *Tx) error) error {
 	procfloor.Enter()
 	defer procfloor.Exit()
