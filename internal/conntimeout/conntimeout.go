@@ -53,9 +53,10 @@ type Listener struct {
 	tick   time.Duration
 
 	epoch atomic.Uint32 // sweeps so far; a phase is stamped with it
-	// times[e%ring] is when sweep e began (sweep 0: when the listener was
-	// made), read and written by the sweeper only.
-	times [ring]time.Time
+	// times[e%ring] is when sweep e began, as time since base (sweep 0: when
+	// the listener was made); read and written by the sweeper only.
+	base  time.Time
+	times [ring]time.Duration
 
 	shards [16]shard
 	next   atomic.Uint32 // round-robin shard choice
@@ -87,7 +88,7 @@ func Wrap(ln net.Listener, cfg Config) *Listener {
 		}
 		l.tick = min(max(shortest/20, MinTick), MaxTick)
 	}
-	l.times[0] = time.Now()
+	l.base = time.Now()
 	return l
 }
 
@@ -139,7 +140,7 @@ func (l *Listener) sweep() {
 		e := l.epoch.Load() + 1
 		l.epoch.Store(e)
 		now := time.Now() // after the store: see check
-		l.times[e%ring] = now
+		l.times[e%ring] = now.Sub(l.base)
 		for i := range l.shards {
 			s := &l.shards[i]
 			s.mu.Lock()
@@ -174,7 +175,7 @@ func (l *Listener) check(c *conn, now time.Time, e uint32) {
 	if d-1 >= ring-1 { // older than the ring: the oldest time kept is later
 		since = e - (ring - 2)
 	}
-	if now.Sub(l.times[since%ring]) <= limit {
+	if now.Sub(l.base)-l.times[since%ring] <= limit {
 		return
 	}
 	c.mu.Lock()

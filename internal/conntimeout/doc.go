@@ -15,12 +15,14 @@
 // the server answers and logs it as before: a 408 for a request that stopped
 // arriving, a quiet close for an idle connection.
 //
-// The limits hold as fasthttp defines them: Read from the connection's accept
-// (its first request) or from the first byte of a later request, until its
-// response starts; Idle from the end of a response until the first byte of the
-// next request; Write from the first byte of a response written. A limit never
-// fires early; it fires at most about two Ticks late (more only while the
-// sweeper itself cannot run).
+// The limits hold as fasthttp defines them, and only while a read or write is
+// blocked: Read from the connection's accept (its first request) or from the
+// first byte of a later request, until its response starts; Idle from the end
+// of a response until the first byte of the next request; Write from the
+// first byte of a response written (of the first of several, when pipelined
+// requests are answered with no read between). A limit never fires early; it
+// fires at most about two Ticks late (more only while the sweeper itself
+// cannot run).
 //
 // It must not be used where a caller sets its own deadlines on the same
 // connection: the sweeper's deadline and the caller's would undo each other,
