@@ -53,10 +53,11 @@ type Listener struct {
 	tick   time.Duration
 
 	epoch atomic.Uint32 // sweeps so far; a phase is stamped with it
-	// times[e%ring] is when sweep e began, as time since base (sweep 0: when
-	// the listener was made); read and written by the sweeper only.
-	base  time.Time
-	times [ring]time.Duration
+	base  time.Time     // when the listener was made: sweep 0
+	// times[e%ring] is when sweep e began, as time since base; read and
+	// written by the sweeper only.
+	times   [ring]time.Duration
+	limited bool // some limit is set: there is something to sweep for
 
 	shards [16]shard
 	next   atomic.Uint32 // round-robin shard choice
@@ -74,7 +75,8 @@ type shard struct {
 }
 
 // Wrap returns ln with cfg's limits. Its sweeper runs from the first Accept
-// until Close.
+// until the listener and its last connection are closed; with no limit set
+// there is none.
 func Wrap(ln net.Listener, cfg Config) *Listener {
 	l := &Listener{Listener: ln}
 	l.limits[phRequest], l.limits[phIdle], l.limits[phWrite] = max(cfg.Read, 0), max(cfg.Idle, 0), max(cfg.Write, 0)
@@ -88,6 +90,7 @@ func Wrap(ln net.Listener, cfg Config) *Listener {
 		}
 		l.tick = min(max(shortest/20, MinTick), MaxTick)
 	}
+	l.limited = l.limits[phRequest] > 0 || l.limits[phIdle] > 0 || l.limits[phWrite] > 0
 	l.base = time.Now()
 	return l
 }
@@ -99,7 +102,9 @@ func (l *Listener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	l.sweeping.Do(func() { go l.sweep() })
+	if l.limited {
+		l.sweeping.Do(func() { go l.sweep() })
+	}
 	w := &conn{Conn: c, l: l}
 	w.state.Store(uint64(l.epoch.Load()) << epochShift) // phRequest from now
 	l.open.Add(1)
@@ -128,7 +133,8 @@ func (l *Listener) Expired() uint64 { return l.expiredCalls.Load() }
 // Tick is the sweep interval in force.
 func (l *Listener) Tick() time.Duration { return l.tick }
 
-// sweep runs every tick until Close.
+// sweep runs every tick until the listener and its last connection are
+// closed.
 func (l *Listener) sweep() {
 	t := time.NewTicker(l.tick)
 	defer t.Stop()

@@ -211,7 +211,8 @@ func TestWriteLimit(t *testing.T) {
 	}
 }
 
-// TestNoLimit: with no limits a connection waits as long as its client.
+// TestNoLimit: with no limits a connection waits as long as its client, and
+// nothing sweeps.
 func TestNoLimit(t *testing.T) {
 	got := make(chan result, 1)
 	l, addr := serve(t, Config{Tick: MinTick}, lineServer(got))
@@ -221,6 +222,9 @@ func TestNoLimit(t *testing.T) {
 	exchange(t, c, br)
 	if l.Tick() != MinTick {
 		t.Errorf("Tick() = %v, want %v", l.Tick(), MinTick)
+	}
+	if e := l.epoch.Load(); e != 0 {
+		t.Errorf("%d sweeps with no limit set", e)
 	}
 	select {
 	case r := <-got:
