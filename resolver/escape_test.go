@@ -100,11 +100,14 @@ func TestValuesPageIsolatesData(t *testing.T) {
 		`<td class="d" dir="ltr">https://<span class="esc">\u202E</span>evil.org/gro.elgoog</td>`,
 		`<td class="t" dir="ltr">URL<span class="esc">\u202E</span></td>`,
 		`<a href="https://a.org/%E2%81%A7x">https://a.org/<span class="esc">\u2067</span>x</a>`,
-		"td.t,td.d,.v{unicode-bidi:isolate}",
+		`<link rel="stylesheet" href="` + stylePath + `" />`,
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("values page lacks %q:\n%s", want, page)
 		}
+	}
+	if want := "td.t,td.d,.v{unicode-bidi:isolate}"; !strings.Contains(pageStyle, want) {
+		t.Errorf("the pages' style sheet lacks %q", want)
 	}
 	for _, bad := range []string{"\u202e", "\u2067"} {
 		if strings.Contains(page, bad) {

@@ -2,6 +2,8 @@ package resolver
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -25,13 +27,23 @@ const pageStyle = `body{margin:0;background:#f6f8fa;color:#1f2328;font:16px/1.5 
 	`form{display:flex;gap:.5rem;flex-wrap:wrap}input[type=text]{flex:1;min-width:16rem;padding:.45rem .6rem;font:inherit;border:1px solid #d0d7de;border-radius:6px}` +
 	`button{padding:.45rem 1rem;font:inherit;border:1px solid #1f883d;border-radius:6px;background:#1f883d;color:#fff;cursor:pointer}`
 
+// stylePath is where the resolver serves pageStyle (serveStyle): named by
+// its content, so that a browser may keep it for good and a new version
+// never meets an old copy. The pages link to it instead of carrying it: 1.6
+// KB less in every page, and a Content-Security-Policy with no inline style.
+var stylePath = func() string {
+	sum := sha256.Sum256([]byte(pageStyle))
+	return "/style-" + hex.EncodeToString(sum[:6]) + ".css"
+}()
+
 // Every page is pageHeadA + escaped title + pageHeadB + main + pageTail.
 var (
 	pageHeadA = []byte("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\" />\n" +
 		"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\" />\n" +
 		"<meta name=\"robots\" content=\"noindex\" />\n<title>")
-	pageHeadB = []byte("</title>\n<style>" + pageStyle + "</style>\n</head>\n<body>\n<main>\n")
+	pageHeadB = []byte("</title>\n<link rel=\"stylesheet\" href=\"" + stylePath + "\" />\n</head>\n<body>\n<main>\n")
 	pageTail  = []byte("</main>\n</body>\n</html>\n")
+	styleBody = []byte(pageStyle)
 )
 
 // appendPageStart writes the document head and opens <main>. title is escaped.

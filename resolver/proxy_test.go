@@ -2,6 +2,7 @@ package resolver
 
 import (
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -241,6 +242,43 @@ func TestMiscEndpoints(t *testing.T) {
 				t.Errorf("%s: Location %q, want %q", firstLine(tc.req), got, tc.location)
 			}
 		})
+	}
+}
+
+// TestStyleSheet: every page links the one style sheet by its content's name,
+// the sheet is served from that name to be kept for good, and the pages'
+// Content-Security-Policy allows styles from the resolver's own origin only,
+// none inline.
+func TestStyleSheet(t *testing.T) {
+	f := newFixture(t, nil)
+	if !regexp.MustCompile(`^/style-[0-9a-f]{12}\.css$`).MatchString(stylePath) {
+		t.Fatalf("stylePath %q is not named by its content", stylePath)
+	}
+	resp := f.get(t, stylePath)
+	if resp.StatusCode() != 200 || string(resp.Body()) != pageStyle {
+		t.Fatalf("GET %s: %d, body %d bytes, want 200 and the %d-byte sheet", stylePath, resp.StatusCode(), len(resp.Body()), len(pageStyle))
+	}
+	for h, want := range map[string]string{"Content-Type": "text/css; charset=utf-8", "Cache-Control": "public, max-age=31536000, immutable", "X-Content-Type-Options": "nosniff"} {
+		if got := string(resp.Header.Peek(h)); got != want {
+			t.Errorf("GET %s: %s %q, want %q", stylePath, h, got, want)
+		}
+	}
+	if resp := f.raw(t, "POST "+stylePath+" HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n"); resp.StatusCode() != 405 {
+		t.Errorf("POST %s: %d, want 405", stylePath, resp.StatusCode())
+	}
+	if resp := f.get(t, "/style-000000000000.css"); resp.StatusCode() == 200 {
+		t.Errorf("a sheet name that is not the current one answered 200")
+	}
+	link := `<link rel="stylesheet" href="` + stylePath + `" />`
+	for _, target := range []string{"/", "/" + tHandle + "?noredirect", "/" + tPrefix + "/svc/K7Q/NOPE", "/" + tHandle + "?action=showurls"} {
+		resp := f.get(t, target)
+		body := string(resp.Body())
+		if !strings.Contains(body, link) || strings.Contains(body, "<style") {
+			t.Errorf("GET %s: the page does not link the sheet, or carries a style of its own:\n%s", target, body)
+		}
+		if csp := string(resp.Header.Peek("Content-Security-Policy")); !strings.Contains(csp, "style-src 'self'") || strings.Contains(csp, "unsafe-inline") {
+			t.Errorf("GET %s: Content-Security-Policy %q, want style-src 'self' and nothing inline", target, csp)
+		}
 	}
 }
 

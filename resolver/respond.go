@@ -15,6 +15,7 @@ var (
 	ctText = []byte("text/plain; charset=utf-8")
 	ctJSON = []byte("application/json;charset=UTF-8")
 	ctJS   = []byte("application/javascript")
+	ctCSS  = []byte("text/css; charset=utf-8")
 
 	hdrLocation = []byte("Location")
 	hdrExpires  = []byte("Expires")
@@ -30,14 +31,15 @@ var (
 	hdrVary     = []byte("Vary")
 	hdrAccept   = []byte("Accept")
 
-	valNosniff  = []byte("nosniff")
-	valCSP      = []byte("default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
-	valStar     = []byte("*")
-	valAllowGet = []byte("GET, HEAD")
-	valAllowAPI = []byte("GET, HEAD, POST, OPTIONS")
-	valMaxAge   = []byte("86400")
-	valNoStore  = []byte("no-store")
-	valAccept   = []byte("Accept")
+	valNosniff   = []byte("nosniff")
+	valCSP       = []byte("default-src 'none'; style-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
+	valStar      = []byte("*")
+	valAllowGet  = []byte("GET, HEAD")
+	valAllowAPI  = []byte("GET, HEAD, POST, OPTIONS")
+	valMaxAge    = []byte("86400")
+	valNoStore   = []byte("no-store")
+	valImmutable = []byte("public, max-age=31536000, immutable")
+	valAccept    = []byte("Accept")
 )
 
 // setPageHeaders sets the headers every HTML response carries.

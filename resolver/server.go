@@ -431,6 +431,8 @@ func (s *Server) Handler(ctx *fasthttp.RequestCtx) {
 		s.serveStatic(ctx, sc, bodyOK, false)
 	case string(path) == "/robots.txt":
 		s.serveStatic(ctx, sc, bodyRobots, false)
+	case string(path) == stylePath:
+		s.serveStyle(ctx, sc)
 	case string(path) == "/favicon.ico":
 		if s.allowGet(ctx, sc) {
 			ctx.SetStatusCode(fasthttp.StatusNoContent)
@@ -485,6 +487,19 @@ func (s *Server) serveStatic(ctx *fasthttp.RequestCtx, sc *scratch, body []byte,
 	ctx.SetStatusCode(fasthttp.StatusOK)
 	ctx.Response.Header.SetContentTypeBytes(ctText)
 	ctx.Response.SetBodyRaw(body)
+}
+
+// serveStyle answers GET stylePath with the pages' style sheet, to be kept
+// for a year: its name changes with its content.
+func (s *Server) serveStyle(ctx *fasthttp.RequestCtx, sc *scratch) {
+	if !s.allowGet(ctx, sc) {
+		return
+	}
+	ctx.SetStatusCode(fasthttp.StatusOK)
+	ctx.Response.Header.SetContentTypeBytes(ctCSS)
+	ctx.Response.Header.SetCanonical(hdrCC, valImmutable)
+	ctx.Response.Header.SetCanonical(hdrNosniff, valNosniff)
+	ctx.Response.SetBodyRaw(styleBody)
 }
 
 // writeBufferSize is each connection's response writer buffer: a response
