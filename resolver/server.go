@@ -504,9 +504,10 @@ func (s *Server) serveStyle(ctx *fasthttp.RequestCtx, sc *scratch) {
 
 // writeBufferSize is each connection's response writer buffer: a response
 // up to this size (status line, headers and body) leaves in one write system
-// call. fasthttp's default of 4 KiB splits a typical ?noredirect page (4–5
-// KiB with its headers) into two writes, measured at a quarter of the page's
-// server CPU on loopback (strace: 2.0 writes per request, 1.0 after). A
-// keep-alive connection holds its buffer while it lives, so it stays at
-// 8 KiB rather than covering the rare larger page.
+// call. fasthttp's default of 4 KiB splits a page of more than 4 KiB with its
+// headers (a ?noredirect page of a record with a long RESOURCE value, say)
+// into two writes, measured at a quarter of the page's server CPU on loopback
+// (strace: 2.0 writes per request, 1.0 at 8 KiB). A keep-alive connection
+// holds its buffer while it lives, so it stays at 8 KiB rather than covering
+// the rare larger page.
 const writeBufferSize = 8 << 10
