@@ -29,7 +29,7 @@ const pageStyle = `body{margin:0;background:#f6f8fa;color:#1f2328;font:16px/1.5 
 
 // stylePath is where the resolver serves pageStyle (serveStyle): named by
 // its content, so that a browser may keep it for good and a new version
-// never meets an old copy. The pages link to it instead of carrying it: 1.6
+// never meets an old copy. The pages link to it instead of carrying it: 1.3
 // KB less in every page, and a Content-Security-Policy with no inline style.
 var stylePath = func() string {
 	sum := sha256.Sum256([]byte(pageStyle))
