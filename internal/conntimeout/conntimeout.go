@@ -34,12 +34,14 @@ const (
 // bits), the phase (2 bits), whether it is inside Read or Write, and whether
 // the sweeper has expired that call.
 const (
-	phaseMask   = 3
-	inCall      = 1 << 2
-	expired     = 1 << 3
-	epochShift  = 32
-	pastSeconds = 1 // the deadline a sweep sets: long past
+	phaseMask  = 3
+	inCall     = 1 << 2
+	expired    = 1 << 3
+	epochShift = 32
 )
+
+// longAgo is the deadline a sweep sets.
+var longAgo = time.Unix(1, 0)
 
 // ring is how many sweep times a listener keeps: a phase that began in an
 // epoch older than these is judged from the oldest one kept (later, never
@@ -59,19 +61,11 @@ type Listener struct {
 	times   [ring]time.Duration
 	limited bool // some limit is set: there is something to sweep for
 
-	shards [16]shard
-	next   atomic.Uint32 // round-robin shard choice
+	mu    sync.Mutex // taken per accept and close, and once per sweep
+	conns []*conn    // accepted and not closed; guarded by mu
 
-	expiredCalls atomic.Uint64
-	open         atomic.Int64 // connections accepted and not closed
-	closed       atomic.Bool
-	sweeping     sync.Once
-}
-
-type shard struct {
-	mu    sync.Mutex
-	conns []*conn
-	_     [40]byte // keep neighbouring shards' locks apart
+	closed   atomic.Bool
+	sweeping sync.Once
 }
 
 // Wrap returns ln with cfg's limits. Its sweeper runs from the first Accept
@@ -80,17 +74,17 @@ type shard struct {
 func Wrap(ln net.Listener, cfg Config) *Listener {
 	l := &Listener{Listener: ln}
 	l.limits[phRequest], l.limits[phIdle], l.limits[phWrite] = max(cfg.Read, 0), max(cfg.Idle, 0), max(cfg.Write, 0)
+	shortest := time.Duration(0)
+	for _, d := range l.limits {
+		if d > 0 && (shortest == 0 || d < shortest) {
+			shortest = d
+		}
+	}
+	l.limited = shortest > 0
 	l.tick = cfg.Tick
 	if l.tick <= 0 {
-		shortest := time.Duration(0)
-		for _, d := range l.limits {
-			if d > 0 && (shortest == 0 || d < shortest) {
-				shortest = d
-			}
-		}
 		l.tick = min(max(shortest/20, MinTick), MaxTick)
 	}
-	l.limited = l.limits[phRequest] > 0 || l.limits[phIdle] > 0 || l.limits[phWrite] > 0
 	l.base = time.Now()
 	return l
 }
@@ -107,12 +101,10 @@ func (l *Listener) Accept() (net.Conn, error) {
 	}
 	w := &conn{Conn: c, l: l}
 	w.state.Store(uint64(l.epoch.Load()) << epochShift) // phRequest from now
-	l.open.Add(1)
-	s := &l.shards[l.next.Add(1)%uint32(len(l.shards))]
-	s.mu.Lock()
-	w.shard, w.idx = s, len(s.conns)
-	s.conns = append(s.conns, w)
-	s.mu.Unlock()
+	l.mu.Lock()
+	w.idx = len(l.conns)
+	l.conns = append(l.conns, w)
+	l.mu.Unlock()
 	if _, ok := c.(*tls.Conn); ok {
 		return tlsConn{w}, nil
 	}
@@ -127,12 +119,6 @@ func (l *Listener) Close() error {
 	return l.Listener.Close()
 }
 
-// Expired is how many blocked reads and writes the limits have ended.
-func (l *Listener) Expired() uint64 { return l.expiredCalls.Load() }
-
-// Tick is the sweep interval in force.
-func (l *Listener) Tick() time.Duration { return l.tick }
-
 // sweep runs every tick until the listener and its last connection are
 // closed.
 func (l *Listener) sweep() {
@@ -140,21 +126,18 @@ func (l *Listener) sweep() {
 	defer t.Stop()
 	var batch []*conn
 	for range t.C {
-		if l.closed.Load() && l.open.Load() == 0 {
+		l.mu.Lock()
+		batch = append(batch[:0], l.conns...)
+		l.mu.Unlock()
+		if len(batch) == 0 && l.closed.Load() {
 			return
 		}
 		e := l.epoch.Load() + 1
 		l.epoch.Store(e)
 		now := time.Now() // after the store: see check
 		l.times[e%ring] = now.Sub(l.base)
-		for i := range l.shards {
-			s := &l.shards[i]
-			s.mu.Lock()
-			batch = append(batch[:0], s.conns...)
-			s.mu.Unlock()
-			for _, c := range batch {
-				l.check(c, now, e)
-			}
+		for _, c := range batch {
+			l.check(c, now, e)
 		}
 		clear(batch)
 	}
@@ -177,22 +160,14 @@ func (l *Listener) check(c *conn, now time.Time, e uint32) {
 	if d == 0 {
 		return
 	}
-	since := e - (d - 1)
-	if d-1 >= ring-1 { // older than the ring: the oldest time kept is later
-		since = e - (ring - 2)
-	}
+	// Sweep p+1, or the oldest one the ring keeps (later, so never early).
+	since := e - min(d-1, ring-2)
 	if now.Sub(l.base)-l.times[since%ring] <= limit {
 		return
 	}
 	c.mu.Lock()
 	if c.state.CompareAndSwap(st, st|expired) {
-		l.expiredCalls.Add(1) // before the call it ends can return
-		past := time.Unix(pastSeconds, 0)
-		if st&phaseMask == phWrite {
-			c.Conn.SetWriteDeadline(past) //nolint:errcheck // a closed connection has nothing to stop
-		} else {
-			c.Conn.SetReadDeadline(past) //nolint:errcheck // as above
-		}
+		c.deadline(st&phaseMask == phWrite, longAgo)
 	}
 	c.mu.Unlock()
 }
@@ -202,10 +177,9 @@ type conn struct {
 	l     *Listener
 	state atomic.Uint64
 
-	mu    sync.Mutex // orders the sweeper's deadline with its undoing
-	shard *shard     // guarded by shard.mu
-	idx   int        // index in shard.conns, guarded by shard.mu
-	once  sync.Once
+	mu   sync.Mutex // orders the sweeper's deadline with its undoing
+	idx  int        // index in l.conns, guarded by l.mu
+	once sync.Once
 }
 
 func (c *conn) Read(p []byte) (int, error) {
@@ -243,26 +217,31 @@ func (c *conn) Write(p []byte) (int, error) {
 // bytes came in the same instant): the next call must not inherit it.
 func (c *conn) undo(write bool) {
 	c.mu.Lock()
-	if write {
-		c.Conn.SetWriteDeadline(time.Time{}) //nolint:errcheck // a closed connection has nothing to undo
-	} else {
-		c.Conn.SetReadDeadline(time.Time{}) //nolint:errcheck // as above
-	}
+	c.deadline(write, time.Time{})
 	c.mu.Unlock()
+}
+
+// deadline sets the write or the read deadline of the connection beneath;
+// the caller holds c.mu. A closed connection has nothing to set.
+func (c *conn) deadline(write bool, t time.Time) {
+	if write {
+		c.Conn.SetWriteDeadline(t) //nolint:errcheck // see above
+	} else {
+		c.Conn.SetReadDeadline(t) //nolint:errcheck // see above
+	}
 }
 
 // Close closes the connection and forgets it.
 func (c *conn) Close() error {
 	c.once.Do(func() {
-		s := c.shard
-		s.mu.Lock()
-		last := len(s.conns) - 1
-		moved := s.conns[last]
-		s.conns[c.idx], moved.idx = moved, c.idx
-		s.conns[last] = nil
-		s.conns = s.conns[:last]
-		s.mu.Unlock()
-		c.l.open.Add(-1)
+		l := c.l
+		l.mu.Lock()
+		last := len(l.conns) - 1
+		moved := l.conns[last]
+		l.conns[c.idx], moved.idx = moved, c.idx
+		l.conns[last] = nil
+		l.conns = l.conns[:last]
+		l.mu.Unlock()
 	})
 	return c.Conn.Close()
 }
