@@ -80,12 +80,14 @@ CHART=$WORK/chart.tsv
 MEMORY=$WORK/memory.tsv
 HITRATIO=$WORK/hitratio.tsv
 PROFILE_MD=$WORK/profile.md
+WHY=$WORK/why.tsv
 LOG=$WORK/suite.log
 : >"$ROWS"
 : >"$CHART"
 : >"$MEMORY"
 : >"$HITRATIO"
 : >"$PROFILE_MD"
+: >"$WHY"
 : >"$LOG"
 
 # ---------------------------------------------------------------- processes --
@@ -151,17 +153,28 @@ stop() {
 	GROUPS_STARTED=("${keep[@]}")
 }
 
-# cpu_ticks PG — user+system clock ticks of every live process in group PG
-# (/proc/PID/stat fields 14 and 15; nginx's master and worker both count).
-cpu_ticks() {
-	local pg=$1 t=0 f line
+# cpu_split PG — "USER SYSTEM": the clock ticks every live process in group
+# PG spent in user space and in the kernel (/proc/PID/stat fields 14 and 15;
+# nginx's master and worker both count).
+cpu_split() {
+	local pg=$1 u=0 s=0 f line
 	for f in /proc/[0-9]*/stat; do
 		read -r line 2>/dev/null <"$f" || continue
 		# shellcheck disable=SC2086
 		set -- ${line##*) }
-		[[ $3 == "$pg" ]] && t=$((t + ${12} + ${13}))
+		if [[ $3 == "$pg" ]]; then
+			u=$((u + ${12}))
+			s=$((s + ${13}))
+		fi
 	done
-	echo "$t"
+	echo "$u $s"
+}
+
+# cpu_ticks PG — user+system clock ticks of group PG (cpu_split's sum).
+cpu_ticks() {
+	local u s
+	read -r u s <<<"$(cpu_split "$1")"
+	echo $((u + s))
 }
 
 # cpu_busy — busy ticks (user+nice+system+irq+softirq+steal) of the server CPU
@@ -240,17 +253,20 @@ wait_http() { # ADDR PATH SECONDS
 # ------------------------------------------------------------------- drivers --
 # wrk_run LABEL PG ADDR PATHS PREFIX SUFFIX — closed-loop capacity. Sets RPS
 # (requests/s), RPC (requests per server CPU-second), P99 (ms), BAD (non-2xx/3xx
-# plus socket errors) and CMD.
+# plus socket errors), CMD, SRV_SECS (the server's CPU seconds), and US, USR
+# and SYS: the server's CPU per request in µs, all of it, in user space and in
+# the kernel.
 wrk_run() {
 	local label=$1 pg=$2 addr=$3 paths=$4 pre=$5 suf=$6 accept=${7:-} t0 t1 out=$WORK/wrk-${1//[^A-Za-z0-9_-]/_}.txt total secs
-	local d=${RUN_DUR:-$DUR}
+	local d=${RUN_DUR:-$DUR} u0 s0 u1 s1
 	CMD="wrk -t1 -c$CONNS -d${d}s --latency -s bench/wrk/stream.lua http://ADDR -- '$pre' '$suf'${accept:+ '$accept'}  (BENCH_PATHS=$(basename "$paths"))"
-	t0=$(cpu_ticks "$pg")
+	read -r u0 s0 <<<"$(cpu_split "$pg")"
 	local b0 b1
 	b0=$(cpu_busy)
 	BENCH_PATHS=$paths "${ON_LOAD[@]}" wrk -t1 -c"$CONNS" -d"${d}s" --timeout 5s --latency \
 		-s "$ROOT/bench/wrk/stream.lua" "http://$addr" -- "$pre" "$suf" "$accept" >"$out" 2>&1 || true
-	t1=$(cpu_ticks "$pg")
+	read -r u1 s1 <<<"$(cpu_split "$pg")"
+	t0=$((u0 + s0)) t1=$((u1 + s1))
 	b1=$(cpu_busy)
 	if [[ -n $b0 && -n $b1 ]]; then
 		# Ticks the server CPU spent on anything but the server.
@@ -265,6 +281,9 @@ wrk_run() {
 	secs=$(calc "($t1 - $t0) / $CLK_TCK")
 	SRV_SECS=$secs
 	RPC=$(calc "($secs > 0) ? ${total:-0} / $secs : 0")
+	US=$(calc "(${total:-0} > 0) ? $secs * 1e6 / $total : 0")
+	USR=$(calc "(${total:-0} > 0) ? ($u1 - $u0) / $CLK_TCK * 1e6 / $total : 0")
+	SYS=$(calc "(${total:-0} > 0) ? ($s1 - $s0) / $CLK_TCK * 1e6 / $total : 0")
 	RPS=${RPS:-0}
 	P99=${P99:-0}
 	log "$label: ${RPS} req/s, $RPC req/server-CPU-s, server CPU ${secs}s, p99 ${P99} ms (closed loop), bad $BAD"
@@ -305,7 +324,7 @@ profiling() { command -v perf >/dev/null && [[ ${PROFILE:-1} == 1 ]]; }
 profile() {
 	profiling || return 0
 	local label=$1 pg=$2
-	"${ON_LOAD[@]}" perf record -F 997 -p "${PERF_PIDS:-$pg}" -o "$(perf_data "$label")" -- sleep "$PROF_DUR" >/dev/null 2>&1 &
+	"${ON_LOAD[@]}" perf record -F 997 -g -p "${PERF_PIDS:-$pg}" -o "$(perf_data "$label")" -- sleep "$PROF_DUR" >/dev/null 2>&1 &
 	local pp=$!
 	sleep 0.2
 	RUN_DUR=$PROF_DUR wrk_run "profile-$label" "$pg" "$3" "$4" "$5" "$6" "${7:-}" 2>/dev/null
@@ -319,7 +338,7 @@ profile_load() {
 	profiling || return 0
 	local label=$1 pg=$2
 	shift 2
-	"${ON_LOAD[@]}" perf record -F 997 -p "$pg" -o "$(perf_data "$label")" -- sleep "$PROF_DUR" >/dev/null 2>&1 &
+	"${ON_LOAD[@]}" perf record -F 997 -g -p "$pg" -o "$(perf_data "$label")" -- sleep "$PROF_DUR" >/dev/null 2>&1 &
 	local pp=$!
 	sleep 0.2
 	"${ON_LOAD[@]}" "$@" >/dev/null 2>>"$LOG" || true
@@ -335,11 +354,51 @@ profile_section() {
 		echo "### $1"
 		echo
 		echo '```'
-		perf report -i "$(perf_data "$1")" --stdio --sort symbol --percent-limit 1.5 2>/dev/null | grep -v '^#' | grep -v '^$' |
+		perf report -i "$(perf_data "$1")" --stdio --no-children -g none --sort symbol --percent-limit 1.5 2>/dev/null | grep -v '^#' | grep -v '^$' |
 			sed 's/[[:space:]]*-[[:space:]]*-[[:space:]]*$//; s/[[:space:]]*$//' | head -30
 		echo '```'
 		echo
 	} >>"$PROFILE_MD"
+}
+
+# perf_share LABEL SYMBOL — SYMBOL's share (%) of perf_data LABEL's samples,
+# with everything it calls (the call graphs perf recorded; Go keeps frame
+# pointers); 0 if it never ran. The first call writes the table beside the data.
+perf_share() {
+	local f
+	f=$(perf_data "$1").children
+	[[ -s $f ]] || perf report -i "$(perf_data "$1")" --stdio --children -g none --sort symbol 2>/dev/null | grep -v '^#' >"$f"
+	awk -v s="$2" 'index($0, "] " s " ") || substr($0, length($0) - length(s) - 1) == "] " s {
+		v = $1; sub(/%/, "", v); print v; found = 1; exit
+	} END { if (!found) print 0 }' "$f"
+}
+
+# perf_kernel LABEL — the kernel's share (%) of perf_data LABEL's samples.
+perf_kernel() {
+	perf report -i "$(perf_data "$1")" --stdio --no-children -g none --sort dso 2>/dev/null |
+		awk '/\[kernel\.kallsyms\]/ { v = $1; sub(/%/, "", v); print v; found = 1 } END { if (!found) print 0 }'
+}
+
+# why ID TEXT — what this run measured behind row ID's figure: the report
+# prints it under the row in "Targets missed" when its target is missed.
+why() { printf '%s\t%s\n' "$1" "$2" >>"$WHY"; }
+
+# us_split NAME — "X µs (user U, kernel K)" from keep_best's NAME_US, NAME_USR,
+# NAME_SYS: the server's CPU per request in NAME's best round.
+us_split() {
+	local us=${1}_US usr=${1}_USR sys=${1}_SYS
+	echo "$(r1 "${!us:-0}") µs (user $(r1 "${!usr:-0}"), kernel $(r1 "${!sys:-0}"))"
+}
+
+# sdiff A B — A - B with its sign, one decimal.
+sdiff() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%+.1f", a - b }'; }
+
+# share_us LABEL SYMBOL US — "P % (≈ X µs)": SYMBOL's share of LABEL's profile
+# and that share of US µs per request.
+share_us() {
+	local p
+	p=$(perf_share "$1" "$2")
+	echo "$(r0 "$p") % (≈ $(r1 "$(calc "$p * $3 / 100")") µs)"
 }
 
 # jq_get FILE EXPR — tiny JSON reader (python3), so jq is not required.
@@ -579,6 +638,9 @@ keep_best() {
 		printf -v "${1}_RPS" %s "$RPS"
 		printf -v "${1}_CMD" %s "$CMD"
 		printf -v "${1}_BAD" %s "$BAD"
+		printf -v "${1}_US" %s "$US"
+		printf -v "${1}_USR" %s "$USR"
+		printf -v "${1}_SYS" %s "$SYS"
 	fi
 }
 
@@ -695,6 +757,34 @@ hit_rounds() {
 		"best of $ROUNDS rounds; $(r0 "$LNK_RPS") req/s; bad responses $LNK_BAD"
 	row tombstone "tombstone (410 page of an OBSOLETED record) vs redirect" "req/server-CPU-s" "$TMB_RPC" "$HIT_RPC" "pidnode redirect" ratio_min 0.9 "$TMB_CMD" \
 		"best of $ROUNDS rounds; $(r0 "$TMB_RPS") req/s over 1,000 tombstones (gen -tombstones); every answer is a 410 by design ($TMB_BAD non-2xx/3xx or socket errors counted by wrk)"
+}
+
+# hit_why — what the hit rounds and their profiles measured behind the
+# redirect's rows and the pages' (why): the server's CPU per request in user
+# space and in the kernel, against each baseline's, and where pidnode's went.
+hit_why() {
+	local prof="" gc="" h k L="redirect, cache hit" id n
+	if profiling; then
+		gc=$(perf_share "$L" runtime.gcBgMarkWorker)
+		h=$(perf_share "$L" 'pidnode/resolver.(*Server).Handler')
+		k=$(perf_kernel "$L")
+		prof=" In pidnode's profile (*$L*): the kernel (system calls, loopback TCP) $(r0 "$k") %, the handler (resolver.(*Server).Handler) $(r0 "$h") %, the collector (runtime.gcBgMarkWorker) $(r0 "$gc") %, the rest (fasthttp's connection code in user space) $(r0 "$(calc "100 - $k - $h - $gc")") %."
+		gc=$(r0 "$gc")
+	fi
+	if [[ -n ${NGL_US:-} ]]; then
+		why hit_nginx "server CPU per request in each one's best round: pidnode $(us_split HIT), nginx $(us_split NGL): pidnode $(sdiff "$HIT_USR" "$NGL_USR") µs in user space, $(sdiff "$HIT_SYS" "$NGL_SYS") µs in the kernel.$prof"
+	fi
+	if [[ -n ${FML_US:-} ]]; then
+		why hit_fasthttp "server CPU per request in each one's best round: pidnode $(us_split HIT), the bare fasthttp map $(us_split FML): pidnode $(sdiff "$HIT_USR" "$FML_USR") µs in user space, $(sdiff "$HIT_SYS" "$FML_SYS") µs in the kernel.$prof"
+	fi
+	local tail="open loop at 50 % of each one's own like-for-like capacity: pidnode ${OL50:-?} ms, nginx ${NGL_OL:-?} ms, the bare fasthttp map ${FML_OL:-?} ms (the same fasthttp, without cache, statistics or collector); pidnode at 25 %: ${OL25:-?} ms."
+	if [[ -n $gc ]]; then tail+=" The collector took $gc % of pidnode's CPU in *$L*."; fi
+	why hit_p99 "$tail"
+	why hit_p99_nginx "$tail"
+	for id in api:API noredirect:NOR negotiated:NEG linkset:LNK tombstone:TMB; do
+		n=${id#*:}
+		why "${id%%:*}" "server CPU per request in the best rounds: $(us_split "$n") against the redirect's $(us_split HIT)."
+	done
 }
 
 # The Accept header of the negotiated-redirect scenario: the generator gives
@@ -858,7 +948,7 @@ if ((HAVE_PIDNODE)); then
 	log "import"
 	# Profiled while measured (perf samples at 997 Hz, well under 1 % of the CPU).
 	IMPORT=("${ON_SERVER[@]}" "$BIN/pidnode" import --data "$PD" "$DATA/records.jsonl")
-	if profiling; then IMPORT=(perf record -F 997 -o "$(perf_data import)" -- "${IMPORT[@]}"); fi
+	if profiling; then IMPORT=(perf record -F 997 -g -o "$(perf_data import)" -- "${IMPORT[@]}"); fi
 	t0=$(date +%s.%N)
 	"${IMPORT[@]}" >>"$LOG" 2>&1
 	t1=$(date +%s.%N)
@@ -868,6 +958,9 @@ if ((HAVE_PIDNODE)); then
 	row import "import rate (pidnode import, fsync per batch)" "records/s" "$(calc "$N / $IMP_S")" - - min 200000 \
 		"pidnode import --data DIR records.jsonl" "$(printf %.1f "$IMP_S") s for $N records; database $(r0 "$(calc "$DB_BYTES/1e6")") MB ($(r0 "$(calc "$DB_BYTES/$N")") B/record)"
 	log "import: $N records in ${IMP_S}s"
+	if profiling; then
+		why import "$(r1 "$IMP_S") s on one pinned core for $(r0 "$(calc "$(stat -c %s "$DATA/records.jsonl") / 1e6")") MB of JSON Lines in and $(r0 "$(calc "$DB_BYTES / 1e6")") MB of database out. In its profile (*import*): the kernel $(r0 "$(perf_kernel import)") %; decoding the JSON and encoding the records (store.(*parseBatch).decode) $(r0 "$(perf_share import 'pidnode/store.(*parseBatch).decode')") %; bbolt's commits (bbolt.(*Tx).Commit) $(r0 "$(perf_share import 'go.etcd.io/bbolt.(*Tx).Commit')") %, of which copying the pages into the page cache (syscall.pwrite) $(r0 "$(perf_share import syscall.pwrite)") %; the records' Puts (bbolt.(*Bucket).Put) $(r0 "$(perf_share import 'go.etcd.io/bbolt.(*Bucket).Put')") %; page faults (fresh memory, the file's mapping) $(r0 "$(perf_share import asm_exc_page_fault)") %."
+	fi
 	# Tombstones: 1,000 OBSOLETED records of their own namespace, imported
 	# after the measured import, so the 410 page has a scenario of its own.
 	"$BIN/gen" -tombstones 1000 -prefix "$PREFIX" -ns TMB -seed "$SEED" -requests "$(wc -l <"$ZIPF")" -out "$WORK/tomb" >>"$LOG" 2>&1
@@ -905,6 +998,7 @@ if ((HAVE_PIDNODE)); then
 	profile "?noredirect, cache hit" "$PG" "$RES" "$ZIPF" "" "?noredirect"
 	profile "tombstone" "$PG" "$RES" "$TOMB" "" ""
 	profile "negotiated redirect" "$PG" "$RES" "$ZIPF" "" "" "$NEG_ACCEPT"
+	hit_why
 	mem_peak
 	mem_row "Zipf stream, cache hits (warm-up, redirect, /api/handles, ?noredirect; --cache-entries $HIT_CACHE)" "$ANON0" \
 		"$ZIPF_DISTINCT distinct handles in the stream"
@@ -940,6 +1034,12 @@ if ((HAVE_PIDNODE)); then
 		wrk_run mixed "$PG" "$RES" "$ZIPF" "" ""
 		wait "$AC" || true
 		w=$(jq_get "$WORK/admin-mixed.json" .creates_per_s)
+		# The reads at the read-only CPU per request, and what that leaves.
+		MX_READS=$(calc "$RPC * $SRV_SECS")
+		MX_RD=$(calc "($HIT_RPC > 0) ? $MX_READS / $HIT_RPC : 0")
+		MX_REST=$(calc "$SRV_SECS - $MX_RD")
+		MX_CREATES=$(calc "$w * $DUR")
+		MX_WHY="in the ${DUR} s run the server used $(r1 "$SRV_SECS") s of CPU. Its $(r0 "$MX_READS") reads at the read-only CPU per request ($(r1 "${HIT_US:-0}") µs) account for $(r1 "$MX_RD") s; the other $(r1 "$MX_REST") s ($(r0 "$(calc "($SRV_SECS > 0) ? 100 * $MX_REST / $SRV_SECS : 0")") %) went to the ~$(r0 "$MX_CREATES") creates alongside ($(r0 "$(calc "($MX_CREATES > 0) ? $MX_REST * 1e6 / $MX_CREATES : 0")") µs each) or to reads costing more while writes run."
 		row mixed "redirects while the admin API takes writes (16 writers)" "req/server-CPU-s" "$RPC" "$HIT_RPC" \
 			"pidnode redirect, no writes" ratio_min 0.8 "$CMD + admincreate -clients 16" "$(r0 "$RPS") req/s during $(r0 "$w") creates/s; p99 $P99 ms (closed loop)"
 		if profiling; then
@@ -949,7 +1049,10 @@ if ((HAVE_PIDNODE)); then
 			sleep 1
 			profile "redirects while 16 clients create" "$PG" "$RES" "$ZIPF" "" ""
 			wait "$AC" || true
+			L="redirects while 16 clients create"
+			MX_WHY+=" In *$L*: the admin API's creates (admin.(*Server).create) $(r0 "$(perf_share "$L" 'pidnode/admin.(*Server).create')") %, of which bbolt's commits (bbolt.(*Tx).Commit) $(r0 "$(perf_share "$L" 'go.etcd.io/bbolt.(*Tx).Commit')") % and fdatasync (syscall.Fdatasync) $(r0 "$(perf_share "$L" syscall.Fdatasync)") %; the resolver's handler (resolver.(*Server).Handler) $(r0 "$(perf_share "$L" 'pidnode/resolver.(*Server).Handler')") %; the kernel $(r0 "$(perf_kernel "$L")") %."
 		fi
+		why mixed "$MX_WHY"
 		"${ON_LOAD[@]}" "$BIN/admincreate" -addr "$ADM" -operator-key-file "$WORK/operator.key" -clients 1,16,64 \
 			-duration "${DUR}s" >"$WORK/admin.json" 2>>"$LOG" || true
 		while read -r line; do
@@ -989,6 +1092,12 @@ if ((HAVE_PIDNODE)); then
 	row miss "cache-miss redirect (uniform, cache = 1 % of N) vs cache hit" "req/server-CPU-s" "$MISS_RPC" "$HIT_RPC" \
 		"pidnode redirect (hit)" ratio_min 0.5 "$MISS_CMD --cache-entries $MISS_CACHE" "best of $ROUNDS rounds; $(r0 "$MISS_RPS") req/s; p99 at 50 %: $OL_P99 ms$OL_FLAG; bad $MISS_BAD"
 	profile "redirect, cache miss" "$PG" "$RES" "$UNIFORM" "" ""
+	MISS_PROF=""
+	if profiling; then
+		L="redirect, cache miss"
+		MISS_PROF=" In *$L*, of a miss's CPU: the kernel $(r0 "$(perf_kernel "$L")") %; reading the record (store.(*DB).Get: bbolt's read transaction, B+tree search, decoding) $(share_us "$L" 'pidnode/store.(*DB).Get' "$MISS_US"); the Link lines and representation variants (resolver.(*view).buildExt) $(share_us "$L" 'pidnode/resolver.(*view).buildExt' "$MISS_US"); the cache entry and its redirect (cache.(*Cache).build) $(share_us "$L" 'pidnode/cache.(*Cache).build' "$MISS_US"); the collector (runtime.gcBgMarkWorker) $(share_us "$L" runtime.gcBgMarkWorker "$MISS_US")."
+	fi
+	why miss "server CPU per request in the best rounds: a miss $(us_split MISS), a hit $(us_split HIT): a miss adds $(sdiff "${MISS_US:-0}" "${HIT_US:-0}") µs, $(sdiff "${MISS_USR:-0}" "${HIT_USR:-0}") of them in user space.$MISS_PROF"
 	mem_peak
 	mem_row "uniform misses, redirect (--cache-entries $MISS_CACHE)" "$ANONB" "capacity rounds, open loop and profile run"
 	ANONM=$(rss_kb "$PG" RssAnon)
@@ -1091,7 +1200,7 @@ mkdir -p "$OUT"
 # make bench (N = 1M) writes <date>-<host>.md; any other N adds -n<N>, so
 # that make bench-full on the same day does not overwrite it.
 REPORT=$OUT/$STAMP-$HOST$([[ $N == 1000000 ]] || echo "-n$N").md
-"$BIN/report" -rows "$ROWS" -chart "$CHART" -out "$REPORT" -profile "$PROFILE_MD" -responses "$RESPONSES_MD" \
+"$BIN/report" -rows "$ROWS" -chart "$CHART" -out "$REPORT" -profile "$PROFILE_MD" -responses "$RESPONSES_MD" -why "$WHY" \
 	-memory "$MEMORY" -hitratio "$HITRATIO" -data-bytes "${DB_BYTES:-0}" \
 	-title "pidnode benchmarks, N = $N, $STAMP, $HOST" \
 	-setup "CPU time on the server CPU not charged to the server (other processes, interrupts): $(r0 "$(calc "($RUN_TICKS > 0) ? 100 * $OTHER_TICKS / $RUN_TICKS : 0")") % of the wrk runs' wall time (0 on a quiet machine; wall-clock rates and tails suffer from it, per-CPU-second figures much less). $(nproc) CPUs ($(awk -F': ' '/model name/{print $2; exit}' /proc/cpuinfo)), $(free -g | awk '/Mem:/{print $2}') GiB; $PINNING; ${DUR} s per capacity run, ${OL_DUR} s per open-loop run; the whole suite took $(r1 "$(calc "$SECONDS / 60")") min; wrk $CONNS connections, open loop $OL_CONNS, request streams of $REQUESTS paths (Zipf s=1.1: $ZIPF_DISTINCT distinct); load average at start $LOAD0, at the end $(cut -d' ' -f1-3 /proc/loadavg); go $(go env GOVERSION), $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2), nginx $("$NGINX" -v 2>&1 | sed 's/.*nginx\///'); pidnode commit $COMMIT"

@@ -10,7 +10,8 @@
 // kind (ratio_min, min, max, none), target, command, note. Chart TSV columns:
 // scenario, system, requests per server CPU-second ("-" if not measured),
 // requests per second, p99 ms. -profile appends a markdown file of CPU
-// profiles. -memory adds the table of memory against the cache budget (TSV:
+// profiles. -why (TSV: id, text) gives rows what the run measured behind
+// their figures; a missed target's entry in "Targets missed" carries it. -memory adds the table of memory against the cache budget (TSV:
 // scenario, budget, cache bytes, entries, RssAnon at ready in kB, RssAnon and
 // VmRSS peaks in kB, soft memory limit, statistics table bytes, note) and
 // -hitratio the hit ratio per budget (TSV: budget, percent of -data-bytes,

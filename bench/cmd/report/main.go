@@ -25,11 +25,19 @@ func main() {
 		memFile   = flag.String("memory", "", "memory TSV written by bench/run.sh (optional)")
 		hitFile   = flag.String("hitratio", "", "hit-ratio TSV written by bench/run.sh (optional)")
 		dataBytes = flag.Int64("data-bytes", 0, "size of the database file the hit-ratio budgets are a share of")
+		whyFile   = flag.String("why", "", "TSV of what the run measured behind a row's figure: id, text (optional)")
 	)
 	flag.Parse()
 	rows, err := readRows(*rowsFile)
 	if err != nil {
 		fail(err)
+	}
+	if *whyFile != "" {
+		recs, err := readTSV(*whyFile, 2)
+		if err != nil {
+			fail(err)
+		}
+		attachWhy(rows, recs)
 	}
 	bars, err := readBars(*chartFile)
 	if err != nil {
@@ -96,6 +104,7 @@ type row struct {
 	BaselineLabel             string
 	TargetKind, Target        string
 	Command, Note             string
+	Why                       string // what the run measured behind the figure; printed when the target is missed
 	value, base, tgt          float64
 	hasValue, hasBase, hasTgt bool
 }
@@ -153,6 +162,17 @@ func readRows(name string) ([]row, error) {
 		rows = append(rows, r)
 	}
 	return rows, nil
+}
+
+// attachWhy gives each row the texts of recs (id, text) with its ID, in order.
+func attachWhy(rows []row, recs [][]string) {
+	for _, f := range recs {
+		for i := range rows {
+			if rows[i].ID == f[0] && strings.TrimSpace(f[1]) != "" {
+				rows[i].Why = strings.TrimSpace(rows[i].Why + " " + strings.TrimSpace(f[1]))
+			}
+		}
+	}
 }
 
 func readBars(name string) ([]bar, error) {
@@ -283,7 +303,11 @@ func writeMarkdown(w io.Writer, title, setup string, rows []row, svgName string)
 		}
 		target, verdict, miss := r.verdict()
 		if miss {
-			missed = append(missed, fmt.Sprintf("- %s: %s, target %s — %s", r.Figure, val, target, strings.ReplaceAll(verdict, "**", "")))
+			m := fmt.Sprintf("- %s: %s, target %s — %s", r.Figure, val, target, strings.ReplaceAll(verdict, "**", ""))
+			if r.Why != "" {
+				m += "\n  - Measured in this run: " + r.Why
+			}
+			missed = append(missed, m)
 		}
 		cmd := r.Command
 		if cmd != "" && cmd != "-" {

@@ -48,12 +48,20 @@ func TestFmtNum(t *testing.T) {
 
 func TestOutputs(t *testing.T) {
 	rows := []row{{ID: "x", Figure: "redirect | hit", Unit: "req/s", Pidnode: "10", value: 10, hasValue: true,
-		Baseline: "20", base: 20, hasBase: true, BaselineLabel: "nginx", TargetKind: "ratio_min", Target: "1", tgt: 1, hasTgt: true}}
+		Baseline: "20", base: 20, hasBase: true, BaselineLabel: "nginx", TargetKind: "ratio_min", Target: "1", tgt: 1, hasTgt: true},
+		{ID: "y", Figure: "met", Unit: "req/s", Pidnode: "30", value: 30, hasValue: true, TargetKind: "min", Target: "1", tgt: 1, hasTgt: true}}
+	attachWhy(rows, [][]string{{"x", "user 5 µs"}, {"y", "not printed"}, {"x", "kernel 6 µs"}, {"z", "no such row"}})
 	var md bytes.Buffer
 	writeMarkdown(&md, "T", "setup", rows, "t.svg")
-	for _, want := range []string{`redirect \| hit`, "0.50×", "missed by 50 %", "## Targets missed", "(t.svg)"} {
+	for _, want := range []string{`redirect \| hit`, "0.50×", "missed by 50 %", "## Targets missed", "(t.svg)",
+		"(0.50× of 1.00×)\n  - Measured in this run: user 5 µs kernel 6 µs\n"} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md.String())
+		}
+	}
+	for _, unwanted := range []string{"not printed", "no such row"} {
+		if strings.Contains(md.String(), unwanted) {
+			t.Errorf("markdown has %q, the text of a row whose target is met or of no row:\n%s", unwanted, md.String())
 		}
 	}
 	var svg bytes.Buffer
