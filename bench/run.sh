@@ -319,18 +319,29 @@ ol_run() {
 # linux-perf; not installed by this script), a separate ${PROF_DUR}s wrk run
 # with `perf record` on the server's process group leader (or on PERF_PIDS,
 # comma-separated); the flat top of the
-# profile goes into the report's profile section. Not part of any figure.
+# profile goes into the report's profile section. `perf stat` counts the
+# server's system calls meanwhile, for perf_spr. Not part of any figure.
 profiling() { command -v perf >/dev/null && [[ ${PROFILE:-1} == 1 ]]; }
 profile() {
 	profiling || return 0
-	local label=$1 pg=$2
-	"${ON_LOAD[@]}" perf record -F 997 -g -p "${PERF_PIDS:-$pg}" -o "$(perf_data "$label")" -- sleep "$PROF_DUR" >/dev/null 2>&1 &
+	local label=$1 pg=$2 data
+	data=$(perf_data "$label")
+	"${ON_LOAD[@]}" perf record -F 997 -g -p "${PERF_PIDS:-$pg}" -o "$data" -- sleep "$PROF_DUR" >/dev/null 2>&1 &
 	local pp=$!
+	"${ON_LOAD[@]}" perf stat -x, -e raw_syscalls:sys_enter -p "${PERF_PIDS:-$pg}" -o "$data.stat" -- sleep "$PROF_DUR" >/dev/null 2>&1 &
+	local ps=$!
 	sleep 0.2
 	RUN_DUR=$PROF_DUR wrk_run "profile-$label" "$pg" "$3" "$4" "$5" "$6" "${7:-}" 2>/dev/null
-	wait "$pp" 2>/dev/null || true
+	wait "$pp" "$ps" 2>/dev/null || true
+	# perf's window opens 0.2 s before wrk starts and closes with it.
+	awk -F, -v n="$(calc "$RPS * ($PROF_DUR - 0.2)")" '$3 == "raw_syscalls:sys_enter" && n > 0 { printf "%.2f", $1 / n }' \
+		"$data.stat" >"$data.spr" 2>/dev/null || true
 	profile_section "$label"
 }
+
+# perf_spr LABEL — the server's system calls per request in profile LABEL's
+# run; empty if not counted.
+perf_spr() { cat "$(perf_data "$1").spr" 2>/dev/null || true; }
 
 # profile_load LABEL PG CMD… — like profile, with CMD (run on the load CPU) as
 # the workload instead of wrk.
@@ -771,11 +782,16 @@ hit_why() {
 		prof=" In pidnode's profile (*$L*): the kernel (system calls, loopback TCP) $(r0 "$k") %, the handler (resolver.(*Server).Handler) $(r0 "$h") %, the collector (runtime.gcBgMarkWorker) $(r0 "$gc") %, the rest (fasthttp's connection code in user space) $(r0 "$(calc "100 - $k - $h - $gc")") %."
 		gc=$(r0 "$gc")
 	fi
+	local sp sn sm sys=""
+	sp=$(perf_spr "$L") sn=$(perf_spr "nginx, like-for-like redirect") sm=$(perf_spr "fasthttp map, like-for-like redirect")
+	if [[ -n $sp ]]; then
+		sys=" System calls per request (perf stat, in the profile runs): pidnode $sp, nginx ${sn:-?}, the fasthttp map ${sm:-?}."
+	fi
 	if [[ -n ${NGL_US:-} ]]; then
-		why hit_nginx "server CPU per request in each one's best round: pidnode $(us_split HIT), nginx $(us_split NGL): pidnode $(sdiff "$HIT_USR" "$NGL_USR") µs in user space, $(sdiff "$HIT_SYS" "$NGL_SYS") µs in the kernel.$prof"
+		why hit_nginx "server CPU per request in each one's best round: pidnode $(us_split HIT), nginx $(us_split NGL): pidnode $(sdiff "$HIT_USR" "$NGL_USR") µs in user space, $(sdiff "$HIT_SYS" "$NGL_SYS") µs in the kernel.$sys$prof"
 	fi
 	if [[ -n ${FML_US:-} ]]; then
-		why hit_fasthttp "server CPU per request in each one's best round: pidnode $(us_split HIT), the bare fasthttp map $(us_split FML): pidnode $(sdiff "$HIT_USR" "$FML_USR") µs in user space, $(sdiff "$HIT_SYS" "$FML_SYS") µs in the kernel.$prof"
+		why hit_fasthttp "server CPU per request in each one's best round: pidnode $(us_split HIT), the bare fasthttp map $(us_split FML): pidnode $(sdiff "$HIT_USR" "$FML_USR") µs in user space, $(sdiff "$HIT_SYS" "$FML_SYS") µs in the kernel.$sys$prof"
 	fi
 	local tail="open loop at 50 % of each one's own like-for-like capacity: pidnode ${OL50:-?} ms, nginx ${NGL_OL:-?} ms, the bare fasthttp map ${FML_OL:-?} ms (the same fasthttp, without cache, statistics or collector); pidnode at 25 %: ${OL25:-?} ms."
 	if [[ -n $gc ]]; then tail+=" The collector took $gc % of pidnode's CPU in *$L*."; fi
@@ -1095,7 +1111,7 @@ if ((HAVE_PIDNODE)); then
 	MISS_PROF=""
 	if profiling; then
 		L="redirect, cache miss"
-		MISS_PROF=" In *$L*, of a miss's CPU: the kernel $(r0 "$(perf_kernel "$L")") %; reading the record (store.(*DB).Get: bbolt's read transaction, B+tree search, decoding) $(share_us "$L" 'pidnode/store.(*DB).Get' "$MISS_US"); the Link lines and representation variants (resolver.(*view).buildExt) $(share_us "$L" 'pidnode/resolver.(*view).buildExt' "$MISS_US"); the cache entry and its redirect (cache.(*Cache).build) $(share_us "$L" 'pidnode/cache.(*Cache).build' "$MISS_US"); the collector (runtime.gcBgMarkWorker) $(share_us "$L" runtime.gcBgMarkWorker "$MISS_US")."
+		MISS_PROF=" In *$L*, of a miss's CPU: the kernel $(r0 "$(perf_kernel "$L")") %; reading the record (store.(*DB).Get: bbolt's read transaction, B+tree search, decoding) $(share_us "$L" 'pidnode/store.(*DB).Get' "$MISS_US"); the Link lines and representation variants (resolver.(*view).buildExt) $(share_us "$L" 'pidnode/resolver.(*view).buildExt' "$MISS_US"); the cache entry and its redirect (cache.(*Cache).build) $(share_us "$L" 'pidnode/cache.(*Cache).build' "$MISS_US"); the collector (runtime.gcBgMarkWorker) $(share_us "$L" runtime.gcBgMarkWorker "$MISS_US"). The kernel's sending of the same bytes (tcp_sendmsg, with the loopback delivery and the peer's wake-up): $(share_us "$L" tcp_sendmsg "$MISS_US") on a miss against $(share_us "redirect, cache hit" tcp_sendmsg "${HIT_US:-0}") on a hit; system calls per request $(perf_spr "$L") against $(perf_spr "redirect, cache hit")."
 	fi
 	why miss "server CPU per request in the best rounds: a miss $(us_split MISS), a hit $(us_split HIT): a miss adds $(sdiff "${MISS_US:-0}" "${HIT_US:-0}") µs, $(sdiff "${MISS_USR:-0}" "${HIT_USR:-0}") of them in user space.$MISS_PROF"
 	mem_peak

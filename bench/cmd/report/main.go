@@ -226,6 +226,15 @@ func (r *row) ratio() (float64, bool) {
 	return r.value / r.base, true
 }
 
+// missedPct formats by how many percent a target is missed: a whole number,
+// or one decimal below 1, so that a miss never reads "missed by 0 %".
+func missedPct(p float64) string {
+	if p < 1 {
+		return strconv.FormatFloat(p, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(p, 'f', 0, 64)
+}
+
 // verdict says whether the target is met and, if not, by how much it is missed.
 func (r *row) verdict() (target, verdict string, missed bool) {
 	if !r.hasTgt {
@@ -244,7 +253,11 @@ func (r *row) verdict() (target, verdict string, missed bool) {
 		if q >= r.tgt {
 			return target, "met", false
 		}
-		return target, fmt.Sprintf("**missed by %.0f %%** (%.2f× of %.2f×)", 100*(1-q/r.tgt), q, r.tgt), true
+		p := 2 // a ratio that rounds to its target gets a third decimal
+		if fmt.Sprintf("%.2f", q) == fmt.Sprintf("%.2f", r.tgt) {
+			p = 3
+		}
+		return target, fmt.Sprintf("**missed by %s %%** (%.*f× of %.*f×)", missedPct(100*(1-q/r.tgt)), p, q, p, r.tgt), true
 	case "min":
 		target = "≥ " + fmtNum(r.tgt) + " " + r.Unit
 		if !r.hasValue {
@@ -253,7 +266,7 @@ func (r *row) verdict() (target, verdict string, missed bool) {
 		if r.value >= r.tgt {
 			return target, "met", false
 		}
-		return target, fmt.Sprintf("**missed by %.0f %%**", 100*(1-r.value/r.tgt)), true
+		return target, fmt.Sprintf("**missed by %s %%**", missedPct(100*(1-r.value/r.tgt))), true
 	case "max":
 		target = "≤ " + fmtNum(r.tgt) + " " + r.Unit
 		if !r.hasValue {
@@ -262,7 +275,7 @@ func (r *row) verdict() (target, verdict string, missed bool) {
 		if r.value <= r.tgt {
 			return target, "met", false
 		}
-		return target, fmt.Sprintf("**missed by %.0f %%** (%.1f× the limit)", 100*(r.value/r.tgt-1), r.value/r.tgt), true
+		return target, fmt.Sprintf("**missed by %s %%** (%.2f× the limit)", missedPct(100*(r.value/r.tgt-1)), r.value/r.tgt), true
 	}
 	return "", "", false
 }

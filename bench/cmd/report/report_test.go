@@ -16,11 +16,12 @@ func TestVerdict(t *testing.T) {
 	}{
 		{"ratio met", row{TargetKind: "ratio_min", value: 100, base: 90, tgt: 1, hasValue: true, hasBase: true, hasTgt: true}, "met", false},
 		{"ratio missed", row{TargetKind: "ratio_min", value: 80, base: 100, tgt: 1, hasValue: true, hasBase: true, hasTgt: true}, "**missed by 20 %** (0.80× of 1.00×)", true},
+		{"ratio just missed", row{TargetKind: "ratio_min", value: 85944, base: 90835, tgt: 0.95, hasValue: true, hasBase: true, hasTgt: true}, "**missed by 0.4 %** (0.946× of 0.950×)", true},
 		{"no baseline", row{TargetKind: "ratio_min", value: 80, tgt: 1, hasValue: true, hasTgt: true}, "no baseline figure", false},
 		{"baseline refused", row{TargetKind: "ratio_min", value: 80, tgt: 1, hasValue: true, hasTgt: true, Baseline: "n/a: header sets differ: −link"}, "not judged: the baseline did not send pidnode's response", false},
 		{"min missed", row{TargetKind: "min", Unit: "records/s", value: 150000, tgt: 200000, hasValue: true, hasTgt: true}, "**missed by 25 %**", true},
 		{"max met", row{TargetKind: "max", Unit: "s", value: 0.4, tgt: 1, hasValue: true, hasTgt: true}, "met", false},
-		{"max missed", row{TargetKind: "max", Unit: "ms", value: 3, tgt: 2, hasValue: true, hasTgt: true}, "**missed by 50 %** (1.5× the limit)", true},
+		{"max missed", row{TargetKind: "max", Unit: "ms", value: 3, tgt: 2, hasValue: true, hasTgt: true}, "**missed by 50 %** (1.50× the limit)", true},
 		{"not measured", row{TargetKind: "min", tgt: 5000, hasTgt: true}, "not measured", false},
 		{"no target", row{TargetKind: "none", value: 1, hasValue: true}, "", false},
 	}
