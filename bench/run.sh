@@ -374,7 +374,10 @@ profile_section() {
 
 # perf_share LABEL SYMBOL — SYMBOL's share (%) of perf_data LABEL's samples,
 # with everything it calls (the call graphs perf recorded; Go keeps frame
-# pointers); 0 if it never ran. The first call writes the table beside the data.
+# pointers); 0 if it never ran. A deep kernel stack can cut a sample's chain
+# short of its callers, so a caller's share may read less than a callee's:
+# the reasons list shares side by side, never one as part of another. The
+# first call writes the table beside the data.
 perf_share() {
 	local f
 	f=$(perf_data "$1").children
@@ -975,7 +978,7 @@ if ((HAVE_PIDNODE)); then
 		"pidnode import --data DIR records.jsonl" "$(printf %.1f "$IMP_S") s for $N records; database $(r0 "$(calc "$DB_BYTES/1e6")") MB ($(r0 "$(calc "$DB_BYTES/$N")") B/record)"
 	log "import: $N records in ${IMP_S}s"
 	if profiling; then
-		why import "$(r1 "$IMP_S") s on one pinned core for $(r0 "$(calc "$(stat -c %s "$DATA/records.jsonl") / 1e6")") MB of JSON Lines in and $(r0 "$(calc "$DB_BYTES / 1e6")") MB of database out. In its profile (*import*): the kernel $(r0 "$(perf_kernel import)") %; decoding the JSON and encoding the records (store.(*parseBatch).decode) $(r0 "$(perf_share import 'pidnode/store.(*parseBatch).decode')") %; bbolt's commits (bbolt.(*Tx).Commit) $(r0 "$(perf_share import 'go.etcd.io/bbolt.(*Tx).Commit')") %, of which copying the pages into the page cache (syscall.pwrite) $(r0 "$(perf_share import syscall.pwrite)") %; the records' Puts (bbolt.(*Bucket).Put) $(r0 "$(perf_share import 'go.etcd.io/bbolt.(*Bucket).Put')") %; page faults (fresh memory, the file's mapping) $(r0 "$(perf_share import asm_exc_page_fault)") %."
+		why import "$(r1 "$IMP_S") s on one pinned core for $(r0 "$(calc "$(stat -c %s "$DATA/records.jsonl") / 1e6")") MB of JSON Lines in and $(r0 "$(calc "$DB_BYTES / 1e6")") MB of database out. In its profile (*import*): the kernel $(r0 "$(perf_kernel import)") %; decoding the JSON and encoding the records (store.(*parseBatch).decode) $(r0 "$(perf_share import 'pidnode/store.(*parseBatch).decode')") %; bbolt's commits (bbolt.(*Tx).Commit) $(r0 "$(perf_share import 'go.etcd.io/bbolt.(*Tx).Commit')") %; writing the pages into the page cache (syscall.pwrite) $(r0 "$(perf_share import syscall.pwrite)") %; the records' Puts (bbolt.(*Bucket).Put) $(r0 "$(perf_share import 'go.etcd.io/bbolt.(*Bucket).Put')") %; page faults (fresh memory, the file's mapping) $(r0 "$(perf_share import asm_exc_page_fault)") %."
 	fi
 	# Tombstones: 1,000 OBSOLETED records of their own namespace, imported
 	# after the measured import, so the 410 page has a scenario of its own.
@@ -1066,7 +1069,7 @@ if ((HAVE_PIDNODE)); then
 			profile "redirects while 16 clients create" "$PG" "$RES" "$ZIPF" "" ""
 			wait "$AC" || true
 			L="redirects while 16 clients create"
-			MX_WHY+=" In *$L*: the admin API's creates (admin.(*Server).create) $(r0 "$(perf_share "$L" 'pidnode/admin.(*Server).create')") %, of which bbolt's commits (bbolt.(*Tx).Commit) $(r0 "$(perf_share "$L" 'go.etcd.io/bbolt.(*Tx).Commit')") % and fdatasync (syscall.Fdatasync) $(r0 "$(perf_share "$L" syscall.Fdatasync)") %; the resolver's handler (resolver.(*Server).Handler) $(r0 "$(perf_share "$L" 'pidnode/resolver.(*Server).Handler')") %; the kernel $(r0 "$(perf_kernel "$L")") %."
+			MX_WHY+=" In *$L*: the admin API's creates (admin.(*Server).create) $(r0 "$(perf_share "$L" 'pidnode/admin.(*Server).create')") %; bbolt's commits (bbolt.(*Tx).Commit) $(r0 "$(perf_share "$L" 'go.etcd.io/bbolt.(*Tx).Commit')") %; fdatasync (syscall.Fdatasync) $(r0 "$(perf_share "$L" syscall.Fdatasync)") %; the resolver's handler (resolver.(*Server).Handler) $(r0 "$(perf_share "$L" 'pidnode/resolver.(*Server).Handler')") %; the kernel $(r0 "$(perf_kernel "$L")") %."
 		fi
 		why mixed "$MX_WHY"
 		"${ON_LOAD[@]}" "$BIN/admincreate" -addr "$ADM" -operator-key-file "$WORK/operator.key" -clients 1,16,64 \
