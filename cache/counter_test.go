@@ -328,3 +328,70 @@ func BenchmarkCounterOneKey(b *testing.B) {
 		c.Count(key)
 	}
 }
+
+// TestEntryCountHit: an entry counts through the counter it keeps, gets a new
+// one when a drain has forgotten the old (no event lost), counts nothing
+// without a Counter, drops into Dropped when the table is full, and
+// allocates nothing once it holds a live counter.
+func TestEntryCountHit(t *testing.T) {
+	c := NewCounter(0)
+	e := unpublished("21.12345/SVC/NS/A")
+	for range 3 {
+		e.CountHit(c)
+	}
+	if got := drainAll(c); len(got) != 1 || got[e.Key] != 3 {
+		t.Fatalf("first drain = %v, want %s: 3", got, e.Key)
+	}
+	held := e.hits.Load()
+	drainAll(c) // idle for a period: retired
+	drainAll(c) // idle for another: forgotten, its counter dead
+	if n := c.Keys(); n != 0 {
+		t.Fatalf("keys held after two idle drains: %d", n)
+	}
+	e.CountHit(c)
+	if e.hits.Load() == held {
+		t.Error("the entry kept the counter the drain forgot")
+	}
+	if got := drainAll(c); got[e.Key] != 1 {
+		t.Errorf("after the counter was forgotten: drain = %v, want %s: 1", got, e.Key)
+	}
+	if a := testing.AllocsPerRun(1000, func() { e.CountHit(c) }); a != 0 {
+		t.Errorf("CountHit with a live counter: %v allocs, want 0", a)
+	}
+
+	(&Entry{Key: "x"}).CountHit(nil) // a nil Counter is off
+
+	full := NewCounter(1) // no room for any key, no flusher: dropped
+	f := unpublished("21.12345/SVC/NS/B")
+	f.CountHit(full)
+	f.CountHit(full)
+	if full.Dropped() != 2 || f.hits.Load() != nil {
+		t.Errorf("full table: dropped %d, counter %p; want 2 dropped, no counter", full.Dropped(), f.hits.Load())
+	}
+}
+
+// TestEntryCountHitCharges: the counter an entry takes is charged to it
+// once, not again when a forgotten counter is replaced.
+func TestEntryCountHitCharges(t *testing.T) {
+	c := NewCounter(0)
+	e := unpublished("21.12345/SVC/NS/A")
+	e.CountHit(c)
+	e.CountHit(c)
+	if n := e.Bytes(); n != CounterRefBytes {
+		t.Fatalf("after two counts the entry is charged %d bytes, want %d", n, CounterRefBytes)
+	}
+	drainAll(c)
+	drainAll(c)
+	drainAll(c) // forgotten
+	e.CountHit(c)
+	if n := e.Bytes(); n != CounterRefBytes {
+		t.Errorf("after a new counter replaced the forgotten one: %d bytes, want %d", n, CounterRefBytes)
+	}
+}
+
+// unpublished is a found entry as build leaves it before it is published.
+func unpublished(key string) *Entry {
+	e := &Entry{Key: key, Found: true}
+	e.charged.Store(notResident)
+	return e
+}

@@ -122,7 +122,7 @@ func (s *Server) serveAPI(ctx *fasthttp.RequestCtx, sc *scratch, path, query []b
 		return
 	}
 	v := viewOf(e)
-	s.countHit(v, e.Key) // resolution statistics (no allocation)
+	e.CountHit(s.counter) // resolution statistics (no allocation)
 	if !p.filtered() {
 		if !p.pretty && !sc.callbackSet() {
 			// The hot path: written straight into the response body buffer.

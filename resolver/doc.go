@@ -24,8 +24,9 @@
 //     Retry-After, ratelimit.go);
 //   - counting (metrics.go): resolutions by kind and result for /metrics
 //     (Stats), and each found record's resolutions into a *cache.Counter for
-//     the statistics admin flushes — one atomic add on a counter the entry's
-//     view keeps, so a hit still allocates nothing.
+//     the statistics admin flushes — one atomic add on the counter the cache
+//     entry keeps (cache.Entry.CountHit, which DNS and the native protocol
+//     count through too), so a hit still allocates nothing.
 //
 // It reads records only through *cache.Cache. Render builds each cache entry's
 // view on the miss that loads it (cmd passes it as cache.Config.Render), but

@@ -6,7 +6,6 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"pidnode/cache"
 )
 
 // Resolution counters (docs/architecture.md practice 13): by kind (the
@@ -16,28 +15,6 @@ import (
 // add in a stripe picked by the request's pooled scratch (sync.Pool keeps one
 // per P, so cores rarely share a stripe's cache line); nothing allocates.
 
-// countHit counts one resolution of a found record for the statistics,
-// through the counter the view keeps (one atomic add), looking it up in the
-// Counter only the first time or after the Counter forgot it.
-func (s *Server) countHit(v *view, key string) {
-	if s.counter == nil {
-		return
-	}
-	if p := v.hits.Load(); p != nil && p.Add(1)&cache.DeadBit == 0 {
-		return
-	}
-	for {
-		p := s.counter.Ref(key)
-		if p == nil {
-			s.counter.Count(key) // table full: counted as dropped
-			return
-		}
-		v.hits.Store(p)
-		if p.Add(1)&cache.DeadBit == 0 {
-			return
-		}
-	}
-}
 
 // Kinds and results, in the order of the counter arrays.
 var (

@@ -59,7 +59,7 @@ func (s *Server) serveHandle(ctx *fasthttp.RequestCtx, sc *scratch, rawPath, que
 		sendParts(ctx, fasthttp.StatusNotFound, v.statusPage())
 		return
 	}
-	s.countHit(v, e.Key) // resolution statistics (no allocation)
+	e.CountHit(s.counter) // resolution statistics (no allocation)
 	x := v.ext()
 	filtered := p.filtered()
 	if p.showurls {

@@ -50,11 +50,6 @@ type view struct {
 	// each built by the first request that needs it and published once.
 	xp   atomic.Pointer[extras]
 	urls atomic.Pointer[page]
-
-	// hits is the resolution counter of the record (cache.Counter.Ref), set
-	// on the first counted resolution: the only mutable field, so that
-	// counting a hit needs no look-up (metrics.go countHit).
-	hits atomic.Pointer[atomic.Uint64]
 }
 
 // Render builds the resolver's view of a cache entry: the default redirect
@@ -75,9 +70,8 @@ func Render(e *cache.Entry) any {
 	return v
 }
 
-// viewStruct is the heap size of a view and of the resolution counter it
-// keeps (hits), which outlives the Counter's table when a flush forgets it.
-var viewStruct = cache.AllocSize(int(unsafe.Sizeof(view{}))) + cache.CounterRefBytes
+// viewStruct is the heap size of a view.
+var viewStruct = cache.AllocSize(int(unsafe.Sizeof(view{})))
 
 // bytes is what render allocated for v: the view and the buffer its path form,
 // target and redirect page share, or, for a part that outgrew that buffer,

@@ -312,7 +312,7 @@ func (s *Server) lookup(r *reply, z *zone, sub string) (*cache.Entry, error) {
 	if e == nil || !e.Found || e.Public.Hidden() {
 		return nil, nil
 	}
-	s.counter.Count(e.Key) // resolution statistics (nil-safe, no allocation)
+	e.CountHit(s.counter) // resolution statistics (nil-safe, no allocation)
 	return e, nil
 }
 

@@ -334,7 +334,7 @@ func (s *Server) resolve(r *reply) {
 		r.error(hsmsg.RCHandleNotFound, "")
 		return
 	}
-	s.cfg.Counter.Count(e.Key) // resolution statistics (nil-safe, no allocation)
+	e.CountHit(s.cfg.Counter) // resolution statistics (nil-safe, no allocation)
 	// Every request here is anonymous: only the entry's public view
 	// (cache.Entry.Public) is answered, whatever the request's flags say.
 	vals := e.Public.Values
