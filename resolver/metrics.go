@@ -5,7 +5,6 @@ import (
 	"unsafe"
 
 	"github.com/valyala/fasthttp"
-
 )
 
 // Resolution counters (docs/architecture.md practice 13): by kind (the
@@ -14,7 +13,6 @@ import (
 // writes them as pidnode_resolver_resolutions_total. Counting is one atomic
 // add in a stripe picked by the request's pooled scratch (sync.Pool keeps one
 // per P, so cores rarely share a stripe's cache line); nothing allocates.
-
 
 // Kinds and results, in the order of the counter arrays.
 var (
