@@ -131,7 +131,7 @@ type Entry struct {
 	jsonOnce, wireOnce sync.Once
 	json, wire         []byte
 
-	// hits is the record's resolution counter (Counter.Ref), set by the first
+	// hits is the record's resolution counter (Counter.ref), set by the first
 	// CountHit: every front counts through it with one atomic add.
 	hits atomic.Pointer[atomic.Uint64]
 }
@@ -139,27 +139,27 @@ type Entry struct {
 // CountHit counts one resolution of e's record in c, the statistics every
 // front feeds: one atomic add on the counter e keeps, looked up in c (by
 // e.Key) only the first time and after c forgot it (an add that returns
-// DeadBit). A nil c counts nothing; a full c counts the event as dropped.
+// deadBit). A nil c counts nothing; a full c counts the event as dropped.
 // It allocates only when c registers the key. The first counter taken is
-// charged to the entry (CounterRefBytes): the entry keeps it alive after c
+// charged to the entry (counterRefBytes): the entry keeps it alive after c
 // forgets it.
 func (e *Entry) CountHit(c *Counter) {
 	if c == nil {
 		return
 	}
-	if p := e.hits.Load(); p != nil && p.Add(1)&DeadBit == 0 {
+	if p := e.hits.Load(); p != nil && p.Add(1)&deadBit == 0 {
 		return
 	}
 	for {
-		p := c.Ref(e.Key)
+		p := c.ref(e.Key)
 		if p == nil {
 			c.Count(e.Key) // table full: counted as dropped
 			return
 		}
 		if old := e.hits.Swap(p); old == nil {
-			e.Charge(CounterRefBytes)
+			e.Charge(counterRefBytes)
 		}
-		if p.Add(1)&DeadBit == 0 {
+		if p.Add(1)&deadBit == 0 {
 			return
 		}
 	}

@@ -14,7 +14,7 @@ const DefaultCounterBytes = 8 << 20
 // resolvers on different cores rarely touch the same lock word (practice 7).
 const counterShards = 256
 
-// RoomWait is how long Ref waits for a flush to make room in a full table
+// RoomWait is how long Count (through ref) waits for a flush to make room in a full table
 // before it gives the event up as dropped: longer than a healthy flush takes
 // to drain the table (tens of milliseconds), so that only a flusher that is
 // stuck (a database that does not answer) costs counts.
@@ -51,11 +51,11 @@ type Counter struct {
 
 	flush    chan struct{}                 // cap 1: a value when the table is past half its bound
 	flushers atomic.Int32                  // attached flushers (AttachFlusher)
-	waiting  atomic.Int32                  // Refs waiting for room
+	waiting  atomic.Int32                  // refs waiting for room
 	room     atomic.Pointer[chan struct{}] // closed (and replaced) when a drain frees bytes while someone waits
 	stalled  atomic.Bool                   // a wait for room timed out; cleared by the next drain
 	asked    atomic.Uint64                 // early flushes asked for
-	waits    atomic.Uint64                 // Refs that waited for room
+	waits    atomic.Uint64                 // refs that waited for room
 }
 
 type counterMap = map[string]*atomic.Uint64
@@ -67,16 +67,14 @@ type paddedCounter struct {
 	_ [56]byte
 }
 
-// CounterRefBytes is the heap one key's counter occupies. A holder of a
-// counter from Ref (a cache entry's view) keeps it alive after the Counter
-// forgot it, so it charges this much too.
-const CounterRefBytes = 64
+// counterRefBytes is the heap one key's counter occupies. A holder of a
+// counter from ref (a cache entry, Entry.CountHit) keeps it alive after the
+// Counter forgot it, so it charges this much too.
+const counterRefBytes = 64
 
-// DeadBit is set in a counter Drain has forgotten: whoever adds to a counter
-// it keeps (see Ref) and sees DeadBit in the result must get a new one.
-const DeadBit = 1 << 63
-
-const deadBit = DeadBit
+// deadBit is set in a counter Drain has forgotten: whoever adds to a counter
+// it keeps (see ref) and sees deadBit in the result must get a new one.
+const deadBit = 1 << 63
 
 type counterShard struct {
 	read    atomic.Pointer[counterMap] // immutable; replaced by Drain
@@ -139,7 +137,7 @@ func (c *Counter) Count(key string) {
 	}
 	// New key, or a counter Drain has forgotten since we loaded the map.
 	for {
-		p := c.Ref(key)
+		p := c.ref(key)
 		if p == nil {
 			s.dropped.Add(1)
 			return
@@ -154,18 +152,18 @@ func (c *Counter) Count(key string) {
 // counter, and keySlack: the free slots the maps' smaller arrays leave in
 // shared spans once a map has grown past them (TestCounterAccountingMatchesHeap
 // measures 2 bytes a key).
-func keyBytes(key string) int64 { return AllocSize(len(key)) + CounterRefBytes + keySlack }
+func keyBytes(key string) int64 { return AllocSize(len(key)) + counterRefBytes + keySlack }
 
 const keySlack = 8
 
-// Ref returns key's current counter, creating it, so that a caller can keep
+// ref returns key's current counter, creating it, so that a caller can keep
 // it (in a cache entry's view, say) and count with a bare p.Add(1), no
-// look-up. If an Add returns a value with DeadBit set, Drain has forgotten the
-// counter and that event was not counted: call Ref again and add to the new
-// one. Ref takes the shard lock. When the table is full it waits for a flush
+// look-up. If an Add returns a value with deadBit set, Drain has forgotten the
+// counter and that event was not counted: call ref again and add to the new
+// one. ref takes the shard lock. When the table is full it waits for a flush
 // (see Counter); it returns nil when none made room (then Count the key,
 // which records the event as dropped).
-func (c *Counter) Ref(key string) *atomic.Uint64 {
+func (c *Counter) ref(key string) *atomic.Uint64 {
 	if c == nil {
 		return nil
 	}
@@ -265,7 +263,7 @@ func (c *Counter) waitRoom(cost int64) bool {
 
 // AttachFlusher registers a flusher: the returned channel receives a value
 // when the table has grown to half its bound, and the flusher should then
-// Drain (as well as on its own schedule). While a flusher is attached, Ref
+// Drain (as well as on its own schedule). While a flusher is attached, ref
 // waits for room at the bound instead of dropping. detach ends that; waiting
 // Refs then give up.
 func (c *Counter) AttachFlusher() (early <-chan struct{}, detach func()) {
@@ -279,7 +277,7 @@ func (c *Counter) AttachFlusher() (early <-chan struct{}, detach func()) {
 	}
 }
 
-// wake releases every Ref waiting for room.
+// wake releases every ref waiting for room.
 func (c *Counter) wake() {
 	room := make(chan struct{})
 	close(*c.room.Swap(&room))
@@ -386,7 +384,7 @@ func (s *counterShard) keepCounted(old counterMap, fn func(key string, n uint64)
 
 // forgetAll hands over every count and forgets every key, and drops the maps
 // for empty ones, so that the shard's memory goes back to the allocator. A
-// Count or Ref caller holding a forgotten counter finds DeadBit and makes a
+// Count or ref caller holding a forgotten counter finds deadBit and makes a
 // new one: no event is lost.
 func (s *counterShard) forgetAll(old counterMap, fn func(key string, n uint64)) {
 	for _, m := range [...]counterMap{old, s.dirty, s.retired} {
@@ -468,7 +466,7 @@ type CounterUsage struct {
 	Bytes      int64  // what the table holds now (keys, counters, map slots)
 	Limit      int64  // its bound (NewCounter)
 	EarlyAsked uint64 // early flushes asked for, the table being at half its bound
-	Waits      uint64 // Refs that waited for a flush to make room
+	Waits      uint64 // new keys that waited for a flush to make room
 	Flushers   int    // flushers attached (AttachFlusher)
 }
 

@@ -377,15 +377,15 @@ func TestEntryCountHitCharges(t *testing.T) {
 	e := unpublished("21.12345/SVC/NS/A")
 	e.CountHit(c)
 	e.CountHit(c)
-	if n := e.Bytes(); n != CounterRefBytes {
-		t.Fatalf("after two counts the entry is charged %d bytes, want %d", n, CounterRefBytes)
+	if n := e.Bytes(); n != counterRefBytes {
+		t.Fatalf("after two counts the entry is charged %d bytes, want %d", n, counterRefBytes)
 	}
 	drainAll(c)
 	drainAll(c)
 	drainAll(c) // forgotten
 	e.CountHit(c)
-	if n := e.Bytes(); n != CounterRefBytes {
-		t.Errorf("after a new counter replaced the forgotten one: %d bytes, want %d", n, CounterRefBytes)
+	if n := e.Bytes(); n != counterRefBytes {
+		t.Errorf("after a new counter replaced the forgotten one: %d bytes, want %d", n, counterRefBytes)
 	}
 }
 
