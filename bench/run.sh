@@ -783,21 +783,22 @@ hit_why() {
 		h=$(perf_share "$L" 'pidnode/resolver.(*Server).Handler')
 		k=$(perf_kernel "$L")
 		prof=" In pidnode's profile (*$L*): the kernel (system calls, loopback TCP) $(r0 "$k") %, the handler (resolver.(*Server).Handler) $(r0 "$h") %, the collector (runtime.gcBgMarkWorker) $(r0 "$gc") %, the rest (fasthttp's connection code in user space) $(r0 "$(calc "100 - $k - $h - $gc")") %."
-		gc=$(r0 "$gc")
 	fi
 	local sp sn sm sys=""
 	sp=$(perf_spr "$L") sn=$(perf_spr "nginx, like-for-like redirect") sm=$(perf_spr "fasthttp map, like-for-like redirect")
 	if [[ -n $sp ]]; then
 		sys=" System calls per request (perf stat, in the profile runs): pidnode $sp, nginx ${sn:-?}, the fasthttp map ${sm:-?}."
 	fi
-	if [[ -n ${NGL_US:-} ]]; then
-		why hit_nginx "server CPU per request in each one's best round: pidnode $(us_split HIT), nginx $(us_split NGL): pidnode $(sdiff "$HIT_USR" "$NGL_USR") µs in user space, $(sdiff "$HIT_SYS" "$NGL_SYS") µs in the kernel.$sys$prof"
-	fi
-	if [[ -n ${FML_US:-} ]]; then
-		why hit_fasthttp "server CPU per request in each one's best round: pidnode $(us_split HIT), the bare fasthttp map $(us_split FML): pidnode $(sdiff "$HIT_USR" "$FML_USR") µs in user space, $(sdiff "$HIT_SYS" "$FML_SYS") µs in the kernel.$sys$prof"
-	fi
+	# Against each like-for-like baseline that ran: ID, its keep_best NAME, its name.
+	local b base name us usr ks
+	for b in "hit_nginx:NGL:nginx" "hit_fasthttp:FML:the bare fasthttp map"; do
+		IFS=: read -r id base name <<<"$b"
+		us=${base}_US usr=${base}_USR ks=${base}_SYS
+		[[ -n ${!us:-} ]] || continue
+		why "$id" "server CPU per request in each one's best round: pidnode $(us_split HIT), $name $(us_split "$base"): pidnode $(sdiff "$HIT_USR" "${!usr}") µs in user space, $(sdiff "$HIT_SYS" "${!ks}") µs in the kernel.$sys$prof"
+	done
 	local tail="open loop at 50 % of each one's own like-for-like capacity: pidnode ${OL50:-?} ms, nginx ${NGL_OL:-?} ms, the bare fasthttp map ${FML_OL:-?} ms (the same fasthttp, without cache, statistics or collector); pidnode at 25 %: ${OL25:-?} ms."
-	if [[ -n $gc ]]; then tail+=" The collector took $gc % of pidnode's CPU in *$L*."; fi
+	if [[ -n $gc ]]; then tail+=" The collector took $(r0 "$gc") % of pidnode's CPU in *$L*."; fi
 	why hit_p99 "$tail"
 	why hit_p99_nginx "$tail"
 	for id in api:API noredirect:NOR negotiated:NEG linkset:LNK tombstone:TMB; do
