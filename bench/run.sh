@@ -1105,11 +1105,12 @@ if ((HAVE_PIDNODE)); then
 	# Cache-miss path: uniform over N, cache of 1 % of N.
 	# The database file is read into the page cache first: the target is the
 	# cache miss of a server whose memory holds its database, and by now most
-	# of the records have not been read since the import. On the development
-	# VM the host pages out file pages untouched for a minute (DAMON pageout),
-	# and a miss there measured 0.6–0.7 disk reads (major faults) per request
-	# and a third of the rate. The rounds count major faults per request, so
-	# a database that does not fit shows.
+	# of the records have not been read since the import. The development
+	# VM's host pages out file pages untouched for a minute (DAMON pageout):
+	# uniform misses over a 1M database imported well before measured 0.6–0.7
+	# disk reads (major faults) per request there, and a third of the rate.
+	# The rounds count major faults per request, so a database that does not
+	# stay in memory shows.
 	MISS_WARM=$(
 		t0=$(date +%s.%N)
 		cat "$PD/pidnode.db" >/dev/null
