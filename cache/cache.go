@@ -153,7 +153,7 @@ func (e *Entry) CountHit(c *Counter) {
 	for {
 		p := c.ref(e.Key)
 		if p == nil {
-			c.Count(e.Key) // table full: counted as dropped
+			c.drop(e.Key) // table full, no flush made room
 			return
 		}
 		if old := e.hits.Swap(p); old == nil {

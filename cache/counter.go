@@ -139,7 +139,7 @@ func (c *Counter) Count(key string) {
 	for {
 		p := c.ref(key)
 		if p == nil {
-			s.dropped.Add(1)
+			c.drop(key)
 			return
 		}
 		if p.Add(1)&deadBit == 0 {
@@ -156,13 +156,16 @@ func keyBytes(key string) int64 { return AllocSize(len(key)) + counterRefBytes +
 
 const keySlack = 8
 
+// drop records an event for key that found no room in the table (ref
+// returned nil): it is counted in Dropped, not waited for again.
+func (c *Counter) drop(key string) { c.shards[shardOf(key)].dropped.Add(1) }
+
 // ref returns key's current counter, creating it, so that a caller can keep
 // it (in a cache entry's view, say) and count with a bare p.Add(1), no
 // look-up. If an Add returns a value with deadBit set, Drain has forgotten the
 // counter and that event was not counted: call ref again and add to the new
 // one. ref takes the shard lock. When the table is full it waits for a flush
-// (see Counter); it returns nil when none made room (then Count the key,
-// which records the event as dropped).
+// (see Counter); it returns nil when none made room (then drop the event).
 func (c *Counter) ref(key string) *atomic.Uint64 {
 	if c == nil {
 		return nil
@@ -255,7 +258,7 @@ func (c *Counter) waitRoom(cost int64) bool {
 		return true
 	case <-t.C:
 		// The flusher is stuck (its database does not answer): until it
-		// drains again, Refs drop rather than each wait this long.
+		// drains again, refs drop rather than each wait this long.
 		c.stalled.Store(true)
 		return false
 	}
@@ -265,7 +268,7 @@ func (c *Counter) waitRoom(cost int64) bool {
 // when the table has grown to half its bound, and the flusher should then
 // Drain (as well as on its own schedule). While a flusher is attached, ref
 // waits for room at the bound instead of dropping. detach ends that; waiting
-// Refs then give up.
+// refs then give up.
 func (c *Counter) AttachFlusher() (early <-chan struct{}, detach func()) {
 	c.flushers.Add(1)
 	var once sync.Once
