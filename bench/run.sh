@@ -637,14 +637,15 @@ baseline_up() {
 
 # keep_best NAME — after a wrk_run, keep its figures as NAME_RPC, NAME_RPS,
 # NAME_CMD, NAME_BAD if its requests per server CPU-second beat the best so
-# far. Interference from other work only ever slows a run down, so the best of
+# far; every round's figure is appended to NAME_ALL (spread, round_list). Interference from other work only ever slows a run down, so the best of
 # several interleaved rounds is the least disturbed one.
 #
 # A run in which the server got less than a fifth of the run's CPU time (the
 # machine stalled: a few clock ticks, so its per-CPU-second figure is mostly
 # rounding) counts only while no run of NAME did better than that.
 keep_best() {
-	local cur=${1}_RPC thin=${1}_THIN d=${RUN_DUR:-$DUR} t=0
+	local cur=${1}_RPC thin=${1}_THIN all=${1}_ALL d=${RUN_DUR:-$DUR} t=0
+	printf -v "${1}_ALL" %s "${!all:+${!all} }$RPC"
 	if awk "BEGIN { exit !(${SRV_SECS:-0} < 0.2 * $d) }"; then
 		t=1
 		log "$1: server CPU ${SRV_SECS:-0} s of a ${d} s run: too little to count unless nothing better comes"
@@ -662,7 +663,44 @@ keep_best() {
 	fi
 }
 
-# hit_rounds — the cache-hit comparison: ROUNDS interleaved rounds of pidnode
+# spread NAME — how far apart NAME's rounds lie (keep_best's NAME_ALL):
+# (best − worst) / best, in %; 0 for fewer than two rounds.
+spread() {
+	local all=${1}_ALL
+	awk -v s="${!all:-}" 'BEGIN { n = split(s, a, " "); lo = hi = a[1] + 0
+		for (i = 2; i <= n; i++) { if (a[i] < lo) lo = a[i]; if (a[i] > hi) hi = a[i] }
+		printf "%.0f", (n > 1 && hi > 0) ? 100 * (hi - lo) / hi : 0 }'
+}
+
+# round_list NAME — NAME's rounds in order, in thousands of requests per
+# server CPU-second, and their spread: "90.9k, 72.6k, 72.9k (spread 20 %)".
+round_list() {
+	local all=${1}_ALL
+	awk -v s="${!all:-}" 'BEGIN { n = split(s, a, " "); for (i = 1; i <= n; i++) printf "%s%.1fk", (i > 1 ? ", " : ""), a[i] / 1000 }'
+	echo " (spread $(spread "$1") %)"
+}
+
+# SPREAD_MAX, EXTRA_ROUNDS — when the rounds of pidnode's redirect or of a
+# like-for-like baseline lie more than SPREAD_MAX % apart after ROUNDS
+# rounds, the machine was disturbed during some of them: hit_rounds runs up to
+# EXTRA_ROUNDS more interleaved rounds (every server, same order), so that
+# each best-of has more chances of an undisturbed round. Every round is
+# listed in the report (round_list).
+SPREAD_MAX=${SPREAD_MAX:-10}
+EXTRA_ROUNDS=${EXTRA_ROUNDS:-2}
+
+# hit_noisy — true when the redirect's or a like-for-like baseline's rounds
+# lie more than SPREAD_MAX % apart.
+hit_noisy() {
+	local n
+	for n in HIT NGL FML; do
+		if (($(spread "$n") > SPREAD_MAX)); then return 0; fi
+	done
+	return 1
+}
+
+# hit_rounds — the cache-hit comparison: ROUNDS interleaved rounds (and up to
+# EXTRA_ROUNDS more while hit_noisy; HIT_ROUNDS is how many ran) of pidnode
 # (redirect, /api/handles, ?noredirect, negotiated, linkset; if PG is set),
 # nginx and the fasthttp map, each like-for-like (pidnode's bytes) and minimal
 # (its plainest 302), back to back; then open-loop runs at 50 % of the
@@ -672,9 +710,13 @@ keep_best() {
 hit_rounds() {
 	local r
 	HIT_RPC=0 API_RPC=0 NOR_RPC=0 NEG_RPC=0 LNK_RPC=0 TMB_RPC=0 NG_RPC=0 FM_RPC=0 NGL_RPC=0 FML_RPC=0
+	HIT_ALL="" API_ALL="" NOR_ALL="" NEG_ALL="" LNK_ALL="" TMB_ALL="" NG_ALL="" FM_ALL="" NGL_ALL="" FML_ALL=""
 	NG_OL="" FM_OL="" NGL_OL="" NGL_OL_NUM="" NGL_OL_FLAG="" FML_OL=""
 	lfl_check
-	for r in $(seq "$ROUNDS"); do
+	HIT_ROUNDS=0
+	while ((HIT_ROUNDS < ROUNDS)) || { ((HIT_ROUNDS < ROUNDS + EXTRA_ROUNDS)) && hit_noisy; }; do
+		r=$((HIT_ROUNDS + 1))
+		if ((r > ROUNDS)); then log "hit rounds: rounds of one server differ by more than $SPREAD_MAX %: round $r"; fi
 		if [[ -n ${PG:-} ]]; then
 			wrk_run "redirect-r$r" "$PG" "$RES" "$ZIPF" "" ""
 			keep_best HIT
@@ -705,6 +747,7 @@ hit_rounds() {
 			wrk_run "fasthttp-map-min-r$r" "$BPG" "$BA" "$ZIPF" "" ""
 			keep_best FM
 		fi
+		HIT_ROUNDS=$r
 	done
 	if [[ -n $NGL ]]; then
 		ol_run nginx-lfl-50 "$NGL" "$ZIPF" "" "" "$(pct_rate "$NGL_RPS" 50)"
@@ -735,13 +778,13 @@ hit_rounds() {
 	chart "redirect (hit)" pidnode "$HIT_RPC" "$HIT_RPS" "$([[ -n $OL50_FLAG ]] && echo 0 || echo "$OL50")"
 	local lfl_note="same bytes checked before the rounds (Responses compared, below)"
 	row hit_nginx "redirect, cache hit, vs nginx map, like-for-like (pidnode's status, headers and body)" "req/server-CPU-s" "$HIT_RPC" "${NGL_NA:-$NGL_RPC}" "nginx (1 worker)" ratio_min 1.0 \
-		"$HIT_CMD" "best of $ROUNDS interleaved rounds; pidnode $(r0 "$HIT_RPS") req/s vs nginx $(r0 "${NGL_RPS:-0}") req/s; p99 at 50 %: ${OL50:-?} vs ${NGL_OL:-?} ms; bad $HIT_BAD; ${NGL_NOTE:-$lfl_note}"
+		"$HIT_CMD" "best of $HIT_ROUNDS interleaved rounds; pidnode $(r0 "$HIT_RPS") req/s vs nginx $(r0 "${NGL_RPS:-0}") req/s; p99 at 50 %: ${OL50:-?} vs ${NGL_OL:-?} ms; bad $HIT_BAD; ${NGL_NOTE:-$lfl_note}"
 	row hit_fasthttp "redirect, cache hit, vs bare fasthttp map, like-for-like" "req/server-CPU-s" "$HIT_RPC" "${FML_NA:-$FML_RPC}" "fasthttp map" ratio_min 0.95 \
-		"$HIT_CMD" "best of $ROUNDS interleaved rounds; pidnode $(r0 "$HIT_RPS") req/s vs $(r0 "${FML_RPS:-0}") req/s; p99 at 50 %: ${OL50:-?} vs ${FML_OL:-?} ms; ${FML_NOTE:-$lfl_note}"
+		"$HIT_CMD" "best of $HIT_ROUNDS interleaved rounds; pidnode $(r0 "$HIT_RPS") req/s vs $(r0 "${FML_RPS:-0}") req/s; p99 at 50 %: ${OL50:-?} vs ${FML_OL:-?} ms; ${FML_NOTE:-$lfl_note}"
 	row hit_nginx_min "redirect, cache hit, vs nginx's plainest 302 (minimal, for reference)" "req/server-CPU-s" "$HIT_RPC" "$NG_RPC" "nginx minimal" none - \
-		"$HIT_CMD" "best of $ROUNDS interleaved rounds; nginx $(r0 "${NG_RPS:-0}") req/s; \`return 302 \$target\`: ${NGA_BYTES:-?} against pidnode's ${PID_BYTES:-?}"
+		"$HIT_CMD" "best of $HIT_ROUNDS interleaved rounds; nginx $(r0 "${NG_RPS:-0}") req/s; \`return 302 \$target\`: ${NGA_BYTES:-?} against pidnode's ${PID_BYTES:-?}"
 	row hit_fasthttp_min "redirect, cache hit, vs the fasthttp map's plainest 302 (minimal, for reference)" "req/server-CPU-s" "$HIT_RPC" "$FM_RPC" "fasthttp map minimal" none - \
-		"$HIT_CMD" "best of $ROUNDS interleaved rounds; map $(r0 "${FM_RPS:-0}") req/s; Location alone: ${BA_BYTES:-?} against pidnode's ${PID_BYTES:-?}"
+		"$HIT_CMD" "best of $HIT_ROUNDS interleaved rounds; map $(r0 "${FM_RPS:-0}") req/s; Location alone: ${BA_BYTES:-?} against pidnode's ${PID_BYTES:-?}"
 	# The 2 ms target is for 50 % load. A run that did not reach its rate
 	# measures a backlog, so it is not judged: the 25 % run stands in for it
 	# when that one did.
@@ -764,17 +807,17 @@ hit_rounds() {
 	ol_run api-50 "$RES" "$ZIPF" /api/handles "" "$(pct_rate "$API_RPS" 50)"
 	chart "/api/handles" pidnode "$API_RPC" "$API_RPS" "$(chart_p99)"
 	row api "/api/handles JSON vs redirect" "req/server-CPU-s" "$API_RPC" "$HIT_RPC" "pidnode redirect" ratio_min 0.9 "$API_CMD" \
-		"best of $ROUNDS rounds; $(r0 "$API_RPS") req/s; p99 at 50 %: $OL_P99 ms$OL_FLAG; bad responses $API_BAD"
+		"best of $HIT_ROUNDS rounds; $(r0 "$API_RPS") req/s; p99 at 50 %: $OL_P99 ms$OL_FLAG; bad responses $API_BAD"
 	ol_run noredirect-50 "$RES" "$ZIPF" "" "?noredirect" "$(pct_rate "$NOR_RPS" 50)"
 	chart "?noredirect" pidnode "$NOR_RPC" "$NOR_RPS" "$(chart_p99)"
 	row noredirect "?noredirect HTML vs redirect" "req/server-CPU-s" "$NOR_RPC" "$HIT_RPC" "pidnode redirect" ratio_min 0.9 "$NOR_CMD" \
-		"best of $ROUNDS rounds; $(r0 "$NOR_RPS") req/s; p99 at 50 %: $OL_P99 ms$OL_FLAG; bad responses $NOR_BAD"
+		"best of $HIT_ROUNDS rounds; $(r0 "$NOR_RPS") req/s; p99 at 50 %: $OL_P99 ms$OL_FLAG; bad responses $NOR_BAD"
 	row negotiated "negotiated redirect (Accept: $NEG_ACCEPT) vs redirect" "req/server-CPU-s" "$NEG_RPC" "$HIT_RPC" "pidnode redirect" ratio_min 0.9 "$NEG_CMD" \
-		"best of $ROUNDS rounds; $(r0 "$NEG_RPS") req/s; 4 of 5 generated records have a matching representation variant (303), the others answer with the landing redirect; bad responses $NEG_BAD"
+		"best of $HIT_ROUNDS rounds; $(r0 "$NEG_RPS") req/s; 4 of 5 generated records have a matching representation variant (303), the others answer with the landing redirect; bad responses $NEG_BAD"
 	row linkset "linkset (/api/linksets, application/linkset+json) vs redirect" "req/server-CPU-s" "$LNK_RPC" "$HIT_RPC" "pidnode redirect" ratio_min 0.9 "$LNK_CMD" \
-		"best of $ROUNDS rounds; $(r0 "$LNK_RPS") req/s; bad responses $LNK_BAD"
+		"best of $HIT_ROUNDS rounds; $(r0 "$LNK_RPS") req/s; bad responses $LNK_BAD"
 	row tombstone "tombstone (410 page of an OBSOLETED record) vs redirect" "req/server-CPU-s" "$TMB_RPC" "$HIT_RPC" "pidnode redirect" ratio_min 0.9 "$TMB_CMD" \
-		"best of $ROUNDS rounds; $(r0 "$TMB_RPS") req/s over 1,000 tombstones (gen -tombstones); every answer is a 410 by design ($TMB_BAD non-2xx/3xx or socket errors counted by wrk)"
+		"best of $HIT_ROUNDS rounds; $(r0 "$TMB_RPS") req/s over 1,000 tombstones (gen -tombstones); every answer is a 410 by design ($TMB_BAD non-2xx/3xx or socket errors counted by wrk)"
 }
 
 # hit_why — what the hit rounds and their profiles measured behind the
@@ -799,7 +842,7 @@ hit_why() {
 		IFS=: read -r id base name <<<"$b"
 		us=${base}_US usr=${base}_USR ks=${base}_SYS
 		[[ -n ${!us:-} ]] || continue
-		why "$id" "server CPU per request in each one's best round: pidnode $(us_split HIT), $name $(us_split "$base"): pidnode $(sdiff "$HIT_USR" "${!usr}") µs in user space, $(sdiff "$HIT_SYS" "${!ks}") µs in the kernel.$sys$prof"
+		why "$id" "server CPU per request in each one's best round: pidnode $(us_split HIT), $name $(us_split "$base"): pidnode $(sdiff "$HIT_USR" "${!usr}") µs in user space, $(sdiff "$HIT_SYS" "${!ks}") µs in the kernel. Rounds in req/server-CPU-s, in order: pidnode $(round_list HIT); $name $(round_list "$base").$sys$prof"
 	done
 	local tail="open loop at 50 % of each one's own like-for-like capacity: pidnode ${OL50:-?} ms, nginx ${NGL_OL:-?} ms, the bare fasthttp map ${FML_OL:-?} ms (the same fasthttp, without cache, statistics or collector); pidnode at 25 %: ${OL25:-?} ms."
 	if [[ -n $gc ]]; then tail+=" The collector took $(r0 "$gc") % of pidnode's CPU in *$L*."; fi
@@ -807,7 +850,7 @@ hit_why() {
 	why hit_p99_nginx "$tail"
 	for id in api:API noredirect:NOR negotiated:NEG linkset:LNK tombstone:TMB; do
 		n=${id#*:}
-		why "${id%%:*}" "server CPU per request in the best rounds: $(us_split "$n") against the redirect's $(us_split HIT)."
+		why "${id%%:*}" "server CPU per request in the best rounds: $(us_split "$n") against the redirect's $(us_split HIT). Rounds in req/server-CPU-s, in order: $(round_list "$n"); the redirect's $(round_list HIT)."
 	done
 }
 
@@ -1120,7 +1163,7 @@ if ((HAVE_PIDNODE)); then
 	pidnode_start "$MISS_CACHE"
 	ANONB=$(rss_kb "$PG" RssAnon)
 	mem_watch "$PG"
-	MISS_RPC=0
+	MISS_RPC=0 MISS_ALL=""
 	for r in $(seq "$ROUNDS"); do
 		wrk_run "miss-r$r" "$PG" "$RES" "$UNIFORM" "" ""
 		keep_best MISS
@@ -1135,7 +1178,7 @@ if ((HAVE_PIDNODE)); then
 		L="redirect, cache miss"
 		MISS_PROF=" In *$L*, of a miss's CPU: the kernel $(r0 "$(perf_kernel "$L")") %; reading the record (store.(*DB).Get: bbolt's read transaction, B+tree search, decoding) $(share_us "$L" 'pidnode/store.(*DB).Get' "$MISS_US"); the Link lines and representation variants (resolver.(*view).buildExt) $(share_us "$L" 'pidnode/resolver.(*view).buildExt' "$MISS_US"); the cache entry and its redirect (cache.(*Cache).build) $(share_us "$L" 'pidnode/cache.(*Cache).build' "$MISS_US"); the collector (runtime.gcBgMarkWorker) $(share_us "$L" runtime.gcBgMarkWorker "$MISS_US"). The kernel's sending of the same bytes (tcp_sendmsg, with the loopback delivery and the peer's wake-up): $(share_us "$L" tcp_sendmsg "$MISS_US") on a miss against $(share_us "redirect, cache hit" tcp_sendmsg "${HIT_US:-0}") on a hit; system calls per request $(perf_spr "$L") against $(perf_spr "redirect, cache hit")."
 	fi
-	why miss "server CPU per request in the best rounds: a miss $(us_split MISS), a hit $(us_split HIT): a miss adds $(sdiff "${MISS_US:-0}" "${HIT_US:-0}") µs, $(sdiff "${MISS_USR:-0}" "${HIT_USR:-0}") of them in user space; $(printf %.3f "${MISS_MAJ:-0}") major page faults (disk reads) per miss.$MISS_PROF"
+	why miss "server CPU per request in the best rounds: a miss $(us_split MISS), a hit $(us_split HIT): a miss adds $(sdiff "${MISS_US:-0}" "${HIT_US:-0}") µs, $(sdiff "${MISS_USR:-0}" "${HIT_USR:-0}") of them in user space; $(printf %.3f "${MISS_MAJ:-0}") major page faults (disk reads) per miss. Rounds in req/server-CPU-s, in order: misses $(round_list MISS); the redirect (hit) $(round_list HIT).$MISS_PROF"
 	mem_peak
 	mem_row "uniform misses, redirect (--cache-entries $MISS_CACHE)" "$ANONB" "capacity rounds, open loop and profile run"
 	ANONM=$(rss_kb "$PG" RssAnon)
@@ -1241,7 +1284,7 @@ REPORT=$OUT/$STAMP-$HOST$([[ $N == 1000000 ]] || echo "-n$N").md
 "$BIN/report" -rows "$ROWS" -chart "$CHART" -out "$REPORT" -profile "$PROFILE_MD" -responses "$RESPONSES_MD" -why "$WHY" \
 	-memory "$MEMORY" -hitratio "$HITRATIO" -data-bytes "${DB_BYTES:-0}" \
 	-title "pidnode benchmarks, N = $N, $STAMP, $HOST" \
-	-setup "CPU time on the server CPU not charged to the server (other processes, interrupts): $(r0 "$(calc "($RUN_TICKS > 0) ? 100 * $OTHER_TICKS / $RUN_TICKS : 0")") % of the wrk runs' wall time (0 on a quiet machine; wall-clock rates and tails suffer from it, per-CPU-second figures much less). $(nproc) CPUs ($(awk -F': ' '/model name/{print $2; exit}' /proc/cpuinfo)), $(free -g | awk '/Mem:/{print $2}') GiB; $PINNING; ${DUR} s per capacity run, ${OL_DUR} s per open-loop run; the whole suite took $(r1 "$(calc "$SECONDS / 60")") min; wrk $CONNS connections, open loop $OL_CONNS, request streams of $REQUESTS paths (Zipf s=1.1: $ZIPF_DISTINCT distinct); load average at start $LOAD0, at the end $(cut -d' ' -f1-3 /proc/loadavg); go $(go env GOVERSION), $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2), nginx $("$NGINX" -v 2>&1 | sed 's/.*nginx\///'); pidnode commit $COMMIT"
+	-setup "CPU time on the server CPU not charged to the server (other processes, interrupts): $(r0 "$(calc "($RUN_TICKS > 0) ? 100 * $OTHER_TICKS / $RUN_TICKS : 0")") % of the wrk runs' wall time (0 on a quiet machine; wall-clock rates and tails suffer from it, per-CPU-second figures much less). The cache-hit comparison ran ${HIT_ROUNDS:-0} interleaved rounds (more than $ROUNDS when the rounds of one server lay more than $SPREAD_MAX % apart); its rounds per server CPU-second lay $(spread HIT) % apart for pidnode's redirect, $(spread NGL) % for nginx like-for-like and $(spread FML) % for the fasthttp map like-for-like (each row takes its best round). $(nproc) CPUs ($(awk -F': ' '/model name/{print $2; exit}' /proc/cpuinfo)), $(free -g | awk '/Mem:/{print $2}') GiB; $PINNING; ${DUR} s per capacity run, ${OL_DUR} s per open-loop run; the whole suite took $(r1 "$(calc "$SECONDS / 60")") min; wrk $CONNS connections, open loop $OL_CONNS, request streams of $REQUESTS paths (Zipf s=1.1: $ZIPF_DISTINCT distinct); load average at start $LOAD0, at the end $(cut -d' ' -f1-3 /proc/loadavg); go $(go env GOVERSION), $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2), nginx $("$NGINX" -v 2>&1 | sed 's/.*nginx\///'); pidnode commit $COMMIT"
 cp "$LOG" "${REPORT%.md}.log"
 log "wrote $REPORT"
 exit 0
