@@ -1163,15 +1163,20 @@ if ((HAVE_PIDNODE)); then
 	pidnode_start "$MISS_CACHE"
 	ANONB=$(rss_kb "$PG" RssAnon)
 	mem_watch "$PG"
-	MISS_RPC=0 MISS_ALL=""
-	for r in $(seq "$ROUNDS"); do
+	MISS_RPC=0 MISS_ALL="" MISS_ROUNDS=0
+	# As the hit rounds: up to EXTRA_ROUNDS more while the rounds lie more
+	# than SPREAD_MAX % apart.
+	while ((MISS_ROUNDS < ROUNDS)) || { ((MISS_ROUNDS < ROUNDS + EXTRA_ROUNDS)) && (($(spread MISS) > SPREAD_MAX)); }; do
+		r=$((MISS_ROUNDS + 1))
+		if ((r > ROUNDS)); then log "miss rounds: rounds lie more than $SPREAD_MAX % apart: round $r"; fi
 		wrk_run "miss-r$r" "$PG" "$RES" "$UNIFORM" "" ""
 		keep_best MISS
+		MISS_ROUNDS=$r
 	done
 	ol_run miss-50 "$RES" "$UNIFORM" "" "" "$(pct_rate "$MISS_RPS" 50)"
 	chart "redirect (miss)" pidnode "$MISS_RPC" "$MISS_RPS" "$(chart_p99)"
 	row miss "cache-miss redirect (uniform, cache = 1 % of N) vs cache hit" "req/server-CPU-s" "$MISS_RPC" "$HIT_RPC" \
-		"pidnode redirect (hit)" ratio_min 0.5 "$MISS_CMD --cache-entries $MISS_CACHE" "best of $ROUNDS rounds; $(r0 "$MISS_RPS") req/s; p99 at 50 %: $OL_P99 ms$OL_FLAG; bad $MISS_BAD; database file read into the page cache before ($(r1 "$MISS_WARM") s), $(printf %.3f "${MISS_MAJ:-0}") major page faults (disk reads) per request"
+		"pidnode redirect (hit)" ratio_min 0.5 "$MISS_CMD --cache-entries $MISS_CACHE" "best of $MISS_ROUNDS rounds; $(r0 "$MISS_RPS") req/s; p99 at 50 %: $OL_P99 ms$OL_FLAG; bad $MISS_BAD; database file read into the page cache before ($(r1 "$MISS_WARM") s), $(printf %.3f "${MISS_MAJ:-0}") major page faults (disk reads) per request"
 	profile "redirect, cache miss" "$PG" "$RES" "$UNIFORM" "" ""
 	MISS_PROF=""
 	if profiling; then
@@ -1284,7 +1289,7 @@ REPORT=$OUT/$STAMP-$HOST$([[ $N == 1000000 ]] || echo "-n$N").md
 "$BIN/report" -rows "$ROWS" -chart "$CHART" -out "$REPORT" -profile "$PROFILE_MD" -responses "$RESPONSES_MD" -why "$WHY" \
 	-memory "$MEMORY" -hitratio "$HITRATIO" -data-bytes "${DB_BYTES:-0}" \
 	-title "pidnode benchmarks, N = $N, $STAMP, $HOST" \
-	-setup "CPU time on the server CPU not charged to the server (other processes, interrupts): $(r0 "$(calc "($RUN_TICKS > 0) ? 100 * $OTHER_TICKS / $RUN_TICKS : 0")") % of the wrk runs' wall time (0 on a quiet machine; wall-clock rates and tails suffer from it, per-CPU-second figures much less). The cache-hit comparison ran ${HIT_ROUNDS:-0} interleaved rounds (more than $ROUNDS when the rounds of one server lay more than $SPREAD_MAX % apart); its rounds per server CPU-second lay $(spread HIT) % apart for pidnode's redirect, $(spread NGL) % for nginx like-for-like and $(spread FML) % for the fasthttp map like-for-like (each row takes its best round). $(nproc) CPUs ($(awk -F': ' '/model name/{print $2; exit}' /proc/cpuinfo)), $(free -g | awk '/Mem:/{print $2}') GiB; $PINNING; ${DUR} s per capacity run, ${OL_DUR} s per open-loop run; the whole suite took $(r1 "$(calc "$SECONDS / 60")") min; wrk $CONNS connections, open loop $OL_CONNS, request streams of $REQUESTS paths (Zipf s=1.1: $ZIPF_DISTINCT distinct); load average at start $LOAD0, at the end $(cut -d' ' -f1-3 /proc/loadavg); go $(go env GOVERSION), $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2), nginx $("$NGINX" -v 2>&1 | sed 's/.*nginx\///'); pidnode commit $COMMIT"
+	-setup "CPU time on the server CPU not charged to the server (other processes, interrupts): $(r0 "$(calc "($RUN_TICKS > 0) ? 100 * $OTHER_TICKS / $RUN_TICKS : 0")") % of the wrk runs' wall time (0 on a quiet machine; wall-clock rates and tails suffer from it, per-CPU-second figures much less). The cache-hit comparison ran ${HIT_ROUNDS:-0} interleaved rounds (more than $ROUNDS when the rounds of one server lay more than $SPREAD_MAX % apart); its rounds per server CPU-second lay $(spread HIT) % apart for pidnode's redirect, $(spread NGL) % for nginx like-for-like and $(spread FML) % for the fasthttp map like-for-like (each row takes its best round); the cache-miss rounds, extended alike, ran ${MISS_ROUNDS:-0} and lay $(spread MISS) % apart. $(nproc) CPUs ($(awk -F': ' '/model name/{print $2; exit}' /proc/cpuinfo)), $(free -g | awk '/Mem:/{print $2}') GiB; $PINNING; ${DUR} s per capacity run, ${OL_DUR} s per open-loop run; the whole suite took $(r1 "$(calc "$SECONDS / 60")") min; wrk $CONNS connections, open loop $OL_CONNS, request streams of $REQUESTS paths (Zipf s=1.1: $ZIPF_DISTINCT distinct); load average at start $LOAD0, at the end $(cut -d' ' -f1-3 /proc/loadavg); go $(go env GOVERSION), $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2), nginx $("$NGINX" -v 2>&1 | sed 's/.*nginx\///'); pidnode commit $COMMIT"
 cp "$LOG" "${REPORT%.md}.log"
 log "wrote $REPORT"
 exit 0
