@@ -153,12 +153,13 @@ stop() {
 	GROUPS_STARTED=("${keep[@]}")
 }
 
-# cpu_split PG — "USER SYSTEM MAJFLT": the clock ticks every live process in
-# group PG spent in user space and in the kernel, and the page faults that
-# had to read from disk (/proc/PID/stat fields 14, 15 and 12; nginx's master
-# and worker both count).
+# cpu_split PG — "USER SYSTEM MAJFLT MINFLT": the clock ticks every live
+# process in group PG spent in user space and in the kernel, the page faults
+# that had to read from disk, and those that did not (a page already in memory
+# mapped for the first time, fresh memory) (/proc/PID/stat fields 14, 15, 12
+# and 10; nginx's master and worker both count).
 cpu_split() {
-	local pg=$1 u=0 s=0 m=0 f line
+	local pg=$1 u=0 s=0 m=0 n=0 f line
 	for f in /proc/[0-9]*/stat; do
 		read -r line 2>/dev/null <"$f" || continue
 		# shellcheck disable=SC2086
@@ -167,9 +168,10 @@ cpu_split() {
 			u=$((u + ${12}))
 			s=$((s + ${13}))
 			m=$((m + ${10}))
+			n=$((n + ${8}))
 		fi
 	done
-	echo "$u $s $m"
+	echo "$u $s $m $n"
 }
 
 # cpu_ticks PG — user+system clock ticks of group PG (cpu_split's sum).
@@ -260,14 +262,14 @@ wait_http() { # ADDR PATH SECONDS
 # the kernel.
 wrk_run() {
 	local label=$1 pg=$2 addr=$3 paths=$4 pre=$5 suf=$6 accept=${7:-} t0 t1 out=$WORK/wrk-${1//[^A-Za-z0-9_-]/_}.txt total secs
-	local d=${RUN_DUR:-$DUR} u0 s0 m0 u1 s1 m1
+	local d=${RUN_DUR:-$DUR} u0 s0 m0 n0 u1 s1 m1 n1
 	CMD="wrk -t1 -c$CONNS -d${d}s --latency -s bench/wrk/stream.lua http://ADDR -- '$pre' '$suf'${accept:+ '$accept'}  (BENCH_PATHS=$(basename "$paths"))"
-	read -r u0 s0 m0 <<<"$(cpu_split "$pg")"
+	read -r u0 s0 m0 n0 <<<"$(cpu_split "$pg")"
 	local b0 b1
 	b0=$(cpu_busy)
 	BENCH_PATHS=$paths "${ON_LOAD[@]}" wrk -t1 -c"$CONNS" -d"${d}s" --timeout 5s --latency \
 		-s "$ROOT/bench/wrk/stream.lua" "http://$addr" -- "$pre" "$suf" "$accept" >"$out" 2>&1 || true
-	read -r u1 s1 m1 <<<"$(cpu_split "$pg")"
+	read -r u1 s1 m1 n1 <<<"$(cpu_split "$pg")"
 	t0=$((u0 + s0)) t1=$((u1 + s1))
 	b1=$(cpu_busy)
 	if [[ -n $b0 && -n $b1 ]]; then
@@ -287,6 +289,7 @@ wrk_run() {
 	USR=$(calc "(${total:-0} > 0) ? ($u1 - $u0) / $CLK_TCK * 1e6 / $total : 0")
 	SYS=$(calc "(${total:-0} > 0) ? ($s1 - $s0) / $CLK_TCK * 1e6 / $total : 0")
 	MAJ=$(calc "(${total:-0} > 0) ? ($m1 - $m0) / $total : 0")
+	MINF=$(calc "(${total:-0} > 0) ? ($n1 - $n0) / $total : 0")
 	RPS=${RPS:-0}
 	P99=${P99:-0}
 	log "$label: ${RPS} req/s, $RPC req/server-CPU-s, server CPU ${secs}s, p99 ${P99} ms (closed loop), bad $BAD"
@@ -660,6 +663,7 @@ keep_best() {
 		printf -v "${1}_USR" %s "$USR"
 		printf -v "${1}_SYS" %s "$SYS"
 		printf -v "${1}_MAJ" %s "$MAJ"
+		printf -v "${1}_MINF" %s "$MINF"
 	fi
 }
 
@@ -1163,7 +1167,7 @@ if ((HAVE_PIDNODE)); then
 	pidnode_start "$MISS_CACHE"
 	ANONB=$(rss_kb "$PG" RssAnon)
 	mem_watch "$PG"
-	MISS_RPC=0 MISS_ALL="" MISS_ROUNDS=0
+	MISS_RPC=0 MISS_ALL="" MISS_ROUNDS=0 MISS_MINFS=""
 	# As the hit rounds: up to EXTRA_ROUNDS more while the rounds lie more
 	# than SPREAD_MAX % apart.
 	while ((MISS_ROUNDS < ROUNDS)) || { ((MISS_ROUNDS < ROUNDS + EXTRA_ROUNDS)) && (($(spread MISS) > SPREAD_MAX)); }; do
@@ -1171,6 +1175,8 @@ if ((HAVE_PIDNODE)); then
 		if ((r > ROUNDS)); then log "miss rounds: rounds lie more than $SPREAD_MAX % apart: round $r"; fi
 		wrk_run "miss-r$r" "$PG" "$RES" "$UNIFORM" "" ""
 		keep_best MISS
+		MISS_MINFS+="${MISS_MINFS:+, }$(printf %.3f "$MINF")"
+		log "miss-r$r: $(printf %.3f "$MINF") minor and $(printf %.3f "$MAJ") major page faults per request"
 		MISS_ROUNDS=$r
 	done
 	ol_run miss-50 "$RES" "$UNIFORM" "" "" "$(pct_rate "$MISS_RPS" 50)"
@@ -1183,7 +1189,7 @@ if ((HAVE_PIDNODE)); then
 		L="redirect, cache miss"
 		MISS_PROF=" In *$L*, of a miss's CPU: the kernel $(r0 "$(perf_kernel "$L")") %; reading the record (store.(*DB).Get: bbolt's read transaction, B+tree search, decoding) $(share_us "$L" 'pidnode/store.(*DB).Get' "$MISS_US"); the Link lines and representation variants (resolver.(*view).buildExt) $(share_us "$L" 'pidnode/resolver.(*view).buildExt' "$MISS_US"); the cache entry and its redirect (cache.(*Cache).build) $(share_us "$L" 'pidnode/cache.(*Cache).build' "$MISS_US"); the collector (runtime.gcBgMarkWorker) $(share_us "$L" runtime.gcBgMarkWorker "$MISS_US"). The kernel's sending of the same bytes (tcp_sendmsg, with the loopback delivery and the peer's wake-up): $(share_us "$L" tcp_sendmsg "$MISS_US") on a miss against $(share_us "redirect, cache hit" tcp_sendmsg "${HIT_US:-0}") on a hit; system calls per request $(perf_spr "$L") against $(perf_spr "redirect, cache hit")."
 	fi
-	why miss "server CPU per request in the best rounds: a miss $(us_split MISS), a hit $(us_split HIT): a miss adds $(sdiff "${MISS_US:-0}" "${HIT_US:-0}") µs, $(sdiff "${MISS_USR:-0}" "${HIT_USR:-0}") of them in user space; $(printf %.3f "${MISS_MAJ:-0}") major page faults (disk reads) per miss. Rounds in req/server-CPU-s, in order: misses $(round_list MISS); the redirect (hit) $(round_list HIT).$MISS_PROF"
+	why miss "server CPU per request in the best rounds: a miss $(us_split MISS), a hit $(us_split HIT): a miss adds $(sdiff "${MISS_US:-0}" "${HIT_US:-0}") µs, $(sdiff "${MISS_USR:-0}" "${HIT_USR:-0}") of them in user space; $(printf %.3f "${MISS_MAJ:-0}") major page faults (disk reads) per miss. Rounds in req/server-CPU-s, in order: misses $(round_list MISS); the redirect (hit) $(round_list HIT). Minor page faults per miss in those rounds (pages already in memory touched for the first time by the server, such as the database file's mapping, or fresh memory): $MISS_MINFS.$MISS_PROF"
 	mem_peak
 	mem_row "uniform misses, redirect (--cache-entries $MISS_CACHE)" "$ANONB" "capacity rounds, open loop and profile run"
 	ANONM=$(rss_kb "$PG" RssAnon)
