@@ -640,7 +640,8 @@ baseline_up() {
 
 # keep_best NAME — after a wrk_run, keep its figures as NAME_RPC, NAME_RPS,
 # NAME_CMD, NAME_BAD if its requests per server CPU-second beat the best so
-# far; every round's figure is appended to NAME_ALL (spread, round_list). Interference from other work only ever slows a run down, so the best of
+# far; every round's figure is appended to NAME_ALL (spread, round_list).
+# Interference from other work only ever slows a run down, so the best of
 # several interleaved rounds is the least disturbed one.
 #
 # A run in which the server got less than a fifth of the run's CPU time (the
