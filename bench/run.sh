@@ -664,7 +664,6 @@ keep_best() {
 		printf -v "${1}_USR" %s "$USR"
 		printf -v "${1}_SYS" %s "$SYS"
 		printf -v "${1}_MAJ" %s "$MAJ"
-		printf -v "${1}_MINF" %s "$MINF"
 	fi
 }
 
@@ -685,27 +684,34 @@ round_list() {
 	echo " (spread $(spread "$1") %)"
 }
 
-# SPREAD_MAX, EXTRA_ROUNDS — when the rounds of pidnode's redirect or of a
-# like-for-like baseline lie more than SPREAD_MAX % apart after ROUNDS
-# rounds, the machine was disturbed during some of them: hit_rounds runs up to
-# EXTRA_ROUNDS more interleaved rounds (every server, same order), so that
-# each best-of has more chances of an undisturbed round. Every round is
+# SPREAD_MAX, EXTRA_ROUNDS — when the rounds of a system lie more than
+# SPREAD_MAX % apart after ROUNDS rounds, the machine was disturbed during
+# some of them: the hit and miss comparisons run up to EXTRA_ROUNDS more
+# rounds (the hit rounds interleaved, every server in the same order), so
+# that each best-of has more chances of an undisturbed round. Every round is
 # listed in the report (round_list).
 SPREAD_MAX=${SPREAD_MAX:-10}
 EXTRA_ROUNDS=${EXTRA_ROUNDS:-2}
 
-# hit_noisy — true when the redirect's or a like-for-like baseline's rounds
-# lie more than SPREAD_MAX % apart.
-hit_noisy() {
-	local n
-	for n in HIT NGL FML; do
-		if (($(spread "$n") > SPREAD_MAX)); then return 0; fi
+# more_rounds RAN NAME... — true while a comparison that has run RAN rounds
+# should run another: fewer than ROUNDS, or fewer than ROUNDS + EXTRA_ROUNDS
+# while the rounds of one of the NAMEs lie more than SPREAD_MAX % apart.
+more_rounds() {
+	local ran=$1 n
+	shift
+	((ran < ROUNDS)) && return 0
+	((ran < ROUNDS + EXTRA_ROUNDS)) || return 1
+	for n; do
+		if (($(spread "$n") > SPREAD_MAX)); then
+			log "${n}: rounds lie more than $SPREAD_MAX % apart: round $((ran + 1))"
+			return 0
+		fi
 	done
 	return 1
 }
 
 # hit_rounds — the cache-hit comparison: ROUNDS interleaved rounds (and up to
-# EXTRA_ROUNDS more while hit_noisy; HIT_ROUNDS is how many ran) of pidnode
+# EXTRA_ROUNDS more, more_rounds; HIT_ROUNDS is how many ran) of pidnode
 # (redirect, /api/handles, ?noredirect, negotiated, linkset; if PG is set),
 # nginx and the fasthttp map, each like-for-like (pidnode's bytes) and minimal
 # (its plainest 302), back to back; then open-loop runs at 50 % of the
@@ -719,9 +725,8 @@ hit_rounds() {
 	NG_OL="" FM_OL="" NGL_OL="" NGL_OL_NUM="" NGL_OL_FLAG="" FML_OL=""
 	lfl_check
 	HIT_ROUNDS=0
-	while ((HIT_ROUNDS < ROUNDS)) || { ((HIT_ROUNDS < ROUNDS + EXTRA_ROUNDS)) && hit_noisy; }; do
+	while more_rounds "$HIT_ROUNDS" HIT NGL FML; do
 		r=$((HIT_ROUNDS + 1))
-		if ((r > ROUNDS)); then log "hit rounds: rounds of one server differ by more than $SPREAD_MAX %: round $r"; fi
 		if [[ -n ${PG:-} ]]; then
 			wrk_run "redirect-r$r" "$PG" "$RES" "$ZIPF" "" ""
 			keep_best HIT
@@ -1169,11 +1174,8 @@ if ((HAVE_PIDNODE)); then
 	ANONB=$(rss_kb "$PG" RssAnon)
 	mem_watch "$PG"
 	MISS_RPC=0 MISS_ALL="" MISS_ROUNDS=0 MISS_MINFS=""
-	# As the hit rounds: up to EXTRA_ROUNDS more while the rounds lie more
-	# than SPREAD_MAX % apart.
-	while ((MISS_ROUNDS < ROUNDS)) || { ((MISS_ROUNDS < ROUNDS + EXTRA_ROUNDS)) && (($(spread MISS) > SPREAD_MAX)); }; do
+	while more_rounds "$MISS_ROUNDS" MISS; do
 		r=$((MISS_ROUNDS + 1))
-		if ((r > ROUNDS)); then log "miss rounds: rounds lie more than $SPREAD_MAX % apart: round $r"; fi
 		wrk_run "miss-r$r" "$PG" "$RES" "$UNIFORM" "" ""
 		keep_best MISS
 		MISS_MINFS+="${MISS_MINFS:+, }$(printf %.3f "$MINF")"
