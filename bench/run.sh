@@ -667,13 +667,14 @@ keep_best() {
 	fi
 }
 
-# spread NAME — how far apart NAME's rounds lie (keep_best's NAME_ALL):
-# (best − worst) / best, in %; 0 for fewer than two rounds.
+# spread NAME [FORMAT] — how far apart NAME's rounds lie (keep_best's
+# NAME_ALL): (best − worst) / best, in %, printed with FORMAT (a whole
+# number by default); 0 for fewer than two rounds.
 spread() {
 	local all=${1}_ALL
-	awk -v s="${!all:-}" 'BEGIN { n = split(s, a, " "); lo = hi = a[1] + 0
+	awk -v s="${!all:-}" -v f="${2:-%.0f}" 'BEGIN { n = split(s, a, " "); lo = hi = a[1] + 0
 		for (i = 2; i <= n; i++) { if (a[i] < lo) lo = a[i]; if (a[i] > hi) hi = a[i] }
-		printf "%.0f", (n > 1 && hi > 0) ? 100 * (hi - lo) / hi : 0 }'
+		printf f, (n > 1 && hi > 0) ? 100 * (hi - lo) / hi : 0 }'
 }
 
 # round_list NAME — NAME's rounds in order, in thousands of requests per
@@ -702,7 +703,8 @@ more_rounds() {
 	((ran < ROUNDS)) && return 0
 	((ran < ROUNDS + EXTRA_ROUNDS)) || return 1
 	for n; do
-		if (($(spread "$n") > SPREAD_MAX)); then
+		# Compared unrounded: rounds 10.4 % apart are more than 10 % apart.
+		if awk "BEGIN { exit !($(spread "$n" %.6f) > $SPREAD_MAX) }"; then
 			log "${n}: rounds lie more than $SPREAD_MAX % apart: round $((ran + 1))"
 			return 0
 		fi
