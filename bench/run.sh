@@ -292,7 +292,7 @@ wrk_run() {
 	MINF=$(calc "(${total:-0} > 0) ? ($n1 - $n0) / $total : 0")
 	RPS=${RPS:-0}
 	P99=${P99:-0}
-	log "$label: ${RPS} req/s, $RPC req/server-CPU-s, server CPU ${secs}s, p99 ${P99} ms (closed loop), bad $BAD"
+	log "$label: ${RPS} req/s, $RPC req/server-CPU-s, server CPU ${secs}s, p99 ${P99} ms (closed loop), bad $BAD, $(printf %.3f "$MINF") minor and $(printf %.3f "$MAJ") major page faults per request"
 }
 
 # ol_run LABEL ADDR PATHS PREFIX SUFFIX RATE — open-loop at RATE. Sets OL_P99,
@@ -1181,7 +1181,6 @@ if ((HAVE_PIDNODE)); then
 		wrk_run "miss-r$r" "$PG" "$RES" "$UNIFORM" "" ""
 		keep_best MISS
 		MISS_MINFS+="${MISS_MINFS:+, }$(printf %.3f "$MINF")"
-		log "miss-r$r: $(printf %.3f "$MINF") minor and $(printf %.3f "$MAJ") major page faults per request"
 		MISS_ROUNDS=$r
 	done
 	ol_run miss-50 "$RES" "$UNIFORM" "" "" "$(pct_rate "$MISS_RPS" 50)"
