@@ -40,9 +40,9 @@
 // part (validation, record and audit JSON; for a bulk, of every create) is
 // done before it joins. The per-key rate limit charges a bulk its items too.
 //
-// Reserved custom ids: "bulk", "stats", "events", "linkcheck" and ids whose
-// last segment is "history", "stats" or "linkcheck", which would collide with
-// routes.
+// Reserved custom ids (reservedID): "bulk", "stats", "events", "linkcheck",
+// "webhooks" and ids under "webhooks/", and ids whose last segment is
+// "history", "stats" or "linkcheck", which would collide with routes.
 //
 // Errors reach clients as RFC 9457 problem+json (errors.go); one function,
 // problemOf, maps errors to problems, for replies (writeError) and for the

@@ -652,17 +652,6 @@ func (s *Server) createAuditTail(p *principal, display string, after []byte) ([]
 	return registry.AuditTailAfter(&AuditEntry{Actor: p.actor(), KeyName: p.key.Name, Action: ActHandleCreate, Target: display}, after)
 }
 
-// txCreate creates an identifier inside tx: generated (customID == "") or
-// custom. perr is the client's fault (409/412/422) and nothing was written;
-// err is fatal. u and meta must be validated.
-func (s *Server) txCreate(tx registry.Tx, p *principal, t target, customID string, existsStatus int, u string, meta map[string]any, now time.Time) (w writeResult, perr, err error) {
-	pc, perr, err := s.prepareCreate(p, t, customID, u, meta, now)
-	if err != nil || perr != nil {
-		return w, perr, err
-	}
-	return s.txCreatePrepared(tx, &pc, existsStatus)
-}
-
 // txCreatePrepared writes a prepared create inside tx: the id's collision
 // check (a taken generated candidate is replaced by a new one), the record,
 // its URL index entry and its audit entry. It does not modify pc, so that a

@@ -63,7 +63,7 @@
 // # Ownership
 //
 // Views returned by Render are shared by all requests; each part is immutable
-// once built (the lazily built ones are published through a sync.Once), and
+// once built (the lazily built ones are published through an atomic.Pointer), and
 // the handler sends their bytes with Response.SetBodyRaw and never modifies
 // them.
 // Per-request scratch memory comes from a sync.Pool and is never retained past

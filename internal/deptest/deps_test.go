@@ -28,9 +28,9 @@ var rules = map[string]struct {
 	"resolver":      {internal: []string{"handlev", "cache", "internal/ascii", "internal/conntimeout", "internal/promtext", "internal/tokenbucket"}, external: []string{"github.com/valyala/fasthttp", "golang.org/x/net/"}},
 	"resolver/dns":  {internal: []string{"handlev", "cache", "internal/ascii", "internal/promtext", "internal/tokenbucket", "internal/connlimit"}, external: []string{"github.com/miekg/dns"}},
 	"resolver/hdl":  {internal: []string{"handlev", "handlev/hsmsg", "cache", "internal/ascii", "internal/connlimit", "internal/tokenbucket"}},
-	"model":         {internal: []string{"handlev", "internal/stdjson"}, external: []string{"github.com/BurntSushi/toml", "github.com/santhosh-tekuri/jsonschema/v6"}},
+	"model":         {internal: []string{"handlev", "internal/stdjson"}, external: []string{"github.com/BurntSushi/toml"}},
 	"registry":      {internal: []string{"handlev", "store", "internal/stdjson"}, external: []string{"go.etcd.io/bbolt"}},
-	"admin":         {internal: []string{"handlev", "store", "model", "registry", "internal/buildinfo", "internal/stdjson", "internal/promtext", "internal/tokenbucket"}, external: []string{"github.com/santhosh-tekuri/jsonschema/v6", "github.com/prometheus/"}},
+	"admin":         {internal: []string{"handlev", "store", "model", "registry", "internal/buildinfo", "internal/stdjson", "internal/promtext", "internal/tokenbucket"}},
 	// The link checker: a job of cmd, reading records and writing results
 	// through the registry, fetching only through internal/outbound. Nothing
 	// below cmd imports it (admin reads its results through registry).
