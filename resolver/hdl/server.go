@@ -20,7 +20,7 @@ import (
 // Messages of error replies. The Java client shows them next to the code.
 const (
 	msgInternal     = "Internal Error"
-	msgNotResp      = "Server not responsible for handle"
+	msgNotResp      = "That prefix doesn't live here" // as the reference server and pidnode's HTTP API say
 	msgInvalid      = "Invalid handle"
 	msgProtocol     = "Malformed request"
 	msgNotSupported = "This server is resolution only"
