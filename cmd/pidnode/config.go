@@ -226,7 +226,7 @@ func (c *Config) settings() []setting {
 		str("tls-key", "TLS key file for the resolver", &c.TLSKey),
 		str("admin-tls-cert", "TLS certificate file for the admin listener", &c.AdminTLSCert),
 		str("admin-tls-key", "TLS key file for the admin listener", &c.AdminTLSKey),
-		str("hdl-key", "RSA key (from 'pidnode keygen') for signing certified native-protocol replies", &c.HdlKey),
+		str("hdl-key", "RSA key (from 'pidnode keygen') for signing certified native-protocol replies (default DATA/hdl.key, created on the first start)", &c.HdlKey),
 		str("public-url", "base URL of this resolver as the public sees it, for links (default http://RESOLVER-ADDR)", &c.PublicURL),
 		str("proxy-url", "Handle proxy base URL used in rel=\"cite-as\" links", &c.ProxyURL),
 		list("outbound-allow", "network (CIDR) that link checks and webhook deliveries may connect to although it is not public, e.g. an intranet (repeatable; default none: loopback, private, link-local and metadata addresses are refused after DNS resolution)", &c.OutboundAllow),

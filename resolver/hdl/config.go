@@ -38,7 +38,8 @@ type Config struct {
 	Site SiteConfig
 
 	// SignKey signs replies to certified (CT) requests and its public half is
-	// published in the HS_SITE value. If nil, CT requests get RC 2.
+	// published in the HS_SITE value. If nil, CT requests get RC 2 and the
+	// HS_SITE's public key is empty, which the CNRI client refuses.
 	SignKey *rsa.PrivateKey
 
 	// SignedRate is the sustained number of signed replies (to certified, CT,

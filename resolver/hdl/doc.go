@@ -43,7 +43,9 @@
 // and header+body, in the layout AbstractMessage.verifyMessage checks. Without a
 // key, a CT request gets RC 2 "server has no signing key" with CT cleared in the
 // reply: an unsigned reply with CT set would only make the client fail with a
-// verification error that hides the reason.
+// verification error that hides the reason. A node should always have a key:
+// without one its HS_SITE publishes an empty public key, which the CNRI client
+// refuses before it sends anything certified; pidnode serve always sets one.
 //
 // # Transports
 //

@@ -13,8 +13,9 @@ import (
 const KeyBits = 2048
 
 // GenerateKey writes a new RSA-2048 private key to path as a PKCS #8 PEM block
-// ("PRIVATE KEY"), mode 0600, for `pidnode keygen FILE`. It refuses to overwrite an
-// existing file.
+// ("PRIVATE KEY"), mode 0600, for `pidnode keygen FILE` and the key a node
+// creates in its data directory on its first start. It refuses to overwrite an
+// existing file (an error matching fs.ErrExist).
 func GenerateKey(path string) error {
 	key, err := rsa.GenerateKey(rand.Reader, KeyBits)
 	if err != nil {
