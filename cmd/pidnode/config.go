@@ -205,7 +205,7 @@ func (c *Config) settings() []setting {
 		count("dns-rrl-burst", "DNS responses a source prefix may get at once (0 = the rate)", &c.DNSRRLBurst),
 		count("dns-max-conns-per-source", "DNS-over-TCP connections one source (IPv4 address, IPv6 /64) may hold of the 1,024; above 768 held, sources holding a quarter of this are refused too (0 = 1,024/16)", &c.DNSConnsPerSrc),
 		count("hdl-max-conns-per-source", "native-protocol TCP connections one source (IPv4 address, IPv6 /64) may hold of the 1,024; above 768 held, sources holding a quarter of this are refused too (0 = 1,024/16)", &c.HdlConnsPerSrc),
-		rate("hdl-signed-rate", "signed native-protocol replies (to certified requests) per second per source (IPv4 address, IPv6 /64); beyond it RC 3 SERVER_TOO_BUSY, unsigned (one signature costs ~15 plain replies of CPU; 0 = no limit)", &c.HdlSignedRate),
+		rate("hdl-signed-rate", "signed native-protocol replies (to certified requests) per second per source (IPv4 address, IPv6 /64); one signature costs ~15 plain replies of CPU; a certified request beyond it waits for its turn, up to 1 s, else RC 3 SERVER_TOO_BUSY, unsigned (0 = no limit)", &c.HdlSignedRate),
 		count("hdl-signed-burst", "signed replies a source may get at once (0 = 2×rate)", &c.HdlSignedBurst),
 		str("model", "metadata model file (default: the embedded pid4cat model)", &c.Model),
 		str("policy-file", "policy of the public application form /apply, TOML: version, title, text, contact, max_open_per_email, applications_per_hour (default: a built-in policy)", &c.PolicyFile),

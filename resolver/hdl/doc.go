@@ -62,7 +62,9 @@
 //
 // Certified requests are limited per source (SignedRate): each signature costs
 // about 15 plain replies of CPU, and anyone may ask. Beyond the limit a CT
-// request gets RC 3 (SERVER_TOO_BUSY), unsigned.
+// request waits for its turn, up to SignedWait, and is then answered signed;
+// only one whose turn is further away gets RC 3 (SERVER_TOO_BUSY), unsigned
+// (pace.go explains why a refusal cannot be made cheaply verifiable).
 //
 // The hot path (cache hit, no filters, no CT) allocates nothing: the reply splices
 // the cache entry's pre-encoded public values (cache.Entry.WireBytes of
