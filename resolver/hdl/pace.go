@@ -19,7 +19,7 @@ import (
 // "busy": the client checks the reply's signature before it reads the reply
 // code, so an unsigned RC 3 reaches its user as MISSING_OR_INVALID_SIGNATURE,
 // which looks like tampering. Nor can one signature be made once and reused
-// for a burst of refusals: from protocol 2.7 the signed bytes begin with the
+// for a burst of refusals: from protocol 2.7 the signed bytes include the
 // request's RequestId (docs/handle-protocol.md §3.3, hsmsg.AppendSigningPrefix),
 // and they hold the header's ExpirationTime and, with RD, the request's
 // digest, so no two requests share them. A refusal signed per request costs
@@ -30,11 +30,13 @@ import (
 // waits for each reply before it sends the next, as the CNRI resolver and
 // pidctl do, is slowed to SignedRate and never refused; the CPU spent on
 // signatures per source stays at SignedRate either way, and a waiting request
-// costs a timer, not CPU. Only a source with more certified requests in flight
-// than its budget covers within SignedWait gets RC 3 (unsigned, CT cleared,
-// counted in Stats.TooBusy). Waiting requests are bounded: over TCP by the
-// per-source connection slots, over UDP by maxSignedWaiters (perSourceSignedWaiters from one
-// source); a UDP request that finds no waiting slot is refused at once.
+// costs a timer, not CPU. Only a source with more certified requests in
+// flight than its budget covers within SignedWait gets RC 3 (unsigned, CT
+// cleared, counted in Stats.TooBusy). Waiting requests are bounded: over TCP
+// by the source's connection slots, over UDP by maxSignedWaiters
+// (perSourceSignedWaiters from one source); a UDP request that finds no
+// waiting slot is refused at once. A UDP client that resends while its
+// request waits has both copies answered, each from the budget.
 
 // maxSignedWaiters bounds the UDP requests waiting for a signed reply, and
 // perSourceSignedWaiters those of one source.

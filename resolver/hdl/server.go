@@ -135,7 +135,9 @@ func (s *Server) Stats() Stats {
 }
 
 // Shutdown stops the listeners and packet connections, waits for in-flight TCP
-// requests to finish (or ctx to end, then closes their connections) and makes
+// requests to finish (or ctx to end, then closes their connections) and for
+// UDP requests waiting for a signed reply (which end at once, unanswered, as
+// the packet connection is closed), and makes
 // ServeTCP and ServeUDP return ErrServerClosed.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
