@@ -123,7 +123,7 @@ func (s *Server) serveAPI(ctx *fasthttp.RequestCtx, sc *scratch, path, query []b
 	}
 	v := viewOf(e)
 	e.CountHit(s.counter) // resolution statistics (no allocation)
-	if !p.filtered() {
+	if !p.filtered() && len(v.values) > 0 {
 		if !p.pretty && !sc.callbackSet() {
 			// The hot path: written straight into the response body buffer.
 			s.startJSON(ctx, fasthttp.StatusOK)
@@ -158,7 +158,10 @@ func (s *Server) serveAPI(ctx *fasthttp.RequestCtx, sc *scratch, path, query []b
 		n++
 	}
 	if n == 0 {
-		// docs/handle-protocol.md §1.3: this key order.
+		// Nothing to show, whether a filter matched nothing or the record has
+		// no value with public read (or none at all): RC 200 VALUES_NOT_FOUND
+		// as the reference server and the native protocol answer, in the key
+		// order of docs/handle-protocol.md §1.3.
 		sc.out = append(sc.out[:0], `{"responseCode":200,"values":[],"handle":`...)
 		sc.out = handlev.AppendJSONString(sc.out, handle)
 		sc.out = append(sc.out, '}')

@@ -54,7 +54,9 @@ func TestAPIResponses(t *testing.T) {
 		{"record order kept", "/api/handles/" + tExtra + "/order?index=6&index=2", 200, recordJSON(tExtra+"/order", []handlev.Value{order.Values[0], order.Values[2]})},
 		{"public only", "/api/handles/" + tExtra + "/mixed", 200, recordJSON(tExtra+"/mixed", withoutIndex(record(t, tExtra+"/mixed").Values, 3))},
 		{"publicOnly=false reveals nothing", "/api/handles/" + tExtra + "/mixed?publicOnly=false&auth=true", 200, recordJSON(tExtra+"/mixed", withoutIndex(record(t, tExtra+"/mixed").Values, 3))},
-		{"empty record", "/api/handles/" + tExtra + "/empty", 200, `{"responseCode":1,"handle":"10.1000/empty","values":[]}`},
+		{"empty record", "/api/handles/" + tExtra + "/empty", 200, `{"responseCode":200,"values":[],"handle":"10.1000/empty"}`},
+		{"nothing public", "/api/handles/" + tExtra + "/private", 200, `{"responseCode":200,"values":[],"handle":"10.1000/private"}`},
+		{"nothing public, pretty", "/api/handles/" + tExtra + "/private?pretty", 200, "{\n  \"responseCode\": 200,\n  \"values\": [],\n  \"handle\": \"10.1000/private\"\n}"},
 		{"tombstone still served", "/api/handles/" + tTestPrefix + "/svc/" + tNS + "/OLD1", 200, recordJSON(tTestPrefix+"/svc/"+tNS+"/OLD1", record(t, tTestPrefix+"/svc/"+tNS+"/OLD1").Values)},
 		{"reserved is not public", "/api/handles/" + tTestPrefix + "/svc/" + tNS + "/NEW1", 404, `{"responseCode":100,"handle":"` + tTestPrefix + `/svc/` + tNS + `/NEW1"}`},
 		{"unicode handle", "/api/handles/" + tExtra + "/%C3%BCn%C3%AF", 200, recordJSON(tExtra+"/ünï", record(t, tExtra+"/ünï").Values)},
@@ -66,8 +68,8 @@ func TestAPIResponses(t *testing.T) {
 		{"pretty=no", "/api/handles/" + tExtra + "/none?pretty=no", 200, recordJSON(tExtra+"/none", record(t, tExtra+"/none").Values)},
 		{"pretty=TRUE", "/api/handles/" + tExtra + "/none?pretty=TRUE", 200, string(handlev.AppendPrettyJSON(nil, []byte(recordJSON(tExtra+"/none", record(t, tExtra+"/none").Values))))},
 		{"pretty error", "/api/handles/?pretty=yes", 400, "{\n  \"responseCode\": 102,\n  \"message\": \"Empty handle invalid\"\n}"},
-		{"pretty and callback", "/api/handles/" + tExtra + "/empty?pretty&callback=9x", 200, "_x({\n  \"responseCode\": 1,\n  \"handle\": \"10.1000/empty\",\n  \"values\": []\n});"},
-		{"unknown parameter ignored", "/api/handles/" + tExtra + "/empty?foo=bar&doNotRefer&cert=1", 200, `{"responseCode":1,"handle":"10.1000/empty","values":[]}`},
+		{"pretty and callback", "/api/handles/" + tExtra + "/empty?pretty&callback=9x", 200, "_x({\n  \"responseCode\": 200,\n  \"values\": [],\n  \"handle\": \"10.1000/empty\"\n});"},
+		{"unknown parameter ignored", "/api/handles/" + tExtra + "/empty?foo=bar&doNotRefer&cert=1", 200, `{"responseCode":200,"values":[],"handle":"10.1000/empty"}`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -157,13 +159,13 @@ func TestAPIPost(t *testing.T) {
 		{"json", "/api/handles/" + tExtra + "/order", "application/json", `{"index":6,"type":"URL.mirror"}`, 200, union},
 		{"json list", "/api/handles/" + tExtra + "/order", "application/json", `{"index":[6,2]}`, 200, union},
 		{"json sniffed", "/api/handles/" + tExtra + "/order", "", `{"index":"6","type":["URL.mirror"]}`, 200, union},
-		{"json pretty true", "/api/handles/" + tExtra + "/empty", "application/json", `{"pretty":true}`, 200, "{\n  \"responseCode\": 1,\n  \"handle\": \"10.1000/empty\",\n  \"values\": []\n}"},
+		{"json pretty true", "/api/handles/" + tExtra + "/empty", "application/json", `{"pretty":true}`, 200, "{\n  \"responseCode\": 200,\n  \"values\": [],\n  \"handle\": \"10.1000/empty\"\n}"},
 		{"json bad", "/api/handles/" + tExtra + "/order", "application/json", `[1,2]`, 400, `{"responseCode":4,"message":"Invalid JSON body: not a JSON object"}`},
 		{"json bad with callback", "/api/handles/" + tExtra + "/order?callback=cb", "application/json", `{`, 400, `cb({"responseCode":4,"message":"Invalid JSON body: not a JSON object"});`},
 		{"json long values", "/api/handles/" + tExtra + "/order?type=URL.mirror", "application/json", `{"index":["6","6","6","6"],"x":"` + strings.Repeat("é&", 50) + `"}`, 200, union},
 		{"json nested", "/api/handles/" + tExtra + "/order", "application/json", `{"index":{"a":1}}`, 400, `{"responseCode":4,"message":"Invalid JSON body: property \"index\" is not a string, number, boolean or list of them"}`},
 		{"form bad index", "/api/handles/" + tExtra + "/order", "application/x-www-form-urlencoded", "index=1.5", 400, `{"responseCode":4,"message":"Invalid index: 1.5"}`},
-		{"empty body", "/api/handles/" + tExtra + "/empty", "application/json", "", 200, `{"responseCode":1,"handle":"10.1000/empty","values":[]}`},
+		{"empty body", "/api/handles/" + tExtra + "/empty", "application/json", "", 200, `{"responseCode":200,"values":[],"handle":"10.1000/empty"}`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -103,6 +103,7 @@ func testRecords() []handlev.Record {
 		{Handle: tExtra + "/loop2", Values: []handlev.Value{sv(1, handlev.TypeAlias, tExtra+"/loop1")}},
 		{Handle: tExtra + "/away", Values: []handlev.Value{sv(1, handlev.TypeAlias, "20.500/elsewhere")}},
 		{Handle: tExtra + "/empty", Values: nil},
+		{Handle: tExtra + "/private", Values: []handlev.Value{private}},
 		{Handle: tExtra + "/ünï", Values: []handlev.Value{sv(1, "URL", "https://example.org/unicode")}},
 		{Handle: tExtra + "/a+b c", Values: []handlev.Value{sv(1, "URL", "https://example.org/plus")}},
 		{Handle: tExtra + "/loc", Values: []handlev.Value{sv(1, "URL", "https://legacy.example.org/item"), sv(2, handlev.TypeLoc, tLoc)}},

@@ -71,6 +71,7 @@ func TestGolden(t *testing.T) {
 		{"api_pretty.json", "/api/handles/" + tHandle + "?pretty", false},
 		{"api_jsonp.js", "/api/handles/" + tExtra + "/order?callback=jQuery.cb-1", false},
 		{"api_not_found.json", "/api/handles/" + tPrefix + "/svc/K7Q/NOPE", false},
+		{"api_nothing_public.json", "/api/handles/" + tExtra + "/private", false},
 		{"noredirect.html", "/" + tHandle + "?noredirect", true},
 		{"noredirect_mixed.html", "/" + tExtra + "/mixed?noredirect", true},
 		{"noredirect_filtered.html", "/" + tExtra + "/order?noredirect&index=2", true},

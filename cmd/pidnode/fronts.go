@@ -1,11 +1,9 @@
 package main
 
 import (
-	"crypto/rsa"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net"
 	"net/netip"
 	"strconv"
@@ -94,29 +92,11 @@ func siteConfig(hdlAddr string) (hdl.SiteConfig, error) {
 	return sc, nil
 }
 
-func (n *node) signKey() (*rsa.PrivateKey, error) {
-	if n.cfg.HdlKey == "" {
-		return nil, nil
-	}
-	if err := checkSecretFile("native-protocol signing key", n.cfg.HdlKey, "--hdl-key"); err != nil {
-		return nil, err
-	}
-	k, err := hdl.LoadKey(n.cfg.HdlKey)
-	var pe *fs.PathError
-	switch {
-	case errors.As(err, &pe):
-		return nil, fileError("native-protocol signing key", n.cfg.HdlKey, "hdl-key", err)
-	case err != nil:
-		return nil, &startError{msg: "--hdl-key: " + err.Error(), hint: "create one with pidnode keygen FILE", err: err}
-	}
-	return k, nil
-}
-
 func (n *node) bindHdl() error {
 	if n.cfg.HdlAddr == "" {
 		return nil
 	}
-	key, err := n.signKey()
+	key, err := loadSignKey(n.cfg)
 	if err != nil {
 		return err
 	}
@@ -185,30 +165,34 @@ func cmdKeygen(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-var siteinfoFlags = map[string]bool{"hdl-addr": true, "hdl-key": true}
+var siteinfoFlags = map[string]bool{"hdl-addr": true, "hdl-key": true, "data": true}
 
-// cmdSiteinfo prints the node's HS_SITE in the reference siteinfo.json form.
+// cmdSiteinfo prints the node's HS_SITE in the reference siteinfo.json form,
+// with the public half of the key the node signs with (loadSignKey: without
+// --hdl-key, DATA/hdl.key, created here when the node has not started yet).
 func cmdSiteinfo(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	cfg, rest, err := loadConfig("siteinfo", args, getenv, stderr, siteinfoFlags)
 	if err != nil {
 		return err
 	}
 	if len(rest) != 0 || cfg.HdlAddr == "" {
-		fmt.Fprintln(stderr, "usage: pidnode siteinfo --hdl-addr HOST:PORT [--hdl-key FILE]")
+		fmt.Fprintln(stderr, "usage: "+siteinfoUsage)
 		return errUsage
 	}
 	sc, err := siteConfig(cfg.HdlAddr)
 	if err != nil {
 		return err
 	}
-	var pub *rsa.PublicKey
-	if cfg.HdlKey != "" {
-		k, err := hdl.LoadKey(cfg.HdlKey)
-		if err != nil {
-			return fmt.Errorf("--hdl-key: %w", err)
+	if cfg.HdlKey == "" {
+		if err := ensureDataDir(cfg); err != nil {
+			return err
 		}
-		pub = &k.PublicKey
 	}
+	k, err := loadSignKey(cfg)
+	if err != nil {
+		return err
+	}
+	pub := &k.PublicKey
 	b, err := hdl.SiteInfoJSON(sc, pub)
 	if err != nil {
 		return err

@@ -49,7 +49,7 @@ var commandUsage = map[string]struct {
 	"export":   {"pidnode export --data DIR > records.jsonl", offlineFlags},
 	"backup":   {"pidnode backup --data DIR FILE", offlineFlags},
 	"keygen":   {"pidnode keygen FILE", flagless},
-	"siteinfo": {"pidnode siteinfo --hdl-addr HOST:PORT [--hdl-key FILE]", siteinfoFlags},
+	"siteinfo": {siteinfoUsage, siteinfoFlags},
 	"cluster":  {"pidnode cluster seed --data DIR --etcd-endpoints URLS [--etcd-prefix P]", clusterSeedFlags},
 	"version":  {"pidnode version", flagless},
 	"help":     {"pidnode help [COMMAND]", flagless},

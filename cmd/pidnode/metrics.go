@@ -75,7 +75,8 @@ func (n *node) writeMetrics(w io.Writer) error {
 	}
 	if n.hdl != nil {
 		s := n.hdl.Stats()
-		b = promtext.CounterFamily(b, "pidnode_hdl_too_busy_total", "Certified native requests answered RC 3 by the per-source signed-reply limit.", s.TooBusy)
+		b = promtext.CounterFamily(b, "pidnode_hdl_too_busy_total", "Certified native requests answered RC 3 by the per-source signed-reply limit (their turn was more than the wait away).", s.TooBusy)
+		b = promtext.CounterFamily(b, "pidnode_hdl_signed_waits_total", "Waits of certified native requests for their turn under the per-source signed-reply limit.", s.SignedWaits)
 		b = promtext.CounterFamily(b, "pidnode_hdl_tcp_refused_total", "Native-protocol TCP connections closed at accept by the connection limits (total, per source).", s.ConnsRefused)
 		b = promtext.GaugeFamily(b, "pidnode_hdl_tcp_connections", "Native-protocol TCP connections open now.", int64(s.Conns))
 	}

@@ -216,7 +216,7 @@ func TestMetricsOnRunningNode(t *testing.T) {
 	for _, want := range []string{"pidnode_resolver_resolutions_total", "pidnode_cache_hits_total", "pidnode_cache_misses_total",
 		"pidnode_cache_evictions_total", "pidnode_cache_entries", "pidnode_admin_requests_total",
 		"pidnode_admin_request_duration_seconds", "pidnode_store_free_pages", "pidnode_build_info",
-		"pidnode_hdl_too_busy_total", "pidnode_hdl_tcp_refused_total", "pidnode_hdl_tcp_connections",
+		"pidnode_hdl_too_busy_total", "pidnode_hdl_signed_waits_total", "pidnode_hdl_tcp_refused_total", "pidnode_hdl_tcp_connections",
 		"pidnode_dns_tcp_refused_total", "pidnode_dns_tcp_connections", "pidnode_store_freelist_checkpoints_total",
 		"pidnode_webhook_deliveries_total", "pidnode_webhook_endpoints", "pidnode_webhook_pending_events", "pidnode_webhook_oldest_pending_seconds"} {
 		if fams[want] == nil {

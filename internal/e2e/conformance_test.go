@@ -366,6 +366,16 @@ func checkAPI(t *testing.T, n *node, r *confRecord, handle string, notThere bool
 		if resp.StatusCode != http.StatusOK || !slices.Equal(got, append([]int32{}, want...)) {
 			t.Errorf("/api/handles%s: %d values %v, want 200 and %v", query, resp.StatusCode, got, want)
 		}
+		// The responseCode the native protocol answers for the same view
+		// (checkNative): 200 VALUES_NOT_FOUND when nothing public is left,
+		// whether by a filter or because no value has public read.
+		wantRC := 1
+		if len(want) == 0 {
+			wantRC = 200
+		}
+		if body.ResponseCode != wantRC {
+			t.Errorf("/api/handles%s: responseCode %d with values %v, want %d", query, body.ResponseCode, got, wantRC)
+		}
 	}
 }
 

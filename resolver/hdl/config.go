@@ -22,6 +22,7 @@ const (
 	DefaultMaxPendingBytes = 4 << 20
 	DefaultDescription     = "pidnode"
 	DefaultPort            = 2641
+	DefaultSignedWait      = time.Second
 )
 
 // Config configures a Server. Zero values select the documented defaults.
@@ -38,17 +39,23 @@ type Config struct {
 	Site SiteConfig
 
 	// SignKey signs replies to certified (CT) requests and its public half is
-	// published in the HS_SITE value. If nil, CT requests get RC 2.
+	// published in the HS_SITE value. If nil, CT requests get RC 2 and the
+	// HS_SITE's public key is empty, which the CNRI client refuses.
 	SignKey *rsa.PrivateKey
 
 	// SignedRate is the sustained number of signed replies (to certified, CT,
 	// requests) per second one source (an IPv4 address, an IPv6 /64) may
-	// get, and SignedBurst how many at once (if zero, 2×SignedRate). Beyond
-	// it a CT request gets RC 3 (SERVER_TOO_BUSY), unsigned: a signature
-	// costs about 15 plain replies of CPU, and anyone may ask for one. If
+	// get, and SignedBurst how many at once (if zero, 2×SignedRate): a
+	// signature costs about 15 plain replies of CPU, and anyone may ask for
+	// one. A CT request beyond the budget waits for its turn, up to
+	// SignedWait, and is then answered signed; one whose turn would come
+	// later gets RC 3 (SERVER_TOO_BUSY), unsigned (pace.go says why). If
 	// SignedRate is zero, signed replies are not limited.
 	SignedRate  float64
 	SignedBurst int
+	// SignedWait is how long a CT request beyond its source's SignedRate
+	// budget may wait for its turn. If zero, DefaultSignedWait is used.
+	SignedWait time.Duration
 
 	// ReadTimeout bounds reading one TCP request (from accept to its last
 	// byte) and how long a partial UDP request (TC) waits for its other
@@ -166,7 +173,7 @@ func (cfg *Config) validate() error {
 	if !(cfg.SignedRate >= 0) || math.IsInf(cfg.SignedRate, 0) || cfg.SignedBurst < 0 {
 		return fmt.Errorf("%w: SignedRate %v, SignedBurst %d: want finite, non-negative", ErrBadConfig, cfg.SignedRate, cfg.SignedBurst)
 	}
-	if cfg.ReadTimeout < 0 || cfg.WriteTimeout < 0 || cfg.HeaderTimeout < 0 || cfg.MaxConns < 0 || cfg.MaxConnsPerSource < 0 || cfg.MaxPendingBytes < 0 {
+	if cfg.ReadTimeout < 0 || cfg.WriteTimeout < 0 || cfg.HeaderTimeout < 0 || cfg.SignedWait < 0 || cfg.MaxConns < 0 || cfg.MaxConnsPerSource < 0 || cfg.MaxPendingBytes < 0 {
 		return fmt.Errorf("%w: negative timeout or limit", ErrBadConfig)
 	}
 	if p := cfg.Site.Port; p < 0 || p > 65535 {
@@ -186,6 +193,9 @@ func (cfg *Config) validate() error {
 	cfg.HeaderTimeout = min(cfg.HeaderTimeout, cfg.ReadTimeout)
 	if cfg.WriteTimeout == 0 {
 		cfg.WriteTimeout = DefaultWriteTimeout
+	}
+	if cfg.SignedWait == 0 {
+		cfg.SignedWait = DefaultSignedWait
 	}
 	if cfg.MaxConns == 0 {
 		cfg.MaxConns = DefaultMaxConns

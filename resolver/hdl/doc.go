@@ -43,7 +43,9 @@
 // and header+body, in the layout AbstractMessage.verifyMessage checks. Without a
 // key, a CT request gets RC 2 "server has no signing key" with CT cleared in the
 // reply: an unsigned reply with CT set would only make the client fail with a
-// verification error that hides the reason.
+// verification error that hides the reason. A node should always have a key:
+// without one its HS_SITE publishes an empty public key, which the CNRI client
+// refuses before it sends anything certified; pidnode serve always sets one.
 //
 // # Transports
 //
@@ -60,7 +62,9 @@
 //
 // Certified requests are limited per source (SignedRate): each signature costs
 // about 15 plain replies of CPU, and anyone may ask. Beyond the limit a CT
-// request gets RC 3 (SERVER_TOO_BUSY), unsigned.
+// request waits for its turn, up to SignedWait, and is then answered signed;
+// only one whose turn is further away gets RC 3 (SERVER_TOO_BUSY), unsigned
+// (pace.go explains why a refusal cannot be made cheaply verifiable).
 //
 // The hot path (cache hit, no filters, no CT) allocates nothing: the reply splices
 // the cache entry's pre-encoded public values (cache.Entry.WireBytes of

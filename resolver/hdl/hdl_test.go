@@ -122,6 +122,26 @@ func TestResolve(t *testing.T) {
 	}
 }
 
+// The RC 301 reply for a handle under a prefix the node does not serve
+// (docs/handle-protocol.md §3.5), byte for byte around the ExpirationTime: its
+// message is the reference server's "That prefix doesn't live here", the words
+// pidnode's HTTP API uses for the same case.
+func TestSpecVectorRC301(t *testing.T) {
+	n := startNode(t, nil)
+	want := "00000001 0000012D 99000000 0001 00 00 XXXXXXXX 00000021 | 0000001D 546861742070726566697820646F65736E2774206C6976652068657265 | 00000000"
+	want = strings.NewReplacer(" ", "", "|", "").Replace(want)
+	for _, udp := range []bool{false, true} {
+		rep, err := n.client(udp).Resolve(context.Background(), "99.999/X", nil, nil, hsmsg.FlagsJava)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := strings.ToUpper(hex.EncodeToString(rep.Raw))
+		if len(got) != len(want) || got[:32] != want[:32] || got[40:] != want[40:] {
+			t.Errorf("udp=%v reply = %s, want %s", udp, got, want)
+		}
+	}
+}
+
 // The RC 100 reply to the docs/handle-protocol.md §3.5 request for 123/abc, byte for byte around the
 // ExpirationTime, over both transports. The header carries what a CNRI
 // server's does (RFC 3652 §2.2.2): the node's site serial number (1 by

@@ -5,16 +5,22 @@ import (
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/pem"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 )
 
 // KeyBits is the size of keys GenerateKey makes.
 const KeyBits = 2048
 
 // GenerateKey writes a new RSA-2048 private key to path as a PKCS #8 PEM block
-// ("PRIVATE KEY"), mode 0600, for `pidnode keygen FILE`. It refuses to overwrite an
-// existing file.
+// ("PRIVATE KEY"), mode 0600, for `pidnode keygen FILE` and the key a node
+// creates in its data directory on its first start. It refuses to overwrite an
+// existing file (an error matching fs.ErrExist). The key is written to a
+// temporary file beside path and linked into place, so path never holds half
+// a key, whether the process dies while writing or another reads it at once.
 func GenerateKey(path string) error {
 	key, err := rsa.GenerateKey(rand.Reader, KeyBits)
 	if err != nil {
@@ -24,16 +30,29 @@ func GenerateKey(path string) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*") // mode 0600
 	if err != nil {
 		return err
 	}
-	if err := pem.Encode(f, &pem.Block{Type: "PRIVATE KEY", Bytes: der}); err != nil {
-		f.Close()
-		os.Remove(path)
+	defer os.Remove(f.Name())
+	err = pem.Encode(f, &pem.Block{Type: "PRIVATE KEY", Bytes: der})
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return err
 	}
-	return f.Close()
+	if err := os.Link(f.Name(), path); err != nil {
+		var le *os.LinkError
+		if errors.As(err, &le) {
+			return &fs.PathError{Op: "create", Path: path, Err: le.Err} // not the temporary name
+		}
+		return err
+	}
+	return nil
 }
 
 // LoadKey reads an RSA private key from a PEM file (PKCS #8 "PRIVATE KEY" as

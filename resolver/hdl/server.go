@@ -20,7 +20,7 @@ import (
 // Messages of error replies. The Java client shows them next to the code.
 const (
 	msgInternal     = "Internal Error"
-	msgNotResp      = "Server not responsible for handle"
+	msgNotResp      = "That prefix doesn't live here" // as the reference server and pidnode's HTTP API say
 	msgInvalid      = "Invalid handle"
 	msgProtocol     = "Malformed request"
 	msgNotSupported = "This server is resolution only"
@@ -44,8 +44,9 @@ type Server struct {
 
 	works sync.Pool // *work
 
-	slots  *connlimit.Limiter                // TCP connection slots, per source
-	signed *tokenbucket.Table[connlimit.Key] // signed replies per source; nil: no limit
+	slots   *connlimit.Limiter                // TCP connection slots, per source
+	signed  *tokenbucket.Table[connlimit.Key] // signed replies per source; nil: no limit
+	waiters *connlimit.Limiter                // UDP requests waiting for a signed reply (pace.go)
 
 	mu       sync.Mutex
 	closed   bool
@@ -58,7 +59,7 @@ type Server struct {
 	asm assemblies
 
 	stats struct {
-		requests, errors, dropped, tooBusy atomic.Uint64
+		requests, errors, dropped, tooBusy, signedWaits atomic.Uint64
 	}
 }
 
@@ -71,15 +72,20 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadConfig, err)
 	}
+	waiters, err := connlimit.New(connlimit.Config{Max: maxSignedWaiters, PerSource: perSourceSignedWaiters})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadConfig, err)
+	}
 	s := &Server{
-		slots: lim,
-		cfg:   cfg,
-		cache: cfg.Cache,
-		namer: cfg.Namer,
-		lns:   map[net.Listener]struct{}{},
-		pcs:   map[net.PacketConn]struct{}{},
-		conns: map[net.Conn]struct{}{},
-		done:  make(chan struct{}),
+		slots:   lim,
+		waiters: waiters,
+		cfg:     cfg,
+		cache:   cfg.Cache,
+		namer:   cfg.Namer,
+		lns:     map[net.Listener]struct{}{},
+		pcs:     map[net.PacketConn]struct{}{},
+		conns:   map[net.Conn]struct{}{},
+		done:    make(chan struct{}),
 	}
 	if cfg.SignedRate > 0 && cfg.SignKey != nil {
 		burst := float64(cfg.SignedBurst)
@@ -108,8 +114,13 @@ type Stats struct {
 	Requests uint64 // requests answered
 	Errors   uint64 // replies with RC 2 (internal errors)
 	Dropped  uint64 // datagrams or connections dropped (malformed, over limits)
-	// TooBusy counts certified requests answered RC 3 by the SignedRate limit.
+	// TooBusy counts certified requests answered RC 3 by the SignedRate limit:
+	// those whose turn would not come within SignedWait.
 	TooBusy uint64
+	// SignedWaits counts the waits of certified requests for their turn
+	// under the SignedRate limit (a request may wait more than once when
+	// others from its source take the token it waited for).
+	SignedWaits uint64
 	// ConnsRefused counts TCP connections closed at accept by the connection
 	// limits (also counted in Dropped); Conns is the number held now.
 	ConnsRefused uint64
@@ -120,11 +131,13 @@ type Stats struct {
 func (s *Server) Stats() Stats {
 	cs := s.slots.Stats()
 	return Stats{Requests: s.stats.requests.Load(), Errors: s.stats.errors.Load(), Dropped: s.stats.dropped.Load(),
-		TooBusy: s.stats.tooBusy.Load(), ConnsRefused: cs.Refused(), Conns: cs.Held}
+		TooBusy: s.stats.tooBusy.Load(), SignedWaits: s.stats.signedWaits.Load(), ConnsRefused: cs.Refused(), Conns: cs.Held}
 }
 
 // Shutdown stops the listeners and packet connections, waits for in-flight TCP
-// requests to finish (or ctx to end, then closes their connections) and makes
+// requests to finish (or ctx to end, then closes their connections) and for
+// UDP requests waiting for a signed reply (which end at once, unanswered, as
+// the packet connection is closed), and makes
 // ServeTCP and ServeUDP return ErrServerClosed.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
@@ -167,6 +180,7 @@ func hashKey(k connlimit.Key) uint64 {
 // work is the per-request scratch space, pooled.
 type work struct {
 	src netip.Addr // the request's source address, set by the transport
+	tok int8       // the signed-reply budget's decision, set by the transport (pace.go)
 	out []byte     // reply message (header | body | credential)
 	key []byte     // storage key
 	pkt []byte     // one UDP datagram
@@ -179,6 +193,7 @@ type work struct {
 // dropped without a reply.
 func (s *Server) respond(w *work, env *hsmsg.Envelope, msg []byte) (rep []byte, renv hsmsg.Envelope, ok bool) {
 	if env.Flags&(hsmsg.EnvCompressed|hsmsg.EnvEncrypted) != 0 || len(msg) < hsmsg.HeaderLen {
+		w.tok = tokUndecided
 		s.stats.dropped.Add(1)
 		return nil, renv, false
 	}
@@ -192,6 +207,8 @@ func (s *Server) respond(w *work, env *hsmsg.Envelope, msg []byte) (rep []byte, 
 		SessionID: env.SessionID, RequestID: env.RequestID,
 	}
 	r := reply{s: s, w: w, env: &renv}
+	tok := w.tok // the transport's budget decision (pace.go), for this request only
+	w.tok = tokUndecided
 	m, err := hsmsg.ParseMessage(msg)
 	if err != nil {
 		// The header is there (len(msg) >= HeaderLen) but its body length or the
@@ -218,8 +235,8 @@ func (s *Server) respond(w *work, env *hsmsg.Envelope, msg []byte) (rep []byte, 
 		return r.finish()
 	}
 	if m.Header.OpFlag&hsmsg.FlagCT != 0 && s.signed != nil &&
-		!s.signed.Take(connlimit.KeyOf(w.src), s.cfg.Now().UnixNano()).OK {
-		// Refused before any work: the signature is what costs.
+		(tok == tokRefused || tok == tokUndecided && !s.takeSigned(w.src).OK) {
+		// Refused before any work: the signature is what costs (pace.go).
 		s.stats.tooBusy.Add(1)
 		r.clear = hsmsg.FlagCT
 		r.error(hsmsg.RCServerTooBusy, msgTooBusy)

@@ -84,6 +84,7 @@ func (s *Server) serveConn(c net.Conn, key connlimit.Key) {
 		s.stats.dropped.Add(1)
 		return
 	}
+	s.paceTCP(w, w.in)
 	rep, renv, ok := s.respond(w, &env, w.in)
 	if !ok {
 		return

@@ -93,10 +93,20 @@ func (s *Server) datagram(pc net.PacketConn, uc *net.UDPConn, w *work, b []byte,
 	} else {
 		w.src = connlimit.AddrOf(addr)
 	}
+	if s.paceUDP(w, &env, msg, pc, uc, ap, addr) {
+		return // answered later, when the source's signed-reply budget allows
+	}
 	rep, renv, ok := s.respond(w, &env, msg)
 	if !ok {
 		return
 	}
+	s.sendUDP(pc, uc, w, rep, renv, ap, addr)
+}
+
+// sendUDP sends the reply message rep with envelope renv to ap (uc) or addr
+// (another PacketConn), in pieces of at most 492 bytes (docs/handle-protocol.md §3.1).
+func (s *Server) sendUDP(pc net.PacketConn, uc *net.UDPConn, w *work, rep []byte, renv hsmsg.Envelope, ap netip.AddrPort, addr net.Addr) {
+	var err error
 	for i, k := 0, hsmsg.NumPieces(len(rep)); i < k; i++ {
 		w.pkt = hsmsg.AppendPiece(w.pkt[:0], renv, rep, i)
 		if uc != nil {
