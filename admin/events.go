@@ -24,6 +24,7 @@ import (
 // is valid on every node.
 
 // Defaults New uses for zero event stream fields of Config.
+//
 // DefaultEventStreamsPerSNAA is two keys' worth, so that a key being
 // rotated in can open its streams before the old key's close, and no more,
 // so that an SNAA's extra keys buy no share of the node's streams.
