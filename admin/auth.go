@@ -166,7 +166,7 @@ func (s *Server) admit(r *http.Request, k Key, sn SNAA) (context.Context, error)
 	// A bulk is charged by the number of its items, once they are
 	// counted (bulk.go); every other request costs one token here.
 	if !isBulk(r) {
-		if err := s.limit(k.ID); err != nil {
+		if err := s.limit(k.ID, sn.ID); err != nil {
 			return nil, err
 		}
 	}
@@ -236,10 +236,39 @@ const authCacheMax = 4096
 // reply (see Server.updateAuth), so a revocation or suspension takes effect on
 // the very next request, as without the cache. Unknown and revoked keys are
 // not cached: they are looked up every time.
+//
+// Every bump also closes the channel changes handed out, so that open event
+// streams look their key up again at once rather than at their next
+// heartbeat.
 type authCache struct {
 	gen atomic.Uint64
 	mu  sync.RWMutex
 	m   map[[32]byte]authEntry
+
+	chMu    sync.Mutex
+	changed chan struct{} // nil until someone waits
+}
+
+// bump invalidates every cached entry and wakes the waiters of changes.
+// Call it after the change has committed, so that a woken waiter reads it.
+func (c *authCache) bump() {
+	c.gen.Add(1)
+	c.chMu.Lock()
+	if c.changed != nil {
+		close(c.changed)
+		c.changed = nil
+	}
+	c.chMu.Unlock()
+}
+
+// changes returns a channel closed at the next bump.
+func (c *authCache) changes() <-chan struct{} {
+	c.chMu.Lock()
+	defer c.chMu.Unlock()
+	if c.changed == nil {
+		c.changed = make(chan struct{})
+	}
+	return c.changed
 }
 
 type authEntry struct {
@@ -278,7 +307,7 @@ func (c *authCache) put(gen uint64, sum [32]byte, k Key, sn SNAA) {
 // updateAuth is store.Update for the operator writes that may change keys or
 // SNAAs: after the transaction (committed or not) it invalidates the auth cache.
 func (s *Server) updateAuth(fn func(tx registry.Tx) error) error {
-	defer s.auth.gen.Add(1)
+	defer s.auth.bump()
 	return s.w.Update(fn)
 }
 

@@ -93,7 +93,7 @@ func (s *Server) bulk(w http.ResponseWriter, r *http.Request, p *principal, t ta
 	if cost == 0 || cost > MaxBulkItems {
 		cost = 1 // refused below, as a whole
 	}
-	if lerr := s.limitN(p.key.ID, cost); lerr != nil {
+	if lerr := s.limitN(p.key.ID, p.snaa.ID, cost); lerr != nil {
 		return lerr
 	}
 	if err != nil {

@@ -64,6 +64,11 @@ var problemSlugs = map[int]string{
 	429: "rate-limited", 500: "internal", 503: "unavailable",
 }
 
+// problemKeyLimit is the type of the refusal of a key beyond its SNAA's
+// limit of unrevoked keys (409, keyLimitProblem): a client tells it from
+// other conflicts by this type, and frees a slot by revoking a key.
+const problemKeyLimit = "/problems/key-limit"
+
 // problem builds a Problem for status with a detail message.
 func problem(status int, format string, args ...any) *Problem {
 	return &Problem{

@@ -2,6 +2,7 @@ package admin
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -23,10 +24,15 @@ import (
 // is valid on every node.
 
 // Defaults New uses for zero event stream fields of Config.
+//
+// DefaultEventStreamsPerSNAA is two keys' worth, so that a key being
+// rotated in can open its streams before the old key's close, and no more,
+// so that an SNAA's extra keys buy no share of the node's streams.
 const (
-	DefaultEventStreamsPerKey = 4
-	DefaultEventStreams       = 256
-	DefaultEventHeartbeat     = 15 * time.Second
+	DefaultEventStreamsPerKey  = 4
+	DefaultEventStreamsPerSNAA = 2 * DefaultEventStreamsPerKey
+	DefaultEventStreams        = 256
+	DefaultEventHeartbeat      = 15 * time.Second
 )
 
 // eventWriteWait bounds one write to a stream's client: a client that reads
@@ -271,34 +277,42 @@ func (s *Server) readEvents(nsp string, after uint64, limit int) ([]Event, error
 	return out, nil
 }
 
-// eventStreams counts the open event streams, per key and in all, against
-// Config.EventStreamsPerKey and Config.EventStreams. Safe for concurrent use.
+// eventStreams counts the open event streams, per key, per SNAA and in
+// all, against Config.EventStreamsPerKey, Config.EventStreamsPerSNAA and
+// Config.EventStreams. Safe for concurrent use.
 type eventStreams struct {
-	mu            sync.Mutex
-	perKey        map[string]int
-	total         int
-	maxKey, limit int
+	mu                     sync.Mutex
+	perKey, perSNAA        map[string]int
+	total                  int
+	maxKey, maxSNAA, limit int
 }
 
-// acquire takes a stream slot for key, or returns the problem to answer:
-// 429 when the key holds its share, 503 when the node holds its limit.
-func (l *eventStreams) acquire(key string) (release func(), p *Problem) {
+// acquire takes a stream slot for key of SNAA snaa, or returns the problem
+// to answer and the limit that refused (refusedKeyStreams…): 429 when the
+// key or its SNAA holds its share, 503 when the node holds its limit.
+func (l *eventStreams) acquire(key, snaa string) (release func(), reason int, p *Problem) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.perKey[key] >= l.maxKey {
-		return nil, problem(http.StatusTooManyRequests,
+		return nil, refusedKeyStreams, problem(http.StatusTooManyRequests,
 			"this key already has %d open event streams, the most one key may hold; close one, or page with ?after= instead", l.maxKey).
 			with("Retry-After", "10")
 	}
+	if l.perSNAA[snaa] >= l.maxSNAA {
+		return nil, refusedSNAAStreams, problem(http.StatusTooManyRequests,
+			"the keys of SNAA %s already have %d open event streams together, the most one SNAA may hold; close one, or page with ?after= instead", snaa, l.maxSNAA).
+			with("Retry-After", "10")
+	}
 	if l.total >= l.limit {
-		return nil, problem(http.StatusServiceUnavailable,
+		return nil, refusedNodeStreams, problem(http.StatusServiceUnavailable,
 			"this node serves %d event streams, its limit; retry later or page with ?after=", l.limit).
 			with("Retry-After", "10")
 	}
 	if l.perKey == nil {
-		l.perKey = map[string]int{}
+		l.perKey, l.perSNAA = map[string]int{}, map[string]int{}
 	}
 	l.perKey[key]++
+	l.perSNAA[snaa]++
 	l.total++
 	return func() {
 		l.mu.Lock()
@@ -307,7 +321,10 @@ func (l *eventStreams) acquire(key string) (release func(), p *Problem) {
 		if l.perKey[key]--; l.perKey[key] <= 0 {
 			delete(l.perKey, key)
 		}
-	}, nil
+		if l.perSNAA[snaa]--; l.perSNAA[snaa] <= 0 {
+			delete(l.perSNAA, snaa)
+		}
+	}, 0, nil
 }
 
 // eventStream serves the feed as Server-Sent Events (text/event-stream):
@@ -315,10 +332,11 @@ func (l *eventStreams) acquire(key string) (release func(), p *Problem) {
 // first those after after, then each new one as its write commits. It
 // sleeps on the namespace's commit signal (registry.WaitNamespaceAudit), so
 // an idle stream costs no reads; a comment line every Config.EventHeartbeat
-// keeps proxies from closing it and checks that the key is still valid. The
-// stream ends when the client goes, the key is revoked or its SNAA
-// suspended, or the listener drains (the client reconnects elsewhere with
-// Last-Event-ID).
+// keeps proxies from closing it. It also wakes when keys or SNAAs change on
+// this node (authCache.changes: an operator write here, or one applied from
+// another node), and looks its key up again then. The stream ends when the
+// client goes, the key is revoked or its SNAA suspended, or the listener
+// drains (the client reconnects elsewhere with Last-Event-ID).
 func (s *Server) eventStream(w http.ResponseWriter, r *http.Request, p *principal, nsp string, after uint64, batch int) error {
 	ctx := r.Context()
 	drain := drainingOf(ctx)
@@ -327,11 +345,19 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request, p *principa
 		return problem(http.StatusServiceUnavailable, "this node is shutting down; reconnect to another node").with("Retry-After", "1")
 	default:
 	}
-	release, perr := s.streams.acquire(p.key.ID)
+	release, reason, perr := s.streams.acquire(p.key.ID, p.snaa.ID)
 	if perr != nil {
+		s.metrics.refused(reason)
 		return perr
 	}
 	defer release()
+	// Taken before the key is looked up again: a revocation committed
+	// after the request's own look-up either shows in this one or closes
+	// authChanged.
+	authChanged := s.auth.changes()
+	if !s.streamKeyValid(p) {
+		return invalidToken("this API key was revoked, or its SNAA suspended, as the stream opened")
+	}
 	s.metrics.eventStreams.Add(1)
 	defer s.metrics.eventStreams.Add(-1)
 
@@ -392,8 +418,13 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request, p *principa
 				return nil
 			case <-drain:
 				return nil
+			case <-authChanged:
+				authChanged = s.auth.changes()
+				if !s.streamKeyValid(p) {
+					return nil
+				}
 			case <-beat.C:
-				if !s.streamKeyValid(r) || !send([]byte(": keep-alive\n\n")) {
+				if !s.streamKeyValid(p) || !send([]byte(": keep-alive\n\n")) {
 					return nil
 				}
 			}
@@ -401,14 +432,16 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request, p *principa
 	}
 }
 
-// streamKeyValid reports whether the key a stream was opened with is still
-// valid and its SNAA not suspended.
-func (s *Server) streamKeyValid(r *http.Request) bool {
-	tok, p := bearer(r)
-	if p != nil {
+// streamKeyValid reports whether the key a stream was opened with (by
+// bearer key or console session) is still valid and its SNAA not
+// suspended. A look-up after a change of keys or SNAAs reads the store
+// once per key; the others hit the auth cache.
+func (s *Server) streamKeyValid(p *principal) bool {
+	var sum [32]byte
+	if n, err := hex.Decode(sum[:], []byte(p.key.Hash)); err != nil || n != len(sum) {
 		return false
 	}
-	_, sn, err := s.lookupKey(tok)
+	_, sn, err := s.lookupKeySum(sum)
 	return err == nil && !sn.Suspended
 }
 

@@ -107,7 +107,7 @@ func (s *Server) postHandles(w http.ResponseWriter, r *http.Request, b *base) er
 	t, err := s.checkTarget(r, b, p, r.PathValue("prefix"), r.PathValue("ns"))
 	if err != nil {
 		if isBulk(r) {
-			if lerr := s.limit(p.key.ID); lerr != nil {
+			if lerr := s.limit(p.key.ID, p.snaa.ID); lerr != nil {
 				return lerr
 			}
 		}

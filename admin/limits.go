@@ -8,54 +8,130 @@ import (
 	"strings"
 
 	"pidnode/internal/tokenbucket"
+	"pidnode/registry"
 )
 
-// rateLimiter is a token bucket per API key (docs/product.md §4: 429 with
-// Retry-After). Keys are few; the table's bound only guards against a flood
-// of them.
-type rateLimiter struct {
-	t *tokenbucket.Table[string]
+// Limits per SNAA as well as per key (docs/product.md §4.1, §4.3): an SNAA
+// may issue itself keys, so every limit that is counted per key is also
+// counted per SNAA, and the keys themselves are capped, so that extra keys
+// buy no more requests, streams or slots on the node.
+
+// DefaultKeysPerSNAA is how many unrevoked keys an SNAA may hold unless the
+// operator sets its own number (SNAA.MaxKeys); MaxKeysPerSNAA bounds that
+// number.
+const (
+	DefaultKeysPerSNAA = 10
+	MaxKeysPerSNAA     = 1000
+)
+
+// DefaultSNAARateFactor is how many keys' worth of requests an SNAA's keys
+// may send together when Config.SNAARateLimit is zero: more than one, so
+// that one busy key leaves its SNAA's other clients room, and a fixed
+// number, so that keys beyond it buy nothing.
+const DefaultSNAARateFactor = 2
+
+// keyLimit is how many unrevoked keys sn may hold.
+func keyLimit(sn *SNAA) int {
+	if sn.MaxKeys > 0 {
+		return sn.MaxKeys
+	}
+	return DefaultKeysPerSNAA
 }
 
-// rateTableSize bounds the keys the limiter tracks.
+// checkKeyLimit refuses a new key for sn when its unrevoked keys already
+// reach its limit: the one rule of every route that issues keys (operator
+// API, operator console, the SNAA's console). Revoked keys do not count.
+func checkKeyLimit(tx registry.Tx, sn *SNAA) error {
+	keys, err := tx.KeysOf(sn.ID)
+	if err != nil {
+		return err
+	}
+	active := 0
+	for i := range keys {
+		if keys[i].Revoked == nil {
+			active++
+		}
+	}
+	if n := keyLimit(sn); active >= n {
+		p := problem(http.StatusConflict, "SNAA %s already holds %d unrevoked keys, its limit; revoke a key before issuing another", sn.ID, n)
+		p.Type, p.Title = problemKeyLimit, "Too many keys"
+		return p
+	}
+	return nil
+}
+
+// Refusals by the limits of keys and SNAAs, the label values of
+// pidnode_admin_limit_refusals_total.
+const (
+	refusedKeyRate = iota
+	refusedSNAARate
+	refusedKeyStreams
+	refusedSNAAStreams
+	refusedNodeStreams
+	refusedSNAAKeys
+	refusedLimits
+)
+
+var refusedNames = [refusedLimits]string{"key_rate", "snaa_rate", "key_streams", "snaa_streams", "node_streams", "snaa_keys"}
+
+// rateLimiter is a token bucket per API key and one per SNAA (docs/product.md
+// §4: 429 with Retry-After). Keys and SNAAs are few; the tables' bound only
+// guards against a flood of them.
+type rateLimiter struct {
+	key, snaa *tokenbucket.Table[string]
+}
+
+// rateTableSize bounds the keys (and the SNAAs) the limiter tracks.
 const rateTableSize = 100000
 
 var rateSeed = maphash.MakeSeed()
 
-func newRateLimiter(rate, burst float64) *rateLimiter {
-	return &rateLimiter{t: tokenbucket.New(tokenbucket.Config{Rate: rate, Burst: burst, Size: rateTableSize},
-		func(k string) uint64 { return maphash.String(rateSeed, k) })}
+func newRateLimiter(rate, burst, snaaRate, snaaBurst float64) *rateLimiter {
+	hash := func(k string) uint64 { return maphash.String(rateSeed, k) }
+	return &rateLimiter{
+		key:  tokenbucket.New(tokenbucket.Config{Rate: rate, Burst: burst, Size: rateTableSize}, hash),
+		snaa: tokenbucket.New(tokenbucket.Config{Rate: snaaRate, Burst: snaaBurst, Size: rateTableSize}, hash),
+	}
 }
 
-// limit applies the per-key rate limit to an authenticated SNAA request.
-func (s *Server) limit(keyID string) error { return s.limitN(keyID, 1) }
+// limit applies the rate limits to an authenticated SNAA request.
+func (s *Server) limit(keyID, snaaID string) error { return s.limitN(keyID, snaaID, 1) }
 
 // limitN charges a request that writes n identifiers (n ≥ 1) to the key's
-// bucket: a bulk of n items costs what n creates cost, so that the rate
-// limit bounds the identifiers a key writes, not its requests. A bulk of more
-// items than the burst is let through only with a full bucket and leaves
-// the key in debt: its next requests wait until the sustained rate has paid
-// for every item (internal/tokenbucket TakeN). A bulk the bucket cannot cover
-// now is refused whole, with 429 and the Retry-After after which it can.
-func (s *Server) limitN(keyID string, n int) error {
+// bucket, then to its SNAA's: a bulk of n items costs what n creates cost,
+// so that the rate limit bounds the identifiers a key writes, not its
+// requests. A bulk of more items than the burst is let through only with a
+// full bucket and leaves the key in debt: its next requests wait until the
+// sustained rate has paid for every item (internal/tokenbucket TakeN). A
+// bulk the bucket cannot cover now is refused whole, with 429 and the
+// Retry-After after which it can. The key's bucket is charged first, so a
+// key over its own rate costs its SNAA's other keys nothing; a request the
+// SNAA's bucket refuses gives the key's tokens back.
+func (s *Server) limitN(keyID, snaaID string, n int) error {
 	if s.rl == nil {
 		return nil
 	}
-	r := s.rl.t.TakeN(keyID, n, s.now().UnixNano())
-	ok, wait := r.OK, r.Wait
-	if ok {
-		return nil
+	now := s.now().UnixNano()
+	who, t, reason := "with this key", s.rl.key, refusedKeyRate
+	r := t.TakeN(keyID, n, now)
+	if r.OK {
+		who, t, reason = "with the keys of SNAA "+snaaID+" together", s.rl.snaa, refusedSNAARate
+		if r = t.TakeN(snaaID, n, now); r.OK {
+			return nil
+		}
+		s.rl.key.GiveN(keyID, n) // the key is charged only for what is served
 	}
-	secs := int(math.Ceil(wait.Seconds()))
+	secs := int(math.Ceil(r.Wait.Seconds()))
 	if secs < 1 {
 		secs = 1
 	}
 	s.metrics.rateLimited.Add(1)
+	s.metrics.refused(reason)
 	if n > 1 {
-		return problem(http.StatusTooManyRequests, "a bulk of %d items costs %d of this key's %g writes per second; retry in %d s", n, n, s.rl.t.Rate(), secs).
+		return problem(http.StatusTooManyRequests, "a bulk of %d items costs %d of the %g writes per second allowed %s; retry in %d s", n, n, t.Rate(), who, secs).
 			with("Retry-After", strconv.Itoa(secs))
 	}
-	return problem(http.StatusTooManyRequests, "more than %g requests per second with this key; retry in %d s", s.rl.t.Rate(), secs).
+	return problem(http.StatusTooManyRequests, "more than %g requests per second %s; retry in %d s", t.Rate(), who, secs).
 		with("Retry-After", strconv.Itoa(secs))
 }
 

@@ -34,6 +34,9 @@ type metrics struct {
 	statsFlushes atomic.Uint64
 	insecure     atomic.Uint64
 	eventStreams atomic.Int64
+	// limitRefusals counts the refusals of the limits per key, per SNAA and
+	// per node, by refusedKeyRate… (limits.go).
+	limitRefusals [refusedLimits]atomic.Uint64
 
 	mu     sync.Mutex
 	routes map[string]*routeMetrics // by route pattern; the patterns are fixed at New
@@ -45,6 +48,9 @@ type routeMetrics struct {
 	count   uint64
 	sum     float64
 }
+
+// refused counts a refusal by the limit reason (refusedKeyRate…).
+func (m *metrics) refused(reason int) { m.limitRefusals[reason].Add(1) }
 
 // observe records one reply of route (a registered pattern, "" for none).
 func (m *metrics) observe(route string, status int, d time.Duration) {
@@ -173,6 +179,11 @@ func (s *Server) WriteMetrics(w io.Writer) error {
 	b = promtext.CounterFamily(b, "pidnode_admin_auth_failures_total", "Requests refused with 401.", m.authFail.Load())
 	b = promtext.CounterFamily(b, "pidnode_admin_rate_limited_total", "Requests refused with 429.", m.rateLimited.Load())
 	b = promtext.CounterFamily(b, "pidnode_admin_insecure_refused_total", "Requests refused because they sent a key over plain HTTP.", m.insecure.Load())
+	const refusals = "pidnode_admin_limit_refusals_total"
+	b = promtext.Header(b, refusals, promtext.Counter, "Requests refused by a limit per key, per SNAA or per node: rates (429), event streams (429, 503), keys an SNAA may hold (409).")
+	for i, name := range refusedNames {
+		b = promtext.Uint(b, refusals, m.limitRefusals[i].Load(), promtext.L("limit", name))
+	}
 	b = promtext.GaugeFamily(b, "pidnode_admin_event_streams", "Change feed event streams open now.", m.eventStreams.Load())
 	b = promtext.CounterFamily(b, "pidnode_admin_stats_flushes_total", "Resolution statistics flushed to the store.", m.statsFlushes.Load())
 

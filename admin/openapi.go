@@ -52,9 +52,9 @@ func (s *Server) docs() map[string]op {
 		"POST /ops/v1/applications/{id}/reject":   {summary: "Reject an application", auth: "operator", request: "RejectRequest", ok: 200, okSchema: "Application", errs: []int{409}, tag: "operator"},
 		"GET /ops/v1/snaas":                       {summary: "List SNAAs (never a key secret)", auth: "operator", ok: 200, okSchema: "SNAAList", tag: "operator"},
 		"GET /ops/v1/snaas/{id}":                  {summary: "Read an SNAA", auth: "operator", ok: 200, okSchema: "SNAA", tag: "operator"},
-		"PATCH /ops/v1/snaas/{id}":                {summary: "Change an SNAA (custom ids, prefixes, suspension)", auth: "operator", request: "SNAAPatch", ok: 200, okSchema: "SNAA", tag: "operator"},
+		"PATCH /ops/v1/snaas/{id}":                {summary: "Change an SNAA (custom ids, prefixes, suspension, keys it may hold)", auth: "operator", request: "SNAAPatch", ok: 200, okSchema: "SNAA", tag: "operator"},
 		"GET /ops/v1/snaas/{id}/keys":             {summary: "List an SNAA's keys (never a secret)", auth: "operator", ok: 200, okSchema: "KeyList", tag: "operator"},
-		"POST /ops/v1/snaas/{id}/keys":            {summary: "Issue a key; the only time its secret is shown", auth: "operator", request: "KeyRequest", ok: 201, okSchema: "IssuedKey", tag: "operator"},
+		"POST /ops/v1/snaas/{id}/keys":            {summary: "Issue a key; the only time its secret is shown. 409 (type /problems/key-limit) when the SNAA holds as many unrevoked keys as it may", auth: "operator", request: "KeyRequest", ok: 201, okSchema: "IssuedKey", errs: []int{409}, tag: "operator"},
 		"DELETE /ops/v1/snaas/{id}/keys/{key_id}": {summary: "Revoke a key; it fails from the next request on", auth: "operator", ok: 204, tag: "operator"},
 		"GET /ops/v1/backup":                      {summary: "Stream a consistent snapshot of the database (bbolt file)", auth: "operator", ok: 200, okSchema: "", tag: "operator"},
 		"GET /ops/v1/audit":                       {summary: "Read the append-only audit log", auth: "operator", ok: 200, okSchema: "AuditList", query: []param{{"after", "sequence number to start after"}, {"limit", "1–1000, default 100"}}, tag: "operator"},
@@ -320,7 +320,10 @@ func (s *Server) schemas() map[string]any {
 			"id": str(), "organisation": str(), "namespace": str(), "prefixes": arr(str()),
 			"custom_ids": map[string]any{"type": "boolean"}, "suspended": map[string]any{"type": "boolean"},
 			"application_id": str(), "technical_contact": ref("Contact"), "created": dt(), "updated": dt(),
+			"max_keys": map[string]any{"type": "integer", "minimum": 1, "description": "unrevoked keys the SNAA may hold; absent: the node's default"},
 		})
+	snaaPatch := obj(nil, map[string]any{"custom_ids": map[string]any{"type": "boolean"}, "prefixes": arr(str()), "suspended": map[string]any{"type": "boolean"},
+		"max_keys": map[string]any{"type": "integer", "minimum": 0, "maximum": MaxKeysPerSNAA, "description": "unrevoked keys the SNAA may hold; 0: the node's default"}})
 	key := obj([]string{"id", "snaa_id", "name", "created"}, map[string]any{
 		"id": str(), "snaa_id": str(), "name": str(), "created": dt(), "last_used": dt(), "revoked": dt()})
 	issued := obj([]string{"id", "name", "snaa_id", "secret", "created"}, map[string]any{
@@ -381,7 +384,7 @@ func (s *Server) schemas() map[string]any {
 		"RejectRequest": obj([]string{"note"}, map[string]any{"note": str()}),
 		"SNAA":          snaa,
 		"SNAAList":      obj([]string{"snaas"}, map[string]any{"snaas": arr(ref("SNAA"))}),
-		"SNAAPatch":     obj(nil, map[string]any{"custom_ids": map[string]any{"type": "boolean"}, "prefixes": arr(str()), "suspended": map[string]any{"type": "boolean"}}),
+		"SNAAPatch":     snaaPatch,
 		"KeyRequest":    obj([]string{"name"}, map[string]any{"name": str()}),
 		"Key":           key,
 		"KeyList":       obj([]string{"keys"}, map[string]any{"keys": arr(ref("Key"))}),

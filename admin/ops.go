@@ -478,6 +478,11 @@ type SNAAPatch struct {
 	CustomIDs *bool    `json:"custom_ids,omitempty"`
 	Prefixes  []string `json:"prefixes,omitempty"`
 	Suspended *bool    `json:"suspended,omitempty"`
+	// MaxKeys sets how many unrevoked keys the SNAA may hold (1 to
+	// MaxKeysPerSNAA; 0: back to DefaultKeysPerSNAA). Lowering it below the
+	// keys the SNAA holds revokes none: new keys are refused until enough
+	// are revoked.
+	MaxKeys *int `json:"max_keys,omitempty"`
 }
 
 func (s *Server) patchSNAA(w http.ResponseWriter, r *http.Request) error {
@@ -492,6 +497,9 @@ func (s *Server) patchSNAA(w http.ResponseWriter, r *http.Request) error {
 		if len(pe) > 0 {
 			return &model.ValidationError{Errors: pe}
 		}
+	}
+	if req.MaxKeys != nil && (*req.MaxKeys < 0 || *req.MaxKeys > MaxKeysPerSNAA) {
+		return &model.ValidationError{Errors: []FieldError{{Field: "max_keys", Message: fmt.Sprintf("must be an integer from 1 to %d, or 0 for the default (%d)", MaxKeysPerSNAA, DefaultKeysPerSNAA)}}}
 	}
 	id := r.PathValue("id")
 	var sn SNAA
@@ -514,6 +522,9 @@ func (s *Server) patchSNAA(w http.ResponseWriter, r *http.Request) error {
 		}
 		if prefixes != nil {
 			sn.Prefixes = prefixes
+		}
+		if req.MaxKeys != nil {
+			sn.MaxKeys = *req.MaxKeys
 		}
 		sn.Updated = s.now().UTC()
 		return []change{{ActSNAAUpdate, id, &before, &sn}}, tx.PutSNAA(&sn)
@@ -566,17 +577,23 @@ func (s *Server) issueKeyAs(actor, snaaID, name string) (*IssuedKey, error) {
 	sum := hashSecret(secret)
 	k := Key{ID: keyID, SNAAID: snaaID, Name: name, Hash: hex.EncodeToString(sum[:]), Created: now}
 	err = s.opWriteAs(actor, func(tx registry.Tx) ([]change, error) {
-		_, ok, err := tx.SNAA(snaaID)
+		sn, ok, err := tx.SNAA(snaaID)
 		if err != nil {
 			return nil, err
 		}
 		if !ok {
 			return nil, problem(http.StatusNotFound, "no SNAA %q", snaaID)
 		}
+		if err := checkKeyLimit(tx, &sn); err != nil {
+			return nil, err
+		}
 		kv := keyView(k)
 		return []change{{ActKeyIssue, snaaID + "/" + k.ID, nil, &kv}}, tx.PutKey(k.Hash, &k)
 	})
 	if err != nil {
+		if p, ok := err.(*Problem); ok && p.Type == problemKeyLimit {
+			s.metrics.refused(refusedSNAAKeys)
+		}
 		return nil, err
 	}
 	s.log.Info("key issued", "snaa", snaaID, "key", keyID, "name", name)

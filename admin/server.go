@@ -69,6 +69,12 @@ type Config struct {
 	// 2×RateLimit). If RateLimit is zero, there is no limit.
 	RateLimit float64
 	RateBurst int
+	// SNAARateLimit and SNAARateBurst are the same limit for the requests
+	// of all of an SNAA's keys together, charged after the key's; if zero,
+	// DefaultSNAARateFactor times the key's. They apply only when
+	// RateLimit is set.
+	SNAARateLimit float64
+	SNAARateBurst int
 	// Counter is where the resolvers count resolutions (a *cache.Counter);
 	// RunStats and Close write its counts to the store. Nil: no statistics
 	// are collected (the stats routes answer with zero counts).
@@ -116,14 +122,17 @@ type Config struct {
 	// SessionIdle and SessionMax are the console's idle and absolute
 	// session expiry; if zero, DefaultSessionIdle and DefaultSessionMax.
 	SessionIdle, SessionMax time.Duration
-	// EventStreamsPerKey and EventStreams bound the change feed's open
-	// Server-Sent Events streams per SNAA key (429 beyond) and on the node
-	// (503 beyond); if zero, DefaultEventStreamsPerKey and
-	// DefaultEventStreams. EventHeartbeat is how often an idle stream gets a
-	// comment line (so that proxies keep it open) and its key is checked
-	// again; if zero, DefaultEventHeartbeat.
-	EventStreamsPerKey, EventStreams int
-	EventHeartbeat                   time.Duration
+	// EventStreamsPerKey, EventStreamsPerSNAA and EventStreams bound the
+	// change feed's open Server-Sent Events streams per SNAA key and per
+	// SNAA (all its keys together; 429 beyond) and on the node (503
+	// beyond); if zero, DefaultEventStreamsPerKey,
+	// DefaultEventStreamsPerSNAA and DefaultEventStreams. EventHeartbeat is
+	// how often an idle stream gets a comment line (so that proxies keep it
+	// open); if zero, DefaultEventHeartbeat. A stream ends within a second
+	// of its key's revocation or its SNAA's suspension, whatever the
+	// heartbeat.
+	EventStreamsPerKey, EventStreamsPerSNAA, EventStreams int
+	EventHeartbeat                                        time.Duration
 }
 
 // Server is the admin API. It is safe for concurrent use.
@@ -262,7 +271,14 @@ func New(cfg Config) (*Server, error) {
 		if burst <= 0 {
 			burst = 2 * cfg.RateLimit
 		}
-		s.rl = newRateLimiter(cfg.RateLimit, math.Max(burst, 1))
+		snaaRate, snaaBurst := cfg.SNAARateLimit, float64(cfg.SNAARateBurst)
+		if snaaRate <= 0 {
+			snaaRate = DefaultSNAARateFactor * cfg.RateLimit
+		}
+		if snaaBurst <= 0 {
+			snaaBurst = DefaultSNAARateFactor * burst
+		}
+		s.rl = newRateLimiter(cfg.RateLimit, math.Max(burst, 1), snaaRate, math.Max(snaaBurst, 1))
 	}
 	if cfg.Policy == nil {
 		s.policy = DefaultPolicy()
@@ -275,9 +291,12 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.applyRL, s.signinRL = newApplyLimiter(s.policy.PerHour), newApplyLimiter(signinPerHour)
 	s.sessions.init(cfg.SessionIdle, cfg.SessionMax)
-	s.streams.maxKey, s.streams.limit, s.evBeat = cfg.EventStreamsPerKey, cfg.EventStreams, cfg.EventHeartbeat
+	s.streams.maxKey, s.streams.maxSNAA, s.streams.limit, s.evBeat = cfg.EventStreamsPerKey, cfg.EventStreamsPerSNAA, cfg.EventStreams, cfg.EventHeartbeat
 	if s.streams.maxKey <= 0 {
 		s.streams.maxKey = DefaultEventStreamsPerKey
+	}
+	if s.streams.maxSNAA <= 0 {
+		s.streams.maxSNAA = DefaultEventStreamsPerSNAA
 	}
 	if s.streams.limit <= 0 {
 		s.streams.limit = DefaultEventStreams

@@ -65,5 +65,7 @@ func (s *Server) syncBeforeAuth(r *http.Request) error {
 
 // AuthChanged drops the cached keys and SNAAs, for a writer that changes
 // them without going through this Server (a cluster node applying another
-// node's revocation). Safe for concurrent use.
-func (s *Server) AuthChanged() { s.auth.gen.Add(1) }
+// node's revocation), and makes the open event streams look their keys up
+// again, so that a revoked key's or a suspended SNAA's streams end. Call it
+// after the change has committed. Safe for concurrent use.
+func (s *Server) AuthChanged() { s.auth.bump() }

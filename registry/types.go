@@ -52,6 +52,9 @@ type SNAA struct {
 	TechnicalContact Contact   `json:"technical_contact"`
 	Created          time.Time `json:"created"`
 	Updated          time.Time `json:"updated"`
+	// MaxKeys is how many unrevoked keys the SNAA may hold; 0 means the
+	// node's default (docs/product.md §4.1).
+	MaxKeys int `json:"max_keys,omitempty"`
 }
 
 // MayWrite reports whether the SNAA may write under prefix (canonical upper case).

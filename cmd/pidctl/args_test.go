@@ -34,6 +34,7 @@ var parseRows = []struct {
 	{[]string{"snaa", "S1"}, "snaa", []string{"S1"}, map[string]string{}, nil},
 	{[]string{"snaa-set", "S1", "--no-custom-ids", "--suspended", "--prefix", "21.2"}, "snaa-set", []string{"S1"},
 		map[string]string{"custom-ids": "false", "suspended": "true"}, map[string][]string{"prefix": {"21.2"}}},
+	{[]string{"snaa-set", "S1", "--max-keys", "20"}, "snaa-set", []string{"S1"}, map[string]string{"max-keys": "20"}, nil},
 	{[]string{"keys", "issue", "S1", "--name", "ci"}, "keys issue", []string{"S1"}, map[string]string{"name": "ci"}, nil},
 	{[]string{"keys", "list", "S1"}, "keys list", []string{"S1"}, map[string]string{}, nil},
 	{[]string{"keys", "revoke", "S1", "K1"}, "keys revoke", []string{"S1", "K1"}, map[string]string{}, nil},

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 )
 
@@ -133,6 +134,13 @@ func cmdSNAASet(c *client, pos []string) error {
 	}
 	if ps := c.lists["prefix"]; len(ps) > 0 {
 		req["prefixes"] = ps
+	}
+	if v := c.v("max-keys"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return usageErr("--max-keys %q: want an integer", v)
+		}
+		req["max_keys"] = n // its range is the API's to check
 	}
 	b, _, err := c.do("PATCH", "/ops/v1/snaas/"+url.PathEscape(id), req)
 	if err != nil {

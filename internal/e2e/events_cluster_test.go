@@ -229,3 +229,139 @@ func TestClusterEventsFeed(t *testing.T) {
 		t.Fatal("the live write did not reach the stream within 15 s")
 	}
 }
+
+// TestClusterStreamEndsOnRevocation: an event stream open on node a ends
+// within a second of its key's revocation through node b reaching a through
+// etcd's watch, far sooner than the 15 s heartbeat; the stream of the
+// SNAA's other key on a stays open and receives the next write.
+func TestClusterStreamEndsOnRevocation(t *testing.T) {
+	c := etcdtest.Start(t, 1, clusterEtcd)
+	dir := t.TempDir()
+	a := startNode(t, filepath.Join(dir, "a"), append(clusterFlags(c, "a"), "--demo")...)
+	b := startNode(t, filepath.Join(dir, "b"), clusterFlags(c, "b")...)
+	var me struct {
+		SNAA struct {
+			ID string `json:"id"`
+		} `json:"snaa"`
+	}
+	if r := mustDo(t, "GET", a.adminURL()+"/testpid/v2/me", nil, auth(a.Key)...); r.Status != http.StatusOK || json.Unmarshal(r.Body, &me) != nil {
+		t.Fatalf("me: %d %s", r.Status, r.Body)
+	}
+	var issued struct {
+		ID     string `json:"id"`
+		Secret string `json:"secret"`
+	}
+	r := mustDo(t, "POST", a.adminURL()+"/ops/v1/snaas/"+me.SNAA.ID+"/keys", []byte(`{"name":"to revoke"}`), auth(a.operatorKey())...)
+	if r.Status != http.StatusCreated || json.Unmarshal(r.Body, &issued) != nil {
+		t.Fatalf("issuing a key on a: %d %s", r.Status, r.Body)
+	}
+	// The streams start after the namespace's last event so far.
+	var after uint64
+	for {
+		r := mustDo(t, "GET", fmt.Sprintf("%s%sevents?after=%d&limit=1000", a.adminURL(), testColl, after), nil, auth(a.Key)...)
+		var p struct {
+			Events    []feedEvent `json:"events"`
+			NextAfter uint64      `json:"next_after"`
+		}
+		if r.Status != http.StatusOK || json.Unmarshal(r.Body, &p) != nil {
+			t.Fatalf("feed page: %d %s", r.Status, r.Body)
+		}
+		after = p.NextAfter
+		if len(p.Events) < 1000 {
+			break
+		}
+	}
+	// open opens a stream on a and reads its first line, after which the
+	// stream is being served.
+	open := func(key string) (*http.Response, *bufio.Reader) {
+		t.Helper()
+		req, err := http.NewRequest("GET", fmt.Sprintf("%s%sevents?after=%d", a.adminURL(), testColl, after), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Accept", "text/event-stream")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("stream: %d", res.StatusCode)
+		}
+		rd := bufio.NewReader(res.Body)
+		if _, err := rd.ReadString('\n'); err != nil {
+			t.Fatal(err)
+		}
+		return res, rd
+	}
+	// untilEnd reads the stream to its end (nil) or to its first event.
+	untilEnd := func(rd *bufio.Reader) <-chan error {
+		done := make(chan error, 1)
+		go func() {
+			for {
+				line, err := rd.ReadString('\n')
+				if err != nil {
+					done <- nil
+					return
+				}
+				if strings.HasPrefix(line, "data: ") {
+					done <- fmt.Errorf("event %s", strings.TrimSpace(line))
+					return
+				}
+			}
+		}()
+		return done
+	}
+	revokedRes, revokedRd := open(issued.Secret)
+	defer revokedRes.Body.Close()
+	keptRes, keptRd := open(a.Key)
+	defer keptRes.Body.Close()
+	ended := untilEnd(revokedRd)
+
+	r = mustDo(t, "DELETE", b.adminURL()+"/ops/v1/snaas/"+me.SNAA.ID+"/keys/"+issued.ID, nil, auth(b.operatorKey())...)
+	if r.Status != http.StatusNoContent {
+		t.Fatalf("revoking through b: %d %s", r.Status, r.Body)
+	}
+	revoked := time.Now()
+	// Within a second of being applied on a; the replication to a is
+	// part of what is allowed for.
+	select {
+	case err := <-ended:
+		if err != nil {
+			t.Fatalf("the revoked key's stream on a sent an %v", err)
+		}
+		if d := time.Since(revoked); d > 2*time.Second {
+			t.Errorf("the revoked key's stream on a ended %v after the revocation through b, want within about 1 s", d)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the revoked key's stream on a is still open 5 s after the revocation through b")
+	}
+	if r := mustDo(t, "GET", a.adminURL()+"/testpid/v2/me", nil, auth(issued.Secret)...); r.Status != http.StatusUnauthorized {
+		t.Errorf("the revoked key on a: %d, want 401", r.Status)
+	}
+
+	// The SNAA's other key's stream is still served.
+	id := b.create(t, a.Key, payload("https://example.org/feed/after-revocation", "REGISTERED", resourceInfo("feed", "kept")))
+	got := make(chan string, 1)
+	go func() {
+		for {
+			line, err := keptRd.ReadString('\n')
+			if err != nil {
+				got <- "end: " + err.Error()
+				return
+			}
+			if strings.HasPrefix(line, "data: ") {
+				got <- line
+				return
+			}
+		}
+	}()
+	select {
+	case line := <-got:
+		if !strings.Contains(line, id.Handle) {
+			t.Errorf("the other key's stream: %q, want the event of %s", line, id.Handle)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the other key's stream got no event within 10 s")
+	}
+}

@@ -1,6 +1,7 @@
 // Package tokenbucket is a bounded table of token buckets, one per key: the
-// rate limits of the admin API (per key), the HTTP resolver (per client
-// address) and the DNS front's response-rate limiting (per source prefix).
+// rate limits of the admin API (per key and per SNAA), the HTTP resolver
+// (per client address) and the DNS front's response-rate limiting (per
+// source prefix).
 //
 // Each bucket is kept as a GCRA "theoretical arrival time", one int64 per
 // key: the instant at which the bucket is full again. That is the same limit

@@ -44,3 +44,25 @@ func (t *Table[K]) TakeN(k K, n int, now int64) Result {
 	sh.mu.Unlock()
 	return r
 }
+
+// GiveN gives back n tokens (n ≥ 1) that a successful TakeN of k took, for a
+// caller that checks two limits in turn and was refused by the second: the
+// first limit then charges nothing for a request that was not served. A
+// key no longer in the table is left alone (its bucket is full already).
+func (t *Table[K]) GiveN(k K, n int) {
+	if n < 1 {
+		return
+	}
+	cost := t.interval * int64(n)
+	if cost/int64(n) != t.interval || cost > maxSpan {
+		cost = maxSpan
+	}
+	sh := &t.shards[(t.hash(k)*0x9e3779b97f4a7c15)>>58]
+	sh.mu.Lock()
+	if e, ok := sh.m[k]; ok {
+		// A theoretical arrival time in the past is a full bucket.
+		e.tat -= cost
+		sh.m[k] = e
+	}
+	sh.mu.Unlock()
+}

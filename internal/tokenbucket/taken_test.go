@@ -39,3 +39,36 @@ func TestTakeN(t *testing.T) {
 		t.Fatalf("a huge take left no debt: %+v", r)
 	}
 }
+
+// TestGiveN: tokens given back after a take are there for the next take,
+// as if the first had not happened; giving back never fills a bucket beyond
+// its burst.
+func TestGiveN(t *testing.T) {
+	hash := func(s string) uint64 { return uint64(len(s)) }
+	tb := New(Config{Rate: 100, Burst: 200}, hash) // 10 ms per token
+	now := int64(1e18)
+	if r := tb.TakeN("k", 1000, now); !r.OK {
+		t.Fatalf("1000 of a full bucket: %+v", r)
+	}
+	if r := tb.Take("k", now); r.OK {
+		t.Fatalf("a take after 1000 of debt: %+v", r)
+	}
+	tb.GiveN("k", 1000)
+	if r := tb.TakeN("k", 200, now); !r.OK {
+		t.Fatalf("200 after the 1000 were given back: %+v", r)
+	}
+	if r := tb.Take("k", now); r.OK {
+		t.Fatalf("a 201st token of a burst of 200: %+v", r)
+	}
+	tb.GiveN("k", 1000) // more than was taken since the bucket was full
+	if r := tb.TakeN("k", 200, now); !r.OK {
+		t.Fatalf("200 after more than that was given back: %+v", r)
+	}
+	if r := tb.Take("k", now); r.OK {
+		t.Fatalf("giving back filled the bucket beyond its burst: %+v", r)
+	}
+	tb.GiveN("unknown", 5) // a key not in the table: nothing to do
+	if n := tb.Len(); n != 1 {
+		t.Errorf("Len() = %d after giving to an unknown key, want 1", n)
+	}
+}
