@@ -389,7 +389,10 @@ func (s *Server) routesInit() {
 			coll+"linkcheck", item+"/linkcheck")
 		s.handle("PUT", hp, s.snaa(b, s.putHandles), coll, item)
 		s.handle("POST", hp, s.snaa(b, s.postHandles), coll, p+"/handles/{prefix}/{ns}/bulk", hooks, hook+"/enable")
-		s.handle("DELETE", hp, s.deleteOn(b), coll, item, hook)
+		// DELETE on an identifier or the collection is 405 (identifiers are
+		// persistent), which the OpenAPI description leaves out: only the
+		// webhook route is an operation.
+		s.handle("DELETE", hp, s.deleteOn(b), hook)
 		s.methodFallback(hp, "GET, PUT, POST")
 	}
 }
