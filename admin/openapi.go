@@ -68,6 +68,9 @@ func (s *Server) docs() map[string]op {
 		coll, item := p+"/handles/{prefix}/{ns}/", p+"/handles/{prefix}/{ns}/{id}"
 		idem := param{"Idempotency-Key", "a retried create with the same key and body returns the same identifier"}
 		d["GET "+p+"/me"] = op{summary: "The calling SNAA, its namespace and whether it may write under " + where, auth: "snaa", ok: 200, okSchema: "WhoAmI", tag: "snaa"}
+		d["GET "+p+"/keys"] = op{summary: "The calling SNAA's keys (never a secret); the same on either base", auth: "snaa", ok: 200, okSchema: "KeyList", tag: "snaa"}
+		d["POST "+p+"/keys"] = op{summary: "Issue the calling SNAA another key (rotation); the only time its secret is shown; the same on either base", auth: "snaa", request: "KeyRequest", ok: 201, okSchema: "IssuedKey", tag: "snaa"}
+		d["DELETE "+p+"/keys/{key_id}"] = op{summary: "Revoke one of the calling SNAA's keys (the calling key too); it fails from the next request on; the same on either base", auth: "snaa", ok: 204, tag: "snaa"}
 		d["PUT "+p] = op{summary: "Create an identifier with a custom id under " + where + " (namespace from the key)", auth: "snaa", request: "HandleCreate", ok: 201, okSchema: "Identifier", errs: []int{409}, query: []param{{"customid", "the custom id (required)"}}, headers: []param{idem}, okHeads: []string{"Location", "ETag"}, tag: "snaa"}
 		d["PUT "+coll] = op{summary: "Create an identifier with a generated id under " + where, auth: "snaa", request: "HandleCreate", ok: 201, okSchema: "Identifier", headers: []param{idem}, okHeads: []string{"Location", "ETag"}, tag: "snaa"}
 		d["POST "+coll] = op{summary: "Create an identifier with a generated id under " + where + " (same as PUT)", auth: "snaa", request: "HandleCreate", ok: 201, okSchema: "Identifier", errs: []int{405}, headers: []param{idem}, okHeads: []string{"Location", "ETag"}, tag: "snaa"}

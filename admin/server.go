@@ -377,6 +377,7 @@ func (s *Server) routesInit() {
 		p := b.path
 		s.handle("GET", p+"/me", s.snaa(b, s.whoami))
 		s.methodFallback(p+"/me", "GET")
+		s.snaaKeyRoutes(b)
 		s.handle("PUT", p, s.snaa(b, s.createCustomQuery))
 		s.methodFallback(p, "PUT")
 		// One pattern serves the collection (empty id: create with a generated
