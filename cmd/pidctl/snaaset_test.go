@@ -130,6 +130,14 @@ func TestPidctlSNAASet(t *testing.T) {
 	if got := show(); got.CustomIDs != before.CustomIDs || got.Suspended != before.Suspended || !slices.Equal(got.Prefixes, before.Prefixes) {
 		t.Errorf("a refused snaa-set changed the SNAA: %+v → %+v", before, got)
 	}
+	// No switch: a usage error, and nothing is sent (no audit entry).
+	audit := mustRun(t, append(op, "audit", "--limit", "1000")...)
+	if code, out, errs := pidctl(t, append(op, "snaa-set", id)...); code != 2 || out != "" || !strings.Contains(errs, "nothing to change") {
+		t.Errorf("snaa-set with no switch: exit %d %s %s, want 2 and a usage error", code, out, errs)
+	}
+	if got := mustRun(t, append(op, "audit", "--limit", "1000")...); got != audit {
+		t.Errorf("snaa-set with no switch wrote to the audit log:\n%s", got)
+	}
 	if code, _, errs := pidctl(t, append(op, "snaa-set", "no-such-snaa", "--suspended", "true")...); code != 1 || !strings.Contains(errs, "404") {
 		t.Errorf("unknown SNAA: exit %d %s, want 1 and 404", code, errs)
 	}
