@@ -122,6 +122,7 @@ func TestPidctlHintsNameOptions(t *testing.T) {
 		wantCode int
 	}{
 		{"no key", []string{"--admin", n.url, "whoami"}, []string{"401", "--key-file FILE", "PIDCTL_KEY_FILE"}, "Authorization", 1},
+		{"no key, backup", []string{"--admin", n.url, "backup", filepath.Join(t.TempDir(), "b.db")}, []string{"401", "--key-file FILE", "PIDCTL_KEY_FILE"}, "Authorization", 1},
 		{"custom id taken", append(sn, "create", "--custom-id", "h1", "--url", "https://example.org/h", "--metadata", meta),
 			[]string{"409", "already exists; update it with pidctl update HANDLE"}, "If-None-Match", 1},
 		{"stale --if-match", append(sn, "update", "21.12345/HNT/H1", "--url", "https://example.org/x", "--if-match", "7"),

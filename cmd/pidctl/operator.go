@@ -291,7 +291,9 @@ func cmdBackup(c *client, pos []string) error {
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Authorization", "Bearer "+c.key)
+	if c.key != "" {
+		req.Header.Set("Authorization", "Bearer "+c.key)
+	}
 	res, err := (&http.Client{}).Do(req) // no timeout: a big database takes a while
 	if err != nil {
 		return err
