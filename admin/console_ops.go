@@ -83,7 +83,8 @@ func (s *Server) pageApp(w http.ResponseWriter, r *http.Request, u *consoleUser,
 func (s *Server) pageApprove(w http.ResponseWriter, r *http.Request, u *consoleUser, d *pageData) error {
 	f := r.PostForm
 	id := f.Get("id")
-	req := ApproveRequest{Namespace: strings.TrimSpace(f.Get("namespace")), Prefixes: f["prefixes"], CustomIDs: f.Get("custom_ids") == "true", Note: f.Get("note")}
+	customIDs := f.Get("custom_ids") == "true"
+	req := ApproveRequest{Namespace: strings.TrimSpace(f.Get("namespace")), Prefixes: f["prefixes"], CustomIDs: &customIDs, Note: f.Get("note")}
 	if req.Prefixes == nil {
 		req.Prefixes = []string{} // none ticked: the API says at least one is needed
 	}

@@ -8,7 +8,8 @@
 //     SNAAs, keys, audit log, backup), /pid/v2/… and /testpid/v2/… (SNAA keys:
 //     create with generated or custom ids, merge update, read, list and search
 //     by URL, history, resolution statistics, bulk, the namespace's change
-//     feed (events.go); DELETE answers 405),
+//     feed (events.go), the SNAA's own keys (snaakeys.go); DELETE of an
+//     identifier answers 405),
 //     /openapi.json, /healthz, /readyz and /metrics;
 //   - the public application form and route (/apply, /apply/v1/…, apply.go)
 //     and the HTML console for SNAAs and the operator (/console/, console*.go,

@@ -426,6 +426,25 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request, t target, id st
 	return nil
 }
 
+// checkStatusFilter refuses a ?status= that no identifier can have, when the
+// model's status field lists its values: a typo would otherwise list nothing
+// and look like an empty namespace.
+func (s *Server) checkStatusFilter(status string) *Problem {
+	f := s.model.Field("status")
+	if status == "" || f == nil || f.Schema == nil || len(f.Schema.Enum) == 0 {
+		return nil
+	}
+	for _, v := range f.Schema.Enum {
+		if strings.EqualFold(v, status) {
+			return nil
+		}
+	}
+	msg := "must be one of " + strings.Join(f.Schema.Enum, ", ")
+	p := problem(http.StatusBadRequest, "status %s", msg)
+	p.Errors = []FieldError{{Field: "status", Message: msg}}
+	return p
+}
+
 // listHandles serves GET …/handles/{prefix}/{ns}/?status=&url=&limit=&cursor=.
 // Without url it walks the namespace's range of the records bucket; with url
 // (exact, or a prefix ending in '*') it walks the URL index (urlindex.go), so
@@ -439,6 +458,9 @@ func (s *Server) listHandles(w http.ResponseWriter, r *http.Request, b *base, t 
 	}
 	q := r.URL.Query()
 	status := strings.ToUpper(q.Get("status"))
+	if perr := s.checkStatusFilter(status); perr != nil {
+		return perr
+	}
 	wantURL := q.Get("url")
 	rng, err := s.reg.NamespaceRange(t.prefix, t.ns, wantURL)
 	if err != nil {

@@ -318,3 +318,21 @@ func TestConcurrentCreatesSurviveRestart(t *testing.T) {
 	}
 	_ = filepath.Base(e.path)
 }
+
+// TestListStatusChecked: a ?status= the model's status field cannot hold is
+// a 400 naming the allowed values, not an empty page; case does not matter.
+func TestListStatusChecked(t *testing.T) {
+	e := newEnv(t)
+	a := e.snaa(map[string]any{"namespace": "LST"})
+	coll := "/pid/v2/handles/" + testPrefix + "/LST/"
+	e.want(e.do("POST", coll, a.Key.Secret, validPayload()), 201)
+	var l struct{ Items []Identifier }
+	e.want(e.do("GET", coll+"?status=registered", a.Key.Secret, nil), 200).json(t, &l)
+	if len(l.Items) != 1 {
+		t.Errorf("?status=registered listed %d identifiers, want 1", len(l.Items))
+	}
+	p := e.want(e.do("GET", coll+"?status=bogus", a.Key.Secret, nil), 400).problem(t)
+	if len(p.Errors) != 1 || p.Errors[0].Field != "status" || !strings.Contains(p.Detail, "SUBMITTED, REGISTERED, OBSOLETED, DEPRECATED") {
+		t.Errorf("?status=bogus: %+v", p)
+	}
+}

@@ -68,15 +68,16 @@ func (s *Server) docs() map[string]op {
 		coll, item := p+"/handles/{prefix}/{ns}/", p+"/handles/{prefix}/{ns}/{id}"
 		idem := param{"Idempotency-Key", "a retried create with the same key and body returns the same identifier"}
 		d["GET "+p+"/me"] = op{summary: "The calling SNAA, its namespace and whether it may write under " + where, auth: "snaa", ok: 200, okSchema: "WhoAmI", tag: "snaa"}
+		d["GET "+p+"/keys"] = op{summary: "The calling SNAA's keys (never a secret); the same on either base", auth: "snaa", ok: 200, okSchema: "KeyList", tag: "snaa"}
+		d["POST "+p+"/keys"] = op{summary: "Issue the calling SNAA another key (rotation); the only time its secret is shown; the same on either base", auth: "snaa", request: "KeyRequest", ok: 201, okSchema: "IssuedKey", tag: "snaa"}
+		d["DELETE "+p+"/keys/{key_id}"] = op{summary: "Revoke one of the calling SNAA's keys (the calling key too); it fails from the next request on; the same on either base", auth: "snaa", ok: 204, tag: "snaa"}
 		d["PUT "+p] = op{summary: "Create an identifier with a custom id under " + where + " (namespace from the key)", auth: "snaa", request: "HandleCreate", ok: 201, okSchema: "Identifier", errs: []int{409}, query: []param{{"customid", "the custom id (required)"}}, headers: []param{idem}, okHeads: []string{"Location", "ETag"}, tag: "snaa"}
 		d["PUT "+coll] = op{summary: "Create an identifier with a generated id under " + where, auth: "snaa", request: "HandleCreate", ok: 201, okSchema: "Identifier", headers: []param{idem}, okHeads: []string{"Location", "ETag"}, tag: "snaa"}
 		d["POST "+coll] = op{summary: "Create an identifier with a generated id under " + where + " (same as PUT)", auth: "snaa", request: "HandleCreate", ok: 201, okSchema: "Identifier", errs: []int{405}, headers: []param{idem}, okHeads: []string{"Location", "ETag"}, tag: "snaa"}
 		d["POST "+coll+"bulk"] = op{summary: "Create and update up to 1000 identifiers in one transaction; an item with the id of an existing identifier is a merge update, with an unknown id a custom-id create, without id a generated-id create; each item succeeds or fails on its own", auth: "snaa", request: "BulkRequest", jsonLines: true, ok: 200, okSchema: "BulkResponse", tag: "snaa"}
 		d["GET "+coll] = op{summary: "List the namespace's identifiers", auth: "snaa", ok: 200, okSchema: "IdentifierList", query: []param{{"status", "only this status"}, {"url", "only identifiers with this landing page URL; a trailing * matches a URL prefix (reverse lookup through the URL index)"}, {"limit", "1–1000, default 100"}, {"cursor", "next_cursor of the previous page"}}, tag: "snaa"}
-		d["DELETE "+coll] = op{summary: "Not allowed: identifiers are persistent", ok: 405, tag: "snaa"}
 		d["GET "+item] = op{summary: "Read an identifier", auth: "snaa", ok: 200, okSchema: "Identifier", okHeads: []string{"ETag"}, headers: []param{{"If-None-Match", "ETag of a copy you hold: 304 if unchanged"}}, tag: "snaa"}
-		d["PUT "+item] = op{summary: "Update an identifier by merge (present fields replace, null removes an optional field, absent fields stay); with If-None-Match: * create it with this custom id", auth: "snaa", request: "HandleUpdate", ok: 200, okSchema: "Identifier", errs: []int{409, 412}, headers: []param{{"If-Match", "ETag (version) the update is based on: 412 if it changed"}, {"If-None-Match", "\"*\": create with this custom id (201, or 412 if it exists)"}, idem}, okHeads: []string{"ETag"}, tag: "snaa"}
-		d["DELETE "+item] = op{summary: "Not allowed: identifiers are persistent; set metadata.status to OBSOLETED or DEPRECATED", ok: 405, tag: "snaa"}
+		d["PUT "+item] = op{summary: "Update an identifier by merge (present fields replace, null removes an optional field, absent fields stay); with If-None-Match: * create it with this custom id. Identifiers are persistent: there is no DELETE (405); to retire one, set metadata.status to OBSOLETED or DEPRECATED", auth: "snaa", request: "HandleUpdate", ok: 200, okSchema: "Identifier", errs: []int{409, 412}, headers: []param{{"If-Match", "ETag (version) the update is based on: 412 if it changed"}, {"If-None-Match", "\"*\": create with this custom id (201, or 412 if it exists)"}, idem}, okHeads: []string{"ETag"}, tag: "snaa"}
 		statsQ := []param{{"from", "first day, YYYY-MM-DD (default 29 days before to)"}, {"to", "last day, YYYY-MM-DD (default today, UTC)"}}
 		d["GET "+coll+"stats"] = op{summary: "Resolutions per day in the namespace (counted in memory, flushed every few seconds)", auth: "snaa", ok: 200, okSchema: "Stats", query: statsQ, tag: "snaa"}
 		d["GET "+item+"/stats"] = op{summary: "Resolutions per day of an identifier (counted in memory, flushed every few seconds)", auth: "snaa", ok: 200, okSchema: "Stats", query: statsQ, tag: "snaa"}
@@ -112,6 +113,7 @@ var paramDocs = map[string]string{
 
 func (s *Server) buildOpenAPI() ([]byte, error) {
 	paths := map[string]map[string]any{}
+	used := map[int]bool{} // the problem statuses the operations name
 	for k, o := range s.docs() {
 		method, path, _ := strings.Cut(k, " ")
 		item := paths[path]
@@ -161,12 +163,12 @@ func (s *Server) buildOpenAPI() ([]byte, error) {
 			}
 			okr["headers"] = hs
 		}
-		if o.ok == 405 {
-			resps["405"] = map[string]any{"$ref": "#/components/responses/Problem405"}
-		} else {
-			resps[fmt.Sprint(o.ok)] = okr
-		}
+		resps[fmt.Sprint(o.ok)] = okr
 		errs := append([]int{}, o.errs...)
+		// Every route sits behind Config.RefuseKeys's guard: a request that
+		// carries a key to a plain-HTTP network listener is refused with 403,
+		// whatever the route.
+		errs = append(errs, 403)
 		if o.auth != "" && o.auth != "statusToken" {
 			errs = append(errs, 401, 403)
 		}
@@ -190,6 +192,7 @@ func (s *Server) buildOpenAPI() ([]byte, error) {
 		}
 		for _, st := range errs {
 			resps[fmt.Sprint(st)] = map[string]any{"$ref": fmt.Sprintf("#/components/responses/Problem%d", st)}
+			used[st] = true
 		}
 		opn := map[string]any{
 			"summary":     o.summary,
@@ -226,6 +229,9 @@ func (s *Server) buildOpenAPI() ([]byte, error) {
 	}
 	responses := map[string]any{}
 	for st, title := range problemTitles {
+		if !used[st] {
+			continue
+		}
 		r := map[string]any{"description": title,
 			"content": map[string]any{"application/problem+json": map[string]any{"schema": ref("Problem")}}}
 		switch st {
@@ -245,7 +251,10 @@ func (s *Server) buildOpenAPI() ([]byte, error) {
 			"version":     "2.0.0",
 			"description": "SNAA onboarding (operator routes /ops/v1) and identifier writes (/pid/v2 production prefix, /testpid/v2 test prefix). Errors are RFC 9457 problem+json. Metadata model: " + s.model.Name + " " + s.model.Version + ".",
 		},
-		"paths": paths,
+		// The document is served by the admin listener it describes, at
+		// /openapi.json: its server is that listener, whatever its address.
+		"servers": []any{map[string]any{"url": "/", "description": "the admin listener that serves this document"}},
+		"paths":   paths,
 		"tags": []any{
 			map[string]any{"name": "operator", "description": "operator key"},
 			map[string]any{"name": "snaa", "description": "an SNAA's key; its own namespace only"},

@@ -2,7 +2,9 @@ package admin
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -105,5 +107,33 @@ func (e *env) conform(name string, body []byte) {
 	}
 	if err := sch.Validate(v); err != nil {
 		e.t.Fatalf("body does not match schema %s: %v\n%s", name, err, body)
+	}
+}
+
+// TestOpenAPIGolden: /openapi.json's bytes are testdata/openapi.json
+// (docs/architecture.md practice 10), rewritten with -update. make check
+// lints that file with Redocly's recommended rules (tools/openapi), so the
+// linted description is the one the admin listener serves.
+func TestOpenAPIGolden(t *testing.T) {
+	e := newEnv(t)
+	var ind bytes.Buffer
+	if err := json.Indent(&ind, e.want(e.do("GET", "/openapi.json", "", nil), 200).Body, "", "  "); err != nil {
+		t.Fatal(err)
+	}
+	// Indented, so that a change reads as a diff of the lines it touches.
+	got := ind.Bytes()
+	path := filepath.Join("testdata", "openapi.json")
+	if *updateGolden {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./admin -run TestOpenAPIGolden -update)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("/openapi.json differs from %s: review the change and run go test ./admin -run TestOpenAPIGolden -update", path)
 	}
 }

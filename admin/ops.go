@@ -170,10 +170,13 @@ func (s *Server) getApplication(w http.ResponseWriter, r *http.Request) error {
 }
 
 // ApproveRequest is the body of POST /ops/v1/applications/{id}/approve.
+// Prefixes and CustomIDs, when absent (nil), grant what the application
+// asked for: its prefixes (every prefix the node serves if it named none)
+// and its custom_ids.
 type ApproveRequest struct {
 	Namespace string   `json:"namespace,omitempty"`
 	Prefixes  []string `json:"prefixes,omitempty"`
-	CustomIDs bool     `json:"custom_ids,omitempty"`
+	CustomIDs *bool    `json:"custom_ids,omitempty"`
 	Note      string   `json:"note,omitempty"`
 }
 
@@ -263,12 +266,16 @@ func (s *Server) Approve(appID string, req ApproveRequest) (*ApproveResult, erro
 			v.Add("namespace", "%s", strings.TrimPrefix(err.Error(), "handlev: "))
 		}
 	}
-	prefixes, pe := s.checkPrefixes("prefixes", req.Prefixes)
-	for _, e := range pe {
-		v.Add(e.Field, "%s", e.Message)
-	}
-	if len(prefixes) == 0 && len(pe) == 0 {
-		v.Add("prefixes", "must name at least one prefix")
+	var prefixes []string
+	if req.Prefixes != nil {
+		var pe []FieldError
+		prefixes, pe = s.checkPrefixes("prefixes", req.Prefixes)
+		for _, e := range pe {
+			v.Add(e.Field, "%s", e.Message)
+		}
+		if len(prefixes) == 0 && len(pe) == 0 {
+			v.Add("prefixes", "must name at least one prefix")
+		}
 	}
 	if utf8.RuneCountInString(req.Note) > 10000 {
 		v.Add("note", "must be at most 10000 characters")
@@ -315,6 +322,18 @@ func (s *Server) Approve(appID string, req ApproveRequest) (*ApproveResult, erro
 		if app.State != StateSubmitted {
 			return nil, problem(http.StatusConflict, "application %s is already %s", appID, app.State)
 		}
+		grant, customIDs := prefixes, app.CustomIDs
+		if req.Prefixes == nil {
+			// The application's prefixes, checked again: the node may have
+			// stopped serving one since it was submitted.
+			var pe []FieldError
+			if grant, pe = s.checkPrefixes("prefixes", app.Prefixes); len(pe) > 0 {
+				return nil, &model.ValidationError{Errors: pe}
+			}
+		}
+		if req.CustomIDs != nil {
+			customIDs = *req.CustomIDs
+		}
 		chosen := ns
 		if chosen != "" {
 			taken, err := tx.NamespaceTaken(chosen)
@@ -344,8 +363,8 @@ func (s *Server) Approve(appID string, req ApproveRequest) (*ApproveResult, erro
 		}
 		before := app
 		sn := SNAA{
-			ID: snaaID, Organisation: app.Organisation, Namespace: chosen, Prefixes: prefixes,
-			CustomIDs: req.CustomIDs, ApplicationID: app.ID, TechnicalContact: app.TechnicalContact,
+			ID: snaaID, Organisation: app.Organisation, Namespace: chosen, Prefixes: grant,
+			CustomIDs: customIDs, ApplicationID: app.ID, TechnicalContact: app.TechnicalContact,
 			Created: now, Updated: now,
 		}
 		sum := hashSecret(secret)

@@ -55,7 +55,8 @@ func (s *Server) SeedDemo(ctx context.Context) (DemoInfo, error) {
 	if err != nil {
 		return info, err
 	}
-	res, err := s.Approve(app.ID, ApproveRequest{Namespace: DemoNamespace, CustomIDs: true, Note: "demo SNAA created by --demo"})
+	yes := true
+	res, err := s.Approve(app.ID, ApproveRequest{Namespace: DemoNamespace, CustomIDs: &yes, Note: "demo SNAA created by --demo"})
 	if err != nil {
 		return info, err
 	}

@@ -396,6 +396,7 @@ func (s *Server) routesInit() {
 		p := b.path
 		s.handle("GET", p+"/me", s.snaa(b, s.whoami))
 		s.methodFallback(p+"/me", "GET")
+		s.snaaKeyRoutes(b)
 		s.handle("PUT", p, s.snaa(b, s.createCustomQuery))
 		s.methodFallback(p, "PUT")
 		// One pattern serves the collection (empty id: create with a generated
@@ -408,7 +409,10 @@ func (s *Server) routesInit() {
 			coll+"linkcheck", item+"/linkcheck")
 		s.handle("PUT", hp, s.snaa(b, s.putHandles), coll, item)
 		s.handle("POST", hp, s.snaa(b, s.postHandles), coll, p+"/handles/{prefix}/{ns}/bulk", hooks, hook+"/enable")
-		s.handle("DELETE", hp, s.deleteOn(b), coll, item, hook)
+		// DELETE on an identifier or the collection is 405 (identifiers are
+		// persistent), which the OpenAPI description leaves out: only the
+		// webhook route is an operation.
+		s.handle("DELETE", hp, s.deleteOn(b), hook)
 		s.methodFallback(hp, "GET, PUT, POST")
 	}
 }

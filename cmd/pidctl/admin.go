@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"regexp"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -63,7 +64,7 @@ func adminRun(p *parsed, stdout, stderr io.Writer) int {
 	case err == nil:
 		return 0
 	case errors.As(err, &ae):
-		fmt.Fprintf(stderr, "pidctl: %d %s: %s\n", ae.Status, ae.Title, ae.Detail)
+		fmt.Fprintf(stderr, "pidctl: %d %s: %s\n", ae.Status, ae.Title, inPidctlTerms(ae.Detail))
 		for _, fe := range ae.Errors {
 			fmt.Fprintf(stderr, "  %s: %s\n", fe.Field, fe.Message)
 		}
@@ -77,6 +78,31 @@ func adminRun(p *parsed, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pidctl %s: %v\n", name, err)
 		return 2
 	}
+}
+
+// pidctlTerms rewrite the API's advice, which names HTTP headers and
+// methods, into the pidctl options that do the same, so that a hint can be
+// followed as printed.
+var pidctlTerms = []struct {
+	re  *regexp.Regexp
+	new string
+}{
+	{regexp.MustCompile(`send your API key as Authorization: Bearer <key>`), "give an API key: --key-file FILE, or the environment's PIDCTL_KEY_FILE"},
+	{regexp.MustCompile(`the Authorization header must be "Bearer <key>"`), "the key file (--key-file, PIDCTL_KEY_FILE) must hold the key alone"},
+	{regexp.MustCompile(`update it with PUT \(without If-None-Match\)`), "update it with pidctl update HANDLE"},
+	{regexp.MustCompile(`to create it with this custom id send If-None-Match: \*`), "to create it with this custom id: pidctl create --custom-id ID"},
+	{regexp.MustCompile(`is at version (\d+) \(ETag "\d+"\), not "?(\d+)"?; read it again and retry`), "is at version $1, not $2; read it again (pidctl get HANDLE) and, if your change still applies, retry with --if-match $1"},
+	{regexp.MustCompile(`Idempotency-Key (".*") was already used with a different request; use a new key for a new identifier`), "--idempotency-key $1 was already used with a different request; give a new --idempotency-key for a new identifier"},
+	{regexp.MustCompile(`^Idempotency-Key must be`), "--idempotency-key must be"},
+	{regexp.MustCompile(`PUT (\S+) needs \?customid=\{id\}; to create with a generated id PUT \S+`), "give the custom id with --custom-id ID, or leave it out for a generated id"},
+}
+
+// inPidctlTerms is detail with the API's HTTP advice in pidctl's options.
+func inPidctlTerms(detail string) string {
+	for _, t := range pidctlTerms {
+		detail = t.re.ReplaceAllString(detail, t.new)
+	}
+	return detail
 }
 
 // apiError is a problem+json reply.
@@ -199,19 +225,7 @@ func listTable(c *client, path, field string, cols ...string) error {
 		if err := json.Unmarshal(reply[field], &list); err != nil && reply[field] != nil {
 			return err
 		}
-		header := make([]string, len(cols))
-		for i, col := range cols {
-			header[i] = strings.ToUpper(strings.ReplaceAll(col, "_", " "))
-		}
-		rows := make([][]string, 0, len(list))
-		for _, o := range list {
-			row := make([]string, len(cols))
-			for i, col := range cols {
-				row[i] = show(o[col])
-			}
-			rows = append(rows, row)
-		}
-		c.table(strings.Join(header, "\t"), rows)
+		c.rows(cols, list)
 		return nil
 	})
 }

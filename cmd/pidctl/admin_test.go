@@ -19,6 +19,20 @@ const opKey = "operator-key-for-pidctl-tests-0123"
 // adminServer runs a real admin API over a real store.
 func adminServer(t *testing.T) (url, opKeyFile string) {
 	t.Helper()
+	n := adminNode(t, nil)
+	return n.url, n.opKeyFile
+}
+
+// node is a real admin API over a real store, on a loopback listener.
+type node struct {
+	url, opKeyFile string
+	db             *store.DB
+	namer          *handlev.Namer
+}
+
+// adminNode starts a node; mod, if set, changes its admin configuration.
+func adminNode(t *testing.T, mod func(*admin.Config)) *node {
+	t.Helper()
 	dir := t.TempDir()
 	db, err := store.Open(store.Config{Path: filepath.Join(dir, "db"), NoSync: true})
 	if err != nil {
@@ -28,15 +42,19 @@ func adminServer(t *testing.T) (url, opKeyFile string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := admin.New(admin.Config{DB: db, Namer: namer, OperatorKey: opKey})
+	cfg := admin.Config{DB: db, Namer: namer, OperatorKey: opKey}
+	if mod != nil {
+		mod(&cfg)
+	}
+	srv, err := admin.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(func() { ts.Close(); srv.Close(); db.Close() })
-	opKeyFile = filepath.Join(dir, "operator.key")
-	os.WriteFile(opKeyFile, []byte(opKey+"\n"), 0o600)
-	return ts.URL, opKeyFile
+	n := &node{url: ts.URL, opKeyFile: filepath.Join(dir, "operator.key"), db: db, namer: namer}
+	os.WriteFile(n.opKeyFile, []byte(opKey+"\n"), 0o600)
+	return n
 }
 
 // pidctl runs the command and returns exit code, stdout, stderr.
@@ -65,7 +83,7 @@ func TestPidctlAdminFlow(t *testing.T) {
 	var app struct{ ID, State string }
 	out := mustRun(t, append(op, "--json", "apply", "--organisation", "Catalysis Institute",
 		"--tech-name", "Tech", "--tech-email", "tech@example.org", "--admin-name", "Boss", "--admin-email", "boss@example.org",
-		"--policy-version", "v1.0", "--maintenance", "The repository team keeps landing pages.")...)
+		"--policy-version", "1", "--maintenance", "The repository team keeps landing pages.")...)
 	if err := json.Unmarshal([]byte(out), &app); err != nil || app.State != "SUBMITTED" {
 		t.Fatalf("apply: %q %v", out, err)
 	}
@@ -168,7 +186,7 @@ func TestPidctlAdminFlow(t *testing.T) {
 	// reject, audit.
 	var app2 struct{ ID string }
 	json.Unmarshal([]byte(mustRun(t, append(op, "--json", "apply", "--organisation", "Other", "--tech-name", "T", "--tech-email", "t@example.org",
-		"--admin-name", "A", "--admin-email", "a@example.org", "--policy-version", "v1", "--maintenance", "x")...)), &app2)
+		"--admin-name", "A", "--admin-email", "a@example.org", "--policy-version", "1", "--maintenance", "x")...)), &app2)
 	out = mustRun(t, append(op, "reject", app2.ID, "--note", "not a research organisation")...)
 	if !strings.Contains(out, "REJECTED") {
 		t.Errorf("reject:\n%s", out)

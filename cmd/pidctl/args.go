@@ -46,15 +46,19 @@ var options = map[string]optDef{
 	"policy-version":  {optValue, "V", "the PID policy version accepted"},
 	"maintenance":     {optValue, "TEXT", "how landing pages are maintained"},
 	"file":            {optValue, "FILE", "the request body as a JSON file (- for stdin)"},
-	"state":           {optValue, "STATE", "SUBMITTED, APPROVED or REJECTED"},
+	"state":           {optValue, "STATE", "only this state (applications: SUBMITTED, APPROVED or REJECTED; linkcheck: broken, recovering, failing or all)"},
+	"token-file":      {optValue, "FILE", "file holding the application's status token (env PIDCTL_STATUS_TOKEN_FILE)"},
 	"namespace":       {optValue, "NS", "the SNAA's namespace"},
-	"prefix":          {optList, "P", "a prefix the SNAA may write under (repeatable)"},
-	"custom-ids":      {optSwitch, "", "the SNAA may choose its identifiers"},
+	"prefix":          {optList, "P", "a prefix the SNAA may write under (repeatable; apply: asked for, approve: granted, default what the application asked for)"},
+	"custom-ids":      {optSwitch, "", "the SNAA may choose its identifiers (apply: asked for; approve: default what the application asked for)"},
 	"suspended":       {optSwitch, "", "the SNAA's keys are refused"},
 	"max-keys":        {optValue, "N", "unrevoked keys the SNAA may hold (0: the node's default)"},
 	"note":            {optValue, "TEXT", "a note for the audit log"},
 	"name":            {optValue, "NAME", "the key's name"},
 	"after":           {optValue, "SEQ", "entries after this sequence number"},
+	"all":             {optSwitch, "", "every page, not only the first"},
+	"kind":            {optList, "KIND", "an event kind to deliver (repeatable; default every kind)"},
+	"description":     {optValue, "TEXT", "what the endpoint is for"},
 	"limit":           {optValue, "N", "at most N entries"},
 	"custom-id":       {optValue, "ID", "create under this identifier instead of a generated one"},
 	"idempotency-key": {optValue, "K", "a retry with the same key creates nothing new"},
@@ -63,7 +67,7 @@ var options = map[string]optDef{
 	"if-match":        {optValue, "VERSION", "update only if the identifier is at this version"},
 	"from":            {optValue, "YYYY-MM-DD", "first day"},
 	"to":              {optValue, "YYYY-MM-DD", "last day"},
-	"status":          {optValue, "S", "only identifiers with this status"},
+	"status":          {optValue, "S", "metadata.status: SUBMITTED, REGISTERED, OBSOLETED or DEPRECATED (create, update: set it; list: only identifiers with it)"},
 	"cursor":          {optValue, "C", "continue a listing where it stopped"},
 	"server":          {optValue, "HOST:PORT", "the node's native protocol address (default 127.0.0.1:2641)"},
 	"udp":             {optSwitch, "", "use UDP instead of TCP"},
@@ -93,9 +97,10 @@ var commands []*command
 
 func init() {
 	commands = []*command{
-		{name: "apply", args: "--organisation NAME --tech-name N --tech-email E --admin-name N --admin-email E --policy-version V --maintenance TEXT | --file APPLICATION.json",
-			about: "submit an SNAA application (operator key)", admin: cmdApply,
-			opts: []string{"organisation", "tech-name", "tech-email", "admin-name", "admin-email", "policy-version", "maintenance", "file"}},
+		{name: "apply", args: "--organisation NAME --tech-name N --tech-email E --admin-name N --admin-email E --policy-version V --maintenance TEXT [--prefix P]… [--custom-ids] | --file APPLICATION.json",
+			about: "apply to become an SNAA (no key needed; prints the status token, shown once)", admin: cmdApply,
+			opts: []string{"organisation", "tech-name", "tech-email", "admin-name", "admin-email", "policy-version", "maintenance", "prefix", "custom-ids", "file"}},
+		{name: "apply-status", args: "ID --token-file FILE", about: "an application's state, with its status token (no key needed)", admin: cmdApplyStatus, opts: []string{"token-file"}},
 		{name: "applications", args: "[--state SUBMITTED|APPROVED|REJECTED]", about: "list applications", admin: cmdApplications, opts: []string{"state"}},
 		{name: "application", args: "ID", about: "show one application", admin: cmdApplication},
 		{name: "approve", args: "ID [--namespace NS] [--prefix P]… [--custom-ids] [--note TEXT]",
@@ -105,22 +110,34 @@ func init() {
 		{name: "snaa", args: "ID", about: "show one SNAA", admin: cmdSNAA},
 		{name: "snaa-set", args: "ID [--custom-ids|--no-custom-ids] [--suspended|--no-suspended] [--prefix P]… [--max-keys N]",
 			about: "change an SNAA (options not given stay as they are)", admin: cmdSNAASet, opts: []string{"custom-ids", "suspended", "prefix", "max-keys"}},
-		{name: "keys issue", args: "SNAA_ID --name NAME", about: "issue a key (the secret is shown once)", admin: cmdKeysIssue, opts: []string{"name"}},
-		{name: "keys list", args: "SNAA_ID", about: "list keys (never secrets)", admin: cmdKeysList},
-		{name: "keys revoke", args: "SNAA_ID KEY_ID", about: "revoke a key", admin: cmdKeysRevoke},
+		{name: "keys issue", args: "SNAA_ID --name NAME", about: "issue an SNAA a key (operator key; the secret is shown once)", admin: cmdKeysIssue, opts: []string{"name"}},
+		{name: "keys create", args: "--name NAME", about: "issue yourself another key (SNAA key; the secret is shown once)", admin: cmdKeysCreate, opts: []string{"name"}},
+		{name: "keys list", args: "[SNAA_ID]", about: "list keys, never secrets: an SNAA's (operator key) or your own (SNAA key)", admin: cmdKeysList},
+		{name: "keys revoke", args: "[SNAA_ID] KEY_ID", about: "revoke a key: an SNAA's (operator key) or one of your own (SNAA key)", admin: cmdKeysRevoke},
 		{name: "audit", args: "[--after SEQ] [--limit N]", about: "read the audit log", admin: cmdAudit, opts: []string{"after", "limit"}},
 		{name: "backup", args: "FILE", about: "consistent copy of the running node's database", admin: cmdBackup},
 		{name: "whoami", args: "[--test]", about: "the SNAA of the key (SNAA key)", admin: cmdWhoami, opts: []string{"test"}},
-		{name: "create", args: "[--test] [--custom-id ID] [--idempotency-key K] (--file PAYLOAD.json | --url URL --metadata FILE|-)",
-			about: "create an identifier", admin: cmdCreate, opts: []string{"test", "custom-id", "idempotency-key", "file", "url", "metadata"}},
-		{name: "update", args: "HANDLE [--if-match VERSION] (--file PATCH.json | [--url URL] [--metadata FILE|-])",
-			about: "update an identifier by merge", admin: cmdUpdate, opts: append([]string{"if-match", "file", "url", "metadata"}, handleOpts...)},
+		{name: "create", args: "[--test] [--custom-id ID] [--idempotency-key K] (--file PAYLOAD.json | --url URL --metadata FILE|-) [--status S]",
+			about: "create an identifier (--status overrides the metadata's status)", admin: cmdCreate, opts: []string{"test", "custom-id", "idempotency-key", "file", "url", "metadata", "status"}},
+		{name: "update", args: "HANDLE [--if-match VERSION] (--file PATCH.json | [--url URL] [--metadata FILE|-] [--status S])",
+			about: "update an identifier by merge", admin: cmdUpdate, opts: append([]string{"if-match", "file", "url", "metadata", "status"}, handleOpts...)},
 		{name: "get", args: "HANDLE", about: "read an identifier", admin: cmdGet, opts: handleOpts},
-		{name: "history", args: "HANDLE", about: "its changes: time, key, URL/metadata before and after", admin: cmdHistory, opts: handleOpts},
+		{name: "history", args: "HANDLE", about: "its changes: time, key, and every field that changed, before → after", admin: cmdHistory, opts: handleOpts},
 		{name: "stats", args: "[HANDLE] [--test] [--from YYYY-MM-DD] [--to YYYY-MM-DD]",
 			about: "resolutions per day of the namespace or one identifier", admin: cmdStats, opts: append([]string{"from", "to"}, handleOpts...)},
 		{name: "list", args: "[--test] [--status S] [--url URL] [--limit N] [--cursor C]",
 			about: "list the namespace's identifiers (--url: exact, or a prefix ending in *)", admin: cmdList, opts: []string{"test", "status", "url", "limit", "cursor"}},
+		{name: "events", args: "[--test] [--after SEQ] [--limit N] [--all]",
+			about: "the namespace's change feed: every write in order (--after: the last seq you have)", admin: cmdEvents, opts: []string{"test", "after", "limit", "all"}},
+		{name: "linkcheck", args: "[HANDLE] [--test] [--state broken|recovering|failing|all] [--limit N] [--cursor C]",
+			about: "the link checker's findings in the namespace, or every result of one identifier", admin: cmdLinkcheck, opts: append([]string{"state", "limit", "cursor"}, handleOpts...)},
+		{name: "webhooks list", args: "[--test]", about: "the namespace's webhook endpoints", admin: cmdWebhooksList, opts: []string{"test"}},
+		{name: "webhooks add", args: "--url URL [--kind KIND]… [--description TEXT] [--after SEQ] [--test]",
+			about: "register an endpoint for the change feed (its signing secret is shown once)", admin: cmdWebhooksAdd, opts: []string{"test", "url", "kind", "description", "after"}},
+		{name: "webhooks get", args: "ID [--test]", about: "one endpoint and its delivery state", admin: cmdWebhooksGet, opts: []string{"test"}},
+		{name: "webhooks deliveries", args: "ID [--limit N] [--test]", about: "an endpoint's last delivery attempts, newest first", admin: cmdWebhooksDeliveries, opts: []string{"test", "limit"}},
+		{name: "webhooks enable", args: "ID [--test]", about: "resume a disabled endpoint from its cursor", admin: cmdWebhooksEnable, opts: []string{"test"}},
+		{name: "webhooks delete", args: "ID [--test]", about: "remove an endpoint and its delivery log", admin: cmdWebhooksDelete, opts: []string{"test"}},
 		{name: "bulk", args: "FILE|- [--test]", about: "create/update from JSON Lines ({\"id\"?,\"url\"?,\"metadata\"?} per line) or CSV (.csv; columns id,url,status,metadata)",
 			admin: cmdBulk, opts: []string{"test"}},
 		{name: "hdl resolve", args: "HANDLE --server HOST:PORT [--udp] [--type T]… [--index N]… [--json]",
@@ -189,7 +206,7 @@ func (p *parsed) v(name string) string { return p.vals[name] }
 // when no command was recognised).
 type argError struct {
 	cmd   *command
-	group string // keys or hdl, for an error in choosing the group's subcommand
+	group string // keys, webhooks or hdl, for an error in choosing the group's subcommand
 	msg   string
 }
 
@@ -293,7 +310,7 @@ func parseLine(args []string) (*parsed, error) {
 		return nil, &argError{msg: "no command given"}
 	}
 	name, n := pos[0], 1
-	if group := pos[0]; group == "keys" || group == "hdl" {
+	if group := pos[0]; group == "keys" || group == "hdl" || group == "webhooks" {
 		if len(pos) < 2 {
 			return nil, &argError{group: group, msg: fmt.Sprintf("want a subcommand: %s", groupSubs(group))}
 		}

@@ -22,9 +22,22 @@ var parseRows = []struct {
 	lists map[string][]string
 }{
 	{[]string{"--admin", "http://a", "apply", "--organisation", "Org", "--tech-name=T", "--tech-email", "t@x", "--admin-name", "A",
-		"--admin-email=a@x", "--policy-version", "v1", "--maintenance", "we do", "--file", "app.json", "--key-file", "k", "--json"},
+		"--admin-email=a@x", "--policy-version", "v1", "--maintenance", "we do", "--file", "app.json", "--key-file", "k", "--json", "--prefix", "21.T1", "--custom-ids"},
 		"apply", nil, map[string]string{"admin": "http://a", "organisation": "Org", "tech-name": "T", "tech-email": "t@x", "admin-name": "A",
-			"admin-email": "a@x", "policy-version": "v1", "maintenance": "we do", "file": "app.json", "key-file": "k", "json": "true"}, nil},
+			"admin-email": "a@x", "policy-version": "v1", "maintenance": "we do", "file": "app.json", "key-file": "k", "json": "true", "custom-ids": "true"},
+		map[string][]string{"prefix": {"21.T1"}}},
+	{[]string{"apply-status", "APP1", "--token-file", "t"}, "apply-status", []string{"APP1"}, map[string]string{"token-file": "t"}, nil},
+	{[]string{"keys", "create", "--name", "ci"}, "keys create", nil, map[string]string{"name": "ci"}, nil},
+	{[]string{"events", "--test", "--after", "3", "--limit", "10", "--all"}, "events", nil, map[string]string{"test": "true", "after": "3", "limit": "10", "all": "true"}, nil},
+	{[]string{"linkcheck", "21.1/NS/ID", "--state", "all", "--limit", "5", "--cursor", "c", "--svc", "s", "--test", "--prod"}, "linkcheck", []string{"21.1/NS/ID"},
+		map[string]string{"state": "all", "limit": "5", "cursor": "c", "svc": "s", "test": "true", "prod": "true"}, nil},
+	{[]string{"webhooks", "list", "--test"}, "webhooks list", nil, map[string]string{"test": "true"}, nil},
+	{[]string{"webhooks", "add", "--url", "https://h", "--kind", "handle.create", "--kind=handle.update", "--description", "d", "--after", "0", "--test"}, "webhooks add", nil,
+		map[string]string{"url": "https://h", "description": "d", "after": "0", "test": "true"}, map[string][]string{"kind": {"handle.create", "handle.update"}}},
+	{[]string{"webhooks", "get", "W1", "--test"}, "webhooks get", []string{"W1"}, map[string]string{"test": "true"}, nil},
+	{[]string{"webhooks", "deliveries", "W1", "--limit", "5", "--test"}, "webhooks deliveries", []string{"W1"}, map[string]string{"limit": "5", "test": "true"}, nil},
+	{[]string{"webhooks", "enable", "W1", "--test"}, "webhooks enable", []string{"W1"}, map[string]string{"test": "true"}, nil},
+	{[]string{"webhooks", "delete", "W1", "--test"}, "webhooks delete", []string{"W1"}, map[string]string{"test": "true"}, nil},
 	{[]string{"applications", "--state", "SUBMITTED"}, "applications", nil, map[string]string{"state": "SUBMITTED"}, nil},
 	{[]string{"application", "APP1", "--json=false"}, "application", []string{"APP1"}, map[string]string{"json": "false"}, nil},
 	{[]string{"approve", "APP1", "--namespace", "X", "--prefix", "21.1", "--prefix=21.T1", "--custom-ids", "--note", "hi"},
@@ -41,10 +54,10 @@ var parseRows = []struct {
 	{[]string{"audit", "--after", "10", "--limit=5"}, "audit", nil, map[string]string{"after": "10", "limit": "5"}, nil},
 	{[]string{"backup", "--", "-odd-name.db"}, "backup", []string{"-odd-name.db"}, map[string]string{}, nil},
 	{[]string{"whoami", "--test"}, "whoami", nil, map[string]string{"test": "true"}, nil},
-	{[]string{"--test", "create", "--custom-id", "c1", "--idempotency-key", "k1", "--url", "https://x", "--metadata", "-", "--file", "p.json"},
-		"create", nil, map[string]string{"test": "true", "custom-id": "c1", "idempotency-key": "k1", "url": "https://x", "metadata": "-", "file": "p.json"}, nil},
-	{[]string{"update", "21.1/NS/ID", "--if-match", "3", "--url", "https://y", "--metadata", "m.json", "--file", "p.json", "--svc", "s", "--prod", "--no-test"},
-		"update", []string{"21.1/NS/ID"}, map[string]string{"if-match": "3", "url": "https://y", "metadata": "m.json", "file": "p.json", "svc": "s", "prod": "true", "test": "false"}, nil},
+	{[]string{"--test", "create", "--custom-id", "c1", "--idempotency-key", "k1", "--url", "https://x", "--metadata", "-", "--file", "p.json", "--status", "SUBMITTED"},
+		"create", nil, map[string]string{"test": "true", "custom-id": "c1", "idempotency-key": "k1", "url": "https://x", "metadata": "-", "file": "p.json", "status": "SUBMITTED"}, nil},
+	{[]string{"update", "21.1/NS/ID", "--if-match", "3", "--url", "https://y", "--metadata", "m.json", "--file", "p.json", "--svc", "s", "--prod", "--no-test", "--status", "DEPRECATED"},
+		"update", []string{"21.1/NS/ID"}, map[string]string{"if-match": "3", "url": "https://y", "metadata": "m.json", "file": "p.json", "svc": "s", "prod": "true", "test": "false", "status": "DEPRECATED"}, nil},
 	{[]string{"get", "21.1/NS/ID", "-test", "--svc=x", "--prod=false"}, "get", []string{"21.1/NS/ID"}, map[string]string{"test": "true", "svc": "x", "prod": "false"}, nil},
 	{[]string{"history", "--svc", "x", "21.1/NS/ID", "--test", "false", "--prod"}, "history", []string{"21.1/NS/ID"}, map[string]string{"svc": "x", "test": "false", "prod": "true"}, nil},
 	{[]string{"stats", "21.1/NS/ID", "--from", "2026-01-01", "--to=2026-01-31", "--test", "--svc", "svc", "--prod"}, "stats", []string{"21.1/NS/ID"},
@@ -195,7 +208,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--nope", "get", "x"}, "get", "unknown option --nope"},
 		{[]string{"approve", "A", "--custom-ids=perhaps"}, "approve", "--custom-ids is a switch"},
 		{[]string{"get", "a", "b"}, "get", "want exactly one HANDLE"},
-		{[]string{"keys", "revoke", "S1"}, "keys revoke", "want SNAA_ID and KEY_ID"},
+		{[]string{"keys", "revoke", "S1", "K1", "K2"}, "keys revoke", "want KEY_ID (one of your own keys) or SNAA_ID KEY_ID (operator)"},
+		{[]string{"snaa-set", "S1"}, "snaa-set", "nothing to change: give --custom-ids/--no-custom-ids, --suspended/--no-suspended or --prefix P"},
 		{[]string{"hdl", "resolve", "--server", "127.0.0.1:1"}, "hdl resolve", "want exactly one HANDLE"},
 		{[]string{"hdl", "resolve", "x", "--index", "one"}, "hdl resolve", `--index "one": want an integer`},
 		{[]string{"hdl", "siteinfo", "--timeout", "soon"}, "hdl siteinfo", `--timeout "soon"`},
@@ -209,10 +223,10 @@ func TestUsageErrors(t *testing.T) {
 			t.Errorf("%q: exit %d, stdout %q, stderr:\n%s", c.args, code, out, errs)
 		}
 	}
-	for _, args := range [][]string{{"keys", "frob"}, {"hdl"}} {
+	for _, args := range [][]string{{"keys", "frob"}, {"hdl"}, {"webhooks"}} {
 		code, out, errs := pidctl(t, args...)
 		g := args[0]
-		if code != 2 || out != "" || !strings.HasPrefix(errs, "pidctl "+g+": want ") && !strings.HasPrefix(errs, "pidctl "+g+`: unknown subcommand "frob": want issue, list, revoke`) ||
+		if code != 2 || out != "" || !strings.HasPrefix(errs, "pidctl "+g+": want ") && !strings.HasPrefix(errs, "pidctl "+g+`: unknown subcommand "frob": want issue, create, list, revoke`) ||
 			!strings.HasSuffix(errs, "run 'pidctl help "+g+"' for the rest\n") || !strings.Contains(errs, "\nusage: pidctl "+g+" ") {
 			t.Errorf("%q: exit %d, stderr:\n%s", args, code, errs)
 		}
@@ -238,7 +252,7 @@ func TestUsageErrors(t *testing.T) {
 			t.Errorf("%s --help differs from help %s:\n%s", c.name, c.name, viaH.String())
 		}
 	}
-	if code, out, _ := pidctl(t, "help", "keys"); code != 0 || strings.Count(out, "usage: pidctl keys ") != 3 {
+	if code, out, _ := pidctl(t, "help", "keys"); code != 0 || strings.Count(out, "usage: pidctl keys ") != 4 {
 		t.Errorf("help keys: exit %d\n%s", code, out)
 	}
 	if code, out, _ := pidctl(t, "help"); code != 0 || !strings.Contains(out, "pidctl approve ID") {
@@ -254,7 +268,7 @@ func TestSwitchesAgainstTheAPI(t *testing.T) {
 	op := []string{"--admin", url, "--key-file", opFile}
 	var app struct{ ID string }
 	out := mustRun(t, append(op, "apply", "--json", "--organisation", "Switch Lab", "--tech-name", "T", "--tech-email", "t@example.org",
-		"--admin-name", "A", "--admin-email", "a@example.org", "--policy-version", "v1.0", "--maintenance", "The lab keeps its pages.")...)
+		"--admin-name", "A", "--admin-email", "a@example.org", "--policy-version", "1", "--maintenance", "The lab keeps its pages.")...)
 	if err := json.Unmarshal([]byte(out), &app); err != nil || app.ID == "" {
 		t.Fatalf("apply: %q %v", out, err)
 	}

@@ -7,8 +7,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -55,26 +57,64 @@ func readInput(name string) ([]byte, error) {
 	return os.ReadFile(name)
 }
 
-// payload builds a write body from --file, or --url and --metadata.
+// payload builds a write body from --file, or --url and --metadata; --status
+// sets metadata.status in either (an update with --status alone changes
+// only the status: the API merges metadata field by field).
 func (c *client) payload() ([]byte, error) {
+	status := c.v("status")
 	if f := c.v("file"); f != "" {
-		return readInput(f)
+		b, err := readInput(f)
+		if err != nil || status == "" {
+			return b, err
+		}
+		var p map[string]json.RawMessage
+		if err := json.Unmarshal(b, &p); err != nil || p == nil {
+			return nil, fmt.Errorf("%s: --status needs the file to be a JSON object: %v", f, err)
+		}
+		if p["metadata"], err = withStatus(p["metadata"], status); err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		return json.Marshal(p)
 	}
 	p := map[string]any{}
 	if u := c.v("url"); u != "" {
 		p["url"] = u
 	}
+	var meta json.RawMessage
 	if m := c.v("metadata"); m != "" {
 		b, err := readInput(m)
 		if err != nil {
 			return nil, err
 		}
-		p["metadata"] = json.RawMessage(b)
+		meta = b
+	}
+	if status != "" {
+		var err error
+		if meta, err = withStatus(meta, status); err != nil {
+			return nil, fmt.Errorf("--metadata: %w", err)
+		}
+	}
+	if meta != nil {
+		p["metadata"] = meta
 	}
 	if len(p) == 0 {
-		return nil, usageErr("give --file PAYLOAD.json, or --url and/or --metadata FILE")
+		return nil, usageErr("give --file PAYLOAD.json, or --url, --metadata FILE and/or --status S")
 	}
 	return json.Marshal(p)
+}
+
+// withStatus returns the metadata object meta (none: an empty one) with
+// its status set. The value is sent as typed: the API checks it against
+// the model and names the allowed values if it is not one of them.
+func withStatus(meta json.RawMessage, status string) (json.RawMessage, error) {
+	m := map[string]json.RawMessage{}
+	if len(meta) > 0 {
+		if err := json.Unmarshal(meta, &m); err != nil || m == nil {
+			return nil, fmt.Errorf("the metadata must be a JSON object to set --status in it")
+		}
+	}
+	m["status"], _ = json.Marshal(status)
+	return json.Marshal(m)
 }
 
 func (c *client) whoami() (map[string]any, error) {
@@ -156,6 +196,7 @@ func cmdCreate(c *client, pos []string) error {
 		if err != nil {
 			return err
 		}
+		c.noteCustomID(id, b)
 		return c.emit(b, func() error { return c.printIdentifier(b) })
 	}
 	path = show(me["collection"])
@@ -164,6 +205,21 @@ func cmdCreate(c *client, pos []string) error {
 		return err
 	}
 	return c.emit(b, func() error { return c.printIdentifier(b) })
+}
+
+// noteCustomID says on stderr when the node wrote the custom id typed other
+// than as typed: it stores ids in upper case (docs/product.md §2, matching
+// folds ASCII case), and pidctl sends the id as typed and shows the node's
+// handle, so the difference is the node's and is said, not hidden.
+func (c *client) noteCustomID(typed string, reply []byte) {
+	var id struct {
+		Handle string `json:"handle"`
+		ID     string `json:"id"`
+	}
+	if json.Unmarshal(reply, &id) != nil || id.ID == "" || id.ID == typed {
+		return
+	}
+	fmt.Fprintf(c.errw, "pidctl create: note: the node wrote the id %q as %q (handle %s); ids match in any case\n", typed, id.ID, id.Handle)
 }
 
 func cmdUpdate(c *client, pos []string) error {
@@ -226,12 +282,8 @@ func cmdHistory(c *client, pos []string) error {
 				Action  string `json:"action"`
 				KeyName string `json:"key_name"`
 				KeyID   string `json:"key_id"`
-				Before  *struct {
-					URL string `json:"url"`
-				} `json:"before"`
-				After *struct {
-					URL string `json:"url"`
-				} `json:"after"`
+				Before  any    `json:"before"`
+				After   any    `json:"after"`
 			}
 		}
 		if err := json.Unmarshal(b, &hist); err != nil {
@@ -239,18 +291,81 @@ func cmdHistory(c *client, pos []string) error {
 		}
 		var rows [][]string
 		for _, ch := range hist.Changes {
-			u := ""
-			switch {
-			case ch.Before == nil && ch.After != nil:
-				u = ch.After.URL
-			case ch.Before != nil && ch.After != nil && ch.Before.URL != ch.After.URL:
-				u = ch.Before.URL + " → " + ch.After.URL
+			who := []string{ch.Time, ch.Action, ch.KeyName + " (" + ch.KeyID + ")"}
+			diffs := changedFields(ch.Before, ch.After)
+			if len(diffs) == 0 {
+				diffs = []string{"-"}
 			}
-			rows = append(rows, []string{ch.Time, ch.Action, ch.KeyName + " (" + ch.KeyID + ")", u})
+			// One line per changed field, the write's time, action and key
+			// on its first.
+			for i, d := range diffs {
+				if i == 1 {
+					who = []string{"", "", ""}
+				}
+				rows = append(rows, append(append([]string(nil), who...), d))
+			}
 		}
-		c.table("WHEN\tACTION\tKEY\tURL", rows)
+		c.table("WHEN\tACTION\tKEY\tCHANGE", rows)
 		return nil
 	})
+}
+
+// changedFields lists every field that differs between a write's before and
+// after (url, metadata.status, metadata.resource_info.label, …; objects are
+// compared member by member, anything else as a whole), sorted by name, as
+// "field: before → after"; a field only before or only after shows as
+// "field: value" or "field: value → (removed)". A create (no before) lists
+// every field it set.
+func changedFields(before, after any) []string {
+	bf, af := map[string]string{}, map[string]string{}
+	flatten("", before, bf)
+	flatten("", after, af)
+	names := map[string]bool{}
+	for k := range bf {
+		names[k] = true
+	}
+	for k := range af {
+		names[k] = true
+	}
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(names)) {
+		bv, inB := bf[k]
+		av, inA := af[k]
+		switch {
+		case inB && inA && bv == av:
+		case !inB:
+			out = append(out, k+": "+av)
+		case !inA:
+			out = append(out, k+": "+bv+" → (removed)")
+		default:
+			out = append(out, k+": "+bv+" → "+av)
+		}
+	}
+	return out
+}
+
+// flatten puts v's leaves into m under dotted names; the top level's
+// metadata object's members are named metadata.<member>.
+func flatten(name string, v any, m map[string]string) {
+	if o, ok := v.(map[string]any); ok {
+		for k, e := range o {
+			n := k
+			if name != "" {
+				n = name + "." + k
+			}
+			flatten(n, e, m)
+		}
+		return
+	}
+	if name == "" {
+		return
+	}
+	if s, ok := v.(string); ok {
+		m[name] = s
+		return
+	}
+	b, _ := json.Marshal(v)
+	m[name] = string(b)
 }
 
 // cmdStats prints resolutions per day of the key's namespace, or of HANDLE.

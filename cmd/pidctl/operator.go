@@ -11,13 +11,26 @@ import (
 	"strings"
 )
 
+// cmdApply sends an application through the public route, which takes no
+// key: an applicant has none, and a key file in the environment is not
+// sent (a listener that refuses keys in clear text would refuse the
+// application).
 func cmdApply(c *client, pos []string) error {
+	if len(pos) != 0 {
+		return usageErr("apply takes no positional arguments")
+	}
 	req := map[string]any{
 		"organisation":           c.v("organisation"),
 		"technical_contact":      map[string]string{"name": c.v("tech-name"), "email": c.v("tech-email")},
 		"administrative_contact": map[string]string{"name": c.v("admin-name"), "email": c.v("admin-email")},
 		"policy_version":         c.v("policy-version"),
 		"maintenance_statement":  c.v("maintenance"),
+	}
+	if ps := c.lists["prefix"]; len(ps) > 0 {
+		req["prefixes"] = ps
+	}
+	if c.v("custom-ids") == "true" {
+		req["custom_ids"] = true
 	}
 	var body any = req
 	if f := c.v("file"); f != "" {
@@ -27,7 +40,49 @@ func cmdApply(c *client, pos []string) error {
 		}
 		body = b
 	}
-	b, _, err := c.do("POST", "/ops/v1/applications", body)
+	c.key = ""
+	b, _, err := c.do("POST", "/apply/v1/applications", body)
+	if err != nil {
+		return err
+	}
+	return c.emit(b, func() error {
+		var rc struct {
+			ID          string `json:"id"`
+			State       string `json:"state"`
+			StatusToken string `json:"status_token"`
+			StatusURL   string `json:"status_url"`
+		}
+		if err := json.Unmarshal(b, &rc); err != nil {
+			return err
+		}
+		fmt.Fprintf(c.out, "application %s: %s\n", rc.ID, rc.State)
+		fmt.Fprintf(c.out, "status token — shown only now, store it (e.g. in a file for --token-file):\n%s\n", rc.StatusToken)
+		fmt.Fprintf(c.out, "status: pidctl apply-status %s --token-file FILE, or GET %s with the token as bearer\n", rc.ID, c.base+rc.StatusURL)
+		return nil
+	})
+}
+
+// cmdApplyStatus shows an application's state to its applicant: the status
+// token from --token-file (or PIDCTL_STATUS_TOKEN_FILE) is the bearer token,
+// and no API key is sent.
+func cmdApplyStatus(c *client, pos []string) error {
+	id, err := one(pos, "application ID")
+	if err != nil {
+		return err
+	}
+	f := c.v("token-file")
+	if f == "" {
+		f = os.Getenv("PIDCTL_STATUS_TOKEN_FILE")
+	}
+	if f == "" {
+		return usageErr("give the status token that apply printed: --token-file FILE (or PIDCTL_STATUS_TOKEN_FILE)")
+	}
+	tok, err := os.ReadFile(f)
+	if err != nil {
+		return err
+	}
+	c.key = strings.TrimSpace(string(tok))
+	b, _, err := c.do("GET", "/apply/v1/applications/"+url.PathEscape(id), nil)
 	if err != nil {
 		return err
 	}
@@ -126,7 +181,8 @@ func cmdSNAASet(c *client, pos []string) error {
 		return err
 	}
 	req := map[string]any{}
-	// A switch not given leaves the field as it is.
+	// A switch not given leaves the field as it is; with none given there
+	// is nothing to change, and a request would only write an audit entry.
 	for opt, field := range map[string]string{"custom-ids": "custom_ids", "suspended": "suspended"} {
 		if v := c.v(opt); v != "" {
 			req[field] = v == "true"
@@ -142,6 +198,9 @@ func cmdSNAASet(c *client, pos []string) error {
 		}
 		req["max_keys"] = n // its range is the API's to check
 	}
+	if len(req) == 0 {
+		return usageErr("nothing to change: give --custom-ids/--no-custom-ids, --suspended/--no-suspended, --prefix P or --max-keys N")
+	}
 	b, _, err := c.do("PATCH", "/ops/v1/snaas/"+url.PathEscape(id), req)
 	if err != nil {
 		return err
@@ -154,7 +213,21 @@ func cmdKeysIssue(c *client, pos []string) error {
 	if err != nil {
 		return err
 	}
-	b, _, err := c.do("POST", "/ops/v1/snaas/"+url.PathEscape(snaa)+"/keys", map[string]string{"name": c.v("name")})
+	return c.issueKey("/ops/v1/snaas/" + url.PathEscape(snaa) + "/keys")
+}
+
+// ownKeys is the path of the calling SNAA's keys (the same on either base).
+const ownKeys = "/pid/v2/keys"
+
+func cmdKeysCreate(c *client, pos []string) error {
+	if len(pos) != 0 {
+		return usageErr("keys create takes no positional arguments; an operator issues an SNAA a key with keys issue SNAA_ID")
+	}
+	return c.issueKey(ownKeys)
+}
+
+func (c *client) issueKey(path string) error {
+	b, _, err := c.do("POST", path, map[string]string{"name": c.v("name")})
 	if err != nil {
 		return err
 	}
@@ -168,25 +241,40 @@ func cmdKeysIssue(c *client, pos []string) error {
 	})
 }
 
+// cmdKeysList lists SNAA_ID's keys (the operator's route), or with no
+// argument the caller's own (an SNAA key).
 func cmdKeysList(c *client, pos []string) error {
-	snaa, err := one(pos, "SNAA_ID")
-	if err != nil {
-		return err
+	path := ownKeys
+	switch len(pos) {
+	case 0:
+	case 1:
+		path = "/ops/v1/snaas/" + url.PathEscape(pos[0]) + "/keys"
+	default:
+		return usageErr("want at most one SNAA_ID (none: your own keys)")
 	}
-	return listTable(c, "/ops/v1/snaas/"+url.PathEscape(snaa)+"/keys", "keys", "id", "name", "created", "last_used", "revoked")
+	return listTable(c, path, "keys", "id", "name", "created", "last_used", "revoked")
 }
 
+// cmdKeysRevoke revokes SNAA_ID's key KEY_ID (the operator's route), or
+// with KEY_ID alone one of the caller's own keys (an SNAA key).
 func cmdKeysRevoke(c *client, pos []string) error {
-	if len(pos) != 2 {
-		return usageErr("want SNAA_ID and KEY_ID")
+	var path string
+	switch len(pos) {
+	case 1:
+		path = ownKeys + "/" + url.PathEscape(pos[0])
+	case 2:
+		path = "/ops/v1/snaas/" + url.PathEscape(pos[0]) + "/keys/" + url.PathEscape(pos[1])
+	default:
+		return usageErr("want KEY_ID (one of your own keys) or SNAA_ID KEY_ID (operator)")
 	}
-	if _, _, err := c.do("DELETE", "/ops/v1/snaas/"+url.PathEscape(pos[0])+"/keys/"+url.PathEscape(pos[1]), nil); err != nil {
+	keyID := pos[len(pos)-1]
+	if _, _, err := c.do("DELETE", path, nil); err != nil {
 		return err
 	}
 	if c.json {
 		fmt.Fprintln(c.out, `{"revoked":true}`)
 	} else {
-		fmt.Fprintf(c.out, "key %s revoked\n", pos[1])
+		fmt.Fprintf(c.out, "key %s revoked\n", keyID)
 	}
 	return nil
 }
@@ -211,7 +299,9 @@ func cmdBackup(c *client, pos []string) error {
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Authorization", "Bearer "+c.key)
+	if c.key != "" {
+		req.Header.Set("Authorization", "Bearer "+c.key)
+	}
 	res, err := (&http.Client{}).Do(req) // no timeout: a big database takes a while
 	if err != nil {
 		return err

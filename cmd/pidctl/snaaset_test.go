@@ -21,7 +21,7 @@ func TestPidctlSNAASet(t *testing.T) {
 	var app struct{ ID string }
 	out := mustRun(t, append(op, "--json", "apply", "--organisation", "Set Lab",
 		"--tech-name", "Tech", "--tech-email", "tech@example.org", "--admin-name", "Boss", "--admin-email", "boss@example.org",
-		"--policy-version", "v1.0", "--maintenance", "kept")...)
+		"--policy-version", "1", "--maintenance", "kept")...)
 	if err := json.Unmarshal([]byte(out), &app); err != nil || app.ID == "" {
 		t.Fatalf("apply: %q %v", out, err)
 	}
@@ -129,6 +129,14 @@ func TestPidctlSNAASet(t *testing.T) {
 	}
 	if got := show(); got.CustomIDs != before.CustomIDs || got.Suspended != before.Suspended || !slices.Equal(got.Prefixes, before.Prefixes) {
 		t.Errorf("a refused snaa-set changed the SNAA: %+v → %+v", before, got)
+	}
+	// No switch: a usage error, and nothing is sent (no audit entry).
+	audit := mustRun(t, append(op, "audit", "--limit", "1000")...)
+	if code, out, errs := pidctl(t, append(op, "snaa-set", id)...); code != 2 || out != "" || !strings.Contains(errs, "nothing to change") {
+		t.Errorf("snaa-set with no switch: exit %d %s %s, want 2 and a usage error", code, out, errs)
+	}
+	if got := mustRun(t, append(op, "audit", "--limit", "1000")...); got != audit {
+		t.Errorf("snaa-set with no switch wrote to the audit log:\n%s", got)
 	}
 	if code, _, errs := pidctl(t, append(op, "snaa-set", "no-such-snaa", "--suspended", "true")...); code != 1 || !strings.Contains(errs, "404") {
 		t.Errorf("unknown SNAA: exit %d %s, want 1 and 404", code, errs)
