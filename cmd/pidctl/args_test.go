@@ -209,7 +209,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"approve", "A", "--custom-ids=perhaps"}, "approve", "--custom-ids is a switch"},
 		{[]string{"get", "a", "b"}, "get", "want exactly one HANDLE"},
 		{[]string{"keys", "revoke", "S1", "K1", "K2"}, "keys revoke", "want KEY_ID (one of your own keys) or SNAA_ID KEY_ID (operator)"},
-		{[]string{"snaa-set", "S1"}, "snaa-set", "nothing to change: give --custom-ids/--no-custom-ids, --suspended/--no-suspended or --prefix P"},
+		{[]string{"snaa-set", "S1"}, "snaa-set", "nothing to change: give --custom-ids/--no-custom-ids, --suspended/--no-suspended, --prefix P or --max-keys N"},
 		{[]string{"hdl", "resolve", "--server", "127.0.0.1:1"}, "hdl resolve", "want exactly one HANDLE"},
 		{[]string{"hdl", "resolve", "x", "--index", "one"}, "hdl resolve", `--index "one": want an integer`},
 		{[]string{"hdl", "siteinfo", "--timeout", "soon"}, "hdl siteinfo", `--timeout "soon"`},

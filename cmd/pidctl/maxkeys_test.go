@@ -17,7 +17,7 @@ func TestPidctlSNAASetMaxKeys(t *testing.T) {
 	var app struct{ ID string }
 	out := mustRun(t, append(op, "--json", "apply", "--organisation", "Keys Lab",
 		"--tech-name", "Tech", "--tech-email", "tech@example.org", "--admin-name", "Boss", "--admin-email", "boss@example.org",
-		"--policy-version", "v1.0", "--maintenance", "kept")...)
+		"--policy-version", "1", "--maintenance", "kept")...)
 	if err := json.Unmarshal([]byte(out), &app); err != nil || app.ID == "" {
 		t.Fatalf("apply: %q %v", out, err)
 	}
