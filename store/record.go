@@ -5,11 +5,11 @@ import (
 	"encoding/binary"
 	"fmt"
 	"time"
-	"unsafe"
 
 	"go.etcd.io/bbolt"
 
 	"pidnode/handlev"
+	"pidnode/internal/unsafeconv"
 )
 
 // recordFormat is the first byte of every value in BucketRecords. A new layout
@@ -75,7 +75,7 @@ func decodeStored(b []byte) (Stored, error) {
 	// cache miss and for the garbage collector while the record is cached.
 	own := bytes.Clone(b[off:])
 	if hl > 0 {
-		s.Record.Handle = unsafe.String(&own[0], int(hl))
+		s.Record.Handle = unsafeconv.String(own[:hl])
 	}
 	off += int(hl)
 	vs, n, err := handlev.DecodeValuesShared(own[hl:])
@@ -109,7 +109,9 @@ func getRecord(btx *bbolt.Tx, key string) (Stored, bool, error) {
 	if b == nil {
 		return Stored{}, false, fmt.Errorf("store: bucket %s missing", BucketRecords)
 	}
-	v := b.Get(keyBytes(key))
+	// bbolt's Get neither modifies nor retains the key, so it may view key's
+	// bytes; never do this for Put.
+	v := b.Get(unsafeconv.Bytes(key))
 	if v == nil {
 		return Stored{}, false, nil
 	}

@@ -15,7 +15,6 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
-	"unsafe"
 
 	"go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
@@ -460,10 +459,4 @@ func (db *DB) Backup(w io.Writer) (int64, error) {
 		return n, fmt.Errorf("store: backup: %w", err)
 	}
 	return n, nil
-}
-
-// keyBytes views key as bytes without copying, for bbolt lookups (Get, Seek),
-// which neither modify nor retain the key. Never pass it to Put.
-func keyBytes(key string) []byte {
-	return unsafe.Slice(unsafe.StringData(key), len(key))
 }
