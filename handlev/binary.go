@@ -404,38 +404,22 @@ func internType(b []byte) string {
 	return string(b)
 }
 
-// internKnownType returns the well-known type name b spells, or "" if it is
-// none.
+// InternedTypes are the type names the decoders intern: a decoded value whose
+// type spells one of them gets that very string (the same data pointer), not
+// a copy, so it costs no heap memory. The cache relies on the pointer identity
+// when it charges an entry for its memory. Read only.
+var InternedTypes = [...]string{
+	TypeURL, TypeEmail, TypeAdmin, TypeVList, TypeSite, TypePubKey, TypeAlias, TypeStatus, TypeRelated,
+	"SCHEMA_VER", "METADATA_LICENSE", "RESOURCE", "CHANGES", "DESC",
+}
+
+// internKnownType returns the element of InternedTypes b spells, or "" if it
+// is none.
 func internKnownType(b []byte) string {
-	switch string(b) { // no allocation: the compiler compares in place
-	case TypeURL:
-		return TypeURL
-	case TypeEmail:
-		return TypeEmail
-	case TypeAdmin:
-		return TypeAdmin
-	case TypeVList:
-		return TypeVList
-	case TypeSite:
-		return TypeSite
-	case TypePubKey:
-		return TypePubKey
-	case TypeAlias:
-		return TypeAlias
-	case TypeStatus:
-		return TypeStatus
-	case TypeRelated:
-		return TypeRelated
-	case "SCHEMA_VER":
-		return "SCHEMA_VER"
-	case "METADATA_LICENSE":
-		return "METADATA_LICENSE"
-	case "RESOURCE":
-		return "RESOURCE"
-	case "CHANGES":
-		return "CHANGES"
-	case "DESC":
-		return "DESC"
+	for _, t := range &InternedTypes {
+		if string(b) == t { // no allocation: the compiler compares in place
+			return t
+		}
 	}
 	return ""
 }
