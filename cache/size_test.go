@@ -18,10 +18,9 @@ import (
 // strings and slices alias. Nothing it returns is kept by the source, so
 // everything a Load allocates is held by the cache alone.
 type encodedSource struct {
-	handle string
-	enc    []byte // handlev.AppendValues of the values
-	owned  bool   // build each part separately instead (a record made in code)
-	vals   []handlev.Value
+	enc   []byte // handlev.AppendValues of the values
+	owned bool   // build each part separately instead (a record made in code)
+	vals  []handlev.Value
 }
 
 func (s *encodedSource) Load(key string) (handlev.Record, bool, error) {
