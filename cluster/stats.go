@@ -46,7 +46,7 @@ import (
 // earlier day's until published), the encodings it publishes, built from the
 // totals each flush wrote (and, the first time a day is seen after the
 // process started, from one scan of its stats bucket, which then holds
-// everything counted before; 1,000,000 keys scan in about 50 ms). A flush
+// everything counted before). A flush
 // rewrites the day's namespace key and, for each shard it touched, that
 // shard's delta, which holds every entry changed since the base was
 // written; once the deltas written since the base would, with this one,
@@ -55,9 +55,8 @@ import (
 // With n entries in a node's day and k of them changed per flush, a delta is
 // folded after about sqrt(2n/k) flushes, so a flush puts about sqrt(2nk)
 // entries (of some 25 to 45 bytes) in min(k, 256) values, and never more
-// than the whole day's n entries: n = 100,000 and k = 1,000 measured 360 KB
-// in 253 values per flush (BenchmarkStatsPublish; docs/product.md §10 has
-// the figures). Values are totals, so a publication that fails is made good
+// than the whole day's n entries (BenchmarkStatsPublish measures it;
+// docs/product.md §10 has the figures). Values are totals, so a publication that fails is made good
 // by the next one (the shards stay marked until published). A base larger
 // than statsShardMax (with 45-byte entries, ~23,000 entries; some 6 million
 // distinct identifiers and namespaces per node and day) is not published:

@@ -12,6 +12,17 @@ import (
 	"pidnode/internal/unsafeconv"
 )
 
+// A value in BucketRecords is, big-endian:
+//
+//	format   byte    recordFormat (anything else: ErrUnknownFormat)
+//	version  uint64  bumped by every write, starts at 1
+//	created  int64   unix nanoseconds, 0 = unknown
+//	updated  int64   unix nanoseconds, 0 = unknown
+//	handle   int4 length + UTF-8 bytes: the display handle
+//	values   handlev.AppendValues: int4 count + RFC 3651 values
+//
+// so the values are in the same bytes the native Handle protocol sends.
+
 // recordFormat is the first byte of every value in BucketRecords. A new layout
 // gets a new byte; decodeStored refuses bytes it does not know.
 const recordFormat byte = 1
@@ -30,7 +41,7 @@ type Stored struct {
 	Created, Updated time.Time
 }
 
-// appendStored appends the encoding of s (see doc.go) to dst.
+// appendStored appends the encoding of s (see recordFormat) to dst.
 func appendStored(dst []byte, s *Stored) []byte {
 	dst = append(dst, recordFormat)
 	dst = binary.BigEndian.AppendUint64(dst, s.Version)
