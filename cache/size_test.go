@@ -8,9 +8,9 @@ import (
 	"sync"
 	"testing"
 	"time"
-	"unsafe"
 
 	"pidnode/handlev"
+	"pidnode/internal/unsafeconv"
 )
 
 // encodedSource loads records the way the store does (store.decodeStored):
@@ -37,7 +37,7 @@ func (s *encodedSource) Load(key string) (handlev.Record, bool, error) {
 	if err != nil {
 		return handlev.Record{}, false, err
 	}
-	return handlev.Record{Handle: unsafe.String(&own[0], len(key)), Values: vs}, true, nil
+	return handlev.Record{Handle: unsafeconv.String(own[:len(key)]), Values: vs}, true, nil
 }
 
 // testValues is a record of n values: a URL, then n-1 values of dataLen bytes
