@@ -62,12 +62,29 @@ test: test-tools ## run every test (race detector, shuffled order), then the all
 	$(GO) test $(GOFLAGS_NORACE) -run '^TestWritersShareCommitsFairly$$' ./admin/
 
 .PHONY: check
-check: ## gofmt, go vet, every test, the OpenAPI lint, and a short run of every fuzz target
+check: ## gofmt, go vet, lint, every test, the OpenAPI lint, and a short run of every fuzz target
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(MAKE) --no-print-directory lint
 	$(MAKE) --no-print-directory test
 	$(MAKE) --no-print-directory openapi-lint
 	$(MAKE) --no-print-directory fuzz FUZZTIME=$(CHECKFUZZ)
+
+# staticcheck and deadcode are pinned by the tool directives of tools/go.mod, a
+# module of their own, so their dependencies never enter pidnode's go.mod or
+# build; go tool builds them once and caches them. deadcode lists functions no
+# main package (cmd/ and bench/cmd/) nor, with -test, any test reaches; it
+# exits 0 whatever it finds, so its output is the failure. Both always run, so
+# one pass shows every finding.
+TOOL ?= $(GO) tool -modfile=tools/go.mod
+
+.PHONY: lint
+lint: ## staticcheck and the dead-code check (deadcode -test), both pinned in tools/go.mod
+	@rc=0; \
+	echo "$(TOOL) staticcheck ./..."; $(TOOL) staticcheck ./... || rc=1; \
+	echo "$(TOOL) deadcode -test ./..."; out=$$($(TOOL) deadcode -test ./...) || rc=1; \
+	if [ -n "$$out" ]; then echo "$$out"; echo "deadcode: unreachable functions (remove or use them)"; rc=1; fi; \
+	exit $$rc
 
 # The description linted is admin/testdata/openapi.json, which admin's
 # TestOpenAPIGolden keeps equal to what /openapi.json serves. Redocly CLI is

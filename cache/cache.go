@@ -6,12 +6,12 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	lru "github.com/hashicorp/golang-lru/v2"
 	"golang.org/x/sync/singleflight"
 
 	"pidnode/handlev"
+	"pidnode/internal/unsafeconv"
 )
 
 // Defaults New uses for zero Config fields.
@@ -383,7 +383,7 @@ func (c *Cache) Get(key []byte) (*Entry, error) {
 	// the string does not outlive the lookup: hashing reads it, and lru.Get only
 	// indexes its map and moves the hit to the front (it stores no key; only Add
 	// does). A miss makes its own copy below before anything can keep it.
-	k := unsafe.String(unsafe.SliceData(key), len(key))
+	k := unsafeconv.String(key)
 	s := c.shardFor(k)
 	if e, ok := s.lru.Get(k); ok && c.fresh(e) {
 		s.hits.Add(1)

@@ -151,7 +151,7 @@ func (c *Counter) Count(key string) {
 // keyBytes is what one key costs besides its map slots: its copy, its
 // counter, and keySlack: the free slots the maps' smaller arrays leave in
 // shared spans once a map has grown past them (TestCounterAccountingMatchesHeap
-// measures 2 bytes a key).
+// checks the sum against the heap).
 func keyBytes(key string) int64 { return AllocSize(len(key)) + counterRefBytes + keySlack }
 
 const keySlack = 8

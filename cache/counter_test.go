@@ -6,7 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"unsafe"
+
+	"pidnode/internal/unsafeconv"
 )
 
 func drainAll(c *Counter) map[string]uint64 {
@@ -291,7 +292,7 @@ func TestCounterZeroAlloc(t *testing.T) {
 	c := NewCounter(0)
 	key := []byte("21.12345/SVC/NS/ABCD-1234-X")
 	c.Count(string(key))
-	if a := testing.AllocsPerRun(1000, func() { c.Count(unsafe.String(unsafe.SliceData(key), len(key))) }); a != 0 {
+	if a := testing.AllocsPerRun(1000, func() { c.Count(unsafeconv.String(key)) }); a != 0 {
 		t.Errorf("Count of a known key: %v allocs, want 0", a)
 	}
 }

@@ -96,7 +96,7 @@ func stringSize(s string) int64 { return AllocSize(len(s)) }
 // its handle, data, reference handles and unusual type names in one buffer:
 // when those lie in one span no larger than their lengths plus the values'
 // encoding headers, that span is charged once; otherwise each part is charged
-// on its own. Well-known type names are static strings (handlev interns them)
+// on its own. Well-known type names are static strings (handlev.InternedTypes)
 // and cost nothing.
 func recordSize(r *handlev.Record) int64 {
 	n := AllocSize(cap(r.Values) * int(valueStruct))
@@ -137,17 +137,11 @@ func recordSize(r *handlev.Record) int64 {
 	return n + parts
 }
 
-// staticTypes are the type names handlev's decoder interns: the same static
-// strings (the linker keeps one copy of each literal), not heap memory.
-var staticTypes = [...]string{
-	handlev.TypeURL, handlev.TypeEmail, handlev.TypeAdmin, handlev.TypeVList, handlev.TypeSite,
-	handlev.TypePubKey, handlev.TypeAlias, handlev.TypeStatus, handlev.TypeRelated,
-	"SCHEMA_VER", "METADATA_LICENSE", "RESOURCE", "CHANGES", "DESC",
-}
-
+// staticType reports whether t is one of handlev.InternedTypes itself (not an
+// equal copy): a static string the linker placed, not heap memory.
 func staticType(t string) bool {
 	p := unsafe.StringData(t)
-	for _, s := range staticTypes {
+	for _, s := range &handlev.InternedTypes {
 		if p == unsafe.StringData(s) {
 			return true
 		}

@@ -8,9 +8,9 @@ import (
 	"sync"
 	"testing"
 	"time"
-	"unsafe"
 
 	"pidnode/handlev"
+	"pidnode/internal/unsafeconv"
 )
 
 // encodedSource loads records the way the store does (store.decodeStored):
@@ -18,10 +18,9 @@ import (
 // strings and slices alias. Nothing it returns is kept by the source, so
 // everything a Load allocates is held by the cache alone.
 type encodedSource struct {
-	handle string
-	enc    []byte // handlev.AppendValues of the values
-	owned  bool   // build each part separately instead (a record made in code)
-	vals   []handlev.Value
+	enc   []byte // handlev.AppendValues of the values
+	owned bool   // build each part separately instead (a record made in code)
+	vals  []handlev.Value
 }
 
 func (s *encodedSource) Load(key string) (handlev.Record, bool, error) {
@@ -38,7 +37,7 @@ func (s *encodedSource) Load(key string) (handlev.Record, bool, error) {
 	if err != nil {
 		return handlev.Record{}, false, err
 	}
-	return handlev.Record{Handle: unsafe.String(&own[0], len(key)), Values: vs}, true, nil
+	return handlev.Record{Handle: unsafeconv.String(own[:len(key)]), Values: vs}, true, nil
 }
 
 // testValues is a record of n values: a URL, then n-1 values of dataLen bytes

@@ -14,6 +14,7 @@ import (
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"pidnode/registry"
 	"pidnode/store"
 )
 
@@ -26,14 +27,14 @@ import (
 //	P stats/<hh>/<YYYYMMDD>/d/<node>   delta: totals changed since the base was written
 //	P stats/ns/<YYYYMMDD>/<node>       the node's namespace totals that day
 //
-// A stats bucket key 'i' <record key> 0x00 <YYYYMMDD> is entry 'i' <record
-// key> of the day's shard hh, the two lowercase hex digits of statsShard
-// (FNV-1a of the entry key modulo statsShards = 256), so every day of one
-// identifier is in the same shard. A key 'n' <namespace key prefix> ... is
-// entry 'n' <namespace key prefix> of the day's namespace key, which holds
-// them all (a few per node: small, and kept forever). Shards published
-// before namespace keys existed hold the 'n' entries too; StatsDays reads
-// both.
+// A stats bucket key is an entry and a day (registry.SplitStatsKey, the
+// format's one decoder). An identifier's entry is an entry of the day's
+// shard hh, the two lowercase hex digits of statsShard (FNV-1a of the entry
+// modulo statsShards = 256), so every day of one identifier is in the same
+// shard. A namespace's entry (registry.NamespaceEntry) is an entry of the
+// day's namespace key, which holds them all (a few per node: small, and kept
+// forever). Shards published before namespace keys existed hold namespace
+// entries too; StatsDays reads both.
 // A value is a shard encoding (appendShardEntry): a version byte, then
 // entries in ascending key order, each the key's length (uvarint), the key
 // and the total (uvarint). A node's total of an entry on a day is its delta's
@@ -45,7 +46,7 @@ import (
 // earlier day's until published), the encodings it publishes, built from the
 // totals each flush wrote (and, the first time a day is seen after the
 // process started, from one scan of its stats bucket, which then holds
-// everything counted before; 1,000,000 keys scan in about 50 ms). A flush
+// everything counted before). A flush
 // rewrites the day's namespace key and, for each shard it touched, that
 // shard's delta, which holds every entry changed since the base was
 // written; once the deltas written since the base would, with this one,
@@ -54,9 +55,8 @@ import (
 // With n entries in a node's day and k of them changed per flush, a delta is
 // folded after about sqrt(2n/k) flushes, so a flush puts about sqrt(2nk)
 // entries (of some 25 to 45 bytes) in min(k, 256) values, and never more
-// than the whole day's n entries: n = 100,000 and k = 1,000 measured 360 KB
-// in 253 values per flush (BenchmarkStatsPublish; docs/product.md §10 has
-// the figures). Values are totals, so a publication that fails is made good
+// than the whole day's n entries (BenchmarkStatsPublish measures it;
+// docs/product.md §10 has the figures). Values are totals, so a publication that fails is made good
 // by the next one (the shards stay marked until published). A base larger
 // than statsShardMax (with 45-byte entries, ~23,000 entries; some 6 million
 // distinct identifiers and namespaces per node and day) is not published:
@@ -208,13 +208,10 @@ func compareUint(a, b uint64) int {
 	return 0
 }
 
-// splitStatsKey splits a stats bucket key into its entry key and day; ok is
-// false for a key of another form.
+// splitStatsKey is registry.SplitStatsKey with the day as a string.
 func splitStatsKey(k []byte) (entry []byte, day string, ok bool) {
-	if len(k) < 10 || k[len(k)-9] != 0 {
-		return nil, "", false
-	}
-	return k[:len(k)-9], string(k[len(k)-8:]), true
+	entry, d, ok := registry.SplitStatsKey(k)
+	return entry, string(d), ok
 }
 
 // Publishing states of a shard.
@@ -274,7 +271,7 @@ func (n *Node) PublishStats(keys [][]byte, totals []uint64) {
 		var shards [statsShards][]statsEntry
 		var ns []statsEntry
 		for _, e := range es {
-			if len(e.key) > 0 && e.key[0] == 'n' {
+			if registry.NamespaceEntry(e.key) {
 				ns = append(ns, e)
 				continue
 			}
@@ -336,7 +333,7 @@ func (p *statsPub) day(n *Node, day string) (*statsDay, error) {
 		err := n.cfg.DB.View(func(tx *store.Tx) error {
 			return tx.Bolt().Bucket(store.BucketStats).ForEach(func(k, v []byte) error {
 				if e, kd, ok := splitStatsKey(k); ok && len(v) == 8 && kd == day {
-					if e[0] == 'n' {
+					if registry.NamespaceEntry(e) {
 						ns = append(ns, statsEntry{bytes.Clone(e), binary.BigEndian.Uint64(v)})
 						return nil
 					}
@@ -481,11 +478,7 @@ func (p *statsPub) trim() {
 // of a day is the larger). It reads etcd; when etcd does not answer it
 // fails with *UnavailableError.
 func (n *Node) StatsDays(ctx context.Context, namespace bool, key string, from, to time.Time, fn func(date string, count uint64)) error {
-	kind := byte('i')
-	if namespace {
-		kind = 'n'
-	}
-	entry := append([]byte{kind}, key...)
+	entry := registry.StatsEntry(namespace, key)
 	f, t := from.Format("20060102"), to.Format("20060102")
 	ctx, cancel := context.WithTimeout(ctx, syncTimeout)
 	defer cancel()
@@ -679,7 +672,7 @@ func (n *Node) keepNamespaces(ctx context.Context, day, node string, keys []stri
 		}
 		for _, kv := range r.Kvs {
 			decodeShard(kv.Value, func(k []byte, t uint64) bool {
-				if len(k) > 0 && k[0] == 'n' {
+				if registry.NamespaceEntry(k) {
 					ns = append(ns, statsEntry{bytes.Clone(k), t})
 				}
 				return true

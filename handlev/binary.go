@@ -3,7 +3,8 @@ package handlev
 import (
 	"bytes"
 	"encoding/binary"
-	"unsafe"
+
+	"pidnode/internal/unsafeconv"
 )
 
 // RFC 3651 binary encoding of handle values (docs/handle-protocol.md §3.4). All integers
@@ -192,17 +193,8 @@ type wireReader struct {
 	b   []byte
 	off int
 	// shared: decoded strings and data alias b instead of being copied
-	// (DecodeValuesShared).
+	// (DecodeValuesShared, whose caller never modifies b afterwards).
 	shared bool
-}
-
-// sharedString returns b's bytes as a string without copying; b must never
-// change afterwards.
-func sharedString(b []byte) string {
-	if len(b) == 0 {
-		return ""
-	}
-	return unsafe.String(&b[0], len(b))
 }
 
 func (r *wireReader) remaining() int { return len(r.b) - r.off }
@@ -322,7 +314,7 @@ func (r *wireReader) value(arena *[]byte) (Value, error) {
 	v.Perm = Perm(perm) & 0x0F
 	if r.shared {
 		if v.Type = internKnownType(typ); v.Type == "" {
-			v.Type = sharedString(typ)
+			v.Type = unsafeconv.String(typ)
 		}
 		if len(data) > 0 {
 			v.Data = data // capped by lenBytes
@@ -383,7 +375,7 @@ func (r *wireReader) refs(what *refNames) ([]Ref, error) {
 		}
 		ref := Ref{Index: int32(idx)}
 		if r.shared {
-			ref.Handle = sharedString(h)
+			ref.Handle = unsafeconv.String(h)
 		} else {
 			ref.Handle = string(h)
 		}
@@ -412,38 +404,22 @@ func internType(b []byte) string {
 	return string(b)
 }
 
-// internKnownType returns the well-known type name b spells, or "" if it is
-// none.
+// InternedTypes are the type names the decoders intern: a decoded value whose
+// type spells one of them gets that very string (the same data pointer), not
+// a copy, so it costs no heap memory. The cache relies on the pointer identity
+// when it charges an entry for its memory. Read only.
+var InternedTypes = [...]string{
+	TypeURL, TypeEmail, TypeAdmin, TypeVList, TypeSite, TypePubKey, TypeAlias, TypeStatus, TypeRelated,
+	"SCHEMA_VER", "METADATA_LICENSE", "RESOURCE", "CHANGES", "DESC",
+}
+
+// internKnownType returns the element of InternedTypes b spells, or "" if it
+// is none.
 func internKnownType(b []byte) string {
-	switch string(b) { // no allocation: the compiler compares in place
-	case TypeURL:
-		return TypeURL
-	case TypeEmail:
-		return TypeEmail
-	case TypeAdmin:
-		return TypeAdmin
-	case TypeVList:
-		return TypeVList
-	case TypeSite:
-		return TypeSite
-	case TypePubKey:
-		return TypePubKey
-	case TypeAlias:
-		return TypeAlias
-	case TypeStatus:
-		return TypeStatus
-	case TypeRelated:
-		return TypeRelated
-	case "SCHEMA_VER":
-		return "SCHEMA_VER"
-	case "METADATA_LICENSE":
-		return "METADATA_LICENSE"
-	case "RESOURCE":
-		return "RESOURCE"
-	case "CHANGES":
-		return "CHANGES"
-	case "DESC":
-		return "DESC"
+	for _, t := range &InternedTypes {
+		if string(b) == t { // no allocation: the compiler compares in place
+			return t
+		}
 	}
 	return ""
 }

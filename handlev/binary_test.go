@@ -344,3 +344,29 @@ func TestDecodeValuesShared(t *testing.T) {
 // decodeValuesOwned decodes like DecodeValuesShared, but the values own their
 // memory and never alias b.
 func decodeValuesOwned(b []byte) (vs []Value, n int, err error) { return decodeValues(b, false) }
+
+// TestInternedTypes checks that both decoders return the element of
+// InternedTypes itself for each well-known type, and a string of its own for
+// one that only differs in case (the cache charges by this identity).
+func TestInternedTypes(t *testing.T) {
+	for i := range InternedTypes {
+		want := InternedTypes[i]
+		for _, typ := range []string{want, strings.ToLower(want)} {
+			enc := AppendValues(nil, []Value{{Index: 1, Type: typ, Data: []byte("x"), Perm: PermDefault}})
+			shared, _, err := DecodeValuesShared(bytes.Clone(enc))
+			if err != nil {
+				t.Fatalf("DecodeValuesShared(%q): %v", typ, err)
+			}
+			owned, _, err := DecodeValue(enc[4:])
+			if err != nil {
+				t.Fatalf("DecodeValue(%q): %v", typ, err)
+			}
+			for name, got := range map[string]string{"DecodeValuesShared": shared[0].Type, "DecodeValue": owned.Type} {
+				same := unsafe.StringData(got) == unsafe.StringData(want)
+				if got != typ || same != (typ == want) {
+					t.Errorf("%s(%q): type %q, interned %v, want %q, interned %v", name, typ, got, same, typ, typ == want)
+				}
+			}
+		}
+	}
+}

@@ -7,12 +7,13 @@
 // resolver redirects by it, the admin API accepts by it), and the reader of
 // 10320/loc values (ParseLocations, AppendHrefTemplate).
 //
-// It imports the standard library, internal/ascii (ASCII case folding) and
-// golang.org/x/net/idna (internationalized host names) only. It
-// must not know about storage, caching or any network listener; those packages
-// build on it.
+// It imports the standard library, internal/ascii (ASCII case folding),
+// internal/unsafeconv (byte slices as strings without copying) and
+// golang.org/x/net/idna (internationalized host names) only. It must not know
+// about storage, caching or any network listener; those packages build on it.
 //
 // Codecs are append-style: AppendX(dst, …) appends to dst and returns the extended
 // slice; decoders bounds-check every read and return typed errors, never panic.
-// Decoded values own their memory: nothing returned aliases the input slice.
+// Decoded values own their memory: nothing returned aliases the input slice,
+// except from DecodeValuesShared, whose caller hands the input over for good.
 package handlev

@@ -4,9 +4,9 @@ import (
 	"encoding/base64"
 	"strconv"
 	"unicode/utf8"
-	"unsafe"
 
 	"pidnode/internal/ascii"
+	"pidnode/internal/unsafeconv"
 )
 
 // Handle JSON encoding (docs/handle-protocol.md §1), byte-identical to the reference
@@ -87,7 +87,7 @@ func AppendJSONString(dst []byte, s string) []byte {
 func appendJSONBytes(dst []byte, b []byte) []byte {
 	// Safe: AppendJSONString only reads s and does not retain it, and b is not
 	// modified while it runs.
-	return AppendJSONString(dst, unsafe.String(unsafe.SliceData(b), len(b)))
+	return AppendJSONString(dst, unsafeconv.String(b))
 }
 
 // AppendValueJSON appends v as one Handle JSON value object:

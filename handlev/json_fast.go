@@ -7,7 +7,8 @@ import (
 	"math"
 	"math/bits"
 	"unicode/utf8"
-	"unsafe"
+
+	"pidnode/internal/unsafeconv"
 )
 
 // fastJSON decodes the usual shapes of Handle JSON in one pass, without
@@ -761,7 +762,7 @@ func (p *fastJSON) memberPerm(j int, v *Value) (int, bool) {
 	if !ok {
 		return 0, false
 	}
-	x, ok := parseBinaryDigits(unsafe.String(unsafe.SliceData(s), len(s)), 4, 4)
+	x, ok := parseBinaryDigits(unsafeconv.String(s), 4, 4)
 	v.Perm = Perm(x)
 	return e, ok
 }
@@ -958,7 +959,7 @@ func (p *fastJSON) dataValue(format []byte, val int) ([]byte, int, bool) {
 		if !ok || !hasH || !hasIdx || !hasP {
 			return nil, 0, false
 		}
-		mask, ok := parseBinaryDigits(unsafe.String(unsafe.SliceData(perms), len(perms)), 1, 16)
+		mask, ok := parseBinaryDigits(unsafeconv.String(perms), 1, 16)
 		if !ok {
 			return nil, 0, false
 		}

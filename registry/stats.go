@@ -31,25 +31,62 @@ type CountSource interface {
 // bucket at each flush (FlushStats) and are attributed to the day of the
 // flush. Only identifiers of SNAA namespaces (full form, production or test
 // prefix) are counted: those are the ones the stats routes can show.
+//
+// The entry of a key is its kind and record key or namespace key prefix
+// (StatsEntry); cluster mode publishes the counts by entry and day
+// (SplitStatsKey). These functions are the format's one encoder and decoder.
 const (
-	statsID = 'i'
-	statsNS = 'n'
+	statsID     = 'i'
+	statsNS     = 'n'
+	statsDayLen = len("YYYYMMDD")
 )
 
-func statsKey(kind byte, key []byte, day string) []byte {
-	k := make([]byte, 0, len(key)+len(day)+2)
-	k = append(k, kind)
-	k = append(k, key...)
-	k = append(k, 0)
-	return append(k, day...)
+// StatsEntry returns the entry of the statistics keys of the identifier
+// stored under key (namespace false) or of the namespace with key prefix key
+// (namespace true): the part every one of its days' keys begins with.
+func StatsEntry(namespace bool, key string) []byte {
+	return appendStatsEntry(make([]byte, 0, 1+len(key)), namespace, key)
 }
+
+// appendStatsEntry appends the entry of key's statistics keys to dst.
+func appendStatsEntry[T ~string | ~[]byte](dst []byte, namespace bool, key T) []byte {
+	kind := byte(statsID)
+	if namespace {
+		kind = statsNS
+	}
+	return append(append(dst, kind), key...)
+}
+
+// appendStatsDay completes the key of an entry appended to dst with day
+// (YYYYMMDD; "" for the prefix of every day's key).
+func appendStatsDay(dst []byte, day string) []byte {
+	return append(append(dst, 0), day...)
+}
+
+// statsKey is the key of the count on day of key's entry (see StatsEntry).
+func statsKey[T ~string | ~[]byte](namespace bool, key T, day string) []byte {
+	return appendStatsDay(appendStatsEntry(make([]byte, 0, 2+len(key)+len(day)), namespace, key), day)
+}
+
+// SplitStatsKey splits a statistics key into its entry and day (YYYYMMDD,
+// aliasing k); ok is false for a key of another form.
+func SplitStatsKey(k []byte) (entry, day []byte, ok bool) {
+	if len(k) < 2+statsDayLen || k[len(k)-statsDayLen-1] != 0 {
+		return nil, nil, false
+	}
+	return k[:len(k)-statsDayLen-1], k[len(k)-statsDayLen:], true
+}
+
+// NamespaceEntry reports whether entry (of StatsEntry or SplitStatsKey)
+// counts a namespace's resolutions rather than an identifier's.
+func NamespaceEntry(entry []byte) bool { return len(entry) > 0 && entry[0] == statsNS }
 
 // A flush is a series of short steps rather than one long one. With
 // GOMAXPROCS 1 a goroutine that keeps the processor busy delays every
 // resolution: the resolvers' connections are polled only when the processor
 // has nothing else to run (or every 10 ms by the runtime's monitor), so a
 // single transaction of tens of thousands of Puts (Put, then a spill of every
-// touched page at commit) held the resolvers back for hundreds of
+// touched page at commit) would hold the resolvers back for hundreds of
 // milliseconds. So the flush drains the counter in parts, sorts in runs, and
 // writes in transactions of at most statsChunk keys (more only when a flush
 // would otherwise take more than statsMaxTx transactions), and after each
@@ -64,10 +101,9 @@ func statsKey(kind byte, key []byte, day string) []byte {
 // of commits (fsyncs, and a commit's own CPU): on a node pinned to one CPU a
 // commit's burst runs beside the resolvers only in the kernel's time slices
 // (a second processor is held while it is in flight, internal/procfloor), so
-// it shows in the resolvers' tail latency. BenchmarkStatsFlush, 30,000 keys
-// into a bucket of 200,000: with 1,024-key transactions 82–87 ms of CPU and
-// steps of up to 17–20 ms; with 256, 89–109 ms and at most 3.2–3.7 ms (a
-// write step is ~1.5 ms, the batch window's 0.5 ms included).
+// it shows in the resolvers' tail latency. Smaller transactions cost a little
+// more CPU in all and make much shorter steps; BenchmarkStatsFlush reports
+// both (cpu-ms/op and max-step-µs).
 const (
 	statsChunk   = 256
 	statsMaxTx   = 128
@@ -144,9 +180,8 @@ func putStatsBuf(b *statsBuf) {
 func (b *statsBuf) collect(counts CountSource, namer *handlev.Namer, day string, p *statsPacer) {
 	add := func(k string, n uint64) {
 		off := len(b.keys)
-		b.keys = append(b.keys, statsID)
-		b.keys = append(b.keys, k...)
-		nsp := nsKeyPrefix(namer, b.keys[off+1:])
+		b.keys = appendStatsEntry(b.keys, false, k)
+		nsp := nsKeyPrefix(namer, b.keys[len(b.keys)-len(k):])
 		if nsp == nil {
 			b.keys = b.keys[:off]
 			return
@@ -155,11 +190,11 @@ func (b *statsBuf) collect(counts CountSource, namer *handlev.Namer, day string,
 		if !ok {
 			i = len(b.nse)
 			b.ns[string(nsp)] = i
-			b.nse = append(b.nse, statsEnt{off: uint32(off + 1), end: uint32(off + 1 + len(nsp))})
+			nso := len(b.keys) - len(k)
+			b.nse = append(b.nse, statsEnt{off: uint32(nso), end: uint32(nso + len(nsp))})
 		}
 		b.nse[i].n += n
-		b.keys = append(b.keys, 0)
-		b.keys = append(b.keys, day...)
+		b.keys = appendStatsDay(b.keys, day)
 		b.ents = append(b.ents, statsEnt{off: uint32(off), end: uint32(len(b.keys)), n: n})
 	}
 	for i := range statsParts {
@@ -171,10 +206,8 @@ func (b *statsBuf) collect(counts CountSource, namer *handlev.Namer, day string,
 	}
 	for _, e := range b.nse {
 		off := len(b.keys)
-		b.keys = append(b.keys, statsNS)
-		b.keys = append(b.keys, b.keys[e.off:e.end]...)
-		b.keys = append(b.keys, 0)
-		b.keys = append(b.keys, day...)
+		b.keys = appendStatsEntry(b.keys, true, b.keys[e.off:e.end])
+		b.keys = appendStatsDay(b.keys, day)
 		b.ents = append(b.ents, statsEnt{off: uint32(off), end: uint32(len(b.keys)), n: e.n})
 	}
 	b.sort(p)
@@ -285,17 +318,13 @@ func (r *Registry) FlushStats(counts CountSource) (wrote bool, err error) {
 // namespace whose key prefix is key (namespace true), in date order; date is
 // YYYY-MM-DD.
 func (t Tx) StatsDays(namespace bool, key string, from, to time.Time, fn func(date string, n uint64)) {
-	var kind byte = statsID
-	if namespace {
-		kind = statsNS
-	}
-	pre := statsKey(kind, []byte(key), "")
-	lo := statsKey(kind, []byte(key), from.Format("20060102"))
-	hi := statsKey(kind, []byte(key), to.Format("20060102"))
+	entry := StatsEntry(namespace, key)
+	lo := statsKey(namespace, key, from.Format("20060102"))
+	hi := statsKey(namespace, key, to.Format("20060102"))
 	c := t.bucket(store.BucketStats).Cursor()
 	for k, v := c.Seek(lo); k != nil && bytes.Compare(k, hi) <= 0 && len(v) == 8; k, v = c.Next() {
-		d := k[len(pre):]
-		if len(d) != 8 || !bytes.HasPrefix(k, pre) {
+		e, d, ok := SplitStatsKey(k)
+		if !ok || !bytes.Equal(e, entry) {
 			continue
 		}
 		fn(string(d[:4])+"-"+string(d[4:6])+"-"+string(d[6:]), binary.BigEndian.Uint64(v))
@@ -333,7 +362,7 @@ const (
 func (r *Registry) ExpireStats(ctx context.Context, from time.Time) (deleted int, err error) {
 	cut := []byte(from.UTC().Format("20060102"))
 	p := newStatsPacer()
-	next := []byte{statsID}
+	next := StatsEntry(false, "")
 	var batch [][]byte
 	for next != nil {
 		if err := ctx.Err(); err != nil {
@@ -351,7 +380,7 @@ func (r *Registry) ExpireStats(ctx context.Context, from time.Time) (deleted int
 					return nil
 				}
 				n++
-				if len(k) >= 10 && k[len(k)-9] == 0 && bytes.Compare(k[len(k)-8:], cut) < 0 {
+				if _, day, ok := SplitStatsKey(k); ok && bytes.Compare(day, cut) < 0 {
 					batch = append(batch, bytes.Clone(k))
 				}
 			}

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"path/filepath"
@@ -53,8 +54,8 @@ func TestFlushStatsManyKeys(t *testing.T) {
 			for range n {
 				counter.Count(k)
 			}
-			want[string(statsKey(statsID, []byte(k), "20261120"))] += uint64(n)
-			want[string(statsKey(statsNS, nsKeyPrefix(namer, []byte(k)), "20261120"))] += uint64(n)
+			want[string(statsKey(false, k, "20261120"))] += uint64(n)
+			want[string(statsKey(true, nsKeyPrefix(namer, []byte(k)), "20261120"))] += uint64(n)
 		}
 		if _, err := r.FlushStats(counter); err != nil {
 			t.Fatal(err)
@@ -203,7 +204,7 @@ func BenchmarkStatsExpire(b *testing.B) {
 				bk := tx.Bolt().Bucket(store.BucketStats)
 				for _, k := range keys[lo : lo+20000] {
 					for _, d := range days {
-						if err := bk.Put(statsKey(statsID, k, d), binary.BigEndian.AppendUint64(nil, 1)); err != nil {
+						if err := bk.Put(statsKey(false, k, d), binary.BigEndian.AppendUint64(nil, 1)); err != nil {
 							return err
 						}
 					}
@@ -309,4 +310,34 @@ func BenchmarkStatsFlush(b *testing.B) {
 	}
 	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(n), "cpu-ms/op")
 	b.ReportMetric(float64(longest.Microseconds()), "max-step-µs")
+}
+
+// TestStatsKeyRoundTrip checks the statistics key format's encoder against
+// its decoder, which cluster mode uses to publish the counts.
+func TestStatsKeyRoundTrip(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		namespace bool
+		key       string
+	}{
+		{"identifier", false, "20.1000/abc"},
+		{"namespace", true, "20.1000/ns-"},
+		{"key with NUL", false, "a\x00b"},
+		{"empty", false, ""},
+	} {
+		entry := StatsEntry(c.namespace, c.key)
+		k := statsKey(c.namespace, c.key, "20261120")
+		e, day, ok := SplitStatsKey(k)
+		if !ok || !bytes.Equal(e, entry) || string(day) != "20261120" {
+			t.Errorf("%s: SplitStatsKey(%q) = %q, %q, %v, want %q, 20261120, true", c.name, k, e, day, ok, entry)
+		}
+		if NamespaceEntry(e) != c.namespace {
+			t.Errorf("%s: NamespaceEntry(%q) = %v, want %v", c.name, e, !c.namespace, c.namespace)
+		}
+	}
+	for _, k := range []string{"", "i20261120", "i1\x002026112", "i1\x01" + "20261120"} {
+		if e, day, ok := SplitStatsKey([]byte(k)); ok {
+			t.Errorf("SplitStatsKey(%q) = %q, %q, true, want false", k, e, day)
+		}
+	}
 }

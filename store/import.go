@@ -42,11 +42,11 @@ type sortedRec struct {
 }
 
 // importRunBytes bounds the records Import holds in memory (keys and encoded
-// values); beyond it, sorted runs go to a temporary file and are merged. Writing
-// and reading back a run cost about a sixth of an import's CPU on the 1M
-// benchmark (with 512 MiB runs), so the bound is set for 1M generated records
-// (~1.45 GB) to stay in memory; the process then peaks at about 3 GB. A
-// variable so that tests can make it small.
+// values); beyond it, sorted runs go to a temporary file and are merged.
+// Writing and reading back runs is a sizeable share of an import's CPU, so the
+// bound is set for an import of a million records to stay in memory, at the
+// cost of a process peak of about twice the records held. A variable so that
+// tests can make it small.
 var importRunBytes = 2 << 30
 
 // Import reads JSON Lines, one Handle JSON record per line ({"handle":…,
@@ -65,10 +65,12 @@ var importRunBytes = 2 << 30
 // and beyond that in sorted runs in an unlinked temporary file next to the
 // database, merged afterwards. A bad line stops the import with an
 // *ImportError naming it, and nothing is written: n is 0. Then the records are
-// written in key order, in transactions of up to 50000 records or 64 MiB (one
-// fsync each, a crash loses at most the transaction in flight): into an empty
-// bucket, or past its last key, that only appends, and pages are left full. A
-// failing write (a commit, a corrupt record it replaces) stops the import with
+// written in key order, in transactions of up to 50000 records or 64 MiB:
+// into an empty bucket, or past its last key, that only appends, and pages are
+// left full. Each transaction is fsynced, so a crash loses at most the one in
+// flight; a single sync at the end would save little and, after a power loss
+// mid-import, could leave a meta page pointing at pages that never reached the
+// disk, losing the whole file. A failing write (a commit, a corrupt record it replaces) stops the import with
 // an *ImportError naming a line of its transaction; n counts the records of
 // the transactions committed before it. Import uses plain bbolt transactions,
 // not Update's batching; it may run while the node serves, at the cost of

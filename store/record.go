@@ -5,12 +5,23 @@ import (
 	"encoding/binary"
 	"fmt"
 	"time"
-	"unsafe"
 
 	"go.etcd.io/bbolt"
 
 	"pidnode/handlev"
+	"pidnode/internal/unsafeconv"
 )
+
+// A value in BucketRecords is, big-endian:
+//
+//	format   byte    recordFormat (anything else: ErrUnknownFormat)
+//	version  uint64  bumped by every write, starts at 1
+//	created  int64   unix nanoseconds, 0 = unknown
+//	updated  int64   unix nanoseconds, 0 = unknown
+//	handle   int4 length + UTF-8 bytes: the display handle
+//	values   handlev.AppendValues: int4 count + RFC 3651 values
+//
+// so the values are in the same bytes the native Handle protocol sends.
 
 // recordFormat is the first byte of every value in BucketRecords. A new layout
 // gets a new byte; decodeStored refuses bytes it does not know.
@@ -30,7 +41,7 @@ type Stored struct {
 	Created, Updated time.Time
 }
 
-// appendStored appends the encoding of s (see doc.go) to dst.
+// appendStored appends the encoding of s (see recordFormat) to dst.
 func appendStored(dst []byte, s *Stored) []byte {
 	dst = append(dst, recordFormat)
 	dst = binary.BigEndian.AppendUint64(dst, s.Version)
@@ -75,7 +86,7 @@ func decodeStored(b []byte) (Stored, error) {
 	// cache miss and for the garbage collector while the record is cached.
 	own := bytes.Clone(b[off:])
 	if hl > 0 {
-		s.Record.Handle = unsafe.String(&own[0], int(hl))
+		s.Record.Handle = unsafeconv.String(own[:hl])
 	}
 	off += int(hl)
 	vs, n, err := handlev.DecodeValuesShared(own[hl:])
@@ -109,7 +120,9 @@ func getRecord(btx *bbolt.Tx, key string) (Stored, bool, error) {
 	if b == nil {
 		return Stored{}, false, fmt.Errorf("store: bucket %s missing", BucketRecords)
 	}
-	v := b.Get(keyBytes(key))
+	// bbolt's Get neither modifies nor retains the key, so it may view key's
+	// bytes; never do this for Put.
+	v := b.Get(unsafeconv.Bytes(key))
 	if v == nil {
 		return Stored{}, false, nil
 	}

@@ -15,7 +15,6 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
-	"unsafe"
 
 	"go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
@@ -29,17 +28,19 @@ import (
 // be migrated by Open (none exist yet: 1 is the first version).
 const SchemaVersion uint32 = 1
 
-// Bucket names. All are created by Open. Only records is interpreted by this
-// package; the others belong to admin, which reaches them through Tx.Bolt.
+// Bucket names. All are created by Open. Only records and meta are interpreted
+// by this package; the others belong to the layers above (the registry, and
+// cluster mode and the link checker for their parts), which reach them
+// through Tx.Bolt.
 var (
-	BucketRecords      = []byte("records")      // storage key → encoded record (see doc.go)
+	BucketRecords      = []byte("records")      // storage key → encoded record (record.go)
 	BucketSNAAs        = []byte("snaas")        // admin: SNAAs
 	BucketApplications = []byte("applications") // admin: SNAA applications
 	BucketKeys         = []byte("keys")         // admin: API keys by hash
 	BucketAudit        = []byte("audit")        // admin: audit log
 	BucketURLIndex     = []byte("urlindex")     // admin: URL → handles, reverse lookup
 	BucketStats        = []byte("stats")        // admin: statistics counters
-	BucketMeta         = []byte("meta")         // this package: schema version
+	BucketMeta         = []byte("meta")         // this package: schema version, applied etcd revision
 	BucketIdempotency  = []byte("idempotency")  // admin: idempotency keys of write requests
 	BucketSessions     = []byte("sessions")     // admin: console sessions by token hash
 	BucketWebhooks     = []byte("webhooks")     // admin: webhook endpoints, cursors, delivery logs
@@ -63,9 +64,9 @@ const (
 	// holds at most batchSize calls. admin groups its concurrent writes itself
 	// and calls Update with one group at a time (bbolt's timer cuts a stream of
 	// writers into batches that queue on the writer lock), so the delay is
-	// mostly added latency: 2ms → 500µs took 1-client creates from ~142/s to
-	// ~193/s (admin BenchmarkCreate, median of 3), while occasional concurrent
-	// writers (stats and last-used flushes, operator routes) can still share.
+	// mostly added latency to a lone writer and is kept short, while
+	// occasional concurrent writers (stats and last-used flushes, operator
+	// routes) can still share.
 	batchDelay = 500 * time.Microsecond
 	batchSize  = 1000
 	// initialMmapSize reserves address space so that growing the file rarely
@@ -187,15 +188,15 @@ func boltOptions(cfg Config) *bbolt.Options {
 		FreelistType: bbolt.FreelistMapType,
 		// The freelist is not written by every commit: writing it costs
 		// O(F log F) CPU for F free pages (the hashmap freelist sorts every
-		// free page id) plus F×8 bytes of I/O, per commit. After an import of
-		// 1M records F is ~48k: ~8 ms of CPU in every commit, enough for
-		// 1-client creates at ~10 ms of CPU each to starve the resolver
-		// sharing the core. The freelist is derived data: it is
+		// free page id) plus F×8 bytes of I/O, per commit. After a large
+		// import F runs to tens of thousands, and that CPU in every commit
+		// would starve a resolver sharing the core with a single writer.
+		// The freelist is derived data: it is
 		// written by a checkpoint commit once writes pause for
 		// freelistSyncIdle, and by Close, so that a restart reads it from
 		// its pages. Only a crash during or within freelistSyncIdle of a
 		// burst of writes leaves a file without it, and then Open rebuilds
-		// it by walking every page (seconds per million records). Records
+		// it by walking every page of the file. Records
 		// and their durability are untouched: each commit still fsyncs its
 		// pages and then its meta.
 		NoFreelistSync: true,
@@ -210,9 +211,10 @@ func boltOptions(cfg Config) *bbolt.Options {
 // size, at least initialMmapSize. bbolt maps the whole file and, past 1 GiB,
 // grows the mapping in 1 GiB steps; each step is a remap that waits for every
 // read transaction and blocks new ones (resolver cache misses, key lookups)
-// while it unmaps and maps again. A 2 GB database (1M records) opened with a
-// 1 GiB reservation would be remapped after ~150 MB of new pages; with twice its
-// size it can grow by its own size first. Address space only, not memory.
+// while it unmaps and maps again. With only initialMmapSize reserved, a file
+// just below a multiple of 1 GiB would be remapped soon after it starts to
+// grow; with twice its size reserved it can grow by its own size first.
+// Address space only, not memory.
 func mmapSize(path string) int {
 	n := int64(initialMmapSize)
 	if fi, err := os.Stat(path); err == nil && 2*fi.Size() > n {
@@ -348,7 +350,7 @@ func (db *DB) retry(op func(b *bbolt.DB) error) error {
 // sends, cache invalidation) must happen after Update returns nil. If fn returns an
 // error, its changes are rolled back and Update returns that error.
 //
-// A batch waits up to 500µs for company, so Update is for concurrent request
+// A batch waits up to batchDelay for company, so Update is for concurrent request
 // handlers; a single goroutine doing many writes should group them in one Update.
 //
 // While a commit waits for the disk, a process on one processor keeps a
@@ -460,10 +462,4 @@ func (db *DB) Backup(w io.Writer) (int64, error) {
 		return n, fmt.Errorf("store: backup: %w", err)
 	}
 	return n, nil
-}
-
-// keyBytes views key as bytes without copying, for bbolt lookups (Get, Seek),
-// which neither modify nor retain the key. Never pass it to Put.
-func keyBytes(key string) []byte {
-	return unsafe.Slice(unsafe.StringData(key), len(key))
 }

@@ -21,12 +21,12 @@ var rules = map[string]struct {
 	internal []string // pidnode packages (directories) that may be imported
 	external []string // third-party import path prefixes that may be imported
 }{
-	"handlev":       {internal: []string{"internal/ascii"}, external: []string{"golang.org/x/net/idna"}},
+	"handlev":       {internal: []string{"internal/ascii", "internal/unsafeconv"}, external: []string{"golang.org/x/net/idna"}},
 	"handlev/hsmsg": {internal: []string{"handlev", "internal/ascii"}},
-	"store":         {internal: []string{"handlev", "internal/procfloor"}, external: []string{"go.etcd.io/bbolt"}},
-	"cache":         {internal: []string{"handlev"}, external: []string{"github.com/hashicorp/golang-lru/v2", "golang.org/x/sync/"}},
-	"resolver":      {internal: []string{"handlev", "cache", "internal/ascii", "internal/conntimeout", "internal/promtext", "internal/tokenbucket"}, external: []string{"github.com/valyala/fasthttp", "golang.org/x/net/"}},
-	"resolver/dns":  {internal: []string{"handlev", "cache", "internal/ascii", "internal/promtext", "internal/tokenbucket", "internal/connlimit"}, external: []string{"github.com/miekg/dns"}},
+	"store":         {internal: []string{"handlev", "internal/procfloor", "internal/unsafeconv"}, external: []string{"go.etcd.io/bbolt"}},
+	"cache":         {internal: []string{"handlev", "internal/unsafeconv"}, external: []string{"github.com/hashicorp/golang-lru/v2", "golang.org/x/sync/"}},
+	"resolver":      {internal: []string{"handlev", "cache", "internal/ascii", "internal/conntimeout", "internal/promtext", "internal/tokenbucket", "internal/unsafeconv"}, external: []string{"github.com/valyala/fasthttp", "golang.org/x/net/"}},
+	"resolver/dns":  {internal: []string{"handlev", "cache", "internal/ascii", "internal/promtext", "internal/tokenbucket", "internal/connlimit", "internal/unsafeconv"}, external: []string{"github.com/miekg/dns"}},
 	"resolver/hdl":  {internal: []string{"handlev", "handlev/hsmsg", "cache", "internal/ascii", "internal/connlimit", "internal/tokenbucket"}},
 	"model":         {internal: []string{"handlev", "internal/stdjson"}, external: []string{"github.com/BurntSushi/toml"}},
 	"registry":      {internal: []string{"handlev", "store", "internal/stdjson"}, external: []string{"go.etcd.io/bbolt"}},
@@ -50,7 +50,8 @@ var rules = map[string]struct {
 	// Leaves: the standard library only. procfloor sits below store, ascii
 	// below handlev and every front, promtext, buildinfo and tokenbucket below
 	// admin, the resolvers and cmd; connlimit below the TCP fronts; stdjson
-	// below model, registry and admin.
+	// below model, registry and admin; unsafeconv below handlev, store, cache
+	// and the fronts.
 	"internal/procfloor":   {},
 	"internal/connlimit":   {},
 	"internal/conntimeout": {},
@@ -60,6 +61,7 @@ var rules = map[string]struct {
 	"internal/tokenbucket": {},
 	"internal/outbound":    {},
 	"internal/stdjson":     {},
+	"internal/unsafeconv":  {},
 	"internal":             {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "model", "registry", "internal"}, external: []string{""}},
 	"cmd":                  {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "model", "registry", "cluster", "webhook", "linkcheck", "internal"}, external: []string{""}},
 	"bench":                {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "model", "registry", "cluster", "internal", "bench"}, external: []string{""}},
@@ -210,6 +212,8 @@ func TestRulesCatchViolations(t *testing.T) {
 		{"handlev", "internal/ascii", true},
 		{"handlev", "internal/procfloor", false},
 		{"internal/ascii", "handlev", false},
+		{"store", "internal/unsafeconv", true},
+		{"internal/unsafeconv", "handlev", false},
 		{"cluster", "registry", true},
 		{"cluster", "admin", false},
 		{"registry", "cluster", false},

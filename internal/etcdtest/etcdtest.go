@@ -175,18 +175,8 @@ func (c *Cluster) Compact() int64 {
 	return rev
 }
 
-// Name is the member's name in the cluster.
-func (m *Member) Name() string { return m.name }
-
 // Endpoint is the member's client URL.
 func (m *Member) Endpoint() string { return m.client.String() }
-
-// Running reports whether the member is started.
-func (m *Member) Running() bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.etcd != nil
-}
 
 // Stop stops the member; its data stays. Stopping a stopped member does
 // nothing.

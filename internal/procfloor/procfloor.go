@@ -6,18 +6,18 @@
 // on two of its passes, and a busy process's monitor wakes every 10 ms. With
 // a single P (a node pinned to one CPU, or a container limited to one), each
 // fsync of a bbolt commit, two per commit and milliseconds each on virtual
-// disks, would stop every other goroutine for up to 20 ms. Measured on a
-// one-CPU node without this package: ~10,000 instead of ~60,000 redirects/s
-// while 16 clients create identifiers, and an open-loop p99 of 50–90 ms
-// instead of ~10 ms for about a second during a statistics flush (dozens of
+// disks, would stop every other goroutine for up to 20 ms: a one-CPU node
+// would serve a fraction of its redirects while clients create identifiers,
+// and its tail latency would jump during a statistics flush (dozens of
 // commits).
 //
 // Enter before a call that may block on the disk and Exit after it: while any
 // caller is inside, the process has two Ps, so the resolver keeps running on
 // the second while the first waits in fsync (the waiting thread uses no CPU,
 // so the two do not compete for the core). GOMAXPROCS goes back to 1 once
-// nobody has been inside for Linger, so a steady read load runs on one P; changing GOMAXPROCS stops the world for microseconds, and the
-// linger keeps a burst of commits from paying that per commit.
+// nobody has been inside for Linger, so a steady read load runs on one P;
+// changing GOMAXPROCS stops the world briefly, and the linger keeps a burst of
+// commits from paying that per commit.
 //
 // Nothing changes when GOMAXPROCS is already above 1, or when the GOMAXPROCS
 // environment variable was set (the operator's explicit choice).
