@@ -51,8 +51,10 @@ var rules = map[string]struct {
 	// below handlev and every front, promtext, buildinfo and tokenbucket below
 	// admin, the resolvers and cmd; connlimit below the TCP fronts; stdjson
 	// below model, registry and admin.
-	"internal/procfloor":   {},
-	"internal/connlimit":   {},
+	"internal/procfloor": {},
+	"internal/connlimit": {},
+	// Every TCP front's accept: cmd wraps each listener in it.
+	"internal/shed":        {internal: []string{"internal/connlimit", "internal/promtext"}},
 	"internal/conntimeout": {},
 	"internal/ascii":       {},
 	"internal/promtext":    {},
