@@ -218,7 +218,9 @@ func TestMetricsOnRunningNode(t *testing.T) {
 		"pidnode_admin_request_duration_seconds", "pidnode_store_free_pages", "pidnode_build_info",
 		"pidnode_hdl_too_busy_total", "pidnode_hdl_tcp_refused_total", "pidnode_hdl_tcp_connections",
 		"pidnode_dns_tcp_refused_total", "pidnode_dns_tcp_connections", "pidnode_store_freelist_checkpoints_total",
-		"pidnode_webhook_deliveries_total", "pidnode_webhook_endpoints", "pidnode_webhook_pending_events", "pidnode_webhook_oldest_pending_seconds"} {
+		"pidnode_webhook_deliveries_total", "pidnode_webhook_endpoints", "pidnode_webhook_pending_events", "pidnode_webhook_oldest_pending_seconds",
+		"pidnode_listener_connections", "pidnode_listener_refused_total", "pidnode_listener_accept_retries_total",
+		"pidnode_listener_budget_connections", "pidnode_listener_budget_reserved_connections", "pidnode_listener_budget_held_connections"} {
 		if fams[want] == nil {
 			t.Errorf("/metrics lacks %s", want)
 		}
