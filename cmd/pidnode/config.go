@@ -111,12 +111,13 @@ func defaultConfig() Config {
 		DNSRRLBurst:    100,
 		DNSConnsPerSrc: 64,
 		HdlConnsPerSrc: 64,
-		// HTTP clients behind one NAT or proxy open more connections than
-		// DNS or native clients; admin clients are few integrations.
+		// HTTP clients behind one NAT or proxy, and write clients with many
+		// requests in flight, open more connections than DNS or native
+		// clients.
 		ResolverReadTimeout: Duration{resolver.DefaultReadTimeout},
 		ResolverConnsPerSrc: 256,
 		AdminHeaderTimeout:  Duration{admin.DefaultReadHeaderTimeout},
-		AdminConnsPerSrc:    64,
+		AdminConnsPerSrc:    256,
 		HdlSignedRate:       20,
 		ProxyURL:            "https://hdl.handle.net",
 		LogLevel:            "info",

@@ -91,8 +91,8 @@ func metricValue(t *testing.T, n *node, sample string) float64 {
 
 // TestIdleFloodResolverAndAdmin: one source (127.0.0.1) opens 2,000 idle
 // connections to the resolver and as many to the admin listener. Each
-// listener keeps only its per-source limit of them (the defaults, 256 and
-// 64) and closes the rest at once; meanwhile another source (127.0.0.2)
+// listener keeps only its per-source limit of them (the default, 256) and
+// closes the rest at once; meanwhile another source (127.0.0.2)
 // resolves and writes; and the connections kept, which send nothing, are
 // closed once the first-byte limits (--resolver-read-timeout,
 // --admin-header-timeout) have passed, not before.
@@ -101,7 +101,7 @@ func TestIdleFloodResolverAndAdmin(t *testing.T) {
 		flood      = 2000
 		firstByte  = 3 * time.Second
 		resolverPS = 256
-		adminPS    = 64
+		adminPS    = 256
 	)
 	n := startNode(t, filepath.Join(t.TempDir(), "data"), "--demo",
 		"--resolver-read-timeout", firstByte.String(), "--admin-header-timeout", firstByte.String())
