@@ -92,6 +92,10 @@ type Listener struct {
 	retries atomic.Uint64
 	refused [numReasons]atomic.Uint64
 
+	// done is closed by Close: a pause between retries ends at once.
+	done      chan struct{}
+	closeOnce sync.Once
+
 	logMu   sync.Mutex
 	lastLog [2]time.Time // by logKind
 	quiet   [2]uint64    // events not logged since lastLog
@@ -106,7 +110,14 @@ func Wrap(ln net.Listener, cfg Config) *Listener {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Listener{Listener: ln, cfg: cfg, log: log.With("listener", cfg.Name)}
+	return &Listener{Listener: ln, cfg: cfg, log: log.With("listener", cfg.Name), done: make(chan struct{})}
+}
+
+// Close closes the listener; an Accept pausing between retries returns at
+// once.
+func (l *Listener) Close() error {
+	l.closeOnce.Do(func() { close(l.done) })
+	return l.Listener.Close()
 }
 
 // Accept returns the next connection the budget and the per-source limits
@@ -129,7 +140,12 @@ func (l *Listener) Accept() (net.Conn, error) {
 				continue
 			}
 			delay = min(max(2*delay, MinRetryDelay), MaxRetryDelay)
-			time.Sleep(delay)
+			t := time.NewTimer(delay)
+			select {
+			case <-t.C:
+			case <-l.done:
+				t.Stop()
+			}
 			continue
 		}
 		delay = 0

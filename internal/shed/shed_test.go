@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -197,11 +198,20 @@ func TestPerSource(t *testing.T) {
 // accepts for real (a net.Listener of the standard library, not of pidnode).
 type failing struct {
 	net.Listener
-	n   int
-	err error
+	n      int
+	err    error
+	closed atomic.Bool
+}
+
+func (f *failing) Close() error {
+	f.closed.Store(true)
+	return f.Listener.Close()
 }
 
 func (f *failing) Accept() (net.Conn, error) {
+	if f.closed.Load() {
+		return nil, &net.OpError{Op: "accept", Net: "tcp", Err: net.ErrClosed}
+	}
 	if f.n > 0 {
 		f.n--
 		return nil, f.err
@@ -282,5 +292,37 @@ func TestSpareSheds(t *testing.T) {
 	}
 	if sp.f == nil {
 		t.Error("spare not opened again")
+	}
+}
+
+// TestCloseEndsPause: closing the listener while Accept pauses between
+// retries ends Accept at once with the closed listener's error.
+func TestCloseEndsPause(t *testing.T) {
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	emfile := &net.OpError{Op: "accept", Net: "tcp", Err: os.NewSyscallError("accept4", syscall.EMFILE)}
+	l := Wrap(&failing{Listener: inner, n: 1 << 30, err: emfile}, Config{Name: "resolver"})
+	got := make(chan error, 1)
+	go func() {
+		_, err := l.Accept()
+		got <- err
+	}()
+	for l.Stats().Retries < 9 { // the pause is now over a second
+		time.Sleep(10 * time.Millisecond)
+	}
+	start := time.Now()
+	l.Close()
+	select {
+	case err := <-got:
+		if !errors.Is(err, net.ErrClosed) {
+			t.Errorf("Accept after Close = %v, want net.ErrClosed", err)
+		}
+		if el := time.Since(start); el > 500*time.Millisecond {
+			t.Errorf("Accept returned %v after Close", el)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Accept still pausing 5 s after Close")
 	}
 }
