@@ -60,7 +60,8 @@ type Config struct {
 	ReadTimeout, WriteTimeout, IdleTimeout time.Duration
 	// HandshakeTimeout bounds a TLS connection's handshake, from the accept
 	// (a client that connects and sends nothing); the ReadTimeout counts the
-	// handshake too. Zero selects DefaultHandshakeTimeout.
+	// handshake too. Zero selects DefaultHandshakeTimeout, or ReadTimeout
+	// when that is shorter.
 	HandshakeTimeout time.Duration
 	// MaxHeaderBytes caps the request line plus headers (fasthttp's read
 	// buffer); a larger request gets 431. Zero selects DefaultMaxHeaderBytes.
@@ -158,7 +159,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.IdleTimeout = DefaultIdleTimeout
 	}
 	if cfg.HandshakeTimeout == 0 {
-		cfg.HandshakeTimeout = DefaultHandshakeTimeout
+		cfg.HandshakeTimeout = min(DefaultHandshakeTimeout, cfg.ReadTimeout)
 	}
 	if cfg.MaxHeaderBytes == 0 {
 		cfg.MaxHeaderBytes = DefaultMaxHeaderBytes

@@ -11,6 +11,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
 	"math/big"
@@ -141,6 +142,36 @@ func TestTLSOnBothListeners(t *testing.T) {
 			if res.StatusCode == 200 {
 				t.Errorf("%s answered plain HTTP with 200", name)
 			}
+		}
+	}
+}
+
+// TestSilentTLSConnectionsClosed: a client that connects to the HTTPS
+// resolver or admin listener and sends nothing, not even a TLS ClientHello,
+// is closed after --resolver-read-timeout / --admin-header-timeout.
+func TestSilentTLSConnectionsClosed(t *testing.T) {
+	cert, key, _ := selfSigned(t)
+	dir := t.TempDir()
+	const limit = time.Second
+	n, cancel, done := startTestNode(t, dir, "--dns-addr", "", "--hdl-addr", "", "--tls-cert", cert, "--tls-key", key,
+		"--admin-tls-cert", cert, "--admin-tls-key", key, "--resolver-read-timeout", limit.String(), "--admin-header-timeout", limit.String())
+	defer stopTestNode(t, cancel, done)
+	for _, name := range []string{"resolver", "admin"} {
+		start := time.Now()
+		c, err := net.Dial("tcp", n.addr(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		_, err = io.ReadAll(c)
+		c.Close()
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			t.Errorf("%s: silent TLS connection still open after 10 s (limit %v)", name, limit)
+			continue
+		}
+		if el := time.Since(start); el < limit || el > limit+3*time.Second {
+			t.Errorf("%s: silent TLS connection closed %v after the dial, limit %v", name, el, limit)
 		}
 	}
 }
