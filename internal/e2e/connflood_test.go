@@ -189,7 +189,8 @@ func TestDescriptorLimit(t *testing.T) {
 	resolves("before the flood")
 
 	// An open keep-alive connection from 127.0.0.3.
-	keep, err := net.Dial("tcp", n.addr["resolver"])
+	d := net.Dialer{Timeout: 5 * time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.3")}}
+	keep, err := d.Dial("tcp", n.addr["resolver"])
 	if err != nil {
 		t.Fatal(err)
 	}
