@@ -1,11 +1,14 @@
 package shed
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -229,7 +232,8 @@ func TestRetry(t *testing.T) {
 	defer inner.Close()
 	emfile := &net.OpError{Op: "accept", Net: "tcp", Err: os.NewSyscallError("accept4", syscall.EMFILE)}
 	f := &failing{Listener: inner, n: 4, err: emfile}
-	l := Wrap(f, Config{Name: "hdl"})
+	var log bytes.Buffer
+	l := Wrap(f, Config{Name: "hdl", Logger: slog.New(slog.NewTextHandler(&log, nil)), LogEvery: time.Hour})
 	c := dialFrom(t, l, "127.0.0.1")
 	defer c.Close()
 	start := time.Now()
@@ -243,6 +247,9 @@ func TestRetry(t *testing.T) {
 	}
 	if s := l.Stats(); s.Retries != 4 {
 		t.Errorf("Retries = %d, want 4", s.Retries)
+	}
+	if lines := strings.Count(log.String(), "accept failed"); lines != 1 || !strings.Contains(log.String(), "too many open files") {
+		t.Errorf("log has %d accept lines, want 1 (one per LogEvery) naming the error:\n%s", lines, log.String())
 	}
 	f.n, f.err = 1, &net.OpError{Op: "accept", Net: "tcp", Err: os.NewSyscallError("accept4", syscall.EINVAL)}
 	if _, err := l.Accept(); !errors.Is(err, syscall.EINVAL) {
