@@ -25,11 +25,13 @@ import (
 
 // Defaults New uses for zero Config fields.
 const (
-	DefaultProxyURL       = "https://hdl.handle.net"
-	DefaultReadTimeout    = 10 * time.Second
-	DefaultWriteTimeout   = 10 * time.Second
-	DefaultIdleTimeout    = 60 * time.Second
-	DefaultMaxHeaderBytes = 8 << 10
+	DefaultProxyURL     = "https://hdl.handle.net"
+	DefaultReadTimeout  = 10 * time.Second
+	DefaultWriteTimeout = 10 * time.Second
+	DefaultIdleTimeout  = 60 * time.Second
+	// DefaultHandshakeTimeout bounds a TLS handshake from the accept.
+	DefaultHandshakeTimeout = 5 * time.Second
+	DefaultMaxHeaderBytes   = 8 << 10
 	// MaxBodyBytes caps a request body (only POST /api/handles/… has one):
 	// larger bodies get 413.
 	MaxBodyBytes = 64 << 10
@@ -53,7 +55,14 @@ type Config struct {
 	// ReadTimeout, WriteTimeout and IdleTimeout bound reading a request, writing
 	// a response and waiting for the next request on a keep-alive connection.
 	// Zero selects DefaultReadTimeout, DefaultWriteTimeout, DefaultIdleTimeout.
+	// ReadTimeout runs from the accept for the first request, so a
+	// connection that sends nothing is closed (408) after it.
 	ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+	// HandshakeTimeout bounds a TLS connection's handshake, from the accept
+	// (a client that connects and sends nothing); the ReadTimeout counts the
+	// handshake too. Zero selects DefaultHandshakeTimeout, or ReadTimeout
+	// when that is shorter.
+	HandshakeTimeout time.Duration
 	// MaxHeaderBytes caps the request line plus headers (fasthttp's read
 	// buffer); a larger request gets 431. Zero selects DefaultMaxHeaderBytes.
 	MaxHeaderBytes int
@@ -133,7 +142,7 @@ func New(cfg Config) (*Server, error) {
 		v    int64
 	}{
 		{"ReadTimeout", int64(cfg.ReadTimeout)}, {"WriteTimeout", int64(cfg.WriteTimeout)},
-		{"IdleTimeout", int64(cfg.IdleTimeout)}, {"MaxHeaderBytes", int64(cfg.MaxHeaderBytes)},
+		{"IdleTimeout", int64(cfg.IdleTimeout)}, {"HandshakeTimeout", int64(cfg.HandshakeTimeout)}, {"MaxHeaderBytes", int64(cfg.MaxHeaderBytes)},
 		{"MaxConns", int64(cfg.MaxConns)}, {"RateBurst", int64(cfg.RateBurst)}, {"RateTable", int64(cfg.RateTable)},
 	} {
 		if l.v < 0 {
@@ -149,6 +158,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.IdleTimeout == 0 {
 		cfg.IdleTimeout = DefaultIdleTimeout
 	}
+	if cfg.HandshakeTimeout == 0 {
+		cfg.HandshakeTimeout = min(DefaultHandshakeTimeout, cfg.ReadTimeout)
+	}
 	if cfg.MaxHeaderBytes == 0 {
 		cfg.MaxHeaderBytes = DefaultMaxHeaderBytes
 	}
@@ -157,7 +169,7 @@ func New(cfg Config) (*Server, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{
-		timeouts:  conntimeout.Config{Read: cfg.ReadTimeout, Write: cfg.WriteTimeout, Idle: cfg.IdleTimeout},
+		timeouts:  conntimeout.Config{Read: cfg.ReadTimeout, Write: cfg.WriteTimeout, Idle: cfg.IdleTimeout, Handshake: cfg.HandshakeTimeout},
 		cache:     cfg.Cache,
 		namer:     cfg.Namer,
 		proxyURL:  proxy,
@@ -239,7 +251,7 @@ func baseURL(field, u string) (string, error) {
 
 // Serve accepts connections on ln until Shutdown; it returns nil after a
 // graceful Shutdown. The connections it accepts obey Config's ReadTimeout,
-// WriteTimeout and IdleTimeout.
+// WriteTimeout, IdleTimeout and HandshakeTimeout.
 func (s *Server) Serve(ln net.Listener) error { return s.srv.Serve(conntimeout.Wrap(ln, s.timeouts)) }
 
 // Shutdown stops accepting, lets in-flight requests finish and closes idle

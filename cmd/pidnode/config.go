@@ -13,6 +13,9 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"pidnode/admin"
+	"pidnode/resolver"
 )
 
 // Config is everything `pidnode serve` reads. Defaults come first, then the TOML
@@ -55,14 +58,19 @@ type Config struct {
 	DNSRRLBurst     int      `toml:"dns_rrl_burst"`
 	DNSConnsPerSrc  int      `toml:"dns_max_conns_per_source"`
 	HdlConnsPerSrc  int      `toml:"hdl_max_conns_per_source"`
-	HdlSignedRate   float64  `toml:"hdl_signed_rate"`
-	HdlSignedBurst  int      `toml:"hdl_signed_burst"`
-	AdminRate       float64  `toml:"admin_rate"`
-	AdminBurst      int      `toml:"admin_burst"`
-	ResolverRate    float64  `toml:"resolver_rate"`
-	ResolverBurst   int      `toml:"resolver_burst"`
-	StatsInterval   Duration `toml:"stats_interval"`
-	StatsRetention  int      `toml:"stats_retention"`
+	// The resolver's and the admin listener's connections (fronts.go).
+	ResolverReadTimeout Duration `toml:"resolver_read_timeout"`
+	ResolverConnsPerSrc int      `toml:"resolver_max_conns_per_source"`
+	AdminHeaderTimeout  Duration `toml:"admin_header_timeout"`
+	AdminConnsPerSrc    int      `toml:"admin_max_conns_per_source"`
+	HdlSignedRate       float64  `toml:"hdl_signed_rate"`
+	HdlSignedBurst      int      `toml:"hdl_signed_burst"`
+	AdminRate           float64  `toml:"admin_rate"`
+	AdminBurst          int      `toml:"admin_burst"`
+	ResolverRate        float64  `toml:"resolver_rate"`
+	ResolverBurst       int      `toml:"resolver_burst"`
+	StatsInterval       Duration `toml:"stats_interval"`
+	StatsRetention      int      `toml:"stats_retention"`
 	// Cluster mode (docs/product.md §10): empty EtcdEndpoints is a single node.
 	EtcdEndpoints    []string `toml:"etcd_endpoints"`
 	EtcdPrefix       string   `toml:"etcd_prefix"`
@@ -91,24 +99,31 @@ func (d *Duration) UnmarshalText(b []byte) error {
 
 func defaultConfig() Config {
 	return Config{
-		Data:            "./data",
-		ResolverAddr:    "127.0.0.1:8000",
-		AdminAddr:       "127.0.0.1:8001",
-		DNSAddr:         "127.0.0.1:8053",
-		HdlAddr:         "127.0.0.1:2641",
-		Prefix:          "21.12345",
-		TestPrefix:      "21.T12345",
-		Svc:             "svc",
-		DNSRRLRate:      50,
-		DNSRRLBurst:     100,
-		DNSConnsPerSrc:  64,
-		HdlConnsPerSrc:  64,
-		HdlSignedRate:   20,
-		ProxyURL:        "https://hdl.handle.net",
-		LogLevel:        "info",
-		ShutdownTimeout: Duration{15 * time.Second},
-		ShutdownDelay:   Duration{time.Second},
-		StatsInterval:   Duration{10 * time.Second},
+		Data:           "./data",
+		ResolverAddr:   "127.0.0.1:8000",
+		AdminAddr:      "127.0.0.1:8001",
+		DNSAddr:        "127.0.0.1:8053",
+		HdlAddr:        "127.0.0.1:2641",
+		Prefix:         "21.12345",
+		TestPrefix:     "21.T12345",
+		Svc:            "svc",
+		DNSRRLRate:     50,
+		DNSRRLBurst:    100,
+		DNSConnsPerSrc: 64,
+		HdlConnsPerSrc: 64,
+		// HTTP clients behind one NAT or proxy, and write clients with many
+		// requests in flight, open more connections than DNS or native
+		// clients.
+		ResolverReadTimeout: Duration{resolver.DefaultReadTimeout},
+		ResolverConnsPerSrc: 256,
+		AdminHeaderTimeout:  Duration{admin.DefaultReadHeaderTimeout},
+		AdminConnsPerSrc:    256,
+		HdlSignedRate:       20,
+		ProxyURL:            "https://hdl.handle.net",
+		LogLevel:            "info",
+		ShutdownTimeout:     Duration{15 * time.Second},
+		ShutdownDelay:       Duration{time.Second},
+		StatsInterval:       Duration{10 * time.Second},
 		// A year and a month of per-identifier days: enough for annual
 		// reports (docs/product.md §10 Statistics).
 		StatsRetention: 400,
@@ -183,6 +198,18 @@ func (c *Config) settings() []setting {
 			},
 			get: func() string { return strconv.Itoa(*p) }}
 	}
+	timeout := func(name, help string, p *Duration) setting {
+		return setting{name: name, help: help,
+			set: func(v string) error {
+				var d Duration
+				if err := d.UnmarshalText([]byte(v)); err != nil || d.Duration <= 0 {
+					return fmt.Errorf("want a positive duration such as 10s, got %q", v)
+				}
+				*p = d
+				return nil
+			},
+			get: func() string { return p.String() }}
+	}
 	return append([]setting{
 		str("data", "data directory; the bbolt file pidnode.db lives inside", &c.Data),
 		str("resolver-addr", "public HTTP resolver listen address (host:port; port 0 picks one; empty = off)", &c.ResolverAddr),
@@ -205,6 +232,10 @@ func (c *Config) settings() []setting {
 		count("dns-rrl-burst", "DNS responses a source prefix may get at once (0 = the rate)", &c.DNSRRLBurst),
 		count("dns-max-conns-per-source", "DNS-over-TCP connections one source (IPv4 address, IPv6 /64) may hold of the 1,024; above 768 held, sources holding a quarter of this are refused too (0 = 1,024/16)", &c.DNSConnsPerSrc),
 		count("hdl-max-conns-per-source", "native-protocol TCP connections one source (IPv4 address, IPv6 /64) may hold of the 1,024; above 768 held, sources holding a quarter of this are refused too (0 = 1,024/16)", &c.HdlConnsPerSrc),
+		timeout("resolver-read-timeout", "time a resolver connection has from its accept (TLS handshake included) or from a later request's first byte to a complete request; a connection that sends nothing is closed after it (408)", &c.ResolverReadTimeout),
+		count("resolver-max-conns-per-source", "resolver connections one source (IPv4 address, IPv6 /64) may hold; above three quarters of the node's connection budget, sources holding a quarter of this are refused too (0 = a sixteenth of the budget)", &c.ResolverConnsPerSrc),
+		timeout("admin-header-timeout", "time an admin connection has from its accept (TLS handshake included) to its first request's complete headers, and a later request from its first byte; a connection that sends nothing is closed after it", &c.AdminHeaderTimeout),
+		count("admin-max-conns-per-source", "admin connections one source (IPv4 address, IPv6 /64) may hold; above three quarters of the node's connection budget, sources holding a quarter of this are refused too (0 = a sixteenth of the budget)", &c.AdminConnsPerSrc),
 		rate("hdl-signed-rate", "signed native-protocol replies (to certified requests) per second per source (IPv4 address, IPv6 /64); one signature costs ~15 plain replies of CPU; a certified request beyond it waits for its turn, up to 1 s, else RC 3 SERVER_TOO_BUSY, unsigned (0 = no limit)", &c.HdlSignedRate),
 		count("hdl-signed-burst", "signed replies a source may get at once (0 = 2×rate)", &c.HdlSignedBurst),
 		str("model", "metadata model file (default: the embedded pid4cat model)", &c.Model),

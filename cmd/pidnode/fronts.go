@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"pidnode/internal/buildinfo"
+	"pidnode/internal/shed"
 	hdldns "pidnode/resolver/dns"
 	"pidnode/resolver/hdl"
 )
@@ -60,8 +61,15 @@ func (n *node) bindDNS() error {
 	if err != nil {
 		return err
 	}
-	ln, pc, err := listenBoth("dns", "dns-addr", n.cfg.DNSAddr)
+	raw, pc, err := listenBoth("dns", "dns-addr", n.cfg.DNSAddr)
 	if err != nil {
+		return err
+	}
+	// Per-source limits are the DNS server's own (MaxTCPConnsPerSource).
+	ln, err := n.guard("dns", raw, shed.Public, 0)
+	if err != nil {
+		raw.Close()
+		pc.Close()
 		return err
 	}
 	n.dns = srv
@@ -100,8 +108,15 @@ func (n *node) bindHdl() error {
 	if err != nil {
 		return err
 	}
-	ln, pc, err := listenBoth("hdl", "hdl-addr", n.cfg.HdlAddr)
+	raw, pc, err := listenBoth("hdl", "hdl-addr", n.cfg.HdlAddr)
 	if err != nil {
+		return err
+	}
+	// Per-source limits are the native server's own (MaxConnsPerSource).
+	ln, err := n.guard("hdl", raw, shed.Public, 0)
+	if err != nil {
+		raw.Close()
+		pc.Close()
 		return err
 	}
 	site, err := siteConfig(ln.Addr().String())

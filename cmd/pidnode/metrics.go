@@ -5,6 +5,7 @@ import (
 	"runtime/debug"
 
 	"pidnode/internal/promtext"
+	"pidnode/internal/shed"
 )
 
 // writeMetrics is the fronts' and the cache's part of the admin listener's
@@ -82,6 +83,9 @@ func (n *node) writeMetrics(w io.Writer) error {
 	}
 	if n.resolver != nil {
 		b = promtext.CounterFamily(b, "pidnode_resolver_rate_limited_total", "HTTP resolver requests refused with 429 by the per-address limit.", n.resolver.Stats().RateLimited)
+	}
+	if n.conns != nil {
+		b = shed.AppendMetrics(b, n.conns, n.accepts...) // pidnode_listener_*: connections, refusals, accept retries, budget
 	}
 	if n.cluster != nil {
 		b = n.cluster.AppendMetrics(b) // pidnode_cluster_*: applied revision, lag, etcd round trip

@@ -11,6 +11,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
 	"math/big"
@@ -145,6 +146,36 @@ func TestTLSOnBothListeners(t *testing.T) {
 	}
 }
 
+// TestSilentTLSConnectionsClosed: a client that connects to the HTTPS
+// resolver or admin listener and sends nothing, not even a TLS ClientHello,
+// is closed after --resolver-read-timeout / --admin-header-timeout.
+func TestSilentTLSConnectionsClosed(t *testing.T) {
+	cert, key, _ := selfSigned(t)
+	dir := t.TempDir()
+	const limit = time.Second
+	n, cancel, done := startTestNode(t, dir, "--dns-addr", "", "--hdl-addr", "", "--tls-cert", cert, "--tls-key", key,
+		"--admin-tls-cert", cert, "--admin-tls-key", key, "--resolver-read-timeout", limit.String(), "--admin-header-timeout", limit.String())
+	defer stopTestNode(t, cancel, done)
+	for _, name := range []string{"resolver", "admin"} {
+		start := time.Now()
+		c, err := net.Dial("tcp", n.addr(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		_, err = io.ReadAll(c)
+		c.Close()
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			t.Errorf("%s: silent TLS connection still open after 10 s (limit %v)", name, limit)
+			continue
+		}
+		if el := time.Since(start); el < limit || el > limit+3*time.Second {
+			t.Errorf("%s: silent TLS connection closed %v after the dial, limit %v", name, el, limit)
+		}
+	}
+}
+
 // nonLoopbackIPv4 returns an address of this host that is not loopback, or "".
 func nonLoopbackIPv4() string {
 	addrs, _ := net.InterfaceAddrs()
@@ -218,7 +249,9 @@ func TestMetricsOnRunningNode(t *testing.T) {
 		"pidnode_admin_request_duration_seconds", "pidnode_store_free_pages", "pidnode_build_info",
 		"pidnode_hdl_too_busy_total", "pidnode_hdl_signed_waits_total", "pidnode_hdl_tcp_refused_total", "pidnode_hdl_tcp_connections",
 		"pidnode_dns_tcp_refused_total", "pidnode_dns_tcp_connections", "pidnode_store_freelist_checkpoints_total",
-		"pidnode_webhook_deliveries_total", "pidnode_webhook_endpoints", "pidnode_webhook_pending_events", "pidnode_webhook_oldest_pending_seconds"} {
+		"pidnode_webhook_deliveries_total", "pidnode_webhook_endpoints", "pidnode_webhook_pending_events", "pidnode_webhook_oldest_pending_seconds",
+		"pidnode_listener_connections", "pidnode_listener_refused_total", "pidnode_listener_accept_retries_total",
+		"pidnode_listener_budget_connections", "pidnode_listener_budget_reserved_connections", "pidnode_listener_budget_held_connections"} {
 		if fams[want] == nil {
 			t.Errorf("/metrics lacks %s", want)
 		}

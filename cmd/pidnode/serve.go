@@ -26,6 +26,7 @@ import (
 	"pidnode/cluster"
 	"pidnode/handlev"
 	"pidnode/internal/geoip"
+	"pidnode/internal/shed"
 	"pidnode/linkcheck"
 	"pidnode/registry"
 	"pidnode/resolver"
@@ -88,6 +89,11 @@ type node struct {
 	webhooks *webhook.Engine
 	// linkcheck is the link checker (nil with --linkcheck-interval 0).
 	linkcheck *linkcheck.Checker
+	// conns is the process's connection budget, spare the descriptor kept
+	// for shedding, accepts every TCP front's listener (conns.go).
+	conns   *shed.Budget
+	spare   *shed.Spare
+	accepts []*shed.Listener
 }
 
 func cmdServe(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -214,6 +220,9 @@ func startNode(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *node, 
 			return nil, err
 		}
 	}
+	if err := n.startConns(); err != nil {
+		return nil, err
+	}
 	if err := n.bind(); err != nil {
 		return nil, err
 	}
@@ -257,7 +266,7 @@ func (n *node) bind() error {
 	cfg := n.cfg
 	publicURL := cfg.PublicURL
 	if cfg.ResolverAddr != "" {
-		ln, err := listenTCP("resolver", "resolver-addr", cfg.ResolverAddr, tlsFiles{cfg.TLSCert, cfg.TLSKey, "tls-cert", "tls-key"})
+		ln, err := n.listenTCP("resolver", "resolver-addr", cfg.ResolverAddr, tlsFiles{cfg.TLSCert, cfg.TLSKey, "tls-cert", "tls-key"}, shed.Public, cfg.ResolverConnsPerSrc)
 		if err != nil {
 			return err
 		}
@@ -279,6 +288,8 @@ func (n *node) bind() error {
 			Counter:   n.counter,
 			RateLimit: cfg.ResolverRate,
 			RateBurst: cfg.ResolverBurst,
+
+			ReadTimeout: cfg.ResolverReadTimeout.Duration,
 		})
 		if err != nil {
 			ln.Close()
@@ -299,7 +310,7 @@ func (n *node) bind() error {
 	refuse := false
 	if cfg.AdminAddr != "" {
 		var err error
-		if adminLn, err = listenTCP("admin", "admin-addr", cfg.AdminAddr, tlsFiles{cfg.AdminTLSCert, cfg.AdminTLSKey, "admin-tls-cert", "admin-tls-key"}); err != nil {
+		if adminLn, err = n.listenTCP("admin", "admin-addr", cfg.AdminAddr, tlsFiles{cfg.AdminTLSCert, cfg.AdminTLSKey, "admin-tls-cert", "admin-tls-key"}, shed.Admin, cfg.AdminConnsPerSrc); err != nil {
 			return err
 		}
 		// Bearer keys never cross a network in clear text: a plain
@@ -347,7 +358,7 @@ func (n *node) bind() error {
 	n.admin = a
 	if cfg.AdminAddr != "" {
 		ln := adminLn
-		srv, err := admin.NewListener(admin.ListenerConfig{Handler: a.Handler(), Logger: n.log})
+		srv, err := admin.NewListener(admin.ListenerConfig{Handler: a.Handler(), Logger: n.log, ReadHeaderTimeout: cfg.AdminHeaderTimeout.Duration})
 		if err != nil {
 			ln.Close()
 			return err
@@ -441,15 +452,21 @@ func pemHas(b []byte, typ, what string) error {
 }
 
 // listenTCP binds addr for listener name (flag is the setting that chose
-// addr), wrapped in TLS when a certificate is configured.
-func listenTCP(name, flag, addr string, tf tlsFiles) (net.Listener, error) {
+// addr), accepting through guard (class, perSource), wrapped in TLS when a
+// certificate is configured.
+func (n *node) listenTCP(name, flag, addr string, tf tlsFiles, class shed.Class, perSource int) (net.Listener, error) {
 	tcfg, err := tf.load(name)
 	if err != nil {
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", addr)
+	raw, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, listenError(name, "", addr, flag, err)
+	}
+	ln, err := n.guard(name, raw, class, perSource)
+	if err != nil {
+		raw.Close()
+		return nil, err
 	}
 	if tcfg != nil {
 		return tls.NewListener(ln, tcfg), nil
@@ -684,6 +701,10 @@ func (n *node) closeAll() error {
 	if n.geo != nil {
 		err = errors.Join(err, n.geo.Close())
 		n.geo = nil
+	}
+	if n.spare != nil {
+		n.spare.Close()
+		n.spare = nil
 	}
 	return err
 }

@@ -1,6 +1,7 @@
 // Package connlimit counts the connections a listener holds per source, so
 // that one client cannot take every slot: the native protocol's TCP listener
-// and DNS over TCP both use it.
+// and DNS over TCP use it, and internal/shed applies it to the resolver's and
+// the admin listener's.
 //
 // A source is an IPv4 address or an IPv6 /64 (one customer's usual
 // allocation, so a client cannot multiply itself by picking addresses in its

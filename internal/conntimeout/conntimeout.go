@@ -12,6 +12,12 @@ import (
 // Config sets a listener's limits; a zero or negative limit is no limit.
 type Config struct {
 	Read, Write, Idle time.Duration
+	// Handshake bounds a TLS handshake that the server starts itself
+	// (fasthttp calls Handshake on every TLS connection before its first
+	// read), from the accept; it stops a client that connects and sends
+	// nothing from holding the connection. If zero, Read. The Read limit
+	// still runs from the accept, handshake included.
+	Handshake time.Duration
 	// Tick is the sweep interval. If zero, a twentieth of the shortest
 	// limit, between MinTick and MaxTick.
 	Tick time.Duration
@@ -25,9 +31,10 @@ const (
 
 // Phases of a connection.
 const (
-	phRequest = iota // reading a request (from accept, or from a later request's first byte)
-	phIdle           // waiting for the next request
-	phWrite          // writing a response
+	phRequest   = iota // reading a request (from accept, or from a later request's first byte)
+	phIdle             // waiting for the next request
+	phWrite            // writing a response
+	phHandshake        // in a TLS handshake the server called (tlsConn.Handshake)
 )
 
 // The state word of a connection: the epoch its phase began in (high 32
@@ -51,7 +58,7 @@ const ring = 1 << 12
 // Listener wraps a net.Listener; its connections obey Config's limits.
 type Listener struct {
 	net.Listener
-	limits [3]time.Duration // by phase; 0: none
+	limits [4]time.Duration // by phase; 0: none
 	tick   time.Duration
 
 	epoch atomic.Uint32 // sweeps so far; a phase is stamped with it
@@ -74,6 +81,10 @@ type Listener struct {
 func Wrap(ln net.Listener, cfg Config) *Listener {
 	l := &Listener{Listener: ln}
 	l.limits[phRequest], l.limits[phIdle], l.limits[phWrite] = max(cfg.Read, 0), max(cfg.Idle, 0), max(cfg.Write, 0)
+	l.limits[phHandshake] = max(cfg.Handshake, 0)
+	if cfg.Handshake == 0 {
+		l.limits[phHandshake] = l.limits[phRequest]
+	}
 	shortest := time.Duration(0)
 	for _, d := range l.limits {
 		if d > 0 && (shortest == 0 || d < shortest) {
@@ -167,7 +178,15 @@ func (l *Listener) check(c *conn, now time.Time, e uint32) {
 	}
 	c.mu.Lock()
 	if c.state.CompareAndSwap(st, st|expired) {
-		c.deadline(st&phaseMask == phWrite, longAgo)
+		switch st & phaseMask {
+		case phHandshake: // blocked reading or writing: end both
+			c.deadline(false, longAgo)
+			c.deadline(true, longAgo)
+		case phWrite:
+			c.deadline(true, longAgo)
+		default:
+			c.deadline(false, longAgo)
+		}
 	}
 	c.mu.Unlock()
 }
@@ -269,5 +288,24 @@ var ErrDeadlines = errors.New("conntimeout: deadlines are set by the listener's 
 // reach the TCP connection beneath through it.
 type tlsConn struct{ *conn }
 
-func (t tlsConn) Handshake() error                     { return t.Conn.(*tls.Conn).Handshake() }
+// Handshake runs the TLS handshake under the Handshake limit, counted from
+// the accept: the server calls it outside Read and Write, where no other
+// limit would reach it.
+func (t tlsConn) Handshake() error {
+	c := t.conn
+	st := c.state.Load()
+	if st&phaseMask != phRequest {
+		return t.Conn.(*tls.Conn).Handshake() // done already: returns at once
+	}
+	c.state.Store(st&^(phaseMask|expired) | phHandshake | inCall)
+	err := t.Conn.(*tls.Conn).Handshake()
+	if c.state.Swap(st&^(inCall|expired))&expired != 0 && err == nil {
+		c.mu.Lock()
+		c.deadline(false, time.Time{})
+		c.deadline(true, time.Time{})
+		c.mu.Unlock()
+	}
+	return err
+}
+
 func (t tlsConn) ConnectionState() tls.ConnectionState { return t.Conn.(*tls.Conn).ConnectionState() }

@@ -405,3 +405,39 @@ func BenchmarkDeadlineRequest(b *testing.B) {
 		c.SetWriteDeadline(time.Now().Add(10 * time.Second))
 	}
 }
+
+// TestHandshakeLimit: a client that connects to a TLS listener and sends
+// nothing holds the server's Handshake (fasthttp calls it before any read)
+// only for the Handshake limit, although Read is an hour.
+func TestHandshakeLimit(t *testing.T) {
+	cert := selfSigned(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const hs = 300 * time.Millisecond
+	l := Wrap(tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}}), Config{Read: time.Hour, Idle: time.Hour, Write: time.Hour, Handshake: hs})
+	defer l.Close()
+	got := make(chan result, 1)
+	go func() {
+		c, err := l.Accept()
+		if err != nil {
+			got <- result{err, 0}
+			return
+		}
+		defer c.Close()
+		start := time.Now()
+		err = c.(interface{ Handshake() error }).Handshake()
+		got <- result{err, time.Since(start)}
+	}()
+	start := time.Now()
+	c := dial(t, ln.Addr().String())
+	wantCut(t, "silent TLS handshake", wait(t, got), hs)
+	if el := time.Since(start); el < hs {
+		t.Errorf("handshake cut off %v after the dial, before its limit %v", el, hs)
+	}
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := c.Read(make([]byte, 1)); err != io.EOF {
+		t.Errorf("client read %v after the server's timeout, want EOF", err)
+	}
+}

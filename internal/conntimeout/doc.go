@@ -20,7 +20,9 @@
 // first byte of a later request, until its response starts; Idle from the end
 // of a response until the first byte of the next request; Write from the
 // first byte of a response written (of the first of several, when pipelined
-// requests are answered with no read between). A limit never fires early; it
+// requests are answered with no read between); Handshake from the accept
+// until a TLS handshake the server starts itself (fasthttp does, outside any
+// Read) is done, reads and writes alike. A limit never fires early; it
 // fires at most about two Ticks late (more only while the sweeper itself
 // cannot run).
 //

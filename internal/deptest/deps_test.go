@@ -52,8 +52,10 @@ var rules = map[string]struct {
 	// admin, the resolvers and cmd; connlimit below the TCP fronts; stdjson
 	// below model, registry and admin; unsafeconv below handlev, store, cache
 	// and the fronts.
-	"internal/procfloor":   {},
-	"internal/connlimit":   {},
+	"internal/procfloor": {},
+	"internal/connlimit": {},
+	// Every TCP front's accept: cmd wraps each listener in it.
+	"internal/shed":        {internal: []string{"internal/connlimit", "internal/promtext"}},
 	"internal/conntimeout": {},
 	"internal/ascii":       {},
 	"internal/promtext":    {},
