@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
-	"strconv"
 )
 
 // The console has no write or read path of its own: every action runs the
@@ -141,5 +140,3 @@ func collection(b *base, u *consoleUser, id string) (string, map[string]string) 
 	p := b.path + "/handles/" + url.PathEscape(b.prefix) + "/" + url.PathEscape(u.SNAA.Namespace) + "/" + pathEscape(id)
 	return p, map[string]string{"prefix": b.prefix, "ns": u.SNAA.Namespace, "id": id}
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }

@@ -256,7 +256,7 @@ func (r *Registry) reindexAudit() error {
 		}
 		var puts [][]byte
 		c := b.Cursor()
-		for k, v := c.First(); k != nil && len(k) == 8; k, v = c.Next() {
+		for k, v := c.First(); len(k) == 8; k, v = c.Next() {
 			var e AuditEntry
 			if json.Unmarshal(v, &e) != nil || !feedAction(e.Action) {
 				continue
@@ -289,7 +289,7 @@ func (r *Registry) AuditLog(after uint64, limit int) ([]AuditEntry, error) {
 	var out []AuditEntry
 	err := r.db.View(func(tx *store.Tx) error {
 		c := tx.Bolt().Bucket(store.BucketAudit).Cursor()
-		for k, v := c.Seek(binary.BigEndian.AppendUint64(nil, after+1)); k != nil && len(k) == 8 && len(out) < limit; k, v = c.Next() {
+		for k, v := c.Seek(binary.BigEndian.AppendUint64(nil, after+1)); len(k) == 8 && len(out) < limit; k, v = c.Next() {
 			var e AuditEntry
 			if err := json.Unmarshal(v, &e); err != nil {
 				return fmt.Errorf("registry: audit entry %x: %w", k, err)

@@ -14,20 +14,14 @@ import (
 // its timer (MaxBatchDelay) fires, not when the writer is free. With a commit
 // (two fdatasyncs) several times longer than the delay, the writers that
 // arrive during one commit are cut into several batches that then queue on
-// bbolt's writer lock and commit one after another, each with its own fsync:
-// BenchmarkCreate at 64 clients measured 5–6 creates per commit and 600–700
-// creates/s with the CPU mostly idle. Here the next batch is closed exactly
-// when the previous commit returns, so it holds everyone who waited.
+// bbolt's writer lock and commit one after another, each with its own fsync,
+// while the CPU idles. Here the next batch is closed exactly when the
+// previous commit returns, so it holds everyone who waited.
 //
 // Each group commits at once (store.UpdateAlone), without Batch's window:
 // the writers that arrive while a group commits wait in Groups for the next
-// group, not in Batch, so the window only delayed every commit by its 500 µs.
-// Measured with BenchmarkCreate (fsync on), window → at once: 1 client
-// 477 → 1,099 creates/s, 16 clients 2,799 → 3,380, 64 clients 4,457 →
-// 4,768 (groups of ~11 instead of ~22 writes, and still faster); against a
-// node on one core with a 1M-record database, three alternating runs each:
-// 1 client 455–477 → 875–1,120, 16 clients 2,649–2,893 → 4,036–4,858, 64
-// clients 4,865–5,590 → 4,604–6,235.
+// group, so a window would only delay every commit (BenchmarkCreate compares
+// the two).
 //
 // The fns of one group share one bbolt transaction and are called in order;
 // like store.Update's, they must be idempotent (a group is re-run without a
@@ -36,10 +30,9 @@ import (
 //
 // Fairness. Writes wait in one queue per owner (the admin API's owner is the
 // SNAA), and Groups.take forms each group from them so that one owner's
-// large or many writes delay another owner's write by at most one group.
-// Before, a group took every waiting write: four concurrent 1000-item bulks
-// of one SNAA made groups of four bulks, and another SNAA's single create
-// waited for up to two such groups (p99 4.6 ms → 1,257 ms).
+// large or many writes delay another owner's write by at most one group: a
+// group that took every waiting write would make one SNAA's concurrent
+// 1000-item bulks delay another SNAA's single create by whole bulks.
 type groupCommit struct {
 	db *store.DB
 	Groups[func(tx *store.Tx) error]

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -199,7 +198,8 @@ func (t Tx) WebhookDeliveries(id string, limit int) ([]WebhookDelivery, error) {
 	c := t.bucket(store.BucketWebhooks).Cursor()
 	// The entries are in attempt order: walk back from the end of the range.
 	end := append(append([]byte(nil), pre[:len(pre)-1]...), '/'+1)
-	k, v := c.Seek(end)
+	k, _ := c.Seek(end)
+	var v []byte
 	if k == nil {
 		k, v = c.Last()
 	} else {
@@ -230,15 +230,6 @@ func (t Tx) applyWebhook(key, value []byte) error {
 		return t.bucket(store.BucketWebhooks).Delete(key)
 	}
 	return t.Put(store.BucketWebhooks, key, value)
-}
-
-// ValidWebhookID reports whether id has the form of an endpoint id.
-func ValidWebhookID(id string) bool {
-	if len(id) != 16 {
-		return false
-	}
-	_, err := strconv.ParseUint(id, 16, 64)
-	return err == nil && strings.ToLower(id) == id
 }
 
 // NamespaceAuditLast returns the seq of the namespace nsp's last feed

@@ -77,8 +77,6 @@ func compactPage(full []byte) page {
 	}
 }
 
-func (p page) ok() bool { return p.main != nil }
-
 // appendHTML appends s escaped for an HTML attribute value (and so for text
 // too): & < > " ' become entities. Control characters other than tab, LF and
 // CR, C1 controls, U+FFFE/U+FFFF and invalid UTF-8 become U+FFFD, so the

@@ -37,7 +37,6 @@ var (
 	valAllowGet  = []byte("GET, HEAD")
 	valAllowAPI  = []byte("GET, HEAD, POST, OPTIONS")
 	valMaxAge    = []byte("86400")
-	valNoStore   = []byte("no-store")
 	valImmutable = []byte("public, max-age=31536000, immutable")
 	valAccept    = []byte("Accept")
 )

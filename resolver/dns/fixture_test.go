@@ -32,7 +32,6 @@ const (
 
 // fixture is a real server on 127.0.0.1 over a real cache over a real store.
 type fixture struct {
-	t     *testing.T
 	srv   *hdldns.Server
 	db    *store.DB
 	cache *cache.Cache

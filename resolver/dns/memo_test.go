@@ -100,7 +100,10 @@ func TestMemoDoesNotPinEntries(t *testing.T) {
 		t.Fatal("the entry was not collected while its set was in the memo")
 	}
 	// A look-up landing on the same slot drops the orphaned set.
+	// other keeps the probes alive, so that no probe's set is collected
+	// while the search goes on.
 	var other []*cache.Entry
+	defer func() { runtime.KeepAlive(other) }()
 	for range 100000 {
 		o := txtEntry(1, 10)
 		other = append(other, o)

@@ -6,7 +6,6 @@ import (
 	"crypto/rsa"
 	"crypto/sha256"
 	"encoding/binary"
-	"encoding/hex"
 	"io"
 	"net"
 	"strings"
@@ -37,15 +36,6 @@ func (b be) u32(v uint32) be { return binary.BigEndian.AppendUint32(b, v) }
 // str is an RFC 3652 UTF8-String: int4 byte count, then the bytes.
 func (b be) str(s string) be { return append(b.u32(uint32(len(s))), s...) }
 func (b be) raw(p []byte) be { return append(b, p...) }
-
-// hx appends bytes written as hex with spaces for reading.
-func (b be) hx(s string) be {
-	p, err := hex.DecodeString(strings.ReplaceAll(s, " ", ""))
-	if err != nil {
-		panic(err)
-	}
-	return append(b, p...)
-}
 
 const (
 	vecSerial    = 7      // the site's HS_SITE serial number, echoed in every reply header

@@ -198,11 +198,11 @@ func expiresTTL(r *response) (int64, error) {
 	}
 	et, err := http.ParseTime(e[0])
 	if err != nil {
-		return 0, fmt.Errorf("Expires %q: %w", e[0], err)
+		return 0, fmt.Errorf("header Expires %q: %w", e[0], err)
 	}
 	dt, err := http.ParseTime(d[0])
 	if err != nil {
-		return 0, fmt.Errorf("Date %q: %w", d[0], err)
+		return 0, fmt.Errorf("header Date %q: %w", d[0], err)
 	}
 	return int64(et.Sub(dt) / time.Second), nil
 }
