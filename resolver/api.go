@@ -13,6 +13,7 @@ import (
 
 	"pidnode/handlev"
 	"pidnode/internal/ascii"
+	"pidnode/internal/unsafeconv"
 )
 
 const apiHandlesPath = "/api/handles"
@@ -90,7 +91,7 @@ func (s *Server) serveAPI(ctx *fasthttp.RequestCtx, sc *scratch, path, query []b
 		s.sendJSON(ctx, sc, rcStatus(rcInvalidHandle), sc.out)
 		return
 	}
-	handle := b2s(sc.handle)
+	handle := unsafeconv.String(sc.handle)
 	sc.key, _, err = s.namer.AppendKey(sc.key[:0], sc.handle)
 	if err != nil {
 		if errors.Is(err, handlev.ErrPrefixNotServed) {

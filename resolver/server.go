@@ -14,7 +14,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/valyala/fasthttp"
 
@@ -339,9 +338,6 @@ func (s *Server) putScratch(sc *scratch) {
 	}
 	s.pool.Put(sc)
 }
-
-// b2s views b as a string without copying, for calls that do not retain it.
-func b2s(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // splitRequestURI cuts a request target into path, query and fragment. An
 // absolute-form target ("http://host/p?q") is reduced to its path.

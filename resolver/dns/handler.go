@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unsafe"
 	"weak"
 
 	"github.com/miekg/dns"
@@ -14,6 +13,7 @@ import (
 	"pidnode/cache"
 	"pidnode/handlev"
 	"pidnode/internal/ascii"
+	"pidnode/internal/unsafeconv"
 )
 
 // reply is per-query scratch space, pooled: the response message and the
@@ -433,10 +433,7 @@ func escapeTXT(b []byte) string {
 		}
 	}
 	if n == 0 {
-		if len(b) == 0 {
-			return ""
-		}
-		return unsafe.String(unsafe.SliceData(b), len(b))
+		return unsafeconv.String(b)
 	}
 	var sb strings.Builder
 	sb.Grow(len(b) + n)

@@ -9,9 +9,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/miekg/dns"
+
+	"pidnode/internal/unsafeconv"
 )
 
 // The UDP loop. miekg/dns's server reads each datagram in one goroutine and
@@ -309,7 +310,7 @@ func (p *queryParser) parse(req *dns.Msg, m []byte) bool {
 	if len(s) == 0 {
 		q.Name = "."
 	} else {
-		q.Name = unsafe.String(unsafe.SliceData(s), len(s))
+		q.Name = unsafeconv.String(s)
 	}
 	q.Qtype = binary.BigEndian.Uint16(m[off:])
 	q.Qclass = binary.BigEndian.Uint16(m[off+2:])
