@@ -68,6 +68,10 @@ check: ## gofmt, go vet, every test, and a short run of every fuzz target
 	$(MAKE) --no-print-directory test
 	$(MAKE) --no-print-directory fuzz FUZZTIME=$(CHECKFUZZ)
 
+.PHONY: zstd-dict
+zstd-dict: ## regenerate cluster/zstd.dict, cluster mode's zstd dictionary for values in etcd (same bytes every run)
+	$(GO) run ./bench/cmd/zstddict -out cluster/zstd.dict
+
 .PHONY: fuzz
 fuzz: ## run every native fuzz target for FUZZTIME each (default 10s)
 	@set -e; for pkg in $$($(GO) list ./...); do \
