@@ -33,15 +33,16 @@ var zstdDict []byte
 const zstdDictID = 32769
 
 // zstdMagic starts every zstd frame. No value a single node writes starts
-// with it (records start with their format byte 1, JSON with '{'), and a
+// with it (records start with their format byte 1, JSON with '{', the
+// other values are text, storage keys or small big-endian counts), and a
 // new value that does is always stored compressed (encodeValue), so a
 // value is a frame exactly when it starts with the magic.
 var zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
 
-// maxValueBytes bounds a decoded value: far above the largest value any
-// bucket holds (a record is at most 16 MiB as JSON, less in its binary
-// encoding), so that a frame from etcd claiming more is refused rather than
-// allocated.
+// maxValueBytes bounds a decoded value: above the largest value any bucket
+// holds (a record is at most 16 MiB as JSON, less in its binary encoding;
+// the audit entry of an update holds two), so that a frame from etcd
+// claiming more is refused rather than allocated.
 const maxValueBytes = 64 << 20
 
 // codecs are the one encoder and decoder of every node, built on first
@@ -55,7 +56,8 @@ var codecs = sync.OnceValues(func() (*zstd.Encoder, *zstd.Decoder) {
 		// the accepting node (BenchmarkEncodeValue).
 		zstd.WithEncoderLevel(zstd.SpeedFastest),
 		zstd.WithEncoderDictRaw(zstdDictID, zstdDict),
-		// etcd checks what it stores: 4 bytes per value saved.
+		// The frame checksum would guard what etcd's WAL checksums and
+		// corruption checks already guard: 4 bytes per value saved.
 		zstd.WithEncoderCRC(false),
 		zstd.WithLowerEncoderMem(true))
 	if err != nil {
