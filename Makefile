@@ -48,6 +48,14 @@ bench-cluster: build ## cluster vs single node: creates/s (1/16/64 clients, one 
 	BIN=$(BIN) DUR=$(DUR) bench/cluster-bench.sh
 	if [ "$(CATCHUP_N)" != 0 ]; then BIN=$(BIN) DUR=$(DUR) CATCHUP_N=$(CATCHUP_N) bench/cluster-catchup.sh; fi
 
+.PHONY: bench-etcd-size
+bench-etcd-size: DUR ?= 10
+bench-etcd-size: N ?= 20000
+bench-etcd-size: build ## bytes of etcd's file per record, admin-created (DUR s of creates, 10) and imported (N records, 20000), one etcd member, compacted and defragmented
+	$(GO) build -trimpath -o $(BIN)/etcd ./bench/cmd/etcd
+	$(GO) build -trimpath -o $(BIN)/ ./bench/cmd/admincreate ./bench/cmd/etcdsize ./bench/cmd/gen
+	BIN=$(BIN) DUR=$(DUR) N=$(N) bench/etcd-size.sh
+
 # strace: internal/e2e's TestDurabilityOrder watches a node's syncs and replies
 # with it (Debian's package, installed when missing, as e2e does chromium).
 .PHONY: test-tools
@@ -96,6 +104,10 @@ openapi-lint: ## Redocly CLI's lint (recommended, strict) of the admin API's Ope
 	cd tools/openapi && npm ci --no-audit --no-fund --loglevel=error && \
 	  REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_NOTIFICATIONS=true \
 	  ./node_modules/.bin/redocly lint --config redocly.yaml ../../admin/testdata/openapi.json
+
+.PHONY: zstd-dict
+zstd-dict: ## regenerate cluster/zstd.dict, cluster mode's zstd dictionary for values in etcd (same bytes every run)
+	$(GO) run ./bench/cmd/zstddict -out cluster/zstd.dict
 
 .PHONY: fuzz
 fuzz: ## run every native fuzz target for FUZZTIME each (default 10s)

@@ -230,13 +230,20 @@ func (n *Node) invalidate(keys []string) {
 	}
 }
 
-// applyKV applies one entry written at revision rev (value nil: deleted);
-// keys that are not bucket entries of a replicated bucket are skipped. An
-// audit entry under a transaction's key (auditKey) is numbered by rev.
+// applyKV applies one entry written at revision rev (value nil: deleted),
+// as etcd holds it (encodeValue): the bucket gets the value decoded. Keys
+// that are not bucket entries of a replicated bucket are skipped. An audit
+// entry under a transaction's key (auditKey) is numbered by rev.
 func (n *Node) applyKV(tx registry.Tx, k, v []byte, rev int64) error {
 	bucket, key, ok := splitKey(n.prefix, k)
 	if !ok || !registry.IsReplicated(bucket) {
 		return nil
+	}
+	if v != nil {
+		var err error
+		if v, err = decodeValue(v); err != nil {
+			return fmt.Errorf("applying %q: %w", k, err)
+		}
 	}
 	if bucket == string(store.BucketAudit) && len(key) != 8 {
 		seq, ok := auditSeq(key, rev)

@@ -204,8 +204,9 @@ func (n *Node) waitRevision(ctx context.Context, rev int64, foreign bool) error 
 
 // txnOf builds the compares and operations of writes rehearsed at revision
 // rev. A key written twice is compared once, as it was before the first
-// write, and written with its last value. New audit entries go under keys
-// of their own (auditKey), without their sequence number.
+// write, and written with its last value, compressed (encodeValue). New
+// audit entries go under keys of their own (auditKey), without their
+// sequence number.
 func (n *Node) txnOf(writes []store.Write, rev int64) ([]clientv3.Cmp, []clientv3.Op, error) {
 	type final struct {
 		existed bool
@@ -263,7 +264,7 @@ func (n *Node) txnOf(writes []store.Write, rev int64) ([]clientv3.Cmp, []clientv
 		if f.value == nil {
 			ops = append(ops, clientv3.OpDelete(k))
 		} else {
-			ops = append(ops, clientv3.OpPut(k, string(f.value)))
+			ops = append(ops, clientv3.OpPut(k, string(encodeValue(f.value))))
 		}
 	}
 	return cmps, ops, nil

@@ -14,7 +14,7 @@
 // Under the prefix P (--etcd-prefix, default /pidnode/), every entry of a
 // replicated bucket (registry.Replicated) is one etcd key:
 //
-//	P records/<storage key>      a handle record, in store's record encoding (store/doc.go)
+//	P records/<storage key>      a handle record, in store's record encoding (store/doc.go), compressed (below)
 //	P snaas/<id>                 an SNAA, JSON (registry.SNAA)
 //	P applications/<id>          an SNAA application, JSON
 //	P keys/<sha-256 hex>         an API key's metadata, JSON (never the secret)
@@ -29,11 +29,14 @@
 //	P nodes/<node name>          the running node holding the name (nodes.go), not applied
 //	P elect/<job>/<lease>        a node's candidacy to run the cluster's jobs (lead.go), not applied
 //
-// The value is byte for byte what the bucket holds on a single node (but
-// for the sequence number of an audit entry written through a cluster,
-// which each node derives from the revision: keys.go), so a node's database
-// is a single node's database: `pidnode export` and
-// `backup` work on it, and every node's export is the same. Not replicated:
+// etcd holds the value compressed (codec.go: a zstd frame with a shipped
+// dictionary, or the value as it is where that is not smaller, as every
+// value written before compression is); decoded, it is byte for byte what
+// the bucket holds on a single node (but for the sequence number of an
+// audit entry written through a cluster, which each node derives from the
+// revision: keys.go), so a node's database is a single node's database:
+// `pidnode export` and `backup` work on it, and every node's export is the
+// same. Not replicated:
 // the URL index and the per-record audit index (derived: each node
 // maintains them in the transaction that applies their data), resolution
 // statistics and key last-used times (each node's own), and the store's

@@ -87,7 +87,7 @@ func (n *Node) Seed(ctx context.Context) (SeedCounts, error) {
 					}
 					maxSeq = max(maxSeq, binary.BigEndian.Uint64(k))
 				}
-				e := kv{entryKey(n.prefix, string(b), k), string(v)}
+				e := kv{entryKey(n.prefix, string(b), k), string(encodeValue(v))}
 				if len(batch) == seedBatchKeys || bytes+len(e.k)+len(e.v) > seedBatchBytes {
 					if err := flush(); err != nil {
 						return err

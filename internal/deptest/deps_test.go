@@ -35,9 +35,9 @@ var rules = map[string]struct {
 	// through the registry, fetching only through internal/outbound. Nothing
 	// below cmd imports it (admin reads its results through registry).
 	"linkcheck": {internal: []string{"handlev", "store", "registry", "internal/outbound", "internal/promtext"}},
-	// cluster mode: etcd's client, and the layers whose data it replicates.
-	// Nothing below cmd imports it.
-	"cluster": {internal: []string{"handlev", "store", "model", "registry", "internal/promtext"}, external: []string{"go.etcd.io/etcd/client/v3", "go.etcd.io/etcd/api/v3", "go.uber.org/zap", "google.golang.org/grpc"}},
+	// cluster mode: etcd's client, zstd for the values it stores there, and
+	// the layers whose data it replicates. Nothing below cmd imports it.
+	"cluster": {internal: []string{"handlev", "store", "model", "registry", "internal/promtext"}, external: []string{"go.etcd.io/etcd/client/v3", "go.etcd.io/etcd/api/v3", "go.uber.org/zap", "google.golang.org/grpc", "github.com/klauspost/compress/zstd"}},
 	// Webhook deliveries: the feed (registry), connecting out only through
 	// internal/outbound. Only cmd imports it.
 	"webhook": {internal: []string{"handlev", "store", "registry", "internal/outbound", "internal/promtext"}, external: []string{"go.etcd.io/bbolt"}},

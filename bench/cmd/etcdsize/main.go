@@ -9,7 +9,8 @@
 // one update per record; etcd keeps the old revision of each key until a
 // compaction), compact the history at the current revision (-compact), and
 // defragment every member (-defrag: gives the free pages back to the file
-// system, so DbSize falls to about DbSizeInUse).
+// system, so DbSize falls to about DbSizeInUse). -buckets adds, per bucket
+// of the prefix, its keys and the bytes of their keys and values.
 //
 //	go run ./bench/cmd/etcdsize -endpoints http://127.0.0.1:2379 -prefix /pidnode/ -defrag
 //
@@ -36,9 +37,19 @@ type member struct {
 	DbSizeInUse int64  `json:"db_size_in_use"`
 }
 
+// bucket is what etcd holds under one bucket of the prefix (the path
+// segment after it): keys, and the bytes of their keys and values.
+type bucket struct {
+	Name       string `json:"name"`
+	Keys       int64  `json:"keys"`
+	KeyBytes   int64  `json:"key_bytes"`
+	ValueBytes int64  `json:"value_bytes"`
+}
+
 type report struct {
 	Members     []member `json:"members"`
 	Revision    int64    `json:"revision"`
+	Buckets     []bucket `json:"buckets,omitempty"`
 	Keys        int64    `json:"keys"`
 	RecordKeys  int64    `json:"record_keys"`
 	Touched     int64    `json:"touched,omitempty"`
@@ -55,6 +66,7 @@ func main() {
 		batch     = flag.Int("batch", 1000, "puts per transaction of -touch (within etcd's --max-txn-ops and --max-request-bytes)")
 		compact   = flag.Bool("compact", false, "compact etcd's history at the current revision (after -touch)")
 		defrag    = flag.Bool("defrag", false, "defragment every member before reading the sizes (after -compact)")
+		buckets   = flag.Bool("buckets", false, "read every key under the prefix and report keys, key bytes and value bytes per bucket")
 		timeout   = flag.Duration("timeout", 30*time.Minute, "give up after this long")
 	)
 	flag.Parse()
@@ -114,6 +126,11 @@ func main() {
 		fail(err)
 	}
 	r.Revision, r.Keys, r.RecordKeys = all.Header.Revision, all.Count, rec.Count
+	if *buckets {
+		if r.Buckets, err = perBucket(ctx, cli, *prefix, *batch); err != nil {
+			fail(fmt.Errorf("buckets: %w", err))
+		}
+	}
 	out, _ := json.Marshal(r)
 	fmt.Println(string(out))
 }
@@ -147,6 +164,40 @@ func rewrite(ctx context.Context, cli *clientv3.Client, prefix string, batch int
 		n += int64(len(r.Kvs))
 		if !r.More {
 			return n, nil
+		}
+		from = string(r.Kvs[len(r.Kvs)-1].Key) + "\x00"
+	}
+}
+
+// perBucket reads every key under prefix, batch keys per range read, and
+// sums them per bucket, in key order.
+func perBucket(ctx context.Context, cli *clientv3.Client, prefix string, batch int) ([]bucket, error) {
+	end := clientv3.GetPrefixRangeEnd(prefix)
+	from := prefix
+	var out []bucket
+	var rev int64
+	for {
+		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(int64(batch))}
+		if rev > 0 {
+			opts = append(opts, clientv3.WithRev(rev))
+		}
+		r, err := cli.Get(ctx, from, opts...)
+		if err != nil {
+			return nil, err
+		}
+		rev = r.Header.Revision
+		for _, kv := range r.Kvs {
+			name, _, _ := strings.Cut(strings.TrimPrefix(string(kv.Key), prefix), "/")
+			if len(out) == 0 || out[len(out)-1].Name != name {
+				out = append(out, bucket{Name: name})
+			}
+			b := &out[len(out)-1]
+			b.Keys++
+			b.KeyBytes += int64(len(kv.Key))
+			b.ValueBytes += int64(len(kv.Value))
+		}
+		if !r.More || len(r.Kvs) == 0 {
+			return out, nil
 		}
 		from = string(r.Kvs[len(r.Kvs)-1].Key) + "\x00"
 	}
