@@ -65,6 +65,8 @@ type node struct {
 	demo      *admin.DemoInfo
 	// demoSkipped: --demo was given but the database already had data.
 	demoSkipped bool
+	// demoKeyFile holds the demo SNAA's key (written when the demo is loaded).
+	demoKeyFile string
 	opKey       string
 	// counter holds resolution counts between statistics flushes (admin.RunStats).
 	counter *cache.Counter
@@ -235,6 +237,11 @@ func startNode(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *node, 
 			return nil, fmt.Errorf("loading demo data: %w", err)
 		default:
 			n.demo = &info
+			// The README's examples read the key from here (make run: ./data).
+			n.demoKeyFile = filepath.Join(cfg.Data, demoKeyFile)
+			if err := os.WriteFile(n.demoKeyFile, []byte(info.Key+"\n"), 0o600); err != nil {
+				return nil, fmt.Errorf("writing the demo key: %w", err)
+			}
 		}
 	}
 	if err := n.startLinkcheck(); err != nil {

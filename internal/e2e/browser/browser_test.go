@@ -105,7 +105,7 @@ func startNode(t *testing.T) *node {
 	w := out.String()
 	n.key = regexp.MustCompile(`\bpid_[a-z0-9]{20,}\b`).FindString(w)
 	seen := map[string]bool{}
-	for _, h := range regexp.MustCompile(`21\.12345/svc/DMO/[0-9A-Z-]+`).FindAllString(w, -1) {
+	for _, h := range regexp.MustCompile(`21\.12345/svc/DMO/[0-9A-Z]{4}-[0-9A-Z]{4}-[0-9A-Z]\b`).FindAllString(w, -1) {
 		if !seen[h] {
 			seen[h] = true
 			n.handles = append(n.handles, h)
