@@ -49,10 +49,13 @@ bench-cluster: build ## cluster vs single node: creates/s (1/16/64 clients, one 
 	if [ "$(CATCHUP_N)" != 0 ]; then BIN=$(BIN) DUR=$(DUR) CATCHUP_N=$(CATCHUP_N) bench/cluster-catchup.sh; fi
 
 # strace: internal/e2e's TestDurabilityOrder watches a node's syncs and replies
-# with it (Debian's package, installed when missing, as e2e does chromium).
+# with it; curl and dig: TestReadmeShellBlocks and TestBannerCommands run the
+# README's and the banner's examples (Debian's packages, installed when
+# missing, as e2e does chromium).
 .PHONY: test-tools
 test-tools:
-	@command -v strace >/dev/null || (apt-get update && apt-get install -y strace)
+	@command -v strace >/dev/null && command -v curl >/dev/null && command -v dig >/dev/null || \
+	  (apt-get update && apt-get install -y strace curl bind9-dnsutils)
 
 .PHONY: test
 test: test-tools ## run every test (race detector, shuffled order), then the allocation tests without it
