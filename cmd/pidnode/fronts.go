@@ -250,7 +250,10 @@ func (n *node) printWelcome(out io.Writer) {
 		fmt.Fprintf(&w, "  link checks off: the demo's URLs are example sites (--linkcheck-interval 168h turns them on)\n")
 	}
 	if n.demo == nil {
-		if n.demoSkipped {
+		switch {
+		case n.demoSkipped && n.demoKeyFile != "":
+			fmt.Fprintf(&w, "\nDemo data was loaded on the first start; the demo SNAA's key is in %s. Remove the data directory for a fresh demo.\n", n.demoKeyFile)
+		case n.demoSkipped:
 			fmt.Fprintln(&w, "\nDemo data was loaded on the first start; its key was printed then. Remove the data directory for a fresh demo.")
 		}
 		return

@@ -233,6 +233,9 @@ func startNode(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *node, 
 		case errors.Is(err, admin.ErrNotEmpty):
 			logger.Info("database not empty: demo data not loaded again")
 			n.demoSkipped = true
+			if f := filepath.Join(cfg.Data, demoKeyFile); fileExists(f) {
+				n.demoKeyFile = f
+			}
 		case err != nil:
 			return nil, fmt.Errorf("loading demo data: %w", err)
 		default:
@@ -693,4 +696,10 @@ func (n *node) closeAll() error {
 		n.geo = nil
 	}
 	return err
+}
+
+// fileExists reports whether path names an existing file.
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
