@@ -20,8 +20,8 @@ func TestMakeCluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts three etcd members and three nodes")
 	}
-	if err := exec.Command("unshare", "-n", "true").Run(); err != nil {
-		t.Skipf("no network namespace for the script's fixed ports (unshare -n: %v)", err)
+	if err := exec.Command("unshare", "-n", "ip", "link", "set", "lo", "up").Run(); err != nil {
+		t.Skipf("no network namespace for the script's fixed ports (unshare -n ip link set lo up: %v)", err)
 	}
 	root := t.TempDir()
 	bin, dir := filepath.Join(root, "bin"), filepath.Join(root, "data-cluster")
