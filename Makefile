@@ -57,10 +57,13 @@ bench-etcd-size: build ## bytes of etcd's file per record, admin-created (DUR s 
 	BIN=$(BIN) DUR=$(DUR) N=$(N) bench/etcd-size.sh
 
 # strace: internal/e2e's TestDurabilityOrder watches a node's syncs and replies
-# with it (Debian's package, installed when missing, as e2e does chromium).
+# with it; curl and dig: TestReadmeShellBlocks and TestBannerCommands run the
+# README's and the banner's examples (Debian's packages, installed when
+# missing, as e2e does chromium).
 .PHONY: test-tools
 test-tools:
-	@command -v strace >/dev/null || (apt-get update && apt-get install -y strace)
+	@command -v strace >/dev/null && command -v curl >/dev/null && command -v dig >/dev/null || \
+	  (apt-get update && apt-get install -y strace curl bind9-dnsutils)
 
 .PHONY: test
 test: test-tools ## run every test (race detector, shuffled order), then the allocation tests without it

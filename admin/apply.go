@@ -109,8 +109,11 @@ func (s *Server) limitAddr(l *applyLimiter, r *http.Request, what string) error 
 	return problem(http.StatusTooManyRequests, "too many %s from your address; retry in %d s", what, secs).with("Retry-After", strconv.Itoa(secs))
 }
 
-// applyRoutes registers the public application routes.
+// applyRoutes registers the public application routes and the index page.
 func (s *Server) applyRoutes() {
+	// "/" itself is a page for a person who opens the admin address in a
+	// browser; every other unknown path stays a problem+json 404.
+	s.mux.HandleFunc("GET /{$}", s.indexPage)
 	s.mux.HandleFunc("GET /apply", s.applyForm)
 	s.mux.HandleFunc("POST /apply", s.applyPost)
 	s.mux.HandleFunc("GET /apply/status", s.applyStatusForm)
@@ -119,6 +122,12 @@ func (s *Server) applyRoutes() {
 	s.methodFallback("/apply/v1/applications", "POST")
 	s.handle("GET", "/apply/v1/applications/{id}", s.applyStatusJSON)
 	s.methodFallback("/apply/v1/applications/{id}", "GET")
+}
+
+// indexPage is the admin listener's "/": links to the console, the
+// application form, the API description and the metrics.
+func (s *Server) indexPage(w http.ResponseWriter, r *http.Request) {
+	s.render(w, http.StatusOK, "index", &pageData{Title: "Admin", D: s.public})
 }
 
 // ApplicationReceipt is the reply to a public application: its id and the

@@ -689,3 +689,38 @@ func TestConsoleCookieOverTLS(t *testing.T) {
 	b.c.CheckRedirect = nil
 	wantPage(t, b.get("/console/ids"), 200, "Your identifiers")
 }
+
+// TestIndexPage: the admin listener's "/" is an HTML page for a person who
+// opens the address the banner prints: it links the console, the application
+// form, the API description and the metrics, escapes the resolver URL it
+// shows, and carries the pages' headers. Every other unknown path, and "/"
+// with another method, stays a problem+json 404.
+func TestIndexPage(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.PublicURL = `https://pid.example.org/"><script>x</script>` })
+	r := e.do("GET", "/", "", nil)
+	if r.Status != 200 || r.Header.Get("Content-Type") != "text/html; charset=utf-8" {
+		t.Fatalf("GET /: %d %q, want 200 text/html\n%s", r.Status, r.Header.Get("Content-Type"), r.Body)
+	}
+	body := string(r.Body)
+	for _, href := range []string{"/console/", "/apply", "/apply/status", "/openapi.json", "/metrics", "/healthz"} {
+		if !strings.Contains(body, `href="`+href+`"`) {
+			t.Errorf("GET /: no link to %s\n%s", href, body)
+		}
+	}
+	if strings.Contains(body, "<script>") || !strings.Contains(body, "&lt;script&gt;") {
+		t.Errorf("GET /: the resolver URL is not escaped\n%s", body)
+	}
+	if csp := r.Header.Get("Content-Security-Policy"); csp != pageCSP {
+		t.Errorf("GET /: Content-Security-Policy %q, want %q", csp, pageCSP)
+	}
+	if r := e.do("HEAD", "/", "", nil); r.Status != 200 {
+		t.Errorf("HEAD /: %d, want 200", r.Status)
+	}
+	for _, c := range []struct{ method, path string }{{"GET", "/nope"}, {"GET", "/index.html"}, {"POST", "/"}, {"GET", "/pid/v2/nope"}} {
+		r := e.do(c.method, c.path, "", nil)
+		if r.Status != 404 {
+			t.Errorf("%s %s: %d, want 404", c.method, c.path, r.Status)
+		}
+		r.problem(t)
+	}
+}

@@ -11,7 +11,10 @@
 //     feed (events.go), the SNAA's own keys (snaakeys.go); DELETE of an
 //     identifier answers 405),
 //     /openapi.json, /healthz, /readyz and /metrics;
-//   - the public application form and route (/apply, /apply/v1/…, apply.go)
+//   - the index page at / (links to the console, the form, the API
+//     description and the metrics; every other unknown path is a
+//     problem+json 404), the public application form and route (/apply,
+//     /apply/v1/…, apply.go)
 //     and the HTML console for SNAAs and the operator (/console/, console*.go,
 //     templates/), docs/product.md §4.2: server-side sessions in the
 //     replicated sessions bucket, and every console action run through the

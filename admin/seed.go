@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"sort"
 
+	"pidnode/handlev"
 	"pidnode/registry"
 )
 
@@ -25,7 +27,28 @@ type DemoInfo struct {
 	Handles []string
 	// TestHandles are demo identifiers under the test prefix.
 	TestHandles []string
+	// LocHandle is the demo identifier with the custom id DemoLocID under the
+	// production prefix, whose record also holds a 10320/loc value
+	// (DemoLoc): several locations to choose among by country, role and
+	// media type. Empty when the node has no production prefix.
+	LocHandle string
 }
+
+// DemoLocID is the custom id of the demo identifier with locations, fixed so
+// that the README's examples name it.
+const DemoLocID = "LOC-1"
+
+// DemoLoc is the 10320/loc value SeedDemo adds to the record of LocHandle
+// (docs/handle-protocol.md §2.1).
+const DemoLoc = `<locations chooseby="locatt,country,weighted">
+<location href="https://eu.repository.demo-catalysis.example.org/samples/ni-sio2-2025-031" weight="1" country="de" view="html"/>
+<location href="https://us.repository.demo-catalysis.example.org/samples/ni-sio2-2025-031" weight="0" country="us" view="html"/>
+<location href="https://repository.demo-catalysis.example.org/samples/ni-sio2-2025-031.ttl" role="metadata" media-type="text/turtle" weight="0" http_sc="303"/>
+</locations>`
+
+// demoLocIndex is the index of the 10320/loc value: one the model does not
+// manage, so that updates through the API keep it.
+const demoLocIndex = 2
 
 // SeedDemo fills an empty database (no SNAA yet) with a demo: an approved
 // application, the SNAA "Demo Catalysis Lab" with namespace DMO under the
@@ -95,17 +118,75 @@ func (s *Server) SeedDemo(ctx context.Context) (DemoInfo, error) {
 			info.TestHandles = made
 		} else {
 			info.Handles = made
+			h, err := s.seedLoc(ctx, info, coll)
+			if err != nil {
+				return info, fmt.Errorf("admin: demo identifier with locations: %w", err)
+			}
+			info.LocHandle = h
 		}
 	}
 	s.log.Info("demo data loaded", "snaa", info.SNAAID, "namespace", info.Namespace, "identifiers", len(info.Handles)+len(info.TestHandles))
 	return info, nil
 }
 
+// seedLoc creates the demo identifier DemoLocID in the collection coll
+// through the API, then adds the DemoLoc value to its record. The admin API
+// writes only the model's values, so the second step is the one write of the
+// demo that is not an API request: it is what `pidnode import` of a record
+// with a 10320/loc value does (no audit entry; the create has one).
+func (s *Server) seedLoc(ctx context.Context, info DemoInfo, coll string) (string, error) {
+	const site = "https://repository.demo-catalysis.example.org"
+	it := demoMeta("REGISTERED", "Ni/SiO2 hydrogenation catalyst, batch 2025-031 (mirrored)",
+		"Impregnated Ni/SiO2; its landing page is mirrored in Europe and the United States, and its metadata is Turtle.",
+		"SAMPLE", map[string]any{"variant_url": site + "/samples/ni-sio2-2025-031.ttl", "media_type": "text/turtle", "encoding_format": "UTF-8"})
+	body, _ := json.Marshal(map[string]any{"url": site + "/samples/ni-sio2-2025-031", "metadata": it})
+	var ident Identifier
+	if err := s.seedDo(ctx, "PUT", info.Key, coll+DemoLocID, body, &ident, "If-None-Match", "*"); err != nil {
+		return "", err
+	}
+	key, _, err := s.namer.AppendKey(nil, []byte(ident.Handle))
+	if err != nil {
+		return "", err
+	}
+	now := s.now()
+	err = s.w.CommitAs(info.SNAAID, 1, func(tx registry.Tx) error {
+		st, ok, err := tx.Record(string(key))
+		if err != nil || !ok {
+			return fmt.Errorf("reading %s back: found %v, %w", ident.Handle, ok, err)
+		}
+		vals := make([]handlev.Value, 0, len(st.Record.Values)+1)
+		vals = append(vals, st.Record.Values...)
+		vals = append(vals, handlev.Value{Index: demoLocIndex, Type: handlev.TypeLoc, Data: []byte(DemoLoc),
+			TTLType: handlev.TTLRelative, TTL: 86400, Timestamp: now.Unix(), Perm: handlev.PermDefault})
+		sort.SliceStable(vals, func(i, j int) bool { return vals[i].Index < vals[j].Index })
+		st.Record.Values = vals
+		st.Version++
+		st.Updated = now
+		return tx.PutRecord(string(key), &st)
+	})
+	if err != nil {
+		return "", err
+	}
+	if s.inv != nil {
+		s.inv.Invalidate(string(key))
+	}
+	return ident.Handle, nil
+}
+
 // seedRequest runs one create through the API's own handler.
 func (s *Server) seedRequest(ctx context.Context, key, path string, body []byte, out any) error {
-	req, err := http.NewRequestWithContext(ctx, "POST", path, bytes.NewReader(body))
+	return s.seedDo(ctx, "POST", key, path, body, out)
+}
+
+// seedDo runs one request through the API's own handler and wants 201; hdr
+// holds header pairs.
+func (s *Server) seedDo(ctx context.Context, method, key, path string, body []byte, out any, hdr ...string) error {
+	req, err := http.NewRequestWithContext(ctx, method, path, bytes.NewReader(body))
 	if err != nil {
 		return err
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+key)

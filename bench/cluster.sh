@@ -35,21 +35,28 @@ for i in 1 2 3; do
   "$BIN/pidnode" serve --data "$DIR/node$i" --node-name "node$i" --etcd-endpoints "$endpoints" \
     --resolver-addr "127.0.0.1:80${i}0" --admin-addr "127.0.0.1:80${i}1" \
     --dns-addr "127.0.0.1:80${i}2" --hdl-addr "127.0.0.1:80${i}3" \
+    --operator-key-file "$DIR/operator.key" \
     --ready-file "$DIR/node$i.ready" "${extra[@]}" >"$DIR/node$i.out" 2>"$DIR/node$i.log" &
   pids+=($!)
-  # Node 1 loads the demo before the others start.
+  # Node 1 loads the demo, and makes the one operator key every node reads
+  # ($DIR/operator.key), before the others start.
   for _ in $(seq 300); do [ -s "$DIR/node$i.ready" ] && break; sleep 0.1; done
   [ -s "$DIR/node$i.ready" ] || { echo "node$i did not start:"; cat "$DIR/node$i.log"; exit 1; }
 done
 
+# node1's whole banner (written in one piece after its ready file), then
+# where the other nodes listen.
+for _ in $(seq 100); do grep -q 'Ctrl-C stops it' "$DIR/node1.out" && break; sleep 0.1; done
 echo "etcd: $endpoints (logs $DIR/etcd*.log)"
-for i in 1 2 3; do
+echo
+echo "node1 (log $DIR/node1.log):"
+cat "$DIR/node1.out"
+for i in 2 3; do
   echo
   echo "node$i (log $DIR/node$i.log):"
   sed 's/^/  /' "$DIR/node$i.ready"
 done
 echo
-sed -n "/Demo SNAA/,\$p" "$DIR/node1.out" | head -6
-echo
+echo "One operator key for every node: $DIR/operator.key"
 echo "Writes through any node's admin API resolve on every node. Ctrl-C stops everything."
 wait

@@ -56,7 +56,7 @@ func (s *Server) serveHandle(ctx *fasthttp.RequestCtx, sc *scratch, rawPath, que
 	// Reserved (SUBMITTED) identifiers are not public: not even ?noredirect
 	// shows their values.
 	if v.reserved() {
-		sendParts(ctx, fasthttp.StatusNotFound, v.statusPage())
+		sendFormParts(ctx, fasthttp.StatusNotFound, v.statusPage()) // appendReservedPage: a message page
 		return
 	}
 	e.CountHit(s.counter) // resolution statistics (no allocation)
@@ -395,8 +395,13 @@ func (s *Server) serveLookup(ctx *fasthttp.RequestCtx, sc *scratch, query []byte
 		problem = "Please enter an identifier."
 	} else {
 		sc.out2 = appendPathEscaped(sc.out2[:0], h)
-		if _, err := handlev.DecodePath(sc.handle[:0], sc.out2); err != nil {
+		d, err := handlev.DecodePath(sc.handle[:0], sc.out2)
+		sc.handle = d
+		switch {
+		case err != nil:
 			problem = "That is not a valid identifier: " + handleProblem(err) + "."
+		case !hasPrefixAndSuffix(d):
+			problem = notAHandle
 		}
 	}
 	if problem != "" {
@@ -406,7 +411,7 @@ func (s *Server) serveLookup(ctx *fasthttp.RequestCtx, sc *scratch, query []byte
 		sc.out = append(sc.out, "</p>\n"...)
 		sc.out = appendLookupForm(sc.out, h)
 		sc.out = appendPageEnd(sc.out)
-		sendComposed(ctx, fasthttp.StatusBadRequest, sc.out)
+		sendFormPage(ctx, fasthttp.StatusBadRequest, sc.out)
 		return
 	}
 	loc := s.appendBase(sc.link[:0], ctx)
@@ -417,6 +422,16 @@ func (s *Server) serveLookup(ctx *fasthttp.RequestCtx, sc *scratch, query []byte
 	ctx.Response.Header.SetCanonical(hdrLocation, loc)
 	sc.out = appendRedirectBody(sc.out[:0], loc)
 	sendComposedKeepStatus(ctx, sc.out)
+}
+
+// notAHandle says what an identifier looks like, for text that has no '/'.
+const notAHandle = "An identifier is a prefix and a suffix joined by a slash, PREFIX/SUFFIX, such as 21.T12345/ABC-123 (the prefixes served here are listed on the home page)."
+
+// hasPrefixAndSuffix reports whether the decoded handle h has a non-empty
+// prefix and suffix around its first '/', as every identifier does.
+func hasPrefixAndSuffix(h []byte) bool {
+	i := bytes.IndexByte(h, '/')
+	return i > 0 && i < len(h)-1
 }
 
 // queryValue returns the form-decoded value of the first parameter called
@@ -449,9 +464,14 @@ func (s *Server) loadPage(ctx *fasthttp.RequestCtx, sc *scratch) (*cache.Entry, 
 	sc.key = key
 	if err != nil {
 		var pe *handlev.PrefixError
-		if errors.As(err, &pe) {
+		switch {
+		case !hasPrefixAndSuffix(sc.handle):
+			// The namer reads a bare name as a prefix handle (0.NA/name):
+			// "prefix 0.NA not found" would not tell a person what is wrong.
+			s.sendMessage(ctx, sc, fasthttp.StatusNotFound, "Not an identifier", "<strong>", sc.handle, "</strong> is not an identifier. "+notAHandle)
+		case errors.As(err, &pe):
 			s.sendPrefixNotFound(ctx, sc, []byte(pe.Prefix))
-		} else {
+		default:
 			s.sendBadHandle(ctx, sc, handleProblem(err))
 		}
 		return nil, form, false

@@ -164,14 +164,15 @@ func TestPages(t *testing.T) {
 		{"malformed short form", "/" + tPrefix + "/" + tNS + "/" + strings.ToLower(tBadID), 404, []string{"is malformed"}},
 		{"custom id not found is plain 404", "/" + tPrefix + "/svc/" + tNS + "/my-thing", 404, []string{"cannot be found"}},
 		{"unknown prefix", "/99.999/abc", 404, []string{"Prefix 99.999 not found"}},
-		{"no slash", "/abc", 404, []string{"Prefix 0.NA not found"}},
+		{"no slash", "/hello%20world", 404, []string{"hello world</strong> is not an identifier", "PREFIX/SUFFIX"}},
 		{"reserved", "/" + tTestPrefix + "/svc/" + tNS + "/NEW1", 404, []string{"reserved, not yet public"}},
 		{"tombstone", "/" + tTestPrefix + "/svc/" + tNS + "/OLD1", 410, []string{
 			"OBSOLETED", "Sample &lt;42&gt; &amp; co", `A catalyst sample "A"`,
 			"https://landing.example.org/old", "IS_OBSOLETED_BY",
 			`<a href="https://hdl.handle.net/` + tHandle + `">` + tHandle + `</a>`,
 			"ex:&lt;b&gt;x&lt;/b&gt;", `<a href="mailto:pids@example.org">pids@example.org</a>`}},
-		{"deprecated", "/" + tTestPrefix + "/svc/" + tNS + "/DEP1", 410, []string{"DEPRECATED", "deprecated"}},
+		{"tombstone date", "/" + tTestPrefix + "/svc/" + tNS + "/OLD1", 410, []string{"<dt>Withdrawn on</dt><dd>2025-03-11 09:43:14Z</dd>"}},
+		{"deprecated", "/" + tTestPrefix + "/svc/" + tNS + "/DEP1", 410, []string{"DEPRECATED", "deprecated", "<dt>Deprecated on</dt><dd>2025-03-11 09:43:14Z</dd>"}},
 		{"values page", "/" + tHandle + "?noredirect", 200, []string{
 			"Handle Values for: " + tHandle, "<th>Index</th><th>Type</th><th>Timestamp</th><th>Data</th>",
 			"2025-03-11 09:43:14Z", `<a href="https://landing.example.org/item/42?a=1&amp;b=%3C2%3E">https://landing.example.org/item/42?a=1&amp;b=&lt;2&gt;</a>`,
@@ -185,6 +186,8 @@ func TestPages(t *testing.T) {
 		{"bad index", "/" + tHandle + "?index=abc", 400, []string{"Invalid parameter: index=abc"}},
 		{"home", "/", 200, []string{`action="/lookup"`, "21.12345", "21.T12345"}},
 		{"lookup bad", "/lookup?h=", 400, []string{"Please enter an identifier."}},
+		{"lookup without a slash", "/lookup?h=hello+world", 400, []string{"An identifier is a prefix and a suffix joined by a slash, PREFIX/SUFFIX", `value="hello world"`}},
+		{"lookup of a bare prefix", "/lookup?h=21.12345", 400, []string{"PREFIX/SUFFIX"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -497,5 +500,47 @@ func TestWithoutRender(t *testing.T) {
 	}
 	if Render(&cache.Entry{Key: "X", Found: false}) != nil {
 		t.Error("Render of a not-found entry is not nil")
+	}
+}
+
+// TestFormActionCSP: a page that carries the lookup form lets the form's
+// redirect chain end at a landing page on any http(s) site (Chromium checks
+// form-action on every redirect after a submission); every other page keeps
+// form-action 'self'. Every page keeps the rest of the policy.
+func TestFormActionCSP(t *testing.T) {
+	f := newFixture(t, nil)
+	const strict = "default-src 'none'; style-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+	const form = "default-src 'none'; style-src 'self'; form-action 'self' http: https:; base-uri 'none'; frame-ancestors 'none'"
+	for _, tc := range []struct {
+		target   string
+		status   int
+		withForm bool
+	}{
+		{"/", 200, true},
+		{"/lookup?h=", 400, true},
+		{"/lookup?h=hello+world", 400, true},
+		{"/" + tPrefix + "/svc/K7Q/NOPE", 404, true},
+		{"/99.999/x", 404, true},
+		{"/" + tTestPrefix + "/svc/" + tNS + "/NEW1", 404, true},
+		{"/" + tHandle + "?noredirect", 200, false},
+		{"/" + tHandle + "?noredirect&type=URL", 200, false},
+		{"/" + tHandle + "?action=showurls", 200, false},
+		{"/" + tTestPrefix + "/svc/" + tNS + "/OLD1", 410, false},
+	} {
+		resp := f.get(t, tc.target)
+		body := string(resp.Body())
+		if resp.StatusCode() != tc.status {
+			t.Errorf("GET %s: %d, want %d", tc.target, resp.StatusCode(), tc.status)
+		}
+		if has := strings.Contains(body, `<form method="get" action="/lookup">`); has != tc.withForm {
+			t.Errorf("GET %s: lookup form on the page %v, want %v", tc.target, has, tc.withForm)
+		}
+		want := strict
+		if tc.withForm {
+			want = form
+		}
+		if got := string(resp.Header.Peek("Content-Security-Policy")); got != want {
+			t.Errorf("GET %s: Content-Security-Policy\n %q, want\n %q", tc.target, got, want)
+		}
 	}
 }

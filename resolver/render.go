@@ -282,6 +282,15 @@ func appendGonePage(dst []byte, v *view) []byte {
 	dst = append(dst, "</dd>\n<dt>Status</dt><dd>"...)
 	dst = append(dst, status...)
 	dst = append(dst, "</dd>\n"...)
+	if ts := statusSince(v.values); ts > 0 {
+		if v.status == handlev.StatusObsoleted {
+			dst = append(dst, "<dt>Withdrawn on</dt><dd>"...)
+		} else {
+			dst = append(dst, "<dt>Deprecated on</dt><dd>"...)
+		}
+		dst = appendTimestamp(dst, ts)
+		dst = append(dst, "</dd>\n"...)
+	}
 	if info.Label != "" {
 		dst = append(dst, "<dt>Label</dt><dd>"...)
 		dst = appendText(dst, info.Label)
@@ -349,6 +358,19 @@ func appendGonePage(dst []byte, v *view) []byte {
 	dst = appendHTML(dst, v.handlePath)
 	dst = append(dst, "\">Handle JSON</a></p>\n"...)
 	return appendPageEnd(dst)
+}
+
+// statusSince is the time the record took its current status: the
+// timestamp of its first public STATUS value, which a write renews only when
+// the status changes (model.Build keeps an unchanged value's timestamp); 0
+// when there is none (a STATUS without public read is not on public pages).
+func statusSince(vs []handlev.Value) int64 {
+	for i := range vs {
+		if ascii.EqualFold(vs[i].Type, handlev.TypeStatus) {
+			return vs[i].Timestamp
+		}
+	}
+	return 0
 }
 
 // appendReservedPage writes the 404 page of a SUBMITTED identifier.

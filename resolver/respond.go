@@ -31,8 +31,16 @@ var (
 	hdrVary     = []byte("Vary")
 	hdrAccept   = []byte("Accept")
 
-	valNosniff   = []byte("nosniff")
-	valCSP       = []byte("default-src 'none'; style-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
+	valNosniff = []byte("nosniff")
+	valCSP     = []byte("default-src 'none'; style-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
+	// valCSPForm is valCSP for the pages that carry the lookup form (the home
+	// page and the message pages). Chromium checks form-action against every
+	// redirect that follows a form submission, and the lookup's chain ends at
+	// the identifier's landing page, on any site: 'self' alone would block
+	// every identifier whose landing page is elsewhere. Only http: and https:
+	// are added (no javascript: or data:), and only on these pages, which hold
+	// no secret and show user text only escaped; every other directive stays.
+	valCSPForm   = []byte("default-src 'none'; style-src 'self'; form-action 'self' http: https:; base-uri 'none'; frame-ancestors 'none'")
 	valStar      = []byte("*")
 	valAllowGet  = []byte("GET, HEAD")
 	valAllowAPI  = []byte("GET, HEAD, POST, OPTIONS")
@@ -49,10 +57,20 @@ func setPageHeaders(ctx *fasthttp.RequestCtx) {
 	h.SetCanonical(hdrCSP, valCSP)
 }
 
-// sendPage sends a pre-rendered (immutable, shared) HTML page without copying it.
+// setFormPageHeaders sets the headers of a page that carries the lookup form
+// (appendLookupForm): those of every page, with valCSPForm.
+func setFormPageHeaders(ctx *fasthttp.RequestCtx) {
+	h := &ctx.Response.Header
+	h.SetContentTypeBytes(ctHTML)
+	h.SetCanonical(hdrNosniff, valNosniff)
+	h.SetCanonical(hdrCSP, valCSPForm)
+}
+
+// sendPage sends a pre-rendered (immutable, shared) HTML page that carries
+// the lookup form (the home page) without copying it.
 func sendPage(ctx *fasthttp.RequestCtx, status int, body []byte) {
 	ctx.SetStatusCode(status)
-	setPageHeaders(ctx)
+	setFormPageHeaders(ctx)
 	ctx.Response.SetBodyRaw(body)
 }
 
@@ -61,6 +79,18 @@ func sendPage(ctx *fasthttp.RequestCtx, status int, body []byte) {
 func sendParts(ctx *fasthttp.RequestCtx, status int, p page) {
 	ctx.SetStatusCode(status)
 	setPageHeaders(ctx)
+	writeParts(ctx, p)
+}
+
+// sendFormParts is sendParts for a page that carries the lookup form (the
+// reserved page).
+func sendFormParts(ctx *fasthttp.RequestCtx, status int, p page) {
+	ctx.SetStatusCode(status)
+	setFormPageHeaders(ctx)
+	writeParts(ctx, p)
+}
+
+func writeParts(ctx *fasthttp.RequestCtx, p page) {
 	ctx.Response.ResetBody()
 	_, _ = ctx.Write(pageHeadA)
 	_, _ = ctx.Write(p.title)
@@ -78,11 +108,19 @@ func sendComposed(ctx *fasthttp.RequestCtx, status int, body []byte) {
 	_, _ = ctx.Write(body)
 }
 
+// sendFormPage is sendComposed for a page that carries the lookup form.
+func sendFormPage(ctx *fasthttp.RequestCtx, status int, body []byte) {
+	ctx.SetStatusCode(status)
+	setFormPageHeaders(ctx)
+	ctx.Response.ResetBody()
+	_, _ = ctx.Write(body)
+}
+
 // sendMessage sends a page with a title and one paragraph: before (trusted
-// HTML), subject (escaped), after (trusted HTML).
+// HTML), subject (escaped), after (trusted HTML), and the lookup form.
 func (s *Server) sendMessage(ctx *fasthttp.RequestCtx, sc *scratch, status int, title, before string, subject []byte, after string) {
 	sc.out = appendMessagePage(sc.out[:0], title, before, subject, after)
-	sendComposed(ctx, status, sc.out)
+	sendFormPage(ctx, status, sc.out)
 }
 
 // The proxy's pages for lookups that fail (docs/handle-protocol.md §2, docs/product.md §5).

@@ -82,6 +82,9 @@ type Config struct {
 	EtcdPasswordFile string   `toml:"etcd_password_file"`
 	// The link checker (linkcheck.go).
 	LinkcheckConfig
+	// demoLinkcheckOff: --demo turned the link checker off, as no
+	// --linkcheck-interval was given (the banner says so).
+	demoLinkcheckOff bool
 }
 
 // Duration is a time.Duration that reads "10s"-style text from TOML.
@@ -379,11 +382,18 @@ func loadConfig(cmd string, args []string, getenv func(string) string, stderr io
 	if path == "" {
 		path = getenv("PIDNODE_CONFIG")
 	}
+	// linkcheckGiven: --linkcheck-interval was set by the file, the
+	// environment or a flag (demo mode keeps the checker off otherwise).
+	linkcheckGiven := getenv("PIDNODE_LINKCHECK_INTERVAL") != ""
+	if v := given["linkcheck-interval"]; v != nil && len(*v) > 0 {
+		linkcheckGiven = true
+	}
 	if path != "" {
 		md, err := toml.DecodeFile(path, &cfg)
 		if err != nil {
 			return nil, nil, fileError("config file", path, "config or PIDNODE_CONFIG", err)
 		}
+		linkcheckGiven = linkcheckGiven || md.IsDefined("linkcheck_interval")
 		if und := md.Undecoded(); len(und) > 0 {
 			return nil, nil, &startError{msg: fmt.Sprintf("config file %s: unknown setting %q", path, und[0].String()),
 				hint: "its settings are the flags of pidnode " + cmd + " -h with _ for -"}
@@ -423,6 +433,12 @@ func loadConfig(cmd string, args []string, getenv func(string) string, stderr io
 	}
 	if cfg.OperatorKeyFile == "" {
 		cfg.OperatorKeyFile = cfg.Data + string(os.PathSeparator) + "operator.key"
+	}
+	if cfg.Demo && !linkcheckGiven && cfg.LinkcheckInterval.Duration > 0 {
+		// The demo's URLs are example sites: a demo sends nothing beyond the
+		// machine unless asked to (the banner says how).
+		cfg.LinkcheckInterval.Duration = 0
+		cfg.demoLinkcheckOff = true
 	}
 	if _, err := cfg.outboundNets(); err != nil {
 		return nil, nil, err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -216,61 +217,98 @@ func cmdSiteinfo(args []string, getenv func(string) string, stdout, stderr io.Wr
 	return err
 }
 
-// printWelcome tells a person who just ran `make run` where to look.
-func (n *node) printWelcome(w io.Writer) {
-	fmt.Fprintf(w, "pidnode %s is running. Ctrl-C stops it.\n", buildinfo.Read())
+// printWelcome tells a person who just ran `make run` where to look. Every
+// command it prints runs as pasted (internal/e2e TestBannerCommands runs
+// them), in the directory `make run` runs in (bin/pidctl). It is written in
+// one write, so that a reader of the output never sees part of it.
+func (n *node) printWelcome(out io.Writer) {
+	var w bytes.Buffer
+	defer func() { out.Write(w.Bytes()) }()
+	fmt.Fprintf(&w, "pidnode %s is running. Ctrl-C stops it.\n", buildinfo.Read())
 	if n.cluster != nil {
-		fmt.Fprintf(w, "\n  cluster     node %s, etcd %s prefix %s, applied revision %d\n",
+		fmt.Fprintf(&w, "\n  cluster     node %s, etcd %s prefix %s, applied revision %d\n",
 			n.cfg.NodeName, strings.Join(n.cfg.EtcdEndpoints, ","), n.cluster.Prefix(), n.cluster.Applied())
 	}
 	if a := n.addr("resolver"); a != "" {
-		fmt.Fprintf(w, "\n  resolver    %s/\n", n.cfg.PublicURL)
+		fmt.Fprintf(&w, "\n  resolver    %s/\n", n.cfg.PublicURL)
 	}
 	if a := n.addr("admin"); a != "" {
-		fmt.Fprintf(w, "  admin API   http://%s/  (OpenAPI: http://%s/openapi.json)\n", a, a)
-		fmt.Fprintf(w, "  operator key in %s\n", n.cfg.OperatorKeyFile)
+		fmt.Fprintf(&w, "  admin       http://%s/  (its index page links what follows)\n", a)
+		fmt.Fprintf(&w, "  console     http://%s/console/  (sign in with an SNAA key or the operator key)\n", a)
+		fmt.Fprintf(&w, "  apply       http://%s/apply  (the application form for new SNAAs)\n", a)
+		fmt.Fprintf(&w, "  API         http://%s/openapi.json  (OpenAPI 3.1; metrics: http://%s/metrics)\n", a, a)
+		fmt.Fprintf(&w, "  operator key in %s\n", n.cfg.OperatorKeyFile)
 	}
 	if a := n.addr("dns"); a != "" {
-		fmt.Fprintf(w, "  DNS         %s (UDP and TCP)\n", a)
+		fmt.Fprintf(&w, "  DNS         %s (UDP and TCP)\n", a)
 	}
 	if a := n.addr("hdl"); a != "" {
-		fmt.Fprintf(w, "  Handle      %s (native protocol, TCP and UDP)\n", a)
+		fmt.Fprintf(&w, "  Handle      %s (native protocol, TCP and UDP)\n", a)
+	}
+	if n.cfg.demoLinkcheckOff {
+		fmt.Fprintf(&w, "  link checks off: the demo's URLs are example sites (--linkcheck-interval 168h turns them on)\n")
 	}
 	if n.demo == nil {
-		if n.demoSkipped {
-			fmt.Fprintln(w, "\nDemo data was loaded on the first start; its key was printed then. Remove the data directory for a fresh demo.")
+		switch {
+		case n.demoSkipped && n.demoKeyFile != "":
+			fmt.Fprintf(&w, "\nDemo data was loaded on the first start; the demo SNAA's key is in %s. Remove the data directory for a fresh demo.\n", n.demoKeyFile)
+		case n.demoSkipped:
+			fmt.Fprintln(&w, "\nDemo data was loaded on the first start; its key was printed then. Remove the data directory for a fresh demo.")
 		}
 		return
 	}
 	d := n.demo
-	fmt.Fprintf(w, "\nDemo SNAA %q (namespace %s). Its API key, shown once:\n\n  %s\n", d.SNAAID, d.Namespace, d.Key)
+	fmt.Fprintf(&w, "\nDemo SNAA %q (namespace %s). Its API key, shown once here and kept in %s:\n\n  %s\n", d.SNAAID, d.Namespace, n.demoKeyFile, d.Key)
 	if len(d.Handles) > 0 && n.addr("resolver") != "" {
 		h := d.Handles[0]
 		base := n.cfg.PublicURL
-		fmt.Fprintf(w, "\nResolve a demo identifier:\n")
-		fmt.Fprintf(w, "  curl -i %s/%s                 # 302 to its landing page\n", base, h)
-		fmt.Fprintf(w, "  %s/%s?noredirect               # the record as a page\n", base, h)
-		fmt.Fprintf(w, "  curl %s/api/handles/%s          # Handle JSON API\n", base, h)
+		fmt.Fprintf(&w, "\nResolve a demo identifier:\n")
+		fmt.Fprintf(&w, "  curl -i %s/%s                 # 302 to its landing page\n", base, h)
+		fmt.Fprintf(&w, "  curl -s '%s/%s?noredirect'     # the record as a page (open it in a browser)\n", base, h)
+		fmt.Fprintf(&w, "  curl -s %s/api/handles/%s      # Handle JSON API\n", base, h)
+		if a := n.addr("dns"); a != "" {
+			if name := n.dnsName(h); name != "" {
+				host, port, _ := net.SplitHostPort(a)
+				fmt.Fprintf(&w, "  dig @%s -p %s TXT %s +short      # over DNS (dig: Debian's bind9-dnsutils)\n", host, port, name)
+			}
+		}
+		if a := n.addr("hdl"); a != "" {
+			fmt.Fprintf(&w, "  bin/pidctl hdl resolve %s --server %s   # over the native Handle protocol\n", h, a)
+		}
+		fmt.Fprintf(&w, "More demo identifiers (open them in a browser):\n")
 		for _, o := range d.Handles[1:] {
-			fmt.Fprintf(w, "  %s/%s\n", base, o)
+			fmt.Fprintf(&w, "  %s/%s\n", base, o)
+		}
+		if d.LocHandle != "" {
+			fmt.Fprintf(&w, "  %s/%s?action=showurls   # several locations (10320/loc)\n", base, d.LocHandle)
 		}
 	}
-	if a := n.addr("admin"); a != "" {
-		fmt.Fprintf(w, "\nCreate an identifier (test prefix):\n")
-		fmt.Fprintf(w, "  curl -sS -X POST http://%s/testpid/v2/handles/%s/%s/ \\\n", a, n.cfg.TestPrefix, d.Namespace)
-		fmt.Fprintf(w, "    -H 'Authorization: Bearer %s' -H 'Content-Type: application/json' \\\n", d.Key)
-		fmt.Fprintf(w, "    -d '%s'\n", demoPayload)
-	}
-	if a := n.addr("dns"); a != "" && len(d.Handles) > 0 {
-		if name := n.dnsName(d.Handles[0]); name != "" {
-			host, port, _ := net.SplitHostPort(a)
-			fmt.Fprintf(w, "\nOver DNS:\n  dig @%s -p %s TXT %s +short\n", host, port, name)
+	if a := n.addr("admin"); a != "" && n.cfg.TestPrefix != "" {
+		id := demoCreateID
+		h := n.namer.Full(n.cfg.TestPrefix, d.Namespace, id)
+		fmt.Fprintf(&w, "\nCreate an identifier under the test prefix %s with the id %s, then resolve it:\n", n.cfg.TestPrefix, id)
+		fmt.Fprintf(&w, "  curl -sS -X PUT http://%s/testpid/v2/handles/%s/%s/%s -H 'If-None-Match: *' \\\n", a, n.cfg.TestPrefix, d.Namespace, id)
+		fmt.Fprintf(&w, "    -H 'Authorization: Bearer %s' -H 'Content-Type: application/json' \\\n", d.Key)
+		fmt.Fprintf(&w, "    -d '%s'\n", demoPayload)
+		if n.addr("resolver") != "" {
+			fmt.Fprintf(&w, "  curl -i %s/%s\n", n.cfg.PublicURL, h)
 		}
-	}
-	if a := n.addr("hdl"); a != "" && len(d.Handles) > 0 {
-		fmt.Fprintf(w, "\nOver the native Handle protocol:\n  bin/pidctl hdl resolve %s --server %s\n", d.Handles[0], a)
+		if a := n.addr("dns"); a != "" {
+			if name := n.dnsName(h); name != "" {
+				host, port, _ := net.SplitHostPort(a)
+				fmt.Fprintf(&w, "  dig @%s -p %s TXT %s +short\n", host, port, name)
+			}
+		}
+		fmt.Fprintf(&w, "(Or with a generated id: POST to http://%s/testpid/v2/handles/%s/%s/ without If-None-Match.)\n", a, n.cfg.TestPrefix, d.Namespace)
 	}
 }
+
+// demoCreateID is the custom id of the banner's create example.
+const demoCreateID = "FIRST-1"
+
+// demoKeyFile is the file in the data directory that holds the demo SNAA's
+// key once the demo is loaded.
+const demoKeyFile = "demo.key"
 
 const demoPayload = `{"url":"https://example.org/item/1","metadata":{"status":"REGISTERED","schema_version":"v1.0.1","metadata_license":"CC0-1.0","curation_contact":"pids@example.org","resource_info":{"label":"My sample","description":"A sample","resource_category":"SAMPLE","representation_variants":[{"variant_url":"https://example.org/item/1.ttl","media_type":"text/turtle"}]}}}`
 

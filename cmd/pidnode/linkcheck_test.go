@@ -264,3 +264,39 @@ func TestLinkcheckTOML(t *testing.T) {
 		t.Errorf("from TOML: %+v", lc)
 	}
 }
+
+// TestLinkcheckOffInDemo: --demo keeps the link checker off (the demo's URLs
+// are example sites, and a demo sends nothing beyond the machine unless
+// asked), unless --linkcheck-interval is given by a flag, the environment or
+// the config file; the banner says it is off and how to turn it on.
+func TestLinkcheckOffInDemo(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "pidnode.toml")
+	if err := os.WriteFile(f, []byte("linkcheck_interval = \"24h\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		env  map[string]string
+		want time.Duration
+	}{
+		{[]string{"--demo"}, nil, 0},
+		{nil, nil, 7 * 24 * time.Hour},
+		{[]string{"--demo", "--linkcheck-interval", "1h"}, nil, time.Hour},
+		{[]string{"--demo"}, map[string]string{"PIDNODE_LINKCHECK_INTERVAL": "2h"}, 2 * time.Hour},
+		{[]string{"--demo", "--config", f}, nil, 24 * time.Hour},
+		{nil, map[string]string{"PIDNODE_DEMO": "true"}, 0},
+	} {
+		cfg, _, err := loadConfig("serve", c.args, envFrom(c.env), &bytes.Buffer{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cfg.LinkcheckInterval.Duration; got != c.want || cfg.demoLinkcheckOff != (c.want == 0) {
+			t.Errorf("loadConfig(%v, %v): interval %v (demo off %v), want %v", c.args, c.env, got, cfg.demoLinkcheckOff, c.want)
+		}
+	}
+	var out bytes.Buffer
+	(&node{cfg: &Config{demoLinkcheckOff: true}}).printWelcome(&out)
+	if !strings.Contains(out.String(), "link checks off") || !strings.Contains(out.String(), "--linkcheck-interval 168h turns them on") {
+		t.Errorf("banner:\n%s", out.String())
+	}
+}

@@ -66,6 +66,8 @@ type node struct {
 	demo      *admin.DemoInfo
 	// demoSkipped: --demo was given but the database already had data.
 	demoSkipped bool
+	// demoKeyFile holds the demo SNAA's key (written when the demo is loaded).
+	demoKeyFile string
 	opKey       string
 	// counter holds resolution counts between statistics flushes (admin.RunStats).
 	counter *cache.Counter
@@ -240,10 +242,18 @@ func startNode(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *node, 
 		case errors.Is(err, admin.ErrNotEmpty):
 			logger.Info("database not empty: demo data not loaded again")
 			n.demoSkipped = true
+			if f := filepath.Join(cfg.Data, demoKeyFile); fileExists(f) {
+				n.demoKeyFile = f
+			}
 		case err != nil:
 			return nil, fmt.Errorf("loading demo data: %w", err)
 		default:
 			n.demo = &info
+			// The README's examples read the key from here (make run: ./data).
+			n.demoKeyFile = filepath.Join(cfg.Data, demoKeyFile)
+			if err := os.WriteFile(n.demoKeyFile, []byte(info.Key+"\n"), 0o600); err != nil {
+				return nil, fmt.Errorf("writing the demo key: %w", err)
+			}
 		}
 	}
 	if err := n.startLinkcheck(); err != nil {
@@ -707,4 +717,10 @@ func (n *node) closeAll() error {
 		n.spare = nil
 	}
 	return err
+}
+
+// fileExists reports whether path names an existing file.
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

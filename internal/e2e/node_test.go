@@ -99,7 +99,7 @@ type node struct {
 
 var (
 	keyRE    = regexp.MustCompile(`\bpid_[a-z0-9]{20,}\b`)
-	handleRE = regexp.MustCompile(`21\.12345/svc/DMO/[0-9A-Z-]+`)
+	handleRE = regexp.MustCompile(`21\.12345/svc/DMO/[0-9A-Z]{4}-[0-9A-Z]{4}-[0-9A-Z]\b`) // generated ids: the demo's five
 )
 
 // startNode runs the binary on data with every listener on 127.0.0.1:0 and

@@ -105,7 +105,7 @@ func startNode(t *testing.T) *node {
 	w := out.String()
 	n.key = regexp.MustCompile(`\bpid_[a-z0-9]{20,}\b`).FindString(w)
 	seen := map[string]bool{}
-	for _, h := range regexp.MustCompile(`21\.12345/svc/DMO/[0-9A-Z-]+`).FindAllString(w, -1) {
+	for _, h := range regexp.MustCompile(`21\.12345/svc/DMO/[0-9A-Z]{4}-[0-9A-Z]{4}-[0-9A-Z]\b`).FindAllString(w, -1) {
 		if !seen[h] {
 			seen[h] = true
 			n.handles = append(n.handles, h)
@@ -226,6 +226,13 @@ func TestBrowser(t *testing.T) {
 	n := startNode(t)
 	landing := n.resolver + "/?landed=1"
 	self := n.create(t, map[string]any{"url": landing, "metadata": xssMeta("REGISTERED", landing)["metadata"]})
+	far := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(w, "<!DOCTYPE html>\n<title>Elsewhere</title>\n<h1>A landing page on another site</h1>\n")
+	}))
+	t.Cleanup(far.Close)
+	farLanding := far.URL + "/item?landed=1"
+	elsewhere := n.create(t, map[string]any{"url": farLanding, "metadata": xssMeta("REGISTERED", farLanding)["metadata"]})
 	xssRegistered := n.create(t, xssMeta("REGISTERED", `https://example.org/"><svg/onload=alert("url")>`))
 	xssObsoleted := n.create(t, xssMeta("OBSOLETED", `https://example.org/"><svg/onload=alert("url")>`))
 	dir := shots(t)
@@ -284,10 +291,13 @@ func TestBrowser(t *testing.T) {
 		}
 		wantText(t, "home", s, "21.12345", "21.T12345", "Resolve")
 	})
-	t.Run("redirect through the lookup form", func(t *testing.T) {
+	// submit types handle into the lookup form of the page at from, clicks
+	// Resolve and wants the browser at want.
+	submit := func(t *testing.T, shot, from, handle, want string) {
+		t.Helper()
 		tctx, tcancel := context.WithTimeout(ctx, 20*time.Second)
 		defer tcancel()
-		if err := chromedp.Do(tctx, chromedp.Navigate(n.resolver+"/"), chromedp.SendKeys("#h", self)); err != nil {
+		if err := chromedp.Do(tctx, chromedp.Navigate(from), chromedp.SendKeys("#h", handle)); err != nil {
 			t.Fatalf("typing the identifier: %v", err)
 		}
 		// Click without waiting for the click's own completion: it navigates away.
@@ -296,16 +306,26 @@ func TestBrowser(t *testing.T) {
 		var loc string
 		for time.Now().Before(deadline) {
 			loc, _ = chromedp.Run(tctx, chromedp.Location())
-			if loc == landing {
+			if loc == want {
 				break
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
-		if loc != landing {
-			t.Errorf("after resolving %s the browser is at %q, want the landing page %q", self, loc, landing)
+		if loc != want {
+			t.Errorf("after resolving %s from %s the browser is at %q, want the landing page %q", handle, from, loc, want)
 		}
 		png, _ := chromedp.Run(tctx, chromedp.FullScreenshot(100))
-		os.WriteFile(filepath.Join(dir, "2-redirect-landed.png"), png, 0o644)
+		os.WriteFile(filepath.Join(dir, shot+".png"), png, 0o644)
+	}
+	t.Run("redirect through the lookup form", func(t *testing.T) {
+		submit(t, "2-redirect-landed", n.resolver+"/", self, landing)
+	})
+	// Another loopback port is another origin: the form's redirect chain
+	// ends on a site other than the resolver's, as it does for nearly every
+	// identifier, and form-action must not block it.
+	t.Run("lookup form to a landing page on another origin", func(t *testing.T) {
+		submit(t, "2-redirect-elsewhere-home", n.resolver+"/", elsewhere, farLanding)
+		submit(t, "2-redirect-elsewhere-notfound", n.resolver+"/21.12345/svc/DMO/NOPE", elsewhere, farLanding)
 	})
 	t.Run("direct redirect", func(t *testing.T) {
 		s := visit(t, "3-redirect", n.resolver+"/"+self, 200) // the landing page's own status
