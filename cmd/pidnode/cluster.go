@@ -255,11 +255,6 @@ func etcdTLS(cfg *Config) (*tls.Config, error) {
 	return tc, nil
 }
 
-// clusterState is the cluster line of /readyz and the welcome text: nil
-// when writes can be made.
-func (n *node) clusterWriteState() error {
-	if !n.cluster.Connected() {
-		return fmt.Errorf("node %s has no live connection to etcd (applied revision %d)", n.cfg.NodeName, n.cluster.Applied())
-	}
-	return nil
-}
+// clusterWriteState is the cluster line of /readyz and the welcome text:
+// nil when writes can be made (cluster.Node.WriteState).
+func (n *node) clusterWriteState() error { return n.cluster.WriteState() }

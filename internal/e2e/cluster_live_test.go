@@ -1,0 +1,190 @@
+package e2e
+
+import (
+	"bytes"
+	"net"
+	"net/http"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"pidnode/internal/etcdtest"
+)
+
+// pausableProxy forwards TCP connections from a loopback port to target.
+// Paused, it forwards no byte in either direction, on open connections and
+// on new ones, which it accepts and holds: to the node behind it, etcd is
+// silent, as behind a cut network. Resumed, every held byte moves on.
+type pausableProxy struct {
+	ln     net.Listener
+	target string
+	mu     sync.Mutex
+	gate   chan struct{} // closed while forwarding
+}
+
+func newPausableProxy(t *testing.T, target string) *pausableProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &pausableProxy{ln: ln, target: target, gate: make(chan struct{})}
+	close(p.gate)
+	var conns sync.Map
+	t.Cleanup(func() {
+		ln.Close()
+		conns.Range(func(k, _ any) bool { k.(net.Conn).Close(); return true })
+	})
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			u, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			conns.Store(c, true)
+			conns.Store(u, true)
+			go p.pipe(u, c)
+			go p.pipe(c, u)
+		}
+	}()
+	return p
+}
+
+// pipe copies from src to dst, waiting at the gate before each write.
+func (p *pausableProxy) pipe(dst, src net.Conn) {
+	defer dst.Close()
+	defer src.Close()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			p.mu.Lock()
+			g := p.gate
+			p.mu.Unlock()
+			<-g
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (p *pausableProxy) URL() string { return "http://" + p.ln.Addr().String() }
+
+func (p *pausableProxy) Pause() {
+	p.mu.Lock()
+	p.gate = make(chan struct{})
+	p.mu.Unlock()
+}
+
+func (p *pausableProxy) Resume() {
+	p.mu.Lock()
+	select {
+	case <-p.gate:
+	default:
+		close(p.gate)
+	}
+	p.mu.Unlock()
+}
+
+// metric reads one unlabelled sample of a node's /metrics.
+func metric(t *testing.T, n *node, name string) float64 {
+	t.Helper()
+	r := mustDo(t, "GET", n.adminURL()+"/metrics", nil)
+	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name) + ` (\S+)$`).FindSubmatch(r.Body)
+	if m == nil {
+		t.Fatalf("no %s in /metrics", name)
+	}
+	v, err := strconv.ParseFloat(string(m[1]), 64)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return v
+}
+
+// within polls cond every 50 ms and fails the test if it does not hold
+// within d; it returns how long it took.
+func within(t *testing.T, d time.Duration, what string, cond func() bool) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for !cond() {
+		if time.Since(start) > d {
+			t.Fatalf("%s: not within %v", what, d)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return time.Since(start)
+}
+
+func readyz(t *testing.T, n *node) string {
+	t.Helper()
+	return string(mustDo(t, "GET", n.adminURL()+"/readyz", nil).Body)
+}
+
+// TestClusterPartitionReadiness cuts one node off from a healthy 3-member
+// etcd (a proxy between them stops forwarding, which neither ends its
+// connection nor its watch): within 5 s its /readyz says writes are
+// unavailable and its connected gauge is 0, its writes answer 503 and each
+// is counted in writes_unavailable_total, while the other node writes on;
+// within 5 s of healing it says writes are ready and writes again.
+func TestClusterPartitionReadiness(t *testing.T) {
+	c := etcdtest.Start(t, 3, clusterEtcd)
+	px := newPausableProxy(t, c.Members()[0].Endpoint()[len("http://"):])
+	dir := t.TempDir()
+	a := startNode(t, filepath.Join(dir, "a"), "--etcd-endpoints", px.URL(), "--node-name", "a", "--admin-rate", "0", "--demo")
+	b := startNode(t, filepath.Join(dir, "b"), clusterFlags(c, "b")...)
+	within(t, 5*time.Second, "a ready before the cut", func() bool { return bytes.Contains([]byte(readyz(t, a)), []byte("writes: ready")) })
+	if v := metric(t, a, "pidnode_cluster_connected"); v != 1 {
+		t.Fatalf("a connected before the cut: %v", v)
+	}
+
+	px.Pause()
+	took := within(t, 5*time.Second, "a's /readyz says writes unavailable after the cut", func() bool {
+		return bytes.Contains([]byte(readyz(t, a)), []byte("writes: unavailable"))
+	})
+	t.Logf("writes unavailable on /readyz %v after the cut: %q", took, readyz(t, a))
+	if v := metric(t, a, "pidnode_cluster_connected"); v != 0 {
+		t.Errorf("a connected while cut off: %v", v)
+	}
+	if v := metric(t, a, "pidnode_cluster_etcd_rtt_seconds"); v < 0.5 {
+		t.Errorf("a's etcd round trip while cut off: %v s, want the wait of a read without answer", v)
+	}
+	before := metric(t, a, "pidnode_cluster_writes_unavailable_total")
+	refused := 0
+	for i := 0; i < 2; i++ {
+		r := mustDo(t, "POST", a.adminURL()+testColl, payload("https://example.org/cut/"+strconv.Itoa(i), "REGISTERED", resourceInfo("cut", "x")), auth(a.Key)...)
+		if r.Status != http.StatusServiceUnavailable || r.Header.Get("Retry-After") == "" {
+			t.Fatalf("write through the cut-off node: %d %s", r.Status, r.Body)
+		}
+		refused++
+	}
+	if got := metric(t, a, "pidnode_cluster_writes_unavailable_total") - before; got != float64(refused) {
+		t.Errorf("writes_unavailable_total grew by %v over %d 503s", got, refused)
+	}
+	// The other node is not cut off.
+	if s := readyz(t, b); !bytes.Contains([]byte(s), []byte("writes: ready")) {
+		t.Errorf("b while a is cut off: %q", s)
+	}
+	b.create(t, a.Key, payload("https://example.org/cut/b", "REGISTERED", resourceInfo("cut", "b")))
+
+	px.Resume()
+	took = within(t, 5*time.Second, "a's /readyz says writes ready after healing", func() bool {
+		return bytes.Contains([]byte(readyz(t, a)), []byte("writes: ready"))
+	})
+	t.Logf("writes ready on /readyz %v after healing", took)
+	if v := metric(t, a, "pidnode_cluster_connected"); v != 1 {
+		t.Errorf("a connected after healing: %v", v)
+	}
+	a.create(t, a.Key, payload("https://example.org/cut/healed", "REGISTERED", resourceInfo("cut", "healed")))
+}
