@@ -242,7 +242,18 @@ func unwrapCtx(err error) error {
 }
 
 // Close closes the connection to etcd. Run returns when its context ends.
-func (n *Node) Close() error { return n.cli.Close() }
+// Close returns within farewellTimeout even if closing the client waits on
+// an etcd that does not answer; the client then finishes closing on its own.
+func (n *Node) Close() error {
+	done := make(chan error, 1)
+	go func() { done <- n.cli.Close() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(farewellTimeout):
+		return fmt.Errorf("cluster: the etcd client did not close within %v", farewellTimeout)
+	}
+}
 
 // Name is the node's name.
 func (n *Node) Name() string { return n.cfg.NodeName }

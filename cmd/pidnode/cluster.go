@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"pidnode/cluster"
 	"pidnode/handlev"
@@ -195,7 +196,14 @@ func (n *node) runCluster() {
 	}()
 	n.stopCluster = func() {
 		cancel()
-		<-done
+		// Run ends with its context; it is waited for a bounded time only,
+		// so that a stuck call to an etcd that is gone cannot hold the
+		// shutdown (the database's Close waits for an apply under way).
+		select {
+		case <-done:
+		case <-time.After(2 * time.Second):
+			n.log.Warn("cluster: applying etcd's changes did not stop within 2 s; closing anyway")
+		}
 	}
 }
 

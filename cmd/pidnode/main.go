@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 
 	"pidnode/admin"
@@ -308,7 +309,36 @@ func openExisting(dataDir string) (*store.DB, error) {
 	return db, err
 }
 
-// signalContext is cancelled on SIGINT or SIGTERM.
-func signalContext() (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+// signalContext is cancelled on SIGINT or SIGTERM, which starts the graceful
+// shutdown. A second SIGINT or SIGTERM before the process ends exits at
+// once with status 1, after one line on stderr: the operator who presses
+// Ctrl-C twice does not want to wait. The database is crash-safe, so this
+// loses nothing acknowledged. stop stops listening for both signals.
+func signalContext(stderr io.Writer) (ctx context.Context, stop context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	stopped := make(chan struct{})
+	go func() {
+		select {
+		case <-ch:
+			cancel()
+		case <-stopped:
+			return
+		}
+		select {
+		case s := <-ch:
+			fmt.Fprintf(stderr, "pidnode: second %v during the shutdown: exiting now\n", s)
+			os.Exit(1)
+		case <-stopped:
+		}
+	}()
+	var once sync.Once
+	return ctx, func() {
+		once.Do(func() {
+			signal.Stop(ch)
+			close(stopped)
+			cancel()
+		})
+	}
 }

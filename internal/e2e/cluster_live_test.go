@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -187,4 +188,67 @@ func TestClusterPartitionReadiness(t *testing.T) {
 		t.Errorf("a connected after healing: %v", v)
 	}
 	a.create(t, a.Key, payload("https://example.org/cut/healed", "REGISTERED", resourceInfo("cut", "healed")))
+}
+
+// signalExit sends sig to n and returns how long the node took to exit,
+// failing the test past limit.
+func signalExit(t *testing.T, n *node, limit time.Duration) time.Duration {
+	t.Helper()
+	start := time.Now()
+	syscall.Kill(n.pid(), syscall.SIGINT)
+	select {
+	case <-n.done:
+	case <-time.After(limit):
+		t.Errorf("pidnode did not exit within %v of SIGINT\n%s", limit, n.stderr.String())
+		n.kill()
+	}
+	return time.Since(start)
+}
+
+// TestClusterShutdownWithoutEtcd stops etcd before the nodes, as one Ctrl-C
+// to `make cluster` does: each node, the jobs' leader and the one
+// campaigning for the lead alike, still exits within its shutdown timeout
+// of SIGINT. A node whose graceful shutdown is still going on exits at once
+// at a second SIGINT.
+func TestClusterShutdownWithoutEtcd(t *testing.T) {
+	c := etcdtest.Start(t, 1, clusterEtcd)
+	dir := t.TempDir()
+	const timeout = 15 * time.Second // the default --shutdown-timeout
+	flags := func(name string) []string {
+		return append(clusterFlags(c, name), "--shutdown-timeout", timeout.String())
+	}
+	a := startNode(t, filepath.Join(dir, "a"), flags("a")...)
+	b := startNode(t, filepath.Join(dir, "b"), flags("b")...)
+	slow := startNode(t, filepath.Join(dir, "slow"), append(flags("slow"), "--shutdown-delay", "30s")...)
+	// One of them leads the jobs' election, the others campaign.
+	within(t, 5*time.Second, "a job leader", func() bool {
+		sum := 0.0
+		for _, n := range []*node{a, b, slow} {
+			sum += metric(t, n, "pidnode_cluster_leading")
+		}
+		return sum == 1
+	})
+	c.Members()[0].Stop()
+
+	var wg sync.WaitGroup
+	for _, n := range []*node{a, b} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// The delay, then the timeout: nothing waits on etcd past them.
+			took := signalExit(t, n, time.Second+timeout)
+			t.Logf("exited %v after SIGINT without etcd", took)
+		}()
+	}
+	start := time.Now()
+	syscall.Kill(slow.pid(), syscall.SIGINT)
+	time.Sleep(500 * time.Millisecond)
+	select {
+	case <-slow.done:
+		t.Fatalf("the node with --shutdown-delay 30s exited %v after one SIGINT", time.Since(start))
+	default:
+	}
+	took := signalExit(t, slow, time.Second)
+	t.Logf("exited %v after a second SIGINT", took)
+	wg.Wait()
 }
