@@ -49,7 +49,8 @@ for i in 1 2 3; do
     --listen-client-urls "http://127.0.0.1:2379$i" --advertise-client-urls "http://127.0.0.1:2379$i" \
     --listen-peer-urls "http://127.0.0.1:2380$i" --initial-advertise-peer-urls "http://127.0.0.1:2380$i" \
     --initial-cluster "$initial" --initial-cluster-state "$state" --initial-cluster-token pidnode-make-cluster \
-    --max-txn-ops 4096 --max-request-bytes 8388608 --log-level error >"$DIR/etcd$i.log" 2>&1 &
+    --max-txn-ops 4096 --max-request-bytes 8388608 --auto-compaction-mode periodic --auto-compaction-retention 1h \
+    --log-level error >"$DIR/etcd$i.log" 2>&1 &
   etcds+=($!)
 done
 

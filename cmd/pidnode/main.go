@@ -35,6 +35,8 @@ usage:
   pidnode siteinfo [flags]                   print this node's HS_SITE as siteinfo.json
   pidnode cluster seed --data DIR --etcd-endpoints URLS
                                              load a stopped node's database into an empty etcd prefix
+  pidnode cluster reclaim --etcd-endpoints URLS
+                                             free a full etcd's space (compact, defragment, disarm NOSPACE)
   pidnode version                            module version, VCS revision and time, Go version
   pidnode help     [COMMAND]                 this list, or one command's usage and flags
 `
@@ -51,7 +53,7 @@ var commandUsage = map[string]struct {
 	"backup":   {"pidnode backup --data DIR FILE", offlineFlags},
 	"keygen":   {"pidnode keygen FILE", flagless},
 	"siteinfo": {"pidnode siteinfo --hdl-addr HOST:PORT [--hdl-key FILE]", siteinfoFlags},
-	"cluster":  {"pidnode cluster seed --data DIR --etcd-endpoints URLS [--etcd-prefix P]", clusterSeedFlags},
+	"cluster":  {"pidnode cluster seed --data DIR --etcd-endpoints URLS [--etcd-prefix P] | pidnode cluster reclaim --etcd-endpoints URLS", clusterSeedFlags},
 	"version":  {"pidnode version", flagless},
 	"help":     {"pidnode help [COMMAND]", flagless},
 }

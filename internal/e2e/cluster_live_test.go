@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net"
 	"net/http"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -251,4 +252,91 @@ func TestClusterShutdownWithoutEtcd(t *testing.T) {
 	took := signalExit(t, slow, time.Second)
 	t.Logf("exited %v after a second SIGINT", took)
 	wg.Wait()
+}
+
+// TestClusterStorageFull fills a one-member etcd with a tiny quota through a
+// node's writes: once etcd raises its NOSPACE alarm, writes answer 507
+// /problems/storage-full without Retry-After, /readyz says storage full and
+// the metrics count it; after the README's recovery step (`pidnode cluster
+// reclaim`) writes resume.
+func TestClusterStorageFull(t *testing.T) {
+	opts := clusterEtcd
+	opts.QuotaBackendBytes = 1 << 20
+	c := etcdtest.Start(t, 1, opts)
+	a := startNode(t, filepath.Join(t.TempDir(), "a"), append(clusterFlags(c, "a"), "--demo")...)
+
+	var (
+		mu       sync.Mutex
+		full     []reply
+		other    []reply
+		created  int
+		wg       sync.WaitGroup
+		deadline = time.Now().Add(12 * time.Second)
+	)
+	// Each writer creates a record and updates it over and over: etcd keeps
+	// every revision until a compaction, as it keeps the statistics every
+	// node publishes at each flush, which is what fills an etcd that runs
+	// without --auto-compaction-retention.
+	long := string(bytes.Repeat([]byte("x"), 1000))
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			id := a.create(t, a.Key, payload("https://example.org/fill/"+strconv.Itoa(w), "REGISTERED", resourceInfo("fill", "x")))
+			item := "/testpid/v2/handles/21.T12345/DMO/" + id.ID
+			for i := 0; time.Now().Before(deadline); i++ {
+				r := mustDo(t, "PUT", a.adminURL()+item, payload("https://example.org/fill/"+strconv.Itoa(w)+"/"+strconv.Itoa(i)+"/"+long,
+					"REGISTERED", resourceInfo("fill", "x")), auth(a.Key)...)
+				mu.Lock()
+				switch r.Status {
+				case http.StatusOK:
+					created++
+				case http.StatusInsufficientStorage:
+					full = append(full, r)
+				default:
+					other = append(other, r)
+				}
+				mu.Unlock()
+				if r.Status != http.StatusOK {
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	t.Logf("%d updates before etcd was full", created)
+	if len(other) > 0 {
+		t.Fatalf("filling etcd: %d other replies, first %d %s", len(other), other[0].Status, other[0].Body)
+	}
+	if len(full) == 0 {
+		t.Fatalf("etcd not full after %d updates", created)
+	}
+	r := full[0]
+	if !bytes.Contains(r.Body, []byte(`"type":"/problems/storage-full"`)) || r.Header.Get("Retry-After") != "" ||
+		r.Header.Get("Content-Type") != "application/problem+json" {
+		t.Fatalf("write to a full etcd: %d %v %s", r.Status, r.Header, r.Body)
+	}
+	if s := readyz(t, a); !bytes.Contains([]byte(s), []byte("writes: storage full")) {
+		t.Errorf("/readyz with etcd full: %q", s)
+	}
+	if v := metric(t, a, "pidnode_cluster_storage_full"); v != 1 {
+		t.Errorf("storage_full gauge: %v", v)
+	}
+	if v := metric(t, a, "pidnode_cluster_writes_storage_full_total"); v != float64(len(full)) {
+		t.Errorf("writes_storage_full_total %v after %d 507s", v, len(full))
+	}
+
+	// The README's recovery step.
+	out, err := exec.Command(binPath, "cluster", "reclaim", "--etcd-endpoints", c.Endpoints()).CombinedOutput()
+	if err != nil {
+		t.Fatalf("pidnode cluster reclaim: %v\n%s", err, out)
+	}
+	t.Logf("pidnode cluster reclaim:\n%s", out)
+	within(t, 5*time.Second, "writes ready after reclaim", func() bool {
+		return bytes.Contains([]byte(readyz(t, a)), []byte("writes: ready"))
+	})
+	a.create(t, a.Key, payload("https://example.org/after-reclaim", "REGISTERED", resourceInfo("fill", "after")))
+	if v := metric(t, a, "pidnode_cluster_storage_full"); v != 0 {
+		t.Errorf("storage_full gauge after reclaim: %v", v)
+	}
 }
