@@ -71,6 +71,9 @@ func problemOf(err error) (p *Problem, ok bool) {
 	if up, ok := unavailableProblem(err); ok {
 		return up, true
 	}
+	if fp, ok := storageFullProblem(err); ok {
+		return fp, true
+	}
 	switch {
 	case errors.As(err, &se):
 		return problem(http.StatusBadRequest, "%s", se.Msg), true

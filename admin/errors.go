@@ -55,6 +55,7 @@ var problemTitles = map[int]string{
 	429: "Too many requests",
 	500: "Internal error",
 	503: "Unavailable",
+	507: "Storage full",
 }
 
 var problemSlugs = map[int]string{
@@ -62,6 +63,7 @@ var problemSlugs = map[int]string{
 	405: "method-not-allowed", 409: "conflict", 412: "precondition-failed",
 	413: "too-large", 415: "unsupported-media-type", 422: "validation",
 	429: "rate-limited", 500: "internal", 503: "unavailable",
+	507: "storage-full",
 }
 
 // problemKeyLimit is the type of the refusal of a key beyond its SNAA's

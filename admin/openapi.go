@@ -175,7 +175,7 @@ func (s *Server) buildOpenAPI() ([]byte, error) {
 		if o.auth == "snaa" {
 			errs = append(errs, 429)
 			if method != "GET" {
-				errs = append(errs, 503)
+				errs = append(errs, 503, 507)
 			}
 		}
 		if o.request != "" {

@@ -96,7 +96,9 @@ type Config struct {
 	Writer Writer
 	// WriteState, if set, reports whether writes can be made now; /readyz
 	// shows it beside resolution's readiness (a cluster node: etcd
-	// reachable), without failing readiness, which is resolution's.
+	// reachable), without failing readiness, which is resolution's. An
+	// error with a StorageFull() bool method that returns true reads
+	// "writes: storage full" there, any other "writes: unavailable".
 	WriteState func() error
 	// SyncAuth, if set, is called before an API key is looked up: a cluster
 	// node waits there until its copy has applied every write etcd had
@@ -476,7 +478,11 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 	if s.writeState != nil {
 		msg += "resolution: ready\n"
 		if err := s.writeState(); err != nil {
-			msg += "writes: unavailable: " + err.Error() + "\n"
+			if _, full := storageFullProblem(err); full {
+				msg += "writes: storage full: " + err.Error() + "\n"
+			} else {
+				msg += "writes: unavailable: " + err.Error() + "\n"
+			}
 		} else {
 			msg += "writes: ready\n"
 		}

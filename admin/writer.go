@@ -45,6 +45,25 @@ func unavailableProblem(err error) (*Problem, bool) {
 		with("Retry-After", strconv.Itoa(secs)), true
 }
 
+// storageFull is an error of a Writer whose store refuses every write until
+// an operator frees space (a cluster node's etcd at its quota, with its
+// NOSPACE alarm raised). Retrying does not help, so the client gets 507
+// without Retry-After.
+type storageFull interface {
+	error
+	StorageFull() bool
+}
+
+// storageFullProblem maps a Writer's storage-full error to 507
+// /problems/storage-full; false for any other error.
+func storageFullProblem(err error) (*Problem, bool) {
+	var f storageFull
+	if !errors.As(err, &f) || !f.StorageFull() {
+		return nil, false
+	}
+	return problem(http.StatusInsufficientStorage, "writes are refused: the cluster's storage is full; the operator must free space (resolution is not affected): %v", f), true
+}
+
 // syncBeforeAuth runs Config.SyncAuth before a key is looked up. A request
 // that cannot be synced answers 503: its write could not be made either,
 // and a read could be stale, which the admin API never is (the resolver

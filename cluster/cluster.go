@@ -14,6 +14,8 @@ import (
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -99,8 +101,11 @@ type Node struct {
 	watchRestarts atomic.Uint64
 	resyncs       atomic.Uint64
 	conflicts     atomic.Uint64
-	connected     atomic.Bool // the watch has a live stream
+	connected     atomic.Bool  // the watch has a live stream
+	lastContact   atomic.Int64 // unix ns of the last linearizable round trip etcd answered
+	storageFull   atomic.Bool  // etcd's NOSPACE alarm is raised
 	unavailable   atomic.Uint64
+	refusedFull   atomic.Uint64
 	txns          atomic.Uint64
 	txnNanos      atomic.Int64
 	known         atomic.Int64 // highest etcd revision seen
@@ -150,7 +155,15 @@ func Dial(cfg Config) (*Node, error) {
 		// watch moves to another member.
 		DialKeepAliveTime:    2 * time.Second,
 		DialKeepAliveTimeout: 2 * time.Second,
-		Logger:               zap.NewNop(),
+		// gRPC's own reconnect backoff grows to two minutes and a connection
+		// attempt may hang for 20 s: a node cut off for a while would stay
+		// unavailable that long after etcd is back. A lost connection is
+		// tried again at least every second, each attempt bounded.
+		DialOptions: []grpc.DialOption{grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second},
+			MinConnectTimeout: 2 * time.Second,
+		})},
+		Logger: zap.NewNop(),
 	})
 	if err != nil {
 		return nil, &UnreachableError{Endpoints: cfg.Endpoints, Err: err}
@@ -195,6 +208,7 @@ func (n *Node) probe(ctx context.Context) error {
 	if _, err := n.cli.Get(ctx, n.probeKey()); err != nil {
 		return &UnreachableError{Endpoints: n.cfg.Endpoints, Err: unwrapCtx(err)}
 	}
+	n.noteContact()
 	k := n.probeKey()
 	cmps := make([]clientv3.Cmp, RequiredTxnOps)
 	for i := range cmps {
@@ -228,7 +242,18 @@ func unwrapCtx(err error) error {
 }
 
 // Close closes the connection to etcd. Run returns when its context ends.
-func (n *Node) Close() error { return n.cli.Close() }
+// Close returns within farewellTimeout even if closing the client waits on
+// an etcd that does not answer; the client then finishes closing on its own.
+func (n *Node) Close() error {
+	done := make(chan error, 1)
+	go func() { done <- n.cli.Close() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(farewellTimeout):
+		return fmt.Errorf("cluster: the etcd client did not close within %v", farewellTimeout)
+	}
+}
 
 // Name is the node's name.
 func (n *Node) Name() string { return n.cfg.NodeName }
@@ -239,8 +264,48 @@ func (n *Node) Prefix() string { return n.prefix }
 // Applied is the etcd revision applied to the local database.
 func (n *Node) Applied() int64 { return n.applied.Load() }
 
-// Connected reports whether the node's watch of etcd is live.
-func (n *Node) Connected() bool { return n.connected.Load() }
+// LiveWindow is how recent a node's last answered round trip to etcd must
+// be for it to count as connected: a few missed heartbeats (heartbeatEvery)
+// and it does not. etcd's client retries a broken watch without ending it,
+// so the watch alone cannot tell a node cut off from etcd.
+const LiveWindow = 3 * time.Second
+
+// Connected reports whether the node can make writes now: its watch of
+// etcd has a stream and etcd answered a linearizable read within the last
+// LiveWindow (the heartbeat reads every second).
+func (n *Node) Connected() bool {
+	last := n.lastContact.Load()
+	return n.connected.Load() && last != 0 && time.Since(time.Unix(0, last)) < LiveWindow
+}
+
+// WriteState says whether the node can make writes now: nil if so, a
+// *StorageFullError while etcd's NOSPACE alarm is raised, otherwise an
+// error saying what is missing (no answer from etcd within LiveWindow, or
+// no watch stream).
+func (n *Node) WriteState() error {
+	if n.storageFull.Load() {
+		return &StorageFullError{Err: errors.New("etcd's NOSPACE alarm is raised")}
+	}
+	last := n.lastContact.Load()
+	switch {
+	case last == 0:
+		return fmt.Errorf("node %s has had no answer from etcd yet (applied revision %d)", n.cfg.NodeName, n.applied.Load())
+	case time.Since(time.Unix(0, last)) >= LiveWindow:
+		return fmt.Errorf("node %s has had no answer from etcd for %.0f s (applied revision %d)",
+			n.cfg.NodeName, time.Since(time.Unix(0, last)).Seconds(), n.applied.Load())
+	case !n.connected.Load():
+		return fmt.Errorf("node %s has no live watch of etcd (applied revision %d)", n.cfg.NodeName, n.applied.Load())
+	}
+	return nil
+}
+
+// StorageFull reports whether etcd has raised its NOSPACE alarm (its
+// database reached --quota-backend-bytes): it refuses every write until an
+// operator frees space and disarms the alarm (README, cluster mode).
+func (n *Node) StorageFull() bool { return n.storageFull.Load() }
+
+// noteContact records that etcd answered a linearizable request just now.
+func (n *Node) noteContact() { n.lastContact.Store(time.Now().UnixNano()) }
 
 // setApplied publishes rev as applied and wakes the waiters.
 func (n *Node) setApplied(rev int64) {

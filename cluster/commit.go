@@ -87,6 +87,7 @@ func (n *Node) runGroup(group []*call, guarded []string, report func(c *call, er
 	defer cancel()
 	finish := func(err error) {
 		for _, c := range group {
+			n.countRefusal(err)
 			report(c, err)
 		}
 	}
@@ -143,13 +144,13 @@ func (n *Node) runGroup(group []*call, guarded []string, report func(c *call, er
 			finish(n.txnError(ctx, err))
 			return
 		}
+		n.noteContact()
 		if resp.Succeeded {
 			n.noteRevision(resp.Header.Revision)
 		} else {
 			n.conflicts.Add(1)
 		}
 		if err := n.waitRevision(ctx, resp.Header.Revision, !resp.Succeeded); err != nil {
-			n.unavailable.Add(1)
 			finish(&UnavailableError{Err: fmt.Errorf("the write was not applied here within %v", n.cfg.WriteTimeout)})
 			return
 		}
@@ -271,15 +272,22 @@ func (n *Node) txnOf(writes []store.Write, rev int64) ([]clientv3.Cmp, []clientv
 }
 
 // txnError classifies a failed transaction: no decision in time is
-// ErrUnavailable; etcd refusing its size names the limit.
+// ErrUnavailable; etcd refusing its size names the limit; etcd's NOSPACE
+// alarm is ErrStorageFull.
 func (n *Node) txnError(ctx context.Context, err error) error {
 	switch {
 	case errors.Is(err, rpctypes.ErrTooManyOps):
 		return &LimitError{Setting: "--max-txn-ops", Need: RequiredTxnOps, Err: err}
 	case errors.Is(err, rpctypes.ErrRequestTooLarge) || status.Code(err) == codes.ResourceExhausted:
 		return &LimitError{Setting: "--max-request-bytes", Need: RequiredRequestBytes, Err: err}
+	case errors.Is(err, rpctypes.ErrNoSpace):
+		// etcd answered: it is reachable, and full.
+		n.noteContact()
+		if !n.storageFull.Swap(true) {
+			n.log.Error("cluster: etcd's database is full (NOSPACE alarm); every write is refused until space is freed and the alarm disarmed (pidnode cluster reclaim)")
+		}
+		return &StorageFullError{Err: err}
 	}
-	n.unavailable.Add(1)
 	if ctx.Err() != nil {
 		return &UnavailableError{Err: fmt.Errorf("no decision within %v", n.cfg.WriteTimeout)}
 	}
@@ -304,6 +312,13 @@ const syncTimeout = 2 * time.Second
 func (n *Node) Sync(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, syncTimeout)
 	defer cancel()
+	err := n.sync(ctx)
+	n.countRefusal(err)
+	return err
+}
+
+// sync is Sync without the count of refusals.
+func (n *Node) sync(ctx context.Context) error {
 	r := n.reads.join()
 	select {
 	case <-r.done:
@@ -319,6 +334,20 @@ func (n *Node) Sync(ctx context.Context) error {
 	return nil
 }
 
+// countRefusal counts a request refused for the cluster's state: each
+// becomes a 503 (unavailable) or a 507 (storage full) of the admin API.
+func (n *Node) countRefusal(err error) {
+	var ue *UnavailableError
+	var fe *StorageFullError
+	switch {
+	case err == nil:
+	case errors.As(err, &fe):
+		n.refusedFull.Add(1)
+	case errors.As(err, &ue):
+		n.unavailable.Add(1)
+	}
+}
+
 // readRevision is one linearizable read of etcd's current revision.
 func (n *Node) readRevision() (int64, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), syncTimeout)
@@ -327,6 +356,7 @@ func (n *Node) readRevision() (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	n.noteContact()
 	return resp.Header.Revision, nil
 }
 

@@ -76,4 +76,18 @@
 // node from the next request on. A request that cannot sync answers 503,
 // so the admin API is linearizable; the resolver fronts answer from the
 // local copy whatever etcd does.
+//
+// # Liveness and a full etcd
+//
+// etcd's client retries a broken connection and watch without ending them,
+// so a node knows it can write only from answers: Connected (and WriteState,
+// /readyz's writes line) needs a linearizable read answered within
+// LiveWindow, which the heartbeat makes every second. A write etcd refuses
+// with its NOSPACE alarm raised is a *StorageFullError, a state the
+// heartbeat keeps until the alarm is disarmed; Reclaim (`pidnode cluster
+// reclaim`) compacts, defragments and disarms.
+//
+// Every call a stopping node makes to etcd (resigning, revoking leases,
+// closing the client) is bounded, so a node stops in bounded time when etcd
+// has stopped first.
 package cluster

@@ -23,6 +23,13 @@ var (
 	// admin answers 503 with Retry-After.
 	ErrUnavailable = errors.New("cluster: etcd unavailable")
 
+	// ErrStorageFull: etcd refused a write because its database reached its
+	// quota (--quota-backend-bytes) and it raised its NOSPACE alarm. Every
+	// write fails so until space is freed and the alarm disarmed (Reclaim);
+	// retrying does not help. Returned wrapped in *StorageFullError; admin
+	// answers 507.
+	ErrStorageFull = errors.New("cluster: etcd storage full")
+
 	// ErrConflict: a write lost to concurrent writes more times than it is
 	// retried.
 	ErrConflict = errors.New("cluster: write kept conflicting with concurrent writes")
@@ -67,3 +74,18 @@ func (e *UnavailableError) Unwrap() []error { return []error{ErrUnavailable, e.E
 // RetryAfter is how long a client should wait before trying again: about
 // one etcd leader election.
 func (e *UnavailableError) RetryAfter() time.Duration { return 2 * time.Second }
+
+// StorageFullError is a write etcd refused with its NOSPACE alarm raised.
+type StorageFullError struct {
+	Err error // etcd's refusal
+}
+
+func (e *StorageFullError) Error() string {
+	return "etcd's database is full (NOSPACE alarm: it reached --quota-backend-bytes) and refuses every write until space is freed and the alarm disarmed: " +
+		"run `pidnode cluster reclaim`, and raise the quota if that frees too little"
+}
+
+func (e *StorageFullError) Unwrap() []error { return []error{ErrStorageFull, e.Err} }
+
+// StorageFull marks the error for the admin API, which answers 507 to it.
+func (e *StorageFullError) StorageFull() bool { return true }

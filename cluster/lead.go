@@ -38,6 +38,13 @@ func (n *Node) Lead(ctx context.Context, name string, fn func(ctx context.Contex
 	}
 }
 
+// farewellTimeout bounds each call a stopping node makes to etcd to give
+// something up (resigning the lead, revoking a lease), and how long a
+// campaign whose context ended may take to give up: when the node stops
+// because etcd stopped too (one Ctrl-C to both), nothing answers, and the
+// lease expires on its own anyway.
+const farewellTimeout = time.Second
+
 // lead campaigns once and, if elected, runs fn until the lead or ctx ends;
 // false if it could not campaign.
 func (n *Node) lead(ctx context.Context, name string, fn func(ctx context.Context)) bool {
@@ -48,7 +55,7 @@ func (n *Node) lead(ctx context.Context, name string, fn func(ctx context.Contex
 		}
 		return false
 	}
-	defer sess.Close()
+	defer n.endSession(sess)
 	el := concurrency.NewElection(sess, n.prefix+"elect/"+name)
 	cctx, cancel := context.WithCancel(ctx)
 	go func() {
@@ -59,7 +66,7 @@ func (n *Node) lead(ctx context.Context, name string, fn func(ctx context.Contex
 		cancel()
 	}()
 	defer cancel()
-	if err := el.Campaign(cctx, n.cfg.NodeName); err != nil {
+	if err := n.campaign(cctx, el); err != nil {
 		if cctx.Err() == nil {
 			n.log.Warn("cluster: election campaign; trying again", "election", name, "err", err)
 		}
@@ -70,11 +77,44 @@ func (n *Node) lead(ctx context.Context, name string, fn func(ctx context.Contex
 	fn(cctx)
 	n.leading.Add(-1)
 	lost := ctx.Err() == nil
-	rctx, rcancel := context.WithTimeout(context.Background(), 2*time.Second)
+	rctx, rcancel := context.WithTimeout(context.Background(), farewellTimeout)
 	el.Resign(rctx)
 	rcancel()
 	if lost {
 		n.log.Warn("cluster: lead lost (etcd did not hear from this node in time); campaigning again", "election", name)
 	}
 	return true
+}
+
+// campaign is el.Campaign returning at most farewellTimeout after ctx ends.
+// A campaign whose context ends resigns through the client's own context,
+// which has no deadline: without etcd it would wait until the client is
+// closed, and the node's shutdown with it. The campaign left behind then
+// ends when the client is closed; the session's lease, revoked or expired,
+// takes its key away.
+func (n *Node) campaign(ctx context.Context, el *concurrency.Election) error {
+	done := make(chan error, 1)
+	go func() { done <- el.Campaign(ctx, n.cfg.NodeName) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(farewellTimeout):
+		return ctx.Err()
+	}
+}
+
+// endSession stops keeping the session's lease alive and revokes it, within
+// farewellTimeout. (Session.Close revokes under the context the session was
+// made with, which has ended when the node stops, so the lease would stay
+// for leaseTTL.)
+func (n *Node) endSession(sess *concurrency.Session) {
+	sess.Orphan()
+	ctx, cancel := context.WithTimeout(context.Background(), farewellTimeout)
+	defer cancel()
+	n.cli.Revoke(ctx, sess.Lease())
 }

@@ -256,8 +256,9 @@ func (n *Node) nameTaken() bool {
 }
 
 // Deregister stops keeping the name and revokes its lease, which deletes the
-// name's key: the name is free at once. It does nothing on a node that did
-// not Register.
+// name's key: the name is free at once. Without an answer from etcd within
+// a second it gives up (the name is free when the lease expires). It does
+// nothing on a node that did not Register.
 func (n *Node) Deregister() {
 	s := &n.names
 	s.mu.Lock()
@@ -276,7 +277,7 @@ func (n *Node) Deregister() {
 	if lease == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), farewellTimeout)
 	defer cancel()
 	if _, err := n.cli.Revoke(ctx, lease); err != nil {
 		n.log.Warn("cluster: could not revoke the node name's lease; the name is free when it expires", "name", n.cfg.NodeName, "ttl_seconds", NameTTL, "err", err)

@@ -537,7 +537,9 @@ func (n *Node) StatsDays(ctx context.Context, namespace bool, key string, from, 
 		})
 	}
 	if err != nil {
-		return &UnavailableError{Err: fmt.Errorf("reading statistics: %w", unwrapCtx(err))}
+		err = &UnavailableError{Err: fmt.Errorf("reading statistics: %w", unwrapCtx(err))}
+		n.countRefusal(err)
+		return err
 	}
 	for _, day := range slices.Sorted(maps.Keys(days)) {
 		var sum uint64

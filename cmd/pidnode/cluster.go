@@ -8,9 +8,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 
 	"pidnode/cluster"
 	"pidnode/handlev"
@@ -30,12 +33,24 @@ var clusterSeedFlags = func() map[string]bool {
 	return m
 }()
 
+// clusterReclaimFlags are the settings of `pidnode cluster reclaim`:
+// etcd's only.
+var clusterReclaimFlags = map[string]bool{"etcd-endpoints": true, "etcd-cert": true, "etcd-key": true, "etcd-ca": true,
+	"etcd-username": true, "etcd-password-file": true}
+
+const clusterUsage = `usage: pidnode cluster seed --data DIR --etcd-endpoints URLS [--etcd-prefix P] [etcd TLS and user flags]
+       pidnode cluster reclaim --etcd-endpoints URLS [etcd TLS and user flags]`
+
 // cmdCluster runs the cluster subcommands: `pidnode cluster seed --data DIR
 // --etcd-endpoints URLS` loads a stopped single node's database into an
-// empty etcd prefix.
+// empty etcd prefix; `pidnode cluster reclaim --etcd-endpoints URLS` frees
+// the space of a full etcd (cluster.Reclaim).
 func cmdCluster(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "reclaim" {
+		return cmdClusterReclaim(args[1:], getenv, stdout, stderr)
+	}
 	if len(args) == 0 || args[0] != "seed" {
-		fmt.Fprintln(stderr, "usage: pidnode cluster seed --data DIR --etcd-endpoints URLS [--etcd-prefix P] [etcd TLS and user flags]")
+		fmt.Fprintln(stderr, clusterUsage)
 		return errUsage
 	}
 	cfg, rest, err := loadConfig("cluster seed", args[1:], getenv, stderr, clusterSeedFlags)
@@ -78,6 +93,48 @@ func cmdCluster(args []string, getenv func(string) string, stdout, stderr io.Wri
 	}
 	fmt.Fprintf(stdout, "seeded %d entries and %d statistics totals from %s into etcd prefix %s; start the cluster's nodes on empty data directories\n",
 		n.Entries, n.Stats, p, c.Prefix())
+	return nil
+}
+
+// cmdClusterReclaim frees the space of an etcd that reached its quota
+// (NOSPACE alarm; writes answer 507) and disarms the alarm: compaction to
+// the current revision, defragmentation of every member, disarm
+// (cluster.Reclaim). It prints each member's size before and after.
+func cmdClusterReclaim(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, rest, err := loadConfig("cluster reclaim", args, getenv, stderr, clusterReclaimFlags)
+	if err != nil {
+		return err
+	}
+	if len(rest) != 0 || len(cfg.EtcdEndpoints) == 0 {
+		fmt.Fprintln(stderr, "usage: pidnode cluster reclaim --etcd-endpoints URLS [etcd TLS and user flags]")
+		return errUsage
+	}
+	tcfg, password, err := etcdCredentials(cfg)
+	if err != nil {
+		return err
+	}
+	res, err := cluster.Reclaim(context.Background(), cluster.Config{Endpoints: cfg.EtcdEndpoints, TLS: tcfg,
+		Username: cfg.EtcdUsername, Password: password})
+	if err != nil {
+		return clusterError(cfg, err)
+	}
+	fmt.Fprintf(stdout, "compacted etcd's history to revision %d\n", res.Revision)
+	for _, u := range slices.Sorted(maps.Keys(res.Before)) {
+		fmt.Fprintf(stdout, "defragmented %s: %d bytes before, %d after", u, res.Before[u], res.After[u])
+		if res.Quota > 0 {
+			fmt.Fprintf(stdout, " (quota %d, %.0f %% used)", res.Quota, 100*float64(res.After[u])/float64(res.Quota))
+		}
+		fmt.Fprintln(stdout)
+	}
+	fmt.Fprintf(stdout, "disarmed %d NOSPACE alarm(s)\n", res.Disarmed)
+	if res.Quota > 0 {
+		for _, after := range res.After {
+			if after > res.Quota*3/4 {
+				fmt.Fprintln(stdout, "the live data is over 3/4 of the quota: raise --quota-backend-bytes on every member (README, cluster mode), or writes fill it again soon")
+				break
+			}
+		}
+	}
 	return nil
 }
 
@@ -148,23 +205,9 @@ func dialEtcd(cfg *Config, db *store.DB, namer *handlev.Namer, modelFile []byte,
 	if err != nil {
 		return nil, err
 	}
-	tcfg, err := etcdTLS(cfg)
+	tcfg, password, err := etcdCredentials(cfg)
 	if err != nil {
 		return nil, err
-	}
-	var password string
-	if cfg.EtcdUsername != "" || cfg.EtcdPasswordFile != "" {
-		if cfg.EtcdUsername == "" || cfg.EtcdPasswordFile == "" {
-			return nil, &startError{msg: "etcd authentication: --etcd-username and --etcd-password-file go together", hint: "set both or neither"}
-		}
-		if err := checkSecretFile("etcd password file", cfg.EtcdPasswordFile, "--etcd-password-file"); err != nil {
-			return nil, err
-		}
-		b, err := os.ReadFile(cfg.EtcdPasswordFile)
-		if err != nil {
-			return nil, fileError("etcd password file", cfg.EtcdPasswordFile, "etcd-password-file", err)
-		}
-		password = strings.TrimSpace(string(b))
 	}
 	c, err := cluster.Dial(cluster.Config{
 		Endpoints:   cfg.EtcdEndpoints,
@@ -185,6 +228,30 @@ func dialEtcd(cfg *Config, db *store.DB, namer *handlev.Namer, modelFile []byte,
 	return c, nil
 }
 
+// etcdCredentials reads the TLS configuration and the password of the
+// connections to etcd from cfg's files.
+func etcdCredentials(cfg *Config) (*tls.Config, string, error) {
+	tcfg, err := etcdTLS(cfg)
+	if err != nil {
+		return nil, "", err
+	}
+	var password string
+	if cfg.EtcdUsername != "" || cfg.EtcdPasswordFile != "" {
+		if cfg.EtcdUsername == "" || cfg.EtcdPasswordFile == "" {
+			return nil, "", &startError{msg: "etcd authentication: --etcd-username and --etcd-password-file go together", hint: "set both or neither"}
+		}
+		if err := checkSecretFile("etcd password file", cfg.EtcdPasswordFile, "--etcd-password-file"); err != nil {
+			return nil, "", err
+		}
+		b, err := os.ReadFile(cfg.EtcdPasswordFile)
+		if err != nil {
+			return nil, "", fileError("etcd password file", cfg.EtcdPasswordFile, "etcd-password-file", err)
+		}
+		password = strings.TrimSpace(string(b))
+	}
+	return tcfg, password, nil
+}
+
 // runCluster starts applying etcd's changes; they stop with closeAll.
 func (n *node) runCluster() {
 	ctx, cancel := context.WithCancel(context.Background())
@@ -195,7 +262,14 @@ func (n *node) runCluster() {
 	}()
 	n.stopCluster = func() {
 		cancel()
-		<-done
+		// Run ends with its context; it is waited for a bounded time only,
+		// so that a stuck call to an etcd that is gone cannot hold the
+		// shutdown (the database's Close waits for an apply under way).
+		select {
+		case <-done:
+		case <-time.After(2 * time.Second):
+			n.log.Warn("cluster: applying etcd's changes did not stop within 2 s; closing anyway")
+		}
 	}
 }
 
@@ -255,11 +329,6 @@ func etcdTLS(cfg *Config) (*tls.Config, error) {
 	return tc, nil
 }
 
-// clusterState is the cluster line of /readyz and the welcome text: nil
-// when writes can be made.
-func (n *node) clusterWriteState() error {
-	if !n.cluster.Connected() {
-		return fmt.Errorf("node %s has no live connection to etcd (applied revision %d)", n.cfg.NodeName, n.cluster.Applied())
-	}
-	return nil
-}
+// clusterWriteState is the cluster line of /readyz and the welcome text:
+// nil when writes can be made (cluster.Node.WriteState).
+func (n *node) clusterWriteState() error { return n.cluster.WriteState() }

@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 
 	"pidnode/admin"
@@ -34,6 +35,8 @@ usage:
   pidnode siteinfo [flags]                   print this node's HS_SITE as siteinfo.json
   pidnode cluster seed --data DIR --etcd-endpoints URLS
                                              load a stopped node's database into an empty etcd prefix
+  pidnode cluster reclaim --etcd-endpoints URLS
+                                             free a full etcd's space (compact, defragment, disarm NOSPACE)
   pidnode version                            module version, VCS revision and time, Go version
   pidnode help     [COMMAND]                 this list, or one command's usage and flags
 `
@@ -50,7 +53,7 @@ var commandUsage = map[string]struct {
 	"backup":   {"pidnode backup --data DIR FILE", offlineFlags},
 	"keygen":   {"pidnode keygen FILE", flagless},
 	"siteinfo": {siteinfoUsage, siteinfoFlags},
-	"cluster":  {"pidnode cluster seed --data DIR --etcd-endpoints URLS [--etcd-prefix P]", clusterSeedFlags},
+	"cluster":  {"pidnode cluster seed --data DIR --etcd-endpoints URLS [--etcd-prefix P] | pidnode cluster reclaim --etcd-endpoints URLS", clusterSeedFlags},
 	"version":  {"pidnode version", flagless},
 	"help":     {"pidnode help [COMMAND]", flagless},
 }
@@ -308,7 +311,36 @@ func openExisting(dataDir string) (*store.DB, error) {
 	return db, err
 }
 
-// signalContext is cancelled on SIGINT or SIGTERM.
-func signalContext() (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+// signalContext is cancelled on SIGINT or SIGTERM, which starts the graceful
+// shutdown. A second SIGINT or SIGTERM before the process ends exits at
+// once with status 1, after one line on stderr: the operator who presses
+// Ctrl-C twice does not want to wait. The database is crash-safe, so this
+// loses nothing acknowledged. stop stops listening for both signals.
+func signalContext(stderr io.Writer) (ctx context.Context, stop context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	stopped := make(chan struct{})
+	go func() {
+		select {
+		case <-ch:
+			cancel()
+		case <-stopped:
+			return
+		}
+		select {
+		case s := <-ch:
+			fmt.Fprintf(stderr, "pidnode: second %v during the shutdown: exiting now\n", s)
+			os.Exit(1)
+		case <-stopped:
+		}
+	}()
+	var once sync.Once
+	return ctx, func() {
+		once.Do(func() {
+			signal.Stop(ch)
+			close(stopped)
+			cancel()
+		})
+	}
 }

@@ -114,7 +114,7 @@ func cmdServe(args []string, getenv func(string) string, stdout, stderr io.Write
 	}
 	// At debug level the operator asked to see everything, start-up included.
 	logOut.held = !logger.Enabled(context.Background(), slog.LevelDebug)
-	ctx, stop := signalContext()
+	ctx, stop := signalContext(stderr)
 	defer stop()
 	n, err := startNode(ctx, cfg, logger)
 	if err != nil {
@@ -647,25 +647,39 @@ func (n *node) run(ctx context.Context) error {
 	case serveErr = <-errc:
 		n.log.Error("listener failed, shutting down", "err", serveErr)
 	}
+	// The whole shutdown ends by the delay plus the timeout: each step has
+	// its own bound (the listeners this deadline, every goodbye to etcd a
+	// second), and should one still hang, the process exits anyway, as a
+	// crash would (the database is crash-safe).
+	var delay time.Duration
+	if serveErr == nil {
+		delay = n.cfg.ShutdownDelay.Duration
+	}
+	deadline := time.Now().Add(delay + n.cfg.ShutdownTimeout.Duration)
+	watchdog := time.AfterFunc(time.Until(deadline)+shutdownGrace, func() {
+		n.log.Error("shutdown did not finish in time; exiting", "shutdown_delay", delay, "shutdown_timeout", n.cfg.ShutdownTimeout.Duration)
+		os.Exit(1)
+	})
+	defer watchdog.Stop()
 	n.admin.SetNotReady("shutting down")
 	// Drain before stopping: a keep-alive client may be writing a request
 	// into an idle connection at the moment it would be closed, and its
 	// retry would find no listener. For --shutdown-delay the listeners keep
 	// accepting while every response closes its connection (and /readyz
 	// says 503, so load balancers move away); then they stop.
-	if serveErr == nil && n.cfg.ShutdownDelay.Duration > 0 {
+	if delay > 0 {
 		for _, l := range n.listeners {
 			if l.drain != nil {
 				l.drain()
 			}
 		}
-		time.Sleep(n.cfg.ShutdownDelay.Duration)
+		time.Sleep(delay)
 	}
 	stopStats()
 	<-jobsDone
 	<-retentionDone
 	<-statsDone // admin.Close (in closeAll) flushes the last counts
-	sctx, cancel := context.WithTimeout(context.Background(), n.cfg.ShutdownTimeout.Duration)
+	sctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	var wg sync.WaitGroup
 	errs := make([]error, len(n.listeners))
@@ -683,6 +697,11 @@ func (n *node) run(ctx context.Context) error {
 	errs = append(errs, serveErr, n.closeAll())
 	return errors.Join(errs...)
 }
+
+// shutdownGrace is how long after the listeners' deadline the shutdown may
+// still take to close the database and say goodbye to etcd before the
+// process exits regardless.
+const shutdownGrace = 5 * time.Second
 
 // closeAll releases what startNode acquired; used on start-up failure and at
 // the end of run (which has shut the listeners down already).

@@ -21,6 +21,7 @@ var readmeSkipped = map[string]string{
 	"pidctl backup":                                         "the command's name in a sentence; `pidctl backup FILE` is run",
 	"pidnode import":                                        "the command's name in a sentence; `pidnode import --data DIR FILE` is run",
 	"pidnode cluster seed --data DIR --etcd-endpoints URLS": "needs an etcd cluster; TestClusterSeed runs it against embedded etcd members",
+	"pidnode cluster reclaim --etcd-endpoints URLS":         "needs a full etcd; TestClusterStorageFull runs it against an embedded etcd member at its quota",
 }
 
 var (

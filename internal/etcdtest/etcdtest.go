@@ -31,6 +31,9 @@ type Options struct {
 	// --max-request-bytes; zero keeps etcd's defaults (128 and 1.5 MiB).
 	MaxTxnOps       uint
 	MaxRequestBytes uint
+	// QuotaBackendBytes is etcd's --quota-backend-bytes; zero keeps etcd's
+	// default (2 GiB). A small one lets a test fill etcd (NOSPACE alarm).
+	QuotaBackendBytes int64
 }
 
 // Cluster is a running etcd cluster. Its methods are safe for concurrent use.
@@ -229,6 +232,9 @@ func (m *Member) start() error {
 	}
 	if m.c.opts.MaxRequestBytes > 0 {
 		cfg.MaxRequestBytes = m.c.opts.MaxRequestBytes
+	}
+	if m.c.opts.QuotaBackendBytes > 0 {
+		cfg.QuotaBackendBytes = m.c.opts.QuotaBackendBytes
 	}
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
