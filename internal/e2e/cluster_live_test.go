@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -20,11 +21,16 @@ import (
 // Paused, it forwards no byte in either direction, on open connections and
 // on new ones, which it accepts and holds: to the node behind it, etcd is
 // silent, as behind a cut network. Resumed, every held byte moves on.
+//
+// Refusing, it closes every connection and each new one at once, as a
+// stopped etcd whose port refuses them would.
 type pausableProxy struct {
-	ln     net.Listener
-	target string
-	mu     sync.Mutex
-	gate   chan struct{} // closed while forwarding
+	ln       net.Listener
+	target   string
+	mu       sync.Mutex
+	gate     chan struct{} // closed while forwarding
+	refusing bool
+	conns    map[net.Conn]bool
 }
 
 func newPausableProxy(t *testing.T, target string) *pausableProxy {
@@ -33,12 +39,11 @@ func newPausableProxy(t *testing.T, target string) *pausableProxy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &pausableProxy{ln: ln, target: target, gate: make(chan struct{})}
+	p := &pausableProxy{ln: ln, target: target, gate: make(chan struct{}), conns: map[net.Conn]bool{}}
 	close(p.gate)
-	var conns sync.Map
 	t.Cleanup(func() {
 		ln.Close()
-		conns.Range(func(k, _ any) bool { k.(net.Conn).Close(); return true })
+		p.closeAll()
 	})
 	go func() {
 		for {
@@ -46,18 +51,44 @@ func newPausableProxy(t *testing.T, target string) *pausableProxy {
 			if err != nil {
 				return
 			}
+			p.mu.Lock()
+			refusing := p.refusing
+			p.mu.Unlock()
+			if refusing {
+				c.Close()
+				continue
+			}
 			u, err := net.Dial("tcp", target)
 			if err != nil {
 				c.Close()
 				continue
 			}
-			conns.Store(c, true)
-			conns.Store(u, true)
+			p.mu.Lock()
+			p.conns[c], p.conns[u] = true, true
+			p.mu.Unlock()
 			go p.pipe(u, c)
 			go p.pipe(c, u)
 		}
 	}()
 	return p
+}
+
+// closeAll closes every connection the proxy holds.
+func (p *pausableProxy) closeAll() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for c := range p.conns {
+		c.Close()
+	}
+	clear(p.conns)
+}
+
+// Refuse closes every connection and refuses new ones until Resume.
+func (p *pausableProxy) Refuse() {
+	p.mu.Lock()
+	p.refusing = true
+	p.mu.Unlock()
+	p.closeAll()
 }
 
 // pipe copies from src to dst, waiting at the gate before each write.
@@ -92,9 +123,10 @@ func (p *pausableProxy) Pause() {
 	p.mu.Unlock()
 }
 
-// Resume forwards again, the held bytes first.
+// Resume forwards again, the held bytes first, and accepts connections.
 func (p *pausableProxy) Resume() {
 	p.mu.Lock()
+	p.refusing = false
 	select {
 	case <-p.gate:
 	default:
@@ -193,6 +225,28 @@ func TestClusterPartitionReadiness(t *testing.T) {
 		t.Errorf("a connected after healing: %v", v)
 	}
 	a.create(t, a.Key, payload("https://example.org/cut/healed", "REGISTERED", resourceInfo("cut", "healed")))
+}
+
+// TestClusterEtcdRefusing puts a node behind a proxy that closes its
+// connections to etcd and refuses new ones for longer than gRPC's first
+// reconnect backoffs: the node says writes are unavailable within 5 s, and
+// ready within 5 s of etcd taking connections again.
+func TestClusterEtcdRefusing(t *testing.T) {
+	c := etcdtest.Start(t, 1, clusterEtcd)
+	px := newPausableProxy(t, c.Members()[0].Endpoint()[len("http://"):])
+	a := startNode(t, filepath.Join(t.TempDir(), "a"), "--etcd-endpoints", px.URL(), "--node-name", "a")
+	pollWithin(t, 5*time.Second, "a ready", func() bool { return strings.Contains(readyzBody(t, a), "writes: ready") })
+	px.Refuse()
+	took := pollWithin(t, 5*time.Second, "a's /readyz says writes unavailable while etcd refuses", func() bool {
+		return strings.Contains(readyzBody(t, a), "writes: unavailable")
+	})
+	t.Logf("writes unavailable %v after the refusals began", took)
+	time.Sleep(8*time.Second - took)
+	px.Resume()
+	took = pollWithin(t, 5*time.Second, "a's /readyz says writes ready after etcd takes connections again", func() bool {
+		return strings.Contains(readyzBody(t, a), "writes: ready")
+	})
+	t.Logf("writes ready %v after etcd took connections again", took)
 }
 
 // signalExit sends sig to n and returns how long the node took to exit,
