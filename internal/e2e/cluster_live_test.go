@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -20,11 +21,16 @@ import (
 // Paused, it forwards no byte in either direction, on open connections and
 // on new ones, which it accepts and holds: to the node behind it, etcd is
 // silent, as behind a cut network. Resumed, every held byte moves on.
+//
+// Refusing, it closes every connection and each new one at once, as a
+// stopped etcd whose port refuses them would.
 type pausableProxy struct {
-	ln     net.Listener
-	target string
-	mu     sync.Mutex
-	gate   chan struct{} // closed while forwarding
+	ln       net.Listener
+	target   string
+	mu       sync.Mutex
+	gate     chan struct{} // closed while forwarding
+	refusing bool
+	conns    map[net.Conn]bool
 }
 
 func newPausableProxy(t *testing.T, target string) *pausableProxy {
@@ -33,12 +39,11 @@ func newPausableProxy(t *testing.T, target string) *pausableProxy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &pausableProxy{ln: ln, target: target, gate: make(chan struct{})}
+	p := &pausableProxy{ln: ln, target: target, gate: make(chan struct{}), conns: map[net.Conn]bool{}}
 	close(p.gate)
-	var conns sync.Map
 	t.Cleanup(func() {
 		ln.Close()
-		conns.Range(func(k, _ any) bool { k.(net.Conn).Close(); return true })
+		p.closeAll()
 	})
 	go func() {
 		for {
@@ -46,18 +51,44 @@ func newPausableProxy(t *testing.T, target string) *pausableProxy {
 			if err != nil {
 				return
 			}
+			p.mu.Lock()
+			refusing := p.refusing
+			p.mu.Unlock()
+			if refusing {
+				c.Close()
+				continue
+			}
 			u, err := net.Dial("tcp", target)
 			if err != nil {
 				c.Close()
 				continue
 			}
-			conns.Store(c, true)
-			conns.Store(u, true)
+			p.mu.Lock()
+			p.conns[c], p.conns[u] = true, true
+			p.mu.Unlock()
 			go p.pipe(u, c)
 			go p.pipe(c, u)
 		}
 	}()
 	return p
+}
+
+// closeAll closes every connection the proxy holds.
+func (p *pausableProxy) closeAll() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for c := range p.conns {
+		c.Close()
+	}
+	clear(p.conns)
+}
+
+// Refuse closes every connection and refuses new ones until Resume.
+func (p *pausableProxy) Refuse() {
+	p.mu.Lock()
+	p.refusing = true
+	p.mu.Unlock()
+	p.closeAll()
 }
 
 // pipe copies from src to dst, waiting at the gate before each write.
@@ -82,16 +113,20 @@ func (p *pausableProxy) pipe(dst, src net.Conn) {
 	}
 }
 
+// URL is the proxy's address as an etcd endpoint.
 func (p *pausableProxy) URL() string { return "http://" + p.ln.Addr().String() }
 
+// Pause stops forwarding.
 func (p *pausableProxy) Pause() {
 	p.mu.Lock()
 	p.gate = make(chan struct{})
 	p.mu.Unlock()
 }
 
+// Resume forwards again, the held bytes first, and accepts connections.
 func (p *pausableProxy) Resume() {
 	p.mu.Lock()
+	p.refusing = false
 	select {
 	case <-p.gate:
 	default:
@@ -100,8 +135,8 @@ func (p *pausableProxy) Resume() {
 	p.mu.Unlock()
 }
 
-// metric reads one unlabelled sample of a node's /metrics.
-func metric(t *testing.T, n *node, name string) float64 {
+// nodeMetric reads one unlabelled sample of a node's /metrics.
+func nodeMetric(t *testing.T, n *node, name string) float64 {
 	t.Helper()
 	r := mustDo(t, "GET", n.adminURL()+"/metrics", nil)
 	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name) + ` (\S+)$`).FindSubmatch(r.Body)
@@ -115,9 +150,9 @@ func metric(t *testing.T, n *node, name string) float64 {
 	return v
 }
 
-// within polls cond every 50 ms and fails the test if it does not hold
+// pollWithin polls cond every 50 ms and fails the test if it does not hold
 // within d; it returns how long it took.
-func within(t *testing.T, d time.Duration, what string, cond func() bool) time.Duration {
+func pollWithin(t *testing.T, d time.Duration, what string, cond func() bool) time.Duration {
 	t.Helper()
 	start := time.Now()
 	for !cond() {
@@ -129,7 +164,8 @@ func within(t *testing.T, d time.Duration, what string, cond func() bool) time.D
 	return time.Since(start)
 }
 
-func readyz(t *testing.T, n *node) string {
+// readyzBody is the body of a node's /readyz.
+func readyzBody(t *testing.T, n *node) string {
 	t.Helper()
 	return string(mustDo(t, "GET", n.adminURL()+"/readyz", nil).Body)
 }
@@ -146,23 +182,23 @@ func TestClusterPartitionReadiness(t *testing.T) {
 	dir := t.TempDir()
 	a := startNode(t, filepath.Join(dir, "a"), "--etcd-endpoints", px.URL(), "--node-name", "a", "--admin-rate", "0", "--demo")
 	b := startNode(t, filepath.Join(dir, "b"), clusterFlags(c, "b")...)
-	within(t, 5*time.Second, "a ready before the cut", func() bool { return bytes.Contains([]byte(readyz(t, a)), []byte("writes: ready")) })
-	if v := metric(t, a, "pidnode_cluster_connected"); v != 1 {
+	pollWithin(t, 5*time.Second, "a ready before the cut", func() bool { return bytes.Contains([]byte(readyzBody(t, a)), []byte("writes: ready")) })
+	if v := nodeMetric(t, a, "pidnode_cluster_connected"); v != 1 {
 		t.Fatalf("a connected before the cut: %v", v)
 	}
 
 	px.Pause()
-	took := within(t, 5*time.Second, "a's /readyz says writes unavailable after the cut", func() bool {
-		return bytes.Contains([]byte(readyz(t, a)), []byte("writes: unavailable"))
+	took := pollWithin(t, 5*time.Second, "a's /readyz says writes unavailable after the cut", func() bool {
+		return bytes.Contains([]byte(readyzBody(t, a)), []byte("writes: unavailable"))
 	})
-	t.Logf("writes unavailable on /readyz %v after the cut: %q", took, readyz(t, a))
-	if v := metric(t, a, "pidnode_cluster_connected"); v != 0 {
+	t.Logf("writes unavailable on /readyz %v after the cut: %q", took, readyzBody(t, a))
+	if v := nodeMetric(t, a, "pidnode_cluster_connected"); v != 0 {
 		t.Errorf("a connected while cut off: %v", v)
 	}
-	if v := metric(t, a, "pidnode_cluster_etcd_rtt_seconds"); v < 0.5 {
+	if v := nodeMetric(t, a, "pidnode_cluster_etcd_rtt_seconds"); v < 0.5 {
 		t.Errorf("a's etcd round trip while cut off: %v s, want the wait of a read without answer", v)
 	}
-	before := metric(t, a, "pidnode_cluster_writes_unavailable_total")
+	before := nodeMetric(t, a, "pidnode_cluster_writes_unavailable_total")
 	refused := 0
 	for i := 0; i < 2; i++ {
 		r := mustDo(t, "POST", a.adminURL()+testColl, payload("https://example.org/cut/"+strconv.Itoa(i), "REGISTERED", resourceInfo("cut", "x")), auth(a.Key)...)
@@ -171,24 +207,46 @@ func TestClusterPartitionReadiness(t *testing.T) {
 		}
 		refused++
 	}
-	if got := metric(t, a, "pidnode_cluster_writes_unavailable_total") - before; got != float64(refused) {
+	if got := nodeMetric(t, a, "pidnode_cluster_writes_unavailable_total") - before; got != float64(refused) {
 		t.Errorf("writes_unavailable_total grew by %v over %d 503s", got, refused)
 	}
 	// The other node is not cut off.
-	if s := readyz(t, b); !bytes.Contains([]byte(s), []byte("writes: ready")) {
+	if s := readyzBody(t, b); !bytes.Contains([]byte(s), []byte("writes: ready")) {
 		t.Errorf("b while a is cut off: %q", s)
 	}
 	b.create(t, a.Key, payload("https://example.org/cut/b", "REGISTERED", resourceInfo("cut", "b")))
 
 	px.Resume()
-	took = within(t, 5*time.Second, "a's /readyz says writes ready after healing", func() bool {
-		return bytes.Contains([]byte(readyz(t, a)), []byte("writes: ready"))
+	took = pollWithin(t, 5*time.Second, "a's /readyz says writes ready after healing", func() bool {
+		return bytes.Contains([]byte(readyzBody(t, a)), []byte("writes: ready"))
 	})
 	t.Logf("writes ready on /readyz %v after healing", took)
-	if v := metric(t, a, "pidnode_cluster_connected"); v != 1 {
+	if v := nodeMetric(t, a, "pidnode_cluster_connected"); v != 1 {
 		t.Errorf("a connected after healing: %v", v)
 	}
 	a.create(t, a.Key, payload("https://example.org/cut/healed", "REGISTERED", resourceInfo("cut", "healed")))
+}
+
+// TestClusterEtcdRefusing puts a node behind a proxy that closes its
+// connections to etcd and refuses new ones for longer than gRPC's first
+// reconnect backoffs: the node says writes are unavailable within 5 s, and
+// ready within 5 s of etcd taking connections again.
+func TestClusterEtcdRefusing(t *testing.T) {
+	c := etcdtest.Start(t, 1, clusterEtcd)
+	px := newPausableProxy(t, c.Members()[0].Endpoint()[len("http://"):])
+	a := startNode(t, filepath.Join(t.TempDir(), "a"), "--etcd-endpoints", px.URL(), "--node-name", "a")
+	pollWithin(t, 5*time.Second, "a ready", func() bool { return strings.Contains(readyzBody(t, a), "writes: ready") })
+	px.Refuse()
+	took := pollWithin(t, 5*time.Second, "a's /readyz says writes unavailable while etcd refuses", func() bool {
+		return strings.Contains(readyzBody(t, a), "writes: unavailable")
+	})
+	t.Logf("writes unavailable %v after the refusals began", took)
+	time.Sleep(8*time.Second - took)
+	px.Resume()
+	took = pollWithin(t, 5*time.Second, "a's /readyz says writes ready after etcd takes connections again", func() bool {
+		return strings.Contains(readyzBody(t, a), "writes: ready")
+	})
+	t.Logf("writes ready %v after etcd took connections again", took)
 }
 
 // signalExit sends sig to n and returns how long the node took to exit,
@@ -222,10 +280,10 @@ func TestClusterShutdownWithoutEtcd(t *testing.T) {
 	b := startNode(t, filepath.Join(dir, "b"), flags("b")...)
 	slow := startNode(t, filepath.Join(dir, "slow"), append(flags("slow"), "--shutdown-delay", "30s")...)
 	// One of them leads the jobs' election, the others campaign.
-	within(t, 5*time.Second, "a job leader", func() bool {
+	pollWithin(t, 5*time.Second, "a job leader", func() bool {
 		sum := 0.0
 		for _, n := range []*node{a, b, slow} {
-			sum += metric(t, n, "pidnode_cluster_leading")
+			sum += nodeMetric(t, n, "pidnode_cluster_leading")
 		}
 		return sum == 1
 	})
@@ -316,13 +374,13 @@ func TestClusterStorageFull(t *testing.T) {
 		r.Header.Get("Content-Type") != "application/problem+json" {
 		t.Fatalf("write to a full etcd: %d %v %s", r.Status, r.Header, r.Body)
 	}
-	if s := readyz(t, a); !bytes.Contains([]byte(s), []byte("writes: storage full")) {
+	if s := readyzBody(t, a); !bytes.Contains([]byte(s), []byte("writes: storage full")) {
 		t.Errorf("/readyz with etcd full: %q", s)
 	}
-	if v := metric(t, a, "pidnode_cluster_storage_full"); v != 1 {
+	if v := nodeMetric(t, a, "pidnode_cluster_storage_full"); v != 1 {
 		t.Errorf("storage_full gauge: %v", v)
 	}
-	if v := metric(t, a, "pidnode_cluster_writes_storage_full_total"); v != float64(len(full)) {
+	if v := nodeMetric(t, a, "pidnode_cluster_writes_storage_full_total"); v != float64(len(full)) {
 		t.Errorf("writes_storage_full_total %v after %d 507s", v, len(full))
 	}
 
@@ -332,11 +390,11 @@ func TestClusterStorageFull(t *testing.T) {
 		t.Fatalf("pidnode cluster reclaim: %v\n%s", err, out)
 	}
 	t.Logf("pidnode cluster reclaim:\n%s", out)
-	within(t, 5*time.Second, "writes ready after reclaim", func() bool {
-		return bytes.Contains([]byte(readyz(t, a)), []byte("writes: ready"))
+	pollWithin(t, 5*time.Second, "writes ready after reclaim", func() bool {
+		return bytes.Contains([]byte(readyzBody(t, a)), []byte("writes: ready"))
 	})
 	a.create(t, a.Key, payload("https://example.org/after-reclaim", "REGISTERED", resourceInfo("fill", "after")))
-	if v := metric(t, a, "pidnode_cluster_storage_full"); v != 0 {
+	if v := nodeMetric(t, a, "pidnode_cluster_storage_full"); v != 0 {
 		t.Errorf("storage_full gauge after reclaim: %v", v)
 	}
 }
