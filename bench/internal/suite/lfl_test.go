@@ -1,0 +1,66 @@
+package suite
+
+import (
+	"encoding/binary"
+	"strings"
+	"testing"
+
+	"pidnode/handlev/hsmsg"
+)
+
+func TestParseCheck(t *testing.T) {
+	out := "pidnode\treference\t1087 bytes\n" +
+		"nginx\tok\tsame header set and values; same body; 1128 vs 1087 bytes (+3.8 %)\n" +
+		"fasthttp map\tn/a: header sets differ: −link (/21.T/x)\n" +
+		"nginx minimal\tminimal\t363 bytes\n" +
+		"someone else\tok\tignored\n"
+	m := parseCheck([]byte(out))
+	if v := m[NginxLFL]; !v.OK || !strings.HasPrefix(v.Note, "same header set") {
+		t.Errorf("nginx: %+v, want ok with the note", v)
+	}
+	if v := m[MapLFL]; v.OK || v.NA != "n/a: header sets differ: −link (/21.T/x)" {
+		t.Errorf("fasthttp map: %+v, want n/a with the reason", v)
+	}
+	if m[Pidnode].Bytes != "1087 bytes" || m[NginxMin].Bytes != "363 bytes" {
+		t.Errorf("byte counts: pidnode %q, nginx minimal %q", m[Pidnode].Bytes, m[NginxMin].Bytes)
+	}
+	if len(m) != 4 {
+		t.Errorf("%d servers parsed, want 4: %+v", len(m), m)
+	}
+}
+
+// reply builds an envelope and a resolution reply message with request id
+// and expiration, as pidnode's TCP front sends them.
+func reply(id, exp uint32, body string) []byte {
+	h := hsmsg.Header{OpCode: hsmsg.OpResolution, ResponseCode: 1, OpFlag: hsmsg.FlagsJava, Expiration: exp, BodyLength: uint32(len(body))}
+	msg := append(hsmsg.AppendHeader(nil, &h), body...)
+	env := hsmsg.Envelope{Major: 2, Minor: 10, RequestID: id, MessageLength: uint32(len(msg))}
+	return append(hsmsg.AppendEnvelope(nil, &env), msg...)
+}
+
+// TestReplyDiff: the native check sets aside only the RequestId and the
+// ExpirationTime; any other byte, or a length, that differs refuses the
+// comparison and says where.
+func TestReplyDiff(t *testing.T) {
+	ref := reply(7, 1000, "handle values")
+	if d := replyDiff(ref, reply(99, 2000, "handle values")); d != "" {
+		t.Errorf("other request id and expiration: %q, want the same", d)
+	}
+	tests := []struct {
+		name  string
+		other []byte
+		want  string
+	}{
+		{"body", reply(7, 1000, "handle valueZ"), "(message)"},
+		{"length", reply(7, 1000, "handle values!"), "sizes differ: 58 vs 57 bytes"},
+		{"session id", func() []byte { b := reply(7, 1000, "handle values"); binary.BigEndian.PutUint32(b[4:], 1); return b }(), "offset 7 (envelope)"},
+		{"response code", func() []byte { b := reply(7, 1000, "handle values"); b[hsmsg.EnvelopeLen+7] = 2; return b }(), "(header)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if d := replyDiff(ref, tt.other); !strings.Contains(d, tt.want) {
+				t.Errorf("replyDiff = %q, want it to say %q", d, tt.want)
+			}
+		})
+	}
+}
