@@ -91,18 +91,13 @@ func (r *Row) ratio() (float64, bool) {
 }
 
 // missedPct formats by how many percent a target is missed: a whole number,
-// or one decimal below 1, so that a miss never reads "missed by 0 %".
+// or one significant digit below 1, so that a miss never reads "missed by
+// 0 %".
 func missedPct(p float64) string {
 	if p < 1 {
-		return strconv.FormatFloat(p, 'f', 1, 64)
+		return strconv.FormatFloat(p, 'g', 1, 64)
 	}
 	return strconv.FormatFloat(p, 'f', 0, 64)
-}
-
-// Missed reports whether r has a target that its figure misses.
-func (r *Row) Missed() bool {
-	_, _, m := r.verdict()
-	return m
 }
 
 // verdict says whether the target is met and, if not, by how much it is missed.
@@ -127,9 +122,9 @@ func (r *Row) verdict() (target, verdict string, missed bool) {
 		if q >= tgt {
 			return target, "met", false
 		}
-		p := 2 // a ratio that rounds to its target gets a third decimal
-		if fmt.Sprintf("%.2f", q) == fmt.Sprintf("%.2f", tgt) {
-			p = 3
+		p := 2 // a ratio that rounds to its target gets more decimals
+		for p < 6 && fmt.Sprintf("%.*f", p, q) == fmt.Sprintf("%.*f", p, tgt) {
+			p++
 		}
 		return target, fmt.Sprintf("**missed by %s %%** (%.*f× of %.*f×)", missedPct(100*(1-q/tgt)), p, q, p, tgt), true
 	case Min:

@@ -90,6 +90,7 @@ func TestVerdict(t *testing.T) {
 		{"ratio met", Row{Target: tgt(RatioMin, 1), Value: F(100), Baseline: F(90)}, "met", false},
 		{"ratio missed", Row{Target: tgt(RatioMin, 1), Value: F(80), Baseline: F(100)}, "**missed by 20 %** (0.80× of 1.00×)", true},
 		{"ratio just missed", Row{Target: tgt(RatioMin, 0.95), Value: F(85944), Baseline: F(90835)}, "**missed by 0.4 %** (0.946× of 0.950×)", true},
+		{"ratio a hair below", Row{Target: tgt(RatioMin, 0.9), Value: F(101723), Baseline: F(113079)}, "**missed by 0.05 %** (0.8996× of 0.9000×)", true},
 		{"no baseline", Row{Target: tgt(RatioMin, 1), Value: F(80)}, "no baseline figure", false},
 		{"baseline refused", Row{Target: tgt(RatioMin, 1), Value: F(80), Baseline: F(100), BaselineNA: "n/a: header sets differ: −link"}, "not judged: the baseline did not send pidnode's response", false},
 		{"min missed", Row{Target: tgt(Min, 200000), Unit: "records/s", Value: F(150000)}, "**missed by 25 %**", true},

@@ -164,7 +164,7 @@ func (s *Suite) comparisonRow(c Comparison, sc Scenario) report.Row {
 		if bo := s.ol[c.Baseline][50]; bo != nil && haveBase {
 			p += " vs " + bo.P99Text()
 		}
-		note = append(note, p+" ms")
+		note = append(note, p)
 	} else if sc.Load != Wrk {
 		note = append(note, fmt.Sprintf("p99 %.3f ms (closed loop)", best.P99))
 	}
@@ -202,6 +202,13 @@ func (s *Suite) comparisonRow(c Comparison, sc Scenario) report.Row {
 		} else {
 			s.addWhy(c.Row, fmt.Sprintf("server CPU per request in each one's best round: pidnode %s, %s %s: pidnode %+.1f µs in user space, %+.1f µs in the kernel. Rounds in %s, in order: pidnode %s; %s %s.",
 				us(best), name, us(base), best.USR()-base.USR(), best.SYS()-base.SYS(), unit, s.rounds[c.Scenario].List(), name, s.rounds[c.Baseline].List()))
+		}
+	}
+	if sb, _ := ScenarioByID(c.Baseline); haveBase && c.Target > 0 {
+		p, okP := s.syscalls[sc.Profile]
+		q, okQ := s.syscalls[sb.Profile]
+		if okP && okQ {
+			s.addWhy(c.Row, fmt.Sprintf("System calls per request (perf stat, in the profile runs): %.2f in *%s*, %.2f in *%s*.", p, sc.Profile, q, sb.Profile))
 		}
 	}
 	if sc.Group == MissRounds {

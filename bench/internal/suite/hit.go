@@ -252,13 +252,13 @@ func (s *Suite) p99Rows() {
 		return fmt.Sprintf("%.0f", o.GenCPU)
 	}
 	s.row(report.Row{ID: "hit_p99", Figure: fig, Unit: "ms", Value: report.F(val), Target: tgt, Command: cmd,
-		Note: fmt.Sprintf("p99 25 %%: %s ms, 50 %%: %s ms, 75 %%: %s ms (target: ≤ 2 ms at 50 %%); generator's own CPU: %s / %s / %s %% of its core",
+		Note: fmt.Sprintf("p99 25 %%: %s, 50 %%: %s, 75 %%: %s (target: ≤ 2 ms at 50 %%); generator's own CPU: %s / %s / %s %% of its core",
 			o25.P99Text(), o50.P99Text(), o75.P99Text(), gen(o25), gen(o50), gen(o75))})
 	// Against nginx: each at 50 % of its own like-for-like capacity; judged
 	// only when both runs reached their rate.
 	r := report.Row{ID: "hit_p99_nginx", Figure: "redirect p99 at 50 % of capacity vs nginx's (like-for-like) at 50 % of its own", Unit: "ms",
 		Value: report.F(o50.P99), BaselineLabel: "nginx p99", Command: o50.Command,
-		Note: fmt.Sprintf("pidnode %s ms vs nginx %s ms; judged only when both runs reached their rate", o50.P99Text(), ngl.P99Text())}
+		Note: fmt.Sprintf("pidnode %s vs nginx %s; judged only when both runs reached their rate", o50.P99Text(), ngl.P99Text())}
 	if ngl != nil {
 		r.Baseline = report.F(ngl.P99)
 		if ngl.Reached() && o50.Reached() && s.lfl[NginxLFL].OK {
@@ -266,7 +266,7 @@ func (s *Suite) p99Rows() {
 		}
 	}
 	s.row(r)
-	tail := fmt.Sprintf("open loop at 50 %% of each one's own like-for-like capacity: pidnode %s ms, nginx %s ms, the bare fasthttp map %s ms (the same fasthttp, without cache, statistics or collector); pidnode at 25 %%: %s ms.",
+	tail := fmt.Sprintf("open loop at 50 %% of each one's own like-for-like capacity: pidnode %s, nginx %s, the bare fasthttp map %s (the same fasthttp, without cache, statistics or collector); pidnode at 25 %%: %s.",
 		o50.P99Text(), ngl.P99Text(), fml.P99Text(), o25.P99Text())
 	s.addWhy("hit_p99", tail)
 	s.addWhy("hit_p99_nginx", tail)

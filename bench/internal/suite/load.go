@@ -157,12 +157,13 @@ type OpenLoop struct {
 // server's, not a backlog's).
 func (o *OpenLoop) Reached() bool { return o != nil && o.Flag == "" }
 
-// P99Text is the p99 with the flag, or "?" when the run did not happen.
+// P99Text is the p99 in ms with the flag ("2.939 ms", "417.535 ms
+// [server-bound: …]"), or "?" when the run did not happen.
 func (o *OpenLoop) P99Text() string {
 	if o == nil {
 		return "?"
 	}
-	return fmt.Sprintf("%.3f%s", o.P99, o.Flag)
+	return fmt.Sprintf("%.3f ms%s", o.P99, o.Flag)
 }
 
 // openLoop runs bench/cmd/openloop at rate for OL_DUR against addr.

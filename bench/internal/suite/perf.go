@@ -178,11 +178,7 @@ func (s *Suite) breakdown(b Breakdown) string {
 		}
 		parts = append(parts, t)
 	}
-	text := fmt.Sprintf("In *%s*: %s.", b.Profile, strings.Join(parts, "; "))
-	if n, ok := s.syscalls[b.Profile]; ok {
-		text += fmt.Sprintf(" System calls per request: %.2f.", n)
-	}
-	return text
+	return fmt.Sprintf("In *%s*: %s.", b.Profile, strings.Join(parts, "; "))
 }
 
 // shortSym drops a symbol's package path: "store.(*DB).Get".

@@ -275,6 +275,8 @@ func (s *Suite) dnsScenario() {
 	} else {
 		r.Unit, r.Value, r.Baseline = "queries/s", report.F(q["pidnode"]), report.F(q["baseline"])
 		r.Note = fmt.Sprintf("no CPU accounting in its output; its own %d names", dn)
+		s.bar("DNS TXT", "pidnode", 0, q["pidnode"], 0)
+		s.bar("DNS TXT", "miekg/dns map", 0, q["baseline"], 0)
 	}
 	s.row(r)
 }

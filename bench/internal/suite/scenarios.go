@@ -5,16 +5,13 @@ type Server string
 
 // The servers of the rounds.
 const (
-	Pidnode    Server = "pidnode"       // the node's HTTP resolver listener
-	PidnodeHDL Server = "pidnode hdl"   // the node's native-protocol listener
-	NginxLFL   Server = "nginx lfl"     // nginx's like-for-like server block
-	NginxMin   Server = "nginx min"     // nginx's `return 302 $target`
-	MapLFL     Server = "map lfl"       // bench/cmd/baseline-http's like-for-like listener
-	MapMin     Server = "map min"       // bench/cmd/baseline-http's Location-only listener
-	NativeMap  Server = "native map"    // bench/cmd/baseline-hdl: pidnode's captured native replies
-	DNSSuite   Server = "bench/dns"     // bench/dns/run.sh: its own pidnode and miekg/dns map
-	LinkTarget Server = "linktarget"    // bench/cmd/linktarget: the link checker's site
-	NodeAdmin  Server = "pidnode admin" // the node's admin listener
+	Pidnode    Server = "pidnode"     // the node's HTTP resolver listener
+	PidnodeHDL Server = "pidnode hdl" // the node's native-protocol listener
+	NginxLFL   Server = "nginx lfl"   // nginx's like-for-like server block
+	NginxMin   Server = "nginx min"   // nginx's `return 302 $target`
+	MapLFL     Server = "map lfl"     // bench/cmd/baseline-http's like-for-like listener
+	MapMin     Server = "map min"     // bench/cmd/baseline-http's Location-only listener
+	NativeMap  Server = "native map"  // bench/cmd/baseline-hdl: pidnode's captured native replies
 )
 
 // ServerInfo says where a server comes from and how the chart names it.
@@ -30,14 +27,11 @@ type ServerInfo struct {
 var Servers = map[Server]ServerInfo{
 	Pidnode:    {Source: "cmd/pidnode", System: "pidnode"},
 	PidnodeHDL: {Source: "cmd/pidnode", System: "pidnode"},
-	NodeAdmin:  {Source: "cmd/pidnode", System: "pidnode"},
 	NginxLFL:   {System: "nginx"},
 	NginxMin:   {System: "nginx"},
 	MapLFL:     {Source: "bench/cmd/baseline-http", System: "fasthttp map"},
 	MapMin:     {Source: "bench/cmd/baseline-http", System: "fasthttp map"},
 	NativeMap:  {Source: "bench/cmd/baseline-hdl", System: "native map"},
-	DNSSuite:   {Source: "bench/dns/baseline", System: "miekg/dns map"},
-	LinkTarget: {Source: "bench/cmd/linktarget", System: "linktarget"},
 }
 
 // Paths is a request stream: a file bench/cmd/gen writes into the dataset
@@ -206,6 +200,20 @@ var Breakdowns = []Breakdown{
 		{What: "the handler", Symbol: "pidnode/resolver.(*Server).Handler"},
 		{What: "the collector", Symbol: "runtime.gcBgMarkWorker"},
 	}},
+	{Rows: []string{"hit_p99", "hit_p99_nginx"}, Profile: "redirect, cache hit", Shares: []Share{
+		{What: "the collector", Symbol: "runtime.gcBgMarkWorker"},
+	}},
+	{Rows: []string{"api"}, Profile: "/api/handles, cache hit", PerRequest: "api", Shares: pageShares},
+	{Rows: []string{"noredirect"}, Profile: "?noredirect, cache hit", PerRequest: "noredirect", Shares: pageShares},
+	{Rows: []string{"negotiated"}, Profile: "negotiated redirect", PerRequest: "negotiated", Shares: pageShares},
+	{Rows: []string{"tombstone"}, Profile: "tombstone", PerRequest: "tombstone", Shares: pageShares},
+	{Rows: []string{"admin_64"}, Profile: AdminProfile, Shares: []Share{
+		{What: "the admin API's creates", Symbol: "pidnode/admin.(*Server).create"},
+		{What: "bbolt's commits", Symbol: "go.etcd.io/bbolt.(*Tx).Commit"},
+		{What: "fdatasync", Symbol: "syscall.Fdatasync"},
+		{What: "the collector", Symbol: "runtime.gcBgMarkWorker"},
+		{What: "the kernel", Kernel: true},
+	}},
 	{Rows: []string{"mixed"}, Profile: MixedProfile, Shares: []Share{
 		{What: "the admin API's creates", Symbol: "pidnode/admin.(*Server).create"},
 		{What: "bbolt's commits", Symbol: "go.etcd.io/bbolt.(*Tx).Commit"},
@@ -227,6 +235,14 @@ var Breakdowns = []Breakdown{
 		{What: "the collector", Symbol: "runtime.gcBgMarkWorker"},
 		{What: "the kernel's sending of the bytes (tcp_sendmsg, with the loopback delivery and the peer's wake-up)", Symbol: "tcp_sendmsg"},
 	}},
+}
+
+// pageShares are the parts of a page's or a variant's profile the reasons
+// name: the same network path as the redirect, the handler that renders it.
+var pageShares = []Share{
+	{What: "the kernel (system calls, loopback TCP)", Kernel: true},
+	{What: "the handler", Symbol: "pidnode/resolver.(*Server).Handler"},
+	{What: "the collector", Symbol: "runtime.gcBgMarkWorker"},
 }
 
 // ScenarioByID returns the scenario with id, or false.

@@ -174,11 +174,10 @@ type Suite struct {
 	// why collects each row's reasons until the rows are final.
 	why map[string][]string
 
-	meta        genMeta
-	dbBytes     int64
-	commit      string
-	haveNode    bool
-	responsesMD string
+	meta     genMeta
+	dbBytes  int64
+	commit   string
+	haveNode bool
 	// missNote says how the miss rounds' database got into the page cache.
 	missNote string
 }
