@@ -15,6 +15,9 @@ import (
 // same name ending in .svg).
 func WriteFiles(r *Results, md string) error {
 	svgName := strings.TrimSuffix(filepath.Base(md), ".md") + ".svg"
+	if err := os.MkdirAll(filepath.Dir(md), 0o755); err != nil {
+		return err
+	}
 	f, err := os.Create(md)
 	if err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"flag"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -76,6 +77,24 @@ func TestWriteRead(t *testing.T) {
 	Markdown(&b, r2, "x.svg")
 	if a.String() != b.String() {
 		t.Errorf("the report changed over a JSON round trip:\n%s\n---\n%s", a.String(), b.String())
+	}
+}
+
+// TestWriteNotFinite: a figure that is NaN or infinite is written as not
+// measured instead of failing the whole results file.
+func TestWriteNotFinite(t *testing.T) {
+	r := &Results{Rows: []Row{{ID: "x", Value: F(math.NaN()), Baseline: F(math.Inf(1)), Target: &Target{Kind: Max, Value: math.Inf(1)}}},
+		Bars: []Bar{{PerCPU: F(math.Inf(-1)), Rate: math.NaN()}}, Memory: []MemRow{{Budget: math.NaN()}}, HitRatio: []HitRow{{RPS: math.Inf(1)}}}
+	name := filepath.Join(t.TempDir(), "r.json")
+	if err := Write(name, r); err != nil {
+		t.Fatalf("Write: %v", err)
+	}
+	got, err := Read(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if row := got.Rows[0]; row.Value != nil || row.Baseline != nil || row.Target != nil || got.Bars[0].PerCPU != nil {
+		t.Errorf("non-finite figures read back as %+v, %+v", row, got.Bars[0])
 	}
 }
 

@@ -12,6 +12,7 @@ package report
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 )
 
@@ -139,11 +140,52 @@ func Read(name string) (*Results, error) {
 	return &r, nil
 }
 
-// Write stores r as indented JSON.
+// Write stores r as indented JSON. A figure that is not a finite number
+// (a division by a zero the run measured) is written as not measured: JSON
+// has no NaN, and one such figure must not lose the whole run.
 func Write(name string, r *Results) error {
+	finite(r)
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err
 	}
 	return os.WriteFile(name, append(b, '\n'), 0o644)
+}
+
+// finite replaces every figure of r that is NaN or infinite: an optional
+// one by nil, the others by 0.
+func finite(r *Results) {
+	opt := func(p **float64) {
+		if *p != nil && (math.IsNaN(**p) || math.IsInf(**p, 0)) {
+			*p = nil
+		}
+	}
+	num := func(ps ...*float64) {
+		for _, p := range ps {
+			if math.IsNaN(*p) || math.IsInf(*p, 0) {
+				*p = 0
+			}
+		}
+	}
+	for i := range r.Rows {
+		row := &r.Rows[i]
+		opt(&row.Value)
+		opt(&row.Baseline)
+		if row.Target != nil && (math.IsNaN(row.Target.Value) || math.IsInf(row.Target.Value, 0)) {
+			row.Target = nil
+		}
+	}
+	for i := range r.Bars {
+		b := &r.Bars[i]
+		opt(&b.PerCPU)
+		num(&b.Rate, &b.P99)
+	}
+	for i := range r.Memory {
+		m := &r.Memory[i]
+		num(&m.Budget, &m.CacheBytes, &m.Entries, &m.BaseKB, &m.PeakAnonKB, &m.PeakRSS, &m.SoftLimit, &m.StatsBytes)
+	}
+	for i := range r.HitRatio {
+		h := &r.HitRatio[i]
+		num(&h.Budget, &h.Pct, &h.Entries, &h.CacheBytes, &h.Hits, &h.Misses, &h.BaseKB, &h.PeakAnonKB, &h.PeakRSS, &h.RPS)
+	}
 }

@@ -439,10 +439,16 @@ func (s *Suite) write(load0 string) (string, error) {
 	if c.N != 1000000 {
 		base += fmt.Sprintf("-n%d", c.N)
 	}
+	// The report is rendered from the JSON as written: what bench/cmd/report
+	// renders from it later is the same report.
 	if err := report.Write(base+".json", &s.res); err != nil {
 		return "", err
 	}
-	if err := report.WriteFiles(&s.res, base+".md"); err != nil {
+	res, err := report.Read(base + ".json")
+	if err != nil {
+		return "", err
+	}
+	if err := report.WriteFiles(res, base+".md"); err != nil {
 		return "", err
 	}
 	s.logf("wrote %s", base+".md")
