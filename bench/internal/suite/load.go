@@ -87,7 +87,7 @@ func parseWrk(out string) Result {
 func (s *Suite) wrk(label, addr, paths, pre, suf, accept string, d time.Duration) Result {
 	args := []string{"wrk", "-t1", "-c" + strconv.Itoa(s.cfg.Conns), "-d" + secs(d), "--timeout", "5s", "--latency",
 		"-s", filepath.Join(s.cfg.Root, "bench/wrk/stream.lua"), "http://" + addr, "--", pre, suf, accept}
-	cmd := exec.Command(s.onLoad(args)[0], s.onLoad(args)[1:]...)
+	cmd := s.loadCmd(args...)
 	cmd.Env = append(os.Environ(), "BENCH_PATHS="+paths)
 	out, _ := cmd.CombinedOutput()
 	os.WriteFile(filepath.Join(s.work, "wrk-"+fileSafe(label)+".txt"), out, 0o644)
