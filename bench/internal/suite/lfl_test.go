@@ -64,3 +64,51 @@ func TestReplyDiff(t *testing.T) {
 		})
 	}
 }
+
+// TestComparisonGate: a like-for-like ratio row carries its baseline only
+// when the check passed; otherwise the baseline reads the check's reason
+// (and the target is not judged), or says no like-for-like server ran.
+func TestComparisonGate(t *testing.T) {
+	s := &Suite{rounds: map[string]*Rounds{}, ran: map[Group]int{HitRounds: 3}, ol: map[string]map[int]*OpenLoop{}, why: map[string][]string{},
+		lfl: map[Server]Verdict{
+			Pidnode:  {Bytes: "1087 bytes"},
+			NginxLFL: {OK: true, Note: "same header set and values"},
+			MapLFL:   {NA: "n/a: header sets differ: −link (/x)"},
+			NginxMin: {Bytes: "363 bytes"},
+		}}
+	for _, sc := range Scenarios {
+		s.rounds[sc.ID] = rounds(Result{PerCPU: 100, Requests: 500, ServerSecs: 5, Duration: 5})
+	}
+	byRow := map[string]Comparison{}
+	for _, c := range Comparisons {
+		byRow[c.Row] = c
+	}
+	row := func(id string) (r struct {
+		base             bool
+		na, note, target string
+	}) {
+		c := byRow[id]
+		sc, _ := ScenarioByID(c.Scenario)
+		got := s.comparisonRow(c, sc)
+		r.base, r.na, r.note = got.Baseline != nil, got.BaselineNA, got.Note
+		if got.Target != nil {
+			r.target = got.Target.Kind
+		}
+		return r
+	}
+	if r := row("hit_nginx"); r.na != "" || !r.base || !strings.Contains(r.note, "same header set and values") || r.target != "ratio_min" {
+		t.Errorf("hit_nginx (check passed): %+v", r)
+	}
+	if r := row("hit_fasthttp"); r.na != "n/a: header sets differ: −link (/x)" {
+		t.Errorf("hit_fasthttp (check refused): baseline n/a %q, want the check's reason", r.na)
+	}
+	if r := row("hdl_tcp"); r.na != "n/a: no like-for-like native map" {
+		t.Errorf("hdl_tcp (not checked): baseline n/a %q, want that no like-for-like server ran", r.na)
+	}
+	if r := row("hit_nginx_min"); !strings.Contains(r.note, "its plainest 302: 363 bytes against pidnode's 1087 bytes") || r.target != "" {
+		t.Errorf("hit_nginx_min (reference): %+v", r)
+	}
+	if r := row("api"); strings.Contains(r.note, "plainest") || r.na != "" || !r.base {
+		t.Errorf("api (a page against the redirect): %+v", r)
+	}
+}
