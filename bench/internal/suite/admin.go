@@ -77,7 +77,7 @@ func (s *Suite) adminScenarios(n *node) {
 	why := fmt.Sprintf("in the %s run the server used %.1f s of CPU. Its %.0f reads at the read-only CPU per request (%.1f µs) account for %.1f s; the other %.1f s (%.0f %%) went to the ~%.0f creates alongside (%.0f µs each) or to reads costing more while writes run.",
 		secs(c.Dur), r.ServerSecs, reads, hit.US(), rd, rest, 100*rest/max(r.ServerSecs, 1e-9), creates, rest*1e6/max(creates, 1e-9))
 	row := report.Row{ID: "mixed", Figure: "redirects while the admin API takes writes (16 writers)", Unit: "req/server-CPU-s", Value: report.F(r.PerCPU),
-		BaselineLabel: "pidnode redirect, no writes", Target: &report.Target{Kind: report.RatioMin, Value: 0.8}, Command: r.Command + " + admincreate -clients 16",
+		BaselineLabel: "pidnode redirect, no writes", Target: targetOf("mixed"), Command: r.Command + " + admincreate -clients 16",
 		Note: fmt.Sprintf("%.0f req/s during %.0f creates/s; p99 %.3f ms (closed loop)", r.Rate, w, r.P99)}
 	if hit.PerCPU > 0 {
 		row.Baseline = report.F(hit.PerCPU)
@@ -100,9 +100,7 @@ func (s *Suite) adminScenarios(n *node) {
 		ar := report.Row{ID: fmt.Sprintf("admin_%d", a.Clients), Figure: fmt.Sprintf("admin creates, %d client(s), fsync on", a.Clients), Unit: "creates/s",
 			Value: report.F(a.Rate), Command: fmt.Sprintf("admincreate -clients %d -duration %s", a.Clients, secs(c.Dur)),
 			Note: fmt.Sprintf("p99 %.3f ms; statuses %s", a.Latency["p99"], statuses(a.Status))}
-		if a.Clients == 64 {
-			ar.Target = &report.Target{Kind: report.Min, Value: 5000}
-		}
+		ar.Target = targetOf(ar.ID)
 		s.row(ar)
 		s.bar(fmt.Sprintf("admin create ×%d", a.Clients), "pidnode", 0, a.Rate, a.Latency["p99"])
 	}

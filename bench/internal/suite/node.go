@@ -205,7 +205,7 @@ func (s *Suite) nodeScenarios() {
 		return
 	}
 	s.row(report.Row{ID: "startup", Figure: fmt.Sprintf("start-up to ready file with %d records", c.N), Unit: "s", Value: report.F(n.ready),
-		Target: &report.Target{Kind: report.Max, Value: 1}, Command: "pidnode serve --data DIR --ready-file F … (time until F appears)",
+		Target: targetOf("startup"), Command: "pidnode serve --data DIR --ready-file F … (time until F appears)",
 		Note: "target is for 10M records; page cache warm"})
 	rss0 := statusKB(n.p.PG, "VmRSS")
 	s.row(report.Row{ID: "rss", Figure: fmt.Sprintf("RSS at ready with %d records (empty cache)", c.N), Unit: "MB", Value: report.F(rss0 / 1024),
@@ -273,7 +273,7 @@ func (s *Suite) importScenario(pd string) {
 	}
 	c := s.cfg
 	s.row(report.Row{ID: "import", Figure: "import rate (pidnode import, fsync per batch)", Unit: "records/s", Value: report.F(float64(c.N) / secs),
-		Target: &report.Target{Kind: report.Min, Value: 200000}, Command: "pidnode import --data DIR records.jsonl",
+		Target: targetOf("import"), Command: "pidnode import --data DIR records.jsonl",
 		Note: fmt.Sprintf("%.1f s for %d records; database %.0f MB (%.0f B/record)", secs, c.N, float64(s.dbBytes)/1e6, float64(s.dbBytes)/float64(c.N))})
 	s.logf("import: %d records in %.1fs", c.N, secs)
 	s.addWhy("import", fmt.Sprintf("%.1f s on one pinned core for %.0f MB of JSON Lines in and %.0f MB of database out.", secs, float64(s.meta.RecordBytes)/1e6, float64(s.dbBytes)/1e6))

@@ -1,5 +1,7 @@
 package suite
 
+import "pidnode/bench/internal/report"
+
 // Server is a process a scenario sends its load to.
 type Server string
 
@@ -150,6 +152,74 @@ var Comparisons = []Comparison{
 	{Row: "hdl_udp", Figure: "native Handle protocol over UDP (OC_RESOLUTION, one request per datagram exchange)", Scenario: "hdl-udp"},
 	{Row: "hdl_tcp", Figure: "native Handle protocol over TCP vs a bare native map sending pidnode's reply bytes (one request per connection)", Scenario: "hdl-tcp", Baseline: "native-map-tcp", BaselineLabel: "native map", Target: 0.9, LikeForLike: NativeMap},
 	{Row: "miss", Figure: "cache-miss redirect (uniform, cache = 1 % of N) vs cache hit", Scenario: "miss", Baseline: "redirect", BaselineLabel: "pidnode redirect (hit)", Target: 0.5},
+}
+
+// FixedTarget is a target of the report that is not a Comparison's.
+type FixedTarget struct {
+	Row, Figure, Unit string
+	// Kind is report.Min, report.Max or report.RatioMin.
+	Kind string
+	// Value is the target; 0 for mem_budget, whose target is the budget the
+	// node reports.
+	Value         float64
+	BaselineLabel string
+}
+
+// Targets lists the report's targets that are not a Comparison's. Every
+// one of them, and every Comparison with a target, is a row of every
+// report: "not measured", with the reason, when its scenario could not run.
+var Targets = []FixedTarget{
+	{Row: "import", Figure: "import rate (pidnode import, fsync per batch)", Unit: "records/s", Kind: report.Min, Value: 200000},
+	{Row: "startup", Figure: "start-up to ready file", Unit: "s", Kind: report.Max, Value: 1},
+	{Row: "hit_p99", Figure: "redirect p99 at 50 % of capacity (open loop)", Unit: "ms", Kind: report.Max, Value: 2},
+	{Row: "mixed", Figure: "redirects while the admin API takes writes (16 writers)", Unit: "req/server-CPU-s", Kind: report.RatioMin, Value: 0.8, BaselineLabel: "pidnode redirect, no writes"},
+	{Row: "admin_64", Figure: "admin creates, 64 client(s), fsync on", Unit: "creates/s", Kind: report.Min, Value: 5000},
+	{Row: "mem_budget", Figure: "RssAnon growth over the base, uniform misses over redirect, /api/handles and ?noredirect (target: within --cache-bytes)", Unit: "MiB", Kind: report.Max},
+	{Row: "dns", Figure: "DNS TXT queries vs bare miekg/dns map", Unit: "queries/server-CPU-s", Kind: report.RatioMin, Value: 0.9, BaselineLabel: "miekg/dns map"},
+}
+
+// targetOf is row id's target from Targets or Comparisons, nil when it has
+// none (or, for mem_budget, when it comes from the run).
+func targetOf(id string) *report.Target {
+	for _, t := range Targets {
+		if t.Row == id && t.Value > 0 {
+			return &report.Target{Kind: t.Kind, Value: t.Value}
+		}
+	}
+	for _, c := range Comparisons {
+		if c.Row == id && c.Target > 0 {
+			return &report.Target{Kind: report.RatioMin, Value: c.Target}
+		}
+	}
+	return nil
+}
+
+// missingTargets returns a "not measured" row, with why, for every target
+// of Targets and Comparisons that rows lack.
+func missingTargets(rows []report.Row, why string) []report.Row {
+	have := map[string]bool{}
+	for _, r := range rows {
+		have[r.ID] = true
+	}
+	var out []report.Row
+	add := func(id, figure, unit, label string, t *report.Target) {
+		if !have[id] {
+			out = append(out, report.Row{ID: id, Figure: figure, Unit: unit, BaselineLabel: label, Target: t, Note: "not measured: " + why})
+		}
+	}
+	for _, t := range Targets {
+		add(t.Row, t.Figure, t.Unit, t.BaselineLabel, targetOf(t.Row))
+	}
+	for _, c := range Comparisons {
+		if c.Target > 0 {
+			unit := "req/server-CPU-s"
+			if sc, _ := ScenarioByID(c.Scenario); sc.Load != Wrk {
+				unit = "queries/server-CPU-s"
+			}
+			add(c.Row, c.Figure, unit, c.BaselineLabel, targetOf(c.Row))
+		}
+	}
+	return out
 }
 
 // Share is one part of a profile the reasons name: a function's share of

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"pidnode/bench/internal/report"
 )
 
 // root is the module root, two directories up from this package.
@@ -114,6 +116,18 @@ func TestScenarioTable(t *testing.T) {
 			}
 		}
 	}
+	for _, tg := range Targets {
+		if rows[tg.Row] {
+			t.Errorf("target row %q twice (Targets or Comparisons)", tg.Row)
+		}
+		rows[tg.Row] = true
+		if !slices.Contains([]string{report.Min, report.Max, report.RatioMin}, tg.Kind) || tg.Value < 0 || tg.Figure == "" || tg.Unit == "" {
+			t.Errorf("target %+v: want a kind, a figure, a unit and a value ≥ 0", tg)
+		}
+		if tg.Kind == report.RatioMin && tg.BaselineLabel == "" {
+			t.Errorf("target %q: a ratio names its baseline", tg.Row)
+		}
+	}
 	// The native TCP baseline is compared like for like.
 	if !rows["hdl_tcp"] {
 		t.Error("no hdl_tcp row: pidnode's native TCP against the native map")
@@ -206,5 +220,38 @@ func TestShareSymbolsExist(t *testing.T) {
 		if !have[sym] {
 			t.Errorf("profile %q reports the share of %s, which is not a function of the pidnode binary (renamed, or inlined everywhere): its share would read 0 %%", prof, sym)
 		}
+	}
+}
+
+// TestMissingTargets: every target is a row of every report; one whose
+// scenario did not run reads "not measured" with the reason, and a row the
+// run did write is not added again.
+func TestMissingTargets(t *testing.T) {
+	got := missingTargets([]report.Row{{ID: "import"}, {ID: "hit_nginx"}}, "cmd/pidnode does not build")
+	ids := map[string]report.Row{}
+	for _, r := range got {
+		ids[r.ID] = r
+	}
+	if _, dup := ids["import"]; dup {
+		t.Error("import was written by the run and added again")
+	}
+	if _, dup := ids["hit_nginx"]; dup {
+		t.Error("hit_nginx was written by the run and added again")
+	}
+	for _, id := range []string{"startup", "hit_p99", "mixed", "admin_64", "dns", "hit_fasthttp", "hdl_tcp", "miss", "api"} {
+		r, ok := ids[id]
+		if !ok {
+			t.Errorf("no row for the target of %s", id)
+			continue
+		}
+		if r.Target == nil || r.Value != nil || r.Note != "not measured: cmd/pidnode does not build" {
+			t.Errorf("%s: target %v, value %v, note %q", id, r.Target, r.Value, r.Note)
+		}
+	}
+	if r := ids["mem_budget"]; r.Target != nil || r.Note == "" {
+		t.Errorf("mem_budget (its target is the run's budget): %+v", r)
+	}
+	if _, ref := ids["hit_nginx_min"]; ref {
+		t.Error("a reference row without a target was added")
 	}
 }

@@ -289,9 +289,10 @@ func (s *Suite) pathsFile(p Paths) string {
 // row appends a row to the report.
 func (s *Suite) row(r report.Row) { s.res.Rows = append(s.res.Rows, r) }
 
-// na appends a row whose figure could not be measured.
+// na appends a row whose figure could not be measured; a target it has
+// stays on the row, judged "not measured".
 func (s *Suite) na(id, figure, unit, command, why string) {
-	s.row(report.Row{ID: id, Figure: figure, Unit: unit, Command: command, Note: "not available: " + why})
+	s.row(report.Row{ID: id, Figure: figure, Unit: unit, Command: command, Target: targetOf(id), Note: "not available: " + why})
 }
 
 // bar appends a chart entry; perCPU ≤ 0 draws the rate instead.
@@ -332,13 +333,13 @@ func (s *Suite) run() (string, error) {
 	if err := s.dataset(); err != nil {
 		return "", err
 	}
+	notRun := "its scenario did not run (see the log)"
 	if s.haveNode {
 		s.nodeScenarios()
 	} else {
-		for _, id := range []string{"import", "startup", "hit", "miss", "admin", "hdl", "dns"} {
-			s.na(id, id, "-", "-", "cmd/pidnode does not build")
-		}
+		notRun = "cmd/pidnode does not build"
 	}
+	s.res.Rows = append(s.res.Rows, missingTargets(s.res.Rows, notRun)...)
 	return s.write(load0)
 }
 
