@@ -223,9 +223,6 @@ func Run(cfg Config) (string, error) {
 	for _, sc := range Scenarios {
 		s.rounds[sc.ID] = &Rounds{}
 	}
-	running.Lock()
-	running.s = s
-	running.Unlock()
 	var err error
 	if cfg.Work != "" {
 		s.work = cfg.Work
@@ -241,6 +238,9 @@ func Run(cfg Config) (string, error) {
 		return "", err
 	}
 	s.logw = io.MultiWriter(s.logFile, cfg.Log)
+	running.Lock()
+	running.s = s
+	running.Unlock()
 	defer func() {
 		s.stopAll()
 		s.logFile.Close()
