@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -96,6 +97,7 @@ func fromEnv() (suite.Config, error) {
 		}
 	}
 	if len(errs) > 0 {
+		slices.Sort(errs)
 		return cfg, fmt.Errorf("%s", strings.Join(errs, "; "))
 	}
 	return cfg, nil
