@@ -141,14 +141,14 @@ e2e: ## headless Chromium loads the resolver's pages (installs Debian's chromium
 .PHONY: bench
 bench: N ?= 1000000
 bench: DUR ?= 5
-bench: ## end-to-end suite vs nginx, a bare fasthttp map and a bare DNS map, N=1000000, about 10 minutes once the dataset exists (N=… DUR=… to change); writes bench/results/
-	N=$(N) DUR=$(DUR) bench/run.sh
+bench: ## end-to-end suite vs nginx, a bare fasthttp map, a bare native-TCP map and a bare DNS map, N=1000000, about 10 minutes once the dataset exists (N=… DUR=… ROUNDS=… to change; bench/README.md); writes bench/results/
+	N=$(N) DUR=$(DUR) $(GO) run ./bench/cmd/suite
 
 .PHONY: bench-full
 bench-full: N ?= 10000000
 bench-full: NGINX_WAIT ?= 1500
 bench-full: ## the end-to-end suite at N=10000000 (~25 min, ~50 GB of free disk; nginx takes 6-16 min of it to load its 10M map)
-	N=$(N) NGINX_WAIT=$(NGINX_WAIT) bench/run.sh
+	N=$(N) NGINX_WAIT=$(NGINX_WAIT) $(GO) run ./bench/cmd/suite
 
 .PHONY: bench-go
 bench-go: ## Go benchmarks of the hot paths beside the code (allocations reported)

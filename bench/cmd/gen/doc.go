@@ -12,7 +12,7 @@
 //     the same identifiers, uniform and Zipf (s ≈ 1.1) popularity;
 //   - nginx-map.conf: the `map $uri $target` body for the nginx baseline;
 //   - baseline-map.tsv: path TAB url, for bench/cmd/baseline-http;
-//   - meta.json: what was generated, read by bench/run.sh.
+//   - meta.json: what was generated, read by the suite (bench/internal/suite).
 //
 // The same -seed gives byte-identical files. gen is part of bench/ and is
 // imported by nothing.

@@ -67,7 +67,7 @@ type config struct {
 	Records     string
 }
 
-// meta describes a generated dataset; run.sh and the report read it.
+// meta describes a generated dataset; the suite reads it.
 type meta struct {
 	N              int     `json:"n"`
 	Prefix         string  `json:"prefix"`

@@ -25,7 +25,7 @@
 // each server's own base URL is set aside, and the total sizes within -tolerance
 // (5 %). It appends a markdown table to -md and prints one line per compared
 // server to stdout, "NAME<TAB>ok<TAB>detail" or "NAME<TAB>n/a: reason", which
-// bench/run.sh turns into the row or into an n/a in its place. Servers given
+// the suite (bench/internal/suite) turns into the row or into an n/a in its place. Servers given
 // with -minimal are printed for reference and not judged.
 //
 //	likeforlike check -scenario redirect -paths zipf.paths -n 20 -md responses.md \

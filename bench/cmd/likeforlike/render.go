@@ -232,7 +232,7 @@ func nginxQuote(s string) string {
 }
 
 // nginxValue turns a template into an nginx string: base literal, handle from
-// $uri, Location from $target (the location map of bench/run.sh).
+// $uri, Location from $target (the location map of the suite's nginx.conf).
 func nginxValue(t, base string) string {
 	q := nginxQuote(t)
 	q = strings.ReplaceAll(q, phBase, base)

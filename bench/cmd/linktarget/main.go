@@ -1,5 +1,5 @@
 // Command linktarget is the site the link checker's benchmark checks
-// (bench/run.sh, docs/product.md §4.4): it listens on one port on each of
+// (bench/internal/suite, docs/product.md §4.4): it listens on one port on each of
 // -hosts loopback addresses 127.0.1.1, 127.0.1.2, … (distinct hosts to the
 // checker, whose politeness is per host), answers every request 200 with
 // an empty body, and writes the port to -ready-file. Loopback only.

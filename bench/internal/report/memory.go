@@ -1,4 +1,4 @@
-package main
+package report
 
 import (
 	"fmt"
@@ -6,58 +6,6 @@ import (
 	"math"
 	"strconv"
 )
-
-// memRow is one scenario of the memory table (bench/run.sh mem_row): the
-// node's cache budget and what its cache held at the end, RssAnon at ready
-// and the peaks during the scenario, the Go soft memory limit.
-type memRow struct {
-	Scenario                    string
-	Budget, CacheBytes, Entries float64
-	BaseKB, PeakAnonKB, PeakRSS float64
-	SoftLimit, StatsBytes       float64
-	Note                        string
-}
-
-// hitRow is one budget of the hit-ratio table (bench/run.sh): the budget and
-// its share of the database, what the cache held, the lookups of the
-// measured run, the memory figures and the run's requests per second.
-type hitRow struct {
-	Budget, Pct, Entries, CacheBytes float64
-	Hits, Misses                     float64
-	BaseKB, PeakAnonKB, PeakRSS, RPS float64
-}
-
-func readMemory(name string) ([]memRow, error) {
-	recs, err := readTSV(name, 10)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]memRow, 0, len(recs))
-	for _, f := range recs {
-		r := memRow{Scenario: f[0], Note: f[9]}
-		for i, p := range []*float64{&r.Budget, &r.CacheBytes, &r.Entries, &r.BaseKB, &r.PeakAnonKB, &r.PeakRSS, &r.SoftLimit, &r.StatsBytes} {
-			*p, _ = num(f[i+1])
-		}
-		out = append(out, r)
-	}
-	return out, nil
-}
-
-func readHitRatios(name string) ([]hitRow, error) {
-	recs, err := readTSV(name, 10)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]hitRow, 0, len(recs))
-	for _, f := range recs {
-		var r hitRow
-		for i, p := range []*float64{&r.Budget, &r.Pct, &r.Entries, &r.CacheBytes, &r.Hits, &r.Misses, &r.BaseKB, &r.PeakAnonKB, &r.PeakRSS, &r.RPS} {
-			*p, _ = num(f[i])
-		}
-		out = append(out, r)
-	}
-	return out, nil
-}
 
 // count formats a whole number with thousands separators.
 func count(v float64) string {
@@ -83,7 +31,7 @@ func mib(b float64) string {
 // against the budget (the acceptance figure: growth ≤ budget means the node
 // stayed within its budget plus its base), VmRSS (which adds the database
 // pages the node has read, file-backed and reclaimable) and the soft limit.
-func writeMemory(w io.Writer, rows []memRow) {
+func writeMemory(w io.Writer, rows []MemRow) {
 	if len(rows) == 0 {
 		return
 	}
@@ -107,7 +55,7 @@ func writeMemory(w io.Writer, rows []memRow) {
 }
 
 // writeHitRatios writes the hit ratio of the Zipf stream per budget.
-func writeHitRatios(w io.Writer, rows []hitRow, dataBytes int64) {
+func writeHitRatios(w io.Writer, rows []HitRow, dataBytes int64) {
 	if len(rows) == 0 {
 		return
 	}

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"pidnode/bench/internal/suite"
+)
+
+func main() {
+	cfg, err := fromEnv()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "suite:", err)
+		os.Exit(2)
+	}
+	// SIGINT and SIGTERM end the run through its clean-up (every process
+	// group it started is stopped).
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	done := make(chan struct{})
+	var out string
+	go func() {
+		out, err = suite.Run(cfg)
+		close(done)
+	}()
+	select {
+	case <-done:
+	case s := <-sig:
+		fmt.Fprintf(os.Stderr, "suite: %v: stopping\n", s)
+		suite.Interrupt()
+		os.Exit(130)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "suite:", err)
+		os.Exit(1)
+	}
+	fmt.Println(out)
+}
+
+// fromEnv reads the settings (bench/README.md); unset ones keep the
+// suite's defaults.
+func fromEnv() (suite.Config, error) {
+	root, err := moduleRoot()
+	if err != nil {
+		return suite.Config{}, err
+	}
+	cfg := suite.Config{Root: root, Out: os.Getenv("OUT"), Data: os.Getenv("BENCH_DATA"), Work: os.Getenv("BENCH_WORK"),
+		Keep: os.Getenv("KEEP") == "1", PidnodeBin: os.Getenv("PIDNODE_BIN"), PidnodeCommit: os.Getenv("PIDNODE_COMMIT"),
+		Profile: os.Getenv("PROFILE") != "0", CacheBytes: os.Getenv("CACHE_BYTES"), MemBytes: os.Getenv("MEM_BYTES"),
+		ExtraRounds: suite.DefaultExtraRounds, ServerCPU: 0, LoadCPU: 1}
+	var errs []string
+	ints := map[string]*int{"N": &cfg.N, "CONNS": &cfg.Conns, "OL_CONNS": &cfg.OLConns, "REQUESTS": &cfg.Requests, "SEED": &cfg.Seed,
+		"ROUNDS": &cfg.Rounds, "EXTRA_ROUNDS": &cfg.ExtraRounds, "DNS_MAX_N": &cfg.DNSMaxN, "LC_RATE": &cfg.LCRate, "LC_HOSTS": &cfg.LCHosts,
+		"SERVER_CPU": &cfg.ServerCPU, "LOAD_CPU": &cfg.LoadCPU}
+	for k, p := range ints {
+		if v := os.Getenv(k); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				errs = append(errs, fmt.Sprintf("%s=%q: want a whole number ≥ 0", k, v))
+			}
+			*p = n
+		}
+	}
+	durs := map[string]*time.Duration{"DUR": &cfg.Dur, "OL_DUR": &cfg.OLDur, "PROF_DUR": &cfg.ProfDur, "NGINX_WAIT": &cfg.NginxWait,
+		"MEM_DUR": &cfg.MemDur, "LC_DUR": &cfg.LCDur, "LC_SETTLE": &cfg.LCSettle}
+	for k, p := range durs {
+		if v := os.Getenv(k); v != "" {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil || f <= 0 {
+				errs = append(errs, fmt.Sprintf("%s=%q: want seconds > 0", k, v))
+			}
+			*p = time.Duration(f * float64(time.Second))
+		}
+	}
+	if v := os.Getenv("SPREAD_MAX"); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f <= 0 {
+			errs = append(errs, fmt.Sprintf("SPREAD_MAX=%q: want a percentage > 0", v))
+		}
+		cfg.SpreadMax = f
+	}
+	if v := os.Getenv("HIT_BUDGETS"); v != "" {
+		for _, f := range strings.Fields(v) {
+			p, err := strconv.ParseFloat(f, 64)
+			if err != nil || p <= 0 {
+				errs = append(errs, fmt.Sprintf("HIT_BUDGETS=%q: want percentages > 0", v))
+				break
+			}
+			cfg.HitBudgets = append(cfg.HitBudgets, p)
+		}
+	}
+	if len(errs) > 0 {
+		slices.Sort(errs)
+		return cfg, fmt.Errorf("%s", strings.Join(errs, "; "))
+	}
+	return cfg, nil
+}
+
+// moduleRoot is the directory holding go.mod, from the working directory up.
+func moduleRoot() (string, error) {
+	d, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d, nil
+		}
+		p := filepath.Dir(d)
+		if p == d {
+			return "", fmt.Errorf("no go.mod above the working directory")
+		}
+		d = p
+	}
+}
