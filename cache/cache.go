@@ -293,19 +293,19 @@ func New(cfg Config) (*Cache, error) {
 		return nil, ErrNoSource
 	}
 	if cfg.Bytes < 0 {
-		return nil, &ConfigError{Field: "Bytes", Value: cfg.Bytes, Reason: "must not be negative"}
+		return nil, configError("Bytes", cfg.Bytes, "must not be negative")
 	}
 	if cfg.Entries < 0 {
-		return nil, &ConfigError{Field: "Entries", Value: int64(cfg.Entries), Reason: "must not be negative"}
+		return nil, configError("Entries", int64(cfg.Entries), "must not be negative")
 	}
 	if cfg.Shards < 0 || cfg.Shards > maxShards || cfg.Shards&(cfg.Shards-1) != 0 {
-		return nil, &ConfigError{Field: "Shards", Value: int64(cfg.Shards), Reason: "must be a power of two up to 65536"}
+		return nil, configError("Shards", int64(cfg.Shards), "must be a power of two up to 65536")
 	}
 	if cfg.NegativeTTL < 0 {
-		return nil, &ConfigError{Field: "NegativeTTL", Value: int64(cfg.NegativeTTL), Reason: "must not be negative"}
+		return nil, configError("NegativeTTL", int64(cfg.NegativeTTL), "must not be negative")
 	}
 	if cfg.MaxAge < 0 {
-		return nil, &ConfigError{Field: "MaxAge", Value: int64(cfg.MaxAge), Reason: "must not be negative"}
+		return nil, configError("MaxAge", int64(cfg.MaxAge), "must not be negative")
 	}
 	if cfg.Entries == 0 {
 		cfg.Entries = DefaultEntries

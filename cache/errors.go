@@ -3,6 +3,8 @@ package cache
 import (
 	"errors"
 	"strconv"
+
+	"pidnode/internal/cfgerr"
 )
 
 var (
@@ -13,19 +15,13 @@ var (
 	ErrBadConfig = errors.New("cache: invalid config")
 )
 
-// ConfigError reports a Config field New rejected.
-type ConfigError struct {
-	Field  string // Config field name, e.g. "Shards"
-	Value  int64  // the rejected value (durations in nanoseconds)
-	Reason string // what is required
-}
+// ConfigError reports a Config field New rejected; it wraps ErrBadConfig.
+type ConfigError = cfgerr.Error
 
-func (e *ConfigError) Error() string {
-	return "cache: invalid Config." + e.Field + " " + strconv.FormatInt(e.Value, 10) + ": " + e.Reason
+// configError is New's *ConfigError for field, with the rejected value v.
+func configError(field string, v int64, reason string) *ConfigError {
+	return &ConfigError{Pkg: "cache", Field: field, Value: strconv.FormatInt(v, 10), Reason: reason, Err: ErrBadConfig}
 }
-
-// Unwrap returns ErrBadConfig.
-func (e *ConfigError) Unwrap() error { return ErrBadConfig }
 
 // LoadError is returned by Get when Source.Load fails. Nothing is cached for it:
 // the next Get for the key loads again.

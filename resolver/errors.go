@@ -3,6 +3,8 @@ package resolver
 import (
 	"errors"
 	"strconv"
+
+	"pidnode/internal/cfgerr"
 )
 
 // Configuration errors returned by New, wrapped in *ConfigError.
@@ -26,23 +28,9 @@ var (
 	ErrBadParam = errors.New("resolver: bad parameter")
 )
 
-// ConfigError says which Config field New rejected and why.
-type ConfigError struct {
-	Field string // Config field name, e.g. "PublicURL"
-	Value string // the offending value, "" when nil
-	Err   error  // ErrNoCache, ErrNoNamer, ErrBadBaseURL or ErrBadLimit
-}
-
-func (e *ConfigError) Error() string {
-	s := "resolver: Config." + e.Field + ": " + e.Err.Error()
-	if e.Value != "" {
-		s += ": " + strconv.Quote(e.Value)
-	}
-	return s
-}
-
-// Unwrap returns the sentinel error.
-func (e *ConfigError) Unwrap() error { return e.Err }
+// ConfigError says which Config field New rejected and why; it wraps
+// ErrNoCache, ErrNoNamer, ErrBadBaseURL or ErrBadLimit.
+type ConfigError = cfgerr.Error
 
 // ParamError names a request parameter whose value is unusable. Value is the
 // decoded value as the client sent it.

@@ -118,10 +118,10 @@ type Server struct {
 // Errors are *ConfigError.
 func New(cfg Config) (*Server, error) {
 	if cfg.Cache == nil {
-		return nil, &ConfigError{Field: "Cache", Err: ErrNoCache}
+		return nil, &ConfigError{Pkg: "resolver", Field: "Cache", Reason: "required", Err: ErrNoCache}
 	}
 	if cfg.Namer == nil {
-		return nil, &ConfigError{Field: "Namer", Err: ErrNoNamer}
+		return nil, &ConfigError{Pkg: "resolver", Field: "Namer", Reason: "required", Err: ErrNoNamer}
 	}
 	if cfg.ProxyURL == "" {
 		cfg.ProxyURL = DefaultProxyURL
@@ -145,7 +145,7 @@ func New(cfg Config) (*Server, error) {
 		{"MaxConns", int64(cfg.MaxConns)}, {"RateBurst", int64(cfg.RateBurst)}, {"RateTable", int64(cfg.RateTable)},
 	} {
 		if l.v < 0 {
-			return nil, &ConfigError{Field: l.name, Value: fmt.Sprint(l.v), Err: ErrBadLimit}
+			return nil, &ConfigError{Pkg: "resolver", Field: l.name, Value: fmt.Sprint(l.v), Reason: "must not be negative", Err: ErrBadLimit}
 		}
 	}
 	if cfg.ReadTimeout == 0 {
@@ -182,7 +182,7 @@ func New(cfg Config) (*Server, error) {
 		s.rnd = rand.Uint64
 	}
 	if cfg.RateLimit < 0 || math.IsNaN(cfg.RateLimit) || math.IsInf(cfg.RateLimit, 0) {
-		return nil, &ConfigError{Field: "RateLimit", Value: fmt.Sprint(cfg.RateLimit), Err: ErrBadLimit}
+		return nil, &ConfigError{Pkg: "resolver", Field: "RateLimit", Value: fmt.Sprint(cfg.RateLimit), Reason: "must be a finite number, not negative", Err: ErrBadLimit}
 	}
 	if cfg.RateLimit > 0 {
 		s.limiter = newClientLimiter(cfg.RateLimit, cfg.RateBurst, cfg.RateTable)
@@ -243,7 +243,7 @@ func baseURL(field, u string) (string, error) {
 	t := strings.TrimRight(u, "/")
 	loc, ok := appendLocation(nil, []byte(t))
 	if !ok || string(loc) != t || strings.ContainsAny(t, "?#") {
-		return "", &ConfigError{Field: field, Value: u, Err: ErrBadBaseURL}
+		return "", &ConfigError{Pkg: "resolver", Field: field, Value: u, Reason: "must be an absolute http or https URL without query or fragment", Err: ErrBadBaseURL}
 	}
 	return t, nil
 }

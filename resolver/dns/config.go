@@ -169,7 +169,7 @@ func fqdnLower(s string) string { return dns.Fqdn(strings.ToLower(strings.TrimSp
 // buildZones validates cfg.Zones and the SOA/NS settings, and pre-builds the apex RRs.
 func buildZones(cfg *Config) ([]zone, error) {
 	if len(cfg.Zones) == 0 {
-		return nil, &ConfigError{Field: "Zones", Reason: "at least one zone is required"}
+		return nil, configError("Zones", "", "at least one zone is required")
 	}
 	ttl := seconds(cfg.TTL, DefaultTTL)
 	minimum := seconds(cfg.Minimum, DefaultMinimum)
@@ -181,7 +181,7 @@ func buildZones(cfg *Config) ([]zone, error) {
 	for i, n := range cfg.NS {
 		f := fqdnLower(n)
 		if _, ok := dns.IsDomainName(f); !ok || f == "." {
-			return nil, &ConfigError{Field: "NS[" + strconv.Itoa(i) + "]", Value: n, Reason: "not a domain name"}
+			return nil, configError("NS["+strconv.Itoa(i)+"]", n, "not a domain name")
 		}
 		nsNames = append(nsNames, f)
 	}
@@ -191,7 +191,7 @@ func buildZones(cfg *Config) ([]zone, error) {
 		}
 		f := dns.Fqdn(strings.TrimSpace(v))
 		if _, ok := dns.IsDomainName(f); !ok {
-			return "", &ConfigError{Field: field, Value: v, Reason: "not a domain name"}
+			return "", configError(field, v, "not a domain name")
 		}
 		return f, nil
 	}
@@ -210,18 +210,18 @@ func buildZones(cfg *Config) ([]zone, error) {
 		field := "Zones[" + strconv.Itoa(i) + "]"
 		name := fqdnLower(zc.Name)
 		if !validZoneName(name) {
-			return nil, &ConfigError{Field: field + ".Name", Value: zc.Name, Reason: "not a host name (letters, digits, '-', '_', dots; not the root)"}
+			return nil, configError(field+".Name", zc.Name, "not a host name (letters, digits, '-', '_', dots; not the root)")
 		}
 		if seen[name] {
-			return nil, &ConfigError{Field: field + ".Name", Value: zc.Name, Reason: "zone listed twice"}
+			return nil, configError(field+".Name", zc.Name, "zone listed twice")
 		}
 		seen[name] = true
 		prefix := strings.TrimSpace(zc.Prefix)
 		if prefix == "" || strings.Contains(prefix, "/") {
-			return nil, &ConfigError{Field: field + ".Prefix", Value: zc.Prefix, Reason: "not a handle prefix"}
+			return nil, configError(field+".Prefix", zc.Prefix, "not a handle prefix")
 		}
 		if cfg.Namer != nil && !cfg.Namer.Served([]byte(prefix)) {
-			return nil, &ConfigError{Field: field + ".Prefix", Value: zc.Prefix, Reason: "prefix not served by the Namer"}
+			return nil, configError(field+".Prefix", zc.Prefix, "prefix not served by the Namer")
 		}
 		z := zone{name: name, prefix: prefix}
 		zm, zr := mname, rname

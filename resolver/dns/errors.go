@@ -2,7 +2,8 @@ package hdldns
 
 import (
 	"errors"
-	"strconv"
+
+	"pidnode/internal/cfgerr"
 )
 
 var (
@@ -18,16 +19,10 @@ var (
 	errBadName = errors.New("hdldns: name maps to no handle")
 )
 
-// ConfigError reports a Config field New rejected.
-type ConfigError struct {
-	Field  string // Config field, e.g. "Zones[1].Prefix"
-	Value  string // the rejected value
-	Reason string // what is required
-}
+// ConfigError reports a Config field New rejected; it wraps ErrBadConfig.
+type ConfigError = cfgerr.Error
 
-func (e *ConfigError) Error() string {
-	return "hdldns: invalid Config." + e.Field + " " + strconv.Quote(e.Value) + ": " + e.Reason
+// configError is New's *ConfigError for field, with the rejected value v.
+func configError(field, v, reason string) *ConfigError {
+	return &ConfigError{Pkg: "hdldns", Field: field, Value: v, Reason: reason, Err: ErrBadConfig}
 }
-
-// Unwrap returns ErrBadConfig.
-func (e *ConfigError) Unwrap() error { return ErrBadConfig }

@@ -104,10 +104,10 @@ func (s *Server) Stats() Stats {
 // listening (see ServeUDP, ServeTCP).
 func New(cfg Config) (*Server, error) {
 	if cfg.Cache == nil {
-		return nil, &ConfigError{Field: "Cache", Reason: "required"}
+		return nil, configError("Cache", "", "required")
 	}
 	if cfg.Namer == nil {
-		return nil, &ConfigError{Field: "Namer", Reason: "required"}
+		return nil, configError("Namer", "", "required")
 	}
 	zones, err := buildZones(&cfg)
 	if err != nil {
@@ -132,10 +132,10 @@ func New(cfg Config) (*Server, error) {
 		s.memo.limit = DefaultMemoBytes
 	}
 	if s.memo.limit < 0 {
-		return nil, &ConfigError{Field: "MemoBytes", Value: strconv.FormatInt(cfg.MemoBytes, 10), Reason: "must not be negative"}
+		return nil, configError("MemoBytes", strconv.FormatInt(cfg.MemoBytes, 10), "must not be negative")
 	}
 	if s.udpSize < dns.MinMsgSize || s.udpSize > dns.MaxMsgSize {
-		return nil, &ConfigError{Field: "UDPSize", Value: itoa(cfg.UDPSize), Reason: "must be between 512 and 65535"}
+		return nil, configError("UDPSize", itoa(cfg.UDPSize), "must be between 512 and 65535")
 	}
 	if s.rtime <= 0 {
 		s.rtime = DefaultReadTimeout
@@ -150,17 +150,17 @@ func New(cfg Config) (*Server, error) {
 		s.now = time.Now
 	}
 	if cfg.MaxTCPConns < 0 || cfg.MaxTCPConnsPerSource < 0 {
-		return nil, &ConfigError{Field: "MaxTCPConns", Value: itoa(cfg.MaxTCPConns) + "/" + itoa(cfg.MaxTCPConnsPerSource), Reason: "connection limits must not be negative"}
+		return nil, configError("MaxTCPConns", itoa(cfg.MaxTCPConns)+"/"+itoa(cfg.MaxTCPConnsPerSource), "connection limits must not be negative")
 	}
 	if cfg.MaxTCPConns == 0 {
 		cfg.MaxTCPConns = DefaultMaxTCPConns
 	}
 	s.tcp, err = connlimit.New(connlimit.Config{Max: cfg.MaxTCPConns, PerSource: cfg.MaxTCPConnsPerSource})
 	if err != nil {
-		return nil, &ConfigError{Field: "MaxTCPConns", Value: itoa(cfg.MaxTCPConns), Reason: err.Error()}
+		return nil, configError("MaxTCPConns", itoa(cfg.MaxTCPConns), err.Error())
 	}
 	if cfg.RRLRate < 0 || cfg.RRLBurst < 0 || cfg.RRLTableSize < 0 {
-		return nil, &ConfigError{Field: "RRLRate", Value: itoa(cfg.RRLRate), Reason: "rate, burst and table size must not be negative"}
+		return nil, configError("RRLRate", itoa(cfg.RRLRate), "rate, burst and table size must not be negative")
 	}
 	if cfg.RRLRate > 0 {
 		slip := cfg.RRLSlip
@@ -179,7 +179,7 @@ func New(cfg Config) (*Server, error) {
 			v6 = DefaultRRLIPv6Bits
 		}
 		if v4 < 0 || v4 > 32 || v6 < 0 || v6 > 128 {
-			return nil, &ConfigError{Field: "RRLIPv4Bits", Value: itoa(v4) + "/" + itoa(v6), Reason: "prefix lengths must be 0..32 and 0..128"}
+			return nil, configError("RRLIPv4Bits", itoa(v4)+"/"+itoa(v6), "prefix lengths must be 0..32 and 0..128")
 		}
 		s.rrl = newLimiter(cfg.RRLRate, cfg.RRLBurst, slip, table, v4, v6)
 	}
