@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"net"
 	"net/http"
 	"os/exec"
@@ -334,8 +336,13 @@ func TestClusterStorageFull(t *testing.T) {
 	// Each writer creates a record and updates it over and over: etcd keeps
 	// every revision until a compaction, as it keeps the statistics every
 	// node publishes at each flush, which is what fills an etcd that runs
-	// without --auto-compaction-retention.
-	long := string(bytes.Repeat([]byte("x"), 1000))
+	// without --auto-compaction-retention. The URLs are random, so that
+	// the values etcd stores do not compress away.
+	long := func() string {
+		b := make([]byte, 500)
+		rand.Read(b)
+		return hex.EncodeToString(b)
+	}
 	for w := 0; w < 8; w++ {
 		wg.Add(1)
 		go func() {
@@ -343,7 +350,7 @@ func TestClusterStorageFull(t *testing.T) {
 			id := a.create(t, a.Key, payload("https://example.org/fill/"+strconv.Itoa(w), "REGISTERED", resourceInfo("fill", "x")))
 			item := "/testpid/v2/handles/21.T12345/DMO/" + id.ID
 			for i := 0; time.Now().Before(deadline); i++ {
-				r := mustDo(t, "PUT", a.adminURL()+item, payload("https://example.org/fill/"+strconv.Itoa(w)+"/"+strconv.Itoa(i)+"/"+long,
+				r := mustDo(t, "PUT", a.adminURL()+item, payload("https://example.org/fill/"+strconv.Itoa(w)+"/"+strconv.Itoa(i)+"/"+long(),
 					"REGISTERED", resourceInfo("fill", "x")), auth(a.Key)...)
 				mu.Lock()
 				switch r.Status {
