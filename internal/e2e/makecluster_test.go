@@ -86,4 +86,30 @@ func TestMakeCluster(t *testing.T) {
 			t.Errorf("node%s made an operator key of its own", i)
 		}
 	}
+
+	// Ctrl-C after etcd went away first (killed: a member that has lost
+	// its quorum may take long over a graceful stop): the nodes cannot say goodbye to
+	// etcd, and the script must still end within the nodes' shutdown
+	// timeout (15 s), leaving no process behind. The paths under root are
+	// this test's own, so pkill and pgrep match no other process.
+	etcdBin := filepath.Join(bin, "etcd")
+	exec.Command("pkill", "-KILL", "-f", etcdBin).Run()
+	for deadline := time.Now().Add(10 * time.Second); exec.Command("pgrep", "-f", etcdBin).Run() == nil; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			ps, _ := exec.Command("pgrep", "-a", "-f", etcdBin).Output()
+			t.Fatalf("etcd still running 10 s after SIGKILL:\n%s", ps)
+		}
+	}
+	start := time.Now()
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGINT) // what a terminal's Ctrl-C sends
+	select {
+	case <-done:
+		t.Logf("make cluster ended %v after Ctrl-C, etcd stopped first", time.Since(start).Round(time.Millisecond))
+	case <-time.After(15 * time.Second):
+		t.Fatalf("make cluster still running 15 s after Ctrl-C with etcd stopped first:\n%s", out.String())
+	}
+	if err := exec.Command("pgrep", "-f", root).Run(); err == nil {
+		ps, _ := exec.Command("pgrep", "-a", "-f", root).Output()
+		t.Errorf("processes left after make cluster ended:\n%s", ps)
+	}
 }
