@@ -8,8 +8,9 @@ import (
 	"unicode/utf8"
 )
 
-// MaxDepth bounds the nesting Skip walks: the objects and arrays it passes
-// over may nest this deep below the depth it is called at.
+// MaxDepth bounds the nesting Skip walks: called for a value inside depth
+// objects and arrays, it refuses one whose objects and arrays take the
+// nesting beyond MaxDepth in all.
 const MaxDepth = 64
 
 // A Scanner reads the JSON text B (RFC 8259). Its methods take the index of
@@ -96,10 +97,10 @@ func isHexDigit(c byte) bool {
 }
 
 // SkipString checks the string whose '"' is at i and returns the index
-// after it. raw is false when B[i+1:end-1] is the string's value as it
-// stands; true when it must be decoded (escapes, and with Replace bytes that
+// after it. decode is false when B[i+1:end-1] is the string's value as it
+// stands, true when it must be decoded (escapes, and with Replace bytes that
 // are not UTF-8).
-func (s *Scanner) SkipString(i int) (end int, raw bool, ok bool) {
+func (s *Scanner) SkipString(i int) (end int, decode bool, ok bool) {
 	b := s.B
 	if i >= len(b) || b[i] != '"' {
 		return 0, false, false
