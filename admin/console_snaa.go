@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"pidnode/handlev"
 	"pidnode/model"
 )
 
@@ -410,9 +411,11 @@ func (s *Server) tombstoneOf(ident *Identifier, status string) *tombstone {
 		v := ident.Metadata[f.Name]
 		switch f.Type {
 		case "RESOURCE":
-			m, _ := v.(map[string]any)
-			t.Label, _ = m["label"].(string)
-			t.Description, _ = m["description"].(string)
+			// The field as JSON text again, read as the resolver's
+			// tombstone reads the stored value.
+			text, _ := json.Marshal(v)
+			r, _, _ := handlev.ReadResource(text, nil)
+			t.Label, t.Description = string(r.Label), string(r.Description)
 		case "EMAIL":
 			t.Contact, _ = v.(string)
 		case "RELATED":

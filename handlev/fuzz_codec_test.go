@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"pidnode/internal/jsontext"
 	"testing"
 	"unicode/utf8"
 )
@@ -251,8 +252,8 @@ func FuzzDecodeValueJSON(f *testing.F) {
 	f.Add([]byte(`{"index":1,"type":"X","data":{"format":"hex","value":"00ff"},"permissions":"0101","ttl":"2038-01-19T03:14:07Z","timestamp":"2106-02-07T06:28:15Z"}`))
 	f.Add([]byte(`{"index":1,"type":"X","data":"a","x":[tru]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		p := fastJSON{b: b}
-		if _, e, ok := p.value(p.ws(0)); ok && p.ws(e) == len(b) && !json.Valid(b) {
+		p := fastJSON{Scanner: jsontext.Scanner{B: b}}
+		if _, e, ok := p.value(p.Space(0)); ok && p.Space(e) == len(b) && !json.Valid(b) {
 			t.Fatalf("fast path accepted invalid JSON %q", b)
 		}
 		v, err := decodeOneValueJSON(b)

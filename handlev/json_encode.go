@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"pidnode/internal/ascii"
+	"pidnode/internal/jsontext"
 	"pidnode/internal/unsafeconv"
 )
 
@@ -17,70 +18,14 @@ import (
 // The encoders are on the read path: they append to dst and allocate nothing
 // beyond growing it. They never fail and never retain their arguments.
 
-const jsonHexDigits = "0123456789abcdef"
-
-// jsonSafeASCII[c] is true for the ASCII bytes Gson writes unescaped (with HTML
-// escaping off): everything but the control characters, '"' and '\'.
-var jsonSafeASCII = func() (t [utf8.RuneSelf]bool) {
-	for c := 0x20; c < utf8.RuneSelf; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
-
 // AppendJSONString appends s as a quoted JSON string the way Gson writes it without
 // HTML escaping: `"` and `\` are backslash-escaped, control characters use \b \t \n
 // \f \r or \u00xx (lower-case hex), U+2028 and U+2029 are written \u2028 and \u2029,
 // everything else (including DEL and non-ASCII) is written raw. Invalid UTF-8 bytes
-// are written as U+FFFD (raw, three bytes), one per invalid byte.
+// are written as U+FFFD (raw, three bytes), one per invalid byte. It is
+// internal/jsontext's string encoder, the one internal/stdjson uses too.
 func AppendJSONString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if jsonSafeASCII[c] {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', jsonHexDigits[c>>4], jsonHexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, "\uFFFD"...)
-		case r == '\u2028' || r == '\u2029':
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', jsonHexDigits[r&0xF])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
+	return jsontext.AppendString(dst, s, 0)
 }
 
 // appendJSONBytes is AppendJSONString for a byte slice, without copying it.
@@ -359,7 +304,7 @@ func AppendPrettyJSON(dst, compact []byte) []byte {
 			i = j
 		case '{', '[':
 			k := i + 1
-			for k < len(compact) && isJSONSpace(compact[k]) {
+			for k < len(compact) && jsontext.IsSpace(compact[k]) {
 				k++
 			}
 			if k < len(compact) && (compact[k] == '}' || compact[k] == ']') {
@@ -386,5 +331,3 @@ func AppendPrettyJSON(dst, compact []byte) []byte {
 	}
 	return dst
 }
-
-func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }

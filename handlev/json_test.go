@@ -5,12 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"pidnode/internal/jsontext"
 )
 
 // The package's -update flag rewrites golden files under testdata/. Defined only if
@@ -481,12 +482,12 @@ func TestFastJSONCoversOwnOutput(t *testing.T) {
 	assertValuesEqual(t, got, vs)
 	for i := range vs {
 		one := AppendValueJSON(nil, &vs[i])
-		p := fastJSON{b: one}
+		p := fastJSON{Scanner: jsontext.Scanner{B: one}}
 		if v, e, ok := p.value(0); !ok || e != len(one) || !v.Equal(&vs[i]) {
 			t.Errorf("fastJSON.value(%s) = %+v, %v", one, v, ok)
 		}
 		// What AppendValueJSON writes takes the path without the object walk.
-		p = fastJSON{b: one}
+		p = fastJSON{Scanner: jsontext.Scanner{B: one}}
 		if v, e, ok := p.valueInOrder(0); !ok || e != len(one) || !v.Equal(&vs[i]) {
 			t.Errorf("fastJSON.valueInOrder(%s) = %+v, %v", one, v, ok)
 		}
@@ -505,7 +506,7 @@ func TestFastJSONStringsAtEveryOffset(t *testing.T) {
 				b := []byte(`{"handle":"1/x","values":[{"index":1,"type":"X","data":{"format":"string","value":"` + str + `"},"ttl":5}]}`)
 				checkFastAgrees(t, b)
 				one := b[len(`{"handle":"1/x","values":[`) : len(b)-2]
-				p := fastJSON{b: one}
+				p := fastJSON{Scanner: jsontext.Scanner{B: one}}
 				v, _, ok := p.valueInOrder(0)
 				want, err := decodeValueJSON(one, 0)
 				if special == `\ud83d\ude00` { // surrogate pair: left to the encoding/json path
@@ -608,41 +609,6 @@ func TestFastJSONMalformed(t *testing.T) {
 	}
 }
 
-// TestNextStop checks the eight-byte scan against the byte table: for every
-// byte value in every position among plain bytes, and for random words, the
-// first stop byte it finds is the table's.
-func TestNextStop(t *testing.T) {
-	want := func(b []byte, j int) int {
-		for ; j < len(b); j++ {
-			if jsonStrStop[b[j]] {
-				return j
-			}
-		}
-		return j
-	}
-	for pos := range 11 {
-		for c := range 256 {
-			w := []byte("abcdefghijk")
-			w[pos] = byte(c)
-			if got, want := nextStop(w, 0), want(w, 0); got != want {
-				t.Errorf("nextStop(%q) = %d, want %d", w, got, want)
-			}
-		}
-	}
-	rng := rand.New(rand.NewPCG(5, 6))
-	alphabet := []byte("ab\"\\\x00\x1f\x20\x7f\x80\xff~")
-	for range 100000 {
-		w := make([]byte, rng.IntN(20))
-		for i := range w {
-			w[i] = alphabet[rng.IntN(len(alphabet))]
-		}
-		j := rng.IntN(len(w) + 1)
-		if got, want := nextStop(w, j), want(w, j); got != want {
-			t.Fatalf("nextStop(%q, %d) = %d, want %d", w, j, got, want)
-		}
-	}
-}
-
 // TestRecordDecoderReuse: a RecordDecoder reused across records of different
 // sizes gives what DecodeRecordJSON gives for each, and a record decoded after
 // a larger one does not see the larger one's values.
@@ -668,8 +634,8 @@ func TestRecordDecoderReuse(t *testing.T) {
 // anything it gives up on. Errors are *JSONError with Value 0; the result
 // does not alias b.
 func decodeOneValueJSON(b []byte) (Value, error) {
-	p := fastJSON{b: b}
-	if v, e, ok := p.value(p.ws(0)); ok && p.ws(e) == len(b) {
+	p := fastJSON{Scanner: jsontext.Scanner{B: b}}
+	if v, e, ok := p.value(p.Space(0)); ok && p.Space(e) == len(b) {
 		return v, nil
 	}
 	return decodeValueJSON(b, 0)

@@ -443,3 +443,7 @@ func IsHiddenRune(r rune) bool {
 	return unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Bidi_Control, r) ||
 		unicode.Is(unicode.Variation_Selector, r) || unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r)
 }
+
+func isHexDigit(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}

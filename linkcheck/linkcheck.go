@@ -3,7 +3,6 @@ package linkcheck
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -196,7 +195,8 @@ type item struct {
 }
 
 // urlsOf returns the URLs the checker visits of a record: the public
-// redirect target and the public representation variants, http(s) only,
+// redirect target and the public representation variants (read by
+// handlev.ReadResource, as the resolver reads them), http(s) only,
 // without duplicates; none for a record that is not public (SUBMITTED) or
 // a tombstone (OBSOLETED, DEPRECATED), whose target no client is sent to.
 func urlsOf(rec *handlev.Record) []target {
@@ -226,19 +226,15 @@ func urlsOf(rec *handlev.Record) []target {
 		if !strings.EqualFold(v.Type, "RESOURCE") {
 			continue
 		}
-		var res struct {
-			Variants []struct {
-				URL string `json:"variant_url"`
-			} `json:"representation_variants"`
-		}
-		if json.Unmarshal(v.Data, &res) != nil {
+		res, _, ok := handlev.ReadResource(v.Data, nil)
+		if !ok {
 			continue
 		}
 		for _, rv := range res.Variants {
 			if n++; n > maxVariants {
 				break
 			}
-			add(rv.URL, "variant")
+			add(string(rv.URL), "variant")
 		}
 	}
 	return out

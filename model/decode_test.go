@@ -94,6 +94,32 @@ func BenchmarkCheckJSON(b *testing.B) {
 	})
 }
 
+// BenchmarkDecodeAny: a create payload through DecodeAny, the create and
+// update path's one decoding of the body.
+func BenchmarkDecodeAny(b *testing.B) {
+	body := mustJSONf(validPayload())
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		if _, err := DecodeAny(body); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDecodeAnyStd is BenchmarkDecodeAny through CheckJSON and
+// encoding/json alone (decodeAnyStd): what the strict decoder saves.
+func BenchmarkDecodeAnyStd(b *testing.B) {
+	body := mustJSONf(validPayload())
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		if _, err := decodeAnyStd(body); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // decodeAnyStd is DecodeAny through CheckJSON and encoding/json alone, the
 // reference the one-pass decoder must agree with.
 func decodeAnyStd(b []byte) (any, error) {

@@ -627,24 +627,25 @@ var schemaTypes = map[string][]byte{
 }
 
 // resource reads the resource category and the representation variants
-// (scanResource). A RESOURCE value that is not a JSON object gives neither.
+// (handlev.ReadResource). A RESOURCE value that is not a JSON object gives
+// neither.
 func (b *extBuilder) resource(val *handlev.Value) {
-	r, aux, ok := scanResource(val.Data, b.aux)
+	r, aux, ok := handlev.ReadResource(val.Data, b.aux)
 	b.aux = aux
 	if !ok {
 		return
 	}
-	b.cat = schemaTypes[string(r.category)]
+	b.cat = schemaTypes[string(r.Category)]
 	b.x.varTTL, b.x.varTTLV = val.TTLType, val.TTL
-	for _, rv := range r.variants {
+	for _, rv := range r.Variants {
 		if len(b.vars) >= maxVariants {
 			break
 		}
-		typ, sub, ok := parseMediaType(string(rv.mediaType))
+		typ, sub, ok := parseMediaType(string(rv.MediaType))
 		if !ok {
 			continue
 		}
-		href, body := b.putTarget(rv.url)
+		href, body := b.putTarget(rv.URL)
 		if href.n == 0 {
 			continue
 		}

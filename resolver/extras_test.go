@@ -1,7 +1,6 @@
 package resolver
 
 import (
-	"encoding/json"
 	"math/rand/v2"
 	"net/netip"
 	"slices"
@@ -460,62 +459,6 @@ func FuzzRecordLinks(f *testing.F) {
 				if c < 0x20 && c != '\t' || c >= 0x7f {
 					t.Fatalf("header %q: %q has byte %#x", x.at(h.name), x.at(h.value), c)
 				}
-			}
-		}
-	})
-}
-
-// FuzzScanResource: scanResource accepts exactly the JSON objects
-// encoding/json accepts, and reads the same category and variants as
-// encoding/json does with exact keys.
-func FuzzScanResource(f *testing.F) {
-	for _, s := range []string{
-		`{"label":"x","resource_category":"SAMPLE","representation_variants":[{"variant_url":"https://a.example/","media_type":"text/turtle","size":1}]}`,
-		`{"resource_category":"S\u0041\ud83d\ude00\ud800","representation_variants":[1,{"variant_url":5},null,{"media_type":"a/b"}],"x":[true,false,null,-1.5e+3,{"a":[]}]}`,
-		`{"representation_variants":{}, "resource_category":null}`,
-		`{"a":1}x`, `[1]`, `{"a":01}`, `{"a":"\x01"}`, `{"a":1,}`, ` {"b":"\u12"} `, `{"a":"\/\b\f\n\r\t\\\""}`,
-	} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		r, _, ok := scanResource(b, nil)
-		var obj map[string]json.RawMessage
-		valid := json.Valid(b) && json.Unmarshal(b, &obj) == nil && obj != nil
-		if ok != valid {
-			t.Fatalf("scanResource(%q) ok = %v, encoding/json says %v", b, ok, valid)
-		}
-		if !ok {
-			return
-		}
-		var want resourceScan
-		var cat string
-		if raw, has := obj["resource_category"]; has && json.Unmarshal(raw, &cat) == nil {
-			want.category = []byte(cat)
-		}
-		var items []json.RawMessage
-		if raw, has := obj["representation_variants"]; has && json.Unmarshal(raw, &items) == nil {
-			for _, it := range items {
-				var m map[string]json.RawMessage
-				if json.Unmarshal(it, &m) != nil || m == nil {
-					continue
-				}
-				var v variantScan
-				var u, mt string
-				if json.Unmarshal(m["variant_url"], &u) == nil && m["variant_url"] != nil {
-					v.url = []byte(u)
-				}
-				if json.Unmarshal(m["media_type"], &mt) == nil && m["media_type"] != nil {
-					v.mediaType = []byte(mt)
-				}
-				want.variants = append(want.variants, v)
-			}
-		}
-		if string(r.category) != string(want.category) || len(r.variants) != len(want.variants) {
-			t.Fatalf("scanResource(%q) = %q %d variants, encoding/json %q %d", b, r.category, len(r.variants), want.category, len(want.variants))
-		}
-		for i := range r.variants {
-			if string(r.variants[i].url) != string(want.variants[i].url) || string(r.variants[i].mediaType) != string(want.variants[i].mediaType) {
-				t.Fatalf("scanResource(%q) variant %d = %q, encoding/json %q", b, i, r.variants[i], want.variants[i])
 			}
 		}
 	})

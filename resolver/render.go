@@ -228,13 +228,9 @@ func viewOf(e *cache.Entry) *view {
 	return render(e)
 }
 
-// resourceInfo and relatedItem are the parts of the RESOURCE and RELATED JSON
-// texts (docs/metadata-model.md) the tombstone shows.
-type resourceInfo struct {
-	Label       string `json:"label"`
-	Description string `json:"description"`
-}
-
+// relatedItem is the part of the RELATED JSON text (docs/metadata-model.md)
+// the tombstone shows; of the RESOURCE text it shows what
+// handlev.ReadResource reads.
 type relatedItem struct {
 	RelationType      string `json:"relation_type"`
 	RelatedIdentifier struct {
@@ -257,9 +253,9 @@ func firstOfType(vs []handlev.Value, typ string) []byte {
 // and description, the last landing page as text, related identifiers (links
 // only to http/https), the curation contact.
 func appendGonePage(dst []byte, v *view) []byte {
-	var info resourceInfo
+	var info handlev.Resource
 	if b := firstOfType(v.values, "RESOURCE"); b != nil {
-		_ = json.Unmarshal(b, &info) // a malformed RESOURCE text just shows nothing
+		info, _, _ = handlev.ReadResource(b, nil) // a malformed RESOURCE text just shows nothing
 	}
 	var related []relatedItem
 	if b := firstOfType(v.values, handlev.TypeRelated); b != nil {
@@ -291,12 +287,12 @@ func appendGonePage(dst []byte, v *view) []byte {
 		dst = appendTimestamp(dst, ts)
 		dst = append(dst, "</dd>\n"...)
 	}
-	if info.Label != "" {
+	if len(info.Label) != 0 {
 		dst = append(dst, "<dt>Label</dt><dd>"...)
 		dst = appendText(dst, info.Label)
 		dst = append(dst, "</dd>\n"...)
 	}
-	if info.Description != "" {
+	if len(info.Description) != 0 {
 		dst = append(dst, "<dt>Description</dt><dd>"...)
 		dst = appendText(dst, info.Description)
 		dst = append(dst, "</dd>\n"...)

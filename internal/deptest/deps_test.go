@@ -21,14 +21,14 @@ var rules = map[string]struct {
 	internal []string // pidnode packages (directories) that may be imported
 	external []string // third-party import path prefixes that may be imported
 }{
-	"handlev":       {internal: []string{"internal/ascii", "internal/unsafeconv"}, external: []string{"golang.org/x/net/idna"}},
+	"handlev":       {internal: []string{"internal/ascii", "internal/jsontext", "internal/unsafeconv"}, external: []string{"golang.org/x/net/idna"}},
 	"handlev/hsmsg": {internal: []string{"handlev", "internal/ascii"}},
 	"store":         {internal: []string{"handlev", "internal/procfloor", "internal/unsafeconv"}, external: []string{"go.etcd.io/bbolt"}},
 	"cache":         {internal: []string{"handlev", "internal/cfgerr", "internal/unsafeconv"}, external: []string{"github.com/hashicorp/golang-lru/v2", "golang.org/x/sync/"}},
 	"resolver":      {internal: []string{"handlev", "cache", "internal/ascii", "internal/conntimeout", "internal/promtext", "internal/tokenbucket", "internal/unsafeconv", "internal/cfgerr"}, external: []string{"github.com/valyala/fasthttp", "golang.org/x/net/"}},
 	"resolver/dns":  {internal: []string{"handlev", "cache", "internal/ascii", "internal/promtext", "internal/tokenbucket", "internal/connlimit", "internal/unsafeconv", "internal/cfgerr"}, external: []string{"github.com/miekg/dns"}},
 	"resolver/hdl":  {internal: []string{"handlev", "handlev/hsmsg", "cache", "internal/ascii", "internal/connlimit", "internal/tokenbucket"}},
-	"model":         {internal: []string{"handlev", "internal/stdjson"}, external: []string{"github.com/BurntSushi/toml"}},
+	"model":         {internal: []string{"handlev", "internal/jsontext", "internal/stdjson"}, external: []string{"github.com/BurntSushi/toml"}},
 	"registry":      {internal: []string{"handlev", "store", "internal/stdjson"}, external: []string{"go.etcd.io/bbolt"}},
 	"admin":         {internal: []string{"handlev", "store", "model", "registry", "internal/buildinfo", "internal/stdjson", "internal/promtext", "internal/tokenbucket"}},
 	// The link checker: a job of cmd, reading records and writing results
@@ -49,9 +49,9 @@ var rules = map[string]struct {
 	"internal/geoip": {external: []string{"github.com/oschwald/maxminddb-golang/v2"}},
 	// Leaves: the standard library only. procfloor sits below store, ascii
 	// below handlev and every front, promtext, buildinfo and tokenbucket below
-	// admin, the resolvers and cmd; connlimit below the TCP fronts; stdjson
-	// below model, registry and admin; unsafeconv below handlev, store, cache
-	// and the fronts.
+	// admin, the resolvers and cmd; connlimit below the TCP fronts; jsontext
+	// (the one JSON tokenizer and string encoder) below handlev, model and
+	// stdjson; unsafeconv below handlev, store, cache and the fronts.
 	"internal/procfloor": {},
 	"internal/connlimit": {},
 	// Every TCP front's accept: cmd wraps each listener in it.
@@ -62,12 +62,15 @@ var rules = map[string]struct {
 	"internal/buildinfo":   {},
 	"internal/tokenbucket": {},
 	"internal/outbound":    {},
-	"internal/stdjson":     {},
-	"internal/unsafeconv":  {},
-	"internal/cfgerr":      {},
-	"internal":             {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "model", "registry", "internal"}, external: []string{""}},
-	"cmd":                  {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "model", "registry", "cluster", "webhook", "linkcheck", "internal"}, external: []string{""}},
-	"bench":                {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "model", "registry", "cluster", "internal", "bench"}, external: []string{""}},
+	// encoding/json's text for model, registry and admin, its strings
+	// through jsontext's encoder.
+	"internal/stdjson":    {internal: []string{"internal/jsontext"}},
+	"internal/jsontext":   {},
+	"internal/unsafeconv": {},
+	"internal/cfgerr":     {},
+	"internal":            {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "model", "registry", "internal"}, external: []string{""}},
+	"cmd":                 {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "model", "registry", "cluster", "webhook", "linkcheck", "internal"}, external: []string{""}},
+	"bench":               {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "model", "registry", "cluster", "internal", "bench"}, external: []string{""}},
 }
 
 func ruleFor(dir string) (string, bool) {

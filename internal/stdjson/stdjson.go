@@ -10,84 +10,28 @@
 // for a value it does not handle the way encoding/json would (another Go
 // type, an invalid json.Number): the caller then uses encoding/json.
 //
-// It imports the standard library only.
+// It imports the standard library and internal/jsontext, whose string
+// encoder it shares with handlev.
 package stdjson
 
 import (
 	"encoding/json"
 	"slices"
 	"time"
-	"unicode/utf8"
+
+	"pidnode/internal/jsontext"
 )
-
-const hexDigits = "0123456789abcdef"
-
-// safe[c] is true for the ASCII bytes encoding/json writes as they are
-// without HTML escaping; htmlSafe[c] with it (<, > and & escaped too).
-var safe, htmlSafe = func() (s, h [utf8.RuneSelf]bool) {
-	for c := 0x20; c < utf8.RuneSelf; c++ {
-		s[c] = c != '"' && c != '\\'
-		h[c] = s[c] && c != '<' && c != '>' && c != '&'
-	}
-	return s, h
-}()
 
 // AppendString appends s quoted as encoding/json writes a string: with
 // escapeHTML, <, > and & as \u003c, \u003e, \u0026 (json.Marshal); invalid
-// UTF-8 as \ufffd; U+2028 and U+2029 escaped.
+// UTF-8 as \ufffd; U+2028 and U+2029 escaped. It is internal/jsontext's
+// string encoder, the one handlev's Handle JSON uses too.
 func AppendString(dst []byte, s string, escapeHTML bool) []byte {
-	tab := &safe
+	esc := jsontext.EscapeInvalid
 	if escapeHTML {
-		tab = &htmlSafe
+		esc |= jsontext.EscapeHTML
 	}
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if b := s[i]; b < utf8.RuneSelf {
-			if tab[b] {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch b {
-			case '\\', '"':
-				dst = append(dst, '\\', b)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		c, size := utf8.DecodeRuneInString(s[i:])
-		if c == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if c == '\u2028' || c == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[c&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
+	return jsontext.AppendString(dst, s, esc)
 }
 
 // AppendTime appends t as time.Time's MarshalJSON writes it (RFC 3339 with
