@@ -140,6 +140,10 @@ func Open(cfg Config) (*DB, error) {
 	}
 	bdb.MaxBatchDelay = batchDelay
 	bdb.MaxBatchSize = batchSize
+	// An import's unfinished file: its process held this flock, so it is gone.
+	if err := os.Remove(importFile(cfg.Path)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		log.Warn("store: removing an unfinished import's file", "path", importFile(cfg.Path), "err", err)
+	}
 
 	var fileVersion uint32
 	err = bdb.Update(func(tx *bbolt.Tx) error {

@@ -261,11 +261,7 @@ func BenchmarkImportPid4cat(b *testing.B) {
 			}
 			src := &memRun{recs: slices.Clone(sorted)}
 			b.StartTimer()
-			w := db.startImportWrite()
-			if err := w.feed(src); err != nil {
-				b.Fatal(err)
-			}
-			if got, err := w.finish(); err != nil || got != n {
+			if got, err := db.writeImport(src, 0); err != nil || got != n {
 				b.Fatal(got, err)
 			}
 			b.StopTimer()
