@@ -1034,7 +1034,7 @@ if ((HAVE_PIDNODE)); then
 	if profiling; then profile_section import; fi
 	IMP_S=$(calc "$t1 - $t0")
 	DB_BYTES=$(stat -c %s "$PD/pidnode.db")
-	row import "import rate (pidnode import, fsync per batch)" "records/s" "$(calc "$N / $IMP_S")" - - min 200000 \
+	row import "import rate (pidnode import, one sync at the end)" "records/s" "$(calc "$N / $IMP_S")" - - min 200000 \
 		"pidnode import --data DIR records.jsonl" "$(printf %.1f "$IMP_S") s for $N records; database $(r0 "$(calc "$DB_BYTES/1e6")") MB ($(r0 "$(calc "$DB_BYTES/$N")") B/record)"
 	log "import: $N records in ${IMP_S}s"
 	if profiling; then
