@@ -288,7 +288,7 @@ func lockHolder(path string) int {
 // bbolt reads DB.NoFreelistSync in Commit, under its writer lock, so the flag
 // is only ever written inside a write transaction: off here, and on again at
 // the start of every Update. (A write transaction opened on the
-// bbolt handle directly, as Import's are, may find it off and then writes
+// bbolt handle directly may find it off and then writes
 // the freelist too: slower, never wrong.)
 func (db *DB) syncFreelist() error {
 	if db.bolt().IsReadOnly() {
