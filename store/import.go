@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -56,31 +57,34 @@ var importRunBytes = 2 << 30
 //
 // Values are stored exactly as read: order, indexes, timestamps, TTLs. A record
 // whose key already exists is replaced: its Created time is kept and its Version
-// bumped; a new record gets Version 1 and Created = Updated = the time its chunk's
-// transaction started. Repeated handles within the input replace each other in order.
+// bumped; a new record gets Version 1 and Created = Updated = the time Import
+// started writing. Repeated handles within the input replace each other in
+// order (each one bumps the Version).
 //
-// Import validates the whole input before it writes anything: every line is
-// decoded, keyed and checked as PutRecord would check it, and the records are
-// sorted by key (repeated keys in input order), in memory up to importRunBytes
-// and beyond that in sorted runs in an unlinked temporary file next to the
-// database, merged afterwards. A bad line stops the import with an
-// *ImportError naming it, and nothing is written: n is 0. Then the records are
-// written in key order, in transactions of up to 50000 records or 64 MiB:
-// into an empty bucket, or past its last key, that only appends, and pages are
-// left full. Each transaction is fsynced, so a crash loses at most the one in
-// flight; a single sync at the end would save little and, after a power loss
-// mid-import, could leave a meta page pointing at pages that never reached the
-// disk, losing the whole file. A failing write (a commit, a corrupt record it replaces) stops the import with
-// an *ImportError naming a line of its transaction; n counts the records of
-// the transactions committed before it. Import uses plain bbolt transactions,
-// not Update's batching; it may run while the node serves, at the cost of
-// holding the write lock for each transaction.
+// Import is all or nothing. It validates the whole input before it writes
+// anything: every line is decoded, keyed and checked as PutRecord would check
+// it, and the records are sorted by key (repeated keys in input order), in
+// memory up to importRunBytes and beyond that in sorted runs in an unlinked
+// temporary file next to the database, merged afterwards. A bad line stops the
+// import with an *ImportError naming it. Then it writes a new database into a
+// fresh file beside the open one (importFile): every bucket copied, and the
+// stored records merged with the imported ones in key order, so that every
+// write appends and pages are left full. That file is not synced while it is
+// written; once complete it must pass bbolt's consistency check, and it is
+// synced and renamed over the database (Replace). Any error, and a crash or
+// kill at any point before the rename, leaves the database as it was: n is
+// then 0. The cost of the copy grows with the database, not with the input.
 //
-// JSON decoding and record encoding, the costly parts, run on GOMAXPROCS
-// goroutines, and a transaction is written while the next one is merged. key is
-// called from the calling goroutine, in input order, so it need not be safe for
-// concurrent use. r is not read after Import returns: on an error Import first
-// waits for a Read in progress to return.
+// Import must be the database's only writer while it runs: a write committed
+// to the open file after Import began is lost when the new file replaces it.
+// Readers may go on; see Replace.
+//
+// JSON decoding and record encoding, the costly parts of validation, run on
+// GOMAXPROCS goroutines; while writing, the merge runs on the calling
+// goroutine and bbolt's Puts and commits on another. key is called from the
+// calling goroutine, in input order, so it need not be safe for concurrent
+// use. r is not read after Import returns: on an error Import first waits for
+// a Read in progress to return.
 func (db *DB) Import(r io.Reader, key func(handle string) (string, error)) (int, error) {
 	s := &importSort{dir: filepath.Dir(db.Path()), runBytes: importRunBytes}
 	defer s.close()
@@ -94,18 +98,11 @@ func (db *DB) Import(r io.Reader, key func(handle string) (string, error)) (int,
 		return 0, err
 	}
 	db.log.Debug("store import checked and sorted", "lines", lines, "spilled runs", len(s.runs), "elapsed", time.Since(start))
-	w := db.startImportWrite()
-	err = w.feed(src)
-	// The chunks handed over before an error are committed all the same; a
-	// commit error comes first, so it wins.
-	n, werr := w.finish()
-	if werr != nil {
-		err = werr
-	}
+	n, err := db.writeImport(src, s.total)
 	if err != nil {
-		return n, err
+		return 0, err
 	}
-	db.log.Info("store import done", "records", n, "lines", lines, "spilled runs", len(s.runs))
+	db.log.Info("store import done", "records", n, "lines", lines, "spilled runs", len(s.runs), "elapsed", time.Since(start))
 	return n, nil
 }
 
@@ -116,6 +113,7 @@ type importSort struct {
 
 	run      []sortedRec // the run in memory
 	bytes    int         // its size, as counted against runBytes
+	total    int64       // keys and values of every record added
 	keyArena []byte      // the run's keys, back to back
 	lcp      int         // length of the prefix all keys of the run share
 	order    []sortKey   // sortRun's scratch
@@ -180,6 +178,7 @@ func (s *importSort) add(k string, val []byte, line int) error {
 	}
 	s.run = append(s.run, sortedRec{key: key, val: val, line: line})
 	s.bytes += len(k) + len(val) + sortedRecOverhead
+	s.total += int64(len(k) + len(val))
 	if s.bytes >= s.runBytes {
 		return s.spill()
 	}
@@ -638,19 +637,269 @@ func cloneValues(vs []handlev.Value) []handlev.Value {
 	return out
 }
 
-// importWrite commits the chunks Import hands it, one transaction each, on its
-// own goroutine, so that the next chunk is merged while one is written.
-type importWrite struct {
-	db     *DB
+// importFile is the file beside the database at path that Import writes the
+// new database into before renaming it over path. Open removes one that an
+// import killed before its rename left behind.
+func importFile(path string) string { return path + ".import" }
+
+// writeImport writes the database Import leaves into a fresh file beside the
+// open one: every bucket of the open file copied, and its records merged with
+// src. The fresh file is written without a sync per transaction; once complete
+// it passes bbolt's consistency check, is synced, and Replace renames it over
+// the database. On any error before the rename the fresh file is removed and
+// the open file has not been written to. importBytes is the size of src's keys
+// and values, for sizing the fresh file's mapping. n is the number of records
+// taken from src.
+func (db *DB) writeImport(src sortedSource, importBytes int64) (n int, err error) {
+	path := importFile(db.cfg.Path)
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return 0, fmt.Errorf("store: import: %w", err)
+	}
+	// The old file is read in one transaction, which also keeps the memory of
+	// the records copied from it valid until the last fresh commit.
+	old, err := db.bolt().Begin(false)
+	if err != nil {
+		return 0, fmt.Errorf("store: %w", err)
+	}
+	defer old.Rollback() // a no-op once rolled back below
+	fresh, err := bbolt.Open(path, 0o600, freshOptions(old.Size()+importBytes))
+	if err != nil {
+		return 0, fmt.Errorf("store: import: open %s: %w", path, err)
+	}
+	open := true
+	defer func() {
+		if open {
+			fresh.Close()
+		}
+		if err != nil {
+			os.Remove(path)
+		}
+	}()
+	if err := copyBuckets(fresh, old); err != nil {
+		return 0, err
+	}
+	if n, err = mergeRecords(fresh, old.Bucket(BucketRecords), src, db.importChunkRecords); err != nil {
+		return 0, err
+	}
+	// One commit with the freelist written, so that Open reads it instead of
+	// walking every page of the file.
+	if err := fresh.Update(func(*bbolt.Tx) error { fresh.NoFreelistSync = false; return nil }); err != nil {
+		return 0, fmt.Errorf("store: import: %w", err)
+	}
+	db.log.Debug("store import written", "records", n, "file", path)
+	// The check reads the pages from memory while the sync waits for the disk.
+	syncErr := make(chan error, 1)
+	go func() {
+		if db.cfg.NoSync {
+			syncErr <- nil
+			return
+		}
+		syncErr <- fresh.Sync()
+	}()
+	cerr := checkFile(fresh)
+	serr := <-syncErr
+	if cerr != nil {
+		return 0, fmt.Errorf("store: import: %s: %w", path, cerr)
+	}
+	if serr != nil {
+		return 0, fmt.Errorf("store: import: sync %s: %w", path, serr)
+	}
+	open = false
+	if err := fresh.Close(); err != nil {
+		return 0, fmt.Errorf("store: import: close %s: %w", path, err)
+	}
+	db.log.Debug("store import checked and synced", "file", path)
+	old.Rollback() // Replace waits for the old file's transactions to end
+	if err := db.Replace(path); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// freshOptions are the bbolt options of the file Import writes. Nothing is
+// synced while it is written: until it is renamed over the database it is
+// nobody's data, and writeImport syncs it once, whole, before the rename.
+func freshOptions(size int64) *bbolt.Options {
+	opts := &bbolt.Options{
+		Timeout:        lockTimeout,
+		NoSync:         true,
+		NoGrowSync:     true,
+		NoFreelistSync: true,
+		FreelistType:   bbolt.FreelistMapType,
+	}
+	if bits.UintSize == 64 {
+		// Mapped once for all it will hold: no remap while it grows.
+		opts.InitialMmapSize = int(max(2*size, initialMmapSize))
+	}
+	return opts
+}
+
+// checkFile runs bbolt's consistency check over the whole file.
+func checkFile(b *bbolt.DB) error {
+	return b.View(func(tx *bbolt.Tx) error {
+		var errs []error
+		for err := range tx.Check() {
+			errs = append(errs, err)
+		}
+		return errors.Join(errs...)
+	})
+}
+
+// copyBuckets copies every top-level bucket of old into fresh, one
+// transaction per bucket, with their sequences; BucketRecords only as an
+// empty bucket with its sequence (mergeRecords fills it).
+func copyBuckets(fresh *bbolt.DB, old *bbolt.Tx) error {
+	return old.ForEach(func(name []byte, ob *bbolt.Bucket) error {
+		err := fresh.Update(func(tx *bbolt.Tx) error {
+			nb, err := tx.CreateBucket(name)
+			if err != nil {
+				return err
+			}
+			if bytes.Equal(name, BucketRecords) {
+				return nb.SetSequence(ob.Sequence())
+			}
+			return copyBucket(nb, ob)
+		})
+		if err != nil {
+			return fmt.Errorf("store: import: copying bucket %s: %w", name, err)
+		}
+		return nil
+	})
+}
+
+// copyBucket copies ob's keys, nested buckets and sequence into nb. The
+// values are ob's memory, which must stay valid until nb's transaction commits.
+func copyBucket(nb, ob *bbolt.Bucket) error {
+	if err := nb.SetSequence(ob.Sequence()); err != nil {
+		return err
+	}
+	c := ob.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if v != nil {
+			if err := nb.Put(k, v); err != nil {
+				return err
+			}
+			continue
+		}
+		sub, err := nb.CreateBucket(k)
+		if err != nil {
+			return err
+		}
+		if err := copyBucket(sub, ob.Bucket(k)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// mergeRecords writes into fresh's BucketRecords the records of old (nil if
+// the open file has none) and of src, in key order, and returns the number
+// of records taken from src. Records of src replace those of old under the
+// same key, and later ones of src earlier ones: the record written is the
+// last of src under its key, with Version the stored one's plus one per record
+// of src under the key (1 for the first if none was stored), Created the
+// stored one's or now, and Updated now.
+//
+// The merge runs on the calling goroutine and hands chunks of up to
+// chunkRecords records or importChunkBytes to a writer goroutine, whose only
+// work is bbolt's Put and Commit; keys arrive in increasing order, so every
+// Put appends to the last leaf page.
+func mergeRecords(fresh *bbolt.DB, old *bbolt.Bucket, src sortedSource, chunkRecords int) (int, error) {
+	w := startFreshWrite(fresh)
+	n, err := feedMerge(w, old, src, chunkRecords)
+	// A write error comes first: it is why the feed stopped.
+	if werr := w.finish(); werr != nil {
+		return 0, werr
+	}
+	return n, err
+}
+
+func feedMerge(w *freshWrite, old *bbolt.Bucket, src sortedSource, chunkRecords int) (int, error) {
+	var (
+		ok, ov     []byte
+		oc         *bbolt.Cursor
+		chunk      []sortedRec
+		chunkBytes int
+		n          int
+	)
+	if old != nil {
+		oc = old.Cursor()
+		ok, ov = oc.First()
+	}
+	emit := func(r sortedRec) bool {
+		if len(chunk) >= chunkRecords || chunkBytes >= importChunkBytes {
+			if !w.send(chunk) {
+				return false
+			}
+			chunk, chunkBytes = make([]sortedRec, 0, len(chunk)), 0
+		}
+		chunk = append(chunk, r)
+		chunkBytes += len(r.key) + len(r.val)
+		return true
+	}
+	now := uint64(timeToNanos(time.Now().UTC()))
+	r, more, err := src.next()
+	for err == nil {
+		if ok != nil && (!more || bytes.Compare(ok, r.key) < 0) {
+			// A stored record no input record replaces: copied as it is.
+			if !emit(sortedRec{key: ok, val: ov}) {
+				return n, nil // finish reports the write error
+			}
+			ok, ov = oc.Next()
+			continue
+		}
+		if !more {
+			break
+		}
+		version, created := uint64(1), now
+		if ok != nil && bytes.Equal(ok, r.key) {
+			if err := checkHeader(ov); err != nil {
+				setKey(err, string(ok))
+				return n, &ImportError{Line: r.line, Err: err}
+			}
+			version = binary.BigEndian.Uint64(ov[1:]) + 1
+			created = binary.BigEndian.Uint64(ov[9:])
+			ok, ov = oc.Next()
+		}
+		last := r
+		n++
+		for {
+			r, more, err = src.next()
+			if err != nil || !more || !bytes.Equal(r.key, last.key) {
+				break
+			}
+			last = r
+			version++
+			n++
+		}
+		binary.BigEndian.PutUint64(last.val[1:], version)
+		binary.BigEndian.PutUint64(last.val[9:], created)
+		binary.BigEndian.PutUint64(last.val[17:], now)
+		if !emit(last) {
+			return n, nil
+		}
+	}
+	if err != nil {
+		return n, err
+	}
+	if len(chunk) > 0 {
+		w.send(chunk)
+	}
+	return n, nil
+}
+
+// freshWrite commits the chunks mergeRecords hands it, one transaction each,
+// on a goroutine of its own.
+type freshWrite struct {
+	db     *bbolt.DB
 	chunks chan []sortedRec
 	failed chan struct{} // closed when a commit failed; no more chunks are written
 	done   chan struct{} // closed when the goroutine has returned
-	n      int           // records committed; read after done
-	err    error         // first commit error; read after done
+	err    error         // first write error; read after done
 }
 
-func (db *DB) startImportWrite() *importWrite {
-	w := &importWrite{
+func startFreshWrite(db *bbolt.DB) *freshWrite {
+	w := &freshWrite{
 		db:     db,
 		chunks: make(chan []sortedRec, 1), // one chunk written, one waiting, one being filled
 		failed: make(chan struct{}),
@@ -660,56 +909,33 @@ func (db *DB) startImportWrite() *importWrite {
 	return w
 }
 
-func (w *importWrite) run() {
+func (w *freshWrite) run() {
 	defer close(w.done)
 	for chunk := range w.chunks {
-		if err := w.db.importChunk(chunk); err != nil {
-			w.err = err
+		err := w.db.Update(func(tx *bbolt.Tx) error {
+			b := tx.Bucket(BucketRecords)
+			b.FillPercent = importAppendFill
+			for i := range chunk {
+				// bbolt keeps both slices until commit; nothing else writes to them.
+				if err := b.Put(chunk[i].key, chunk[i].val); err != nil {
+					return fmt.Errorf("put %q: %w", chunk[i].key, err)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			w.err = fmt.Errorf("store: import: %w", err)
 			close(w.failed)
 			for range w.chunks { // later chunks are dropped
 			}
 			return
 		}
-		w.n += len(chunk)
-		w.db.log.Debug("store import chunk committed", "records", len(chunk), "total", w.n)
 	}
-}
-
-// feed cuts the sorted records into chunks of up to importChunkRecords
-// records or importChunkBytes and hands them to the writer. A chunk never ends
-// between two records of the same key. It returns src's error; an error of the
-// writer is left to finish.
-func (w *importWrite) feed(src sortedSource) error {
-	var (
-		chunk      []sortedRec
-		chunkBytes int
-	)
-	for {
-		r, ok, err := src.next()
-		if err != nil {
-			return err
-		}
-		if !ok {
-			break
-		}
-		if n := len(chunk); (n >= w.db.importChunkRecords || chunkBytes >= importChunkBytes) && !bytes.Equal(chunk[n-1].key, r.key) {
-			if !w.send(chunk) {
-				return nil // finish reports the commit error
-			}
-			chunk, chunkBytes = make([]sortedRec, 0, n), 0
-		}
-		chunk = append(chunk, r)
-		chunkBytes += len(r.key) + len(r.val)
-	}
-	if len(chunk) > 0 {
-		w.send(chunk)
-	}
-	return nil
 }
 
 // send queues chunk for its transaction. It reports false if an earlier
 // chunk's commit failed (the chunk is then not written).
-func (w *importWrite) send(chunk []sortedRec) bool {
+func (w *freshWrite) send(chunk []sortedRec) bool {
 	select {
 	case w.chunks <- chunk:
 		return true
@@ -718,73 +944,16 @@ func (w *importWrite) send(chunk []sortedRec) bool {
 	}
 }
 
-// finish waits for the queued chunks to be committed and returns the number of
-// records committed and the first commit error.
-func (w *importWrite) finish() (int, error) {
+// finish waits for the queued chunks to be committed and returns the first
+// write error.
+func (w *freshWrite) finish() error {
 	close(w.chunks)
 	<-w.done
-	return w.n, w.err
+	return w.err
 }
 
-// importChunk writes recs, in (key, line) order, in one transaction; an error
-// rolls back all of them. The transaction walks the B+tree in order, and records
-// that share a leaf page are written into it together.
-func (db *DB) importChunk(recs []sortedRec) error {
-	err := db.bolt().Update(func(btx *bbolt.Tx) error {
-		b := btx.Bucket(BucketRecords)
-		if b == nil {
-			return fmt.Errorf("store: bucket %s missing", BucketRecords)
-		}
-		// Keys after the last stored one are new: no lookup needed. If the whole
-		// chunk lies there (an empty bucket, or input in key order), it only
-		// appends, and full pages are what bbolt should leave behind.
-		last, _ := b.Cursor().Last()
-		last = bytes.Clone(last) // never keep bbolt memory across Puts
-		if last == nil || bytes.Compare(recs[0].key, last) > 0 {
-			b.FillPercent = importAppendFill
-		}
-		now := uint64(timeToNanos(time.Now().UTC()))
-		for i := range recs {
-			ir := &recs[i]
-			version, created := uint64(1), now
-			switch {
-			case i > 0 && bytes.Equal(recs[i-1].key, ir.key):
-				// Repeated within the chunk: replaces the one just put.
-				version = binary.BigEndian.Uint64(recs[i-1].val[1:]) + 1
-				created = binary.BigEndian.Uint64(recs[i-1].val[9:])
-			case last != nil && bytes.Compare(ir.key, last) <= 0:
-				if old := b.Get(ir.key); old != nil {
-					if err := checkHeader(old); err != nil {
-						setKey(err, string(ir.key))
-						return &ImportError{Line: ir.line, Err: err}
-					}
-					version = binary.BigEndian.Uint64(old[1:]) + 1
-					created = binary.BigEndian.Uint64(old[9:])
-				}
-			}
-			binary.BigEndian.PutUint64(ir.val[1:], version)
-			binary.BigEndian.PutUint64(ir.val[9:], created)
-			binary.BigEndian.PutUint64(ir.val[17:], now)
-			// bbolt keeps both slices until commit; nothing else writes to them.
-			if err := b.Put(ir.key, ir.val); err != nil {
-				return &ImportError{Line: ir.line, Err: fmt.Errorf("store: put %q: %w", ir.key, err)}
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		var ie *ImportError
-		if errors.As(err, &ie) {
-			return err
-		}
-		// Commit failure: blame the chunk's first line.
-		return &ImportError{Line: slices.MinFunc(recs, func(a, b sortedRec) int { return a.line - b.line }).line, Err: err}
-	}
-	return nil
-}
-
-// importAppendFill is the bucket fill percent of a chunk that only appends:
-// pages left full, since nothing will be inserted between their keys.
+// importAppendFill is the fill percent of the records bucket Import writes:
+// keys arrive in order, so pages are left full.
 const importAppendFill = 1.0
 
 // checkHeader checks what Import reads of a record it replaces: the format byte

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"go.etcd.io/bbolt"
 )
@@ -160,10 +161,18 @@ func (db *DB) Rehearse(fn func(tx *Tx) error) ([]Write, int64, error) {
 // on the new one (retry). Writes committed to the old file after the caller
 // built fresh are lost: the caller must be the only writer of data it
 // cares about (a cluster node's applier is; statistics flushes are its own
-// business). The rename is atomic, so a crash leaves either file whole.
+// business). The rename is atomic, so a crash leaves either file whole; the
+// directory is synced after it (unless Config.NoSync), so that the new file
+// is the database once Replace returns.
 func (db *DB) Replace(fresh string) error {
 	if err := os.Rename(fresh, db.cfg.Path); err != nil {
 		return fmt.Errorf("store: replace: %w", err)
+	}
+	// The rename reaches the disk with the directory.
+	if !db.cfg.NoSync {
+		if err := syncDir(filepath.Dir(db.cfg.Path)); err != nil {
+			db.log.Warn("store: replace: syncing the directory; a crash may bring the old file back", "err", err)
+		}
 	}
 	os.Remove(LockFile(fresh))
 	bdb, err := bbolt.Open(db.cfg.Path, 0o600, boltOptions(db.cfg))
@@ -179,4 +188,17 @@ func (db *DB) Replace(fresh string) error {
 	}
 	db.log.Info("store replaced", "path", db.cfg.Path)
 	return nil
+}
+
+// syncDir fsyncs the directory dir, so that a rename in it is on disk.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

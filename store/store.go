@@ -140,6 +140,10 @@ func Open(cfg Config) (*DB, error) {
 	}
 	bdb.MaxBatchDelay = batchDelay
 	bdb.MaxBatchSize = batchSize
+	// An import's unfinished file: its process held this flock, so it is gone.
+	if err := os.Remove(importFile(cfg.Path)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		log.Warn("store: removing an unfinished import's file", "path", importFile(cfg.Path), "err", err)
+	}
 
 	var fileVersion uint32
 	err = bdb.Update(func(tx *bbolt.Tx) error {
@@ -284,7 +288,7 @@ func lockHolder(path string) int {
 // bbolt reads DB.NoFreelistSync in Commit, under its writer lock, so the flag
 // is only ever written inside a write transaction: off here, and on again at
 // the start of every Update. (A write transaction opened on the
-// bbolt handle directly, as Import's are, may find it off and then writes
+// bbolt handle directly may find it off and then writes
 // the freelist too: slower, never wrong.)
 func (db *DB) syncFreelist() error {
 	if db.bolt().IsReadOnly() {
