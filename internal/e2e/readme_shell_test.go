@@ -27,6 +27,9 @@ var readmeShellSkipped = map[string]string{
 	"cp pidnode-2026-11-22.db /var/lib/pidnode/pidnode.db":           "a step of the restore procedure on a host (/var/lib/pidnode)",
 }
 
+// bannerURL is an address the banner prints.
+var bannerURL = regexp.MustCompile(`http://[^\s)]+`)
+
 // shellLine is one command of the README or the banner, with the comment
 // after it ("# 302 …" names the status the command shows).
 type shellLine struct{ cmd, comment string }
@@ -268,9 +271,7 @@ func bannerCommands(banner string) (cmds []shellLine, urls []string) {
 			cmds = append(cmds, shellLine{cmd, comment})
 			continue
 		}
-		for _, u := range regexp.MustCompile(`http://[^\s)]+`).FindAllString(l, -1) {
-			urls = append(urls, u)
-		}
+		urls = append(urls, bannerURL.FindAllString(l, -1)...)
 	}
 	return cmds, urls
 }
