@@ -111,12 +111,8 @@ const (
 //
 // Why the room is inside the budget: with every byte of the budget given to
 // live entries, the heap can only stay near budget + base by collecting
-// continuously. Measured with a 64 MiB budget over 1M records under uniform
-// misses (redirect, ?noredirect, /api/handles at once), entries using all of
-// it: a live heap of 72-74 MB after each collection, and anonymous memory
-// up to 111 MB against a limit of 113 MiB; over 100k records a limit of
-// 88 MiB could not be kept (100 MB) and the node served half as many
-// requests.
+// continuously, and under uniform misses a small budget could then not be
+// kept at all while the node served far fewer requests.
 //
 // gcRoomDiv: a quarter of the budget is the collector's room: with 64 MiB a
 // collection after every 16 MiB allocated, with 1 GiB after every 256 MiB.
@@ -266,12 +262,10 @@ func baseMemory() int64 {
 // gcPercent is the Go collector's target (GOGC) for pidnode serve unless
 // GOGC is set: a collection starts once the heap has grown to five times what
 // the last one kept, or at the soft memory limit (setMemoryLimit), whichever
-// comes first. The runtime's default, 100, collected every few megabytes of
-// garbage on the write and miss paths, whose live heaps are small (~8 MiB
-// under creates, the cache and statistics table under misses): measured
-// with make bench's harness at 1M records, 400 made a create ~25 % cheaper
-// (5,944–6,079 against 4,835–4,859 creates/s at 64 clients) and a cache miss
-// ~15 %. Hits allocate nothing, so it does not change them; the memory it
+// comes first. The runtime's default, 100, collects every few megabytes of
+// garbage on the write and miss paths, whose live heaps are small, which
+// makes creates and cache misses markedly dearer (make bench compares
+// them). Hits allocate nothing, so it does not change them; the memory it
 // uses is the budget's (the soft limit still bounds the heap), and an
 // operator who wants the footprint smaller sets GOGC or a smaller
 // --cache-bytes.
