@@ -75,7 +75,7 @@ type EventPage struct {
 }
 
 // eventOf builds the feed's view of an identifier write's audit entry, whose
-// before and after are auditContent's (url, metadata).
+// before and after are write.AuditContent's (url, metadata).
 func eventOf(e *AuditEntry) Event {
 	_, kid, _ := strings.Cut(e.Actor, " key:")
 	return Event{Seq: e.Seq, Time: e.Time.UTC(), Action: e.Action, Handle: e.Target, KeyID: kid, KeyName: e.KeyName,

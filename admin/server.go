@@ -19,14 +19,12 @@ import (
 	"pidnode/model"
 	"pidnode/registry"
 	"pidnode/store"
+	"pidnode/write"
 )
 
 // Invalidator drops cached views of a record after a write so that the next
-// resolution reads the new version (docs/product.md §5 read-your-writes). *cache.Cache
-// satisfies it; Invalidate must also drop the key's alternate (short/full) form.
-type Invalidator interface {
-	Invalidate(key string)
-}
+// resolution reads the new version (write.Invalidator).
+type Invalidator = write.Invalidator
 
 // Config configures New.
 type Config struct {
@@ -150,7 +148,6 @@ type Server struct {
 	now          func() time.Time
 	rnd          io.Reader
 	luEvery      time.Duration
-	idemTTL      time.Duration
 	mux          *http.ServeMux
 	routes       []routeInfo
 	bases        []base
@@ -175,9 +172,11 @@ type Server struct {
 	statsDays  func(ctx context.Context, namespace bool, key string, from, to time.Time, fn func(date string, n uint64)) error
 	statsKeep  int // Config.StatsRetention
 	statsExp   func(ctx context.Context, from time.Time) (int, error)
-	// writes counts the committed groups and the writes they held, for
+	// commits counts the committed groups and the writes they held, for
 	// /metrics (calls/groups is the mean group size).
-	writes struct{ groups, calls atomic.Uint64 }
+	commits struct{ groups, calls atomic.Uint64 }
+	// writes makes the identifier writes (create, update, bulk).
+	writes *write.Service
 	// auth caches valid keys (auth.go); operator writes invalidate it.
 	auth authCache
 	// policy is the application policy; applyRL and signinRL limit the
@@ -224,7 +223,7 @@ func New(cfg Config) (*Server, error) {
 		db: cfg.DB, namer: cfg.Namer, inv: cfg.Invalidator, model: mod,
 		maxBody: cfg.MaxBodyBytes, public: strings.TrimRight(cfg.PublicURL, "/"),
 		log: cfg.Logger, now: cfg.Now, rnd: cfg.Rand, luEvery: cfg.LastUsedInterval,
-		idemTTL: cfg.IdempotencyTTL, counts: cfg.Counter, statsEvery: cfg.StatsInterval, extraMetrics: cfg.Metrics, refuseKeys: cfg.RefuseKeys,
+		counts: cfg.Counter, statsEvery: cfg.StatsInterval, extraMetrics: cfg.Metrics, refuseKeys: cfg.RefuseKeys,
 	}
 	if s.statsEvery <= 0 {
 		s.statsEvery = DefaultStatsInterval
@@ -244,14 +243,11 @@ func New(cfg Config) (*Server, error) {
 	if s.luEvery <= 0 {
 		s.luEvery = time.Minute
 	}
-	if s.idemTTL <= 0 {
-		s.idemTTL = 24 * time.Hour
-	}
 	s.opHash = hashSecret(cfg.OperatorKey)
 	s.reg, err = registry.New(registry.Config{DB: cfg.DB, Namer: cfg.Namer, URLIndex: mod.URL.Index, Now: s.now,
 		OnCommit: func(n int) {
-			s.writes.groups.Add(1)
-			s.writes.calls.Add(uint64(n))
+			s.commits.groups.Add(1)
+			s.commits.calls.Add(uint64(n))
 		}, OnStats: cfg.StatsWritten})
 	if err != nil {
 		return nil, err
@@ -260,6 +256,11 @@ func New(cfg Config) (*Server, error) {
 	s.statsKeep, s.statsExp = max(cfg.StatsRetention, 0), cfg.StatsExpire
 	if cfg.Writer != nil {
 		s.w = cfg.Writer
+	}
+	s.writes, err = write.New(write.Config{Registry: s.reg, Writer: s.w, Namer: cfg.Namer, Model: mod, Invalidator: cfg.Invalidator,
+		ReservedID: reservedIDMsg, Now: s.now, Rand: s.rnd, IdempotencyTTL: cfg.IdempotencyTTL, Logger: s.log})
+	if err != nil {
+		return nil, err
 	}
 	s.bases = []base{{path: "/pid/v2", prefix: strings.ToUpper(cfg.Namer.Prefix())}}
 	if tp := cfg.Namer.TestPrefix(); tp != "" {

@@ -245,6 +245,9 @@ func (s *Server) serveStats(w http.ResponseWriter, r *http.Request, t target, id
 
 const reservedMsg = "\"bulk\", \"stats\", \"events\", \"linkcheck\", \"webhooks\" and ids starting with \"webhooks/\" or ending in \"/history\", \"/stats\" or \"/linkcheck\" are reserved by the API"
 
+// reservedIDMsg is reservedID with its message, for write.Config.ReservedID.
+func reservedIDMsg(id string) (string, bool) { return reservedMsg, reservedID(id) }
+
 // reservedID reports whether a custom id would collide with a route:
 // "bulk", "stats", "events", "linkcheck", the webhook routes ("webhooks" and
 // "webhooks/…"), and ids whose last segment is "history", "stats" or
