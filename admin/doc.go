@@ -41,9 +41,11 @@
 // resolution on this node shows it (read-your-writes). The per-key rate
 // limit charges a bulk its items.
 //
-// Reserved custom ids (reservedID, handed to the write service): "bulk", "stats", "events", "linkcheck",
-// "webhooks" and ids under "webhooks/", and ids whose last segment is
-// "history", "stats" or "linkcheck", which would collide with routes.
+// Reserved custom ids come from the namespace route table (nsroutes.go),
+// which the write service is handed: "bulk", "stats", "events",
+// "linkcheck", "webhooks" and ids under "webhooks/", and ids whose last
+// segment is "history", "stats" or "linkcheck", which would collide with
+// routes.
 //
 // Errors reach clients as RFC 9457 problem+json (errors.go); one function,
 // problemOf, maps errors to problems, for replies (writeError) and for the

@@ -57,23 +57,11 @@ func (s *Server) getHandles(w http.ResponseWriter, r *http.Request, b *base) err
 		return err
 	}
 	id := r.PathValue("id")
-	switch {
-	case id == "":
+	if id == "" {
 		return s.listHandles(w, r, b, t)
-	case isWebhookPath(id):
-		return s.webhooks(w, r, p, t, id)
-	case strings.HasSuffix(id, "/history"):
-		return s.history(w, r, t, strings.TrimSuffix(id, "/history"))
-	case strings.EqualFold(id, "stats"):
-		return s.serveStats(w, r, t, "")
-	case strings.EqualFold(id, "events"):
-		return s.events(w, r, p, t)
-	case strings.EqualFold(id, "linkcheck"):
-		return s.linkcheckList(w, r, t)
-	case strings.HasSuffix(id, "/linkcheck"):
-		return s.linkcheckOne(w, r, t, strings.TrimSuffix(id, "/linkcheck"))
-	case strings.HasSuffix(id, "/stats"):
-		return s.serveStats(w, r, t, strings.TrimSuffix(id, "/stats"))
+	}
+	if h, rid, ok := s.ns.routeFor(r.Method, id); ok {
+		return h(w, r, p, t, rid)
 	}
 	return s.readHandle(w, r, b, t, id)
 }
@@ -88,8 +76,8 @@ func (s *Server) putHandles(w http.ResponseWriter, r *http.Request, b *base) err
 	if id == "" {
 		return s.create(w, r, b, p, t, "", false)
 	}
-	if isWebhookPath(id) {
-		return s.webhooks(w, r, p, t, id)
+	if h, rid, ok := s.ns.routeFor(r.Method, id); ok {
+		return h(w, r, p, t, rid)
 	}
 	if inm := r.Header.Get("If-None-Match"); inm != "" {
 		if strings.TrimSpace(inm) != "*" {
@@ -111,13 +99,9 @@ func (s *Server) postHandles(w http.ResponseWriter, r *http.Request, b *base) er
 		}
 		return err
 	}
-	if id := r.PathValue("id"); isWebhookPath(id) {
-		return s.webhooks(w, r, p, t, id)
-	} else if strings.EqualFold(id, "bulk") {
-		if err := s.checkWritable(); err != nil {
-			return err
-		}
-		return s.bulk(w, r, p, t)
+	id := r.PathValue("id")
+	if h, rid, ok := s.ns.routeFor(r.Method, id); ok {
+		return h(w, r, p, t, rid)
 	} else if id != "" {
 		return problem(http.StatusMethodNotAllowed, "POST creates in a namespace (…/handles/{prefix}/{ns}/); use PUT to update an identifier").
 			with("Allow", "GET, PUT")
@@ -140,20 +124,21 @@ func (s *Server) createCustomQuery(w http.ResponseWriter, r *http.Request, b *ba
 	return s.create(w, r, b, p, t, id, false)
 }
 
-// deleteOn serves DELETE on base b's identifier pattern: the webhook
-// routes (webhooks.go) with an SNAA's key, identifiers never.
+// deleteOn serves DELETE on base b's identifier pattern: the namespace
+// routes (webhooks) with an SNAA's key, identifiers never.
 func (s *Server) deleteOn(b *base) handlerFunc {
-	hooks := s.snaa(b, func(w http.ResponseWriter, r *http.Request, b *base) error {
+	routes := s.snaa(b, func(w http.ResponseWriter, r *http.Request, b *base) error {
 		p := principalOf(r)
 		t, err := s.checkTarget(r, b, p, r.PathValue("prefix"), r.PathValue("ns"))
 		if err != nil {
 			return err
 		}
-		return s.webhooks(w, r, p, t, r.PathValue("id"))
+		h, rid, _ := s.ns.routeFor(r.Method, r.PathValue("id"))
+		return h(w, r, p, t, rid)
 	})
 	return func(w http.ResponseWriter, r *http.Request) error {
-		if isWebhookPath(r.PathValue("id")) {
-			return hooks(w, r)
+		if _, _, ok := s.ns.routeFor(r.Method, r.PathValue("id")); ok {
+			return routes(w, r)
 		}
 		return s.deleteHandle(w, r)
 	}

@@ -150,6 +150,7 @@ type Server struct {
 	luEvery      time.Duration
 	mux          *http.ServeMux
 	routes       []routeInfo
+	ns           nsTable // the namespace routes (nsroutes.go)
 	bases        []base
 	openapi      []byte
 	lastUsed     lastUsed
@@ -257,8 +258,10 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Writer != nil {
 		s.w = cfg.Writer
 	}
+	s.ns = newNSTable(s)
+	reserved := s.ns.reservedMsg()
 	s.writes, err = write.New(write.Config{Registry: s.reg, Writer: s.w, Namer: cfg.Namer, Model: mod, Invalidator: cfg.Invalidator,
-		ReservedID: reservedIDMsg, Now: s.now, Rand: s.rnd, IdempotencyTTL: cfg.IdempotencyTTL, Logger: s.log})
+		ReservedID: func(id string) (string, bool) { return reserved, s.ns.reserved(id) }, Now: s.now, Rand: s.rnd, IdempotencyTTL: cfg.IdempotencyTTL, Logger: s.log})
 	if err != nil {
 		return nil, err
 	}
@@ -405,17 +408,17 @@ func (s *Server) routesInit() {
 		// One pattern serves the collection (empty id: create with a generated
 		// id, list) and the items (custom ids may hold '/'); ServeMux cannot
 		// register "{ns}/{$}" beside "{ns}/{id...}" for different methods.
+		// The routes under the collection besides the identifiers come
+		// from the namespace table (nsroutes.go), with their OpenAPI paths.
 		hp := p + "/handles/{prefix}/{ns}/{id...}"
-		coll, item, hist := p+"/handles/{prefix}/{ns}/", p+"/handles/{prefix}/{ns}/{id}", p+"/handles/{prefix}/{ns}/{id}/history"
-		hooks, hook := coll+"webhooks", coll+"webhooks/{webhook_id}"
-		s.handle("GET", hp, s.snaa(b, s.getHandles), coll, item, hist, coll+"stats", item+"/stats", coll+"events", hooks, hook, hook+"/deliveries",
-			coll+"linkcheck", item+"/linkcheck")
-		s.handle("PUT", hp, s.snaa(b, s.putHandles), coll, item)
-		s.handle("POST", hp, s.snaa(b, s.postHandles), coll, p+"/handles/{prefix}/{ns}/bulk", hooks, hook+"/enable")
+		coll, item := p+"/handles/{prefix}/{ns}/", p+"/handles/{prefix}/{ns}/{id}"
+		s.handle("GET", hp, s.snaa(b, s.getHandles), append([]string{coll, item}, s.ns.docPaths("GET", coll, item)...)...)
+		s.handle("PUT", hp, s.snaa(b, s.putHandles), append([]string{coll, item}, s.ns.docPaths("PUT", coll, item)...)...)
+		s.handle("POST", hp, s.snaa(b, s.postHandles), append([]string{coll}, s.ns.docPaths("POST", coll, item)...)...)
 		// DELETE on an identifier or the collection is 405 (identifiers are
 		// persistent), which the OpenAPI description leaves out: only the
-		// webhook route is an operation.
-		s.handle("DELETE", hp, s.deleteOn(b), hook)
+		// namespace routes' DELETEs are operations.
+		s.handle("DELETE", hp, s.deleteOn(b), s.ns.docPaths("DELETE", coll, item)...)
 		s.methodFallback(hp, "GET, PUT, POST")
 	}
 }

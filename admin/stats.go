@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"pidnode/registry"
@@ -241,19 +240,4 @@ func (s *Server) serveStats(w http.ResponseWriter, r *http.Request, t target, id
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
-}
-
-const reservedMsg = "\"bulk\", \"stats\", \"events\", \"linkcheck\", \"webhooks\" and ids starting with \"webhooks/\" or ending in \"/history\", \"/stats\" or \"/linkcheck\" are reserved by the API"
-
-// reservedIDMsg is reservedID with its message, for write.Config.ReservedID.
-func reservedIDMsg(id string) (string, bool) { return reservedMsg, reservedID(id) }
-
-// reservedID reports whether a custom id would collide with a route:
-// "bulk", "stats", "events", "linkcheck", the webhook routes ("webhooks" and
-// "webhooks/…"), and ids whose last segment is "history", "stats" or
-// "linkcheck".
-func reservedID(id string) bool {
-	last := id[strings.LastIndexByte(id, '/')+1:]
-	return strings.EqualFold(id, "bulk") || strings.EqualFold(id, "events") || isWebhookPath(id) ||
-		strings.EqualFold(last, "history") || strings.EqualFold(last, "stats") || strings.EqualFold(last, "linkcheck")
 }

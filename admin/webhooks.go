@@ -25,8 +25,8 @@ import (
 //	POST   …/webhooks/{id}/enable        resume a disabled endpoint from its cursor
 //	GET    …/webhooks/{id}/deliveries    its last attempts, newest first
 //
-// The routes share the identifier routes' pattern ({id...}), so "webhooks"
-// is a reserved custom id (reservedID). Package webhook delivers; this file
+// The routes are a tree route of the namespace table (nsroutes.go), so
+// "webhooks" and ids under it are reserved custom ids. Package webhook delivers; this file
 // only registers, reads and changes endpoints, through the registry.
 
 // Limits of webhook registration.
@@ -94,13 +94,6 @@ func webhookView(w *registry.Webhook) Webhook {
 		Cursor: w.Cursor, Attempts: w.Attempts, Failures: w.Failures, FailingSince: w.FailingSince, NextAttempt: w.NextAttempt,
 		LastAttempt: w.LastAttempt, LastSuccess: w.LastSuccess, LastError: w.LastError, DisabledAt: w.DisabledAt,
 		DisabledReason: w.DisabledReason}
-}
-
-// isWebhookPath reports whether a path id ({id...}) addresses the webhook
-// routes: "webhooks" or "webhooks/…".
-func isWebhookPath(id string) bool {
-	first, _, _ := strings.Cut(id, "/")
-	return strings.EqualFold(first, "webhooks")
 }
 
 // webhookPath splits a webhook route's id: the endpoint id ("" for the

@@ -1,0 +1,172 @@
+package admin
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+)
+
+// The routes under an SNAA's namespace collection (…/handles/{prefix}/{ns}/)
+// other than the identifiers themselves come from one table, nsRoutes,
+// which also yields the custom ids they reserve (reserved) and their
+// OpenAPI paths (docPaths).
+//
+// ServeMux cannot serve them by pattern, so one pattern per method takes
+// everything under the collection and routeFor dispatches by the table:
+// an id may hold '/', and a pattern can have nothing after {id...}, so the
+// identifier routes (…/{id}/history) cannot be patterns; "{ns}/{$}" cannot
+// sit beside "{ns}/{id...}" for other methods; and the collection routes'
+// names match in any case, which a pattern's literal does not.
+
+// nsHandler serves a namespace route: id is the identifier (a suffix route)
+// or the path after the collection (a collection route).
+type nsHandler func(w http.ResponseWriter, r *http.Request, p *principal, t target, id string) error
+
+// nsRoute is one row of the table.
+type nsRoute struct {
+	// name is a collection route's path after the collection ("stats");
+	// suffix an identifier route's last segment after the id ("history").
+	// One of them is set.
+	name, suffix string
+	// tree: the route also owns every path under name/, for every method
+	// (its handler answers 404 and 405 itself).
+	tree bool
+	// methods are the methods the route serves (with tree, the methods of
+	// its OpenAPI operations); the others reach the identifier handlers.
+	methods []string
+	// docs are the OpenAPI paths of its operations, after the collection
+	// (name routes) or after {id} (suffix routes), keyed by method.
+	docs map[string][]string
+	h    nsHandler
+}
+
+// nsTable is the table of namespace routes.
+type nsTable []nsRoute
+
+// newNSTable builds s's table. The order of the collection names and of
+// the suffixes is that of reservedMsg.
+func newNSTable(s *Server) nsTable {
+	return nsTable{
+		{name: "bulk", methods: []string{"POST"}, h: func(w http.ResponseWriter, r *http.Request, p *principal, t target, _ string) error {
+			if err := s.checkWritable(); err != nil {
+				return err
+			}
+			return s.bulk(w, r, p, t)
+		}},
+		{name: "stats", methods: []string{"GET"}, h: func(w http.ResponseWriter, r *http.Request, p *principal, t target, _ string) error {
+			return s.serveStats(w, r, t, "")
+		}},
+		{name: "events", methods: []string{"GET"}, h: func(w http.ResponseWriter, r *http.Request, p *principal, t target, _ string) error {
+			return s.events(w, r, p, t)
+		}},
+		{name: "linkcheck", methods: []string{"GET"}, h: func(w http.ResponseWriter, r *http.Request, _ *principal, t target, _ string) error {
+			return s.linkcheckList(w, r, t)
+		}},
+		{name: "webhooks", tree: true, h: s.webhooks, docs: map[string][]string{
+			"GET":    {"webhooks", "webhooks/{webhook_id}", "webhooks/{webhook_id}/deliveries"},
+			"POST":   {"webhooks", "webhooks/{webhook_id}/enable"},
+			"DELETE": {"webhooks/{webhook_id}"},
+		}},
+		{suffix: "history", methods: []string{"GET"}, h: func(w http.ResponseWriter, r *http.Request, _ *principal, t target, id string) error {
+			return s.history(w, r, t, id)
+		}},
+		{suffix: "stats", methods: []string{"GET"}, h: func(w http.ResponseWriter, r *http.Request, _ *principal, t target, id string) error {
+			return s.serveStats(w, r, t, id)
+		}},
+		{suffix: "linkcheck", methods: []string{"GET"}, h: func(w http.ResponseWriter, r *http.Request, _ *principal, t target, id string) error {
+			return s.linkcheckOne(w, r, t, id)
+		}},
+	}
+}
+
+// firstSegment and lastSegment cut a path id at its first and last '/'.
+func firstSegment(id string) string {
+	first, _, _ := strings.Cut(id, "/")
+	return first
+}
+
+func lastSegment(id string) string { return id[strings.LastIndexByte(id, '/')+1:] }
+
+// routeFor finds the route of method on the path id after the
+// collection, and the id its handler gets: for a suffix route, the
+// identifier's. Tree routes come first: every path under them is theirs.
+func (tb nsTable) routeFor(method, id string) (nsHandler, string, bool) {
+	for _, rt := range tb {
+		if rt.tree && strings.EqualFold(firstSegment(id), rt.name) {
+			return rt.h, id, true
+		}
+	}
+	for _, rt := range tb {
+		if rt.tree || !slices.Contains(rt.methods, method) {
+			continue
+		}
+		if rt.name != "" && strings.EqualFold(id, rt.name) {
+			return rt.h, id, true
+		}
+		if rt.suffix != "" && strings.HasSuffix(id, "/"+rt.suffix) {
+			return rt.h, strings.TrimSuffix(id, "/"+rt.suffix), true
+		}
+	}
+	return nil, "", false
+}
+
+// reserved reports whether a custom id would collide with a route: a
+// collection route's name, a path under a tree route, or an id whose last
+// segment is a suffix route's.
+func (tb nsTable) reserved(id string) bool {
+	for _, rt := range tb {
+		switch {
+		case rt.name != "" && strings.EqualFold(id, rt.name),
+			rt.tree && strings.EqualFold(firstSegment(id), rt.name),
+			rt.suffix != "" && strings.EqualFold(lastSegment(id), rt.suffix):
+			return true
+		}
+	}
+	return false
+}
+
+// reservedMsg is the refusal of a reserved custom id, naming what the
+// table reserves.
+func (tb nsTable) reservedMsg() string {
+	var names, trees, suffixes []string
+	for _, rt := range tb {
+		switch {
+		case rt.name != "":
+			names = append(names, `"`+rt.name+`"`)
+			if rt.tree {
+				trees = append(trees, `"`+rt.name+`/"`)
+			}
+		case rt.suffix != "":
+			suffixes = append(suffixes, `"/`+rt.suffix+`"`)
+		}
+	}
+	return strings.Join(names, ", ") + " and ids starting with " + orList(trees) + " or ending in " + orList(suffixes) + " are reserved by the API"
+}
+
+// orList joins "a", "b" and "c" as `a, b or c`.
+func orList(xs []string) string {
+	if len(xs) < 2 {
+		return strings.Join(xs, "")
+	}
+	return strings.Join(xs[:len(xs)-1], ", ") + " or " + xs[len(xs)-1]
+}
+
+// docPaths are the OpenAPI paths of method's namespace routes, under the
+// collection path coll and the identifier path item.
+func (tb nsTable) docPaths(method, coll, item string) []string {
+	var out []string
+	for _, rt := range tb {
+		docs := rt.docs[method]
+		if docs == nil && slices.Contains(rt.methods, method) {
+			docs = []string{rt.name + rt.suffix}
+		}
+		for _, d := range docs {
+			if rt.suffix != "" {
+				out = append(out, item+"/"+d)
+			} else {
+				out = append(out, coll+d)
+			}
+		}
+	}
+	return out
+}
