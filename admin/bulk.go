@@ -21,6 +21,16 @@ type BulkResult struct {
 	Errors []FieldError `json:"errors,omitempty"`
 }
 
+// bulkRoute is the namespace route POST …/{ns}/bulk.
+func bulkRoute(s *Server) nsRoute {
+	return nsRoute{name: "bulk", h: func(w http.ResponseWriter, r *http.Request, p *principal, t target, _ string) error {
+		if err := s.checkWritable(); err != nil {
+			return err
+		}
+		return s.bulk(w, r, p, t)
+	}, ops: []nsOp{{"POST", "bulk", op{summary: "Create and update up to 1000 identifiers in one transaction; an item with the id of an existing identifier is a merge update, with an unknown id a custom-id create, without id a generated-id create; each item succeeds or fails on its own", auth: "snaa", request: "BulkRequest", jsonLines: true, ok: 200, okSchema: "BulkResponse", tag: "snaa"}}}}
+}
+
 // bulk serves POST …/handles/{prefix}/{ns}/bulk: up to MaxBulkItems creates and
 // updates in one transaction (write.Service.Bulk). Each item succeeds or
 // fails on its own, with the problem the single routes answer for it.

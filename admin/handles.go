@@ -272,6 +272,13 @@ type HistoryEntry struct {
 	After   any       `json:"after,omitempty"`
 }
 
+// historyRoute is the namespace route GET …/{id}/history.
+func historyRoute(s *Server) nsRoute {
+	return nsRoute{suffix: "history", h: func(w http.ResponseWriter, r *http.Request, _ *principal, t target, id string) error {
+		return s.history(w, r, t, id)
+	}, ops: []nsOp{{"GET", "history", op{summary: "The identifier's history: every write from the audit log (time, key, URL and metadata before and after), and the record's change log (value index 16)", auth: "snaa", ok: 200, okSchema: "History", okHeads: []string{"ETag"}, tag: "snaa"}}}}
+}
+
 // history serves GET …/{id}/history: every audited write of the identifier,
 // oldest first (records imported offline have none until their first write
 // through the API), and the record's own change log (value index 16) as

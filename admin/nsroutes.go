@@ -7,9 +7,11 @@ import (
 )
 
 // The routes under an SNAA's namespace collection (…/handles/{prefix}/{ns}/)
-// other than the identifiers themselves come from one table, nsRoutes,
-// which also yields the custom ids they reserve (reserved) and their
-// OpenAPI paths (docPaths).
+// other than the identifiers themselves come from one table, nsTable,
+// built from each feature's rows (bulkRoute, historyRoute, statsRoutes,
+// eventsRoute, linkcheckRoutes, webhookRoute), which also yields the custom
+// ids they reserve (reserved) and their OpenAPI operations (docs,
+// docPaths). A new route of a namespace feature is one row in its file.
 //
 // ServeMux cannot serve them by pattern, so one pattern per method takes
 // everything under the collection and routeFor dispatches by the table:
@@ -22,7 +24,7 @@ import (
 // or the path after the collection (a collection route).
 type nsHandler func(w http.ResponseWriter, r *http.Request, p *principal, t target, id string) error
 
-// nsRoute is one row of the table.
+// nsRoute is one row of the table; each feature's file builds its own.
 type nsRoute struct {
 	// name is a collection route's path after the collection ("stats");
 	// suffix an identifier route's last segment after the id ("history").
@@ -31,52 +33,36 @@ type nsRoute struct {
 	// tree: the route also owns every path under name/, for every method
 	// (its handler answers 404 and 405 itself).
 	tree bool
-	// methods are the methods the route serves (with tree, the methods of
-	// its OpenAPI operations); the others reach the identifier handlers.
-	methods []string
-	// docs are the OpenAPI paths of its operations, after the collection
-	// (name routes) or after {id} (suffix routes), keyed by method.
-	docs map[string][]string
-	h    nsHandler
+	// ops are its operations: the methods it serves (the others reach the
+	// identifier handlers) and their OpenAPI documentation.
+	ops []nsOp
+	h   nsHandler
+}
+
+// nsOp is one operation of a namespace route: path is after the
+// collection (name routes) or after {id} (suffix routes).
+type nsOp struct {
+	method, path string
+	doc          op
+}
+
+// serves reports whether the route has an operation of method.
+func (rt *nsRoute) serves(method string) bool {
+	return slices.ContainsFunc(rt.ops, func(o nsOp) bool { return o.method == method })
 }
 
 // nsTable is the table of namespace routes.
 type nsTable []nsRoute
 
-// newNSTable builds s's table. The order of the collection names and of
-// the suffixes is that of reservedMsg.
+// newNSTable builds s's table from the features' rows. The order of the
+// collection names and of the suffixes is that of reservedMsg.
 func newNSTable(s *Server) nsTable {
-	return nsTable{
-		{name: "bulk", methods: []string{"POST"}, h: func(w http.ResponseWriter, r *http.Request, p *principal, t target, _ string) error {
-			if err := s.checkWritable(); err != nil {
-				return err
-			}
-			return s.bulk(w, r, p, t)
-		}},
-		{name: "stats", methods: []string{"GET"}, h: func(w http.ResponseWriter, r *http.Request, p *principal, t target, _ string) error {
-			return s.serveStats(w, r, t, "")
-		}},
-		{name: "events", methods: []string{"GET"}, h: func(w http.ResponseWriter, r *http.Request, p *principal, t target, _ string) error {
-			return s.events(w, r, p, t)
-		}},
-		{name: "linkcheck", methods: []string{"GET"}, h: func(w http.ResponseWriter, r *http.Request, _ *principal, t target, _ string) error {
-			return s.linkcheckList(w, r, t)
-		}},
-		{name: "webhooks", tree: true, h: s.webhooks, docs: map[string][]string{
-			"GET":    {"webhooks", "webhooks/{webhook_id}", "webhooks/{webhook_id}/deliveries"},
-			"POST":   {"webhooks", "webhooks/{webhook_id}/enable"},
-			"DELETE": {"webhooks/{webhook_id}"},
-		}},
-		{suffix: "history", methods: []string{"GET"}, h: func(w http.ResponseWriter, r *http.Request, _ *principal, t target, id string) error {
-			return s.history(w, r, t, id)
-		}},
-		{suffix: "stats", methods: []string{"GET"}, h: func(w http.ResponseWriter, r *http.Request, _ *principal, t target, id string) error {
-			return s.serveStats(w, r, t, id)
-		}},
-		{suffix: "linkcheck", methods: []string{"GET"}, h: func(w http.ResponseWriter, r *http.Request, _ *principal, t target, id string) error {
-			return s.linkcheckOne(w, r, t, id)
-		}},
-	}
+	var tb nsTable
+	tb = append(tb, bulkRoute(s), historyRoute(s))
+	tb = append(tb, statsRoutes(s)...)
+	tb = append(tb, eventsRoute(s))
+	tb = append(tb, linkcheckRoutes(s)...)
+	return append(tb, webhookRoute(s))
 }
 
 // firstSegment and lastSegment cut a path id at its first and last '/'.
@@ -97,7 +83,7 @@ func (tb nsTable) routeFor(method, id string) (nsHandler, string, bool) {
 		}
 	}
 	for _, rt := range tb {
-		if rt.tree || !slices.Contains(rt.methods, method) {
+		if rt.tree || !rt.serves(method) {
 			continue
 		}
 		if rt.name != "" && strings.EqualFold(id, rt.name) {
@@ -151,22 +137,33 @@ func orList(xs []string) string {
 	return strings.Join(xs[:len(xs)-1], ", ") + " or " + xs[len(xs)-1]
 }
 
-// docPaths are the OpenAPI paths of method's namespace routes, under the
-// collection path coll and the identifier path item.
+// docs adds the OpenAPI documentation of every operation to d, keyed
+// "METHOD path", under the collection path coll and the identifier path
+// item.
+func (tb nsTable) docs(d map[string]op, coll, item string) {
+	for _, rt := range tb {
+		for _, o := range rt.ops {
+			d[o.method+" "+rt.docPath(o, coll, item)] = o.doc
+		}
+	}
+}
+
+// docPaths are the OpenAPI paths of method's operations.
 func (tb nsTable) docPaths(method, coll, item string) []string {
 	var out []string
 	for _, rt := range tb {
-		docs := rt.docs[method]
-		if docs == nil && slices.Contains(rt.methods, method) {
-			docs = []string{rt.name + rt.suffix}
-		}
-		for _, d := range docs {
-			if rt.suffix != "" {
-				out = append(out, item+"/"+d)
-			} else {
-				out = append(out, coll+d)
+		for _, o := range rt.ops {
+			if o.method == method {
+				out = append(out, rt.docPath(o, coll, item))
 			}
 		}
 	}
 	return out
+}
+
+func (rt *nsRoute) docPath(o nsOp, coll, item string) string {
+	if rt.suffix != "" {
+		return item + "/" + o.path
+	}
+	return coll + o.path
 }

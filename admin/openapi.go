@@ -74,33 +74,11 @@ func (s *Server) docs() map[string]op {
 		d["PUT "+p] = op{summary: "Create an identifier with a custom id under " + where + " (namespace from the key)", auth: "snaa", request: "HandleCreate", ok: 201, okSchema: "Identifier", errs: []int{409}, query: []param{{"customid", "the custom id (required)"}}, headers: []param{idem}, okHeads: []string{"Location", "ETag"}, tag: "snaa"}
 		d["PUT "+coll] = op{summary: "Create an identifier with a generated id under " + where, auth: "snaa", request: "HandleCreate", ok: 201, okSchema: "Identifier", headers: []param{idem}, okHeads: []string{"Location", "ETag"}, tag: "snaa"}
 		d["POST "+coll] = op{summary: "Create an identifier with a generated id under " + where + " (same as PUT)", auth: "snaa", request: "HandleCreate", ok: 201, okSchema: "Identifier", errs: []int{405}, headers: []param{idem}, okHeads: []string{"Location", "ETag"}, tag: "snaa"}
-		d["POST "+coll+"bulk"] = op{summary: "Create and update up to 1000 identifiers in one transaction; an item with the id of an existing identifier is a merge update, with an unknown id a custom-id create, without id a generated-id create; each item succeeds or fails on its own", auth: "snaa", request: "BulkRequest", jsonLines: true, ok: 200, okSchema: "BulkResponse", tag: "snaa"}
 		d["GET "+coll] = op{summary: "List the namespace's identifiers", auth: "snaa", ok: 200, okSchema: "IdentifierList", query: []param{{"status", "only this status"}, {"url", "only identifiers with this landing page URL; a trailing * matches a URL prefix (reverse lookup through the URL index)"}, {"limit", "1–1000, default 100"}, {"cursor", "next_cursor of the previous page"}}, tag: "snaa"}
 		d["GET "+item] = op{summary: "Read an identifier", auth: "snaa", ok: 200, okSchema: "Identifier", okHeads: []string{"ETag"}, headers: []param{{"If-None-Match", "ETag of a copy you hold: 304 if unchanged"}}, tag: "snaa"}
 		d["PUT "+item] = op{summary: "Update an identifier by merge (present fields replace, null removes an optional field, absent fields stay); with If-None-Match: * create it with this custom id. Identifiers are persistent: there is no DELETE (405); to retire one, set metadata.status to OBSOLETED or DEPRECATED", auth: "snaa", request: "HandleUpdate", ok: 200, okSchema: "Identifier", errs: []int{409, 412}, headers: []param{{"If-Match", "ETag (version) the update is based on: 412 if it changed"}, {"If-None-Match", "\"*\": create with this custom id (201, or 412 if it exists)"}, idem}, okHeads: []string{"ETag"}, tag: "snaa"}
-		statsQ := []param{{"from", "first day, YYYY-MM-DD (default 29 days before to)"}, {"to", "last day, YYYY-MM-DD (default today, UTC)"}}
-		d["GET "+coll+"stats"] = op{summary: "Resolutions per day in the namespace (counted in memory, flushed every few seconds)", auth: "snaa", ok: 200, okSchema: "Stats", query: statsQ, tag: "snaa"}
-		d["GET "+item+"/stats"] = op{summary: "Resolutions per day of an identifier (counted in memory, flushed every few seconds)", auth: "snaa", ok: 200, okSchema: "Stats", query: statsQ, tag: "snaa"}
-		d["GET "+coll+"events"] = op{summary: "The namespace's change feed: every identifier write (create, update, bulk item) from the audit log, in sequence order, with time, action, handle, key, and URL and status before and after. " +
-			"As JSON (a page and next_after), as JSON Lines (Accept: application/jsonl or application/x-ndjson), or as a Server-Sent Events stream (Accept: text/event-stream: id is the sequence number, event the action, data the Event; " +
-			"the stream stays open and sends each new write as it commits, with a comment line as heartbeat). Sequence numbers are the same on every node of a cluster, so a cursor is valid on any node. " +
-			"A key may hold " + strconv.Itoa(s.streams.maxKey) + " streams at once (429 beyond), the node " + strconv.Itoa(s.streams.limit) + " (503 beyond)",
-			auth: "snaa", ok: 200, okSchema: "EventPage", feed: true, errs: []int{503},
-			query: []param{{"after", "sequence number to start after (default 0: from the first event); the last seq you received"},
-				{"limit", "1–" + strconv.Itoa(MaxEventLimit) + ", default " + strconv.Itoa(DefaultEventLimit) + "; in a stream, the size of each read"}},
-			headers: []param{{"Accept", "application/json (default), application/jsonl or application/x-ndjson (JSON Lines), or text/event-stream (Server-Sent Events)"},
-				{"Last-Event-ID", "a stream's resumption point: the id of the last event received (sent by a reconnecting EventSource); overrides after"}},
-			tag: "snaa"}
-		d["GET "+coll+"linkcheck"] = op{summary: "The link checker's findings in the namespace: its identifiers' target and representation variant URLs that are broken (failed the configured number of consecutive checks over the minimum age), recovering (answered again after being broken) or failing (not yet broken), with status, error class, final URL, check time, first failure and consecutive failures; paged by cursor, as JSON or CSV",
-			auth: "snaa", ok: 200, okSchema: "LinkcheckPage", csv: true,
-			query:   []param{{"state", "broken, recovering, failing or all (default: broken and recovering)"}, {"limit", "1–1000, default 100"}, {"cursor", "next_cursor of the previous page (after= is the same)"}},
-			headers: []param{{"Accept", "application/json (default) or text/csv"}}, tag: "snaa"}
-		d["GET "+item+"/linkcheck"] = op{summary: "The link checker's last result of each URL of the identifier (target and representation variants), whatever its state",
-			auth: "snaa", ok: 200, okSchema: "LinkcheckRecord", csv: true,
-			headers: []param{{"Accept", "application/json (default) or text/csv"}}, tag: "snaa"}
-		d["GET "+item+"/history"] = op{summary: "The identifier's history: every write from the audit log (time, key, URL and metadata before and after), and the record's change log (value index 16)", auth: "snaa", ok: 200, okSchema: "History", okHeads: []string{"ETag"}, tag: "snaa"}
+		s.ns.docs(d, coll, item)
 	}
-	s.webhookDocs(d)
 	return d
 }
 

@@ -258,13 +258,6 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Writer != nil {
 		s.w = cfg.Writer
 	}
-	s.ns = newNSTable(s)
-	reserved := s.ns.reservedMsg()
-	s.writes, err = write.New(write.Config{Registry: s.reg, Writer: s.w, Namer: cfg.Namer, Model: mod, Invalidator: cfg.Invalidator,
-		ReservedID: func(id string) (string, bool) { return reserved, s.ns.reserved(id) }, Now: s.now, Rand: s.rnd, IdempotencyTTL: cfg.IdempotencyTTL, Logger: s.log})
-	if err != nil {
-		return nil, err
-	}
 	s.bases = []base{{path: "/pid/v2", prefix: strings.ToUpper(cfg.Namer.Prefix())}}
 	if tp := cfg.Namer.TestPrefix(); tp != "" {
 		s.bases = append(s.bases, base{path: "/testpid/v2", prefix: strings.ToUpper(tp), test: true})
@@ -309,6 +302,15 @@ func New(cfg Config) (*Server, error) {
 	}
 	if s.evBeat <= 0 {
 		s.evBeat = DefaultEventHeartbeat
+	}
+	// The namespace routes' table documents the stream limits: built
+	// once they are set.
+	s.ns = newNSTable(s)
+	reserved := s.ns.reservedMsg()
+	s.writes, err = write.New(write.Config{Registry: s.reg, Writer: s.w, Namer: cfg.Namer, Model: mod, Invalidator: cfg.Invalidator,
+		ReservedID: func(id string) (string, bool) { return reserved, s.ns.reserved(id) }, Now: s.now, Rand: s.rnd, IdempotencyTTL: cfg.IdempotencyTTL, Logger: s.log})
+	if err != nil {
+		return nil, err
 	}
 	if err := s.ensureIndexes(); err != nil {
 		return nil, err

@@ -183,6 +183,20 @@ func (s *Server) statsRange(r *http.Request) (from, to time.Time, err error) {
 }
 
 // serveStats serves GET …/{ns}/stats (id == "") and …/{ns}/{id}/stats.
+// statsRoutes are the namespace routes GET …/{ns}/stats and
+// GET …/{id}/stats.
+func statsRoutes(s *Server) []nsRoute {
+	statsQ := []param{{"from", "first day, YYYY-MM-DD (default 29 days before to)"}, {"to", "last day, YYYY-MM-DD (default today, UTC)"}}
+	return []nsRoute{
+		{name: "stats", h: func(w http.ResponseWriter, r *http.Request, _ *principal, t target, _ string) error {
+			return s.serveStats(w, r, t, "")
+		}, ops: []nsOp{{"GET", "stats", op{summary: "Resolutions per day in the namespace (counted in memory, flushed every few seconds)", auth: "snaa", ok: 200, okSchema: "Stats", query: statsQ, tag: "snaa"}}}},
+		{suffix: "stats", h: func(w http.ResponseWriter, r *http.Request, _ *principal, t target, id string) error {
+			return s.serveStats(w, r, t, id)
+		}, ops: []nsOp{{"GET", "stats", op{summary: "Resolutions per day of an identifier (counted in memory, flushed every few seconds)", auth: "snaa", ok: 200, okSchema: "Stats", query: statsQ, tag: "snaa"}}}},
+	}
+}
+
 func (s *Server) serveStats(w http.ResponseWriter, r *http.Request, t target, id string) error {
 	from, to, err := s.statsRange(r)
 	if err != nil {
