@@ -47,6 +47,12 @@
 // segment is "history", "stats" or "linkcheck", which would collide with
 // routes.
 //
+// Routes: every API route is registered with its OpenAPI operation
+// (Server.handle), and /openapi.json is built from what is registered; the
+// routes under a namespace come from one table (nsroutes.go) whose rows
+// each feature's file builds. A page of the console or the form is not an
+// API route and is not documented there.
+//
 // Errors reach clients as RFC 9457 problem+json (errors.go); one function,
 // problemOf, maps errors to problems, for replies (writeError) and for the
 // results of bulk items alike.

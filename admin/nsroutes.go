@@ -10,8 +10,7 @@ import (
 // other than the identifiers themselves come from one table, nsTable,
 // built from each feature's rows (bulkRoute, historyRoute, statsRoutes,
 // eventsRoute, linkcheckRoutes, webhookRoute), which also yields the custom
-// ids they reserve (reserved) and their OpenAPI operations (docs,
-// docPaths). A new route of a namespace feature is one row in its file.
+// ids they reserve (reserved) and their OpenAPI operations (ops). A new route of a namespace feature is one row in its file.
 //
 // ServeMux cannot serve them by pattern, so one pattern per method takes
 // everything under the collection and routeFor dispatches by the table:
@@ -137,24 +136,14 @@ func orList(xs []string) string {
 	return strings.Join(xs[:len(xs)-1], ", ") + " or " + xs[len(xs)-1]
 }
 
-// docs adds the OpenAPI documentation of every operation to d, keyed
-// "METHOD path", under the collection path coll and the identifier path
-// item.
-func (tb nsTable) docs(d map[string]op, coll, item string) {
-	for _, rt := range tb {
-		for _, o := range rt.ops {
-			d[o.method+" "+rt.docPath(o, coll, item)] = o.doc
-		}
-	}
-}
-
-// docPaths are the OpenAPI paths of method's operations.
-func (tb nsTable) docPaths(method, coll, item string) []string {
-	var out []string
+// ops are the OpenAPI operations of method's namespace routes, keyed by
+// their paths under the collection path coll and the identifier path item.
+func (tb nsTable) ops(method, coll, item string) map[string]op {
+	out := map[string]op{}
 	for _, rt := range tb {
 		for _, o := range rt.ops {
 			if o.method == method {
-				out = append(out, rt.docPath(o, coll, item))
+				out[rt.docPath(o, coll, item)] = o.doc
 			}
 		}
 	}
