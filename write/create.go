@@ -123,36 +123,6 @@ func (s *Service) Create(a *Actor, t Target, req CreateRequest) (*Result, error)
 	return &res, nil
 }
 
-// outcome carries a write's verdict out of a (possibly re-run) Commit
-// callback: a callback that refuses returns nil without writing, so that the
-// other writes of its group are not rolled back and re-run.
-type outcome struct{ err error }
-
-func (o *outcome) fail(err error) error { o.err = err; return nil }
-
-// refused is fail for a client's error (refusal) and err itself for any
-// other (which rolls back).
-func (o *outcome) refused(err error) error {
-	if r, ok := err.(refusal); ok {
-		return o.fail(r.err)
-	}
-	return err
-}
-
-// refusal marks an error of a write inside the transaction that is the
-// client's (the write fails alone), as opposed to one that aborts the
-// transaction.
-type refusal struct{ err error }
-
-func (r refusal) Error() string { return r.err.Error() }
-
-// writeResult is the effect of one create or update inside a transaction.
-type writeResult struct {
-	key     string
-	stored  store.Stored
-	written bool
-}
-
 // preparedCreate is a create with everything that does not need the write
 // transaction done: id checked, record values built, audit entry encoded.
 type preparedCreate struct {
