@@ -219,7 +219,6 @@ func parseSeq(s string) (uint64, bool) {
 	return n, err == nil
 }
 
-// events serves GET …/handles/{prefix}/{ns}/events.
 // eventsRoute is the namespace route GET …/{ns}/events.
 func eventsRoute(s *Server) nsRoute {
 	return nsRoute{name: "events", h: func(w http.ResponseWriter, r *http.Request, p *principal, t target, _ string) error {
@@ -236,6 +235,7 @@ func eventsRoute(s *Server) nsRoute {
 		tag: "snaa"}}}}
 }
 
+// events serves GET …/handles/{prefix}/{ns}/events.
 func (s *Server) events(w http.ResponseWriter, r *http.Request, p *principal, t target) error {
 	after, limit, perr := eventParams(r.URL.Query(), r.Header.Values("Last-Event-ID"))
 	if perr != nil {

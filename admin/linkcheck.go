@@ -62,7 +62,6 @@ func wantsCSV(accept string) bool {
 	return firstAccepted(accept, []string{"text/csv", "application/json"}) == "text/csv"
 }
 
-// linkcheckList serves GET …/handles/{prefix}/{ns}/linkcheck.
 // linkcheckRoutes are the namespace routes GET …/{ns}/linkcheck and
 // GET …/{id}/linkcheck.
 func linkcheckRoutes(s *Server) []nsRoute {
@@ -81,6 +80,7 @@ func linkcheckRoutes(s *Server) []nsRoute {
 	}
 }
 
+// linkcheckList serves GET …/handles/{prefix}/{ns}/linkcheck.
 func (s *Server) linkcheckList(w http.ResponseWriter, r *http.Request, t target) error {
 	cur, limit, p := pageParams(r)
 	if p != nil {

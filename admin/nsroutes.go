@@ -10,7 +10,8 @@ import (
 // other than the identifiers themselves come from one table, nsTable,
 // built from each feature's rows (bulkRoute, historyRoute, statsRoutes,
 // eventsRoute, linkcheckRoutes, webhookRoute), which also yields the custom
-// ids they reserve (reserved) and their OpenAPI operations (ops). A new route of a namespace feature is one row in its file.
+// ids they reserve (reserved) and their OpenAPI operations (ops). A new
+// route of a namespace feature is one row in its file.
 //
 // ServeMux cannot serve them by pattern, so one pattern per method takes
 // everything under the collection and routeFor dispatches by the table:
@@ -53,8 +54,8 @@ func (rt *nsRoute) serves(method string) bool {
 // nsTable is the table of namespace routes.
 type nsTable []nsRoute
 
-// newNSTable builds s's table from the features' rows. The order of the
-// collection names and of the suffixes is that of reservedMsg.
+// newNSTable builds s's table from the features' rows. Their order is the
+// order in which reservedMsg names the reserved ids.
 func newNSTable(s *Server) nsTable {
 	var tb nsTable
 	tb = append(tb, bulkRoute(s), historyRoute(s))

@@ -182,7 +182,6 @@ func (s *Server) statsRange(r *http.Request) (from, to time.Time, err error) {
 	return from, to, nil
 }
 
-// serveStats serves GET …/{ns}/stats (id == "") and …/{ns}/{id}/stats.
 // statsRoutes are the namespace routes GET …/{ns}/stats and
 // GET …/{id}/stats.
 func statsRoutes(s *Server) []nsRoute {
@@ -197,6 +196,7 @@ func statsRoutes(s *Server) []nsRoute {
 	}
 }
 
+// serveStats serves GET …/{ns}/stats (id == "") and …/{ns}/{id}/stats.
 func (s *Server) serveStats(w http.ResponseWriter, r *http.Request, t target, id string) error {
 	from, to, err := s.statsRange(r)
 	if err != nil {
