@@ -118,9 +118,11 @@ func (s *Server) applyRoutes() {
 	s.mux.HandleFunc("POST /apply", s.applyPost)
 	s.mux.HandleFunc("GET /apply/status", s.applyStatusForm)
 	s.mux.HandleFunc("POST /apply/status", s.applyStatusPost)
-	s.handle("POST", "/apply/v1/applications", s.applyJSON)
+	s.handle("POST", "/apply/v1/applications", s.applyJSON,
+		op{summary: "Apply to become an SNAA, without a key (the public form's route): 201 with the application id and a status token, shown only this once. Limited per client address, per contact e-mail (open applications) and to 64 KiB; policy_version must be the node's current policy version (GET /apply shows the policy)", auth: "", request: "ApplicationRequest", ok: 201, okSchema: "ApplicationReceipt", okHeads: []string{"Location"}, errs: []int{409, 429}, tag: "apply"})
 	s.methodFallback("/apply/v1/applications", "POST")
-	s.handle("GET", "/apply/v1/applications/{id}", s.applyStatusJSON)
+	s.handle("GET", "/apply/v1/applications/{id}", s.applyStatusJSON,
+		op{summary: "An application's state (SUBMITTED, APPROVED, REJECTED with the reason), with its status token as the bearer token; any mismatch is 404", auth: "statusToken", ok: 200, okSchema: "ApplicationStatus", errs: []int{401}, tag: "apply"})
 	s.methodFallback("/apply/v1/applications/{id}", "GET")
 }
 

@@ -3,19 +3,7 @@ package admin
 import (
 	"net/http"
 	"strconv"
-
-	"pidnode/registry"
 )
-
-// auditHandle audits an identifier write by an SNAA key and indexes the entry
-// under the record's storage key.
-func (s *Server) auditHandle(tx registry.Tx, p *principal, action, key, display string, before, after any) error {
-	tail, err := registry.AuditTail(&AuditEntry{Actor: p.actor(), KeyName: p.key.Name, Action: action, Target: display, Before: before, After: after})
-	if err != nil {
-		return err
-	}
-	return tx.AppendHandleAudit(key, tail)
-}
 
 // AuditLog returns up to limit entries with a sequence number above after.
 func (s *Server) AuditLog(after uint64, limit int) ([]AuditEntry, error) {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"pidnode/registry"
+	"pidnode/write"
 )
 
 // KeyPrefix starts every SNAA API key; KeyRandomBytes of randomness follow in
@@ -120,6 +121,9 @@ type principal struct {
 }
 
 func (p *principal) actor() string { return "snaa:" + p.snaa.ID + " key:" + p.key.ID }
+
+// writer is p as the write service's Actor.
+func (p *principal) writer() *write.Actor { return &write.Actor{SNAA: p.snaa, Key: p.key} }
 
 func principalOf(r *http.Request) *principal {
 	p, _ := r.Context().Value(authKey).(*principal)

@@ -17,6 +17,7 @@ import (
 
 	"pidnode/handlev"
 	"pidnode/model"
+	"pidnode/write"
 )
 
 // The SNAA's pages of the console (docs/product.md §4.2). Every read and
@@ -239,7 +240,7 @@ func (s *Server) pageEdit(w http.ResponseWriter, r *http.Request, u *consoleUser
 	path, pv := collection(b, u, id)
 	hdr := map[string]string{}
 	if pg.Version > 0 {
-		hdr["If-Match"] = etag(pg.Version)
+		hdr["If-Match"] = write.ETag(pg.Version)
 	}
 	rep := s.snaaCall(r, u, b, apiCall{method: "PUT", path: path, pathValues: pv, body: body, header: hdr}, s.putHandles)
 	var ident Identifier
@@ -465,7 +466,7 @@ func (s *Server) pageStatus(w http.ResponseWriter, r *http.Request, u *consoleUs
 	path, pv := collection(b, u, id)
 	hdr := map[string]string{}
 	if version > 0 {
-		hdr["If-Match"] = etag(version)
+		hdr["If-Match"] = write.ETag(version)
 	}
 	var ident Identifier
 	if err := s.snaaCall(r, u, b, apiCall{method: "PUT", path: path, pathValues: pv, body: body, header: hdr}, s.putHandles).decode(&ident); err != nil {

@@ -18,35 +18,40 @@
 //     and the HTML console for SNAAs and the operator (/console/, console*.go,
 //     templates/), docs/product.md §4.2: server-side sessions in the
 //     replicated sessions bucket, and every console action run through the
-//     API route's own handler (console_call.go), so there is one validation
-//     and one write path;
+//     API route's own handler (console_call.go);
 //   - who may do what: operator and SNAA keys (stored only as SHA-256 of the
 //     secret, looked up by hash and compared in constant time), the SNAA's
 //     prefixes and namespace, the decisions on applications, SNAAs and keys;
 //   - when resolution statistics are flushed (RunStats, every StatsInterval,
 //     from a CountSource, in practice *cache.Counter);
-//   - the order in which a write is checked (check.go), the same for the single
-//     routes and every bulk item; the checks of the payload against the
-//     metadata model and the building of handle records are package model's.
+//   - reading a request's body and mapping errors to problems; the
+//     identifier writes themselves (their checks in order, idempotency, id
+//     minting, the audit entry, the cache invalidation) are package write's,
+//     which the create, update and bulk handlers call.
 //
 // What it stores (applications, SNAAs, keys, idempotency records, the audit
 // log, the URL index, the statistics) it stores through package registry,
 // which also commits identifier writes in groups.
 //
-// It must not: bind listeners (cmd/pidnode does), import cache or resolver (it
-// invalidates the read path through the Invalidator interface it declares), or
-// write outside one registry transaction. Every write is all-or-nothing, audited in
-// the same transaction, and invalidated in the cache before the reply, so the
-// next resolution on this node shows it (read-your-writes). Identifier writes
-// are committed in groups (registry.Registry.CommitAs): one transaction and one
-// fsync for writes that waited while the previous group committed, shared
-// fairly between SNAAs (a bulk counts as its items); each write's expensive
-// part (validation, record and audit JSON; for a bulk, of every create) is
-// done before it joins. The per-key rate limit charges a bulk its items too.
+// It must not: bind listeners (cmd/pidnode does), import cache or resolver (the
+// write service invalidates the read path through write.Invalidator), write
+// an identifier other than through package write, or write outside one
+// registry transaction. Every write is all-or-nothing, audited in the same
+// transaction, and invalidated in the cache before the reply, so the next
+// resolution on this node shows it (read-your-writes). The per-key rate
+// limit charges a bulk its items.
 //
-// Reserved custom ids (reservedID): "bulk", "stats", "events", "linkcheck",
-// "webhooks" and ids under "webhooks/", and ids whose last segment is
-// "history", "stats" or "linkcheck", which would collide with routes.
+// Reserved custom ids come from the namespace route table (nsroutes.go),
+// which the write service is handed: "bulk", "stats", "events",
+// "linkcheck", "webhooks" and ids under "webhooks/", and ids whose last
+// segment is "history", "stats" or "linkcheck", which would collide with
+// routes.
+//
+// Routes: every API route is registered with its OpenAPI operation
+// (Server.handle), and /openapi.json is built from what is registered; the
+// routes under a namespace come from one table (nsroutes.go) whose rows
+// each feature's file builds. A page of the console or the form is not an
+// API route and is not documented there.
 //
 // Errors reach clients as RFC 9457 problem+json (errors.go); one function,
 // problemOf, maps errors to problems, for replies (writeError) and for the

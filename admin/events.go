@@ -75,7 +75,7 @@ type EventPage struct {
 }
 
 // eventOf builds the feed's view of an identifier write's audit entry, whose
-// before and after are auditContent's (url, metadata).
+// before and after are write.AuditContent's (url, metadata).
 func eventOf(e *AuditEntry) Event {
 	_, kid, _ := strings.Cut(e.Actor, " key:")
 	return Event{Seq: e.Seq, Time: e.Time.UTC(), Action: e.Action, Handle: e.Target, KeyID: kid, KeyName: e.KeyName,
@@ -217,6 +217,22 @@ func parseSeq(s string) (uint64, bool) {
 	}
 	n, err := strconv.ParseUint(s, 10, 64)
 	return n, err == nil
+}
+
+// eventsRoute is the namespace route GET …/{ns}/events.
+func eventsRoute(s *Server) nsRoute {
+	return nsRoute{name: "events", h: func(w http.ResponseWriter, r *http.Request, p *principal, t target, _ string) error {
+		return s.events(w, r, p, t)
+	}, ops: []nsOp{{"GET", "events", op{summary: "The namespace's change feed: every identifier write (create, update, bulk item) from the audit log, in sequence order, with time, action, handle, key, and URL and status before and after. " +
+		"As JSON (a page and next_after), as JSON Lines (Accept: application/jsonl or application/x-ndjson), or as a Server-Sent Events stream (Accept: text/event-stream: id is the sequence number, event the action, data the Event; " +
+		"the stream stays open and sends each new write as it commits, with a comment line as heartbeat). Sequence numbers are the same on every node of a cluster, so a cursor is valid on any node. " +
+		"A key may hold " + strconv.Itoa(s.streams.maxKey) + " streams at once (429 beyond), the node " + strconv.Itoa(s.streams.limit) + " (503 beyond)",
+		auth: "snaa", ok: 200, okSchema: "EventPage", feed: true, errs: []int{503},
+		query: []param{{"after", "sequence number to start after (default 0: from the first event); the last seq you received"},
+			{"limit", "1–" + strconv.Itoa(MaxEventLimit) + ", default " + strconv.Itoa(DefaultEventLimit) + "; in a stream, the size of each read"}},
+		headers: []param{{"Accept", "application/json (default), application/jsonl or application/x-ndjson (JSON Lines), or text/event-stream (Server-Sent Events)"},
+			{"Last-Event-ID", "a stream's resumption point: the id of the last event received (sent by a reconnecting EventSource); overrides after"}},
+		tag: "snaa"}}}}
 }
 
 // events serves GET …/handles/{prefix}/{ns}/events.

@@ -2,22 +2,17 @@ package admin
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
-	"pidnode/handlev"
-	"pidnode/internal/stdjson"
 	"pidnode/model"
 	"pidnode/registry"
 	"pidnode/store"
+	"pidnode/write"
 )
 
 // target is the identifier (or namespace) a request addresses, after the
@@ -26,6 +21,9 @@ type target struct {
 	prefix string // canonical upper case
 	ns     string // the SNAA's namespace
 }
+
+// write is t as the write service's Target.
+func (t target) write() write.Target { return write.Target{Prefix: t.prefix, Namespace: t.ns} }
 
 // checkTarget verifies that the path's prefix belongs to base b and the
 // namespace to the caller, and that the caller may write under the prefix.
@@ -59,23 +57,11 @@ func (s *Server) getHandles(w http.ResponseWriter, r *http.Request, b *base) err
 		return err
 	}
 	id := r.PathValue("id")
-	switch {
-	case id == "":
+	if id == "" {
 		return s.listHandles(w, r, b, t)
-	case isWebhookPath(id):
-		return s.webhooks(w, r, p, t, id)
-	case strings.HasSuffix(id, "/history"):
-		return s.history(w, r, t, strings.TrimSuffix(id, "/history"))
-	case strings.EqualFold(id, "stats"):
-		return s.serveStats(w, r, t, "")
-	case strings.EqualFold(id, "events"):
-		return s.events(w, r, p, t)
-	case strings.EqualFold(id, "linkcheck"):
-		return s.linkcheckList(w, r, t)
-	case strings.HasSuffix(id, "/linkcheck"):
-		return s.linkcheckOne(w, r, t, strings.TrimSuffix(id, "/linkcheck"))
-	case strings.HasSuffix(id, "/stats"):
-		return s.serveStats(w, r, t, strings.TrimSuffix(id, "/stats"))
+	}
+	if h, rid, ok := s.ns.routeFor(r.Method, id); ok {
+		return h(w, r, p, t, rid)
 	}
 	return s.readHandle(w, r, b, t, id)
 }
@@ -88,16 +74,16 @@ func (s *Server) putHandles(w http.ResponseWriter, r *http.Request, b *base) err
 	}
 	id := r.PathValue("id")
 	if id == "" {
-		return s.create(w, r, b, p, t, "", 0)
+		return s.create(w, r, b, p, t, "", false)
 	}
-	if isWebhookPath(id) {
-		return s.webhooks(w, r, p, t, id)
+	if h, rid, ok := s.ns.routeFor(r.Method, id); ok {
+		return h(w, r, p, t, rid)
 	}
 	if inm := r.Header.Get("If-None-Match"); inm != "" {
 		if strings.TrimSpace(inm) != "*" {
 			return problem(http.StatusBadRequest, "If-None-Match on PUT must be \"*\" (create only if absent)")
 		}
-		return s.create(w, r, b, p, t, id, http.StatusPreconditionFailed)
+		return s.create(w, r, b, p, t, id, true)
 	}
 	return s.update(w, r, b, p, t, id)
 }
@@ -113,18 +99,14 @@ func (s *Server) postHandles(w http.ResponseWriter, r *http.Request, b *base) er
 		}
 		return err
 	}
-	if id := r.PathValue("id"); isWebhookPath(id) {
-		return s.webhooks(w, r, p, t, id)
-	} else if strings.EqualFold(id, "bulk") {
-		if err := s.checkWritable(); err != nil {
-			return err
-		}
-		return s.bulk(w, r, p, t)
+	id := r.PathValue("id")
+	if h, rid, ok := s.ns.routeFor(r.Method, id); ok {
+		return h(w, r, p, t, rid)
 	} else if id != "" {
 		return problem(http.StatusMethodNotAllowed, "POST creates in a namespace (…/handles/{prefix}/{ns}/); use PUT to update an identifier").
 			with("Allow", "GET, PUT")
 	}
-	return s.create(w, r, b, p, t, "", 0)
+	return s.create(w, r, b, p, t, "", false)
 }
 
 // createCustomQuery serves PUT {base}?customid={id}: the namespace is the key's.
@@ -139,23 +121,24 @@ func (s *Server) createCustomQuery(w http.ResponseWriter, r *http.Request, b *ba
 		return problem(http.StatusBadRequest, "PUT %s needs ?customid={id}; to create with a generated id PUT %s/handles/%s/%s/",
 			b.path, b.path, t.prefix, t.ns)
 	}
-	return s.create(w, r, b, p, t, id, http.StatusConflict)
+	return s.create(w, r, b, p, t, id, false)
 }
 
-// deleteOn serves DELETE on base b's identifier pattern: the webhook
-// routes (webhooks.go) with an SNAA's key, identifiers never.
+// deleteOn serves DELETE on base b's identifier pattern: the namespace
+// routes (webhooks) with an SNAA's key, identifiers never.
 func (s *Server) deleteOn(b *base) handlerFunc {
-	hooks := s.snaa(b, func(w http.ResponseWriter, r *http.Request, b *base) error {
+	routes := s.snaa(b, func(w http.ResponseWriter, r *http.Request, b *base) error {
 		p := principalOf(r)
 		t, err := s.checkTarget(r, b, p, r.PathValue("prefix"), r.PathValue("ns"))
 		if err != nil {
 			return err
 		}
-		return s.webhooks(w, r, p, t, r.PathValue("id"))
+		h, rid, _ := s.ns.routeFor(r.Method, r.PathValue("id"))
+		return h(w, r, p, t, rid)
 	})
 	return func(w http.ResponseWriter, r *http.Request) error {
-		if isWebhookPath(r.PathValue("id")) {
-			return hooks(w, r)
+		if _, _, ok := s.ns.routeFor(r.Method, r.PathValue("id")); ok {
+			return routes(w, r)
 		}
 		return s.deleteHandle(w, r)
 	}
@@ -184,13 +167,15 @@ func (s *Server) whoami(w http.ResponseWriter, r *http.Request, b *base) error {
 // idemKeyMax bounds the Idempotency-Key header.
 const idemKeyMax = 255
 
-// create makes a new identifier: generated (id == "") or custom. existsStatus
-// is the reply when a custom id is taken (409 for ?customid, 412 for If-None-Match).
-func (s *Server) create(w http.ResponseWriter, r *http.Request, b *base, p *principal, t target, customID string, existsStatus int) error {
+// create makes a new identifier through the write service: generated
+// (customID == "") or custom. ifAbsent: the client sent If-None-Match: *
+// (a taken id is 412 rather than 409).
+func (s *Server) create(w http.ResponseWriter, r *http.Request, b *base, p *principal, t target, customID string, ifAbsent bool) error {
+	a := p.writer()
 	if customID != "" {
-		// Refused before the body is read; the bulk route runs the same
-		// check as the first step of checkCreate.
-		if err := checkCustomID(p, t, customID); err != nil {
+		// Refused before the body is read; the write service runs the same
+		// check again as step 2 of its validation path.
+		if err := s.writes.CheckCustomID(a, t.write(), customID); err != nil {
 			return err
 		}
 	}
@@ -206,91 +191,25 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, b *base, p *prin
 	if err != nil {
 		return err
 	}
-	req, err := s.checkCreate(p, t, customID, obj)
-	if err != nil {
-		return err
-	}
-	var idemKey []byte
-	var bodyHash string
+	req := write.CreateRequest{CustomID: customID, IfAbsent: ifAbsent, Payload: obj}
 	if idem != "" {
-		idemKey = []byte(p.snaa.ID + " " + b.path + " " + idem)
-		h := sha256.New()
-		h.Write([]byte(r.URL.Path + "?" + r.URL.RawQuery + "\n"))
-		h.Write(body)
-		bodyHash = hex.EncodeToString(h.Sum(nil))
+		req.Idempotency, req.Scope, req.Request, req.Body = idem, b.path, r.URL.Path+"?"+r.URL.RawQuery, body
 	}
-	now := s.now()
-	// Everything but the id's collision check and the bucket writes is done
-	// here, before the write joins a commit group (commit.go).
-	pc, perr, err := s.prepareCreate(p, t, customID, *req.Payload.URL, req.Meta, now)
+	res, err := s.writes.Create(a, t.write(), req)
 	if err != nil {
 		return err
-	}
-	if perr != nil {
-		return perr
-	}
-
-	var (
-		o        outcome
-		key      string
-		stored   store.Stored
-		replayed bool
-	)
-	err = s.w.CommitAs(p.snaa.ID, 1, func(tx registry.Tx) error {
-		o, replayed = outcome{}, false
-		if idemKey != nil {
-			ir, ok, err := tx.Idem(string(idemKey))
-			if err != nil {
-				return err
-			}
-			if ok && now.Sub(ir.Created) < s.idemTTL {
-				if ir.BodyHash != bodyHash {
-					return o.fail(problem(http.StatusUnprocessableEntity,
-						"Idempotency-Key %q was already used with a different request; use a new key for a new identifier", idem))
-				}
-				st, found, err := tx.Record(ir.Key)
-				if err != nil {
-					return err
-				}
-				if found {
-					key, stored, replayed = ir.Key, st, true
-					return nil
-				}
-			}
-		}
-		res, perr, err := s.txCreatePrepared(tx, &pc, existsStatus)
-		if err != nil || perr != nil {
-			o.err = perr
-			return err
-		}
-		key, stored = res.key, res.stored
-		if idemKey != nil {
-			if err := tx.PutIdem(string(idemKey), &registry.IdemRecord{BodyHash: bodyHash, Key: key, Created: now}); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	if o.err != nil {
-		return o.err
 	}
 	var ident *Identifier
-	if replayed {
-		ident = s.identifier(&stored)
+	if res.Replayed {
+		ident = s.identifier(&res.Stored)
 	} else {
 		s.metrics.creates.Add(1)
-		if s.inv != nil {
-			s.inv.Invalidate(key)
-		}
-		ident = s.identifierOf(&stored, pc.content)
-		ident.metaJSON = pc.metaJSON
+		ident = s.identifierOf(&res.Stored, *res.Content)
+		ident.metaJSON = res.MetaJSON
 	}
 	w.Header().Set("Location", b.path+"/handles/"+pathEscape(ident.Prefix)+"/"+pathEscape(ident.Namespace)+"/"+pathEscape(ident.ID))
-	w.Header().Set("ETag", etag(stored.Version))
-	if replayed {
+	w.Header().Set("ETag", write.ETag(res.Stored.Version))
+	if res.Replayed {
 		w.Header().Set("Idempotent-Replayed", "true")
 	}
 	writeIdentifier(w, http.StatusCreated, ident)
@@ -307,45 +226,15 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, b *base, p *prin
 	if err != nil {
 		return err
 	}
-	req, err := model.CheckPayload(obj)
+	res, err := s.writes.Update(p.writer(), t.write(), write.UpdateRequest{ID: id, Payload: obj, IfMatch: ifMatch})
 	if err != nil {
 		return err
 	}
-	display := s.namer.Full(t.prefix, t.ns, id)
-	key, _, err := s.namer.Key(display)
-	if err != nil {
-		return problem(http.StatusNotFound, "no identifier %s: %v", display, err)
-	}
-	now := s.now()
-	var (
-		o       outcome
-		stored  store.Stored
-		written bool
-	)
-	err = s.w.CommitAs(p.snaa.ID, 1, func(tx registry.Tx) error {
-		o, written = outcome{}, false
-		res, perr, err := s.txUpdate(tx, p, t, key, display, req, ifMatch, now)
-		if err != nil || perr != nil {
-			o.err = perr
-			return err
-		}
-		stored, written = res.stored, res.written
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	if o.err != nil {
-		return o.err
-	}
-	if written {
+	if res.Written {
 		s.metrics.updates.Add(1)
-		if s.inv != nil {
-			s.inv.Invalidate(key)
-		}
 	}
-	w.Header().Set("ETag", etag(stored.Version))
-	writeIdentifier(w, http.StatusOK, s.identifier(&stored))
+	w.Header().Set("ETag", write.ETag(res.Stored.Version))
+	writeIdentifier(w, http.StatusOK, s.identifier(&res.Stored))
 	return nil
 }
 
@@ -362,8 +251,8 @@ func (s *Server) readHandle(w http.ResponseWriter, r *http.Request, b *base, t t
 	if !ok {
 		return problem(http.StatusNotFound, "no identifier %s", display)
 	}
-	w.Header().Set("ETag", etag(st.Version))
-	if inm := r.Header.Get("If-None-Match"); inm != "" && etagMatches(inm, st.Version) {
+	w.Header().Set("ETag", write.ETag(st.Version))
+	if inm := r.Header.Get("If-None-Match"); inm != "" && write.ETagMatches(inm, st.Version) {
 		w.WriteHeader(http.StatusNotModified)
 		return nil
 	}
@@ -381,6 +270,13 @@ type HistoryEntry struct {
 	KeyName string    `json:"key_name,omitempty"`
 	Before  any       `json:"before,omitempty"`
 	After   any       `json:"after,omitempty"`
+}
+
+// historyRoute is the namespace route GET …/{id}/history.
+func historyRoute(s *Server) nsRoute {
+	return nsRoute{suffix: "history", h: func(w http.ResponseWriter, r *http.Request, _ *principal, t target, id string) error {
+		return s.history(w, r, t, id)
+	}, ops: []nsOp{{"GET", "history", op{summary: "The identifier's history: every write from the audit log (time, key, URL and metadata before and after), and the record's change log (value index 16)", auth: "snaa", ok: 200, okSchema: "History", okHeads: []string{"ETag"}, tag: "snaa"}}}}
 }
 
 // history serves GET …/{id}/history: every audited write of the identifier,
@@ -421,7 +317,7 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request, t target, id st
 	if c.Changes == nil {
 		c.Changes = []json.RawMessage{}
 	}
-	w.Header().Set("ETag", etag(st.Version))
+	w.Header().Set("ETag", write.ETag(st.Version))
 	writeJSON(w, http.StatusOK, map[string]any{"handle": st.Record.Handle, "version": st.Version, "changes": changes, "change_log": c.Changes})
 	return nil
 }
@@ -532,54 +428,6 @@ func (s *Server) identifierOf(st *store.Stored, c model.Content) *Identifier {
 	return ident
 }
 
-// auditContent is the before/after of a handle write in the audit log.
-func auditContent(c model.Content) map[string]any {
-	m := map[string]any{"metadata": c.Metadata}
-	if c.URL != nil {
-		m["url"] = *c.URL
-	}
-	return m
-}
-
-// marshalAuditContent is json.Marshal(auditContent(c)), without reflection
-// where stdjson can encode c's metadata. meta is the metadata's JSON without
-// HTML escaping (the reply's, Identifier.metaJSON), nil if not encoded: it is
-// encoded once for both unless it holds <, > or &, the only characters
-// HTML escaping changes.
-func marshalAuditContent(c model.Content) (after, meta []byte, err error) {
-	meta, ok := stdjson.AppendObject(make([]byte, 0, 1024), c.Metadata, false)
-	if !ok {
-		after, err = json.Marshal(auditContent(c))
-		return after, nil, err
-	}
-	after = make([]byte, 0, len(meta)+64)
-	after = append(after, `{"metadata":`...)
-	if bytes.ContainsAny(meta, "<>&") {
-		after, _ = stdjson.AppendObject(after, c.Metadata, true)
-	} else {
-		after = append(after, meta...)
-	}
-	if c.URL != nil {
-		after = append(after, `,"url":`...)
-		after = stdjson.AppendString(after, *c.URL, true)
-	}
-	return append(after, '}'), meta, nil
-}
-
-func etag(v uint64) string { return `"` + strconv.FormatUint(v, 10) + `"` }
-
-// etagMatches reports whether an If-Match / If-None-Match list names version v.
-func etagMatches(h string, v uint64) bool {
-	want := etag(v)
-	for _, t := range strings.Split(h, ",") {
-		t = strings.TrimSpace(t)
-		if t == "*" || strings.TrimPrefix(t, "W/") == want {
-			return true
-		}
-	}
-	return false
-}
-
 func pathEscape(s string) string {
 	if !needsPathEscape(s) {
 		return s
@@ -590,192 +438,6 @@ func pathEscape(s string) string {
 		parts[i] = url.PathEscape(p)
 	}
 	return strings.Join(parts, "/")
-}
-
-// outcome carries a handler's verdict out of a (possibly re-run) Commit
-// callback: a callback that refuses returns nil without writing, so that the
-// other writes of its group are not rolled back and re-run.
-type outcome struct{ err error }
-
-func (o *outcome) fail(err error) error { o.err = err; return nil }
-
-// writeResult is the effect of one create or update inside a transaction.
-type writeResult struct {
-	key     string
-	stored  store.Stored
-	written bool
-}
-
-func agentOf(p *principal) model.Agent {
-	return model.Agent{Name: p.snaa.Organisation, EmailAddress: p.snaa.TechnicalContact.Email, Role: "OWNER"}
-}
-
-// preparedCreate is a create with everything that does not need the write
-// transaction done: id checked, record values built, audit entry encoded.
-type preparedCreate struct {
-	p        *principal
-	t        target
-	customID string
-	// display and key: the custom id's, or a generated candidate that the
-	// transaction keeps unless it is taken.
-	display, key string
-	vals         []handlev.Value
-	url          string
-	now          time.Time
-	content      model.Content // what the API shows of vals
-	metaJSON     []byte        // content.Metadata as the reply writes it (Identifier.metaJSON), or nil
-	after        []byte        // the audit entry's "after", JSON
-	auditTail    []byte        // the audit entry for display (auditTail)
-}
-
-// prepareCreate does the work of a create that needs no transaction:
-// building the values (change log JSON included), the audit entry's JSON and a
-// generated id candidate. perr is the client's fault (a custom id that makes
-// no key). u and meta must be validated.
-func (s *Server) prepareCreate(p *principal, t target, customID string, u string, meta map[string]any, now time.Time) (pc preparedCreate, perr, err error) {
-	pc = preparedCreate{p: p, t: t, customID: customID, url: u, now: now}
-	if customID != "" {
-		pc.display = s.namer.Full(t.prefix, t.ns, customID)
-		k, _, err := s.namer.Key(pc.display)
-		if err != nil {
-			return pc, &model.ValidationError{Errors: []FieldError{{Field: "id", Message: err.Error()}}}, nil
-		}
-		pc.key = k
-	} else if pc.display, pc.key, err = s.mintKey(t); err != nil {
-		return pc, nil, err
-	}
-	// The values do not depend on the id: the record holds its admin handle,
-	// not its own name.
-	pc.vals, _ = s.model.Build(model.BuildInput{Display: pc.display, AdminHandle: s.namer.Full(t.prefix, t.ns, "ADMIN"), URL: u,
-		Metadata: meta, Agent: agentOf(p), Now: now, Create: true})
-	if perr := s.model.CheckRecord(pc.display, pc.vals); perr != nil {
-		return pc, perr, nil
-	}
-	pc.content = s.model.CreatedContent(u, meta, pc.vals)
-	if pc.after, pc.metaJSON, err = marshalAuditContent(pc.content); err != nil {
-		return pc, nil, err
-	}
-	pc.auditTail, err = s.createAuditTail(p, pc.display, pc.after)
-	return pc, nil, err
-}
-
-// mintKey returns a fresh generated id's display handle and storage key.
-func (s *Server) mintKey(t target) (display, key string, err error) {
-	id, err := handlev.Mint(t.ns, s.rnd)
-	if err != nil {
-		return "", "", err
-	}
-	display = s.namer.Full(t.prefix, t.ns, id)
-	key, _, err = s.namer.Key(display)
-	return display, key, err
-}
-
-func (s *Server) createAuditTail(p *principal, display string, after []byte) ([]byte, error) {
-	return registry.AuditTailAfter(&AuditEntry{Actor: p.actor(), KeyName: p.key.Name, Action: ActHandleCreate, Target: display}, after)
-}
-
-// txCreatePrepared writes a prepared create inside tx: the id's collision
-// check (a taken generated candidate is replaced by a new one), the record,
-// its URL index entry and its audit entry. It does not modify pc, so that a
-// commit group can run it again.
-func (s *Server) txCreatePrepared(tx registry.Tx, pc *preparedCreate, existsStatus int) (w writeResult, perr, err error) {
-	display, tail := pc.display, pc.auditTail
-	w.key = pc.key
-	if tx.HasRecord(w.key) {
-		if pc.customID != "" {
-			return w, problem(existsStatus, "identifier %s already exists; update it with PUT (without If-None-Match)", display), nil
-		}
-		for try := 1; ; try++ {
-			if try == 16 {
-				return w, nil, errors.New("admin: no free generated id after 16 tries")
-			}
-			if display, w.key, err = s.mintKey(pc.t); err != nil {
-				return w, nil, err
-			}
-			if !tx.HasRecord(w.key) {
-				break
-			}
-		}
-		if tail, err = s.createAuditTail(pc.p, display, pc.after); err != nil {
-			return w, nil, err
-		}
-	}
-	w.stored = store.Stored{Record: handlev.Record{Handle: display, Values: pc.vals}, Version: 1, Created: pc.now, Updated: pc.now}
-	if err := tx.PutRecord(w.key, &w.stored); err != nil {
-		return w, s.notStorable(err), nonStorable(err)
-	}
-	w.written = true
-	if err := tx.IndexURL(w.key, "", pc.url); err != nil {
-		return w, nil, err
-	}
-	return w, nil, tx.AppendHandleAudit(w.key, tail)
-}
-
-// txUpdate merges pl into the identifier stored under key inside tx.
-// It is step 4 of the validation path (check.go) of an update.
-func (s *Server) txUpdate(tx registry.Tx, p *principal, t target, key, display string, req *model.Write, ifMatch string, now time.Time) (w writeResult, perr, err error) {
-	w.key = key
-	old, ok, err := tx.Record(key)
-	if err != nil {
-		return w, nil, err
-	}
-	if !ok {
-		return w, problem(http.StatusNotFound,
-			"no identifier %s; to create it with this custom id send If-None-Match: *", display), nil
-	}
-	if ifMatch != "" && !etagMatches(ifMatch, old.Version) {
-		return w, problem(http.StatusPreconditionFailed,
-			"identifier %s is at version %d (ETag %s), not %s; read it again and retry", old.Record.Handle, old.Version, etag(old.Version), ifMatch), nil
-	}
-	before := s.model.Extract(old.Record.Values)
-	newURL, meta, verr := s.model.Merge(before, req)
-	if verr != nil {
-		return w, verr, nil
-	}
-	vals, entries := s.model.Build(model.BuildInput{Display: old.Record.Handle, AdminHandle: s.namer.Full(t.prefix, t.ns, "ADMIN"),
-		URL: newURL, Metadata: meta, Old: old.Record.Values, Agent: agentOf(p), Now: now})
-	if entries == nil {
-		w.stored = old // nothing changed: no write, no new version
-		return w, nil, nil
-	}
-	if perr := s.model.CheckRecord(old.Record.Handle, vals); perr != nil {
-		return w, perr, nil
-	}
-	w.stored = store.Stored{Record: handlev.Record{Handle: old.Record.Handle, Values: vals},
-		Version: old.Version + 1, Created: old.Created, Updated: now}
-	if err := tx.PutRecord(key, &w.stored); err != nil {
-		return w, s.notStorable(err), nonStorable(err)
-	}
-	w.written = true
-	oldURL := ""
-	if before.URL != nil {
-		oldURL = *before.URL
-	}
-	if err := tx.IndexURL(key, oldURL, newURL); err != nil {
-		return w, nil, err
-	}
-	return w, nil, s.auditHandle(tx, p, ActHandleUpdate, key, old.Record.Handle, auditContent(before), auditContent(s.model.Extract(vals)))
-}
-
-// notStorable is the client's error for a record the store refused as not
-// storable, which model.Model.CheckRecord should have refused first: the
-// write fails alone (in a bulk, as one item) with 422, and the operator's log
-// gets a warning, since the checks missed a limit. Other errors are nil here
-// and fatal (nonStorable).
-func (s *Server) notStorable(err error) error {
-	if !errors.Is(err, store.ErrNotStorable) {
-		return nil
-	}
-	s.log.Warn("the store refused a record the checks accepted", "err", err)
-	return &model.ValidationError{Errors: []FieldError{{Field: "(record)", Message: strings.TrimPrefix(err.Error(), "store: ")}}}
-}
-
-// nonStorable is err unless it is the store's refusal of a record (notStorable).
-func nonStorable(err error) error {
-	if errors.Is(err, store.ErrNotStorable) {
-		return nil
-	}
-	return err
 }
 
 // needsPathEscape reports whether pathEscape could change s: whether it

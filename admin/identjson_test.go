@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"pidnode/model"
+	"pidnode/write"
 )
 
 // jsonStrings are strings that JSON writes in every way: HTML characters,
@@ -80,7 +81,7 @@ func TestIdentifierJSON(t *testing.T) {
 	}
 }
 
-// TestAuditContentJSON: marshalAuditContent writes json.Marshal(auditContent(c)).
+// TestAuditContentJSON: write.AuditContentJSON writes json.Marshal(write.AuditContent(c)).
 func TestAuditContentJSON(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for i := 0; i < 500; i++ {
@@ -93,13 +94,13 @@ func TestAuditContentJSON(t *testing.T) {
 		if i%7 == 0 {
 			c.Metadata = map[string]any{"x": 1.5, "y": "<"} // left to encoding/json
 		}
-		want, err := json.Marshal(auditContent(c))
+		want, err := json.Marshal(write.AuditContent(c))
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, meta, err := marshalAuditContent(c)
+		got, meta, err := write.AuditContentJSON(c)
 		if err != nil || !bytes.Equal(got, want) {
-			t.Fatalf("marshalAuditContent = %s, %v; json.Marshal: %s", got, err, want)
+			t.Fatalf("write.AuditContentJSON = %s, %v; json.Marshal: %s", got, err, want)
 		}
 		// The metadata's JSON for the reply is the reply's.
 		ident := &Identifier{Metadata: c.Metadata}

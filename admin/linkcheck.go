@@ -62,6 +62,24 @@ func wantsCSV(accept string) bool {
 	return firstAccepted(accept, []string{"text/csv", "application/json"}) == "text/csv"
 }
 
+// linkcheckRoutes are the namespace routes GET …/{ns}/linkcheck and
+// GET …/{id}/linkcheck.
+func linkcheckRoutes(s *Server) []nsRoute {
+	return []nsRoute{
+		{name: "linkcheck", h: func(w http.ResponseWriter, r *http.Request, _ *principal, t target, _ string) error {
+			return s.linkcheckList(w, r, t)
+		}, ops: []nsOp{{"GET", "linkcheck", op{summary: "The link checker's findings in the namespace: its identifiers' target and representation variant URLs that are broken (failed the configured number of consecutive checks over the minimum age), recovering (answered again after being broken) or failing (not yet broken), with status, error class, final URL, check time, first failure and consecutive failures; paged by cursor, as JSON or CSV",
+			auth: "snaa", ok: 200, okSchema: "LinkcheckPage", csv: true,
+			query:   []param{{"state", "broken, recovering, failing or all (default: broken and recovering)"}, {"limit", "1–1000, default 100"}, {"cursor", "next_cursor of the previous page (after= is the same)"}},
+			headers: []param{{"Accept", "application/json (default) or text/csv"}}, tag: "snaa"}}}},
+		{suffix: "linkcheck", h: func(w http.ResponseWriter, r *http.Request, _ *principal, t target, id string) error {
+			return s.linkcheckOne(w, r, t, id)
+		}, ops: []nsOp{{"GET", "linkcheck", op{summary: "The link checker's last result of each URL of the identifier (target and representation variants), whatever its state",
+			auth: "snaa", ok: 200, okSchema: "LinkcheckRecord", csv: true,
+			headers: []param{{"Accept", "application/json (default) or text/csv"}}, tag: "snaa"}}}},
+	}
+}
+
 // linkcheckList serves GET …/handles/{prefix}/{ns}/linkcheck.
 func (s *Server) linkcheckList(w http.ResponseWriter, r *http.Request, t target) error {
 	cur, limit, p := pageParams(r)

@@ -35,75 +35,6 @@ type op struct {
 
 type param struct{ name, desc string }
 
-// docs returns the documentation of every route, keyed "METHOD /path".
-func (s *Server) docs() map[string]op {
-	d := map[string]op{
-		"GET /openapi.json": {summary: "This OpenAPI 3.1 description of the admin API", ok: 200, okSchema: "", tag: "meta"},
-		"GET /healthz":      {summary: "Liveness: the process serves requests", ok: 200, tag: "meta"},
-		"GET /readyz":       {summary: "Readiness: the database is readable and every listener is bound (503 otherwise, e.g. while starting or shutting down)", ok: 200, errs: []int{503}, tag: "meta"},
-		"GET /metrics":      {summary: "Prometheus text format metrics: admin requests by route and status with latency, writes, bbolt, build info, the resolvers and the cache", ok: 200, tag: "meta"},
-
-		"POST /apply/v1/applications":             {summary: "Apply to become an SNAA, without a key (the public form's route): 201 with the application id and a status token, shown only this once. Limited per client address, per contact e-mail (open applications) and to 64 KiB; policy_version must be the node's current policy version (GET /apply shows the policy)", auth: "", request: "ApplicationRequest", ok: 201, okSchema: "ApplicationReceipt", okHeads: []string{"Location"}, errs: []int{409, 429}, tag: "apply"},
-		"GET /apply/v1/applications/{id}":         {summary: "An application's state (SUBMITTED, APPROVED, REJECTED with the reason), with its status token as the bearer token; any mismatch is 404", auth: "statusToken", ok: 200, okSchema: "ApplicationStatus", errs: []int{401}, tag: "apply"},
-		"POST /ops/v1/applications":               {summary: "Submit an SNAA application", auth: "operator", request: "ApplicationRequest", ok: 201, okSchema: "Application", okHeads: []string{"Location"}, tag: "operator"},
-		"GET /ops/v1/applications":                {summary: "List applications", auth: "operator", ok: 200, okSchema: "ApplicationList", query: []param{{"state", "SUBMITTED, APPROVED or REJECTED"}}, tag: "operator"},
-		"GET /ops/v1/applications/{id}":           {summary: "Read an application", auth: "operator", ok: 200, okSchema: "Application", tag: "operator"},
-		"POST /ops/v1/applications/{id}/approve":  {summary: "Approve an application: creates the SNAA, assigns its namespace, issues its first key", auth: "operator", request: "ApproveRequest", ok: 200, okSchema: "ApproveResult", errs: []int{409}, tag: "operator"},
-		"POST /ops/v1/applications/{id}/reject":   {summary: "Reject an application", auth: "operator", request: "RejectRequest", ok: 200, okSchema: "Application", errs: []int{409}, tag: "operator"},
-		"GET /ops/v1/snaas":                       {summary: "List SNAAs (never a key secret)", auth: "operator", ok: 200, okSchema: "SNAAList", tag: "operator"},
-		"GET /ops/v1/snaas/{id}":                  {summary: "Read an SNAA", auth: "operator", ok: 200, okSchema: "SNAA", tag: "operator"},
-		"PATCH /ops/v1/snaas/{id}":                {summary: "Change an SNAA (custom ids, prefixes, suspension, keys it may hold)", auth: "operator", request: "SNAAPatch", ok: 200, okSchema: "SNAA", tag: "operator"},
-		"GET /ops/v1/snaas/{id}/keys":             {summary: "List an SNAA's keys (never a secret)", auth: "operator", ok: 200, okSchema: "KeyList", tag: "operator"},
-		"POST /ops/v1/snaas/{id}/keys":            {summary: "Issue a key; the only time its secret is shown. 409 (type /problems/key-limit) when the SNAA holds as many unrevoked keys as it may", auth: "operator", request: "KeyRequest", ok: 201, okSchema: "IssuedKey", errs: []int{409}, tag: "operator"},
-		"DELETE /ops/v1/snaas/{id}/keys/{key_id}": {summary: "Revoke a key; it fails from the next request on", auth: "operator", ok: 204, tag: "operator"},
-		"GET /ops/v1/backup":                      {summary: "Stream a consistent snapshot of the database (bbolt file)", auth: "operator", ok: 200, okSchema: "", tag: "operator"},
-		"GET /ops/v1/audit":                       {summary: "Read the append-only audit log", auth: "operator", ok: 200, okSchema: "AuditList", query: []param{{"after", "sequence number to start after"}, {"limit", "1–1000, default 100"}}, tag: "operator"},
-	}
-	for _, b := range s.bases {
-		p := b.path
-		where := "the production prefix"
-		if b.test {
-			where = "the test prefix"
-		}
-		coll, item := p+"/handles/{prefix}/{ns}/", p+"/handles/{prefix}/{ns}/{id}"
-		idem := param{"Idempotency-Key", "a retried create with the same key and body returns the same identifier"}
-		d["GET "+p+"/me"] = op{summary: "The calling SNAA, its namespace and whether it may write under " + where, auth: "snaa", ok: 200, okSchema: "WhoAmI", tag: "snaa"}
-		d["GET "+p+"/keys"] = op{summary: "The calling SNAA's keys (never a secret); the same on either base", auth: "snaa", ok: 200, okSchema: "KeyList", tag: "snaa"}
-		d["POST "+p+"/keys"] = op{summary: "Issue the calling SNAA another key (rotation); the only time its secret is shown; the same on either base", auth: "snaa", request: "KeyRequest", ok: 201, okSchema: "IssuedKey", tag: "snaa"}
-		d["DELETE "+p+"/keys/{key_id}"] = op{summary: "Revoke one of the calling SNAA's keys (the calling key too); it fails from the next request on; the same on either base", auth: "snaa", ok: 204, tag: "snaa"}
-		d["PUT "+p] = op{summary: "Create an identifier with a custom id under " + where + " (namespace from the key)", auth: "snaa", request: "HandleCreate", ok: 201, okSchema: "Identifier", errs: []int{409}, query: []param{{"customid", "the custom id (required)"}}, headers: []param{idem}, okHeads: []string{"Location", "ETag"}, tag: "snaa"}
-		d["PUT "+coll] = op{summary: "Create an identifier with a generated id under " + where, auth: "snaa", request: "HandleCreate", ok: 201, okSchema: "Identifier", headers: []param{idem}, okHeads: []string{"Location", "ETag"}, tag: "snaa"}
-		d["POST "+coll] = op{summary: "Create an identifier with a generated id under " + where + " (same as PUT)", auth: "snaa", request: "HandleCreate", ok: 201, okSchema: "Identifier", errs: []int{405}, headers: []param{idem}, okHeads: []string{"Location", "ETag"}, tag: "snaa"}
-		d["POST "+coll+"bulk"] = op{summary: "Create and update up to 1000 identifiers in one transaction; an item with the id of an existing identifier is a merge update, with an unknown id a custom-id create, without id a generated-id create; each item succeeds or fails on its own", auth: "snaa", request: "BulkRequest", jsonLines: true, ok: 200, okSchema: "BulkResponse", tag: "snaa"}
-		d["GET "+coll] = op{summary: "List the namespace's identifiers", auth: "snaa", ok: 200, okSchema: "IdentifierList", query: []param{{"status", "only this status"}, {"url", "only identifiers with this landing page URL; a trailing * matches a URL prefix (reverse lookup through the URL index)"}, {"limit", "1–1000, default 100"}, {"cursor", "next_cursor of the previous page"}}, tag: "snaa"}
-		d["GET "+item] = op{summary: "Read an identifier", auth: "snaa", ok: 200, okSchema: "Identifier", okHeads: []string{"ETag"}, headers: []param{{"If-None-Match", "ETag of a copy you hold: 304 if unchanged"}}, tag: "snaa"}
-		d["PUT "+item] = op{summary: "Update an identifier by merge (present fields replace, null removes an optional field, absent fields stay); with If-None-Match: * create it with this custom id. Identifiers are persistent: there is no DELETE (405); to retire one, set metadata.status to OBSOLETED or DEPRECATED", auth: "snaa", request: "HandleUpdate", ok: 200, okSchema: "Identifier", errs: []int{409, 412}, headers: []param{{"If-Match", "ETag (version) the update is based on: 412 if it changed"}, {"If-None-Match", "\"*\": create with this custom id (201, or 412 if it exists)"}, idem}, okHeads: []string{"ETag"}, tag: "snaa"}
-		statsQ := []param{{"from", "first day, YYYY-MM-DD (default 29 days before to)"}, {"to", "last day, YYYY-MM-DD (default today, UTC)"}}
-		d["GET "+coll+"stats"] = op{summary: "Resolutions per day in the namespace (counted in memory, flushed every few seconds)", auth: "snaa", ok: 200, okSchema: "Stats", query: statsQ, tag: "snaa"}
-		d["GET "+item+"/stats"] = op{summary: "Resolutions per day of an identifier (counted in memory, flushed every few seconds)", auth: "snaa", ok: 200, okSchema: "Stats", query: statsQ, tag: "snaa"}
-		d["GET "+coll+"events"] = op{summary: "The namespace's change feed: every identifier write (create, update, bulk item) from the audit log, in sequence order, with time, action, handle, key, and URL and status before and after. " +
-			"As JSON (a page and next_after), as JSON Lines (Accept: application/jsonl or application/x-ndjson), or as a Server-Sent Events stream (Accept: text/event-stream: id is the sequence number, event the action, data the Event; " +
-			"the stream stays open and sends each new write as it commits, with a comment line as heartbeat). Sequence numbers are the same on every node of a cluster, so a cursor is valid on any node. " +
-			"A key may hold " + strconv.Itoa(s.streams.maxKey) + " streams at once (429 beyond), the node " + strconv.Itoa(s.streams.limit) + " (503 beyond)",
-			auth: "snaa", ok: 200, okSchema: "EventPage", feed: true, errs: []int{503},
-			query: []param{{"after", "sequence number to start after (default 0: from the first event); the last seq you received"},
-				{"limit", "1–" + strconv.Itoa(MaxEventLimit) + ", default " + strconv.Itoa(DefaultEventLimit) + "; in a stream, the size of each read"}},
-			headers: []param{{"Accept", "application/json (default), application/jsonl or application/x-ndjson (JSON Lines), or text/event-stream (Server-Sent Events)"},
-				{"Last-Event-ID", "a stream's resumption point: the id of the last event received (sent by a reconnecting EventSource); overrides after"}},
-			tag: "snaa"}
-		d["GET "+coll+"linkcheck"] = op{summary: "The link checker's findings in the namespace: its identifiers' target and representation variant URLs that are broken (failed the configured number of consecutive checks over the minimum age), recovering (answered again after being broken) or failing (not yet broken), with status, error class, final URL, check time, first failure and consecutive failures; paged by cursor, as JSON or CSV",
-			auth: "snaa", ok: 200, okSchema: "LinkcheckPage", csv: true,
-			query:   []param{{"state", "broken, recovering, failing or all (default: broken and recovering)"}, {"limit", "1–1000, default 100"}, {"cursor", "next_cursor of the previous page (after= is the same)"}},
-			headers: []param{{"Accept", "application/json (default) or text/csv"}}, tag: "snaa"}
-		d["GET "+item+"/linkcheck"] = op{summary: "The link checker's last result of each URL of the identifier (target and representation variants), whatever its state",
-			auth: "snaa", ok: 200, okSchema: "LinkcheckRecord", csv: true,
-			headers: []param{{"Accept", "application/json (default) or text/csv"}}, tag: "snaa"}
-		d["GET "+item+"/history"] = op{summary: "The identifier's history: every write from the audit log (time, key, URL and metadata before and after), and the record's change log (value index 16)", auth: "snaa", ok: 200, okSchema: "History", okHeads: []string{"ETag"}, tag: "snaa"}
-	}
-	s.webhookDocs(d)
-	return d
-}
-
 var pathParamRE = regexp.MustCompile(`\{([a-z_]+)\}`)
 
 var paramDocs = map[string]string{
@@ -114,8 +45,8 @@ var paramDocs = map[string]string{
 func (s *Server) buildOpenAPI() ([]byte, error) {
 	paths := map[string]map[string]any{}
 	used := map[int]bool{} // the problem statuses the operations name
-	for k, o := range s.docs() {
-		method, path, _ := strings.Cut(k, " ")
+	for _, rt := range s.routes {
+		method, path, o := rt.Method, rt.Pattern, rt.doc
 		item := paths[path]
 		if item == nil {
 			item = map[string]any{}

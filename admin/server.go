@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,14 +21,12 @@ import (
 	"pidnode/model"
 	"pidnode/registry"
 	"pidnode/store"
+	"pidnode/write"
 )
 
 // Invalidator drops cached views of a record after a write so that the next
-// resolution reads the new version (docs/product.md §5 read-your-writes). *cache.Cache
-// satisfies it; Invalidate must also drop the key's alternate (short/full) form.
-type Invalidator interface {
-	Invalidate(key string)
-}
+// resolution reads the new version (write.Invalidator).
+type Invalidator = write.Invalidator
 
 // Config configures New.
 type Config struct {
@@ -150,9 +150,9 @@ type Server struct {
 	now          func() time.Time
 	rnd          io.Reader
 	luEvery      time.Duration
-	idemTTL      time.Duration
 	mux          *http.ServeMux
 	routes       []routeInfo
+	ns           nsTable // the namespace routes (nsroutes.go)
 	bases        []base
 	openapi      []byte
 	lastUsed     lastUsed
@@ -175,9 +175,11 @@ type Server struct {
 	statsDays  func(ctx context.Context, namespace bool, key string, from, to time.Time, fn func(date string, n uint64)) error
 	statsKeep  int // Config.StatsRetention
 	statsExp   func(ctx context.Context, from time.Time) (int, error)
-	// writes counts the committed groups and the writes they held, for
+	// commits counts the committed groups and the writes they held, for
 	// /metrics (calls/groups is the mean group size).
-	writes struct{ groups, calls atomic.Uint64 }
+	commits struct{ groups, calls atomic.Uint64 }
+	// writes makes the identifier writes (create, update, bulk).
+	writes *write.Service
 	// auth caches valid keys (auth.go); operator writes invalidate it.
 	auth authCache
 	// policy is the application policy; applyRL and signinRL limit the
@@ -199,9 +201,10 @@ type base struct {
 	test   bool
 }
 
-// routeInfo is a registered route, for /openapi.json and its test.
+// routeInfo is a registered operation: what /openapi.json documents.
 type routeInfo struct {
 	Method, Pattern string
+	doc             op
 }
 
 // New validates cfg, loads the model and builds the routes.
@@ -224,7 +227,7 @@ func New(cfg Config) (*Server, error) {
 		db: cfg.DB, namer: cfg.Namer, inv: cfg.Invalidator, model: mod,
 		maxBody: cfg.MaxBodyBytes, public: strings.TrimRight(cfg.PublicURL, "/"),
 		log: cfg.Logger, now: cfg.Now, rnd: cfg.Rand, luEvery: cfg.LastUsedInterval,
-		idemTTL: cfg.IdempotencyTTL, counts: cfg.Counter, statsEvery: cfg.StatsInterval, extraMetrics: cfg.Metrics, refuseKeys: cfg.RefuseKeys,
+		counts: cfg.Counter, statsEvery: cfg.StatsInterval, extraMetrics: cfg.Metrics, refuseKeys: cfg.RefuseKeys,
 	}
 	if s.statsEvery <= 0 {
 		s.statsEvery = DefaultStatsInterval
@@ -244,14 +247,11 @@ func New(cfg Config) (*Server, error) {
 	if s.luEvery <= 0 {
 		s.luEvery = time.Minute
 	}
-	if s.idemTTL <= 0 {
-		s.idemTTL = 24 * time.Hour
-	}
 	s.opHash = hashSecret(cfg.OperatorKey)
 	s.reg, err = registry.New(registry.Config{DB: cfg.DB, Namer: cfg.Namer, URLIndex: mod.URL.Index, Now: s.now,
 		OnCommit: func(n int) {
-			s.writes.groups.Add(1)
-			s.writes.calls.Add(uint64(n))
+			s.commits.groups.Add(1)
+			s.commits.calls.Add(uint64(n))
 		}, OnStats: cfg.StatsWritten})
 	if err != nil {
 		return nil, err
@@ -306,6 +306,15 @@ func New(cfg Config) (*Server, error) {
 	if s.evBeat <= 0 {
 		s.evBeat = DefaultEventHeartbeat
 	}
+	// The namespace routes' table documents the stream limits: built
+	// once they are set.
+	s.ns = newNSTable(s)
+	reserved := s.ns.reservedMsg()
+	s.writes, err = write.New(write.Config{Registry: s.reg, Writer: s.w, Namer: cfg.Namer, Model: mod, Invalidator: cfg.Invalidator,
+		ReservedID: func(id string) (string, bool) { return reserved, s.ns.reserved(id) }, Now: s.now, Rand: s.rnd, IdempotencyTTL: cfg.IdempotencyTTL, Logger: s.log})
+	if err != nil {
+		return nil, err
+	}
 	if err := s.ensureIndexes(); err != nil {
 		return nil, err
 	}
@@ -332,14 +341,16 @@ func (s *Server) Close() error { return errors.Join(s.flushLastUsed(), s.FlushSt
 // handlerFunc is a route handler; a returned error becomes a problem reply.
 type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 
-// handle registers h for "METHOD /pattern" and records the route.
-// docPaths are the OpenAPI paths the pattern serves; if none, the pattern itself.
-func (s *Server) handle(method, pattern string, h handlerFunc, docPaths ...string) {
-	if len(docPaths) == 0 {
-		docPaths = []string{pattern}
-	}
-	for _, d := range docPaths {
-		s.routes = append(s.routes, routeInfo{Method: method, Pattern: d})
+// handle registers h for "METHOD /pattern" with its OpenAPI operation.
+func (s *Server) handle(method, pattern string, h handlerFunc, doc op) {
+	s.handleDocs(method, pattern, h, map[string]op{pattern: doc})
+}
+
+// handleDocs registers h for "METHOD /pattern", a pattern that serves
+// several documented paths: docs maps each path to its operation.
+func (s *Server) handleDocs(method, pattern string, h handlerFunc, docs map[string]op) {
+	for _, d := range slices.Sorted(maps.Keys(docs)) {
+		s.routes = append(s.routes, routeInfo{Method: method, Pattern: d, doc: docs[d]})
 	}
 	s.mux.HandleFunc(method+" "+pattern, func(w http.ResponseWriter, r *http.Request) {
 		if err := h(w, r); err != nil {
@@ -360,61 +371,93 @@ func (s *Server) routesInit() {
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, problem(http.StatusNotFound, "no route %s; see /openapi.json", r.URL.Path))
 	})
-	s.handle("GET", "/openapi.json", s.serveOpenAPI)
-	s.handle("GET", "/healthz", s.healthz)
-	s.handle("GET", "/readyz", s.readyz)
-	s.handle("GET", "/metrics", s.serveMetrics)
+	s.handle("GET", "/openapi.json", s.serveOpenAPI,
+		op{summary: "This OpenAPI 3.1 description of the admin API", ok: 200, okSchema: "", tag: "meta"})
+	s.handle("GET", "/healthz", s.healthz,
+		op{summary: "Liveness: the process serves requests", ok: 200, tag: "meta"})
+	s.handle("GET", "/readyz", s.readyz,
+		op{summary: "Readiness: the database is readable and every listener is bound (503 otherwise, e.g. while starting or shutting down)", ok: 200, errs: []int{503}, tag: "meta"})
+	s.handle("GET", "/metrics", s.serveMetrics,
+		op{summary: "Prometheus text format metrics: admin requests by route and status with latency, writes, bbolt, build info, the resolvers and the cache", ok: 200, tag: "meta"})
 	s.applyRoutes()
 	s.consoleRoutes()
 
 	// Operator routes (docs/product.md §4.1).
-	s.handle("POST", "/ops/v1/applications", s.op(s.submitApplication))
-	s.handle("GET", "/ops/v1/applications", s.op(s.listApplications))
+	s.handle("POST", "/ops/v1/applications", s.op(s.submitApplication),
+		op{summary: "Submit an SNAA application", auth: "operator", request: "ApplicationRequest", ok: 201, okSchema: "Application", okHeads: []string{"Location"}, tag: "operator"})
+	s.handle("GET", "/ops/v1/applications", s.op(s.listApplications),
+		op{summary: "List applications", auth: "operator", ok: 200, okSchema: "ApplicationList", query: []param{{"state", "SUBMITTED, APPROVED or REJECTED"}}, tag: "operator"})
 	s.methodFallback("/ops/v1/applications", "GET, POST")
-	s.handle("GET", "/ops/v1/applications/{id}", s.op(s.getApplication))
+	s.handle("GET", "/ops/v1/applications/{id}", s.op(s.getApplication),
+		op{summary: "Read an application", auth: "operator", ok: 200, okSchema: "Application", tag: "operator"})
 	s.methodFallback("/ops/v1/applications/{id}", "GET")
-	s.handle("POST", "/ops/v1/applications/{id}/approve", s.op(s.approveApplication))
+	s.handle("POST", "/ops/v1/applications/{id}/approve", s.op(s.approveApplication),
+		op{summary: "Approve an application: creates the SNAA, assigns its namespace, issues its first key", auth: "operator", request: "ApproveRequest", ok: 200, okSchema: "ApproveResult", errs: []int{409}, tag: "operator"})
 	s.methodFallback("/ops/v1/applications/{id}/approve", "POST")
-	s.handle("POST", "/ops/v1/applications/{id}/reject", s.op(s.rejectApplication))
+	s.handle("POST", "/ops/v1/applications/{id}/reject", s.op(s.rejectApplication),
+		op{summary: "Reject an application", auth: "operator", request: "RejectRequest", ok: 200, okSchema: "Application", errs: []int{409}, tag: "operator"})
 	s.methodFallback("/ops/v1/applications/{id}/reject", "POST")
-	s.handle("GET", "/ops/v1/snaas", s.op(s.listSNAAs))
+	s.handle("GET", "/ops/v1/snaas", s.op(s.listSNAAs),
+		op{summary: "List SNAAs (never a key secret)", auth: "operator", ok: 200, okSchema: "SNAAList", tag: "operator"})
 	s.methodFallback("/ops/v1/snaas", "GET")
-	s.handle("GET", "/ops/v1/snaas/{id}", s.op(s.getSNAA))
-	s.handle("PATCH", "/ops/v1/snaas/{id}", s.op(s.patchSNAA))
+	s.handle("GET", "/ops/v1/snaas/{id}", s.op(s.getSNAA),
+		op{summary: "Read an SNAA", auth: "operator", ok: 200, okSchema: "SNAA", tag: "operator"})
+	s.handle("PATCH", "/ops/v1/snaas/{id}", s.op(s.patchSNAA),
+		op{summary: "Change an SNAA (custom ids, prefixes, suspension, keys it may hold)", auth: "operator", request: "SNAAPatch", ok: 200, okSchema: "SNAA", tag: "operator"})
 	s.methodFallback("/ops/v1/snaas/{id}", "GET, PATCH")
-	s.handle("GET", "/ops/v1/snaas/{id}/keys", s.op(s.listKeys))
-	s.handle("POST", "/ops/v1/snaas/{id}/keys", s.op(s.issueKey))
+	s.handle("GET", "/ops/v1/snaas/{id}/keys", s.op(s.listKeys),
+		op{summary: "List an SNAA's keys (never a secret)", auth: "operator", ok: 200, okSchema: "KeyList", tag: "operator"})
+	s.handle("POST", "/ops/v1/snaas/{id}/keys", s.op(s.issueKey),
+		op{summary: "Issue a key; the only time its secret is shown. 409 (type /problems/key-limit) when the SNAA holds as many unrevoked keys as it may", auth: "operator", request: "KeyRequest", ok: 201, okSchema: "IssuedKey", errs: []int{409}, tag: "operator"})
 	s.methodFallback("/ops/v1/snaas/{id}/keys", "GET, POST")
-	s.handle("DELETE", "/ops/v1/snaas/{id}/keys/{key_id}", s.op(s.revokeKey))
+	s.handle("DELETE", "/ops/v1/snaas/{id}/keys/{key_id}", s.op(s.revokeKey),
+		op{summary: "Revoke a key; it fails from the next request on", auth: "operator", ok: 204, tag: "operator"})
 	s.methodFallback("/ops/v1/snaas/{id}/keys/{key_id}", "DELETE")
-	s.handle("GET", "/ops/v1/audit", s.op(s.listAudit))
+	s.handle("GET", "/ops/v1/audit", s.op(s.listAudit),
+		op{summary: "Read the append-only audit log", auth: "operator", ok: 200, okSchema: "AuditList", query: []param{{"after", "sequence number to start after"}, {"limit", "1–1000, default 100"}}, tag: "operator"})
 	s.methodFallback("/ops/v1/audit", "GET")
-	s.handle("GET", "/ops/v1/backup", s.op(s.backup))
+	s.handle("GET", "/ops/v1/backup", s.op(s.backup),
+		op{summary: "Stream a consistent snapshot of the database (bbolt file)", auth: "operator", ok: 200, okSchema: "", tag: "operator"})
 	s.methodFallback("/ops/v1/backup", "GET")
 
 	// SNAA routes (docs/product.md §4), on both bases.
 	for i := range s.bases {
 		b := &s.bases[i]
 		p := b.path
-		s.handle("GET", p+"/me", s.snaa(b, s.whoami))
+		where := "the production prefix"
+		if b.test {
+			where = "the test prefix"
+		}
+		idem := param{"Idempotency-Key", "a retried create with the same key and body returns the same identifier"}
+		s.handle("GET", p+"/me", s.snaa(b, s.whoami),
+			op{summary: "The calling SNAA, its namespace and whether it may write under " + where, auth: "snaa", ok: 200, okSchema: "WhoAmI", tag: "snaa"})
 		s.methodFallback(p+"/me", "GET")
 		s.snaaKeyRoutes(b)
-		s.handle("PUT", p, s.snaa(b, s.createCustomQuery))
+		s.handle("PUT", p, s.snaa(b, s.createCustomQuery),
+			op{summary: "Create an identifier with a custom id under " + where + " (namespace from the key)", auth: "snaa", request: "HandleCreate", ok: 201, okSchema: "Identifier", errs: []int{409}, query: []param{{"customid", "the custom id (required)"}}, headers: []param{idem}, okHeads: []string{"Location", "ETag"}, tag: "snaa"})
 		s.methodFallback(p, "PUT")
 		// One pattern serves the collection (empty id: create with a generated
 		// id, list) and the items (custom ids may hold '/'); ServeMux cannot
 		// register "{ns}/{$}" beside "{ns}/{id...}" for different methods.
+		// The routes under the collection besides the identifiers come
+		// from the namespace table (nsroutes.go), with their operations.
 		hp := p + "/handles/{prefix}/{ns}/{id...}"
-		coll, item, hist := p+"/handles/{prefix}/{ns}/", p+"/handles/{prefix}/{ns}/{id}", p+"/handles/{prefix}/{ns}/{id}/history"
-		hooks, hook := coll+"webhooks", coll+"webhooks/{webhook_id}"
-		s.handle("GET", hp, s.snaa(b, s.getHandles), coll, item, hist, coll+"stats", item+"/stats", coll+"events", hooks, hook, hook+"/deliveries",
-			coll+"linkcheck", item+"/linkcheck")
-		s.handle("PUT", hp, s.snaa(b, s.putHandles), coll, item)
-		s.handle("POST", hp, s.snaa(b, s.postHandles), coll, p+"/handles/{prefix}/{ns}/bulk", hooks, hook+"/enable")
+		coll, item := p+"/handles/{prefix}/{ns}/", p+"/handles/{prefix}/{ns}/{id}"
+		get := s.ns.ops("GET", coll, item)
+		get[coll] = op{summary: "List the namespace's identifiers", auth: "snaa", ok: 200, okSchema: "IdentifierList", query: []param{{"status", "only this status"}, {"url", "only identifiers with this landing page URL; a trailing * matches a URL prefix (reverse lookup through the URL index)"}, {"limit", "1–1000, default 100"}, {"cursor", "next_cursor of the previous page"}}, tag: "snaa"}
+		get[item] = op{summary: "Read an identifier", auth: "snaa", ok: 200, okSchema: "Identifier", okHeads: []string{"ETag"}, headers: []param{{"If-None-Match", "ETag of a copy you hold: 304 if unchanged"}}, tag: "snaa"}
+		s.handleDocs("GET", hp, s.snaa(b, s.getHandles), get)
+		put := s.ns.ops("PUT", coll, item)
+		put[coll] = op{summary: "Create an identifier with a generated id under " + where, auth: "snaa", request: "HandleCreate", ok: 201, okSchema: "Identifier", headers: []param{idem}, okHeads: []string{"Location", "ETag"}, tag: "snaa"}
+		put[item] = op{summary: "Update an identifier by merge (present fields replace, null removes an optional field, absent fields stay); with If-None-Match: * create it with this custom id. Identifiers are persistent: there is no DELETE (405); to retire one, set metadata.status to OBSOLETED or DEPRECATED", auth: "snaa", request: "HandleUpdate", ok: 200, okSchema: "Identifier", errs: []int{409, 412}, headers: []param{{"If-Match", "ETag (version) the update is based on: 412 if it changed"}, {"If-None-Match", "\"*\": create with this custom id (201, or 412 if it exists)"}, idem}, okHeads: []string{"ETag"}, tag: "snaa"}
+		s.handleDocs("PUT", hp, s.snaa(b, s.putHandles), put)
+		post := s.ns.ops("POST", coll, item)
+		post[coll] = op{summary: "Create an identifier with a generated id under " + where + " (same as PUT)", auth: "snaa", request: "HandleCreate", ok: 201, okSchema: "Identifier", errs: []int{405}, headers: []param{idem}, okHeads: []string{"Location", "ETag"}, tag: "snaa"}
+		s.handleDocs("POST", hp, s.snaa(b, s.postHandles), post)
 		// DELETE on an identifier or the collection is 405 (identifiers are
 		// persistent), which the OpenAPI description leaves out: only the
-		// webhook route is an operation.
-		s.handle("DELETE", hp, s.deleteOn(b), hook)
+		// namespace routes' DELETEs are operations.
+		s.handleDocs("DELETE", hp, s.deleteOn(b), s.ns.ops("DELETE", coll, item))
 		s.methodFallback(hp, "GET, PUT, POST")
 	}
 }

@@ -17,10 +17,13 @@ import "net/http"
 // snaaKeyRoutes registers the routes on base b.
 func (s *Server) snaaKeyRoutes(b *base) {
 	p := b.path
-	s.handle("GET", p+"/keys", s.snaa(b, s.ownKeys))
-	s.handle("POST", p+"/keys", s.snaa(b, s.issueOwnKey))
+	s.handle("GET", p+"/keys", s.snaa(b, s.ownKeys),
+		op{summary: "The calling SNAA's keys (never a secret); the same on either base", auth: "snaa", ok: 200, okSchema: "KeyList", tag: "snaa"})
+	s.handle("POST", p+"/keys", s.snaa(b, s.issueOwnKey),
+		op{summary: "Issue the calling SNAA another key (rotation); the only time its secret is shown; the same on either base", auth: "snaa", request: "KeyRequest", ok: 201, okSchema: "IssuedKey", tag: "snaa"})
 	s.methodFallback(p+"/keys", "GET, POST")
-	s.handle("DELETE", p+"/keys/{key_id}", s.snaa(b, s.revokeOwnKey))
+	s.handle("DELETE", p+"/keys/{key_id}", s.snaa(b, s.revokeOwnKey),
+		op{summary: "Revoke one of the calling SNAA's keys (the calling key too); it fails from the next request on; the same on either base", auth: "snaa", ok: 204, tag: "snaa"})
 	s.methodFallback(p+"/keys/{key_id}", "DELETE")
 }
 

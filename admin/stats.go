@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"pidnode/registry"
@@ -183,6 +182,20 @@ func (s *Server) statsRange(r *http.Request) (from, to time.Time, err error) {
 	return from, to, nil
 }
 
+// statsRoutes are the namespace routes GET …/{ns}/stats and
+// GET …/{id}/stats.
+func statsRoutes(s *Server) []nsRoute {
+	statsQ := []param{{"from", "first day, YYYY-MM-DD (default 29 days before to)"}, {"to", "last day, YYYY-MM-DD (default today, UTC)"}}
+	return []nsRoute{
+		{name: "stats", h: func(w http.ResponseWriter, r *http.Request, _ *principal, t target, _ string) error {
+			return s.serveStats(w, r, t, "")
+		}, ops: []nsOp{{"GET", "stats", op{summary: "Resolutions per day in the namespace (counted in memory, flushed every few seconds)", auth: "snaa", ok: 200, okSchema: "Stats", query: statsQ, tag: "snaa"}}}},
+		{suffix: "stats", h: func(w http.ResponseWriter, r *http.Request, _ *principal, t target, id string) error {
+			return s.serveStats(w, r, t, id)
+		}, ops: []nsOp{{"GET", "stats", op{summary: "Resolutions per day of an identifier (counted in memory, flushed every few seconds)", auth: "snaa", ok: 200, okSchema: "Stats", query: statsQ, tag: "snaa"}}}},
+	}
+}
+
 // serveStats serves GET …/{ns}/stats (id == "") and …/{ns}/{id}/stats.
 func (s *Server) serveStats(w http.ResponseWriter, r *http.Request, t target, id string) error {
 	from, to, err := s.statsRange(r)
@@ -241,16 +254,4 @@ func (s *Server) serveStats(w http.ResponseWriter, r *http.Request, t target, id
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
-}
-
-const reservedMsg = "\"bulk\", \"stats\", \"events\", \"linkcheck\", \"webhooks\" and ids starting with \"webhooks/\" or ending in \"/history\", \"/stats\" or \"/linkcheck\" are reserved by the API"
-
-// reservedID reports whether a custom id would collide with a route:
-// "bulk", "stats", "events", "linkcheck", the webhook routes ("webhooks" and
-// "webhooks/…"), and ids whose last segment is "history", "stats" or
-// "linkcheck".
-func reservedID(id string) bool {
-	last := id[strings.LastIndexByte(id, '/')+1:]
-	return strings.EqualFold(id, "bulk") || strings.EqualFold(id, "events") || isWebhookPath(id) ||
-		strings.EqualFold(last, "history") || strings.EqualFold(last, "stats") || strings.EqualFold(last, "linkcheck")
 }

@@ -25,8 +25,8 @@ import (
 //	POST   …/webhooks/{id}/enable        resume a disabled endpoint from its cursor
 //	GET    …/webhooks/{id}/deliveries    its last attempts, newest first
 //
-// The routes share the identifier routes' pattern ({id...}), so "webhooks"
-// is a reserved custom id (reservedID). Package webhook delivers; this file
+// The routes are a tree route of the namespace table (nsroutes.go), so
+// "webhooks" and ids under it are reserved custom ids. Package webhook delivers; this file
 // only registers, reads and changes endpoints, through the registry.
 
 // Limits of webhook registration.
@@ -94,13 +94,6 @@ func webhookView(w *registry.Webhook) Webhook {
 		Cursor: w.Cursor, Attempts: w.Attempts, Failures: w.Failures, FailingSince: w.FailingSince, NextAttempt: w.NextAttempt,
 		LastAttempt: w.LastAttempt, LastSuccess: w.LastSuccess, LastError: w.LastError, DisabledAt: w.DisabledAt,
 		DisabledReason: w.DisabledReason}
-}
-
-// isWebhookPath reports whether a path id ({id...}) addresses the webhook
-// routes: "webhooks" or "webhooks/…".
-func isWebhookPath(id string) bool {
-	first, _, _ := strings.Cut(id, "/")
-	return strings.EqualFold(first, "webhooks")
 }
 
 // webhookPath splits a webhook route's id: the endpoint id ("" for the
@@ -423,21 +416,20 @@ func (s *Server) webhookDeliveries(w http.ResponseWriter, r *http.Request, nsp, 
 	return nil
 }
 
-// webhookDocs adds the webhook routes to the OpenAPI description.
-func (s *Server) webhookDocs(d map[string]op) {
-	for _, b := range s.bases {
-		c := b.path + "/handles/{prefix}/{ns}/webhooks"
-		one := c + "/{webhook_id}"
-		d["GET "+c] = op{summary: "The namespace's webhook endpoints (never their secrets)", auth: "snaa", ok: 200, okSchema: "WebhookList", tag: "snaa"}
-		d["POST "+c] = op{summary: "Register a webhook endpoint: the namespace's change feed events of the chosen kinds are POSTed to url, signed (Pidnode-Signature, see README), in order, at least once, retried with backoff for up to 24 h. " +
+// webhookRoute is the namespace route tree …/{ns}/webhooks (webhooks
+// dispatches under it).
+func webhookRoute(s *Server) nsRoute {
+	return nsRoute{name: "webhooks", tree: true, h: s.webhooks, ops: []nsOp{
+		{"GET", "webhooks", op{summary: "The namespace's webhook endpoints (never their secrets)", auth: "snaa", ok: 200, okSchema: "WebhookList", tag: "snaa"}},
+		{"POST", "webhooks", op{summary: "Register a webhook endpoint: the namespace's change feed events of the chosen kinds are POSTed to url, signed (Pidnode-Signature, see README), in order, at least once, retried with backoff for up to 24 h. " +
 			"The reply holds the signing secret, shown only this once. At most " + strconv.Itoa(MaxWebhooksPerNamespace) + " per namespace",
-			auth: "snaa", request: "WebhookRequest", ok: 201, okSchema: "Webhook", okHeads: []string{"Location"}, errs: []int{409, 422}, tag: "snaa"}
-		d["GET "+one] = op{summary: "A webhook endpoint and its delivery state: cursor, failures, next attempt, last error, and why the node disabled it", auth: "snaa", ok: 200, okSchema: "Webhook", tag: "snaa"}
-		d["DELETE "+one] = op{summary: "Remove a webhook endpoint and its delivery log", auth: "snaa", ok: 204, tag: "snaa"}
-		d["POST "+one+"/enable"] = op{summary: "Enable a disabled webhook endpoint: delivery resumes after its cursor", auth: "snaa", ok: 200, okSchema: "Webhook", tag: "snaa"}
-		d["GET "+one+"/deliveries"] = op{summary: "The endpoint's last " + strconv.Itoa(registry.MaxWebhookLog) + " delivery attempts, newest first", auth: "snaa", ok: 200, okSchema: "WebhookDeliveries",
-			query: []param{{"limit", "1–" + strconv.Itoa(registry.MaxWebhookLog) + ", default " + strconv.Itoa(registry.MaxWebhookLog)}}, tag: "snaa"}
-	}
+			auth: "snaa", request: "WebhookRequest", ok: 201, okSchema: "Webhook", okHeads: []string{"Location"}, errs: []int{409, 422}, tag: "snaa"}},
+		{"GET", "webhooks/{webhook_id}", op{summary: "A webhook endpoint and its delivery state: cursor, failures, next attempt, last error, and why the node disabled it", auth: "snaa", ok: 200, okSchema: "Webhook", tag: "snaa"}},
+		{"DELETE", "webhooks/{webhook_id}", op{summary: "Remove a webhook endpoint and its delivery log", auth: "snaa", ok: 204, tag: "snaa"}},
+		{"POST", "webhooks/{webhook_id}/enable", op{summary: "Enable a disabled webhook endpoint: delivery resumes after its cursor", auth: "snaa", ok: 200, okSchema: "Webhook", tag: "snaa"}},
+		{"GET", "webhooks/{webhook_id}/deliveries", op{summary: "The endpoint's last " + strconv.Itoa(registry.MaxWebhookLog) + " delivery attempts, newest first", auth: "snaa", ok: 200, okSchema: "WebhookDeliveries",
+			query: []param{{"limit", "1–" + strconv.Itoa(registry.MaxWebhookLog) + ", default " + strconv.Itoa(registry.MaxWebhookLog)}}, tag: "snaa"}},
+	}}
 }
 
 // webhookSchemas adds the webhook routes' component schemas to m.

@@ -7,20 +7,12 @@ import (
 	"strconv"
 	"time"
 
-	"pidnode/registry"
+	"pidnode/write"
 )
 
-// Writer commits the API's writes: identifier writes (CommitAs, which may
-// group concurrent callers, owner and cost as registry.CommitAs) and
-// operator writes (Update). On a single node
-// it is the database's own registry; a cluster node (docs/product.md §10)
-// supplies one that sends the writes through etcd and returns once they are
-// applied locally. The functions passed must be idempotent and keep every
-// effect inside tx, as registry.Commit requires.
-type Writer interface {
-	CommitAs(owner string, cost int, fn func(tx registry.Tx) error) error
-	Update(fn func(tx registry.Tx) error) error
-}
+// Writer commits the API's writes (write.Writer): the database's own
+// registry on a single node, a cluster node's etcd transactions otherwise.
+type Writer = write.Writer
 
 // unavailable is an error of a Writer that could not have its write
 // decided (a cluster node that cannot reach a quorum of etcd): the client is

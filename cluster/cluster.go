@@ -41,7 +41,7 @@ const (
 )
 
 // Invalidator drops cached views of a record after its change is applied
-// (admin.Invalidator; *cache.Cache satisfies both).
+// (write.Invalidator; *cache.Cache satisfies both).
 type Invalidator interface {
 	Invalidate(key string)
 }

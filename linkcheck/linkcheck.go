@@ -21,7 +21,7 @@ import (
 
 // Writer commits the checker's writes: on a single node the registry
 // itself, in a cluster the node that sends them through etcd (as
-// admin.Writer). fn must keep every effect inside tx and may be run again.
+// write.Writer). fn must keep every effect inside tx and may be run again.
 type Writer interface {
 	Update(fn func(tx registry.Tx) error) error
 }

@@ -22,7 +22,7 @@ import (
 
 // Writer commits the engine's writes (cursor moves, failures, delivery
 // logs): on a single node the registry, in cluster mode the cluster node,
-// whose writes go through etcd (admin.Writer's Update). fn must keep every
+// whose writes go through etcd (write.Writer's Update). fn must keep every
 // effect inside tx and may run more than once.
 type Writer interface {
 	Update(fn func(tx registry.Tx) error) error

@@ -20,6 +20,7 @@ const module = "pidnode"
 var rules = map[string]struct {
 	internal []string // pidnode packages (directories) that may be imported
 	external []string // third-party import path prefixes that may be imported
+	notStd   []string // standard library import path prefixes that may not be imported
 }{
 	"handlev":       {internal: []string{"internal/ascii", "internal/jsontext", "internal/unsafeconv"}, external: []string{"golang.org/x/net/idna"}},
 	"handlev/hsmsg": {internal: []string{"handlev", "internal/ascii"}},
@@ -30,7 +31,11 @@ var rules = map[string]struct {
 	"resolver/hdl":  {internal: []string{"handlev", "handlev/hsmsg", "cache", "internal/ascii", "internal/connlimit", "internal/tokenbucket"}},
 	"model":         {internal: []string{"handlev", "internal/jsontext", "internal/stdjson"}, external: []string{"github.com/BurntSushi/toml"}},
 	"registry":      {internal: []string{"handlev", "store", "internal/stdjson"}, external: []string{"go.etcd.io/bbolt"}},
-	"admin":         {internal: []string{"handlev", "store", "model", "registry", "internal/buildinfo", "internal/stdjson", "internal/promtext", "internal/tokenbucket"}},
+	// The write service of identifiers: below every front that writes, above
+	// the data layers; no HTTP, so that its errors are Go errors each front
+	// maps in its own place.
+	"write": {internal: []string{"handlev", "store", "model", "registry", "internal/stdjson"}, notStd: []string{"net/http", "html/template"}},
+	"admin": {internal: []string{"handlev", "store", "model", "registry", "write", "internal/buildinfo", "internal/stdjson", "internal/promtext", "internal/tokenbucket"}},
 	// The link checker: a job of cmd, reading records and writing results
 	// through the registry, fetching only through internal/outbound. Nothing
 	// below cmd imports it (admin reads its results through registry).
@@ -68,9 +73,9 @@ var rules = map[string]struct {
 	"internal/jsontext":   {},
 	"internal/unsafeconv": {},
 	"internal/cfgerr":     {},
-	"internal":            {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "model", "registry", "internal"}, external: []string{""}},
-	"cmd":                 {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "model", "registry", "cluster", "webhook", "linkcheck", "internal"}, external: []string{""}},
-	"bench":               {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "model", "registry", "cluster", "internal", "bench"}, external: []string{""}},
+	"internal":            {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "write", "model", "registry", "internal"}, external: []string{""}},
+	"cmd":                 {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "write", "model", "registry", "cluster", "webhook", "linkcheck", "internal"}, external: []string{""}},
+	"bench":               {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "write", "model", "registry", "cluster", "internal", "bench"}, external: []string{""}},
 }
 
 func ruleFor(dir string) (string, bool) {
@@ -131,6 +136,9 @@ func TestImportDirection(t *testing.T) {
 			p := strings.Trim(imp.Path.Value, `"`)
 			switch {
 			case isStd(p):
+				if hasPrefixAny(p, r.notStd) {
+					violations = append(violations, rel+" imports "+p+": not allowed for "+rule)
+				}
 			case p == module || strings.HasPrefix(p, module+"/"):
 				target := strings.TrimPrefix(strings.TrimPrefix(p, module), "/")
 				if target == dir {
@@ -228,11 +236,19 @@ func TestRulesCatchViolations(t *testing.T) {
 		{"cmd", "cluster", true},
 		{"cmd", "internal/etcdtest", false},
 		{"cluster", "internal/etcdtest", false},
+		{"write", "admin", false},
+		{"write", "registry", true},
+		{"admin", "write", true},
+		{"registry", "write", false},
+		{"model", "write", false},
 	}
 	for _, c := range cases {
 		if got := allowedInternal(rules[c.from].internal, c.target); got != c.want {
 			t.Errorf("allowedInternal(%s → %s) = %v, want %v", c.from, c.target, got, c.want)
 		}
+	}
+	if !hasPrefixAny("net/http", rules["write"].notStd) {
+		t.Error("write may import net/http: rule is broken")
 	}
 	if hasPrefixAny("github.com/valyala/fasthttp", rules["handlev"].external) {
 		t.Error("handlev may import fasthttp: rule is broken")

@@ -1,0 +1,159 @@
+package admin
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+)
+
+// The routes under an SNAA's namespace collection (…/handles/{prefix}/{ns}/)
+// other than the identifiers themselves come from one table, nsTable,
+// built from each feature's rows (bulkRoute, historyRoute, statsRoutes,
+// eventsRoute, linkcheckRoutes, webhookRoute), which also yields the custom
+// ids they reserve (reserved) and their OpenAPI operations (ops). A new
+// route of a namespace feature is one row in its file.
+//
+// ServeMux cannot serve them by pattern, so one pattern per method takes
+// everything under the collection and routeFor dispatches by the table:
+// an id may hold '/', and a pattern can have nothing after {id...}, so the
+// identifier routes (…/{id}/history) cannot be patterns; "{ns}/{$}" cannot
+// sit beside "{ns}/{id...}" for other methods; and the collection routes'
+// names match in any case, which a pattern's literal does not.
+
+// nsHandler serves a namespace route: id is the identifier (a suffix route)
+// or the path after the collection (a collection route).
+type nsHandler func(w http.ResponseWriter, r *http.Request, p *principal, t target, id string) error
+
+// nsRoute is one row of the table; each feature's file builds its own.
+type nsRoute struct {
+	// name is a collection route's path after the collection ("stats");
+	// suffix an identifier route's last segment after the id ("history").
+	// One of them is set.
+	name, suffix string
+	// tree: the route also owns every path under name/, for every method
+	// (its handler answers 404 and 405 itself).
+	tree bool
+	// ops are its operations: the methods it serves (the others reach the
+	// identifier handlers) and their OpenAPI documentation.
+	ops []nsOp
+	h   nsHandler
+}
+
+// nsOp is one operation of a namespace route: path is after the
+// collection (name routes) or after {id} (suffix routes).
+type nsOp struct {
+	method, path string
+	doc          op
+}
+
+// serves reports whether the route has an operation of method.
+func (rt *nsRoute) serves(method string) bool {
+	return slices.ContainsFunc(rt.ops, func(o nsOp) bool { return o.method == method })
+}
+
+// nsTable is the table of namespace routes.
+type nsTable []nsRoute
+
+// newNSTable builds s's table from the features' rows. Their order is the
+// order in which reservedMsg names the reserved ids.
+func newNSTable(s *Server) nsTable {
+	var tb nsTable
+	tb = append(tb, bulkRoute(s), historyRoute(s))
+	tb = append(tb, statsRoutes(s)...)
+	tb = append(tb, eventsRoute(s))
+	tb = append(tb, linkcheckRoutes(s)...)
+	return append(tb, webhookRoute(s))
+}
+
+// firstSegment and lastSegment cut a path id at its first and last '/'.
+func firstSegment(id string) string {
+	first, _, _ := strings.Cut(id, "/")
+	return first
+}
+
+func lastSegment(id string) string { return id[strings.LastIndexByte(id, '/')+1:] }
+
+// routeFor finds the route of method on the path id after the
+// collection, and the id its handler gets: for a suffix route, the
+// identifier's. Tree routes come first: every path under them is theirs.
+func (tb nsTable) routeFor(method, id string) (nsHandler, string, bool) {
+	for _, rt := range tb {
+		if rt.tree && strings.EqualFold(firstSegment(id), rt.name) {
+			return rt.h, id, true
+		}
+	}
+	for _, rt := range tb {
+		if rt.tree || !rt.serves(method) {
+			continue
+		}
+		if rt.name != "" && strings.EqualFold(id, rt.name) {
+			return rt.h, id, true
+		}
+		if rt.suffix != "" && strings.HasSuffix(id, "/"+rt.suffix) {
+			return rt.h, strings.TrimSuffix(id, "/"+rt.suffix), true
+		}
+	}
+	return nil, "", false
+}
+
+// reserved reports whether a custom id would collide with a route: a
+// collection route's name, a path under a tree route, or an id whose last
+// segment is a suffix route's.
+func (tb nsTable) reserved(id string) bool {
+	for _, rt := range tb {
+		switch {
+		case rt.name != "" && strings.EqualFold(id, rt.name),
+			rt.tree && strings.EqualFold(firstSegment(id), rt.name),
+			rt.suffix != "" && strings.EqualFold(lastSegment(id), rt.suffix):
+			return true
+		}
+	}
+	return false
+}
+
+// reservedMsg is the refusal of a reserved custom id, naming what the
+// table reserves.
+func (tb nsTable) reservedMsg() string {
+	var names, trees, suffixes []string
+	for _, rt := range tb {
+		switch {
+		case rt.name != "":
+			names = append(names, `"`+rt.name+`"`)
+			if rt.tree {
+				trees = append(trees, `"`+rt.name+`/"`)
+			}
+		case rt.suffix != "":
+			suffixes = append(suffixes, `"/`+rt.suffix+`"`)
+		}
+	}
+	return strings.Join(names, ", ") + " and ids starting with " + orList(trees) + " or ending in " + orList(suffixes) + " are reserved by the API"
+}
+
+// orList joins "a", "b" and "c" as `a, b or c`.
+func orList(xs []string) string {
+	if len(xs) < 2 {
+		return strings.Join(xs, "")
+	}
+	return strings.Join(xs[:len(xs)-1], ", ") + " or " + xs[len(xs)-1]
+}
+
+// ops are the OpenAPI operations of method's namespace routes, keyed by
+// their paths under the collection path coll and the identifier path item.
+func (tb nsTable) ops(method, coll, item string) map[string]op {
+	out := map[string]op{}
+	for _, rt := range tb {
+		for _, o := range rt.ops {
+			if o.method == method {
+				out[rt.docPath(o, coll, item)] = o.doc
+			}
+		}
+	}
+	return out
+}
+
+func (rt *nsRoute) docPath(o nsOp, coll, item string) string {
+	if rt.suffix != "" {
+		return item + "/" + o.path
+	}
+	return coll + o.path
+}
