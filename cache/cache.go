@@ -85,6 +85,14 @@ type Config struct {
 	// JSONBytes and WireBytes). It must pass what it allocates to e.Charge, and so
 	// must every part of the view built later, so that the budget holds.
 	Render func(e *Entry) any
+
+	// AdmitAll adds every loaded entry, evicting the least recently used ones to
+	// make room (a plain LRU). If false, a shard that is full adds an entry only
+	// for a key missed before within its recent misses (admit.go): a one-off
+	// miss is answered from an entry built for its callers alone and not kept,
+	// so it neither pays for the insertion and an eviction nor pushes out an
+	// entry that is being reused. While a shard has room, every entry is added.
+	AdmitAll bool
 }
 
 // Entry is what the cache holds for one requested key. It is immutable once
@@ -242,7 +250,7 @@ type Stats struct {
 
 // Usage is a snapshot of a Cache's memory accounting and of why entries left.
 type Usage struct {
-	Bytes   int64 // charged bytes of the entries held (Entry.Bytes summed)
+	Bytes   int64 // charged bytes of the entries held (Entry.Bytes summed) and of the admission filters
 	Budget  int64 // Config.Bytes
 	Entries int   // entries held
 
@@ -250,6 +258,7 @@ type Usage struct {
 	EvictedEntries uint64 // evicted by the Config.Entries cap
 	Invalidated    uint64 // removed by Invalidate or InvalidateAll
 	Expired        uint64 // replaced on reload after their TTL (negative entries, MaxAge)
+	NotAdmitted    uint64 // loaded into a full shard on a first miss and not kept (Config.AdmitAll)
 }
 
 // Cache is a sharded LRU of immutable entries. It is safe for concurrent use.
@@ -266,6 +275,8 @@ type Cache struct {
 	maxAge int64
 	alt    func(dst, key []byte) ([]byte, bool)
 	render func(e *Entry) any
+
+	admitAll bool
 }
 
 type shard struct {
@@ -279,6 +290,12 @@ type shard struct {
 	bytes                              atomic.Int64
 	budget                             int64
 	evictedBytes, invalidated, expired atomic.Uint64
+
+	// cap is the shard's entry cap; dk decides admission once the shard is
+	// full (admit.go), guarded by mu. Its bits are charged to bytes.
+	cap         int
+	dk          doorkeeper
+	notAdmitted atomic.Uint64
 
 	// mu orders publishing a loaded entry against invalidation; a hit never takes it.
 	mu  sync.Mutex
@@ -333,6 +350,8 @@ func New(cfg Config) (*Cache, error) {
 		maxAge: int64(cfg.MaxAge),
 		alt:    cfg.Alt,
 		render: cfg.Render,
+
+		admitAll: cfg.AdmitAll,
 	}
 	per, extra := cfg.Entries/cfg.Shards, cfg.Entries%cfg.Shards
 	for i := range c.shards {
@@ -352,6 +371,7 @@ func New(cfg Config) (*Cache, error) {
 			return nil, err // unreachable: n >= 1
 		}
 		s.lru = l
+		s.cap = n
 		s.budget = cfg.Bytes / int64(cfg.Shards)
 		if i < int(cfg.Bytes%int64(cfg.Shards)) {
 			s.budget++
@@ -452,6 +472,10 @@ func (c *Cache) fill(s *shard, key string) (*Entry, error) {
 			if !c.fresh(old) {
 				s.expired.Add(1)
 			}
+		} else if !c.admit(s, key, e) {
+			s.mu.Unlock()
+			s.notAdmitted.Add(1)
+			return e, nil
 		}
 		e.charged.Store(e.size.Load())
 		s.bytes.Add(e.size.Load())
@@ -464,6 +488,21 @@ func (c *Cache) fill(s *shard, key string) (*Entry, error) {
 	}
 	s.mu.Unlock()
 	return e, nil
+}
+
+// admit reports whether the loaded entry e for key goes into shard s, which
+// holds no entry under key: always while s has room for it, else only as the
+// doorkeeper decides. s.mu must be held.
+func (c *Cache) admit(s *shard, key string, e *Entry) bool {
+	if c.admitAll || (s.lru.Len() < s.cap && s.bytes.Load()+e.size.Load() <= s.budget) {
+		return true
+	}
+	before := s.dk.bytes()
+	ok := s.dk.admit(maphash.String(c.seed, key), s.lru.Len())
+	if after := s.dk.bytes(); after != before {
+		s.bytes.Add(after - before)
+	}
+	return ok
 }
 
 // trim evicts the shard's least recently used entries until its charged bytes
@@ -535,6 +574,8 @@ func (c *Cache) InvalidateAll() {
 		s.gen++
 		s.invalidated.Add(uint64(s.lru.Len()))
 		s.lru.Purge()
+		s.bytes.Add(-s.dk.bytes())
+		s.dk = doorkeeper{}
 		s.flights.Store(new(singleflight.Group))
 		s.mu.Unlock()
 	}
@@ -575,6 +616,7 @@ func (c *Cache) Usage() Usage {
 		u.Invalidated += s.invalidated.Load()
 		u.Expired += s.expired.Load()
 		u.EvictedEntries += s.evictions.Load()
+		u.NotAdmitted += s.notAdmitted.Load()
 	}
 	return u
 }

@@ -514,7 +514,7 @@ func TestInvalidateDuringLoad(t *testing.T) {
 
 func TestEvictions(t *testing.T) {
 	src := newSource()
-	c := mustNew(t, Config{Source: src, Entries: 2, Shards: 1})
+	c := mustNew(t, Config{Source: src, Entries: 2, Shards: 1, AdmitAll: true})
 	for _, k := range []string{"A", "B", "C"} { // C evicts A
 		mustGet(t, c, k)
 	}

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"pidnode/internal/unsafeconv"
 )
 
 // DefaultCounterBytes bounds a Counter's memory when NewCounter is given 0.
@@ -61,10 +63,13 @@ type Counter struct {
 type counterMap = map[string]*atomic.Uint64
 
 // paddedCounter gives each key's counter a cache line of its own, so that
-// two popular identifiers counted on different cores do not contend.
+// two popular identifiers counted on different cores do not contend. The
+// line's rest holds the key's copy when it fits (most storage keys do), so
+// that registering a key is one allocation; every look-up of the key reads
+// the line anyway, to add to n.
 type paddedCounter struct {
-	n atomic.Uint64
-	_ [56]byte
+	n   atomic.Uint64
+	key [56]byte
 }
 
 // counterRefBytes is the heap one key's counter occupies. A holder of a
@@ -148,11 +153,29 @@ func (c *Counter) Count(key string) {
 	}
 }
 
-// keyBytes is what one key costs besides its map slots: its copy, its
-// counter, and keySlack: the free slots the maps' smaller arrays leave in
-// shared spans once a map has grown past them (TestCounterAccountingMatchesHeap
-// checks the sum against the heap).
-func keyBytes(key string) int64 { return AllocSize(len(key)) + counterRefBytes + keySlack }
+// own returns the table's copy of key: in pc's spare bytes if it fits, else
+// a copy of its own.
+func (pc *paddedCounter) own(key string) string {
+	if len(key) > len(pc.key) {
+		return strings.Clone(key)
+	}
+	copy(pc.key[:], key)
+	// pc.key is written only here, before the string is published, and pc
+	// lives as long as the string does (it points into pc).
+	return unsafeconv.String(pc.key[:len(key)])
+}
+
+// keyBytes is what one key costs besides its map slots: its copy (none when
+// it fits in its counter's line), its counter, and keySlack: the free slots
+// the maps' smaller arrays leave in shared spans once a map has grown past
+// them (TestCounterAccountingMatchesHeap checks the sum against the heap).
+func keyBytes(key string) int64 {
+	n := int64(counterRefBytes + keySlack)
+	if len(key) > len(paddedCounter{}.key) {
+		n += AllocSize(len(key))
+	}
+	return n
+}
 
 const keySlack = 8
 
@@ -191,8 +214,9 @@ func (c *Counter) ref(key string) *atomic.Uint64 {
 			cost += mapBytes(n) - mapBytes(s.dirtyPeak)
 		}
 		if total, ok := c.reserve(cost); ok {
-			p = &new(paddedCounter).n
-			s.dirty[strings.Clone(key)] = p
+			pc := new(paddedCounter)
+			p = &pc.n
+			s.dirty[pc.own(key)] = p
 			s.dirtyPeak = max(s.dirtyPeak, len(s.dirty))
 			s.keyBytes += kb
 			s.bytes += cost

@@ -2,6 +2,7 @@ package cache
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -395,4 +396,36 @@ func unpublished(key string) *Entry {
 	e := &Entry{Key: key, Found: true}
 	e.charged.Store(notResident)
 	return e
+}
+
+// BenchmarkCountHitMiss: the statistics' part of a cache miss: a new entry's
+// first CountHit, for keys drawn uniformly from 100k with a drain every 10k
+// counts (a flush interval), so that most keys are new to the table or
+// retired in it, and a few are in its read-only map.
+func BenchmarkCountHitMiss(b *testing.B) {
+	c := NewCounter(64 << 20)
+	keys := make([]string, 100_000)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("21.T11148/SVC/BNC/M%d", i)
+	}
+	entries := make([]*Entry, len(keys))
+	for i, k := range keys {
+		entries[i] = unpublished(k)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	order := make([]int, 1<<16)
+	for i := range order {
+		order[i] = rng.IntN(len(keys))
+	}
+	b.ReportAllocs()
+	n := 0
+	for b.Loop() {
+		e := entries[order[n&(len(order)-1)]]
+		e.hits.Store(nil) // a freshly built entry
+		e.CountHit(c)
+		n++
+		if n%10_000 == 0 {
+			c.Drain(func(string, uint64) {})
+		}
+	}
 }

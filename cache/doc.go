@@ -17,6 +17,9 @@
 //     as each part is built (Entry.Charge, which a front's View calls too); a shard
 //     over its share of the budget evicts its least recently used entries.
 //     Config.Entries is only a cap on their number.
+//   - admission (admit.go): once a shard is full, a loaded entry is added only
+//     for a key missed before within the shard's recent misses; a one-off miss
+//     is answered from an entry that is not kept (Config.AdmitAll turns this off).
 //
 // A hit allocates nothing and copies nothing: the caller's key bytes are used for the
 // lookup as they are. Time is injected (Config.Now) and checked on read; there is no

@@ -5,7 +5,8 @@
 // the record encoding (record.go: a header, then the values in the bytes the
 // native Handle protocol sends), the schema version, durable batched writes,
 // online backup, JSON Lines export and import (Export, Import), and a cluster
-// node's replica bookkeeping (Rehearse, Replace, the applied etcd revision).
+// node's replica bookkeeping (Rehearse, Replace, the applied etcd revision),
+// and warming the file into memory after start-up (Warm).
 // It imports handlev, bbolt, internal/procfloor and internal/unsafeconv only.
 //
 // It must not know about the cache, the resolvers or HTTP: callers invalidate

@@ -31,6 +31,7 @@ func (n *node) writeMetrics(w io.Writer) error {
 	b = promtext.Uint(b, ev, u.EvictedEntries, promtext.L("cause", "entries"))
 	b = promtext.Uint(b, ev, u.Invalidated, promtext.L("cause", "invalidation"))
 	b = promtext.Uint(b, ev, u.Expired, promtext.L("cause", "expiry"))
+	b = promtext.CounterFamily(b, "pidnode_cache_not_admitted_total", "Misses answered but not kept: a first miss of the handle while its cache shard was full.", u.NotAdmitted)
 	b = promtext.GaugeFamily(b, "pidnode_cache_entries", "Cache entries held.", int64(u.Entries))
 	b = promtext.GaugeFamily(b, "pidnode_cache_bytes", "Bytes charged to the cache's entries (records, public views, rendered views, encodings).", u.Bytes)
 	b = promtext.GaugeFamily(b, "pidnode_cache_budget_bytes", "The cache's memory budget (cache_bytes): its entries, the statistics table, the DNS memo and the collector's room.", n.budget)

@@ -638,6 +638,7 @@ func (n *node) run(ctx context.Context) error {
 		defer close(jobsDone)
 		n.runJobs(statsCtx)
 	}()
+	n.warmStore(statsCtx)
 	n.admin.SetNotReady("")
 	n.log.Info("pidnode ready", "listeners", len(n.listeners))
 	var serveErr error

@@ -1,0 +1,9 @@
+//go:build !linux
+
+package store
+
+import "errors"
+
+// populate has no equivalent of MADV_POPULATE_READ here: Warm reads the
+// file instead.
+var populate = func(uintptr, int64, int64) error { return errors.ErrUnsupported }
