@@ -56,8 +56,13 @@ func (n *Node) Commit(fn func(tx registry.Tx) error) error { return n.CommitAs("
 // CommitAs is Commit with the admin API's owner and cost
 // (registry.CommitAs): one owner's bulks or many creates delay another
 // owner's write by at most one group.
+//
+// In a cluster of several shards the write goes to the shard of owner's
+// namespace (the registry shard for "" and for an SNAA without a shard), in
+// one transaction of that shard's etcd; a write of records of another
+// shard's namespace fails with ErrCrossShard.
 func (n *Node) CommitAs(owner string, cost int, fn func(tx registry.Tx) error) error {
-	return n.groups.Do(owner, cost, fn)
+	return n.shardOfSNAA(owner).groups.Do(owner, cost, fn)
 }
 
 // commitLanes is how many commit groups a node has in flight at once.
@@ -82,7 +87,7 @@ func (n *Node) Update(fn func(tx registry.Tx) error) error {
 // runGroup commits the calls of group in one transaction and reports each
 // call's result, once. guarded names buckets whose whole range must be
 // unchanged since the rehearsal.
-func (n *Node) runGroup(group []*call, guarded []string, report func(c *call, err error)) {
+func (n *shard) runGroup(group []*call, guarded []string, report func(c *call, err error)) {
 	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.WriteTimeout)
 	defer cancel()
 	finish := func(err error) {
@@ -94,7 +99,7 @@ func (n *Node) runGroup(group []*call, guarded []string, report func(c *call, er
 	for attempt := 0; attempt < maxAttempts; attempt++ {
 		failed := -1
 		var ferr error
-		writes, rev, err := n.cfg.Registry.Rehearse(func(tx registry.Tx) error {
+		writes, rev, err := n.cfg.Registry.RehearseShard(n.metaKey, func(tx registry.Tx) error {
 			for i, c := range group {
 				if err := safeCall(c.Fn, tx); err != nil {
 					failed, ferr = i, err
@@ -120,6 +125,10 @@ func (n *Node) runGroup(group []*call, guarded []string, report func(c *call, er
 		}
 		if len(writes) == 0 {
 			finish(nil)
+			return
+		}
+		if err := n.node.checkShard(n, writes); err != nil {
+			finish(err)
 			return
 		}
 		cmps, ops, err := n.txnOf(writes, rev)
@@ -186,7 +195,7 @@ func safeCall(fn func(tx registry.Tx) error, tx registry.Tx) (err error) {
 // failed transaction is etcd's current one, which may be another prefix's
 // write that the watch never delivers: then (foreign) the watch is asked to
 // report its progress until it has.
-func (n *Node) waitRevision(ctx context.Context, rev int64, foreign bool) error {
+func (n *shard) waitRevision(ctx context.Context, rev int64, foreign bool) error {
 	if !foreign || n.applied.Load() >= rev {
 		return n.WaitApplied(ctx, rev)
 	}
@@ -208,7 +217,7 @@ func (n *Node) waitRevision(ctx context.Context, rev int64, foreign bool) error 
 // write, and written with its last value, compressed (encodeValue). New
 // audit entries go under keys of their own (auditKey), without their
 // sequence number.
-func (n *Node) txnOf(writes []store.Write, rev int64) ([]clientv3.Cmp, []clientv3.Op, error) {
+func (n *shard) txnOf(writes []store.Write, rev int64) ([]clientv3.Cmp, []clientv3.Op, error) {
 	type final struct {
 		existed bool
 		value   []byte
@@ -274,7 +283,7 @@ func (n *Node) txnOf(writes []store.Write, rev int64) ([]clientv3.Cmp, []clientv
 // txnError classifies a failed transaction: no decision in time is
 // ErrUnavailable; etcd refusing its size names the limit; etcd's NOSPACE
 // alarm is ErrStorageFull.
-func (n *Node) txnError(ctx context.Context, err error) error {
+func (n *shard) txnError(ctx context.Context, err error) error {
 	switch {
 	case errors.Is(err, rpctypes.ErrTooManyOps):
 		return &LimitError{Setting: "--max-txn-ops", Need: RequiredTxnOps, Err: err}
@@ -286,7 +295,7 @@ func (n *Node) txnError(ctx context.Context, err error) error {
 		if !n.storageFull.Swap(true) {
 			n.log.Error("cluster: etcd's database is full (NOSPACE alarm); every write is refused until space is freed and the alarm disarmed (pidnode cluster reclaim)")
 		}
-		return &StorageFullError{Err: err}
+		return &StorageFullError{Shard: n.label(), Err: err}
 	}
 	if ctx.Err() != nil {
 		return &UnavailableError{Err: fmt.Errorf("no decision within %v", n.cfg.WriteTimeout)}
@@ -309,7 +318,7 @@ const syncTimeout = 2 * time.Second
 // after it was made (one read in flight, the next one gathering every call
 // that arrives meanwhile), so a busy node reads etcd's revision about once
 // per round trip rather than once per request.
-func (n *Node) Sync(ctx context.Context) error {
+func (n *shard) Sync(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, syncTimeout)
 	defer cancel()
 	err := n.sync(ctx)
@@ -318,7 +327,7 @@ func (n *Node) Sync(ctx context.Context) error {
 }
 
 // sync is Sync without the count of refusals.
-func (n *Node) sync(ctx context.Context) error {
+func (n *shard) sync(ctx context.Context) error {
 	r := n.reads.join()
 	select {
 	case <-r.done:
@@ -336,7 +345,7 @@ func (n *Node) sync(ctx context.Context) error {
 
 // countRefusal counts a request refused for the cluster's state: each
 // becomes a 503 (unavailable) or a 507 (storage full) of the admin API.
-func (n *Node) countRefusal(err error) {
+func (n *shard) countRefusal(err error) {
 	var ue *UnavailableError
 	var fe *StorageFullError
 	switch {
@@ -349,7 +358,7 @@ func (n *Node) countRefusal(err error) {
 }
 
 // readRevision is one linearizable read of etcd's current revision.
-func (n *Node) readRevision() (int64, error) {
+func (n *shard) readRevision() (int64, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), syncTimeout)
 	defer cancel()
 	resp, err := n.cli.Get(ctx, n.probeKey(), clientv3.WithCountOnly())

@@ -209,8 +209,13 @@ func dialEtcd(cfg *Config, db *store.DB, namer *handlev.Namer, modelFile []byte,
 	if err != nil {
 		return nil, err
 	}
+	shards, err := etcdShards(cfg)
+	if err != nil {
+		return nil, err
+	}
 	c, err := cluster.Dial(cluster.Config{
 		Endpoints:   cfg.EtcdEndpoints,
+		Shards:      shards,
 		Prefix:      cfg.EtcdPrefix,
 		NodeName:    cfg.NodeName,
 		TLS:         tcfg,
@@ -226,6 +231,45 @@ func dialEtcd(cfg *Config, db *store.DB, namer *handlev.Namer, modelFile []byte,
 		return nil, clusterError(cfg, err)
 	}
 	return c, nil
+}
+
+// etcdShards are the shards of --etcd-shard; nil for --etcd-endpoints.
+func etcdShards(cfg *Config) ([]cluster.Shard, error) {
+	if len(cfg.EtcdShards) > 0 && len(cfg.EtcdEndpoints) > 0 {
+		return nil, &startError{msg: "--etcd-endpoints and --etcd-shard are both set",
+			hint: "give a cluster of one etcd --etcd-endpoints, one of several --etcd-shard NAME=URLS per etcd"}
+	}
+	var out []cluster.Shard
+	for _, e := range cfg.EtcdShards {
+		name, urls, _ := strings.Cut(e, "=")
+		sh := cluster.Shard{Name: name}
+		for _, u := range strings.Split(urls, ",") {
+			if u = strings.TrimSpace(u); u != "" {
+				sh.Endpoints = append(sh.Endpoints, u)
+			}
+		}
+		if err := cluster.CheckShardName(name); err != nil || len(sh.Endpoints) == 0 {
+			return nil, &startError{msg: fmt.Sprintf("etcd shard %q: want NAME=URL,URL… with NAME of a-z, 0-9 and -", e),
+				hint: "e.g. --etcd-shard main=http://10.0.0.1:2379,http://10.0.0.2:2379"}
+		}
+		for _, o := range out {
+			if o.Name == name {
+				return nil, &startError{msg: fmt.Sprintf("etcd shard %s is named twice", name), hint: "give each shard its own name"}
+			}
+		}
+		out = append(out, sh)
+	}
+	return out, nil
+}
+
+// etcdURLs are the client URLs of every etcd of cfg.
+func etcdURLs(cfg *Config) []string {
+	out := slices.Clone(cfg.EtcdEndpoints)
+	for _, e := range cfg.EtcdShards {
+		_, urls, _ := strings.Cut(e, "=")
+		out = append(out, strings.Split(urls, ",")...)
+	}
+	return out
 }
 
 // etcdCredentials reads the TLS configuration and the password of the
@@ -289,8 +333,8 @@ func clusterError(cfg *Config, err error) error {
 		return &startError{msg: le.Error(),
 			hint: fmt.Sprintf("start every etcd member with --max-txn-ops=%d --max-request-bytes=%d or more", cluster.RequiredTxnOps, cluster.RequiredRequestBytes), err: err}
 	case errors.As(err, &ue):
-		return &startError{msg: fmt.Sprintf("etcd %s did not answer within %v: %s", strings.Join(cfg.EtcdEndpoints, ","), cluster.DefaultDialTimeout, cause(ue.Err)),
-			hint: "check that etcd runs and --etcd-endpoints (and the etcd TLS and user settings)", err: err}
+		return &startError{msg: fmt.Sprintf("etcd %s did not answer within %v: %s", strings.Join(ue.Endpoints, ","), cluster.DefaultDialTimeout, cause(ue.Err)),
+			hint: "check that etcd runs and --etcd-endpoints or --etcd-shard (and the etcd TLS and user settings)", err: err}
 	case errors.Is(err, cluster.ErrNotReplica):
 		return &startError{msg: fmt.Sprintf("%s holds data of its own and has never applied etcd prefix %s", dbPath(cfg.Data), cfg.EtcdPrefix),
 			hint: "load it into etcd with `pidnode cluster seed --data " + cfg.Data + "`, or start this node on an empty --data", err: err}
@@ -302,7 +346,7 @@ func clusterError(cfg *Config, err error) error {
 // no etcd TLS setting is given and no endpoint is https.
 func etcdTLS(cfg *Config) (*tls.Config, error) {
 	https := false
-	for _, e := range cfg.EtcdEndpoints {
+	for _, e := range etcdURLs(cfg) {
 		https = https || strings.HasPrefix(e, "https://")
 	}
 	if !https && cfg.EtcdCert == "" && cfg.EtcdKey == "" && cfg.EtcdCA == "" {
