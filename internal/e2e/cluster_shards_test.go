@@ -1,0 +1,251 @@
+package e2e
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"pidnode/internal/etcdtest"
+)
+
+// startShards starts one one-member etcd per name, with opts.
+func startShards(t *testing.T, opts etcdtest.Options, names ...string) []*etcdtest.Cluster {
+	t.Helper()
+	out := make([]*etcdtest.Cluster, len(names))
+	var wg sync.WaitGroup
+	for i := range names {
+		wg.Add(1)
+		go func() { defer wg.Done(); out[i] = etcdtest.Start(t, 1, opts) }()
+	}
+	wg.Wait()
+	return out
+}
+
+// shardFlags are clusterFlags for a cluster of the shards cs, named names
+// (the registry's first).
+func shardFlags(cs []*etcdtest.Cluster, names []string, node string) []string {
+	var f []string
+	for i, c := range cs {
+		f = append(f, "--etcd-shard", names[i]+"="+c.Endpoints())
+	}
+	return append(f, "--node-name", node, "--admin-rate", "0", "--stats-interval", "1s")
+}
+
+// onboardOn submits and approves an application for namespace ns through
+// n with body's further approval fields (e.g. `"shard":"s1"`), and returns
+// the SNAA's key and shard.
+func onboardOn(t *testing.T, n *node, ns, more string) (key, shard string) {
+	t.Helper()
+	op := auth(n.operatorKey())
+	app, _ := json.Marshal(map[string]any{
+		"organisation": "Shard Lab", "technical_contact": map[string]string{"name": "T", "email": "t@example.org"},
+		"administrative_contact": map[string]string{"name": "A", "email": "a@example.org"}, "policy_version": "v1",
+		"maintenance_statement": "kept"})
+	r := mustDo(t, "POST", n.adminURL()+"/ops/v1/applications", app, op...)
+	var a struct{ ID string }
+	if r.Status != http.StatusCreated || json.Unmarshal(r.Body, &a) != nil {
+		t.Fatalf("submit application: %d %s", r.Status, r.Body)
+	}
+	body := `{"namespace":"` + ns + `"`
+	if more != "" {
+		body += "," + more
+	}
+	r = mustDo(t, "POST", n.adminURL()+"/ops/v1/applications/"+a.ID+"/approve", []byte(body+"}"), op...)
+	var res struct {
+		SNAA struct {
+			Shard string `json:"shard"`
+		} `json:"snaa"`
+		Key struct {
+			Secret string `json:"secret"`
+		} `json:"key"`
+	}
+	if r.Status != http.StatusOK || json.Unmarshal(r.Body, &res) != nil || res.Key.Secret == "" {
+		t.Fatalf("approve %s: %d %s", body, r.Status, r.Body)
+	}
+	return res.Key.Secret, res.SNAA.Shard
+}
+
+// shardMetric is the value of a family's sample labelled shard on n.
+func shardMetric(t *testing.T, n *node, name, shard string) float64 {
+	t.Helper()
+	r := mustDo(t, "GET", n.adminURL()+"/metrics", nil)
+	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name) + `\{shard="` + regexp.QuoteMeta(shard) + `"\} (\S+)$`).FindSubmatch(r.Body)
+	if m == nil {
+		t.Fatalf("no %s{shard=%q} in /metrics", name, shard)
+	}
+	v, err := strconv.ParseFloat(string(m[1]), 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// randomURL is a URL with n hex digits of randomness in it (which
+// compression cannot shrink much).
+func randomURL(n int) string {
+	b := make([]byte, n/2)
+	rand.Read(b)
+	return "https://example.org/fill/" + hex.EncodeToString(b)
+}
+
+// TestClusterShardsFill spreads three namespaces over three one-member
+// etcd shards with small quotas and fills them one after the other through
+// two nodes: each shard takes creates until it is full, then answers its
+// namespace's writes with 507 storage-full while the shards not yet full
+// go on taking theirs (the registry shard's being full included), so the
+// cluster holds about three shards' worth; every record created resolves
+// on both nodes, /readyz and the metrics name the full shards, and an
+// approval with an unknown shard is refused.
+func TestClusterShardsFill(t *testing.T) {
+	names := []string{"s0", "s1", "s2"}
+	opts := clusterEtcd
+	opts.QuotaBackendBytes = 1 << 20
+	cs := startShards(t, opts, names...)
+	dir := t.TempDir()
+	a := startNode(t, filepath.Join(dir, "a"), shardFlags(cs, names, "a")...)
+	b := startNode(t, filepath.Join(dir, "b"), shardFlags(cs, names, "b")...)
+
+	nss := []string{"FILLA", "FILLB", "FILLC"}
+	keys := make([]string, len(names))
+	for i, ns := range nss {
+		k, shard := onboardOn(t, a, ns, `"shard":"`+names[i]+`"`)
+		if shard != names[i] {
+			t.Fatalf("namespace %s approved on shard %q, want %s", ns, shard, names[i])
+		}
+		keys[i] = k
+	}
+	if _, shard := onboardOn(t, b, "PICKED", ""); !strings.HasPrefix(shard, "s") {
+		t.Errorf("an approval without a shard: SNAA on shard %q, want one of %v", shard, names)
+	}
+	op := auth(a.operatorKey())
+	r := mustDo(t, "POST", a.adminURL()+"/ops/v1/applications", []byte(`{"organisation":"X","technical_contact":{"name":"T","email":"t@example.org"},"administrative_contact":{"name":"A","email":"a@example.org"},"policy_version":"v1","maintenance_statement":"kept"}`), op...)
+	var app struct{ ID string }
+	json.Unmarshal(r.Body, &app)
+	if r := mustDo(t, "POST", a.adminURL()+"/ops/v1/applications/"+app.ID+"/approve", []byte(`{"shard":"nowhere"}`), op...); r.Status != http.StatusUnprocessableEntity && r.Status != http.StatusBadRequest ||
+		!bytes.Contains(r.Body, []byte("shard")) {
+		t.Errorf("approval on an unknown shard: %d %s", r.Status, r.Body)
+	}
+
+	coll := func(i int) string { return "/testpid/v2/handles/21.T12345/" + nss[i] + "/" }
+	// One short URL per shard, which every front can answer (a DNS reply
+	// holds no 600-digit URL).
+	short := make([]identifier, len(names))
+	for i := range names {
+		r := mustDo(t, "POST", []*node{a, b}[i%2].adminURL()+coll(i), payload("https://example.org/shard/"+names[i], "REGISTERED", resourceInfo("fill", "x")), auth(keys[i])...)
+		if r.Status != http.StatusCreated || json.Unmarshal(r.Body, &short[i]) != nil {
+			t.Fatalf("create on shard %s: %d %s", names[i], r.Status, r.Body)
+		}
+	}
+	type made struct{ handle, url string }
+	var (
+		mu      sync.Mutex
+		records [][]made = make([][]made, len(names))
+	)
+	for i := range names {
+		var (
+			wg    sync.WaitGroup
+			full  []reply
+			other []reply
+		)
+		for w := 0; w < 8; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				n := []*node{a, b}[w%2]
+				for {
+					url := randomURL(600)
+					r := mustDo(t, "POST", n.adminURL()+coll(i), payload(url, "REGISTERED", resourceInfo("fill", "x")), auth(keys[i])...)
+					mu.Lock()
+					switch r.Status {
+					case http.StatusCreated:
+						var id identifier
+						json.Unmarshal(r.Body, &id)
+						records[i] = append(records[i], made{id.Handle, url})
+					case http.StatusInsufficientStorage:
+						full = append(full, r)
+					default:
+						other = append(other, r)
+					}
+					stop := r.Status != http.StatusCreated || len(records[i]) > 20000
+					mu.Unlock()
+					if stop {
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		if len(other) > 0 {
+			t.Fatalf("filling shard %s: %d other replies, first %d %s", names[i], len(other), other[0].Status, other[0].Body)
+		}
+		if len(full) == 0 {
+			t.Fatalf("shard %s not full after %d creates", names[i], len(records[i]))
+		}
+		if r := full[0]; !bytes.Contains(r.Body, []byte(`"type":"/problems/storage-full"`)) || !bytes.Contains(r.Body, []byte("shard "+names[i])) {
+			t.Fatalf("write to full shard %s: %d %s", names[i], r.Status, r.Body)
+		}
+		t.Logf("shard %s full after %d creates", names[i], len(records[i]))
+		// The shards not yet full take writes through either node; the
+		// full one refuses them through both.
+		for j := i + 1; j < len(names); j++ {
+			for _, n := range []*node{a, b} {
+				r := mustDo(t, "POST", n.adminURL()+coll(j), payload(randomURL(10), "REGISTERED", resourceInfo("fill", "x")), auth(keys[j])...)
+				if r.Status != http.StatusCreated {
+					t.Fatalf("shard %s with shard %s full: %d %s", names[j], names[i], r.Status, r.Body)
+				}
+			}
+		}
+		for _, n := range []*node{a, b} {
+			if r := mustDo(t, "POST", n.adminURL()+coll(i), payload(randomURL(10), "REGISTERED", resourceInfo("fill", "x")), auth(keys[i])...); r.Status != http.StatusInsufficientStorage {
+				t.Fatalf("full shard %s through %s: %d %s", names[i], n.data, r.Status, r.Body)
+			}
+		}
+	}
+	lo, total := len(records[0]), 0
+	for _, rs := range records {
+		lo = min(lo, len(rs))
+		total += len(rs)
+	}
+	t.Logf("%d creates over three shards (the smallest shard took %d)", total, lo)
+	if total < 5*lo/2 {
+		t.Errorf("three shards took %d creates, the smallest %d: want about three times one shard's", total, lo)
+	}
+
+	// Every acknowledged create resolves on both nodes.
+	for i, rs := range records {
+		last := rs[len(rs)-1]
+		waitUntil(t, func() bool { return mustDo(t, "GET", b.resolverURL()+"/"+last.handle, nil).Status == http.StatusFound })
+		for _, m := range rs {
+			for _, n := range []*node{a, b} {
+				r := mustDo(t, "GET", n.resolverURL()+"/"+m.handle, nil)
+				if r.Status != http.StatusFound || r.Header.Get("Location") != m.url {
+					t.Fatalf("shard %s: %s on %s: %d %q, want %s", names[i], m.handle, n.data, r.Status, r.Header.Get("Location"), m.url)
+				}
+			}
+		}
+		for _, n := range []*node{a, b} {
+			checkFronts(t, n, short[i].Handle, "https://example.org/shard/"+names[i])
+		}
+	}
+	for _, n := range []*node{a, b} {
+		s := readyzBody(t, n)
+		for _, name := range names {
+			if !strings.Contains(s, "shard "+name+": ") {
+				t.Errorf("/readyz of %s with every shard full: %q", n.data, s)
+			}
+		}
+	}
+	for _, name := range names {
+		if v := shardMetric(t, a, "pidnode_cluster_storage_full", name); v != 1 {
+			t.Errorf("storage_full{shard=%q}: %v", name, v)
+		}
+	}
+}
