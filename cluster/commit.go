@@ -62,7 +62,12 @@ func (n *Node) Commit(fn func(tx registry.Tx) error) error { return n.CommitAs("
 // one transaction of that shard's etcd; a write of records of another
 // shard's namespace fails with ErrCrossShard.
 func (n *Node) CommitAs(owner string, cost int, fn func(tx registry.Tx) error) error {
-	return n.shardOfSNAA(owner).groups.Do(owner, cost, fn)
+	s, err := n.shardOfSNAA(owner)
+	if err != nil {
+		n.countRefusal(err)
+		return err
+	}
+	return s.groups.Do(owner, cost, fn)
 }
 
 // commitLanes is how many commit groups a node has in flight at once.
@@ -318,11 +323,25 @@ const syncTimeout = 2 * time.Second
 // after it was made (one read in flight, the next one gathering every call
 // that arrives meanwhile), so a busy node reads etcd's revision about once
 // per round trip rather than once per request.
-func (n *shard) Sync(ctx context.Context) error {
+//
+// In a cluster of several shards it syncs the registry shard so (keys and
+// SNAAs are its), and every other shard that is Connected at the same time
+// without failing for one: a read of a namespace of a shard cut off from
+// this node answers from the local copy, as resolution does, and the
+// other shards' requests go on.
+func (n *Node) Sync(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, syncTimeout)
 	defer cancel()
-	err := n.sync(ctx)
+	var wg sync.WaitGroup
+	for _, s := range n.shards[1:] {
+		if s.Connected() {
+			wg.Add(1)
+			go func() { defer wg.Done(); s.sync(ctx) }()
+		}
+	}
+	err := n.shard.sync(ctx)
 	n.countRefusal(err)
+	wg.Wait()
 	return err
 }
 

@@ -24,6 +24,10 @@ import (
 type routes struct {
 	byNS   map[string]*shard
 	bySNAA map[string]*shard
+	// missing are the SNAA ids and namespaces of SNAAs that name a shard
+	// this node is not configured with: their writes are refused here
+	// rather than sent to the wrong etcd.
+	missing map[string]string
 }
 
 // loadRoutes reads the SNAAs' shards from the database. A cluster of one
@@ -32,7 +36,7 @@ func (n *Node) loadRoutes() error {
 	if len(n.shards) < 2 {
 		return nil
 	}
-	r := &routes{byNS: map[string]*shard{}, bySNAA: map[string]*shard{}}
+	r := &routes{byNS: map[string]*shard{}, bySNAA: map[string]*shard{}, missing: map[string]string{}}
 	err := n.cfg.Registry.View(func(tx registry.Tx) error {
 		sns, err := tx.SNAAs()
 		if err != nil {
@@ -43,7 +47,8 @@ func (n *Node) loadRoutes() error {
 			if s == nil {
 				// A shard this node was not given: its writes cannot be
 				// made here, and its records are never applied here.
-				n.log.Error("cluster: an SNAA names a shard this node is not configured with", "snaa", sn.ID, "shard", sn.Shard)
+				n.log.Error("cluster: an SNAA names a shard this node is not configured with; its writes are refused here", "snaa", sn.ID, "shard", sn.Shard)
+				r.missing[sn.ID], r.missing[sn.Namespace] = sn.Shard, sn.Shard
 				continue
 			}
 			r.byNS[sn.Namespace] = s
@@ -72,30 +77,44 @@ func (n *Node) shardNamed(name string) *shard {
 	return nil
 }
 
-// shardOfSNAA is the shard an SNAA's writes go to.
-func (n *Node) shardOfSNAA(id string) *shard {
+// shardOfSNAA is the shard an SNAA's writes go to; an error if the SNAA
+// names a shard this node does not have.
+func (n *Node) shardOfSNAA(id string) (*shard, error) {
 	if r := n.routes.Load(); r != nil && id != "" {
 		if s, ok := r.bySNAA[id]; ok {
-			return s
+			return s, nil
+		}
+		if name, ok := r.missing[id]; ok {
+			return nil, missingShard(name)
 		}
 	}
-	return n.shard
+	return n.shard, nil
+}
+
+// missingShard is the error of a write to shard name, which this node is
+// not configured with (its --etcd-shard list lags the cluster's).
+func missingShard(name string) error {
+	return &UnavailableError{Err: fmt.Errorf("%w: %q is not among this node's shards; the operator must give every node the same shards", ErrUnknownShard, name)}
 }
 
 // shardOfRecord is the shard that holds the record under storage key key.
-func (n *Node) shardOfRecord(key []byte) *shard {
+func (n *Node) shardOfRecord(key []byte) (*shard, error) {
 	r := n.routes.Load()
 	if r == nil {
-		return n.shard
+		return n.shard, nil
 	}
 	nsp := strings.TrimSuffix(n.cfg.Registry.NamespaceOf(string(key)), "/")
 	if nsp == "" {
-		return n.shard
+		return n.shard, nil
 	}
-	if s, ok := r.byNS[nsp[strings.LastIndexByte(nsp, '/')+1:]]; ok {
-		return s
+	ns := nsp[strings.LastIndexByte(nsp, '/')+1:]
+	if s, ok := r.byNS[ns]; ok {
+		return s, nil
 	}
-	return n.shard
+	if name, ok := r.missing[ns]; ok {
+		return nil, missingShard(name)
+	}
+	return n.shard, nil
 }
 
 // checkShard fails with ErrCrossShard when writes, rehearsed to go to s,
@@ -108,7 +127,11 @@ func (n *Node) checkShard(s *shard, writes []store.Write) error {
 		if string(w.Bucket) != string(store.BucketRecords) {
 			continue
 		}
-		if o := n.shardOfRecord(w.Key); o != s {
+		o, err := n.shardOfRecord(w.Key)
+		if err != nil {
+			return err
+		}
+		if o != s {
 			return fmt.Errorf("%w: %s is on shard %s, the write goes to shard %s", ErrCrossShard, w.Key, o.name, s.name)
 		}
 	}

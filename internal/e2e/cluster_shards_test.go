@@ -2,9 +2,11 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"path/filepath"
 	"regexp"
@@ -12,6 +14,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"pidnode/internal/etcdtest"
 )
@@ -247,5 +252,138 @@ func TestClusterShardsFill(t *testing.T) {
 		if v := shardMetric(t, a, "pidnode_cluster_storage_full", name); v != 1 {
 			t.Errorf("storage_full{shard=%q}: %v", name, v)
 		}
+	}
+}
+
+// TestClusterShardsTwoNodes is TestClusterTwoNodes and TestClusterQuorumLoss
+// over two etcd shards, a namespace on each: writes through either node
+// resolve on both and go to their namespace's etcd only; concurrent creates
+// of one id give one winner; with the data shard's etcd gone, its
+// namespace's writes answer 503 while the registry shard's namespace takes
+// writes through both nodes, and they resume when it is back; a node away
+// while only the data shard compacts catches up; the exports are the same
+// bytes.
+func TestClusterShardsTwoNodes(t *testing.T) {
+	names := []string{"s0", "s1"}
+	cs := startShards(t, clusterEtcd, names...)
+	dir := t.TempDir()
+	a := startNode(t, filepath.Join(dir, "a"), shardFlags(cs, names, "a")...)
+	b := startNode(t, filepath.Join(dir, "b"), shardFlags(cs, names, "b")...)
+	nss := []string{"SHA", "SHB"}
+	keys := make([]string, 2)
+	for i, ns := range nss {
+		keys[i], _ = onboardOn(t, []*node{a, b}[i], ns, `"shard":"`+names[i]+`","custom_ids":true`)
+	}
+	coll := func(i int) string { return "/testpid/v2/handles/21.T12345/" + nss[i] + "/" }
+	create := func(n *node, i int, url string) identifier {
+		t.Helper()
+		r := mustDo(t, "POST", n.adminURL()+coll(i), payload(url, "REGISTERED", resourceInfo("two", "x")), auth(keys[i])...)
+		var id identifier
+		if r.Status != http.StatusCreated || json.Unmarshal(r.Body, &id) != nil {
+			t.Fatalf("create in %s through %s: %d %s", nss[i], n.data, r.Status, r.Body)
+		}
+		return id
+	}
+
+	// Through each node into each namespace: on both nodes, and in its
+	// shard's etcd only.
+	for i := range nss {
+		for j, n := range []*node{a, b} {
+			url := "https://example.org/two/" + nss[i] + "/" + strconv.Itoa(j)
+			id := create(n, i, url)
+			other := []*node{b, a}[j]
+			waitUntil(t, func() bool { return mustDo(t, "GET", other.resolverURL()+"/"+id.Handle, nil).Status == http.StatusFound })
+			checkFronts(t, other, id.Handle, url)
+			for k, c := range cs {
+				x, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				got, err := c.Client().Get(x, "/pidnode/records/", clientv3.WithPrefix())
+				cancel()
+				if err != nil {
+					t.Fatal(err)
+				}
+				found := false
+				for _, kv := range got.Kvs {
+					found = found || bytes.Contains(etcdValue(t, kv.Value), []byte(url))
+				}
+				if found != (k == i) {
+					t.Fatalf("record of %s (shard %s) in shard %s's etcd: %v", nss[i], names[i], names[k], found)
+				}
+			}
+		}
+	}
+
+	// The same custom id through both nodes at once: exactly one 201.
+	for round := 0; round < 3; round++ {
+		url := coll(1) + "SAME-" + strconv.Itoa(round)
+		var wg sync.WaitGroup
+		status := make([]int, 2)
+		for i, n := range []*node{a, b} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				status[i] = mustDo(t, "PUT", n.adminURL()+url, payload("https://example.org/same", "REGISTERED", resourceInfo("same", "x")),
+					append(auth(keys[1]), "If-None-Match", "*")...).Status
+			}()
+		}
+		wg.Wait()
+		if created := bytes.Count(fmt.Appendf(nil, "%v", status), []byte("201")); created != 1 {
+			t.Fatalf("concurrent create %s: statuses %v, want exactly one 201", url, status)
+		}
+	}
+
+	// The data shard's etcd gone: its namespace's writes answer 503, the
+	// registry shard's namespace's go on through both nodes, resolution of
+	// both goes on.
+	cs[1].Members()[0].Stop()
+	var wg sync.WaitGroup
+	for _, n := range []*node{a, b} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			start := time.Now()
+			r := mustDo(t, "POST", n.adminURL()+coll(1), payload("https://example.org/two/gone", "REGISTERED", resourceInfo("two", "x")), auth(keys[1])...)
+			if r.Status != http.StatusServiceUnavailable || r.Header.Get("Retry-After") == "" || time.Since(start) > 10*time.Second {
+				t.Errorf("write to a shard without quorum through %s: %d after %v %s", n.data, r.Status, time.Since(start), r.Body)
+			}
+		}()
+	}
+	for _, n := range []*node{a, b} {
+		url := "https://example.org/two/meanwhile/" + filepath.Base(n.data)
+		id := create(n, 0, url)
+		checkFronts(t, n, id.Handle, url)
+	}
+	wg.Wait()
+	waitUntil(t, func() bool {
+		s := readyzBody(t, a)
+		return strings.Contains(s, "writes: unavailable: shard s1: ") && !strings.Contains(s, "shard s0")
+	})
+	cs[1].Members()[0].Restart()
+	waitUntil(t, func() bool {
+		r := mustDo(t, "POST", b.adminURL()+coll(1), payload("https://example.org/two/back", "REGISTERED", resourceInfo("two", "x")), auth(keys[1])...)
+		return r.Status == http.StatusCreated
+	})
+
+	// b away while the data shard compacts the history it would resume
+	// from: it catches up by a snapshot and serves every write.
+	b.stop(20 * time.Second)
+	var away []string
+	for i := 0; i < 10; i++ {
+		away = append(away, create(a, i%2, "https://example.org/two/away/"+strconv.Itoa(i)).Handle)
+	}
+	cs[1].Compact()
+	b = startNode(t, filepath.Join(dir, "b"), shardFlags(cs, names, "b")...)
+	for _, h := range away {
+		waitUntil(t, func() bool { return mustDo(t, "GET", b.resolverURL()+"/"+h, nil).Status == http.StatusFound })
+	}
+	if !strings.Contains(b.stderr.String(), "swapped in a snapshot") {
+		t.Errorf("b did not resync after shard s1's compaction:\n%s", b.stderr.String())
+	}
+
+	waitUntil(t, func() bool { n := auditLen(t, a); return n > 20 && n == auditLen(t, b) })
+	a.stop(20 * time.Second)
+	b.stop(20 * time.Second)
+	ea, eb := export(t, a.data), export(t, b.data)
+	if !bytes.Equal(ea, eb) || len(ea) == 0 {
+		t.Errorf("exports differ: a %d bytes, b %d bytes", len(ea), len(eb))
 	}
 }
