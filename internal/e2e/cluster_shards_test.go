@@ -292,7 +292,9 @@ func TestClusterShardsTwoNodes(t *testing.T) {
 			url := "https://example.org/two/" + nss[i] + "/" + strconv.Itoa(j)
 			id := create(n, i, url)
 			other := []*node{b, a}[j]
-			waitUntil(t, func() bool { return mustDo(t, "GET", other.resolverURL()+"/"+id.Handle, nil).Status == http.StatusFound })
+			waitUntil(t, func() bool {
+				return mustDo(t, "GET", other.resolverURL()+"/"+id.Handle, nil).Status == http.StatusFound
+			})
 			checkFronts(t, other, id.Handle, url)
 			for k, c := range cs {
 				x, cancel := context.WithTimeout(context.Background(), 5*time.Second)
