@@ -87,6 +87,18 @@
 // heartbeat keeps until the alarm is disarmed; Reclaim (`pidnode cluster
 // reclaim`) compacts, defragments and disarms.
 //
+// # Shards
+//
+// A cluster may keep its data in several etcd clusters (Config.Shards,
+// shard.go): the first, the registry shard, holds everything but the
+// identifier writes of namespaces whose SNAA names another shard, which
+// that shard's etcd holds under the same key layout. Each shard is watched,
+// applied (with its own applied revision: store.Tx.ShardRevision), written
+// (a write goes to its SNAA's shard) and checked for liveness on its own;
+// a snapshot loads every shard while their appliers wait. Node's methods
+// that are not about one write (elections, names, statistics, Sync's
+// registry part) use the registry shard, which Node embeds.
+//
 // Every call a stopping node makes to etcd (resigning, revoking leases,
 // closing the client) is bounded, so a node stops in bounded time when etcd
 // has stopped first.
