@@ -100,9 +100,18 @@ func (n *Node) snapshot(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	revs := make([]int64, len(n.shards))
+	var keep func(s *shard, k []byte) bool
 	for i, s := range n.shards {
-		if revs[i], err = s.load(ctx, freg); err != nil {
+		if revs[i], err = s.load(ctx, freg, keep); err != nil {
 			return 0, err
+		}
+		if i == 0 && len(n.shards) > 1 {
+			// The registry is loaded: it says which shard holds each
+			// namespace's entries, which may also linger on a shard the
+			// namespace moved off (MoveNamespace).
+			if keep, err = n.ownership(freg); err != nil {
+				return 0, err
+			}
 		}
 	}
 	if err := freg.MarkIndexesBuilt(); err != nil {
@@ -160,7 +169,9 @@ func (n *Node) snapshot(ctx context.Context) (int64, error) {
 // prefix), and are written in transactions of about snapshotPage entries.
 // Records arrive in key order into an empty bucket, so their pages are
 // filled (FillPercent 1).
-func (n *shard) load(ctx context.Context, reg *registry.Registry) (int64, error) {
+//
+// keep, if not nil, says which entries of the shard to load.
+func (n *shard) load(ctx context.Context, reg *registry.Registry, keep func(s *shard, k []byte) bool) (int64, error) {
 	first, err := n.cli.Get(ctx, n.prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
 	if err != nil {
 		return 0, fmt.Errorf("cluster: snapshot: %w", err)
@@ -177,6 +188,9 @@ func (n *shard) load(ctx context.Context, reg *registry.Registry) (int64, error)
 		err := reg.UpdateAlone(func(tx registry.Tx) error {
 			tx.Bolt().Bucket(store.BucketRecords).FillPercent = 1
 			for _, kv := range page {
+				if keep != nil && !keep(n, kv.Key) {
+					continue
+				}
 				if err := n.applyKV(tx, kv.Key, kv.Value, kv.ModRevision); err != nil {
 					return err
 				}
@@ -258,6 +272,13 @@ func (n *shard) invalidate(keys []string) {
 func (n *shard) applyKV(tx registry.Tx, k, v []byte, rev int64) error {
 	bucket, key, ok := splitKey(n.prefix, k)
 	if !ok || !registry.IsReplicated(bucket) {
+		return nil
+	}
+	if v == nil && len(n.node.shards) > 1 && (bucket == string(store.BucketRecords) || bucket == string(store.BucketIdempotency)) {
+		// No write deletes a record or an Idempotency-Key record: a delete
+		// is a namespace moving off this shard (MoveNamespace), whose
+		// entries the new shard holds, whichever of the two this node
+		// applies first.
 		return nil
 	}
 	if v != nil {

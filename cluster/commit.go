@@ -62,12 +62,36 @@ func (n *Node) Commit(fn func(tx registry.Tx) error) error { return n.CommitAs("
 // one transaction of that shard's etcd; a write of records of another
 // shard's namespace fails with ErrCrossShard.
 func (n *Node) CommitAs(owner string, cost int, fn func(tx registry.Tx) error) error {
-	s, err := n.shardOfSNAA(owner)
-	if err != nil {
-		n.countRefusal(err)
-		return err
+	deadline := time.Now().Add(n.cfg.WriteTimeout)
+	for {
+		s, err := n.shardOfSNAA(owner)
+		if err != nil {
+			n.countRefusal(err)
+			return err
+		}
+		err = s.groups.Do(owner, cost, fn)
+		if errors.Is(err, ErrCrossShard) {
+			if o, _ := n.shardOfSNAA(owner); o != s {
+				continue // routed just before the SNAA's move was applied
+			}
+		}
+		if !errors.Is(err, errMoved) {
+			return err
+		}
+		// A namespace of the write is moving off s (MoveNamespace): once
+		// the registry says where it went, the write goes there.
+		for {
+			if o, _ := n.shardOfSNAA(owner); o != s {
+				break
+			}
+			if time.Now().After(deadline) {
+				err := &UnavailableError{Err: errors.New("the namespace is being moved to another shard")}
+				n.countRefusal(err)
+				return err
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
 	}
-	return s.groups.Do(owner, cost, fn)
 }
 
 // commitLanes is how many commit groups a node has in flight at once.
@@ -132,7 +156,8 @@ func (n *shard) runGroup(group []*call, guarded []string, report func(c *call, e
 			finish(nil)
 			return
 		}
-		if err := n.node.checkShard(n, writes); err != nil {
+		nss, err := n.node.checkShard(n, writes)
+		if err != nil {
 			finish(err)
 			return
 		}
@@ -140,6 +165,15 @@ func (n *shard) runGroup(group []*call, guarded []string, report func(c *call, e
 		if err != nil {
 			finish(err)
 			return
+		}
+		// A namespace moved away from this shard (move.go) has a key
+		// here that refuses its writes; the Else reads tell it apart
+		// from a lost race.
+		var moved []clientv3.Op
+		for _, ns := range nss {
+			k := movedKey(n.prefix, ns)
+			cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(k), "=", 0))
+			moved = append(moved, clientv3.OpGet(k, clientv3.WithCountOnly()))
 		}
 		if (len(cmps) > RequiredTxnOps-8 || txnBytes(ops) > RequiredRequestBytes-(1<<20)) && len(group) > 1 {
 			half := len(group) / 2
@@ -151,7 +185,7 @@ func (n *shard) runGroup(group []*call, guarded []string, report func(c *call, e
 			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(n.prefix+b+"/"), "<", rev+1).WithPrefix())
 		}
 		start := time.Now()
-		resp, err := n.cli.Txn(ctx).If(cmps...).Then(ops...).Commit()
+		resp, err := n.cli.Txn(ctx).If(cmps...).Then(ops...).Else(moved...).Commit()
 		n.txns.Add(1)
 		n.txnNanos.Add(int64(time.Since(start)))
 		if err != nil {
@@ -163,6 +197,12 @@ func (n *shard) runGroup(group []*call, guarded []string, report func(c *call, e
 			n.noteRevision(resp.Header.Revision)
 		} else {
 			n.conflicts.Add(1)
+			for _, r := range resp.Responses {
+				if rr := r.GetResponseRange(); rr != nil && rr.Count > 0 {
+					finish(errMoved)
+					return
+				}
+			}
 		}
 		if err := n.waitRevision(ctx, resp.Header.Revision, !resp.Succeeded); err != nil {
 			finish(&UnavailableError{Err: fmt.Errorf("the write was not applied here within %v", n.cfg.WriteTimeout)})

@@ -39,6 +39,11 @@ var (
 	// cannot hold it.
 	ErrCrossShard = errors.New("cluster: a write spans shards")
 
+	// errMoved: a write went to a shard its namespace is moving off
+	// (MoveNamespace); CommitAs sends it again once the namespace's SNAA
+	// names its new shard.
+	errMoved = errors.New("cluster: the namespace moved to another shard")
+
 	// ErrConflict: a write lost to concurrent writes more times than it is
 	// retried.
 	ErrConflict = errors.New("cluster: write kept conflicting with concurrent writes")

@@ -18,6 +18,11 @@ func entryKey(prefix, bucket string, key []byte) string {
 	return string(b)
 }
 
+// movedKey is the key, in the etcd of the shard a namespace moved off, that
+// refuses the namespace's writes there (MoveNamespace); its value names the
+// shard it moved to.
+func movedKey(prefix, ns string) string { return prefix + "moved/" + ns }
+
 // splitKey is the inverse of entryKey: bucket and key of an etcd key under
 // prefix; ok false for a key that is not a bucket entry (the probe key,
 // statistics, keys of a prefix nested under ours).

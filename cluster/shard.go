@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"pidnode/registry"
@@ -63,6 +64,43 @@ func (n *Node) loadRoutes() error {
 	return nil
 }
 
+// ownership says, from the SNAAs of reg, whether shard s holds the entry
+// under etcd key k: records of a namespace and Idempotency-Key records of
+// an SNAA are held by the SNAA's shard; everything else by s.
+func (n *Node) ownership(reg *registry.Registry) (func(s *shard, k []byte) bool, error) {
+	byNS, bySNAA := map[string]string{}, map[string]string{}
+	err := reg.View(func(tx registry.Tx) error {
+		sns, err := tx.SNAAs()
+		for _, sn := range sns {
+			shard := sn.Shard
+			if shard == "" {
+				shard = n.shard.name
+			}
+			byNS[sn.Namespace], bySNAA[sn.ID] = shard, shard
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return func(s *shard, k []byte) bool {
+		bucket, key, ok := splitKey(n.prefix, k)
+		if !ok {
+			return true
+		}
+		var owner string
+		switch bucket {
+		case string(store.BucketRecords):
+			nsp := strings.TrimSuffix(n.cfg.Registry.NamespaceOf(string(key)), "/")
+			owner = byNS[nsp[strings.LastIndexByte(nsp, '/')+1:]]
+		case string(store.BucketIdempotency):
+			id, _, _ := strings.Cut(string(key), " ")
+			owner = bySNAA[id]
+		}
+		return owner == "" || owner == s.name
+	}, nil
+}
+
 // shardNamed is the shard called name, the registry shard for "", nil for
 // a name that is not one of Config.Shards.
 func (n *Node) shardNamed(name string) *shard {
@@ -97,45 +135,51 @@ func missingShard(name string) error {
 	return &UnavailableError{Err: fmt.Errorf("%w: %q is not among this node's shards; the operator must give every node the same shards", ErrUnknownShard, name)}
 }
 
-// shardOfRecord is the shard that holds the record under storage key key.
-func (n *Node) shardOfRecord(key []byte) (*shard, error) {
-	r := n.routes.Load()
-	if r == nil {
-		return n.shard, nil
-	}
+// shardOfRecord is the shard that holds the record under storage key key,
+// and the key's namespace ("" for a key of none).
+func (n *Node) shardOfRecord(key []byte) (*shard, string, error) {
 	nsp := strings.TrimSuffix(n.cfg.Registry.NamespaceOf(string(key)), "/")
 	if nsp == "" {
-		return n.shard, nil
+		return n.shard, "", nil
 	}
 	ns := nsp[strings.LastIndexByte(nsp, '/')+1:]
+	r := n.routes.Load()
+	if r == nil {
+		return n.shard, ns, nil
+	}
 	if s, ok := r.byNS[ns]; ok {
-		return s, nil
+		return s, ns, nil
 	}
 	if name, ok := r.missing[ns]; ok {
-		return nil, missingShard(name)
+		return nil, ns, missingShard(name)
 	}
-	return n.shard, nil
+	return n.shard, ns, nil
 }
 
 // checkShard fails with ErrCrossShard when writes, rehearsed to go to s,
-// hold a record of a namespace of another shard.
-func (n *Node) checkShard(s *shard, writes []store.Write) error {
+// hold a record of a namespace of another shard. It returns the
+// namespaces of the records written, in a cluster of several shards.
+func (n *Node) checkShard(s *shard, writes []store.Write) ([]string, error) {
 	if len(n.shards) < 2 {
-		return nil
+		return nil, nil
 	}
+	var nss []string
 	for _, w := range writes {
 		if string(w.Bucket) != string(store.BucketRecords) {
 			continue
 		}
-		o, err := n.shardOfRecord(w.Key)
+		o, ns, err := n.shardOfRecord(w.Key)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if o != s {
-			return fmt.Errorf("%w: %s is on shard %s, the write goes to shard %s", ErrCrossShard, w.Key, o.name, s.name)
+			return nil, fmt.Errorf("%w: %s is on shard %s, the write goes to shard %s", ErrCrossShard, w.Key, o.name, s.name)
+		}
+		if ns != "" && !slices.Contains(nss, ns) {
+			nss = append(nss, ns)
 		}
 	}
-	return nil
+	return nss, nil
 }
 
 // Shards are the names of the node's shards, the registry shard first.

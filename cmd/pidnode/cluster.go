@@ -39,7 +39,13 @@ var clusterReclaimFlags = map[string]bool{"etcd-endpoints": true, "etcd-cert": t
 	"etcd-username": true, "etcd-password-file": true}
 
 const clusterUsage = `usage: pidnode cluster seed --data DIR --etcd-endpoints URLS [--etcd-prefix P] [etcd TLS and user flags]
-       pidnode cluster reclaim --etcd-endpoints URLS [etcd TLS and user flags]`
+       pidnode cluster reclaim --etcd-endpoints URLS [etcd TLS and user flags]
+       pidnode cluster move-namespace --namespace NS --to SHARD --etcd-shard NAME=URLS… [--etcd-prefix P] [etcd TLS and user flags]`
+
+// clusterMoveFlags are the settings of `pidnode cluster move-namespace`:
+// the shards and etcd's.
+var clusterMoveFlags = map[string]bool{"etcd-shard": true, "etcd-prefix": true, "etcd-cert": true, "etcd-key": true, "etcd-ca": true,
+	"etcd-username": true, "etcd-password-file": true}
 
 // cmdCluster runs the cluster subcommands: `pidnode cluster seed --data DIR
 // --etcd-endpoints URLS` loads a stopped single node's database into an
@@ -48,6 +54,9 @@ const clusterUsage = `usage: pidnode cluster seed --data DIR --etcd-endpoints UR
 func cmdCluster(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "reclaim" {
 		return cmdClusterReclaim(args[1:], getenv, stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "move-namespace" {
+		return cmdClusterMove(args[1:], getenv, stdout, stderr)
 	}
 	if len(args) == 0 || args[0] != "seed" {
 		fmt.Fprintln(stderr, clusterUsage)
@@ -135,6 +144,58 @@ func cmdClusterReclaim(args []string, getenv func(string) string, stdout, stderr
 			}
 		}
 	}
+	return nil
+}
+
+// cmdClusterMove moves a namespace to another etcd shard while the nodes
+// run (cluster.MoveNamespace).
+func cmdClusterMove(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	var ns, to string
+	var rest []string
+	for i := 0; i < len(args); i++ {
+		name, val, eq := strings.Cut(args[i], "=")
+		if name != "--namespace" && name != "--to" {
+			rest = append(rest, args[i])
+			continue
+		}
+		if !eq {
+			if i+1 == len(args) {
+				break
+			}
+			i++
+			val = args[i]
+		}
+		if name == "--namespace" {
+			ns = strings.ToUpper(val)
+		} else {
+			to = val
+		}
+	}
+	const usage = "usage: pidnode cluster move-namespace --namespace NS --to SHARD --etcd-shard NAME=URLS… [--etcd-prefix P] [etcd TLS and user flags]"
+	cfg, rest, err := loadConfig("cluster move-namespace", rest, getenv, stderr, clusterMoveFlags)
+	if err != nil {
+		return err
+	}
+	if len(rest) != 0 || ns == "" || to == "" || len(cfg.EtcdShards) < 2 {
+		fmt.Fprintln(stderr, usage)
+		return errUsage
+	}
+	shards, err := etcdShards(cfg)
+	if err != nil {
+		return err
+	}
+	tcfg, password, err := etcdCredentials(cfg)
+	if err != nil {
+		return err
+	}
+	res, err := cluster.MoveNamespace(context.Background(), cluster.Config{Shards: shards, Prefix: cfg.EtcdPrefix, TLS: tcfg,
+		Username: cfg.EtcdUsername, Password: password}, ns, to)
+	if err != nil {
+		return &startError{msg: fmt.Sprintf("moving namespace %s to shard %s: %v", ns, to, err),
+			hint: "run the same command again once the cause is fixed: it completes a move stopped before the SNAA was switched", err: err}
+	}
+	fmt.Fprintf(stdout, "moved namespace %s (SNAA %s) from shard %s to shard %s: %d records, %d Idempotency-Key records\n",
+		ns, res.SNAA, res.From, res.To, res.Records, res.Idem)
 	return nil
 }
 

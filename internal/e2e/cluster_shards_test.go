@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -387,5 +388,149 @@ func TestClusterShardsTwoNodes(t *testing.T) {
 	ea, eb := export(t, a.data), export(t, b.data)
 	if !bytes.Equal(ea, eb) || len(ea) == 0 {
 		t.Errorf("exports differ: a %d bytes, b %d bytes", len(ea), len(eb))
+	}
+}
+
+// TestClusterShardsMoveNamespace moves a namespace from the registry shard
+// to another with `pidnode cluster move-namespace` while both nodes take a
+// stream of creates and updates in it: every acknowledged write is in the
+// new shard's etcd and on both nodes afterwards, none of the namespace's
+// records is left in the old shard's etcd, resolution never fails, and the
+// writes after the move go to the new shard.
+func TestClusterShardsMoveNamespace(t *testing.T) {
+	names := []string{"s0", "s1"}
+	cs := startShards(t, clusterEtcd, names...)
+	dir := t.TempDir()
+	a := startNode(t, filepath.Join(dir, "a"), shardFlags(cs, names, "a")...)
+	b := startNode(t, filepath.Join(dir, "b"), shardFlags(cs, names, "b")...)
+	key, _ := onboardOn(t, a, "MOV", `"shard":"s0"`)
+	coll := "/testpid/v2/handles/21.T12345/MOV/"
+
+	var (
+		mu      sync.Mutex
+		acked   = map[string]string{} // handle → its last acknowledged URL
+		refused = map[int]int{}
+		bodies  = map[int]string{}
+		stop    = make(chan struct{})
+		wg      sync.WaitGroup
+	)
+	for w := 0; w < 4; w++ {
+		n := []*node{a, b}[w%2]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				url := fmt.Sprintf("https://example.org/move/%d/%d", w, i)
+				r := mustDo(t, "POST", n.adminURL()+coll, payload(url, "REGISTERED", resourceInfo("move", "x")), auth(key)...)
+				var id identifier
+				if r.Status != http.StatusCreated || json.Unmarshal(r.Body, &id) != nil {
+					mu.Lock()
+					refused[r.Status]++
+					bodies[r.Status] = string(r.Body)
+					mu.Unlock()
+					continue
+				}
+				mu.Lock()
+				acked[id.Handle] = url
+				mu.Unlock()
+				// And an update of it, with its ETag.
+				r = mustDo(t, "PUT", n.adminURL()+coll+id.ID, payload(url+"/v2", "REGISTERED", resourceInfo("move", "y")),
+					append(auth(key), "If-Match", etag(id.Version))...)
+				mu.Lock()
+				if r.Status == http.StatusOK {
+					acked[id.Handle] = url + "/v2"
+				} else {
+					refused[r.Status]++
+					bodies[r.Status] = string(r.Body)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	time.Sleep(700 * time.Millisecond)
+	args := []string{"cluster", "move-namespace", "--namespace", "MOV", "--to", "s1"}
+	for i, c := range cs {
+		args = append(args, "--etcd-shard", names[i]+"="+c.Endpoints())
+	}
+	start := time.Now()
+	out, err := exec.Command(binPath, args...).CombinedOutput()
+	if err != nil {
+		close(stop)
+		wg.Wait()
+		t.Fatalf("move-namespace: %v\n%s", err, out)
+	}
+	t.Logf("%s(%v)", out, time.Since(start))
+	time.Sleep(700 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	t.Logf("%d identifiers acknowledged; refused: %v", len(acked), refused)
+	for status := range refused {
+		if status != http.StatusServiceUnavailable {
+			t.Errorf("writes during the move answered %v: %s", refused, bodies[status])
+		}
+	}
+	if !bytes.Contains(out, []byte("from shard s0 to shard s1")) {
+		t.Errorf("move-namespace said: %s", out)
+	}
+
+	// etcd: every acknowledged write in s1 as acknowledged, nothing of MOV
+	// left in s0.
+	inEtcd := func(c *etcdtest.Cluster) map[string][]byte {
+		x, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		got, err := c.Client().Get(x, "/pidnode/records/", clientv3.WithPrefix())
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string][]byte{}
+		for _, kv := range got.Kvs {
+			if bytes.Contains(kv.Key, []byte("/MOV/")) {
+				m[string(kv.Key)] = etcdValue(t, kv.Value)
+			}
+		}
+		return m
+	}
+	if left := inEtcd(cs[0]); len(left) > 0 {
+		t.Errorf("%d records of MOV left in shard s0's etcd", len(left))
+	}
+	moved := inEtcd(cs[1])
+	for h, url := range acked {
+		found := false
+		for k, v := range moved {
+			// The storage key holds the id without its dashes.
+			if strings.HasSuffix(k, "/"+strings.ReplaceAll(h[strings.LastIndexByte(h, '/')+1:], "-", "")) {
+				found = bytes.Contains(v, []byte(url)) && (strings.HasSuffix(url, "/v2") || !bytes.Contains(v, []byte(url+"/v2")))
+			}
+		}
+		if !found {
+			t.Fatalf("%s (%s) acknowledged but not in shard s1's etcd as acknowledged", h, url)
+		}
+	}
+	// Both nodes: every acknowledged write.
+	for _, n := range []*node{a, b} {
+		for h, url := range acked {
+			var r reply
+			waitUntil(t, func() bool {
+				r = mustDo(t, "GET", n.resolverURL()+"/"+h, nil)
+				return r.Header.Get("Location") == url
+			})
+		}
+	}
+	// Later writes through both nodes go to s1.
+	for _, n := range []*node{a, b} {
+		r := mustDo(t, "POST", n.adminURL()+coll, payload("https://example.org/move/after", "REGISTERED", resourceInfo("move", "z")), auth(key)...)
+		if r.Status != http.StatusCreated {
+			t.Fatalf("create after the move: %d %s", r.Status, r.Body)
+		}
+	}
+	if got, want := len(inEtcd(cs[1])), len(moved)+2; got != want {
+		t.Errorf("shard s1 holds %d records of MOV after two more creates, want %d", got, want)
 	}
 }
