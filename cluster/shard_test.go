@@ -173,3 +173,77 @@ func TestShardsRouteWrites(t *testing.T) {
 		t.Error("the missing shard's write went to the registry shard")
 	}
 }
+
+// TestShardsAddedToACluster: a node of a one-etcd cluster restarted with
+// that etcd as its first shard named default and a second shard keeps its
+// copy and revision (the registry shard's is the one-etcd revision), loads
+// the new shard, and writes of an SNAA on it go there.
+func TestShardsAddedToACluster(t *testing.T) {
+	opts := etcdtest.Options{MaxTxnOps: RequiredTxnOps, MaxRequestBytes: RequiredRequestBytes}
+	cs := []*etcdtest.Cluster{etcdtest.Start(t, 1, opts), etcdtest.Start(t, 1, opts)}
+	path := filepath.Join(t.TempDir(), "a.db")
+	open := func(shards []Shard) (*Node, *store.DB, func()) {
+		db, err := store.Open(store.Config{Path: path, NoSync: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		namer, _ := handlev.NewNamer(handlev.NamerConfig{Prefix: "21.12345", TestPrefix: "21.T12345"})
+		reg, err := registry.New(registry.Config{DB: db, Namer: namer, URLIndex: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := Config{NodeName: "a", DB: db, Registry: reg}
+		if len(shards) == 1 {
+			cfg.Endpoints = shards[0].Endpoints
+		} else {
+			cfg.Shards = shards
+		}
+		n, err := Dial(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		if _, err := n.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() { n.Run(ctx); close(done) }()
+		return n, db, func() { cancel(); <-done; n.Close(); db.Close() }
+	}
+	one := []Shard{{Name: DefaultShard, Endpoints: []string{cs[0].Endpoints()}}}
+	n, db, stop := open(one)
+	tn := &testNode{Node: n, db: db}
+	if err := tn.createAs("", "21.T12345/SVC/OLD/R1", "https://example.org/old"); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := db.ShardRevision("")
+	stop()
+
+	two := append(one, Shard{Name: "new", Endpoints: []string{cs[1].Endpoints()}})
+	n, db, stop = open(two)
+	defer stop()
+	tn = &testNode{Node: n, db: db}
+	if u, _ := tn.url(t, "21.T12345/SVC/OLD/R1"); u != "https://example.org/old" {
+		t.Fatalf("the one-etcd record after adding a shard: %q", u)
+	}
+	if r, _ := db.ShardRevision(""); r < before {
+		t.Errorf("registry shard's revision %d, was %d", r, before)
+	}
+	if r, _ := db.ShardRevision("new"); r <= 0 {
+		t.Errorf("new shard's revision %d", r)
+	}
+	if err := n.Update(func(tx registry.Tx) error {
+		return tx.PutSNAA(&registry.SNAA{ID: "snaa_n", Namespace: "NEW", Shard: "new"})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tn.createAs("snaa_n", "21.T12345/SVC/NEW/R1", "https://example.org/new"); err != nil {
+		t.Fatal(err)
+	}
+	if !etcdHas(t, cs[1], "21.T12345/SVC/NEW/R1") || etcdHas(t, cs[0], "21.T12345/SVC/NEW/R1") {
+		t.Error("the new shard's SNAA wrote elsewhere")
+	}
+	if u, _ := tn.url(t, "21.T12345/SVC/NEW/R1"); u != "https://example.org/new" {
+		t.Errorf("read-your-writes on the new shard: %q", u)
+	}
+}
