@@ -115,6 +115,12 @@ func MoveNamespace(ctx context.Context, cfg Config, ns, to string) (*MoveResult,
 	if from == to {
 		return res, fmt.Errorf("%w: namespace %s is on shard %s already", ErrConfig, ns, to)
 	}
+	if place(cfg.Shards, to) < place(cfg.Shards, from) {
+		// Its audit entries' numbers start with the shard's place (keys.go):
+		// after such a move they would fall below the earlier ones, and
+		// the namespace's feed cursors and webhooks would skip them.
+		return res, fmt.Errorf("%w: a namespace moves only to a shard listed after its own (%s is before %s)", ErrConfig, to, from)
+	}
 	src, dst := clis[from], clis[to]
 
 	// 1. Freeze the namespace on its shard.
@@ -197,4 +203,14 @@ func MoveNamespace(ctx context.Context, cfg Config, ns, to string) (*MoveResult,
 		keys = keys[k:]
 	}
 	return res, nil
+}
+
+// place is the position of shard name in shards.
+func place(shards []Shard, name string) int {
+	for i, s := range shards {
+		if s.Name == name {
+			return i
+		}
+	}
+	return -1
 }

@@ -247,3 +247,39 @@ func TestShardsAddedToACluster(t *testing.T) {
 		t.Errorf("read-your-writes on the new shard: %q", u)
 	}
 }
+
+// TestMoveNamespaceRefuses: MoveNamespace needs several shards, a
+// namespace's SNAA, another shard than its own and one listed after it.
+func TestMoveNamespaceRefuses(t *testing.T) {
+	opts := etcdtest.Options{MaxTxnOps: RequiredTxnOps, MaxRequestBytes: RequiredRequestBytes}
+	cs := []*etcdtest.Cluster{etcdtest.Start(t, 1, opts), etcdtest.Start(t, 1, opts)}
+	a := newShardNode(t, cs, "a", filepath.Join(t.TempDir(), "a.db"))
+	if err := a.Update(func(tx registry.Tx) error {
+		return tx.PutSNAA(&registry.SNAA{ID: "snaa_b", Namespace: "SHB", Shard: "s1"})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	shards := []Shard{{Name: "s0", Endpoints: []string{cs[0].Endpoints()}}, {Name: "s1", Endpoints: []string{cs[1].Endpoints()}}}
+	ctx := context.Background()
+	for _, c := range []struct {
+		name     string
+		shards   []Shard
+		ns, to   string
+		sentinel error
+	}{
+		{"one shard", shards[:1], "SHB", "s0", ErrConfig},
+		{"unknown shard", shards, "SHB", "s9", ErrUnknownShard},
+		{"no SNAA", shards, "NONE", "s1", ErrConfig},
+		{"same shard", shards, "SHB", "s1", ErrConfig},
+		{"earlier shard", shards, "SHB", "s0", ErrConfig},
+	} {
+		if _, err := MoveNamespace(ctx, Config{Shards: c.shards}, c.ns, c.to); !errors.Is(err, c.sentinel) {
+			t.Errorf("%s: %v, want %v", c.name, err, c.sentinel)
+		}
+	}
+	ctx2, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if r, err := cs[1].Client().Get(ctx2, movedKey(DefaultPrefix, "SHB")); err != nil || r.Count != 0 {
+		t.Errorf("a refused move froze the namespace: %v %v", r, err)
+	}
+}
