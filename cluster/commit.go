@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -75,11 +76,21 @@ func (n *Node) CommitAs(owner string, cost int, fn func(tx registry.Tx) error) e
 				continue // routed just before the SNAA's move was applied
 			}
 		}
-		if !errors.Is(err, errMoved) {
+		var me *movedError
+		if !errors.As(err, &me) {
 			return err
 		}
-		// A namespace of the write is moving off s (MoveNamespace): once
-		// the registry says where it went, the write goes there.
+		if !slices.Contains(me.namespaces, n.namespaceOf(owner)) {
+			// Grouped with a write of the namespace that is moving.
+			if time.Now().After(deadline) {
+				err := &UnavailableError{Err: errors.New("a namespace written with this write is being moved to another shard")}
+				n.countRefusal(err)
+				return err
+			}
+			continue
+		}
+		// The owner's namespace is moving off s (MoveNamespace): once the
+		// registry says where it went, the write goes there.
 		for {
 			if o, _ := n.shardOfSNAA(owner); o != s {
 				break
@@ -197,11 +208,15 @@ func (n *shard) runGroup(group []*call, guarded []string, report func(c *call, e
 			n.noteRevision(resp.Header.Revision)
 		} else {
 			n.conflicts.Add(1)
-			for _, r := range resp.Responses {
+			var me movedError
+			for i, r := range resp.Responses {
 				if rr := r.GetResponseRange(); rr != nil && rr.Count > 0 {
-					finish(errMoved)
-					return
+					me.namespaces = append(me.namespaces, nss[i])
 				}
+			}
+			if me.namespaces != nil {
+				finish(&me)
+				return
 			}
 		}
 		if err := n.waitRevision(ctx, resp.Header.Revision, !resp.Succeeded); err != nil {

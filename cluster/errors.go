@@ -39,11 +39,6 @@ var (
 	// cannot hold it.
 	ErrCrossShard = errors.New("cluster: a write spans shards")
 
-	// errMoved: a write went to a shard its namespace is moving off
-	// (MoveNamespace); CommitAs sends it again once the namespace's SNAA
-	// names its new shard.
-	errMoved = errors.New("cluster: the namespace moved to another shard")
-
 	// ErrConflict: a write lost to concurrent writes more times than it is
 	// retried.
 	ErrConflict = errors.New("cluster: write kept conflicting with concurrent writes")
@@ -137,4 +132,15 @@ func (e *ShardsError) StorageFull() bool {
 		}
 	}
 	return true
+}
+
+// movedError is a write that went to a shard a namespace of it is moving
+// off (MoveNamespace): CommitAs sends it again, once the namespace's SNAA
+// names its new shard if the namespace is the owner's.
+type movedError struct {
+	namespaces []string
+}
+
+func (e *movedError) Error() string {
+	return "cluster: namespace " + strings.Join(e.namespaces, ", ") + " moved to another shard"
 }

@@ -29,6 +29,7 @@ type routes struct {
 	// this node is not configured with: their writes are refused here
 	// rather than sent to the wrong etcd.
 	missing map[string]string
+	nsOf    map[string]string // SNAA id → namespace
 }
 
 // loadRoutes reads the SNAAs' shards from the database. A cluster of one
@@ -37,13 +38,14 @@ func (n *Node) loadRoutes() error {
 	if len(n.shards) < 2 {
 		return nil
 	}
-	r := &routes{byNS: map[string]*shard{}, bySNAA: map[string]*shard{}, missing: map[string]string{}}
+	r := &routes{byNS: map[string]*shard{}, bySNAA: map[string]*shard{}, missing: map[string]string{}, nsOf: map[string]string{}}
 	err := n.cfg.Registry.View(func(tx registry.Tx) error {
 		sns, err := tx.SNAAs()
 		if err != nil {
 			return err
 		}
 		for _, sn := range sns {
+			r.nsOf[sn.ID] = sn.Namespace
 			s := n.shardNamed(sn.Shard)
 			if s == nil {
 				// A shard this node was not given: its writes cannot be
@@ -133,6 +135,14 @@ func (n *Node) shardOfSNAA(id string) (*shard, error) {
 // not configured with (its --etcd-shard list lags the cluster's).
 func missingShard(name string) error {
 	return &UnavailableError{Err: fmt.Errorf("%w: %q is not among this node's shards; the operator must give every node the same shards", ErrUnknownShard, name)}
+}
+
+// namespaceOf is the namespace of SNAA id, "" if unknown.
+func (n *Node) namespaceOf(id string) string {
+	if r := n.routes.Load(); r != nil {
+		return r.nsOf[id]
+	}
+	return ""
 }
 
 // shardOfRecord is the shard that holds the record under storage key key,

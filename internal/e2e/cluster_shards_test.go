@@ -395,7 +395,8 @@ func TestClusterShardsTwoNodes(t *testing.T) {
 // to another with `pidnode cluster move-namespace` while both nodes take a
 // stream of creates and updates in it: every acknowledged write is in the
 // new shard's etcd and on both nodes afterwards, none of the namespace's
-// records is left in the old shard's etcd, resolution never fails, and the
+// records is left in the old shard's etcd, resolution never fails, another
+// namespace of the old shard written meanwhile loses nothing, and the
 // writes after the move go to the new shard.
 func TestClusterShardsMoveNamespace(t *testing.T) {
 	names := []string{"s0", "s1"}
@@ -405,6 +406,10 @@ func TestClusterShardsMoveNamespace(t *testing.T) {
 	b := startNode(t, filepath.Join(dir, "b"), shardFlags(cs, names, "b")...)
 	key, _ := onboardOn(t, a, "MOV", `"shard":"s0"`)
 	coll := "/testpid/v2/handles/21.T12345/MOV/"
+	// Another namespace on the same shard, written meanwhile (its writes
+	// share transactions with the moving one's).
+	stayKey, _ := onboardOn(t, b, "STAY", `"shard":"s0"`)
+	stayColl := "/testpid/v2/handles/21.T12345/STAY/"
 
 	var (
 		mu      sync.Mutex
@@ -414,7 +419,8 @@ func TestClusterShardsMoveNamespace(t *testing.T) {
 		stop    = make(chan struct{})
 		wg      sync.WaitGroup
 	)
-	for w := 0; w < 4; w++ {
+	stayed := map[string]string{}
+	for w := 0; w < 6; w++ {
 		n := []*node{a, b}[w%2]
 		wg.Add(1)
 		go func() {
@@ -426,6 +432,19 @@ func TestClusterShardsMoveNamespace(t *testing.T) {
 				default:
 				}
 				url := fmt.Sprintf("https://example.org/move/%d/%d", w, i)
+				if w >= 4 {
+					r := mustDo(t, "POST", n.adminURL()+stayColl, payload(url, "REGISTERED", resourceInfo("stay", "x")), auth(stayKey)...)
+					var id identifier
+					mu.Lock()
+					if r.Status != http.StatusCreated || json.Unmarshal(r.Body, &id) != nil {
+						refused[r.Status]++
+						bodies[r.Status] = string(r.Body)
+					} else {
+						stayed[id.Handle] = url
+					}
+					mu.Unlock()
+					continue
+				}
 				r := mustDo(t, "POST", n.adminURL()+coll, payload(url, "REGISTERED", resourceInfo("move", "x")), auth(key)...)
 				var id identifier
 				if r.Status != http.StatusCreated || json.Unmarshal(r.Body, &id) != nil {
@@ -513,7 +532,11 @@ func TestClusterShardsMoveNamespace(t *testing.T) {
 			t.Fatalf("%s (%s) acknowledged but not in shard s1's etcd as acknowledged", h, url)
 		}
 	}
-	// Both nodes: every acknowledged write.
+	// Both nodes: every acknowledged write, of both namespaces.
+	t.Logf("%d identifiers of the other namespace", len(stayed))
+	for h, url := range stayed {
+		acked[h] = url
+	}
 	for _, n := range []*node{a, b} {
 		for h, url := range acked {
 			var r reply
