@@ -162,8 +162,9 @@ func (n *Node) snapshot(ctx context.Context) (int64, error) {
 }
 
 // load loads every entry of the prefix in this shard as of one revision
-// into the database of reg (empty of this shard's entries), records the revision as applied in the last transaction,
-// and returns it. The entries come in one streamed range read at that
+// into the database of reg (empty of this shard's entries), records the
+// revision as the shard's applied one in the last transaction, and returns
+// it. The entries come in one streamed range read at that
 // revision (etcd sends it in chunks without counting the rest of the range
 // for each, which paged reads with a limit do: quadratic over a large
 // prefix), and are written in transactions of about snapshotPage entries.
