@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
@@ -35,9 +36,9 @@ type MoveResult struct {
 //     acknowledged before is in that etcd, below the key's revision;
 //  2. it copies the namespace's entries as of that revision into the new
 //     shard's etcd (deleting a moved key of an earlier move off it);
-//  3. it sets the SNAA's shard in the registry shard: each node sends the
-//     namespace's waiting and later writes to the new shard once it has
-//     applied that;
+//  3. it sets the SNAA's shard in the registry shard, with an operator's
+//     audit entry (snaa.update): each node sends the namespace's waiting
+//     and later writes to the new shard once it has applied that;
 //  4. it deletes the entries from the old shard, which the nodes do not
 //     apply (a record is never deleted otherwise: applyKV), so resolution
 //     never stops. The moved key stays, so a node that has not yet applied
@@ -176,13 +177,25 @@ func MoveNamespace(ctx context.Context, cfg Config, ns, to string) (*MoveResult,
 	}
 
 	// 3. Switch the SNAA to its new shard, unless it changed meanwhile.
+	before := sn
 	sn.Shard = to
 	nv, err := json.Marshal(&sn) // as registry.Tx.PutSNAA encodes it
 	if err != nil {
 		return res, err
 	}
+	// With the operator's audit entry of the change, as an admin write
+	// makes it (txnOf).
+	entry, err := json.Marshal(&registry.AuditEntry{Time: time.Now().UTC(), Actor: registry.ActorOperator,
+		Action: registry.ActSNAAUpdate, Target: sn.ID, Before: &before, After: &sn})
+	if err != nil {
+		return res, err
+	}
+	if entry, err = registry.AuditWithoutSeq(entry); err != nil {
+		return res, err
+	}
 	tr, err := reg.Txn(ctx).If(clientv3.Compare(clientv3.ModRevision(snKey), "=", snRev)).
-		Then(clientv3.OpPut(snKey, string(encodeValue(nv)))).Commit()
+		Then(clientv3.OpPut(snKey, string(encodeValue(nv))),
+			clientv3.OpPut(auditKey(p, newAuditID(), 0), string(encodeValue(entry)))).Commit()
 	if err != nil {
 		return res, fmt.Errorf("cluster: switching the SNAA: %w", err)
 	}

@@ -498,6 +498,13 @@ func TestClusterShardsMoveNamespace(t *testing.T) {
 	if !bytes.Contains(out, []byte("from shard s0 to shard s1")) {
 		t.Errorf("move-namespace said: %s", out)
 	}
+	// The operator's audit log says so, on both nodes.
+	for _, n := range []*node{a, b} {
+		waitUntil(t, func() bool {
+			r := mustDo(t, "GET", n.adminURL()+"/ops/v1/audit?limit=1000", nil, "Authorization", "Bearer "+n.operatorKey())
+			return bytes.Contains(r.Body, []byte(`"action":"snaa.update"`)) && bytes.Contains(r.Body, []byte(`"shard":"s1"`))
+		})
+	}
 
 	// etcd: every acknowledged write in s1 as acknowledged, nothing of MOV
 	// left in s0.
