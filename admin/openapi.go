@@ -261,6 +261,7 @@ func (s *Server) schemas() map[string]any {
 			"custom_ids": map[string]any{"type": "boolean"}, "suspended": map[string]any{"type": "boolean"},
 			"application_id": str(), "technical_contact": ref("Contact"), "created": dt(), "updated": dt(),
 			"max_keys": map[string]any{"type": "integer", "minimum": 1, "description": "unrevoked keys the SNAA may hold; absent: the node's default"},
+			"shard":    map[string]any{"type": "string", "description": "the etcd shard holding the namespace's records (a cluster of several etcd clusters)"},
 		})
 	snaaPatch := obj(nil, map[string]any{"custom_ids": map[string]any{"type": "boolean"}, "prefixes": arr(str()), "suspended": map[string]any{"type": "boolean"},
 		"max_keys": map[string]any{"type": "integer", "minimum": 0, "maximum": MaxKeysPerSNAA, "description": "unrevoked keys the SNAA may hold; 0: the node's default"}})
@@ -319,7 +320,7 @@ func (s *Server) schemas() map[string]any {
 		"Application":     app,
 		"ApplicationList": obj([]string{"applications"}, map[string]any{"applications": arr(ref("Application"))}),
 		"ApproveRequest": obj(nil, map[string]any{"namespace": map[string]any{"type": "string", "pattern": "^[0-9A-Za-z]{1,16}$"},
-			"prefixes": arr(str()), "custom_ids": map[string]any{"type": "boolean"}, "note": str()}),
+			"prefixes": arr(str()), "custom_ids": map[string]any{"type": "boolean"}, "note": str(), "shard": str()}),
 		"ApproveResult": obj([]string{"application", "snaa", "key"}, map[string]any{"application": ref("Application"), "snaa": ref("SNAA"), "key": ref("IssuedKey")}),
 		"RejectRequest": obj([]string{"note"}, map[string]any{"note": str()}),
 		"SNAA":          snaa,

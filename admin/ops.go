@@ -178,6 +178,9 @@ type ApproveRequest struct {
 	Prefixes  []string `json:"prefixes,omitempty"`
 	CustomIDs *bool    `json:"custom_ids,omitempty"`
 	Note      string   `json:"note,omitempty"`
+	// Shard names the etcd shard of the namespace (a cluster of several);
+	// empty: the cluster picks the least full.
+	Shard string `json:"shard,omitempty"`
 }
 
 // ApproveResult is the reply to an approval: the new SNAA and its first key
@@ -280,6 +283,13 @@ func (s *Server) Approve(appID string, req ApproveRequest) (*ApproveResult, erro
 	if utf8.RuneCountInString(req.Note) > 10000 {
 		v.Add("note", "must be at most 10000 characters")
 	}
+	shard, err := chooseShard(s.w, req.Shard)
+	if err != nil {
+		if _, ok := unavailableProblem(err); ok {
+			return nil, err
+		}
+		v.Add("shard", "%s", err)
+	}
 	if errs := v.Errors(); len(errs) > 0 {
 		return nil, &model.ValidationError{Errors: errs}
 	}
@@ -365,7 +375,7 @@ func (s *Server) Approve(appID string, req ApproveRequest) (*ApproveResult, erro
 		sn := SNAA{
 			ID: snaaID, Organisation: app.Organisation, Namespace: chosen, Prefixes: grant,
 			CustomIDs: customIDs, ApplicationID: app.ID, TechnicalContact: app.TechnicalContact,
-			Created: now, Updated: now,
+			Created: now, Updated: now, Shard: shard,
 		}
 		sum := hashSecret(secret)
 		k := Key{ID: keyID, SNAAID: snaaID, Name: "initial", Hash: hex.EncodeToString(sum[:]), Created: now}

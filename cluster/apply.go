@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
@@ -31,7 +32,12 @@ var ErrNotReplica = errors.New("cluster: the database has data of its own and is
 // prefix; one that has applied something catches up through the watch that
 // Run starts. It returns the revision the database is at.
 func (n *Node) Start(ctx context.Context) (int64, error) {
-	if n.applied.Load() > 0 {
+	some, all := false, true
+	for _, s := range n.shards {
+		some = some || s.applied.Load() > 0
+		all = all && s.applied.Load() > 0
+	}
+	if all {
 		return n.applied.Load(), nil
 	}
 	var empty = true
@@ -50,9 +56,11 @@ func (n *Node) Start(ctx context.Context) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if !empty {
+	if !empty && !some {
 		return 0, ErrNotReplica
 	}
+	// Empty, or a copy to which a shard was added: the snapshot loads every
+	// shard (a shard's first snapshot cannot be applied as a change).
 	rev, err := n.snapshot(ctx)
 	if err != nil {
 		return 0, err
@@ -61,13 +69,19 @@ func (n *Node) Start(ctx context.Context) (int64, error) {
 	return rev, nil
 }
 
-// snapshot makes the database a copy of the prefix as of one revision:
-// it loads every entry into a fresh file beside the database (load), while
-// the node goes on serving the copy it has, and swaps the fresh file in at
-// once (store.DB.Replace). The node's own data (statistics) is copied over
-// first. A crash part way leaves the fresh file, which the next snapshot
-// starts again, and the database as it was.
+// snapshot makes the database a copy of the prefix as of one revision of
+// each shard: it loads every entry into a fresh file beside the database
+// (load), while the node goes on serving the copy it has, and swaps the
+// fresh file in at once (store.DB.Replace). The node's own data
+// (statistics) is copied over first. A crash part way leaves the fresh
+// file, which the next snapshot starts again, and the database as it was.
+// Every shard's applier waits meanwhile (applyMu), so that the swap loses
+// none of their changes: each shard's watch goes on from where it was and
+// skips what the snapshot already holds. It returns the registry shard's
+// revision.
 func (n *Node) snapshot(ctx context.Context) (int64, error) {
+	n.applyMu.Lock()
+	defer n.applyMu.Unlock()
 	fresh := n.cfg.DB.Path() + ".resync"
 	os.Remove(fresh)
 	fdb, err := store.Open(store.Config{Path: fresh, Logger: n.log})
@@ -85,9 +99,20 @@ func (n *Node) snapshot(ctx context.Context) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	rev, err := n.load(ctx, freg)
-	if err != nil {
-		return 0, err
+	revs := make([]int64, len(n.shards))
+	var keep func(s *shard, k []byte) bool
+	for i, s := range n.shards {
+		if revs[i], err = s.load(ctx, freg, keep); err != nil {
+			return 0, err
+		}
+		if i == 0 && len(n.shards) > 1 {
+			// The registry is loaded: it says which shard holds each
+			// namespace's entries, which may also linger on a shard the
+			// namespace moved off (MoveNamespace).
+			if keep, err = n.ownership(freg); err != nil {
+				return 0, err
+			}
+		}
 	}
 	if err := freg.MarkIndexesBuilt(); err != nil {
 		return 0, err
@@ -127,19 +152,27 @@ func (n *Node) snapshot(ctx context.Context) (int64, error) {
 	if n.cfg.OnApply != nil {
 		n.cfg.OnApply(map[string]bool{"keys": true, "snaas": true})
 	}
-	n.setApplied(rev)
-	return rev, nil
+	for i, s := range n.shards {
+		s.setApplied(revs[i])
+	}
+	if err := n.loadRoutes(); err != nil {
+		return 0, err
+	}
+	return revs[0], nil
 }
 
-// load loads every entry of the prefix as of one revision into the empty
-// database of reg, records the revision as applied in the last transaction,
-// and returns it. The entries come in one streamed range read at that
+// load loads every entry of the prefix in this shard as of one revision
+// into the database of reg (empty of this shard's entries), records the
+// revision as the shard's applied one in the last transaction, and returns
+// it. The entries come in one streamed range read at that
 // revision (etcd sends it in chunks without counting the rest of the range
 // for each, which paged reads with a limit do: quadratic over a large
 // prefix), and are written in transactions of about snapshotPage entries.
 // Records arrive in key order into an empty bucket, so their pages are
 // filled (FillPercent 1).
-func (n *Node) load(ctx context.Context, reg *registry.Registry) (int64, error) {
+//
+// keep, if not nil, says which entries of the shard to load.
+func (n *shard) load(ctx context.Context, reg *registry.Registry, keep func(s *shard, k []byte) bool) (int64, error) {
 	first, err := n.cli.Get(ctx, n.prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
 	if err != nil {
 		return 0, fmt.Errorf("cluster: snapshot: %w", err)
@@ -156,6 +189,9 @@ func (n *Node) load(ctx context.Context, reg *registry.Registry) (int64, error) 
 		err := reg.UpdateAlone(func(tx registry.Tx) error {
 			tx.Bolt().Bucket(store.BucketRecords).FillPercent = 1
 			for _, kv := range page {
+				if keep != nil && !keep(n, kv.Key) {
+					continue
+				}
 				if err := n.applyKV(tx, kv.Key, kv.Value, kv.ModRevision); err != nil {
 					return err
 				}
@@ -163,7 +199,7 @@ func (n *Node) load(ctx context.Context, reg *registry.Registry) (int64, error) 
 			if !last {
 				return nil
 			}
-			return tx.SetAppliedRevision(rev)
+			return tx.SetShardRevision(n.metaKey, rev)
 		})
 		page = page[:0]
 		if err != nil {
@@ -200,7 +236,7 @@ func (n *Node) load(ctx context.Context, reg *registry.Registry) (int64, error) 
 
 // loadPaged is load's range read for an etcd without streamed ranges:
 // pages of snapshotPage keys at revision rev, each written as it comes.
-func (n *Node) loadPaged(ctx context.Context, rev int64, write func(last bool) error, page *[]*mvccpb.KeyValue) error {
+func (n *shard) loadPaged(ctx context.Context, rev int64, write func(last bool) error, page *[]*mvccpb.KeyValue) error {
 	end := clientv3.GetPrefixRangeEnd(n.prefix)
 	from := n.prefix
 	for {
@@ -221,7 +257,7 @@ func (n *Node) loadPaged(ctx context.Context, rev int64, write func(last bool) e
 }
 
 // invalidate drops the cached views of record keys.
-func (n *Node) invalidate(keys []string) {
+func (n *shard) invalidate(keys []string) {
 	if n.cfg.Invalidator == nil {
 		return
 	}
@@ -234,9 +270,16 @@ func (n *Node) invalidate(keys []string) {
 // as etcd holds it (encodeValue): the bucket gets the value decoded. Keys
 // that are not bucket entries of a replicated bucket are skipped. An audit
 // entry under a transaction's key (auditKey) is numbered by rev.
-func (n *Node) applyKV(tx registry.Tx, k, v []byte, rev int64) error {
+func (n *shard) applyKV(tx registry.Tx, k, v []byte, rev int64) error {
 	bucket, key, ok := splitKey(n.prefix, k)
 	if !ok || !registry.IsReplicated(bucket) {
+		return nil
+	}
+	if v == nil && len(n.node.shards) > 1 && (bucket == string(store.BucketRecords) || bucket == string(store.BucketIdempotency)) {
+		// No write deletes a record or an Idempotency-Key record: a delete
+		// is a namespace moving off this shard (MoveNamespace), whose
+		// entries the new shard holds, whichever of the two this node
+		// applies first.
 		return nil
 	}
 	if v != nil {
@@ -246,7 +289,7 @@ func (n *Node) applyKV(tx registry.Tx, k, v []byte, rev int64) error {
 		}
 	}
 	if bucket == string(store.BucketAudit) && len(key) != 8 {
-		seq, ok := auditSeq(key, rev)
+		seq, ok := auditSeq(key, rev, n.idx)
 		if !ok {
 			return fmt.Errorf("applying %q: not an audit entry's key", k)
 		}
@@ -270,6 +313,16 @@ func (n *Node) applyKV(tx registry.Tx, k, v []byte, rev int64) error {
 // invalidates the cached records it changed. When the watch breaks (etcd
 // unreachable, no leader) it starts again from the applied revision.
 func (n *Node) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, s := range n.shards {
+		wg.Add(1)
+		go func() { defer wg.Done(); s.run(ctx) }()
+	}
+	wg.Wait()
+}
+
+// run is Run for one shard.
+func (n *shard) run(ctx context.Context) {
 	hb := make(chan struct{})
 	go func() { n.heartbeat(ctx); close(hb) }()
 	defer func() { <-hb }()
@@ -295,7 +348,7 @@ func (n *Node) Run(ctx context.Context) {
 }
 
 // watch runs one watch stream until it ends.
-func (n *Node) watch(ctx context.Context) error {
+func (n *shard) watch(ctx context.Context) error {
 	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
 	defer cancel()
 	from := n.applied.Load() + 1
@@ -350,14 +403,14 @@ const applyBatch = 256
 
 // resync catches up a node whose applied revision etcd has compacted away:
 // the changes in between are gone, so it loads a snapshot.
-func (n *Node) resync(ctx context.Context, compacted int64) error {
+func (n *shard) resync(ctx context.Context, compacted int64) error {
 	n.resyncs.Add(1)
 	n.log.Warn("cluster: applied revision compacted away; loading a snapshot into a fresh file", "applied", n.applied.Load(), "compacted", compacted)
-	rev, err := n.snapshot(ctx)
+	rev, err := n.node.snapshot(ctx)
 	if err != nil {
 		return err
 	}
-	n.log.Info("cluster: swapped in a snapshot", "revision", rev)
+	n.log.Info("cluster: swapped in a snapshot", "revision", rev, "shard_revision", n.applied.Load())
 	return nil
 }
 
@@ -387,7 +440,7 @@ func copyBucket(from, to *store.DB, bucket []byte) error {
 
 // apply applies watch responses, in order, in one transaction that also
 // stores the revision of their last event.
-func (n *Node) apply(resps []clientv3.WatchResponse) error {
+func (n *shard) apply(resps []clientv3.WatchResponse) error {
 	var (
 		events   []*clientv3.Event
 		progress int64 // a progress notification after the last event
@@ -415,9 +468,11 @@ func (n *Node) apply(resps []clientv3.WatchResponse) error {
 		keys    []string
 		buckets map[string]bool
 	)
+	n.node.applyMu.RLock()
+	defer n.node.applyMu.RUnlock()
 	err := n.cfg.Registry.UpdateAlone(func(tx registry.Tx) error {
 		keys, buckets = keys[:0], map[string]bool{}
-		applied := tx.AppliedRevision()
+		applied := tx.ShardRevision(n.metaKey)
 		if applied >= rev {
 			return nil // delivered again after a restart of the watch
 		}
@@ -439,10 +494,17 @@ func (n *Node) apply(resps []clientv3.WatchResponse) error {
 				}
 			}
 		}
-		return tx.SetAppliedRevision(rev)
+		return tx.SetShardRevision(n.metaKey, rev)
 	})
 	if err != nil {
 		return fmt.Errorf("cluster: applying revision %d: %w", rev, err)
+	}
+	if buckets[string(store.BucketSNAAs)] {
+		// Before the revision is published: a write routed after a Sync
+		// that waited for it sees the SNAA's shard.
+		if err := n.node.loadRoutes(); err != nil {
+			return err
+		}
 	}
 	n.invalidate(keys)
 	if n.cfg.OnApply != nil && len(buckets) > 0 {

@@ -48,8 +48,15 @@ type Invalidator interface {
 
 // Config configures Dial.
 type Config struct {
-	// Endpoints are etcd client URLs. Required.
+	// Endpoints are etcd client URLs of a cluster kept in one etcd (the
+	// shard DefaultShard). Either Endpoints or Shards is required.
 	Endpoints []string
+	// Shards are the etcd clusters of a cluster that spreads its
+	// namespaces over several (docs/product.md §10), the registry shard
+	// first. Every node must list the same shards in the same order, and a
+	// shard once used keeps its name and place (it numbers its audit
+	// entries: keys.go); new shards go at the end.
+	Shards []Shard
 	// Prefix is the key prefix of this cluster's data; it starts and ends
 	// with '/'. If empty, DefaultPrefix.
 	Prefix string
@@ -79,15 +86,72 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// DefaultShard is the name of the one shard of a Config with Endpoints.
+const DefaultShard = "default"
+
+// MaxShards bounds Config.Shards (audit entries carry the shard's place in
+// 7 bits: keys.go).
+const MaxShards = 64
+
+// Shard is one etcd cluster of Config.Shards.
+type Shard struct {
+	// Name names the shard in the SNAA records, metrics and readiness:
+	// 1 to 32 lower-case letters, digits and '-'.
+	Name string
+	// Endpoints are its client URLs.
+	Endpoints []string
+}
+
+// CheckShardName reports whether name is a valid Shard.Name.
+func CheckShardName(name string) error {
+	if name == "" || len(name) > 32 {
+		return fmt.Errorf("%w: shard name %q must be 1 to 32 characters", ErrConfig, name)
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-') {
+			return fmt.Errorf("%w: shard name %q may hold only a-z, 0-9 and -", ErrConfig, name)
+		}
+	}
+	return nil
+}
+
 // Node is a cluster member's connection to etcd: it applies its prefix into
 // the local database (Run) and sends writes to etcd (Commit). It is safe for
 // concurrent use.
+//
+// A cluster may keep its data in several etcd clusters (Config.Shards):
+// each is a shard, applied and written on its own; the embedded one is the
+// registry shard, which also holds the node names, the elections and the
+// statistics.
 type Node struct {
+	*shard
+	shards []*shard // the registry shard first
 	cfg    Config
-	cli    *clientv3.Client
 	prefix string
 	log    *slog.Logger
 
+	// applyMu lets a snapshot, which replaces the whole database, stop
+	// every shard's applier meanwhile (apply holds it shared).
+	applyMu sync.RWMutex
+	routes  atomic.Pointer[routes] // namespace and SNAA → shard (shard.go)
+
+	names   nameState    // the node's hold on its name (nodes.go)
+	leading atomic.Int64 // elections this node leads (lead.go)
+	stats   statsPub     // the statistics it publishes (stats.go)
+}
+
+// shard is the node's connection to one etcd cluster: its client, its
+// applied revision, its writes and its liveness. Its methods read the
+// node's configuration through the copies cfg, prefix and log.
+type shard struct {
+	node    *Node
+	name    string // Config.Shards' name
+	idx     int    // position in Config.Shards
+	metaKey string // name of its applied revision in the database ("" for the registry shard: store.Tx.ShardRevision)
+	cfg     Config // the node's, with this shard's Endpoints
+	cli     *clientv3.Client
+	prefix  string
+	log     *slog.Logger
 	applied atomic.Int64 // revision applied to the database
 	mu      sync.Mutex
 	advance chan struct{} // closed and replaced when applied grows
@@ -111,10 +175,6 @@ type Node struct {
 	known         atomic.Int64 // highest etcd revision seen
 	behindSince   atomic.Int64 // unix ns since applied < known; 0 when caught up
 	rttNanos      atomic.Int64
-
-	names   nameState    // the node's hold on its name (nodes.go)
-	leading atomic.Int64 // elections this node leads (lead.go)
-	stats   statsPub     // the statistics it publishes (stats.go)
 }
 
 // Dial connects to etcd and checks, within cfg.DialTimeout, that it answers
@@ -123,9 +183,29 @@ type Node struct {
 // revision) does not need etcd to answer: the node starts on its copy and
 // connects later. It starts nothing: Start does.
 func Dial(cfg Config) (*Node, error) {
-	if len(cfg.Endpoints) == 0 || cfg.DB == nil || cfg.Registry == nil || cfg.NodeName == "" {
-		return nil, fmt.Errorf("%w: Endpoints, DB, Registry and NodeName are required", ErrConfig)
+	if len(cfg.Shards) == 0 && len(cfg.Endpoints) > 0 {
+		cfg.Shards = []Shard{{Name: DefaultShard, Endpoints: cfg.Endpoints}}
 	}
+	if len(cfg.Shards) == 0 || cfg.DB == nil || cfg.Registry == nil || cfg.NodeName == "" {
+		return nil, fmt.Errorf("%w: Endpoints or Shards, DB, Registry and NodeName are required", ErrConfig)
+	}
+	if len(cfg.Shards) > MaxShards {
+		return nil, fmt.Errorf("%w: at most %d shards", ErrConfig, MaxShards)
+	}
+	seen := map[string]bool{}
+	for _, sh := range cfg.Shards {
+		if err := CheckShardName(sh.Name); err != nil {
+			return nil, err
+		}
+		if seen[sh.Name] {
+			return nil, fmt.Errorf("%w: shard %q named twice", ErrConfig, sh.Name)
+		}
+		if len(sh.Endpoints) == 0 {
+			return nil, fmt.Errorf("%w: shard %q has no endpoints", ErrConfig, sh.Name)
+		}
+		seen[sh.Name] = true
+	}
+	cfg.Endpoints = cfg.Shards[0].Endpoints
 	if cfg.Prefix == "" {
 		cfg.Prefix = DefaultPrefix
 	}
@@ -142,6 +222,33 @@ func Dial(cfg Config) (*Node, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	n := &Node{cfg: cfg, prefix: cfg.Prefix, log: log}
+	n.stats.start = time.Now().UTC().Format("20060102")
+	closeAll := func() {
+		for _, s := range n.shards {
+			s.cli.Close()
+		}
+	}
+	for i, sh := range cfg.Shards {
+		s, err := n.dialShard(i, sh)
+		if err != nil {
+			closeAll()
+			return nil, err
+		}
+		n.shards = append(n.shards, s)
+	}
+	n.shard = n.shards[0]
+	if err := n.loadRoutes(); err != nil {
+		closeAll()
+		return nil, err
+	}
+	return n, nil
+}
+
+// dialShard connects to the etcd of shard i and probes it (Dial).
+func (n *Node) dialShard(i int, sh Shard) (*shard, error) {
+	cfg := n.cfg
+	cfg.Endpoints = sh.Endpoints
 	cli, err := clientv3.New(clientv3.Config{
 		Endpoints:   cfg.Endpoints,
 		DialTimeout: cfg.DialTimeout,
@@ -168,43 +275,46 @@ func Dial(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, &UnreachableError{Endpoints: cfg.Endpoints, Err: err}
 	}
-	n := &Node{cfg: cfg, cli: cli, prefix: cfg.Prefix, log: log, advance: make(chan struct{})}
-	n.stats.start = time.Now().UTC().Format("20060102")
-	n.groups.Run = func(group []*call) { n.runGroup(group, nil, (*call).Finish) }
-	n.groups.Lanes = commitLanes
-	n.reads.read = n.readRevision
-	rev, err := cfg.DB.AppliedRevision()
+	s := &shard{node: n, name: sh.Name, idx: i, cfg: cfg, cli: cli, prefix: n.prefix, log: n.log, advance: make(chan struct{})}
+	if i > 0 {
+		s.metaKey = sh.Name
+		s.log = n.log.With("shard", sh.Name)
+	}
+	s.groups.Run = func(group []*call) { s.runGroup(group, nil, (*call).Finish) }
+	s.groups.Lanes = commitLanes
+	s.reads.read = s.readRevision
+	rev, err := cfg.DB.ShardRevision(s.metaKey)
 	if err != nil {
 		cli.Close()
 		return nil, err
 	}
-	n.applied.Store(rev)
+	s.applied.Store(rev)
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.DialTimeout)
 	defer cancel()
-	if err := n.probe(ctx); err != nil {
+	if err := s.probe(ctx); err != nil {
 		var ue *UnreachableError
 		if errors.As(err, &ue) && rev > 0 {
 			// A node with a copy serves it through an etcd outage, restarts
 			// included: Run connects once etcd answers, and writes answer
 			// 503 until then.
-			log.Warn("cluster: etcd does not answer; serving the local copy, writes unavailable until it does",
+			s.log.Warn("cluster: etcd does not answer; serving the local copy, writes unavailable until it does",
 				"applied", rev, "err", ue.Err)
-			return n, nil
+			return s, nil
 		}
 		cli.Close()
 		return nil, err
 	}
-	return n, nil
+	return s, nil
 }
 
 // probeKey is the scratch key of the start-up probe; nothing is written to it.
-func (n *Node) probeKey() string { return n.prefix + "probe" }
+func (n *shard) probeKey() string { return n.prefix + "probe" }
 
 // probe checks that etcd answers and accepts a transaction of
 // RequiredTxnOps compares and RequiredRequestBytes. The compares are on a
 // key nobody writes, and the transaction has no operations, so it changes
 // nothing.
-func (n *Node) probe(ctx context.Context) error {
+func (n *shard) probe(ctx context.Context) error {
 	if _, err := n.cli.Get(ctx, n.probeKey()); err != nil {
 		return &UnreachableError{Endpoints: n.cfg.Endpoints, Err: unwrapCtx(err)}
 	}
@@ -245,14 +355,23 @@ func unwrapCtx(err error) error {
 // Close returns within farewellTimeout even if closing the client waits on
 // an etcd that does not answer; the client then finishes closing on its own.
 func (n *Node) Close() error {
-	done := make(chan error, 1)
-	go func() { done <- n.cli.Close() }()
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(farewellTimeout):
-		return fmt.Errorf("cluster: the etcd client did not close within %v", farewellTimeout)
+	done := make(chan error, len(n.shards))
+	for _, s := range n.shards {
+		go func() { done <- s.cli.Close() }()
 	}
+	timeout := time.After(farewellTimeout)
+	var first error
+	for range n.shards {
+		select {
+		case err := <-done:
+			if first == nil {
+				first = err
+			}
+		case <-timeout:
+			return fmt.Errorf("cluster: the etcd client did not close within %v", farewellTimeout)
+		}
+	}
+	return first
 }
 
 // Name is the node's name.
@@ -262,7 +381,7 @@ func (n *Node) Name() string { return n.cfg.NodeName }
 func (n *Node) Prefix() string { return n.prefix }
 
 // Applied is the etcd revision applied to the local database.
-func (n *Node) Applied() int64 { return n.applied.Load() }
+func (n *shard) Applied() int64 { return n.applied.Load() }
 
 // LiveWindow is how recent a node's last answered round trip to etcd must
 // be for it to count as connected: a few missed heartbeats (heartbeatEvery)
@@ -273,7 +392,7 @@ const LiveWindow = 3 * time.Second
 // Connected reports whether the node can make writes now: its watch of
 // etcd has a stream and etcd answered a linearizable read within the last
 // LiveWindow (the heartbeat reads every second).
-func (n *Node) Connected() bool {
+func (n *shard) Connected() bool {
 	last := n.lastContact.Load()
 	return n.connected.Load() && last != 0 && time.Since(time.Unix(0, last)) < LiveWindow
 }
@@ -282,9 +401,9 @@ func (n *Node) Connected() bool {
 // *StorageFullError while etcd's NOSPACE alarm is raised, otherwise an
 // error saying what is missing (no answer from etcd within LiveWindow, or
 // no watch stream).
-func (n *Node) WriteState() error {
+func (n *shard) WriteState() error {
 	if n.storageFull.Load() {
-		return &StorageFullError{Err: errors.New("etcd's NOSPACE alarm is raised")}
+		return &StorageFullError{Shard: n.label(), Err: errors.New("etcd's NOSPACE alarm is raised")}
 	}
 	last := n.lastContact.Load()
 	switch {
@@ -302,13 +421,13 @@ func (n *Node) WriteState() error {
 // StorageFull reports whether etcd has raised its NOSPACE alarm (its
 // database reached --quota-backend-bytes): it refuses every write until an
 // operator frees space and disarms the alarm (README, cluster mode).
-func (n *Node) StorageFull() bool { return n.storageFull.Load() }
+func (n *shard) StorageFull() bool { return n.storageFull.Load() }
 
 // noteContact records that etcd answered a linearizable request just now.
-func (n *Node) noteContact() { n.lastContact.Store(time.Now().UnixNano()) }
+func (n *shard) noteContact() { n.lastContact.Store(time.Now().UnixNano()) }
 
 // setApplied publishes rev as applied and wakes the waiters.
-func (n *Node) setApplied(rev int64) {
+func (n *shard) setApplied(rev int64) {
 	n.mu.Lock()
 	if rev > n.applied.Load() {
 		n.applied.Store(rev)
@@ -323,7 +442,7 @@ func (n *Node) setApplied(rev int64) {
 
 // WaitApplied returns once the local database has applied rev, or with
 // ctx's error.
-func (n *Node) WaitApplied(ctx context.Context, rev int64) error {
+func (n *shard) WaitApplied(ctx context.Context, rev int64) error {
 	for {
 		n.mu.Lock()
 		if n.applied.Load() >= rev {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -56,8 +57,52 @@ func (n *Node) Commit(fn func(tx registry.Tx) error) error { return n.CommitAs("
 // CommitAs is Commit with the admin API's owner and cost
 // (registry.CommitAs): one owner's bulks or many creates delay another
 // owner's write by at most one group.
+//
+// In a cluster of several shards the write goes to the shard of owner's
+// namespace (the registry shard for "" and for an SNAA without a shard), in
+// one transaction of that shard's etcd; a write of records of another
+// shard's namespace fails with ErrCrossShard.
 func (n *Node) CommitAs(owner string, cost int, fn func(tx registry.Tx) error) error {
-	return n.groups.Do(owner, cost, fn)
+	deadline := time.Now().Add(n.cfg.WriteTimeout)
+	for {
+		s, err := n.shardOfSNAA(owner)
+		if err != nil {
+			n.countRefusal(err)
+			return err
+		}
+		err = s.groups.Do(owner, cost, fn)
+		if errors.Is(err, ErrCrossShard) {
+			if o, _ := n.shardOfSNAA(owner); o != s {
+				continue // routed just before the SNAA's move was applied
+			}
+		}
+		var me *movedError
+		if !errors.As(err, &me) {
+			return err
+		}
+		if !slices.Contains(me.namespaces, n.namespaceOf(owner)) {
+			// Grouped with a write of the namespace that is moving.
+			if time.Now().After(deadline) {
+				err := &UnavailableError{Err: errors.New("a namespace written with this write is being moved to another shard")}
+				n.countRefusal(err)
+				return err
+			}
+			continue
+		}
+		// The owner's namespace is moving off s (MoveNamespace): once the
+		// registry says where it went, the write goes there.
+		for {
+			if o, _ := n.shardOfSNAA(owner); o != s {
+				break
+			}
+			if time.Now().After(deadline) {
+				err := &UnavailableError{Err: errors.New("the namespace is being moved to another shard")}
+				n.countRefusal(err)
+				return err
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
 }
 
 // commitLanes is how many commit groups a node has in flight at once.
@@ -82,7 +127,7 @@ func (n *Node) Update(fn func(tx registry.Tx) error) error {
 // runGroup commits the calls of group in one transaction and reports each
 // call's result, once. guarded names buckets whose whole range must be
 // unchanged since the rehearsal.
-func (n *Node) runGroup(group []*call, guarded []string, report func(c *call, err error)) {
+func (n *shard) runGroup(group []*call, guarded []string, report func(c *call, err error)) {
 	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.WriteTimeout)
 	defer cancel()
 	finish := func(err error) {
@@ -94,7 +139,7 @@ func (n *Node) runGroup(group []*call, guarded []string, report func(c *call, er
 	for attempt := 0; attempt < maxAttempts; attempt++ {
 		failed := -1
 		var ferr error
-		writes, rev, err := n.cfg.Registry.Rehearse(func(tx registry.Tx) error {
+		writes, rev, err := n.cfg.Registry.RehearseShard(n.metaKey, func(tx registry.Tx) error {
 			for i, c := range group {
 				if err := safeCall(c.Fn, tx); err != nil {
 					failed, ferr = i, err
@@ -122,10 +167,24 @@ func (n *Node) runGroup(group []*call, guarded []string, report func(c *call, er
 			finish(nil)
 			return
 		}
+		nss, err := n.node.checkShard(n, writes)
+		if err != nil {
+			finish(err)
+			return
+		}
 		cmps, ops, err := n.txnOf(writes, rev)
 		if err != nil {
 			finish(err)
 			return
+		}
+		// A namespace moved away from this shard (move.go) has a key
+		// here that refuses its writes; the Else reads tell it apart
+		// from a lost race.
+		var moved []clientv3.Op
+		for _, ns := range nss {
+			k := movedKey(n.prefix, ns)
+			cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(k), "=", 0))
+			moved = append(moved, clientv3.OpGet(k, clientv3.WithCountOnly()))
 		}
 		if (len(cmps) > RequiredTxnOps-8 || txnBytes(ops) > RequiredRequestBytes-(1<<20)) && len(group) > 1 {
 			half := len(group) / 2
@@ -137,7 +196,7 @@ func (n *Node) runGroup(group []*call, guarded []string, report func(c *call, er
 			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(n.prefix+b+"/"), "<", rev+1).WithPrefix())
 		}
 		start := time.Now()
-		resp, err := n.cli.Txn(ctx).If(cmps...).Then(ops...).Commit()
+		resp, err := n.cli.Txn(ctx).If(cmps...).Then(ops...).Else(moved...).Commit()
 		n.txns.Add(1)
 		n.txnNanos.Add(int64(time.Since(start)))
 		if err != nil {
@@ -149,6 +208,16 @@ func (n *Node) runGroup(group []*call, guarded []string, report func(c *call, er
 			n.noteRevision(resp.Header.Revision)
 		} else {
 			n.conflicts.Add(1)
+			var me movedError
+			for i, r := range resp.Responses {
+				if rr := r.GetResponseRange(); rr != nil && rr.Count > 0 {
+					me.namespaces = append(me.namespaces, nss[i])
+				}
+			}
+			if me.namespaces != nil {
+				finish(&me)
+				return
+			}
 		}
 		if err := n.waitRevision(ctx, resp.Header.Revision, !resp.Succeeded); err != nil {
 			finish(&UnavailableError{Err: fmt.Errorf("the write was not applied here within %v", n.cfg.WriteTimeout)})
@@ -186,7 +255,7 @@ func safeCall(fn func(tx registry.Tx) error, tx registry.Tx) (err error) {
 // failed transaction is etcd's current one, which may be another prefix's
 // write that the watch never delivers: then (foreign) the watch is asked to
 // report its progress until it has.
-func (n *Node) waitRevision(ctx context.Context, rev int64, foreign bool) error {
+func (n *shard) waitRevision(ctx context.Context, rev int64, foreign bool) error {
 	if !foreign || n.applied.Load() >= rev {
 		return n.WaitApplied(ctx, rev)
 	}
@@ -208,7 +277,7 @@ func (n *Node) waitRevision(ctx context.Context, rev int64, foreign bool) error 
 // write, and written with its last value, compressed (encodeValue). New
 // audit entries go under keys of their own (auditKey), without their
 // sequence number.
-func (n *Node) txnOf(writes []store.Write, rev int64) ([]clientv3.Cmp, []clientv3.Op, error) {
+func (n *shard) txnOf(writes []store.Write, rev int64) ([]clientv3.Cmp, []clientv3.Op, error) {
 	type final struct {
 		existed bool
 		value   []byte
@@ -274,7 +343,7 @@ func (n *Node) txnOf(writes []store.Write, rev int64) ([]clientv3.Cmp, []clientv
 // txnError classifies a failed transaction: no decision in time is
 // ErrUnavailable; etcd refusing its size names the limit; etcd's NOSPACE
 // alarm is ErrStorageFull.
-func (n *Node) txnError(ctx context.Context, err error) error {
+func (n *shard) txnError(ctx context.Context, err error) error {
 	switch {
 	case errors.Is(err, rpctypes.ErrTooManyOps):
 		return &LimitError{Setting: "--max-txn-ops", Need: RequiredTxnOps, Err: err}
@@ -286,7 +355,7 @@ func (n *Node) txnError(ctx context.Context, err error) error {
 		if !n.storageFull.Swap(true) {
 			n.log.Error("cluster: etcd's database is full (NOSPACE alarm); every write is refused until space is freed and the alarm disarmed (pidnode cluster reclaim)")
 		}
-		return &StorageFullError{Err: err}
+		return &StorageFullError{Shard: n.label(), Err: err}
 	}
 	if ctx.Err() != nil {
 		return &UnavailableError{Err: fmt.Errorf("no decision within %v", n.cfg.WriteTimeout)}
@@ -309,16 +378,30 @@ const syncTimeout = 2 * time.Second
 // after it was made (one read in flight, the next one gathering every call
 // that arrives meanwhile), so a busy node reads etcd's revision about once
 // per round trip rather than once per request.
+//
+// In a cluster of several shards it syncs the registry shard so (keys and
+// SNAAs are its), and every other shard that is Connected at the same time
+// without failing for one: a read of a namespace of a shard cut off from
+// this node answers from the local copy, as resolution does, and the
+// other shards' requests go on.
 func (n *Node) Sync(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, syncTimeout)
 	defer cancel()
-	err := n.sync(ctx)
+	var wg sync.WaitGroup
+	for _, s := range n.shards[1:] {
+		if s.Connected() {
+			wg.Add(1)
+			go func() { defer wg.Done(); s.sync(ctx) }()
+		}
+	}
+	err := n.shard.sync(ctx)
 	n.countRefusal(err)
+	wg.Wait()
 	return err
 }
 
 // sync is Sync without the count of refusals.
-func (n *Node) sync(ctx context.Context) error {
+func (n *shard) sync(ctx context.Context) error {
 	r := n.reads.join()
 	select {
 	case <-r.done:
@@ -336,7 +419,7 @@ func (n *Node) sync(ctx context.Context) error {
 
 // countRefusal counts a request refused for the cluster's state: each
 // becomes a 503 (unavailable) or a 507 (storage full) of the admin API.
-func (n *Node) countRefusal(err error) {
+func (n *shard) countRefusal(err error) {
 	var ue *UnavailableError
 	var fe *StorageFullError
 	switch {
@@ -349,7 +432,7 @@ func (n *Node) countRefusal(err error) {
 }
 
 // readRevision is one linearizable read of etcd's current revision.
-func (n *Node) readRevision() (int64, error) {
+func (n *shard) readRevision() (int64, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), syncTimeout)
 	defer cancel()
 	resp, err := n.cli.Get(ctx, n.probeKey(), clientv3.WithCountOnly())

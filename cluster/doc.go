@@ -26,6 +26,7 @@
 //	P stats/<hh>/<YYYYMMDD>/b/<node> a node's resolution totals of one shard and day (stats.go), not applied
 //	P stats/<hh>/<YYYYMMDD>/d/<node> the totals changed since that base, not applied
 //	P stats/ns/<YYYYMMDD>/<node> a node's namespace totals of one day (stats.go), not applied
+//	P moved/<namespace>          in a shard a namespace moved off: refuses its writes there (move.go), not applied
 //	P nodes/<node name>          the running node holding the name (nodes.go), not applied
 //	P elect/<job>/<lease>        a node's candidacy to run the cluster's jobs (lead.go), not applied
 //
@@ -86,6 +87,19 @@
 // with its NOSPACE alarm raised is a *StorageFullError, a state the
 // heartbeat keeps until the alarm is disarmed; Reclaim (`pidnode cluster
 // reclaim`) compacts, defragments and disarms.
+//
+// # Shards
+//
+// A cluster may keep its data in several etcd clusters (Config.Shards,
+// shard.go): the first, the registry shard, holds everything but the
+// identifier writes of namespaces whose SNAA names another shard, which
+// that shard's etcd holds under the same key layout. Each shard is watched,
+// applied (with its own applied revision: store.Tx.ShardRevision), written
+// (a write goes to its SNAA's shard) and checked for liveness on its own;
+// a snapshot loads every shard while their appliers wait. Node's methods
+// that are not about one write (elections, names, statistics, Sync's
+// registry part) use the registry shard, which Node embeds. MoveNamespace
+// moves a namespace between shards while the nodes run.
 //
 // Every call a stopping node makes to etcd (resigning, revoking leases,
 // closing the client) is bounded, so a node stops in bounded time when etcd

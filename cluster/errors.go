@@ -3,6 +3,7 @@ package cluster
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -29,6 +30,14 @@ var (
 	// retrying does not help. Returned wrapped in *StorageFullError; admin
 	// answers 507.
 	ErrStorageFull = errors.New("cluster: etcd storage full")
+
+	// ErrUnknownShard: a shard name that is not one of Config.Shards.
+	ErrUnknownShard = errors.New("cluster: no such shard")
+
+	// ErrCrossShard: a write's records belong to namespaces of another
+	// shard than the one its owner's namespace is on; one etcd transaction
+	// cannot hold it.
+	ErrCrossShard = errors.New("cluster: a write spans shards")
 
 	// ErrConflict: a write lost to concurrent writes more times than it is
 	// retried.
@@ -77,10 +86,15 @@ func (e *UnavailableError) RetryAfter() time.Duration { return 2 * time.Second }
 
 // StorageFullError is a write etcd refused with its NOSPACE alarm raised.
 type StorageFullError struct {
-	Err error // etcd's refusal
+	Shard string // the shard's name in a cluster of several, else ""
+	Err   error  // etcd's refusal
 }
 
 func (e *StorageFullError) Error() string {
+	if e.Shard != "" {
+		return "the etcd of shard " + e.Shard + " is full (NOSPACE alarm: it reached --quota-backend-bytes) and refuses every write to its namespaces until space is freed and the alarm disarmed: " +
+			"run `pidnode cluster reclaim` with its endpoints, and raise the quota if that frees too little"
+	}
 	return "etcd's database is full (NOSPACE alarm: it reached --quota-backend-bytes) and refuses every write until space is freed and the alarm disarmed: " +
 		"run `pidnode cluster reclaim`, and raise the quota if that frees too little"
 }
@@ -89,3 +103,44 @@ func (e *StorageFullError) Unwrap() []error { return []error{ErrStorageFull, e.E
 
 // StorageFull marks the error for the admin API, which answers 507 to it.
 func (e *StorageFullError) StorageFull() bool { return true }
+
+// ShardsError is Node.WriteState's answer when some shards cannot make
+// writes: Errs[i] says why for shard Names[i].
+type ShardsError struct {
+	Names []string
+	Errs  []error
+}
+
+func (e *ShardsError) Error() string {
+	var b strings.Builder
+	for i, name := range e.Names {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "shard %s: %v", name, e.Errs[i])
+	}
+	return b.String()
+}
+
+// StorageFull reports whether every shard named is storage-full (the
+// admin API's readiness then reads "storage full").
+func (e *ShardsError) StorageFull() bool {
+	for _, err := range e.Errs {
+		var f *StorageFullError
+		if !errors.As(err, &f) {
+			return false
+		}
+	}
+	return true
+}
+
+// movedError is a write that went to a shard a namespace of it is moving
+// off (MoveNamespace): CommitAs sends it again, once the namespace's SNAA
+// names its new shard if the namespace is the owner's.
+type movedError struct {
+	namespaces []string
+}
+
+func (e *movedError) Error() string {
+	return "cluster: namespace " + strings.Join(e.namespaces, ", ") + " moved to another shard"
+}

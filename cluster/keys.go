@@ -18,6 +18,11 @@ func entryKey(prefix, bucket string, key []byte) string {
 	return string(b)
 }
 
+// movedKey is the key, in the etcd of the shard a namespace moved off, that
+// refuses the namespace's writes there (MoveNamespace); its value names the
+// shard it moved to.
+func movedKey(prefix, ns string) string { return prefix + "moved/" + ns }
+
 // splitKey is the inverse of entryKey: bucket and key of an etcd key under
 // prefix; ok false for a key that is not a bucket entry (the probe key,
 // statistics, keys of a prefix nested under ours).
@@ -60,16 +65,24 @@ func newAuditID() string {
 	return hex.EncodeToString(b[:])
 }
 
+// Shards' revisions are unrelated, so an entry of the shard at place p > 0
+// of Config.Shards (its identifier writes) is numbered p<<56 | revision<<16
+// | i: unique across shards, increasing in commit order within a shard
+// (and so within a namespace, which one shard holds), not across shards.
+//
 // auditSeq is the sequence number of the audit entry stored under key (the
-// part after "audit/") at revision rev; ok false for a key that is not of
-// the form auditKey writes.
-func auditSeq(key []byte, rev int64) (seq uint64, ok bool) {
+// part after "audit/") at revision rev of the shard at place shard; ok false
+// for a key that is not of the form auditKey writes.
+func auditSeq(key []byte, rev int64, shard int) (seq uint64, ok bool) {
 	if len(key) != auditIDLen+5 || key[auditIDLen] != '.' || rev <= 0 || rev >= 1<<47 {
+		return 0, false
+	}
+	if shard > 0 && (rev >= 1<<40 || shard >= 1<<7) {
 		return 0, false
 	}
 	i, err := strconv.ParseUint(string(key[auditIDLen+1:]), 16, 16)
 	if err != nil {
 		return 0, false
 	}
-	return uint64(rev)<<16 | i, true
+	return uint64(shard)<<56 | uint64(rev)<<16 | i, true
 }

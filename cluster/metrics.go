@@ -23,7 +23,7 @@ const heartbeatEvery = time.Second
 const alarmEvery = 5
 
 // heartbeat runs until ctx ends.
-func (n *Node) heartbeat(ctx context.Context) {
+func (n *shard) heartbeat(ctx context.Context) {
 	t := time.NewTicker(heartbeatEvery)
 	defer t.Stop()
 	for tick := 0; ; tick++ {
@@ -51,7 +51,7 @@ func (n *Node) heartbeat(ctx context.Context) {
 }
 
 // checkAlarms reads etcd's alarms and notes whether NOSPACE is raised.
-func (n *Node) checkAlarms(ctx context.Context) {
+func (n *shard) checkAlarms(ctx context.Context) {
 	r, err := n.cli.AlarmList(ctx)
 	if err != nil {
 		return
@@ -70,7 +70,7 @@ func (n *Node) checkAlarms(ctx context.Context) {
 }
 
 // noteRevision records a revision etcd has reached.
-func (n *Node) noteRevision(rev int64) {
+func (n *shard) noteRevision(rev int64) {
 	for {
 		k := n.known.Load()
 		if rev <= k {
@@ -97,8 +97,9 @@ type Stats struct {
 	TxnTime                                              time.Duration // total time of Txns
 }
 
-// Stats returns the node's replication state.
-func (n *Node) Stats() Stats {
+// Stats returns the replication state of the node's registry shard (the
+// only one of a cluster of one shard); ShardStats has every shard's.
+func (n *shard) Stats() Stats {
 	s := Stats{Applied: n.applied.Load(), Known: n.known.Load(), RTT: time.Duration(n.rttNanos.Load()),
 		Connected: n.Connected(), StorageFull: n.storageFull.Load(), RefusedFull: n.refusedFull.Load(), Resyncs: n.resyncs.Load(), WatchRestarts: n.watchRestarts.Load(),
 		Conflicts: n.conflicts.Load(), Unavailable: n.unavailable.Load(), Txns: n.txns.Load(),
@@ -113,35 +114,47 @@ func (n *Node) Stats() Stats {
 }
 
 // AppendMetrics appends the node's Prometheus families
-// (docs/architecture.md practice 13).
+// (docs/architecture.md practice 13). In a cluster of several shards, each
+// family of the replication state has one sample per shard, labelled
+// shard.
 func (n *Node) AppendMetrics(b []byte) []byte {
-	s := n.Stats()
+	stats := make([]Stats, len(n.shards))
+	for i, s := range n.shards {
+		stats[i] = s.Stats()
+	}
+	labels := func(i int) []promtext.Label {
+		if len(n.shards) < 2 {
+			return nil
+		}
+		return []promtext.Label{promtext.L("shard", n.shards[i].name)}
+	}
+	family := func(name, typ, help string, v func(s Stats) float64) {
+		b = promtext.Header(b, name, typ, help)
+		for i, s := range stats {
+			b = promtext.Float(b, name, v(s), labels(i)...)
+		}
+	}
+	flag := func(x bool) float64 {
+		if x {
+			return 1
+		}
+		return 0
+	}
 	b = promtext.Header(b, "pidnode_cluster_node_info", promtext.Gauge, "This cluster node's name and etcd prefix.")
 	b = promtext.Int(b, "pidnode_cluster_node_info", 1, promtext.L("node", n.cfg.NodeName), promtext.L("prefix", n.prefix))
-	b = promtext.GaugeFamily(b, "pidnode_cluster_applied_revision", "etcd revision applied to the local database.", s.Applied)
-	b = promtext.GaugeFamily(b, "pidnode_cluster_lag_revisions", "etcd revisions not yet applied here.", s.Known-s.Applied)
-	b = promtext.Header(b, "pidnode_cluster_lag_seconds", promtext.Gauge, "How long the local database has been behind etcd (0 when caught up).")
-	b = promtext.Float(b, "pidnode_cluster_lag_seconds", s.Lag.Seconds())
-	b = promtext.Header(b, "pidnode_cluster_etcd_rtt_seconds", promtext.Gauge, "Round trip of the last heartbeat read from etcd (one without an answer: its wait).")
-	b = promtext.Float(b, "pidnode_cluster_etcd_rtt_seconds", s.RTT.Seconds())
-	conn := int64(0)
-	if s.Connected {
-		conn = 1
-	}
-	b = promtext.GaugeFamily(b, "pidnode_cluster_connected", "1 while the watch of etcd has a stream and etcd answered a linearizable read within 3 s (writes can be made).", conn)
-	full := int64(0)
-	if s.StorageFull {
-		full = 1
-	}
-	b = promtext.GaugeFamily(b, "pidnode_cluster_storage_full", "1 while etcd's NOSPACE alarm is raised (its database reached its quota; writes answer 507).", full)
+	family("pidnode_cluster_applied_revision", promtext.Gauge, "etcd revision applied to the local database.", func(s Stats) float64 { return float64(s.Applied) })
+	family("pidnode_cluster_lag_revisions", promtext.Gauge, "etcd revisions not yet applied here.", func(s Stats) float64 { return float64(s.Known - s.Applied) })
+	family("pidnode_cluster_lag_seconds", promtext.Gauge, "How long the local database has been behind etcd (0 when caught up).", func(s Stats) float64 { return s.Lag.Seconds() })
+	family("pidnode_cluster_etcd_rtt_seconds", promtext.Gauge, "Round trip of the last heartbeat read from etcd (one without an answer: its wait).", func(s Stats) float64 { return s.RTT.Seconds() })
+	family("pidnode_cluster_connected", promtext.Gauge, "1 while the watch of etcd has a stream and etcd answered a linearizable read within 3 s (writes can be made).", func(s Stats) float64 { return flag(s.Connected) })
+	family("pidnode_cluster_storage_full", promtext.Gauge, "1 while etcd's NOSPACE alarm is raised (its database reached its quota; writes answer 507).", func(s Stats) float64 { return flag(s.StorageFull) })
 	b = promtext.GaugeFamily(b, "pidnode_cluster_leading", "Elections of the cluster's jobs (link checks, webhook deliveries) this node leads.", n.leading.Load())
-	b = promtext.CounterFamily(b, "pidnode_cluster_resyncs_total", "Snapshots loaded because etcd had compacted the applied revision away.", s.Resyncs)
-	b = promtext.CounterFamily(b, "pidnode_cluster_watch_restarts_total", "Times the watch of etcd ended and was started again.", s.WatchRestarts)
-	b = promtext.CounterFamily(b, "pidnode_cluster_write_conflicts_total", "Write transactions that lost to a concurrent write and were rehearsed again.", s.Conflicts)
-	b = promtext.CounterFamily(b, "pidnode_cluster_writes_unavailable_total", "Admin requests answered 503 because etcd did not answer or decide in time (writes, the sync before a keyed request, statistics reads).", s.Unavailable)
-	b = promtext.CounterFamily(b, "pidnode_cluster_writes_storage_full_total", "Writes answered 507 because etcd's database is full (NOSPACE alarm).", s.RefusedFull)
-	b = promtext.CounterFamily(b, "pidnode_cluster_etcd_txns_total", "Write transactions sent to etcd.", s.Txns)
-	b = promtext.Header(b, "pidnode_cluster_etcd_txn_seconds_total", promtext.Counter, "Time spent in write transactions sent to etcd.")
-	b = promtext.Float(b, "pidnode_cluster_etcd_txn_seconds_total", s.TxnTime.Seconds())
+	family("pidnode_cluster_resyncs_total", promtext.Counter, "Snapshots loaded because etcd had compacted the applied revision away.", func(s Stats) float64 { return float64(s.Resyncs) })
+	family("pidnode_cluster_watch_restarts_total", promtext.Counter, "Times the watch of etcd ended and was started again.", func(s Stats) float64 { return float64(s.WatchRestarts) })
+	family("pidnode_cluster_write_conflicts_total", promtext.Counter, "Write transactions that lost to a concurrent write and were rehearsed again.", func(s Stats) float64 { return float64(s.Conflicts) })
+	family("pidnode_cluster_writes_unavailable_total", promtext.Counter, "Admin requests answered 503 because etcd did not answer or decide in time (writes, the sync before a keyed request, statistics reads).", func(s Stats) float64 { return float64(s.Unavailable) })
+	family("pidnode_cluster_writes_storage_full_total", promtext.Counter, "Writes answered 507 because etcd's database is full (NOSPACE alarm).", func(s Stats) float64 { return float64(s.RefusedFull) })
+	family("pidnode_cluster_etcd_txns_total", promtext.Counter, "Write transactions sent to etcd.", func(s Stats) float64 { return float64(s.Txns) })
+	family("pidnode_cluster_etcd_txn_seconds_total", promtext.Counter, "Time spent in write transactions sent to etcd.", func(s Stats) float64 { return s.TxnTime.Seconds() })
 	return b
 }

@@ -225,6 +225,12 @@ func (r *Registry) Rehearse(fn func(tx Tx) error) ([]store.Write, int64, error) 
 	return r.db.Rehearse(func(tx *store.Tx) error { return fn(Tx{tx, r}) })
 }
 
+// RehearseShard is Rehearse with the applied revision of etcd shard name
+// (store.DB.RehearseShard).
+func (r *Registry) RehearseShard(name string, fn func(tx Tx) error) ([]store.Write, int64, error) {
+	return r.db.RehearseShard(name, func(tx *store.Tx) error { return fn(Tx{tx, r}) })
+}
+
 // On returns a registry of db with r's configuration: a cluster node builds
 // a fresh copy of its database through it.
 func (r *Registry) On(db *store.DB) (*Registry, error) {

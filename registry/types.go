@@ -55,6 +55,9 @@ type SNAA struct {
 	// MaxKeys is how many unrevoked keys the SNAA may hold; 0 means the
 	// node's default (docs/product.md §4.1).
 	MaxKeys int `json:"max_keys,omitempty"`
+	// Shard names the etcd cluster that holds the namespace's records in
+	// a cluster of several (docs/product.md §10); empty: the registry's.
+	Shard string `json:"shard,omitempty"`
 }
 
 // MayWrite reports whether the SNAA may write under prefix (canonical upper case).

@@ -38,6 +38,43 @@ func (tx *Tx) SetAppliedRevision(rev int64) error {
 	return tx.tx.Bucket(BucketMeta).Put(metaAppliedKey, binary.BigEndian.AppendUint64(nil, uint64(rev)))
 }
 
+// metaShardKey is the key of the applied revision of etcd shard name: a
+// cluster with several etcd clusters (docs/product.md §10) applies each
+// one's revisions, which are unrelated, and keeps each shard's applied
+// revision in the transaction that applies its changes. The registry
+// shard's is metaAppliedKey (name "").
+func metaShardKey(name string) []byte {
+	if name == "" {
+		return metaAppliedKey
+	}
+	return []byte("applied/" + name)
+}
+
+// ShardRevision is AppliedRevision of etcd shard name ("" is the registry
+// shard's, AppliedRevision itself).
+func (tx *Tx) ShardRevision(name string) int64 {
+	v := tx.tx.Bucket(BucketMeta).Get(metaShardKey(name))
+	if len(v) != 8 {
+		return 0
+	}
+	return int64(binary.BigEndian.Uint64(v))
+}
+
+// SetShardRevision is SetAppliedRevision of etcd shard name.
+func (tx *Tx) SetShardRevision(name string, rev int64) error {
+	if rev < 0 {
+		return fmt.Errorf("store: applied revision %d", rev)
+	}
+	return tx.tx.Bucket(BucketMeta).Put(metaShardKey(name), binary.BigEndian.AppendUint64(nil, uint64(rev)))
+}
+
+// ShardRevision is Tx.ShardRevision in a read transaction of its own.
+func (db *DB) ShardRevision(name string) (int64, error) {
+	var rev int64
+	err := db.View(func(tx *Tx) error { rev = tx.ShardRevision(name); return nil })
+	return rev, err
+}
+
 // AppliedRevision is Tx.AppliedRevision in a read transaction of its own.
 func (db *DB) AppliedRevision() (int64, error) {
 	var rev int64
@@ -135,6 +172,12 @@ func (tx *Tx) note(bucket, key, value []byte) {
 // fn's error is returned as it is. Rehearse holds bbolt's writer lock while fn
 // runs (no fsync): fn must be quick.
 func (db *DB) Rehearse(fn func(tx *Tx) error) ([]Write, int64, error) {
+	return db.RehearseShard("", fn)
+}
+
+// RehearseShard is Rehearse returning the applied revision of etcd shard
+// name (Tx.ShardRevision).
+func (db *DB) RehearseShard(name string, fn func(tx *Tx) error) ([]Write, int64, error) {
 	var btx *bbolt.Tx
 	err := db.retry(func(b *bbolt.DB) (err error) {
 		btx, err = b.Begin(true)
@@ -146,7 +189,7 @@ func (db *DB) Rehearse(fn func(tx *Tx) error) ([]Write, int64, error) {
 	defer btx.Rollback()
 	var w []Write
 	tx := &Tx{tx: btx, rec: &w}
-	rev := tx.AppliedRevision()
+	rev := tx.ShardRevision(name)
 	if err := fn(tx); err != nil {
 		return nil, rev, err
 	}

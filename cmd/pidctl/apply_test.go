@@ -60,6 +60,10 @@ func TestPidctlApplyWithoutKey(t *testing.T) {
 			CustomIDs bool `json:"custom_ids"`
 		}
 	}
+	// A single node has no etcd shards to name.
+	if code, _, errOut := pidctl(t, "--admin", n.url, "--key-file", n.opKeyFile, "approve", appID, "--namespace", "APL", "--shard", "d1"); code == 0 || !strings.Contains(errOut, "shard") {
+		t.Errorf("approve --shard on a single node: exit %d, %s", code, errOut)
+	}
 	if err := json.Unmarshal([]byte(mustRun(t, "--admin", n.url, "--key-file", n.opKeyFile, "approve", appID, "--namespace", "APL", "--json")), &res); err != nil {
 		t.Fatal(err)
 	}

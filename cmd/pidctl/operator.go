@@ -132,6 +132,9 @@ func cmdApprove(c *client, pos []string) error {
 	if n := c.v("note"); n != "" {
 		req["note"] = n
 	}
+	if sh := c.v("shard"); sh != "" {
+		req["shard"] = sh
+	}
 	b, _, err := c.do("POST", "/ops/v1/applications/"+url.PathEscape(id)+"/approve", req)
 	if err != nil {
 		return err

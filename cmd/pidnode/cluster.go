@@ -39,7 +39,13 @@ var clusterReclaimFlags = map[string]bool{"etcd-endpoints": true, "etcd-cert": t
 	"etcd-username": true, "etcd-password-file": true}
 
 const clusterUsage = `usage: pidnode cluster seed --data DIR --etcd-endpoints URLS [--etcd-prefix P] [etcd TLS and user flags]
-       pidnode cluster reclaim --etcd-endpoints URLS [etcd TLS and user flags]`
+       pidnode cluster reclaim --etcd-endpoints URLS [etcd TLS and user flags]
+       pidnode cluster move-namespace --namespace NS --to SHARD --etcd-shard NAME=URLS… [--etcd-prefix P] [etcd TLS and user flags]`
+
+// clusterMoveFlags are the settings of `pidnode cluster move-namespace`:
+// the shards and etcd's.
+var clusterMoveFlags = map[string]bool{"etcd-shard": true, "etcd-prefix": true, "etcd-cert": true, "etcd-key": true, "etcd-ca": true,
+	"etcd-username": true, "etcd-password-file": true}
 
 // cmdCluster runs the cluster subcommands: `pidnode cluster seed --data DIR
 // --etcd-endpoints URLS` loads a stopped single node's database into an
@@ -48,6 +54,9 @@ const clusterUsage = `usage: pidnode cluster seed --data DIR --etcd-endpoints UR
 func cmdCluster(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "reclaim" {
 		return cmdClusterReclaim(args[1:], getenv, stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "move-namespace" {
+		return cmdClusterMove(args[1:], getenv, stdout, stderr)
 	}
 	if len(args) == 0 || args[0] != "seed" {
 		fmt.Fprintln(stderr, clusterUsage)
@@ -138,6 +147,58 @@ func cmdClusterReclaim(args []string, getenv func(string) string, stdout, stderr
 	return nil
 }
 
+// cmdClusterMove moves a namespace to another etcd shard while the nodes
+// run (cluster.MoveNamespace).
+func cmdClusterMove(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	var ns, to string
+	var rest []string
+	for i := 0; i < len(args); i++ {
+		name, val, eq := strings.Cut(args[i], "=")
+		if name != "--namespace" && name != "--to" {
+			rest = append(rest, args[i])
+			continue
+		}
+		if !eq {
+			if i+1 == len(args) {
+				break
+			}
+			i++
+			val = args[i]
+		}
+		if name == "--namespace" {
+			ns = strings.ToUpper(val)
+		} else {
+			to = val
+		}
+	}
+	const usage = "usage: pidnode cluster move-namespace --namespace NS --to SHARD --etcd-shard NAME=URLS… [--etcd-prefix P] [etcd TLS and user flags]"
+	cfg, rest, err := loadConfig("cluster move-namespace", rest, getenv, stderr, clusterMoveFlags)
+	if err != nil {
+		return err
+	}
+	if len(rest) != 0 || ns == "" || to == "" || len(cfg.EtcdShards) < 2 {
+		fmt.Fprintln(stderr, usage)
+		return errUsage
+	}
+	shards, err := etcdShards(cfg)
+	if err != nil {
+		return err
+	}
+	tcfg, password, err := etcdCredentials(cfg)
+	if err != nil {
+		return err
+	}
+	res, err := cluster.MoveNamespace(context.Background(), cluster.Config{Shards: shards, Prefix: cfg.EtcdPrefix, TLS: tcfg,
+		Username: cfg.EtcdUsername, Password: password}, ns, to)
+	if err != nil {
+		return &startError{msg: fmt.Sprintf("moving namespace %s to shard %s: %v", ns, to, err),
+			hint: "run the same command again once the cause is fixed: it completes a move stopped before the SNAA was switched", err: err}
+	}
+	fmt.Fprintf(stdout, "moved namespace %s (SNAA %s) from shard %s to shard %s: %d records, %d Idempotency-Key records\n",
+		ns, res.SNAA, res.From, res.To, res.Records, res.Idem)
+	return nil
+}
+
 // dialCluster connects a cluster node (--etcd-endpoints set) to etcd and
 // brings its database up to etcd's state before anything is served
 // (docs/product.md §10). Every failure is one start-up line. The name is
@@ -209,8 +270,13 @@ func dialEtcd(cfg *Config, db *store.DB, namer *handlev.Namer, modelFile []byte,
 	if err != nil {
 		return nil, err
 	}
+	shards, err := etcdShards(cfg)
+	if err != nil {
+		return nil, err
+	}
 	c, err := cluster.Dial(cluster.Config{
 		Endpoints:   cfg.EtcdEndpoints,
+		Shards:      shards,
 		Prefix:      cfg.EtcdPrefix,
 		NodeName:    cfg.NodeName,
 		TLS:         tcfg,
@@ -226,6 +292,45 @@ func dialEtcd(cfg *Config, db *store.DB, namer *handlev.Namer, modelFile []byte,
 		return nil, clusterError(cfg, err)
 	}
 	return c, nil
+}
+
+// etcdShards are the shards of --etcd-shard; nil for --etcd-endpoints.
+func etcdShards(cfg *Config) ([]cluster.Shard, error) {
+	if len(cfg.EtcdShards) > 0 && len(cfg.EtcdEndpoints) > 0 {
+		return nil, &startError{msg: "--etcd-endpoints and --etcd-shard are both set",
+			hint: "give a cluster of one etcd --etcd-endpoints, one of several --etcd-shard NAME=URLS per etcd"}
+	}
+	var out []cluster.Shard
+	for _, e := range cfg.EtcdShards {
+		name, urls, _ := strings.Cut(e, "=")
+		sh := cluster.Shard{Name: name}
+		for _, u := range strings.Split(urls, ",") {
+			if u = strings.TrimSpace(u); u != "" {
+				sh.Endpoints = append(sh.Endpoints, u)
+			}
+		}
+		if err := cluster.CheckShardName(name); err != nil || len(sh.Endpoints) == 0 {
+			return nil, &startError{msg: fmt.Sprintf("etcd shard %q: want NAME=URL,URL… with NAME of a-z, 0-9 and -", e),
+				hint: "e.g. --etcd-shard main=http://10.0.0.1:2379,http://10.0.0.2:2379"}
+		}
+		for _, o := range out {
+			if o.Name == name {
+				return nil, &startError{msg: fmt.Sprintf("etcd shard %s is named twice", name), hint: "give each shard its own name"}
+			}
+		}
+		out = append(out, sh)
+	}
+	return out, nil
+}
+
+// etcdURLs are the client URLs of every etcd of cfg.
+func etcdURLs(cfg *Config) []string {
+	out := slices.Clone(cfg.EtcdEndpoints)
+	for _, e := range cfg.EtcdShards {
+		_, urls, _ := strings.Cut(e, "=")
+		out = append(out, strings.Split(urls, ",")...)
+	}
+	return out
 }
 
 // etcdCredentials reads the TLS configuration and the password of the
@@ -289,8 +394,8 @@ func clusterError(cfg *Config, err error) error {
 		return &startError{msg: le.Error(),
 			hint: fmt.Sprintf("start every etcd member with --max-txn-ops=%d --max-request-bytes=%d or more", cluster.RequiredTxnOps, cluster.RequiredRequestBytes), err: err}
 	case errors.As(err, &ue):
-		return &startError{msg: fmt.Sprintf("etcd %s did not answer within %v: %s", strings.Join(cfg.EtcdEndpoints, ","), cluster.DefaultDialTimeout, cause(ue.Err)),
-			hint: "check that etcd runs and --etcd-endpoints (and the etcd TLS and user settings)", err: err}
+		return &startError{msg: fmt.Sprintf("etcd %s did not answer within %v: %s", strings.Join(ue.Endpoints, ","), cluster.DefaultDialTimeout, cause(ue.Err)),
+			hint: "check that etcd runs and --etcd-endpoints or --etcd-shard (and the etcd TLS and user settings)", err: err}
 	case errors.Is(err, cluster.ErrNotReplica):
 		return &startError{msg: fmt.Sprintf("%s holds data of its own and has never applied etcd prefix %s", dbPath(cfg.Data), cfg.EtcdPrefix),
 			hint: "load it into etcd with `pidnode cluster seed --data " + cfg.Data + "`, or start this node on an empty --data", err: err}
@@ -302,7 +407,7 @@ func clusterError(cfg *Config, err error) error {
 // no etcd TLS setting is given and no endpoint is https.
 func etcdTLS(cfg *Config) (*tls.Config, error) {
 	https := false
-	for _, e := range cfg.EtcdEndpoints {
+	for _, e := range etcdURLs(cfg) {
 		https = https || strings.HasPrefix(e, "https://")
 	}
 	if !https && cfg.EtcdCert == "" && cfg.EtcdKey == "" && cfg.EtcdCA == "" {

@@ -15,6 +15,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"pidnode/admin"
+	"pidnode/cluster"
 	"pidnode/resolver"
 )
 
@@ -72,7 +73,10 @@ type Config struct {
 	StatsInterval       Duration `toml:"stats_interval"`
 	StatsRetention      int      `toml:"stats_retention"`
 	// Cluster mode (docs/product.md §10): empty EtcdEndpoints is a single node.
-	EtcdEndpoints    []string `toml:"etcd_endpoints"`
+	EtcdEndpoints []string `toml:"etcd_endpoints"`
+	// EtcdShards are "NAME=URL,URL" entries: the etcd clusters of a cluster
+	// that spreads its namespaces over several, the registry's first.
+	EtcdShards       []string `toml:"etcd_shard"`
 	EtcdPrefix       string   `toml:"etcd_prefix"`
 	NodeName         string   `toml:"node_name"`
 	EtcdCert         string   `toml:"etcd_cert"`
@@ -302,6 +306,35 @@ func (c *Config) settings() []setting {
 				return nil
 			},
 			get: func() string { return strings.Join(c.EtcdEndpoints, ",") }},
+		{name: "etcd-shard", help: "NAME=URL,URL…: one etcd cluster (shard) of a cluster that spreads its namespaces over several, in place of --etcd-endpoints (repeatable; the first holds the registry: SNAAs, keys, applications, sessions; every node lists the same shards in the same order, new ones at the end)", list: true,
+			reset: func() { c.EtcdShards = nil },
+			set: func(v string) error {
+				// In the environment, entries and their URLs are all
+				// comma-separated: a part without = is another URL of the
+				// entry before it.
+				for _, part := range strings.Split(v, ",") {
+					if part = strings.TrimSpace(part); part == "" {
+						continue
+					}
+					name, url, ok := strings.Cut(part, "=")
+					switch {
+					case ok:
+						if err := cluster.CheckShardName(name); err != nil {
+							return errors.New(strings.TrimPrefix(err.Error(), "cluster: invalid configuration: "))
+						}
+						if url == "" {
+							return fmt.Errorf("shard %s: want NAME=URL,URL…", name)
+						}
+						c.EtcdShards = append(c.EtcdShards, part)
+					case len(c.EtcdShards) == 0:
+						return fmt.Errorf("want NAME=URL,URL…, got %q", v)
+					default:
+						c.EtcdShards[len(c.EtcdShards)-1] += "," + part
+					}
+				}
+				return nil
+			},
+			get: func() string { return strings.Join(c.EtcdShards, ",") }},
 		{name: "etcd-prefix", help: "key prefix of this cluster's data in etcd (several clusters may share one etcd)",
 			set: func(v string) error {
 				if !strings.HasPrefix(v, "/") || !strings.HasSuffix(v, "/") {

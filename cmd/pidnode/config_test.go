@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"pidnode/cluster"
 )
 
 func envFrom(m map[string]string) func(string) string {
@@ -97,6 +99,46 @@ func TestREADMEListsEverySetting(t *testing.T) {
 			if !bytes.Contains(readme, []byte(want)) {
 				t.Errorf("README.md does not mention %s (setting %s)", want, s.name)
 			}
+		}
+	}
+}
+
+// TestConfigEtcdShards: --etcd-shard takes NAME=URL,URL… per flag, the
+// environment every shard in one comma-separated list, the file a list of
+// entries; etcdShards turns them into cluster shards and refuses bad ones.
+func TestConfigEtcdShards(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "pidnode.toml")
+	os.WriteFile(file, []byte(`etcd_shard = ["reg=http://f:1", "d1=http://f:2,http://f:3"]`+"\n"), 0o600)
+	cases := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want []cluster.Shard
+		err  string
+	}{
+		{name: "flags", args: []string{"--etcd-shard", "reg=http://a:1,http://b:1", "--etcd-shard", "d1=http://c:1"},
+			want: []cluster.Shard{{Name: "reg", Endpoints: []string{"http://a:1", "http://b:1"}}, {Name: "d1", Endpoints: []string{"http://c:1"}}}},
+		{name: "env", env: map[string]string{"PIDNODE_ETCD_SHARD": "reg=http://a:1, http://b:1,d1=http://c:1"},
+			want: []cluster.Shard{{Name: "reg", Endpoints: []string{"http://a:1", "http://b:1"}}, {Name: "d1", Endpoints: []string{"http://c:1"}}}},
+		{name: "file", args: []string{"--config", file},
+			want: []cluster.Shard{{Name: "reg", Endpoints: []string{"http://f:1"}}, {Name: "d1", Endpoints: []string{"http://f:2", "http://f:3"}}}},
+		{name: "bad name", args: []string{"--etcd-shard", "Reg=http://a:1"}, err: "a-z"},
+		{name: "no name", args: []string{"--etcd-shard", "http://a:1"}, err: "NAME=URL"},
+		{name: "twice", args: []string{"--etcd-shard", "a=http://a:1", "--etcd-shard", "a=http://b:1"}, err: "named twice"},
+		{name: "with endpoints", args: []string{"--etcd-shard", "a=http://a:1", "--etcd-endpoints", "http://b:1"}, err: "both set"},
+	}
+	for _, c := range cases {
+		cfg, _, err := loadConfig("serve", c.args, envFrom(c.env), &bytes.Buffer{}, nil)
+		var got []cluster.Shard
+		if err == nil {
+			got, err = etcdShards(cfg)
+		}
+		switch {
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%s: error %v, want it to mention %q", c.name, err, c.err)
+		case c.err == "" && (err != nil || !reflect.DeepEqual(got, c.want)):
+			t.Errorf("%s: %v, %v; want %v", c.name, got, err, c.want)
 		}
 	}
 }

@@ -227,7 +227,7 @@ func (n *node) printWelcome(out io.Writer) {
 	fmt.Fprintf(&w, "pidnode %s is running. Ctrl-C stops it.\n", buildinfo.Read())
 	if n.cluster != nil {
 		fmt.Fprintf(&w, "\n  cluster     node %s, etcd %s prefix %s, applied revision %d\n",
-			n.cfg.NodeName, strings.Join(n.cfg.EtcdEndpoints, ","), n.cluster.Prefix(), n.cluster.Applied())
+			n.cfg.NodeName, strings.Join(etcdURLs(n.cfg), ","), n.cluster.Prefix(), n.cluster.Applied())
 	}
 	if a := n.addr("resolver"); a != "" {
 		fmt.Fprintf(&w, "\n  resolver    %s/\n", n.cfg.PublicURL)

@@ -37,6 +37,8 @@ usage:
                                              load a stopped node's database into an empty etcd prefix
   pidnode cluster reclaim --etcd-endpoints URLS
                                              free a full etcd's space (compact, defragment, disarm NOSPACE)
+  pidnode cluster move-namespace --namespace NS --to SHARD --etcd-shard NAME=URLS…
+                                             move a namespace to another etcd shard while the nodes run
   pidnode version                            module version, VCS revision and time, Go version
   pidnode help     [COMMAND]                 this list, or one command's usage and flags
 `
@@ -53,7 +55,7 @@ var commandUsage = map[string]struct {
 	"backup":   {"pidnode backup --data DIR FILE", offlineFlags},
 	"keygen":   {"pidnode keygen FILE", flagless},
 	"siteinfo": {siteinfoUsage, siteinfoFlags},
-	"cluster":  {"pidnode cluster seed --data DIR --etcd-endpoints URLS [--etcd-prefix P] | pidnode cluster reclaim --etcd-endpoints URLS", clusterSeedFlags},
+	"cluster":  {"pidnode cluster seed --data DIR --etcd-endpoints URLS [--etcd-prefix P] | pidnode cluster reclaim --etcd-endpoints URLS | pidnode cluster move-namespace --namespace NS --to SHARD --etcd-shard NAME=URLS…", clusterSeedFlags},
 	"version":  {"pidnode version", flagless},
 	"help":     {"pidnode help [COMMAND]", flagless},
 }

@@ -217,7 +217,7 @@ func startNode(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *node, 
 	if n.opKey, err = operatorKey(cfg.OperatorKeyFile); err != nil {
 		return nil, err
 	}
-	if len(cfg.EtcdEndpoints) > 0 {
+	if len(cfg.EtcdEndpoints) > 0 || len(cfg.EtcdShards) > 0 {
 		if err := n.dialCluster(ctx); err != nil {
 			return nil, err
 		}

@@ -114,29 +114,77 @@ func TestClusterLinearizable(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills etcd members for several seconds")
 	}
-	c := etcdtest.Start(t, 3, clusterEtcd)
+	checkLinearizable(t, 1)
+}
+
+// TestClusterShardsLinearizable is TestClusterLinearizable over two etcd
+// shards of three members each, a namespace on each: members of either
+// shard are stopped, and b's network to both is slowed down or cut.
+func TestClusterShardsLinearizable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills etcd members for several seconds")
+	}
+	checkLinearizable(t, 2)
+}
+
+// checkLinearizable runs the linearizability check on a cluster of shards
+// etcd clusters (one: --etcd-endpoints and the demo namespace; more:
+// --etcd-shard and a namespace on each).
+func checkLinearizable(t *testing.T, shards int) {
+	cs := make([]*etcdtest.Cluster, shards)
+	names := make([]string, shards)
+	for i := range cs {
+		cs[i], names[i] = etcdtest.Start(t, 3, clusterEtcd), "s"+strconv.Itoa(i)
+	}
 	dir := t.TempDir()
-	a := startNode(t, filepath.Join(dir, "a"), append(clusterFlags(c, "a"), "--demo")...)
+	aFlags := append(clusterFlags(cs[0], "a"), "--demo")
+	if shards > 1 {
+		aFlags = shardFlags(cs, names, "a")
+	}
+	a := startNode(t, filepath.Join(dir, "a"), aFlags...)
 	// b reaches every etcd member through a proxy of its own.
 	srv := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(prometheus.NewRegistry()), zerolog.Nop())
 	var proxies []*toxiproxy.Proxy
-	var viaProxy []string
-	for i, m := range c.Members() {
-		p := toxiproxy.NewProxy(srv, fmt.Sprintf("etcd%d", i), "127.0.0.1:0", strings.TrimPrefix(m.Endpoint(), "http://"))
-		if err := p.Start(); err != nil {
-			t.Fatal(err)
+	bFlags := []string{"--node-name", "b", "--admin-rate", "0"}
+	for i, c := range cs {
+		var viaProxy []string
+		for j, m := range c.Members() {
+			p := toxiproxy.NewProxy(srv, fmt.Sprintf("etcd%d-%d", i, j), "127.0.0.1:0", strings.TrimPrefix(m.Endpoint(), "http://"))
+			if err := p.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(p.Stop)
+			proxies = append(proxies, p)
+			viaProxy = append(viaProxy, "http://"+p.Listen)
 		}
-		t.Cleanup(p.Stop)
-		proxies = append(proxies, p)
-		viaProxy = append(viaProxy, "http://"+p.Listen)
+		if shards == 1 {
+			bFlags = append(bFlags, "--etcd-endpoints", strings.Join(viaProxy, ","))
+		} else {
+			bFlags = append(bFlags, "--etcd-shard", names[i]+"="+strings.Join(viaProxy, ","))
+		}
 	}
-	b := startNode(t, filepath.Join(dir, "b"), "--etcd-endpoints", strings.Join(viaProxy, ","), "--node-name", "b", "--admin-rate", "0")
+	b := startNode(t, filepath.Join(dir, "b"), bFlags...)
 	nodes := []*node{a, b}
-	ids := []string{"LIN-0", "LIN-1", "LIN-2"}
+	// Identifiers as namespace collection and id, with the namespace's key.
+	type linID struct{ coll, id, key string }
+	var ids []linID
+	if shards == 1 {
+		for _, id := range []string{"LIN-0", "LIN-1", "LIN-2"} {
+			ids = append(ids, linID{testColl, id, a.Key})
+		}
+	} else {
+		for i, name := range names {
+			ns := "LIN" + strconv.Itoa(i)
+			key, _ := onboardOn(t, a, ns, `"shard":"`+name+`","custom_ids":true`)
+			for _, id := range []string{"LIN-0", "LIN-1"} {
+				ids = append(ids, linID{"/testpid/v2/handles/21.T12345/" + ns + "/", id, key})
+			}
+		}
+	}
 	hc := httpClient(8 * time.Second)
 	start := time.Now()
 	now := func() int64 { return int64(time.Since(start)) }
-	stop := time.Now().Add(10 * time.Second)
+	stop := time.Now().Add(time.Duration(12-2*shards) * time.Second) // 10 s; 8 s over two shards, which take longer to start
 
 	var (
 		mu      sync.Mutex
@@ -152,22 +200,23 @@ func TestClusterLinearizable(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(client), 7))
 			lastVer := map[string]uint64{}
 			for i := 0; time.Now().Before(stop); i++ {
-				id := ids[rng.IntN(len(ids))]
+				x := ids[rng.IntN(len(ids))]
+				id, key := x.coll+x.id, x.key
 				in := linInput{id: id}
-				url := n.adminURL() + testColl + id
+				url := n.adminURL() + id
 				var r reply
 				var err error
 				call := now()
 				switch k := rng.IntN(10); {
 				case k < 2:
 					in.op, in.url = "create", fmt.Sprintf("https://example.org/c%d/%d", client, i)
-					r, err = do(hc, "PUT", url, payload(in.url, "REGISTERED", resourceInfo("lin", "x")), append(auth(a.Key), "If-None-Match", "*")...)
+					r, err = do(hc, "PUT", url, payload(in.url, "REGISTERED", resourceInfo("lin", "x")), append(auth(key), "If-None-Match", "*")...)
 				case k < 6:
 					in.op, in.url, in.ver = "update", fmt.Sprintf("https://example.org/u%d/%d", client, i), max(lastVer[id], 1)
-					r, err = do(hc, "PUT", url, payload(in.url, "REGISTERED", resourceInfo("lin", "x")), append(auth(a.Key), "If-Match", etag(in.ver))...)
+					r, err = do(hc, "PUT", url, payload(in.url, "REGISTERED", resourceInfo("lin", "x")), append(auth(key), "If-Match", etag(in.ver))...)
 				default:
 					in.op = "read"
-					r, err = do(hc, "GET", url, nil, auth(a.Key)...)
+					r, err = do(hc, "GET", url, nil, auth(key)...)
 				}
 				ret := now()
 				out := linOutput{}
@@ -207,8 +256,8 @@ func TestClusterLinearizable(t *testing.T) {
 	}
 	// Chaos: one member down at a time, now and then two (no quorum); b's
 	// network to etcd slowed down by 150 ms each way, or cut.
-	m := c.Members()
 	for round := 0; time.Now().Before(stop.Add(-time.Second)); round++ {
+		m := cs[round%len(cs)].Members()
 		switch round % 4 {
 		case 0, 1:
 			x := m[round%3]

@@ -22,6 +22,7 @@ var readmeSkipped = map[string]string{
 	"pidnode import":                                        "the command's name in a sentence; `pidnode import --data DIR FILE` is run",
 	"pidnode cluster seed --data DIR --etcd-endpoints URLS": "needs an etcd cluster; TestClusterSeed runs it against embedded etcd members",
 	"pidnode cluster reclaim --etcd-endpoints URLS":         "needs a full etcd; TestClusterStorageFull runs it against an embedded etcd member at its quota",
+	"pidnode cluster move-namespace --namespace NS --to d2 --etcd-shard reg=URLS --etcd-shard d1=URLS …": "needs etcd shards; TestClusterShardsMoveNamespace runs it against embedded etcd members",
 }
 
 var (
