@@ -266,16 +266,20 @@ func cmdWebhooksAdd(c *client, pos []string) error {
 	})
 }
 
-func cmdWebhooksGet(c *client, pos []string) error {
+func cmdWebhooksGet(c *client, pos []string) error { return webhookCall(c, pos, "GET") }
+
+// webhookCall sends method to the endpoint named by pos (and the sub-route
+// in sub, if any) and prints the endpoint it answers.
+func webhookCall(c *client, pos []string, method string, sub ...string) error {
 	id, err := one(pos, "webhook ID")
 	if err != nil {
 		return err
 	}
-	p, err := c.webhookPath(id)
+	p, err := c.webhookPath(append([]string{id}, sub...)...)
 	if err != nil {
 		return err
 	}
-	b, _, err := c.do("GET", p, nil)
+	b, _, err := c.do(method, p, nil)
 	if err != nil {
 		return err
 	}
@@ -297,21 +301,7 @@ func cmdWebhooksDeliveries(c *client, pos []string) error {
 	return listTable(c, p, "deliveries", "attempt", "time", "first_seq", "last_seq", "events", "ok", "status", "error", "detail")
 }
 
-func cmdWebhooksEnable(c *client, pos []string) error {
-	id, err := one(pos, "webhook ID")
-	if err != nil {
-		return err
-	}
-	p, err := c.webhookPath(id, "enable")
-	if err != nil {
-		return err
-	}
-	b, _, err := c.do("POST", p, nil)
-	if err != nil {
-		return err
-	}
-	return c.emit(b, func() error { return c.kv(b) })
-}
+func cmdWebhooksEnable(c *client, pos []string) error { return webhookCall(c, pos, "POST", "enable") }
 
 func cmdWebhooksDelete(c *client, pos []string) error {
 	id, err := one(pos, "webhook ID")
