@@ -12,13 +12,15 @@ import (
 // file (the pages the kernel keeps are page cache, which it may reclaim) and
 // stops with ctx or when the database closes.
 func (n *node) warmStore(ctx context.Context) {
+	// The goroutine reads its own copies: closeAll clears n's fields.
+	db, budget, log := n.db, n.budget, n.log
 	go func() {
 		start := time.Now()
-		got, err := n.db.Warm(ctx, n.budget)
+		got, err := db.Warm(ctx, budget)
 		if err != nil {
-			n.log.Warn("warming the database file; misses read it on demand", "err", err, "bytes", got)
+			log.Warn("warming the database file; misses read it on demand", "err", err, "bytes", got)
 			return
 		}
-		n.log.Info("database file warmed", "bytes", got, "took", time.Since(start).Round(time.Millisecond))
+		log.Info("database file warmed", "bytes", got, "took", time.Since(start).Round(time.Millisecond))
 	}()
 }
