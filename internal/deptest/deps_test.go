@@ -46,6 +46,9 @@ var rules = map[string]struct {
 	// Webhook deliveries: the feed (registry), connecting out only through
 	// internal/outbound. Only cmd imports it.
 	"webhook": {internal: []string{"handlev", "store", "registry", "internal/outbound", "internal/promtext"}, external: []string{"go.etcd.io/bbolt"}},
+	// The shape of a namespace route a feature builds and the API
+	// registers: below admin and the features.
+	"internal/route": {},
 	// Test support: an embedded etcd server. Only _test.go files import it
 	// (allowedInternal refuses it to every other file).
 	"internal/etcdtest": {external: []string{"go.etcd.io/etcd/", "go.uber.org/zap"}},
