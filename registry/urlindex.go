@@ -55,6 +55,17 @@ func nsKeyPrefix(n *handlev.Namer, key []byte) []byte {
 	return key[:len(key)-len(id)]
 }
 
+// NamespaceKey returns the key prefix of namespace ns under prefix: the
+// part every key of its identifiers begins with, which the indexes, the
+// audit log and the feed are kept by.
+func (r *Registry) NamespaceKey(prefix, ns string) (string, error) {
+	probe, _, err := r.namer.Key(r.namer.Full(prefix, ns, "X"))
+	if err != nil {
+		return "", err
+	}
+	return probe[:len(probe)-1], nil
+}
+
 // urlIndexKey builds an index key; nil if the entry cannot exist (no
 // namespace, empty URL or a NUL byte in it).
 func urlIndexKey(nsp []byte, url string, key []byte) []byte {
