@@ -76,7 +76,7 @@ func (s *Service) serve(w http.ResponseWriter, r *http.Request, t route.Target, 
 	out := Reply{Namespace: t.Namespace, Prefix: t.Prefix, From: from.Format(time.DateOnly), To: to.Format(time.DateOnly), Days: []DayCount{}}
 	var key string
 	if id == "" {
-		if key, err = namespaceKey(s.namer, t.Prefix, t.Namespace); err != nil {
+		if key, err = s.namer.NamespaceKey(t.Prefix, t.Namespace); err != nil {
 			return err
 		}
 	} else {

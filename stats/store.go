@@ -181,7 +181,7 @@ func (b *statsBuf) collect(counts CountSource, namer *handlev.Namer, day string,
 	add := func(k string, n uint64) {
 		off := len(b.keys)
 		b.keys = appendStatsEntry(b.keys, false, k)
-		nsp := nsKeyPrefix(namer, b.keys[len(b.keys)-len(k):])
+		nsp := namer.NamespaceOf(b.keys[len(b.keys)-len(k):])
 		if nsp == nil {
 			b.keys = b.keys[:off]
 			return
@@ -330,30 +330,6 @@ func days(tx *store.Tx, namespace bool, key string, from, to time.Time, fn func(
 		}
 		fn(string(d[:4])+"-"+string(d[4:6])+"-"+string(d[6:]), binary.BigEndian.Uint64(v))
 	}
-}
-
-// namespaceKey returns the key prefix of namespace ns under prefix, the key
-// of its statistics (as registry.Registry.NamespaceKey).
-func namespaceKey(namer *handlev.Namer, prefix, ns string) (string, error) {
-	probe, _, err := namer.Key(namer.Full(prefix, ns, "X"))
-	if err != nil {
-		return "", err
-	}
-	return probe[:len(probe)-1], nil
-}
-
-// nsKeyPrefix returns the namespace part of a full-form storage key under
-// one of namer's prefixes, or nil if the key is not counted (as the
-// registry's indexes attribute keys to namespaces).
-func nsKeyPrefix(n *handlev.Namer, key []byte) []byte {
-	prefix, _, id, form := n.Split(key)
-	if form != handlev.FormFull {
-		return nil
-	}
-	if !bytes.EqualFold(prefix, []byte(n.Prefix())) && !bytes.EqualFold(prefix, []byte(n.TestPrefix())) {
-		return nil
-	}
-	return key[:len(key)-len(id)]
 }
 
 // Retention of per-identifier counts (docs/product.md §10 Statistics): the

@@ -52,7 +52,7 @@ func TestFlushStatsManyKeys(t *testing.T) {
 				counter.Count(k)
 			}
 			want[string(statsKey(false, k, "20261120"))] += uint64(n)
-			want[string(statsKey(true, nsKeyPrefix(namer, []byte(k)), "20261120"))] += uint64(n)
+			want[string(statsKey(true, namer.NamespaceOf([]byte(k)), "20261120"))] += uint64(n)
 		}
 		if err := r.Flush(); err != nil {
 			t.Fatal(err)
@@ -95,7 +95,7 @@ func TestExpireStats(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	nsKey, err := namespaceKey(namer, "21.12345", "AAA")
+	nsKey, err := namer.NamespaceKey("21.12345", "AAA")
 	if err != nil {
 		t.Fatal(err)
 	}
