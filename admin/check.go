@@ -3,6 +3,7 @@ package admin
 import (
 	"errors"
 	"net/http"
+	"pidnode/internal/route"
 
 	"pidnode/model"
 	"pidnode/write"
@@ -17,11 +18,14 @@ func problemOf(err error) (p *Problem, ok bool) {
 	var ve *model.ValidationError
 	var se *model.SyntaxError
 	var we *write.Error
+	var re *route.Error
 	switch {
 	case errors.As(err, &p):
 		return p, true
 	case errors.As(err, &we):
 		return problem(writeStatus(we.Kind), "%s", we.Detail), true
+	case errors.As(err, &re):
+		return problem(re.Status, "%s", re.Detail), true
 	}
 	if up, ok := unavailableProblem(err); ok {
 		return up, true

@@ -22,15 +22,15 @@
 //   - who may do what: operator and SNAA keys (stored only as SHA-256 of the
 //     secret, looked up by hash and compared in constant time), the SNAA's
 //     prefixes and namespace, the decisions on applications, SNAAs and keys;
-//   - when resolution statistics are flushed (RunStats, every StatsInterval,
-//     from a CountSource, in practice *cache.Counter);
+//   - the namespace route table (nsroutes.go), into which the features in
+//     packages of their own (package stats) hand their internal/route rows;
 //   - reading a request's body and mapping errors to problems; the
 //     identifier writes themselves (their checks in order, idempotency, id
 //     minting, the audit entry, the cache invalidation) are package write's,
 //     which the create, update and bulk handlers call.
 //
 // What it stores (applications, SNAAs, keys, idempotency records, the audit
-// log, the URL index, the statistics) it stores through package registry,
+// log, the URL index) it stores through package registry,
 // which also commits identifier writes in groups.
 //
 // It must not: bind listeners (cmd/pidnode does), import cache or resolver (the

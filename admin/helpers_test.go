@@ -13,6 +13,7 @@ import (
 
 	"pidnode/cache"
 	"pidnode/handlev"
+	"pidnode/stats"
 	"pidnode/store"
 )
 
@@ -57,6 +58,9 @@ func newEnvAt(t *testing.T, path string, mod ...func(*Config)) *env {
 	cfg := Config{DB: db, Namer: e.namer, Invalidator: e.cache, OperatorKey: testOpKey, PublicURL: "https://pid.example.org"}
 	for _, m := range mod {
 		m(&cfg)
+	}
+	if cfg.Routes == nil { // the statistics feature, as a node has it
+		cfg.Routes = stats.New(stats.Config{DB: db, Namer: e.namer, Now: cfg.Now}).Routes()
 	}
 	e.srv, err = New(cfg)
 	if err != nil {

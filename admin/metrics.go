@@ -31,7 +31,6 @@ type metrics struct {
 	updates      atomic.Uint64
 	authFail     atomic.Uint64
 	rateLimited  atomic.Uint64
-	statsFlushes atomic.Uint64
 	insecure     atomic.Uint64
 	eventStreams atomic.Int64
 	// limitRefusals counts the refusals of the limits per key, per SNAA and
@@ -185,7 +184,6 @@ func (s *Server) WriteMetrics(w io.Writer) error {
 		b = promtext.Uint(b, refusals, m.limitRefusals[i].Load(), promtext.L("limit", name))
 	}
 	b = promtext.GaugeFamily(b, "pidnode_admin_event_streams", "Change feed event streams open now.", m.eventStreams.Load())
-	b = promtext.CounterFamily(b, "pidnode_admin_stats_flushes_total", "Resolution statistics flushed to the store.", m.statsFlushes.Load())
 
 	st := s.db.Stats()
 	b = promtext.CounterFamily(b, "pidnode_store_read_transactions_total", "bbolt read transactions started.", uint64(st.TxN))

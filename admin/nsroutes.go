@@ -4,14 +4,18 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+
+	"pidnode/internal/route"
 )
 
 // The routes under an SNAA's namespace collection (…/handles/{prefix}/{ns}/)
 // other than the identifiers themselves come from one table, nsTable,
-// built from each feature's rows (bulkRoute, historyRoute, statsRoutes,
-// eventsRoute, linkcheckRoutes, webhookRoute), which also yields the custom
-// ids they reserve (reserved) and their OpenAPI operations (ops). A new
-// route of a namespace feature is one row in its file.
+// built from each feature's rows (bulkRoute, historyRoute, the rows of the
+// features in packages of their own (Config.Routes: route.Route, such as
+// stats.Service.Routes), eventsRoute, linkcheckRoutes, webhookRoute), which
+// also yields the custom ids they reserve (reserved) and their OpenAPI
+// operations (ops). A new route of a namespace feature is one row in its
+// file.
 //
 // ServeMux cannot serve them by pattern, so one pattern per method takes
 // everything under the collection and routeFor dispatches by the table:
@@ -54,15 +58,36 @@ func (rt *nsRoute) serves(method string) bool {
 // nsTable is the table of namespace routes.
 type nsTable []nsRoute
 
-// newNSTable builds s's table from the features' rows. Their order is the
-// order in which reservedMsg names the reserved ids.
-func newNSTable(s *Server) nsTable {
+// newNSTable builds s's table from the features' rows: admin's own, and
+// after bulk and history those of features in packages of their own. Their
+// order is the order in which reservedMsg names the reserved ids.
+func newNSTable(s *Server, features []route.Route) nsTable {
 	var tb nsTable
 	tb = append(tb, bulkRoute(s), historyRoute(s))
-	tb = append(tb, statsRoutes(s)...)
+	for _, f := range features {
+		tb = append(tb, featureRoute(f))
+	}
 	tb = append(tb, eventsRoute(s))
 	tb = append(tb, linkcheckRoutes(s)...)
 	return append(tb, webhookRoute(s))
+}
+
+// featureRoute is a feature's row in the table: its handler gets the
+// checked target; its operations' documentation becomes the API's.
+func featureRoute(f route.Route) nsRoute {
+	rt := nsRoute{name: f.Name, suffix: f.Suffix, tree: f.Tree,
+		h: func(w http.ResponseWriter, r *http.Request, _ *principal, t target, id string) error {
+			return f.H(w, r, route.Target{Prefix: t.prefix, Namespace: t.ns}, id)
+		}}
+	for _, o := range f.Ops {
+		d := o.Doc
+		doc := op{summary: d.Summary, auth: d.Auth, ok: d.OK, okSchema: d.OKSchema, errs: d.Errs, tag: d.Tag}
+		for _, q := range d.Query {
+			doc.query = append(doc.query, param{q.Name, q.Desc})
+		}
+		rt.ops = append(rt.ops, nsOp{o.Method, o.Path, doc})
+	}
+	return rt
 }
 
 // firstSegment and lastSegment cut a path id at its first and last '/'.

@@ -3,8 +3,6 @@ package admin
 import (
 	"context"
 	"crypto/rand"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -18,6 +16,7 @@ import (
 	"time"
 
 	"pidnode/handlev"
+	"pidnode/internal/route"
 	"pidnode/model"
 	"pidnode/registry"
 	"pidnode/store"
@@ -75,12 +74,6 @@ type Config struct {
 	// RateLimit is set.
 	SNAARateLimit float64
 	SNAARateBurst int
-	// Counter is where the resolvers count resolutions (a *cache.Counter);
-	// RunStats and Close write its counts to the store. Nil: no statistics
-	// are collected (the stats routes answer with zero counts).
-	Counter CountSource
-	// StatsInterval is how often RunStats flushes. If zero, DefaultStatsInterval.
-	StatsInterval time.Duration
 	// RefuseKeys makes the API refuse every request that carries an
 	// Authorization header (403 problem+json): cmd/pidnode sets it when the
 	// admin listener is plain HTTP on a non-loopback address and
@@ -105,19 +98,11 @@ type Config struct {
 	// acknowledged, so that a key revoked through any node is refused from
 	// the next request on.
 	SyncAuth func(ctx context.Context) error
-	// StatsWritten, if set, is told the statistics keys each flush wrote and
-	// their new totals (registry.Config.OnStats); a cluster node publishes
-	// them. StatsDays, if set, answers the statistics routes in place of the
-	// local bucket (registry.Tx.StatsDays): a cluster node sums every node's.
-	StatsWritten func(keys [][]byte, totals []uint64)
-	StatsDays    func(ctx context.Context, namespace bool, key string, from, to time.Time, fn func(date string, n uint64)) error
-	// StatsRetention is how many days of per-identifier daily counts are
-	// kept, today included (RunStatsRetention); 0 keeps them forever.
-	// Per-namespace counts are always kept. StatsExpire, if set, is called
-	// after the local bucket's expiry with the first day kept: a cluster
-	// node deletes its expired statistics in etcd.
-	StatsRetention int
-	StatsExpire    func(ctx context.Context, from time.Time) (deleted int, err error)
+	// Routes are the namespace routes of the features that own theirs
+	// (stats.Service.Routes): rows of the table beside the API's own
+	// (nsroutes.go), which give their dispatch, the custom ids they reserve
+	// and their OpenAPI operations.
+	Routes []route.Route
 	// Policy is the policy of the public application form (CheckPolicy).
 	// If nil, DefaultPolicy.
 	Policy *Policy
@@ -157,11 +142,9 @@ type Server struct {
 	openapi      []byte
 	lastUsed     lastUsed
 	rl           *rateLimiter
-	counts       CountSource
 	extraMetrics func(w io.Writer) error
 	refuseKeys   bool
 	notReady     atomic.Pointer[string]
-	statsEvery   time.Duration
 	readOnly     atomic.Bool
 	metrics      metrics
 	handler      http.Handler
@@ -172,9 +155,6 @@ type Server struct {
 	w          Writer
 	writeState func() error
 	syncAuth   func(ctx context.Context) error
-	statsDays  func(ctx context.Context, namespace bool, key string, from, to time.Time, fn func(date string, n uint64)) error
-	statsKeep  int // Config.StatsRetention
-	statsExp   func(ctx context.Context, from time.Time) (int, error)
 	// commits counts the committed groups and the writes they held, for
 	// /metrics (calls/groups is the mean group size).
 	commits struct{ groups, calls atomic.Uint64 }
@@ -227,10 +207,7 @@ func New(cfg Config) (*Server, error) {
 		db: cfg.DB, namer: cfg.Namer, inv: cfg.Invalidator, model: mod,
 		maxBody: cfg.MaxBodyBytes, public: strings.TrimRight(cfg.PublicURL, "/"),
 		log: cfg.Logger, now: cfg.Now, rnd: cfg.Rand, luEvery: cfg.LastUsedInterval,
-		counts: cfg.Counter, statsEvery: cfg.StatsInterval, extraMetrics: cfg.Metrics, refuseKeys: cfg.RefuseKeys,
-	}
-	if s.statsEvery <= 0 {
-		s.statsEvery = DefaultStatsInterval
+		extraMetrics: cfg.Metrics, refuseKeys: cfg.RefuseKeys,
 	}
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBodyBytes
@@ -252,12 +229,11 @@ func New(cfg Config) (*Server, error) {
 		OnCommit: func(n int) {
 			s.commits.groups.Add(1)
 			s.commits.calls.Add(uint64(n))
-		}, OnStats: cfg.StatsWritten})
+		}})
 	if err != nil {
 		return nil, err
 	}
-	s.w, s.writeState, s.syncAuth, s.statsDays = s.reg, cfg.WriteState, cfg.SyncAuth, cfg.StatsDays
-	s.statsKeep, s.statsExp = max(cfg.StatsRetention, 0), cfg.StatsExpire
+	s.w, s.writeState, s.syncAuth = s.reg, cfg.WriteState, cfg.SyncAuth
 	if cfg.Writer != nil {
 		s.w = cfg.Writer
 	}
@@ -308,7 +284,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	// The namespace routes' table documents the stream limits: built
 	// once they are set.
-	s.ns = newNSTable(s)
+	s.ns = newNSTable(s, cfg.Routes)
 	reserved := s.ns.reservedMsg()
 	s.writes, err = write.New(write.Config{Registry: s.reg, Writer: s.w, Namer: cfg.Namer, Model: mod, Invalidator: cfg.Invalidator,
 		ReservedID: func(id string) (string, bool) { return reserved, s.ns.reserved(id) }, Now: s.now, Rand: s.rnd, IdempotencyTTL: cfg.IdempotencyTTL, Logger: s.log})
@@ -335,8 +311,7 @@ func (s *Server) Handler() http.Handler { return s.handler }
 func (s *Server) Model() *model.Model { return s.model }
 
 // Close writes the pending key last-used times. Call it before closing the DB.
-// It also writes the resolution counts not yet flushed.
-func (s *Server) Close() error { return errors.Join(s.flushLastUsed(), s.FlushStats()) }
+func (s *Server) Close() error { return s.flushLastUsed() }
 
 // handlerFunc is a route handler; a returned error becomes a problem reply.
 type handlerFunc func(w http.ResponseWriter, r *http.Request) error
@@ -541,28 +516,12 @@ func (s *Server) serveOpenAPI(w http.ResponseWriter, r *http.Request) error {
 	return err
 }
 
-// writeJSON writes v as the JSON reply with status.
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := marshal(v)
-	if err != nil {
-		http.Error(w, "internal error", http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	w.Write(b)
-}
+// writeJSON writes v as the JSON reply with status (route.WriteJSON, which
+// the features' routes write with too).
+func writeJSON(w http.ResponseWriter, status int, v any) { route.WriteJSON(w, status, v) }
 
 // marshal is json.Marshal without HTML escaping, with a trailing newline.
-func marshal(v any) ([]byte, error) {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return []byte(b.String()), nil
-}
+func marshal(v any) ([]byte, error) { return route.Marshal(v) }
 
 // writeError is the one place that maps errors to problem+json replies.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {

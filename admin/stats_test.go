@@ -10,15 +10,26 @@ import (
 	"time"
 
 	"pidnode/cache"
+	"pidnode/stats"
 )
+
+// newStats is the statistics feature over c's database, namer and clock,
+// with sc's counter and settings, its routes registered in c.
+func newStats(c *Config, sc stats.Config) *stats.Service {
+	sc.DB, sc.Namer, sc.Now = c.DB, c.Namer, c.Now
+	svc := stats.New(sc)
+	c.Routes = svc.Routes()
+	return svc
+}
 
 func TestResolutionStats(t *testing.T) {
 	counter := cache.NewCounter(0)
 	day := time.Date(2026, 11, 20, 23, 0, 0, 0, time.UTC)
 	now := day
+	var svc *stats.Service
 	e := newEnv(t, func(c *Config) {
-		c.Counter = counter
 		c.Now = func() time.Time { return now }
+		svc = newStats(c, stats.Config{Counter: counter})
 	})
 	a := e.snaa(map[string]any{"namespace": "STAT", "custom_ids": true})
 	b := e.snaa(map[string]any{"namespace": "OTHER"})
@@ -44,12 +55,14 @@ func TestResolutionStats(t *testing.T) {
 	count("21.12345/svc/STAT/S2", 2)
 	count(other.Handle, 7)
 	counter.Count("0.NA/21.12345") // not an SNAA identifier: not counted
-	if err := e.srv.FlushStats(); err != nil {
+	if err := svc.Flush(); err != nil {
 		t.Fatal(err)
 	}
 	now = day.Add(2 * time.Hour) // the next day
 	count("21.12345/svc/STAT/S1", 1)
-	e.srv.Close() // Close flushes what is pending
+	if err := svc.Flush(); err != nil { // a node's shutdown flushes what is pending
+		t.Fatal(err)
+	}
 
 	get := func(path string) Stats {
 		t.Helper()
@@ -64,10 +77,10 @@ func TestResolutionStats(t *testing.T) {
 		total      uint64
 		days       []DayCount
 	}{
-		{"namespace", coll + "stats", 8, []DayCount{{"2026-11-20", 7}, {"2026-11-21", 1}}},
-		{"identifier", coll + "s1/stats", 6, []DayCount{{"2026-11-20", 5}, {"2026-11-21", 1}}},
-		{"identifier, short case", coll + "S2/stats", 2, []DayCount{{"2026-11-20", 2}}},
-		{"one day", coll + "s1/stats?from=2026-11-21&to=2026-11-21", 1, []DayCount{{"2026-11-21", 1}}},
+		{"namespace", coll + "stats", 8, []DayCount{{Date: "2026-11-20", Count: 7}, {Date: "2026-11-21", Count: 1}}},
+		{"identifier", coll + "s1/stats", 6, []DayCount{{Date: "2026-11-20", Count: 5}, {Date: "2026-11-21", Count: 1}}},
+		{"identifier, short case", coll + "S2/stats", 2, []DayCount{{Date: "2026-11-20", Count: 2}}},
+		{"one day", coll + "s1/stats?from=2026-11-21&to=2026-11-21", 1, []DayCount{{Date: "2026-11-21", Count: 1}}},
 		{"before", coll + "stats?from=2026-01-01&to=2026-11-19", 0, nil},
 	}
 	for _, c := range cases {
@@ -102,10 +115,10 @@ func TestResolutionStatsRetention(t *testing.T) {
 	var mu sync.Mutex
 	now := time.Date(2026, 11, 18, 12, 0, 0, 0, time.UTC)
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	var svc *stats.Service
 	e := newEnv(t, func(c *Config) {
-		c.Counter = counter
 		c.Now = clock
-		c.StatsRetention = 2
+		svc = newStats(c, stats.Config{Counter: counter, Retention: 2})
 	})
 	a := e.snaa(map[string]any{"namespace": "STAT", "custom_ids": true})
 	coll := "/pid/v2/handles/21.12345/STAT/"
@@ -121,7 +134,7 @@ func TestResolutionStatsRetention(t *testing.T) {
 		for range d - 17 {
 			counter.Count(k)
 		}
-		if err := e.srv.FlushStats(); err != nil {
+		if err := svc.Flush(); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -129,7 +142,7 @@ func TestResolutionStatsRetention(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		e.srv.RunStatsRetention(ctx)
+		svc.RunRetention(ctx)
 	}()
 	get := func(path string) Stats {
 		t.Helper()
@@ -163,16 +176,17 @@ func TestResolutionStatsRetention(t *testing.T) {
 func TestResolutionStatsEarlyFlush(t *testing.T) {
 	const limit = 96 << 10
 	counter := cache.NewCounter(limit)
+	var svc *stats.Service
 	e := newEnv(t, func(c *Config) {
-		c.Counter = counter
-		c.StatsInterval = time.Hour // only early flushes during the test
+		// only early flushes during the test
+		svc = newStats(c, stats.Config{Counter: counter, Interval: time.Hour})
 	})
 	a := e.snaa(map[string]any{"namespace": "EARLY"})
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan struct{})
 	go func() {
 		defer close(stopped)
-		e.srv.RunStats(ctx)
+		svc.Run(ctx)
 	}()
 	for counter.Usage().Flushers == 0 {
 		runtime.Gosched() // until RunStats has attached
@@ -201,7 +215,7 @@ func TestResolutionStatsEarlyFlush(t *testing.T) {
 	wg.Wait()
 	cancel()
 	<-stopped
-	if err := e.srv.FlushStats(); err != nil {
+	if err := svc.Flush(); err != nil {
 		t.Fatal(err)
 	}
 	if b := over.Load(); b != 0 {

@@ -171,7 +171,7 @@ func (n *Node) seedShards() (shards []seedShard, stats int, err error) {
 		return tx.Bolt().Bucket(store.BucketStats).ForEach(func(k, v []byte) error {
 			e, day, ok := splitStatsKey(k)
 			if !ok || len(v) != 8 {
-				return nil // not a count (registry/stats.go)
+				return nil // not a count (stats/store.go)
 			}
 			i := id{day, -1} // namespace totals: the day's namespace key
 			if e[0] != 'n' {

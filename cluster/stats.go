@@ -14,24 +14,24 @@ import (
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"pidnode/registry"
+	"pidnode/stats"
 	"pidnode/store"
 )
 
 // Resolution statistics across nodes (docs/product.md §10): each node counts
 // its own resolutions and flushes them into its own stats bucket, as a single
-// node does (registry/stats.go). After each flush it publishes its totals of
+// node does (package stats). After each flush it publishes its totals of
 // the day to etcd in a bounded number of keys per node and UTC day:
 //
 //	P stats/<hh>/<YYYYMMDD>/b/<node>   base: the node's totals of shard hh that day
 //	P stats/<hh>/<YYYYMMDD>/d/<node>   delta: totals changed since the base was written
 //	P stats/ns/<YYYYMMDD>/<node>       the node's namespace totals that day
 //
-// A stats bucket key is an entry and a day (registry.SplitStatsKey, the
+// A stats bucket key is an entry and a day (stats.SplitStatsKey, the
 // format's one decoder). An identifier's entry is an entry of the day's
 // shard hh, the two lowercase hex digits of statsShard (FNV-1a of the entry
 // modulo statsShards = 256), so every day of one identifier is in the same
-// shard. A namespace's entry (registry.NamespaceEntry) is an entry of the
+// shard. A namespace's entry (stats.NamespaceEntry) is an entry of the
 // day's namespace key, which holds them all (a few per node: small, and kept
 // forever). Shards published before namespace keys existed hold namespace
 // entries too; StatsDays reads both.
@@ -64,7 +64,7 @@ import (
 //
 // Retention (docs/product.md §10): identifier shards of days before a
 // node's --stats-retention are deleted by that node (ExpireStats), as its
-// stats bucket's identifier keys are (registry.Registry.ExpireStats);
+// stats bucket's identifier keys are (stats.Service.Expire);
 // namespace keys are kept forever. Keys of any other form under P stats/
 // (such as one key per entry, node and day) are not read. These keys are
 // not applied into the nodes' databases. `pidnode cluster seed` publishes
@@ -208,9 +208,9 @@ func compareUint(a, b uint64) int {
 	return 0
 }
 
-// splitStatsKey is registry.SplitStatsKey with the day as a string.
+// splitStatsKey is stats.SplitStatsKey with the day as a string.
 func splitStatsKey(k []byte) (entry []byte, day string, ok bool) {
-	entry, d, ok := registry.SplitStatsKey(k)
+	entry, d, ok := stats.SplitStatsKey(k)
 	return entry, string(d), ok
 }
 
@@ -248,7 +248,7 @@ type statsPub struct {
 }
 
 // PublishStats is told the stats bucket keys a flush wrote and their new
-// totals (admin.Config.StatsWritten), and publishes this node's shards the
+// totals (stats.Config.Published), and publishes this node's shards the
 // flush touched. Failures are logged: the shards are published at the next
 // flush. While another running node holds this node's name (nodes.go) it
 // publishes nothing: the keys are that node's.
@@ -271,7 +271,7 @@ func (n *Node) PublishStats(keys [][]byte, totals []uint64) {
 		var shards [statsShards][]statsEntry
 		var ns []statsEntry
 		for _, e := range es {
-			if registry.NamespaceEntry(e.key) {
+			if stats.NamespaceEntry(e.key) {
 				ns = append(ns, e)
 				continue
 			}
@@ -333,7 +333,7 @@ func (p *statsPub) day(n *Node, day string) (*statsDay, error) {
 		err := n.cfg.DB.View(func(tx *store.Tx) error {
 			return tx.Bolt().Bucket(store.BucketStats).ForEach(func(k, v []byte) error {
 				if e, kd, ok := splitStatsKey(k); ok && len(v) == 8 && kd == day {
-					if registry.NamespaceEntry(e) {
+					if stats.NamespaceEntry(e) {
 						ns = append(ns, statsEntry{bytes.Clone(e), binary.BigEndian.Uint64(v)})
 						return nil
 					}
@@ -472,13 +472,13 @@ func (p *statsPub) trim() {
 // StatsDays calls fn for each day from from to to (UTC, inclusive) that has
 // resolutions of the identifier stored under key (namespace false) or of the
 // namespace with key prefix key, summed over every node, in date order
-// (admin.Config.StatsDays). An identifier's days are read from its shard's
+// (stats.Config.Days). An identifier's days are read from its shard's
 // keys; a namespace's from the namespace keys and, for days published
 // before those existed, from its entry in its shard's keys (a node's total
 // of a day is the larger). It reads etcd; when etcd does not answer it
 // fails with *UnavailableError.
 func (n *Node) StatsDays(ctx context.Context, namespace bool, key string, from, to time.Time, fn func(date string, count uint64)) error {
-	entry := registry.StatsEntry(namespace, key)
+	entry := stats.StatsEntry(namespace, key)
 	f, t := from.Format("20060102"), to.Format("20060102")
 	ctx, cancel := context.WithTimeout(ctx, syncTimeout)
 	defer cancel()
@@ -674,7 +674,7 @@ func (n *Node) keepNamespaces(ctx context.Context, day, node string, keys []stri
 		}
 		for _, kv := range r.Kvs {
 			decodeShard(kv.Value, func(k []byte, t uint64) bool {
-				if registry.NamespaceEntry(k) {
+				if stats.NamespaceEntry(k) {
 					ns = append(ns, statsEntry{bytes.Clone(k), t})
 				}
 				return true

@@ -16,7 +16,7 @@ import (
 	"pidnode/cache"
 	"pidnode/handlev"
 	"pidnode/internal/etcdtest"
-	"pidnode/registry"
+	"pidnode/stats"
 	"pidnode/store"
 )
 
@@ -25,7 +25,7 @@ import (
 type statsNode struct {
 	*Node
 	db    *store.DB
-	reg   *registry.Registry
+	svc   *stats.Service
 	count *cache.Counter
 }
 
@@ -41,11 +41,9 @@ func newStatsNode(t testing.TB, c *etcdtest.Cluster, name, path string, day *tim
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg, err := registry.New(registry.Config{DB: db, Namer: namer, URLIndex: 1, OnStats: n.PublishStats, Now: func() time.Time { return *day }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &statsNode{Node: n, db: db, reg: reg, count: cache.NewCounter(64 << 20)}
+	count := cache.NewCounter(64 << 20)
+	st := stats.New(stats.Config{DB: db, Namer: namer, Counter: count, Published: n.PublishStats, Now: func() time.Time { return *day }})
+	return &statsNode{Node: n, db: db, svc: st, count: count}
 }
 
 // resolve counts times resolutions of each id, then flushes.
@@ -56,7 +54,7 @@ func (n *statsNode) resolve(t testing.TB, times int, ids ...string) {
 			n.count.Count(fk(id))
 		}
 	}
-	if _, err := n.reg.FlushStats(n.count); err != nil {
+	if err := n.svc.Flush(); err != nil {
 		t.Fatal(err)
 	}
 }

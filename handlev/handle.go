@@ -595,6 +595,31 @@ func (n *Namer) Full(prefix, ns, id string) string {
 	return string(b)
 }
 
+// NamespaceKey returns the key prefix of namespace ns under prefix: the part
+// every storage key of its identifiers begins with ("21.12345/SVC/NS/"), by
+// which the indexes, the audit log, the feed and the statistics are kept.
+func (n *Namer) NamespaceKey(prefix, ns string) (string, error) {
+	probe, _, err := n.Key(n.Full(prefix, ns, "X"))
+	if err != nil {
+		return "", err
+	}
+	return probe[:len(probe)-1], nil
+}
+
+// NamespaceOf returns the namespace key prefix (NamespaceKey) of a full-form
+// storage key under the production or the test prefix, aliasing key; nil for
+// any other key (short or other forms, other prefixes).
+func (n *Namer) NamespaceOf(key []byte) []byte {
+	prefix, _, id, form := n.Split(key)
+	if form != FormFull {
+		return nil
+	}
+	if !bytes.EqualFold(prefix, []byte(n.Prefix())) && !bytes.EqualFold(prefix, []byte(n.TestPrefix())) {
+		return nil
+	}
+	return key[:len(key)-len(id)]
+}
+
 // CheckNamespace is ValidNamespace that also refuses the service segment, which
 // cannot be a namespace: "<prefix>/<svc>/<id>" would not be a short form.
 func (n *Namer) CheckNamespace(ns string) error {

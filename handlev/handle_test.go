@@ -465,3 +465,35 @@ func TestAppendKeyAllocs(t *testing.T) {
 		}
 	}
 }
+
+// TestNamespaceOf: a full-form key under the production or test prefix
+// yields its namespace key prefix, the one NamespaceKey builds; short forms
+// and the extra prefixes yield nil.
+func TestNamespaceOf(t *testing.T) {
+	n, err := NewNamer(NamerConfig{Prefix: "21.12345", TestPrefix: "21.T12345", Extra: []string{"10.1000"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nsk, err := n.NamespaceKey("21.12345", "ab")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, handle, want string
+	}{
+		{"full", "21.12345/svc/AB/X-1", nsk},
+		{"id with slash", "21.12345/svc/AB/x/y", nsk},
+		{"test prefix", "21.T12345/svc/CD/Y", "21.T12345/SVC/CD/"},
+		{"short form", "21.12345/X-1", ""},
+		{"extra prefix", "10.1000/svc/AB/X", ""},
+	}
+	for _, c := range cases {
+		key, _, err := n.Key(c.handle)
+		if err != nil {
+			t.Fatalf("%s: Key(%q): %v", c.name, c.handle, err)
+		}
+		if got := string(n.NamespaceOf([]byte(key))); got != c.want {
+			t.Errorf("%s: NamespaceOf(%q) = %q, want %q", c.name, key, got, c.want)
+		}
+	}
+}

@@ -158,7 +158,7 @@ func (t Tx) indexHandleAudit(key string, seq uint64) error {
 	if err := b.Put(binary.BigEndian.AppendUint64(auditIndexPrefix(key), seq), nil); err != nil {
 		return err
 	}
-	nsp := nsKeyPrefix(t.r.namer, []byte(key))
+	nsp := t.r.namer.NamespaceOf([]byte(key))
 	if nsp == nil {
 		return nil
 	}
@@ -172,7 +172,7 @@ func (t Tx) indexHandleAudit(key string, seq uint64) error {
 //	0xFE <namespace key prefix> <seq uint64 big-endian>
 //
 // (empty value) in BucketAudit, where the namespace key prefix is the one of
-// the URL index (nsKeyPrefix: "21.12345/SVC/NS/", ending in '/', so one
+// the URL index (Namer.NamespaceOf: "21.12345/SVC/NS/", ending in '/', so one
 // namespace's range never holds another's). A namespace's feed is one key
 // range in sequence order. Like the per-record index, only the entries of
 // feedAction are indexed: operator actions never reach a feed.
@@ -268,7 +268,7 @@ func (r *Registry) reindexAudit() error {
 			if byRecord {
 				puts = append(puts, binary.BigEndian.AppendUint64(auditIndexPrefix(key), e.Seq))
 			}
-			if nsp := nsKeyPrefix(r.namer, []byte(key)); byNS && nsp != nil {
+			if nsp := r.namer.NamespaceOf([]byte(key)); byNS && nsp != nil {
 				puts = append(puts, binary.BigEndian.AppendUint64(auditNSPrefix(nsp), e.Seq))
 			}
 		}

@@ -1,7 +1,7 @@
 // Package registry is the persistence of the admin API's buckets: the
 // applications, SNAAs and API keys, the idempotency records, the append-only
-// audit log with its per-record index, the URL index, the resolution
-// statistics, and the group commit of identifier writes.
+// audit log with its per-record index, the URL index, and the group commit
+// of identifier writes. (The stats bucket is package stats'.)
 //
 // It owns:
 //   - typed access to each bucket inside a transaction (Tx: Application,
@@ -11,8 +11,6 @@
 //     (Tx.HandleAudit) or by sequence (AuditLog);
 //   - the URL index (urlindex.go), maintained by Tx.IndexURL in every write's
 //     transaction, walked by Tx.ScanNamespace and rebuilt by ReindexURLs;
-//   - resolution statistics (stats.go): FlushStats writes the counts a
-//     CountSource kept in memory, in short transactions in key order;
 //   - group commit (Commit, commit.go): identifier writes that arrive while a
 //     transaction commits share the next one.
 //   - webhook endpoints (webhook.go): their configuration and secret, the

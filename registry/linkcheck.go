@@ -162,7 +162,7 @@ func (t Tx) PutLinkResult(key string, old, r *LinkResult) error {
 	if err := t.Put(store.BucketLinkcheck, linkKey(key, r.URL), raw); err != nil {
 		return err
 	}
-	nsp := nsKeyPrefix(t.r.namer, []byte(key))
+	nsp := t.r.namer.NamespaceOf([]byte(key))
 	if r.Listed() && nsp != nil {
 		if err := t.Put(store.BucketLinkcheck, linkNSKey(nsp, key, r.URL), []byte(r.State)); err != nil {
 			return err
@@ -193,7 +193,7 @@ func (t Tx) unindexLink(key string, old *LinkResult) error {
 	if old == nil {
 		return nil
 	}
-	nsp := nsKeyPrefix(t.r.namer, []byte(key))
+	nsp := t.r.namer.NamespaceOf([]byte(key))
 	if old.Listed() && nsp != nil {
 		if err := t.Delete(store.BucketLinkcheck, linkNSKey(nsp, key, old.URL)); err != nil {
 			return err
@@ -381,5 +381,5 @@ func hasState(states []string, s string) bool {
 // ("21.12345/SVC/NS/"), "" if the key is not of a namespace (not full form
 // under the production or test prefix).
 func (r *Registry) NamespaceOf(key string) string {
-	return string(nsKeyPrefix(r.namer, []byte(key)))
+	return string(r.namer.NamespaceOf([]byte(key)))
 }

@@ -28,15 +28,11 @@ type Config struct {
 	// URLIndex is the value index of a record's landing page URL (the
 	// metadata model's url.index), which the URL index follows. Required.
 	URLIndex int32
-	// Now is the clock of audit entries and statistics days. If nil, time.Now.
+	// Now is the clock of audit entries. If nil, time.Now.
 	Now func() time.Time
 	// OnCommit, if set, is called after each group that Commit committed,
 	// with the number of writes it held.
 	OnCommit func(writes int)
-	// OnStats, if set, is told at the end of each FlushStats the keys its
-	// transactions wrote (layout in stats.go) and their new totals, once.
-	// The slices are valid only during the call.
-	OnStats func(keys [][]byte, totals []uint64)
 }
 
 // Registry is the persistence of the admin buckets. It is safe for
@@ -47,7 +43,6 @@ type Registry struct {
 	urlIndex int32
 	now      func() time.Time
 	writes   *groupCommit
-	onStats  func(keys [][]byte, totals []uint64)
 }
 
 // New returns the registry of cfg.DB. It writes nothing; EnsureIndexes builds
@@ -61,7 +56,6 @@ func New(cfg Config) (*Registry, error) {
 		r.now = time.Now
 	}
 	r.writes = newGroupCommit(cfg.DB, cfg.OnCommit)
-	r.onStats = cfg.OnStats
 	return r, nil
 }
 

@@ -42,17 +42,11 @@ import (
 // says the index is complete.
 var urlIndexMarker = []byte("\x00built")
 
-// nsKeyPrefix returns the namespace part of a full-form storage key under
-// one of our prefixes, or nil if the key is not indexed.
-func nsKeyPrefix(n *handlev.Namer, key []byte) []byte {
-	prefix, _, id, form := n.Split(key)
-	if form != handlev.FormFull {
-		return nil
-	}
-	if !bytes.EqualFold(prefix, []byte(n.Prefix())) && !bytes.EqualFold(prefix, []byte(n.TestPrefix())) {
-		return nil
-	}
-	return key[:len(key)-len(id)]
+// NamespaceKey returns the key prefix of namespace ns under prefix: the
+// part every key of its identifiers begins with, which the indexes, the
+// audit log and the feed are kept by.
+func (r *Registry) NamespaceKey(prefix, ns string) (string, error) {
+	return r.namer.NamespaceKey(prefix, ns)
 }
 
 // urlIndexKey builds an index key; nil if the entry cannot exist (no
@@ -76,7 +70,7 @@ func (t Tx) IndexURL(key, oldURL, newURL string) error {
 		return nil
 	}
 	b := t.bucket(store.BucketURLIndex)
-	nsp := nsKeyPrefix(t.r.namer, []byte(key))
+	nsp := t.r.namer.NamespaceOf([]byte(key))
 	if k := urlIndexKey(nsp, oldURL, []byte(key)); k != nil {
 		if err := b.Delete(k); err != nil {
 			return err
@@ -269,7 +263,7 @@ func indexRange(db *store.DB, namer *handlev.Namer, urlIndex int32, prefix []byt
 			for read := 0; k != nil && bytes.HasPrefix(k, prefix) && read < reindexChunk; k, _ = c.Next() {
 				read++
 				last = k
-				nsp := nsKeyPrefix(namer, k)
+				nsp := namer.NamespaceOf(k)
 				if nsp == nil || !want(nsp) {
 					continue
 				}

@@ -11,6 +11,7 @@ import (
 
 	"pidnode/admin"
 	"pidnode/handlev"
+	"pidnode/stats"
 	"pidnode/store"
 )
 
@@ -42,7 +43,8 @@ func adminNode(t *testing.T, mod func(*admin.Config)) *node {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := admin.Config{DB: db, Namer: namer, OperatorKey: opKey}
+	cfg := admin.Config{DB: db, Namer: namer, OperatorKey: opKey,
+		Routes: stats.New(stats.Config{DB: db, Namer: namer}).Routes()} // as a node has them
 	if mod != nil {
 		mod(&cfg)
 	}

@@ -210,7 +210,7 @@ func cacheBudget(set ByteSize, root string) (int64, string) {
 // has a bound of its own derived from the cache budget:
 //   - the resolution statistics table (cache.Counter): about 145 bytes an
 //     identifier counted since the last flush, flushed early when half full
-//     (admin.RunStats), so a sixteenth of the budget, between 4 MiB (some
+//     (stats.Service.Run), so a sixteenth of the budget, between 4 MiB (some
 //     14,000 identifiers between flushes) and 64 MiB (some 230,000), keeps
 //     it and the flush's own buffer (about 100 bytes an identifier) near a
 //     tenth of the budget;

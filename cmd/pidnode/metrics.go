@@ -39,13 +39,9 @@ func (n *node) writeMetrics(w io.Writer) error {
 	b = promtext.GaugeFamily(b, "pidnode_go_memory_limit_bytes", "The Go runtime's soft memory limit (GOMEMLIMIT, or set from the cache budget).", debug.SetMemoryLimit(-1))
 	b = promtext.GaugeFamily(b, "pidnode_go_gc_percent", "The Go collector's target (GOGC: 400 unless set in the environment).", gcPercentNow())
 
-	b = promtext.GaugeFamily(b, "pidnode_stats_pending_keys", "Identifiers with resolution counts not yet written to the database.", int64(n.counter.Keys()))
-	su := n.counter.Usage()
-	b = promtext.GaugeFamily(b, "pidnode_stats_table_bytes", "Bytes the in-memory resolution statistics table holds (identifiers, counters, map slots).", su.Bytes)
-	b = promtext.GaugeFamily(b, "pidnode_stats_table_limit_bytes", "The statistics table's bound: at half of it the table is flushed early.", su.Limit)
-	b = promtext.CounterFamily(b, "pidnode_stats_early_flushes_total", "Statistics flushes asked for before the interval because the table reached half its bound.", su.EarlyAsked)
-	b = promtext.CounterFamily(b, "pidnode_stats_waits_total", "Resolutions of an identifier new to the full statistics table that waited for a flush to make room.", su.Waits)
-	b = promtext.CounterFamily(b, "pidnode_stats_dropped_total", "Resolutions not counted: the statistics table was full and no flush made room in time.", n.counter.Dropped())
+	if n.stats != nil {
+		b = n.stats.AppendMetrics(b) // pidnode_stats_*: the statistics table, flushes
+	}
 
 	// One family for every front: kind from {redirect, noredirect, api, linkset, dns,
 	// hdl}, result from a small fixed set per kind.

@@ -32,6 +32,7 @@ import (
 	"pidnode/resolver"
 	hdldns "pidnode/resolver/dns"
 	"pidnode/resolver/hdl"
+	"pidnode/stats"
 	"pidnode/store"
 	"pidnode/webhook"
 )
@@ -69,8 +70,11 @@ type node struct {
 	// demoKeyFile holds the demo SNAA's key (written when the demo is loaded).
 	demoKeyFile string
 	opKey       string
-	// counter holds resolution counts between statistics flushes (admin.RunStats).
+	// counter holds resolution counts between statistics flushes (stats.Service.Run).
 	counter *cache.Counter
+	// stats is the resolution statistics feature: its flush and retention
+	// jobs, its routes on the admin API and its metrics.
+	stats *stats.Service
 	// budget is the cache's memory budget, which the other bounds derive
 	// from, and budgetFrom where it came from (for the log).
 	budget     int64
@@ -333,26 +337,27 @@ func (n *node) bind() error {
 		}
 	}
 	acfg := admin.Config{
-		DB:             n.db,
-		Namer:          n.namer,
-		Invalidator:    n.cache,
-		OperatorKey:    n.opKey,
-		Model:          n.model,
-		Policy:         n.policy,
-		PublicURL:      publicURL,
-		Logger:         n.log.With("listener", "admin"),
-		RateLimit:      cfg.AdminRate,
-		RateBurst:      cfg.AdminBurst,
-		Counter:        n.counter,
-		StatsInterval:  cfg.StatsInterval.Duration,
-		StatsRetention: cfg.StatsRetention,
-		RefuseKeys:     refuse,
-		Metrics:        n.writeMetrics,
+		DB:          n.db,
+		Namer:       n.namer,
+		Invalidator: n.cache,
+		OperatorKey: n.opKey,
+		Model:       n.model,
+		Policy:      n.policy,
+		PublicURL:   publicURL,
+		Logger:      n.log.With("listener", "admin"),
+		RateLimit:   cfg.AdminRate,
+		RateBurst:   cfg.AdminBurst,
+		RefuseKeys:  refuse,
+		Metrics:     n.writeMetrics,
 	}
+	scfg := stats.Config{DB: n.db, Namer: n.namer, Counter: n.counter, Interval: cfg.StatsInterval.Duration,
+		Retention: cfg.StatsRetention, Logger: n.log.With("job", "stats")}
 	if n.cluster != nil {
 		acfg.Writer, acfg.WriteState, acfg.SyncAuth = n.cluster, n.clusterWriteState, n.cluster.Sync
-		acfg.StatsWritten, acfg.StatsDays, acfg.StatsExpire = n.cluster.PublishStats, n.cluster.StatsDays, n.cluster.ExpireStats
+		scfg.Published, scfg.Days, scfg.Expire = n.cluster.PublishStats, n.cluster.StatsDays, n.cluster.ExpireStats
 	}
+	n.stats = stats.New(scfg)
+	acfg.Routes = n.stats.Routes()
 	a, err := admin.New(acfg)
 	if err != nil {
 		if adminLn != nil {
@@ -626,12 +631,12 @@ func (n *node) run(ctx context.Context) error {
 	statsDone := make(chan struct{})
 	go func() {
 		defer close(statsDone)
-		n.admin.RunStats(statsCtx)
+		n.stats.Run(statsCtx)
 	}()
 	retentionDone := make(chan struct{})
 	go func() {
 		defer close(retentionDone)
-		n.admin.RunStatsRetention(statsCtx)
+		n.stats.RunRetention(statsCtx)
 	}()
 	jobsDone := make(chan struct{})
 	go func() {
@@ -679,7 +684,7 @@ func (n *node) run(ctx context.Context) error {
 	stopStats()
 	<-jobsDone
 	<-retentionDone
-	<-statsDone // admin.Close (in closeAll) flushes the last counts
+	<-statsDone // closeAll flushes the last counts
 	sctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -712,8 +717,11 @@ func (n *node) closeAll() error {
 		l.unbind()
 	}
 	n.listeners = nil
+	if n.stats != nil {
+		err = n.stats.Flush()
+	}
 	if n.admin != nil {
-		err = n.admin.Close()
+		err = errors.Join(err, n.admin.Close())
 	}
 	if n.stopCluster != nil {
 		n.stopCluster()

@@ -1,4 +1,4 @@
-package admin
+package stats
 
 import (
 	"bytes"
@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -39,7 +38,7 @@ func BenchmarkFlushStats(b *testing.B) {
 		countAll()
 		c0 := cpuTime()
 		b.StartTimer()
-		if err := srv.FlushStats(); err != nil {
+		if err := srv.Flush(); err != nil {
 			b.Fatal(err)
 		}
 		b.StopTimer()
@@ -51,29 +50,25 @@ func BenchmarkFlushStats(b *testing.B) {
 	b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "cpu-ms/op")
 }
 
-// newStatsBench returns an admin server on a fresh store and a function that
-// counts one resolution of each of statsBenchKeys identifiers, after one flush
-// (the day's keys exist, as they do after the first flush of a day).
-func newStatsBench(b *testing.B) (*Server, func()) {
+// newStatsBench returns a statistics service on a fresh store and a function
+// that counts one resolution of each of statsBenchKeys identifiers, after one
+// flush (the day's keys exist, as they do after the first flush of a day).
+func newStatsBench(b *testing.B) (*Service, func()) {
 	db, err := store.Open(store.Config{Path: filepath.Join(b.TempDir(), "pidnode.db"), NoSync: true})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { db.Close() })
-	namer, err := handlev.NewNamer(handlev.NamerConfig{Prefix: testPrefix, TestPrefix: testTestPrefix})
+	namer, err := handlev.NewNamer(handlev.NamerConfig{Prefix: "21.12345", TestPrefix: "21.T12345"})
 	if err != nil {
 		b.Fatal(err)
 	}
 	counter := cache.NewCounter(0)
-	srv, err := New(Config{DB: db, Namer: namer, OperatorKey: testOpKey, Counter: counter,
+	srv := New(Config{DB: db, Namer: namer, Counter: counter,
 		Now: func() time.Time { return time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC) }})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { srv.Close() })
 	keys := make([]string, statsBenchKeys)
 	for i := range keys {
-		if keys[i], _, err = namer.Key(namer.Full(testPrefix, "BNC", fmt.Sprintf("%04X-%04X-X", i/7919, i%7919))); err != nil {
+		if keys[i], _, err = namer.Key(namer.Full("21.12345", "BNC", fmt.Sprintf("%04X-%04X-X", i/7919, i%7919))); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -83,19 +78,10 @@ func newStatsBench(b *testing.B) (*Server, func()) {
 		}
 	}
 	countAll()
-	if err := srv.FlushStats(); err != nil {
+	if err := srv.Flush(); err != nil {
 		b.Fatal(err)
 	}
 	return srv, countAll
-}
-
-// cpuTime is the process's user and system CPU time so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkFlushStatsStall measures what a statistics flush costs the
@@ -106,7 +92,7 @@ func cpuTime() time.Duration {
 // benchmark flushes statsBenchKeys identifiers. The reported round-trip times
 // are those of the pings sent while a flush ran.
 //
-//	go test ./admin -run '^$' -bench FlushStatsStall -benchtime 5x
+//	go test ./stats -run '^$' -bench FlushStatsStall -benchtime 5x
 func BenchmarkFlushStatsStall(b *testing.B) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	srv, countAll := newStatsBench(b)
@@ -143,7 +129,7 @@ func BenchmarkFlushStatsStall(b *testing.B) {
 		time.Sleep(20 * time.Millisecond)
 		b.StartTimer()
 		t0 := time.Now().UnixNano()
-		if err := srv.FlushStats(); err != nil {
+		if err := srv.Flush(); err != nil {
 			b.Fatal(err)
 		}
 		flushes = append(flushes, [2]int64{t0, time.Now().UnixNano()})

@@ -1,4 +1,4 @@
-package registry
+package stats
 
 import (
 	"bytes"
@@ -36,11 +36,8 @@ func openTest(t testing.TB) (*store.DB, *handlev.Namer) {
 func TestFlushStatsManyKeys(t *testing.T) {
 	counter := cache.NewCounter(0)
 	db, namer := openTest(t)
-	r, err := New(Config{DB: db, Namer: namer, URLIndex: 1,
+	r := New(Config{DB: db, Namer: namer, Counter: counter,
 		Now: func() time.Time { return time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC) }})
-	if err != nil {
-		t.Fatal(err)
-	}
 	const ids = 3*statsSortRun + 123
 	want := map[string]uint64{}
 	for round := range 3 {
@@ -55,9 +52,9 @@ func TestFlushStatsManyKeys(t *testing.T) {
 				counter.Count(k)
 			}
 			want[string(statsKey(false, k, "20261120"))] += uint64(n)
-			want[string(statsKey(true, nsKeyPrefix(namer, []byte(k)), "20261120"))] += uint64(n)
+			want[string(statsKey(true, namer.NamespaceOf([]byte(k)), "20261120"))] += uint64(n)
 		}
-		if _, err := r.FlushStats(counter); err != nil {
+		if err := r.Flush(); err != nil {
 			t.Fatal(err)
 		}
 		got := map[string]uint64{}
@@ -81,7 +78,7 @@ func TestFlushStatsManyKeys(t *testing.T) {
 	}
 }
 
-// TestExpireStats: ExpireStats deletes the identifier counts of the days
+// TestExpireStats: expire deletes the identifier counts of the days
 // before the cut-off, across more keys than one scan and one delete batch
 // (statsScanKeys, statsExpireBatch), and keeps the later days and every
 // namespace count.
@@ -89,25 +86,23 @@ func TestExpireStats(t *testing.T) {
 	counter := cache.NewCounter(0)
 	db, namer := openTest(t)
 	day := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
-	r, err := New(Config{DB: db, Namer: namer, URLIndex: 1, Now: func() time.Time { return day }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := New(Config{DB: db, Namer: namer, Counter: counter, Now: func() time.Time { return day }})
 	const ids = statsExpireBatch/2 + 500
 	keys := make([]string, ids)
+	var err error
 	for i := range keys {
 		if keys[i], _, err = namer.Key(namer.Full("21.12345", "AAA", fmt.Sprintf("ID%05d", i))); err != nil {
 			t.Fatal(err)
 		}
 	}
-	nsKey, err := r.NamespaceKey("21.12345", "AAA")
+	nsKey, err := namer.NamespaceKey("21.12345", "AAA")
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Days 1, 2, 3 and 5 of November; identifier i is resolved on day d
 	// d+i%2 times (none on day 2 for odd i).
-	days := []int{1, 2, 3, 5}
-	for _, d := range days {
+	dates := []int{1, 2, 3, 5}
+	for _, d := range dates {
 		day = time.Date(2026, 11, d, 12, 0, 0, 0, time.UTC)
 		for i, k := range keys {
 			if d == 2 && i%2 == 1 {
@@ -117,26 +112,26 @@ func TestExpireStats(t *testing.T) {
 				counter.Count(k)
 			}
 		}
-		if _, err := r.FlushStats(counter); err != nil {
+		if err := r.Flush(); err != nil {
 			t.Fatal(err)
 		}
 	}
 	count := func(ns bool, key string) map[string]uint64 {
 		m := map[string]uint64{}
-		r.View(func(tx Tx) error {
-			tx.StatsDays(ns, key, time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC), func(d string, n uint64) { m[d] = n })
+		db.View(func(tx *store.Tx) error {
+			days(tx, ns, key, time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC), func(d string, n uint64) { m[d] = n })
 			return nil
 		})
 		return m
 	}
 	nsBefore := count(true, nsKey)
-	if len(nsBefore) != len(days) {
+	if len(nsBefore) != len(dates) {
 		t.Fatalf("namespace days before expiry: %v", nsBefore)
 	}
 
 	// Keep from November 3: days 1 and 2 go (ids + ids/2 keys: more than
 	// one delete batch).
-	n, err := r.ExpireStats(t.Context(), time.Date(2026, 11, 3, 0, 0, 0, 0, time.UTC))
+	n, err := expire(t.Context(), db, time.Date(2026, 11, 3, 0, 0, 0, 0, time.UTC))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +149,7 @@ func TestExpireStats(t *testing.T) {
 		t.Errorf("namespace days after expiry: %v, want %v", got, nsBefore)
 	}
 	// Again: nothing left to delete.
-	if n, err := r.ExpireStats(t.Context(), time.Date(2026, 11, 3, 0, 0, 0, 0, time.UTC)); err != nil || n != 0 {
+	if n, err := expire(t.Context(), db, time.Date(2026, 11, 3, 0, 0, 0, 0, time.UTC)); err != nil || n != 0 {
 		t.Errorf("a second expiry deleted %d (%v), want 0", n, err)
 	}
 	var left int
@@ -164,7 +159,7 @@ func TestExpireStats(t *testing.T) {
 			return nil
 		})
 	})
-	if want := 2*ids + len(days); left != want {
+	if want := 2*ids + len(dates); left != want {
 		t.Errorf("%d keys left in the bucket, want %d", left, want)
 	}
 }
@@ -185,10 +180,6 @@ func BenchmarkStatsExpire(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	r, err := New(Config{DB: db, Namer: namer, URLIndex: 1})
-	if err != nil {
-		b.Fatal(err)
-	}
 	const ids = 100000
 	keys := make([][]byte, ids)
 	for i := range keys {
@@ -198,12 +189,12 @@ func BenchmarkStatsExpire(b *testing.B) {
 		}
 		keys[i] = []byte(k)
 	}
-	put := func(days ...string) {
+	put := func(dates ...string) {
 		for lo := 0; lo < ids; lo += 20000 {
 			err := db.Update(func(tx *store.Tx) error {
 				bk := tx.Bolt().Bucket(store.BucketStats)
 				for _, k := range keys[lo : lo+20000] {
-					for _, d := range days {
+					for _, d := range dates {
 						if err := bk.Put(statsKey(false, k, d), binary.BigEndian.AppendUint64(nil, 1)); err != nil {
 							return err
 						}
@@ -228,7 +219,7 @@ func BenchmarkStatsExpire(b *testing.B) {
 			put(all[0])
 			c0 := cpuTime()
 			b.StartTimer()
-			n, err := r.ExpireStats(b.Context(), time.Date(2025, 3, 2, 0, 0, 0, 0, time.UTC))
+			n, err := expire(b.Context(), db, time.Date(2025, 3, 2, 0, 0, 0, 0, time.UTC))
 			b.StopTimer()
 			cpu += cpuTime() - c0
 			b.StartTimer()
@@ -242,7 +233,7 @@ func BenchmarkStatsExpire(b *testing.B) {
 	b.Run("nothing-expired", func(b *testing.B) {
 		c0 := cpuTime()
 		for b.Loop() {
-			if n, err := r.ExpireStats(b.Context(), time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)); err != nil || n != 0 {
+			if n, err := expire(b.Context(), db, time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)); err != nil || n != 0 {
 				b.Fatalf("deleted %d (%v), want 0", n, err)
 			}
 		}
@@ -266,26 +257,24 @@ func cpuTime() time.Duration {
 // can keep the resolvers waiting (see statsChunk). The store does not fsync,
 // so a step's length is its processor time on an idle machine.
 //
-//	go test ./registry -run '^$' -bench StatsFlush -benchtime 5x -count 3
+//	go test ./stats -run '^$' -bench StatsFlush -benchtime 5x -count 3
 func BenchmarkStatsFlush(b *testing.B) {
 	db, namer := openTest(b)
 	day := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
-	r, err := New(Config{DB: db, Namer: namer, URLIndex: 1, Now: func() time.Time { return day }})
-	if err != nil {
-		b.Fatal(err)
-	}
+	counter := cache.NewCounter(0)
+	r := New(Config{DB: db, Namer: namer, Counter: counter, Now: func() time.Time { return day }})
 	const ids, flushed = 200000, 30000
 	keys := make([]string, ids)
+	var err error
 	for i := range keys {
 		if keys[i], _, err = namer.Key(namer.Full("21.12345", [...]string{"AAA", "BBB", "CCC"}[i%3], fmt.Sprintf("ID%07d", i))); err != nil {
 			b.Fatal(err)
 		}
 	}
-	counter := cache.NewCounter(0)
 	for _, k := range keys {
 		counter.Count(k)
 	}
-	if _, err := r.FlushStats(counter); err != nil {
+	if err := r.Flush(); err != nil {
 		b.Fatal(err)
 	}
 	var longest time.Duration
@@ -301,7 +290,7 @@ func BenchmarkStatsFlush(b *testing.B) {
 		n++
 		c0 := cpuTime()
 		b.StartTimer()
-		if _, err := r.FlushStats(counter); err != nil {
+		if err := r.Flush(); err != nil {
 			b.Fatal(err)
 		}
 		b.StopTimer()

@@ -1,4 +1,4 @@
-package registry
+package stats
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 
 // CountSource hands over resolution counts accumulated in memory since the
 // last call (cache.Counter satisfies it; the resolvers count into it on their
-// hot path, and the flusher here writes the counts to the store in batches).
+// hot path, and Service.Flush writes the counts to the store in batches).
 type CountSource interface {
 	// DrainPart calls fn with the counts of part i of parts (0 <= i < parts)
 	// and resets them; draining each part once is one drain of everything.
@@ -28,7 +28,7 @@ type CountSource interface {
 //	'n' <namespace key prefix> 0x00 <YYYYMMDD>   resolutions in a namespace
 //
 // so one identifier's or namespace's days are one key range. Counts reach the
-// bucket at each flush (FlushStats) and are attributed to the day of the
+// bucket at each flush (Service.Flush) and are attributed to the day of the
 // flush. Only identifiers of SNAA namespaces (full form, production or test
 // prefix) are counted: those are the ones the stats routes can show.
 //
@@ -151,7 +151,7 @@ type statsBuf struct {
 }
 
 // statsBufs keeps one statsBuf between flushes (flushes are rarely concurrent:
-// RunStats, and Close once at the end).
+// Service.Run, and a last Flush at shutdown).
 var statsBufs struct {
 	sync.Mutex
 	free *statsBuf
@@ -181,7 +181,7 @@ func (b *statsBuf) collect(counts CountSource, namer *handlev.Namer, day string,
 	add := func(k string, n uint64) {
 		off := len(b.keys)
 		b.keys = appendStatsEntry(b.keys, false, k)
-		nsp := nsKeyPrefix(namer, b.keys[len(b.keys)-len(k):])
+		nsp := namer.NamespaceOf(b.keys[len(b.keys)-len(k):])
 		if nsp == nil {
 			b.keys = b.keys[:off]
 			return
@@ -276,15 +276,16 @@ func (b *statsBuf) write(db *store.DB, lo, hi int) error {
 	})
 }
 
-// FlushStats writes the counts accumulated in counts since the last flush,
+// flush writes the counts accumulated in counts since the last flush,
 // attributed to today (UTC), in key order, in a series of short transactions
-// (see statsChunk). If one of them fails, the others are still written and the
+// (see statsChunk), and tells published (if set) the keys written and their
+// new totals. If one of them fails, the others are still written and the
 // first error is returned. wrote reports whether there was anything to write.
-func (r *Registry) FlushStats(counts CountSource) (wrote bool, err error) {
+func flush(db *store.DB, namer *handlev.Namer, today time.Time, counts CountSource, published func(keys [][]byte, totals []uint64)) (wrote bool, err error) {
 	b := getStatsBuf()
 	defer putStatsBuf(b)
 	p := newStatsPacer()
-	b.collect(counts, r.namer, r.now().UTC().Format("20060102"), p)
+	b.collect(counts, namer, today.UTC().Format("20060102"), p)
 	if len(b.ents) == 0 {
 		return false, nil
 	}
@@ -295,11 +296,11 @@ func (r *Registry) FlushStats(counts CountSource) (wrote bool, err error) {
 	for lo := 0; lo < len(b.ents); lo += chunk {
 		p.rest()
 		hi := min(lo+chunk, len(b.ents))
-		if err := b.write(r.db, lo, hi); err != nil {
+		if err := b.write(db, lo, hi); err != nil {
 			if first == nil {
 				first = err
 			}
-		} else if r.onStats != nil {
+		} else if published != nil {
 			for i := lo; i < hi; i++ {
 				e := b.ents[i]
 				keys = append(keys, b.keys[e.off:e.end])
@@ -308,20 +309,20 @@ func (r *Registry) FlushStats(counts CountSource) (wrote bool, err error) {
 		}
 	}
 	if len(keys) > 0 {
-		r.onStats(keys, totals)
+		published(keys, totals)
 	}
 	return true, first
 }
 
-// StatsDays calls fn for each UTC day from from to to (inclusive) with
+// days calls fn for each UTC day from from to to (inclusive) with
 // resolutions of the identifier stored under key (namespace false) or of the
 // namespace whose key prefix is key (namespace true), in date order; date is
 // YYYY-MM-DD.
-func (t Tx) StatsDays(namespace bool, key string, from, to time.Time, fn func(date string, n uint64)) {
+func days(tx *store.Tx, namespace bool, key string, from, to time.Time, fn func(date string, n uint64)) {
 	entry := StatsEntry(namespace, key)
 	lo := statsKey(namespace, key, from.Format("20060102"))
 	hi := statsKey(namespace, key, to.Format("20060102"))
-	c := t.bucket(store.BucketStats).Cursor()
+	c := tx.Bolt().Bucket(store.BucketStats).Cursor()
 	for k, v := c.Seek(lo); k != nil && bytes.Compare(k, hi) <= 0 && len(v) == 8; k, v = c.Next() {
 		e, d, ok := SplitStatsKey(k)
 		if !ok || !bytes.Equal(e, entry) {
@@ -331,20 +332,10 @@ func (t Tx) StatsDays(namespace bool, key string, from, to time.Time, fn func(da
 	}
 }
 
-// NamespaceKey returns the key prefix of namespace ns under prefix, the key
-// of its statistics.
-func (r *Registry) NamespaceKey(prefix, ns string) (string, error) {
-	probe, _, err := r.namer.Key(r.namer.Full(prefix, ns, "X"))
-	if err != nil {
-		return "", err
-	}
-	return probe[:len(probe)-1], nil
-}
-
 // Retention of per-identifier counts (docs/product.md §10 Statistics): the
 // 'i' keys of days before a cut-off are deleted; the 'n' keys are small (one
 // per namespace and day) and kept. The bucket is ordered by record key first,
-// so the expired days are found by a scan of every 'i' key. ExpireStats scans
+// so the expired days are found by a scan of every 'i' key. expire scans
 // in read transactions of at most statsScanKeys keys and deletes in write
 // transactions of at most statsExpireBatch keys, through store.Update as a
 // flush writes (so resolvers and writers wait for no long transaction), and
@@ -356,10 +347,10 @@ const (
 	statsExpireBatch = 8192
 )
 
-// ExpireStats deletes the per-identifier counts of days before from (UTC)
+// expire deletes the per-identifier counts of days before from (UTC)
 // from the stats bucket, and returns how many it deleted. It stops early,
 // with ctx's error, when ctx ends; what it deleted by then stays deleted.
-func (r *Registry) ExpireStats(ctx context.Context, from time.Time) (deleted int, err error) {
+func expire(ctx context.Context, db *store.DB, from time.Time) (deleted int, err error) {
 	cut := []byte(from.UTC().Format("20060102"))
 	p := newStatsPacer()
 	next := StatsEntry(false, "")
@@ -370,7 +361,7 @@ func (r *Registry) ExpireStats(ctx context.Context, from time.Time) (deleted int
 		}
 		p.rest()
 		batch = batch[:0]
-		err := r.db.View(func(tx *store.Tx) error {
+		err := db.View(func(tx *store.Tx) error {
 			c := tx.Bolt().Bucket(store.BucketStats).Cursor()
 			k, _ := c.Seek(next)
 			next = nil
@@ -393,7 +384,7 @@ func (r *Registry) ExpireStats(ctx context.Context, from time.Time) (deleted int
 			continue
 		}
 		p.rest()
-		err = r.db.Update(func(tx *store.Tx) error {
+		err = db.Update(func(tx *store.Tx) error {
 			b := tx.Bolt().Bucket(store.BucketStats)
 			for _, k := range batch {
 				if err := b.Delete(k); err != nil {

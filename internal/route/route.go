@@ -1,0 +1,104 @@
+// Package route is the one shape of an admin API route that a feature
+// package builds and the API registers (docs/architecture.md practice 18):
+// a row of the table of routes under an SNAA's namespace collection
+// (…/handles/{prefix}/{ns}/), with its handler, the custom ids it reserves
+// and its OpenAPI operations. It sits below admin and the features, so a
+// feature serves its routes without importing the API, and the API
+// registers them without knowing the feature. It holds no state; a handler
+// reports a client error as an *Error, which the API writes as problem+json.
+package route
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+// Target is the namespace a request addresses, checked by the API against
+// the caller's key before the handler runs.
+type Target struct {
+	Prefix    string // canonical upper case
+	Namespace string // the SNAA's namespace
+}
+
+// Handler serves a route: id is the identifier (a Suffix route) or the path
+// after the collection (a Name route). A returned *Error is the reply; any
+// other error is mapped by the API (unavailable writers, internal errors).
+type Handler func(w http.ResponseWriter, r *http.Request, t Target, id string) error
+
+// Route is one row of the namespace route table.
+type Route struct {
+	// Name is a collection route's path after the collection ("stats");
+	// Suffix an identifier route's last segment after the id ("history").
+	// One of them is set. Each reserves the custom ids that would collide.
+	Name, Suffix string
+	// Tree: the route also owns every path under Name/, for every method
+	// (its handler answers 404 and 405 itself).
+	Tree bool
+	// Ops are its operations: the methods it serves and their OpenAPI
+	// documentation.
+	Ops []Op
+	H   Handler
+}
+
+// Op is one operation of a route: Path is after the collection (Name
+// routes) or after {id} (Suffix routes).
+type Op struct {
+	Method, Path string
+	Doc          Doc
+}
+
+// Doc is an operation's OpenAPI documentation: what a namespace feature's
+// operations need of the API's.
+type Doc struct {
+	Summary  string
+	Auth     string // "", "operator", "snaa"
+	OK       int    // success status
+	OKSchema string // component schema of the success body ("" = none)
+	Errs     []int  // further error statuses
+	Query    []Param
+	Tag      string
+}
+
+// Param is a documented query parameter.
+type Param struct{ Name, Desc string }
+
+// Error is a client error a handler replies with: the API writes it as a
+// problem+json body of Status.
+type Error struct {
+	Status int
+	Detail string
+}
+
+func (e *Error) Error() string { return e.Detail }
+
+// Errorf is an *Error of status with a formatted detail.
+func Errorf(status int, format string, args ...any) *Error {
+	return &Error{Status: status, Detail: fmt.Sprintf(format, args...)}
+}
+
+// WriteJSON writes v as the JSON reply of status: encoding/json's text
+// without HTML escaping, with a trailing newline, as every JSON reply of
+// the API is written.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	b, err := Marshal(v)
+	if err != nil {
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(b)
+}
+
+// Marshal is json.Marshal without HTML escaping, with a trailing newline.
+func Marshal(v any) ([]byte, error) {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return []byte(b.String()), nil
+}
