@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"pidnode/access"
 	"pidnode/internal/tokenbucket"
 	"pidnode/model"
 	"pidnode/registry"
@@ -160,7 +161,7 @@ func (s *Server) submitPublic(r *http.Request, req ApplicationRequest) (*Applica
 	if err := s.limitAddr(s.applyRL, r, "applications"); err != nil {
 		return nil, err
 	}
-	tok, err := newSecret(s.rnd)
+	tok, err := access.NewSecret(s.rnd)
 	if err != nil {
 		return nil, err
 	}

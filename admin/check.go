@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 
+	"pidnode/access"
 	"pidnode/model"
 	"pidnode/write"
 )
@@ -22,6 +23,10 @@ func problemOf(err error) (p *Problem, ok bool) {
 		return p, true
 	case errors.As(err, &we):
 		return problem(writeStatus(we.Kind), "%s", we.Detail), true
+	case errors.Is(err, access.ErrUnknownKey):
+		return invalidToken("unknown API key"), true
+	case errors.Is(err, access.ErrRevokedKey):
+		return invalidToken(err.Error()), true
 	}
 	if up, ok := unavailableProblem(err); ok {
 		return up, true

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"pidnode/access"
 	"pidnode/registry"
 )
 
@@ -201,7 +202,7 @@ func (s *Server) sessionOf(r *http.Request) (*consoleUser, error) {
 	}
 	u := &consoleUser{Operator: sess.Operator, hash: hash, token: c.Value}
 	if sess.Operator {
-		if subtle.ConstantTimeCompare([]byte(sess.KeyHash), []byte(hex.EncodeToString(s.opHash[:]))) != 1 {
+		if !s.keys.IsOperatorHash(sess.KeyHash) {
 			return end("The operator key has changed. Sign in again.")
 		}
 	} else {
@@ -209,10 +210,9 @@ func (s *Server) sessionOf(r *http.Request) (*consoleUser, error) {
 		if err != nil || len(sum) != 32 {
 			return end("Your session has ended. Sign in again.")
 		}
-		k, sn, err := s.lookupKeySum([32]byte(sum))
+		k, sn, err := s.keys.LookupSum([32]byte(sum))
 		if err != nil {
-			var p *Problem
-			if errors.As(err, &p) && p.Status == http.StatusUnauthorized {
+			if errors.Is(err, access.ErrUnknownKey) || errors.Is(err, access.ErrRevokedKey) {
 				return end("The key this session was started with was revoked. Sign in with another key.")
 			}
 			return nil, err
@@ -422,9 +422,9 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 	case key == "":
 		fail(&Problem{Status: http.StatusUnprocessableEntity, Title: problemTitles[422], Errors: []FieldError{{Field: "key", Message: "is required"}}})
 		return
-	case s.isOperator(key):
-		sess = registry.Session{Operator: true, KeyHash: hex.EncodeToString(s.opHash[:])}
-	case !wellFormedKey(key):
+	case s.keys.IsOperator(key):
+		sess = registry.Session{Operator: true, KeyHash: s.keys.OperatorHash()}
+	case !access.WellFormed(key):
 		fail(&Problem{Status: http.StatusUnauthorized, Title: problemTitles[401], Errors: []FieldError{{Field: "key", Message: "is not an API key of this node"}}})
 		return
 	default:
@@ -432,7 +432,7 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 			s.renderProblem(w, r, nil, err)
 			return
 		}
-		k, sn, err := s.lookupKey(key)
+		k, sn, err := s.keys.Lookup(key)
 		if err != nil {
 			if p, ok := problemOf(err); ok && p.Status == http.StatusUnauthorized {
 				fail(&Problem{Status: http.StatusUnauthorized, Title: problemTitles[401], Errors: []FieldError{{Field: "key", Message: "is unknown or revoked"}}})

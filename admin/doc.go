@@ -19,9 +19,11 @@
 //     templates/), docs/product.md §4.2: server-side sessions in the
 //     replicated sessions bucket, and every console action run through the
 //     API route's own handler (console_call.go);
-//   - who may do what: operator and SNAA keys (stored only as SHA-256 of the
-//     secret, looked up by hash and compared in constant time), the SNAA's
-//     prefixes and namespace, the decisions on applications, SNAAs and keys;
+//   - who may do what: admitting a request whose key package access has
+//     found (the SNAA not suspended, the rate limit, writes possible), the
+//     SNAA's prefixes and namespace, the decisions on applications, SNAAs
+//     and keys; the key secrets themselves (stored only as SHA-256, looked
+//     up by hash in constant time, cached) are package access's;
 //   - when resolution statistics are flushed (RunStats, every StatsInterval,
 //     from a CountSource, in practice *cache.Counter);
 //   - reading a request's body and mapping errors to problems; the

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"pidnode/access"
 	"pidnode/handlev"
 	"pidnode/model"
 	"pidnode/registry"
@@ -291,7 +292,7 @@ func (s *Server) Approve(appID string, req ApproveRequest) (*ApproveResult, erro
 	if err != nil {
 		return nil, err
 	}
-	secret, err := newSecret(s.rnd)
+	secret, err := access.NewSecret(s.rnd)
 	if err != nil {
 		return nil, err
 	}
@@ -367,7 +368,7 @@ func (s *Server) Approve(appID string, req ApproveRequest) (*ApproveResult, erro
 			CustomIDs: customIDs, ApplicationID: app.ID, TechnicalContact: app.TechnicalContact,
 			Created: now, Updated: now,
 		}
-		sum := hashSecret(secret)
+		sum := access.Hash(secret)
 		k := Key{ID: keyID, SNAAID: snaaID, Name: "initial", Hash: hex.EncodeToString(sum[:]), Created: now}
 		app.State = StateApproved
 		app.Decided = &now
@@ -588,12 +589,12 @@ func (s *Server) issueKeyAs(actor, snaaID, name string) (*IssuedKey, error) {
 	if err != nil {
 		return nil, err
 	}
-	secret, err := newSecret(s.rnd)
+	secret, err := access.NewSecret(s.rnd)
 	if err != nil {
 		return nil, err
 	}
 	now := s.now().UTC()
-	sum := hashSecret(secret)
+	sum := access.Hash(secret)
 	k := Key{ID: keyID, SNAAID: snaaID, Name: name, Hash: hex.EncodeToString(sum[:]), Created: now}
 	err = s.opWriteAs(actor, func(tx registry.Tx) ([]change, error) {
 		sn, ok, err := tx.SNAA(snaaID)
@@ -636,7 +637,7 @@ func (s *Server) listKeys(w http.ResponseWriter, r *http.Request) error {
 	}
 	out := []Key{}
 	for _, k := range keys {
-		s.pendingLastUsed(&k)
+		s.keys.WithPending(&k)
 		out = append(out, keyView(k))
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"keys": out})

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"pidnode/access"
 	"pidnode/handlev"
 )
 
@@ -15,7 +16,7 @@ func TestSeedDemo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.Namespace != "DMO" || !wellFormedKey(info.Key) || len(info.Handles) != 5 || len(info.TestHandles) != 2 {
+	if info.Namespace != "DMO" || !access.WellFormed(info.Key) || len(info.Handles) != 5 || len(info.TestHandles) != 2 {
 		t.Fatalf("demo info %+v", info)
 	}
 	statuses := map[handlev.Status]int{}

@@ -13,10 +13,10 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
+	"pidnode/access"
 	"pidnode/handlev"
 	"pidnode/model"
 	"pidnode/registry"
@@ -142,20 +142,17 @@ type Server struct {
 	db           *store.DB
 	namer        *handlev.Namer
 	inv          Invalidator
-	opHash       [32]byte
 	model        *model.Model
 	maxBody      int64
 	public       string
 	log          *slog.Logger
 	now          func() time.Time
 	rnd          io.Reader
-	luEvery      time.Duration
 	mux          *http.ServeMux
 	routes       []routeInfo
 	ns           nsTable // the namespace routes (nsroutes.go)
 	bases        []base
 	openapi      []byte
-	lastUsed     lastUsed
 	rl           *rateLimiter
 	counts       CountSource
 	extraMetrics func(w io.Writer) error
@@ -180,8 +177,10 @@ type Server struct {
 	commits struct{ groups, calls atomic.Uint64 }
 	// writes makes the identifier writes (create, update, bulk).
 	writes *write.Service
-	// auth caches valid keys (auth.go); operator writes invalidate it.
-	auth authCache
+	// keys says who a secret is (the operator, an SNAA's key), caches
+	// valid keys and batches their last-used times; operator writes
+	// invalidate it (updateAuth).
+	keys *access.Keys
 	// policy is the application policy; applyRL and signinRL limit the
 	// public routes per client address (apply.go, console.go).
 	policy            *Policy
@@ -226,7 +225,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		db: cfg.DB, namer: cfg.Namer, inv: cfg.Invalidator, model: mod,
 		maxBody: cfg.MaxBodyBytes, public: strings.TrimRight(cfg.PublicURL, "/"),
-		log: cfg.Logger, now: cfg.Now, rnd: cfg.Rand, luEvery: cfg.LastUsedInterval,
+		log: cfg.Logger, now: cfg.Now, rnd: cfg.Rand,
 		counts: cfg.Counter, statsEvery: cfg.StatsInterval, extraMetrics: cfg.Metrics, refuseKeys: cfg.RefuseKeys,
 	}
 	if s.statsEvery <= 0 {
@@ -244,10 +243,6 @@ func New(cfg Config) (*Server, error) {
 	if s.rnd == nil {
 		s.rnd = rand.Reader
 	}
-	if s.luEvery <= 0 {
-		s.luEvery = time.Minute
-	}
-	s.opHash = hashSecret(cfg.OperatorKey)
 	s.reg, err = registry.New(registry.Config{DB: cfg.DB, Namer: cfg.Namer, URLIndex: mod.URL.Index, Now: s.now,
 		OnCommit: func(n int) {
 			s.commits.groups.Add(1)
@@ -261,13 +256,17 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Writer != nil {
 		s.w = cfg.Writer
 	}
+	s.keys, err = access.New(access.Config{Registry: s.reg, OperatorKey: cfg.OperatorKey,
+		LastUsedInterval: cfg.LastUsedInterval, Now: s.now, Logger: s.log})
+	if err != nil {
+		return nil, err
+	}
 	s.bases = []base{{path: "/pid/v2", prefix: strings.ToUpper(cfg.Namer.Prefix())}}
 	if tp := cfg.Namer.TestPrefix(); tp != "" {
 		s.bases = append(s.bases, base{path: "/testpid/v2", prefix: strings.ToUpper(tp), test: true})
 	} else {
 		s.bases = append(s.bases, base{path: "/testpid/v2", test: true})
 	}
-	s.lastUsed.pending = map[string]time.Time{}
 	if cfg.RateLimit > 0 {
 		burst := float64(cfg.RateBurst)
 		if burst <= 0 {
@@ -336,7 +335,7 @@ func (s *Server) Model() *model.Model { return s.model }
 
 // Close writes the pending key last-used times. Call it before closing the DB.
 // It also writes the resolution counts not yet flushed.
-func (s *Server) Close() error { return errors.Join(s.flushLastUsed(), s.FlushStats()) }
+func (s *Server) Close() error { return errors.Join(s.keys.Flush(), s.FlushStats()) }
 
 // handlerFunc is a route handler; a returned error becomes a problem reply.
 type handlerFunc func(w http.ResponseWriter, r *http.Request) error
@@ -582,12 +581,4 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(p.Status)
 	w.Write(b)
-}
-
-// lastUsed batches key last-used times in memory (keyed by key hash).
-type lastUsed struct {
-	mu        sync.Mutex
-	pending   map[string]time.Time
-	lastFlush time.Time
-	flushing  bool
 }

@@ -35,7 +35,11 @@ var rules = map[string]struct {
 	// the data layers; no HTTP, so that its errors are Go errors each front
 	// maps in its own place.
 	"write": {internal: []string{"handlev", "store", "model", "registry", "internal/stdjson"}, notStd: []string{"net/http", "html/template"}},
-	"admin": {internal: []string{"handlev", "store", "model", "registry", "write", "internal/buildinfo", "internal/stdjson", "internal/promtext", "internal/tokenbucket"}},
+	// Who a secret or a session's key hash is: below every front that
+	// authenticates (the API, the console), above the registry; no HTTP,
+	// so that each front answers a refusal in its own way.
+	"access": {internal: []string{"registry"}, notStd: []string{"net/http", "html/template"}},
+	"admin":  {internal: []string{"access", "handlev", "store", "model", "registry", "write", "internal/buildinfo", "internal/stdjson", "internal/promtext", "internal/tokenbucket"}},
 	// The link checker: a job of cmd, reading records and writing results
 	// through the registry, fetching only through internal/outbound. Nothing
 	// below cmd imports it (admin reads its results through registry).
@@ -73,9 +77,9 @@ var rules = map[string]struct {
 	"internal/jsontext":   {},
 	"internal/unsafeconv": {},
 	"internal/cfgerr":     {},
-	"internal":            {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "write", "model", "registry", "internal"}, external: []string{""}},
-	"cmd":                 {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "write", "model", "registry", "cluster", "webhook", "linkcheck", "internal"}, external: []string{""}},
-	"bench":               {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "write", "model", "registry", "cluster", "internal", "bench"}, external: []string{""}},
+	"internal":            {internal: []string{"access", "handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "write", "model", "registry", "internal"}, external: []string{""}},
+	"cmd":                 {internal: []string{"access", "handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "write", "model", "registry", "cluster", "webhook", "linkcheck", "internal"}, external: []string{""}},
+	"bench":               {internal: []string{"access", "handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "write", "model", "registry", "cluster", "internal", "bench"}, external: []string{""}},
 }
 
 func ruleFor(dir string) (string, bool) {

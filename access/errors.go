@@ -1,0 +1,29 @@
+package access
+
+import (
+	"errors"
+	"time"
+)
+
+// Sentinel errors of a key look-up. The fronts map them to their replies in
+// their own place (the admin API to a 401 with WWW-Authenticate).
+var (
+	// ErrConfig: Config is missing a required field.
+	ErrConfig = errors.New("access: invalid configuration")
+	// ErrUnknownKey: no key has this secret (or the secret is malformed).
+	ErrUnknownKey = errors.New("access: unknown API key")
+	// ErrRevokedKey: the key was revoked; a *RevokedError says when.
+	ErrRevokedKey = errors.New("access: API key revoked")
+)
+
+// RevokedError is the look-up of a revoked key.
+type RevokedError struct {
+	At time.Time // when the key was revoked
+}
+
+func (e *RevokedError) Error() string {
+	return "this API key was revoked on " + e.At.UTC().Format(time.RFC3339)
+}
+
+// Unwrap returns ErrRevokedKey.
+func (e *RevokedError) Unwrap() error { return ErrRevokedKey }
