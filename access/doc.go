@@ -14,11 +14,16 @@
 //     long-lived streams look their key up again);
 //   - the keys' last-used times, kept in memory and written at most once
 //     per Config.LastUsedInterval (Keys.Touch, Keys.Flush), so that
-//     authenticating a request costs no write.
+//     authenticating a request costs no write;
+//   - the console's sessions (sessions.go): started for a key the front
+//     has checked, stored by the token's hash through the Writer (so that
+//     every node of a cluster knows them), ended by their idle or absolute
+//     lifetime or their key's revocation (typed errors, one per reason),
+//     and the CSRF token derived from a session's token.
 //
 // # What it must not do
 //
-// It imports no net/http and knows no status code: a front maps its errors
+// It imports no net/http and knows no status code or cookie: a front maps its errors
 // to its replies in one place (admin's problemOf). It decides nothing about
 // what a key may do (suspension, namespace, prefixes, rate limits belong to
 // the front that admits the request), and it writes nothing but last-used

@@ -14,6 +14,19 @@ var (
 	ErrUnknownKey = errors.New("access: unknown API key")
 	// ErrRevokedKey: the key was revoked; a *RevokedError says when.
 	ErrRevokedKey = errors.New("access: API key revoked")
+
+	// ErrSessionUnknown: no session has this token (it ended, or never was).
+	ErrSessionUnknown = errors.New("access: unknown session")
+	// ErrSessionExpired: the session reached its absolute lifetime.
+	ErrSessionExpired = errors.New("access: session expired")
+	// ErrSessionIdle: the session was not used for its idle lifetime.
+	ErrSessionIdle = errors.New("access: session idle")
+	// ErrSessionKeyRevoked: the key the session was started with is
+	// revoked (or gone).
+	ErrSessionKeyRevoked = errors.New("access: session's key revoked")
+	// ErrSessionOperatorChanged: the operator key has changed since the
+	// operator's session started.
+	ErrSessionOperatorChanged = errors.New("access: operator key changed")
 )
 
 // RevokedError is the look-up of a revoked key.

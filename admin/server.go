@@ -185,8 +185,8 @@ type Server struct {
 	// public routes per client address (apply.go, console.go).
 	policy            *Policy
 	applyRL, signinRL *applyLimiter
-	// sessions holds the console's in-memory session state (console.go).
-	sessions sessionMemory
+	// sessions are the console's sessions (console.go).
+	sessions *access.Sessions
 	// streams counts the open event streams; evBeat is their heartbeat
 	// (events.go).
 	streams eventStreams
@@ -291,7 +291,11 @@ func New(cfg Config) (*Server, error) {
 		s.policy = &pol
 	}
 	s.applyRL, s.signinRL = newApplyLimiter(s.policy.PerHour), newApplyLimiter(signinPerHour)
-	s.sessions.init(cfg.SessionIdle, cfg.SessionMax)
+	s.sessions, err = access.NewSessions(access.SessionsConfig{Registry: s.reg, Writer: s.w, Keys: s.keys,
+		Idle: cfg.SessionIdle, Max: cfg.SessionMax, Now: s.now, Rand: s.rnd, Logger: s.log})
+	if err != nil {
+		return nil, err
+	}
 	s.streams.maxKey, s.streams.maxSNAA, s.streams.limit, s.evBeat = cfg.EventStreamsPerKey, cfg.EventStreamsPerSNAA, cfg.EventStreams, cfg.EventHeartbeat
 	if s.streams.maxKey <= 0 {
 		s.streams.maxKey = DefaultEventStreamsPerKey
