@@ -15,6 +15,11 @@
 //   - the keys' last-used times, kept in memory and written at most once
 //     per Config.LastUsedInterval (Keys.Touch, Keys.Flush), so that
 //     authenticating a request costs no write;
+//   - issuing keys (Keys.Issue: a name, a fresh secret, the SNAA's limit of
+//     unrevoked keys) and revoking them (Keys.Revoke), and the one shape of
+//     the operator's writes of applications, SNAAs and keys (Keys.Update:
+//     a refusal commits nothing, the audit entries commit with the write,
+//     the cache of keys is invalidated after), issue.go;
 //   - the console's sessions (sessions.go): started for a key the front
 //     has checked, stored by the token's hash through the Writer (so that
 //     every node of a cluster knows them), ended by their idle or absolute
@@ -26,8 +31,10 @@
 // It imports no net/http and knows no status code or cookie: a front maps its errors
 // to its replies in one place (admin's problemOf). It decides nothing about
 // what a key may do (suspension, namespace, prefixes, rate limits belong to
-// the front that admits the request), and it writes nothing but last-used
-// times.
+// the front that admits the request). It writes keys, sessions and
+// last-used times, and the audit entries of the writes it makes; the
+// decisions on applications and SNAAs are the front's, which hands them to
+// Keys.Update.
 //
 // # Caveats
 //

@@ -15,6 +15,13 @@ var (
 	// ErrRevokedKey: the key was revoked; a *RevokedError says when.
 	ErrRevokedKey = errors.New("access: API key revoked")
 
+	// ErrNoSNAA: the SNAA named does not exist.
+	ErrNoSNAA = errors.New("access: no such SNAA")
+	// ErrNoKey: the SNAA has no key of this id.
+	ErrNoKey = errors.New("access: no such key")
+	// ErrKeyLimit: the SNAA already holds as many unrevoked keys as it may.
+	ErrKeyLimit = errors.New("access: too many keys")
+
 	// ErrSessionUnknown: no session has this token (it ended, or never was).
 	ErrSessionUnknown = errors.New("access: unknown session")
 	// ErrSessionExpired: the session reached its absolute lifetime.
@@ -40,3 +47,17 @@ func (e *RevokedError) Error() string {
 
 // Unwrap returns ErrRevokedKey.
 func (e *RevokedError) Unwrap() error { return ErrRevokedKey }
+
+// Error is a refused write of keys: Kind is one of the sentinels above,
+// Detail what the client is told.
+type Error struct {
+	Kind   error
+	Detail string
+}
+
+func (e *Error) Error() string { return e.Kind.Error() + ": " + e.Detail }
+
+// Unwrap returns Kind, so that errors.Is(err, ErrKeyLimit) works.
+func (e *Error) Unwrap() error { return e.Kind }
+
+func refuse(kind error, detail string) *Error { return &Error{Kind: kind, Detail: detail} }

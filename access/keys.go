@@ -1,9 +1,11 @@
 package access
 
 import (
+	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -20,6 +22,11 @@ const DefaultLastUsedInterval = time.Minute
 type Config struct {
 	// Registry holds the keys and SNAAs. Required.
 	Registry *registry.Registry
+	// Writer commits the writes of keys (Issue, Revoke, Update): the
+	// registry, or a cluster node. If nil, Registry.
+	Writer Writer
+	// Rand is the source of key secrets and ids; if nil, crypto/rand.
+	Rand io.Reader
 	// OperatorKey is the operator's secret; only its hash is kept.
 	OperatorKey string
 	// LastUsedInterval: a key's use is written at most this often; if
@@ -38,6 +45,8 @@ type Config struct {
 // memory. Safe for concurrent use.
 type Keys struct {
 	reg     *registry.Registry
+	w       Writer
+	rnd     io.Reader
 	opHash  [32]byte
 	now     func() time.Time
 	log     *slog.Logger
@@ -51,7 +60,13 @@ func New(cfg Config) (*Keys, error) {
 	if cfg.Registry == nil {
 		return nil, fmt.Errorf("%w: Registry is nil", ErrConfig)
 	}
-	k := &Keys{reg: cfg.Registry, opHash: Hash(cfg.OperatorKey), now: cfg.Now, log: cfg.Logger, luEvery: cfg.LastUsedInterval}
+	k := &Keys{reg: cfg.Registry, w: cfg.Writer, rnd: cfg.Rand, opHash: Hash(cfg.OperatorKey), now: cfg.Now, log: cfg.Logger, luEvery: cfg.LastUsedInterval}
+	if k.w == nil {
+		k.w = cfg.Registry
+	}
+	if k.rnd == nil {
+		k.rnd = rand.Reader
+	}
 	if k.now == nil {
 		k.now = time.Now
 	}

@@ -5,11 +5,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"pidnode/handlev"
+	"pidnode/model"
 	"pidnode/registry"
 	"pidnode/store"
 )
@@ -150,5 +152,69 @@ func TestLastUsed(t *testing.T) {
 	})
 	if err != nil || stored.LastUsed == nil || !stored.LastUsed.Equal(*shown.LastUsed) {
 		t.Errorf("stored last use = %v (%v), want %v", stored.LastUsed, err, shown.LastUsed)
+	}
+}
+
+// TestIssueRevoke: Issue writes a key and its audit entry, refuses a bad
+// name, an unknown SNAA and a key beyond the SNAA's limit (revoked keys do
+// not count), and Revoke makes the key fail its next look-up.
+func TestIssueRevoke(t *testing.T) {
+	k, reg := newKeys(t)
+	err := reg.Update(func(tx registry.Tx) error {
+		return tx.PutSNAA(&registry.SNAA{ID: "s1", Namespace: "NS", MaxKeys: 2})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ve *model.ValidationError
+	if _, _, err := k.Issue("operator", "s1", " \u2028 "); !errors.As(err, &ve) {
+		t.Errorf("Issue(bad name) = %v, want a *model.ValidationError", err)
+	}
+	if _, _, err := k.Issue("operator", "nope", "ci"); !errors.Is(err, ErrNoSNAA) {
+		t.Errorf("Issue(unknown SNAA) = %v, want ErrNoSNAA", err)
+	}
+	first, secret, err := k.Issue("operator", "s1", "ci")
+	if err != nil || !WellFormed(secret) || !strings.HasPrefix(first.ID, "key_") {
+		t.Fatalf("Issue = %+v, %q, %v", first, secret, err)
+	}
+	if got, _, err := k.Lookup(secret); err != nil || got.ID != first.ID {
+		t.Fatalf("Lookup(issued) = %v, %v", got.ID, err)
+	}
+	if _, _, err := k.Issue("operator", "s1", "second"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := k.Issue("operator", "s1", "third"); !errors.Is(err, ErrKeyLimit) {
+		t.Fatalf("Issue beyond the limit = %v, want ErrKeyLimit", err)
+	}
+	if err := k.Revoke("snaa:s1", "s1", "key_none"); !errors.Is(err, ErrNoKey) {
+		t.Errorf("Revoke(unknown key) = %v, want ErrNoKey", err)
+	}
+	if err := k.Revoke("snaa:s1", "s1", first.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Revoke("snaa:s1", "s1", first.ID); err != nil {
+		t.Errorf("revoking twice: %v", err)
+	}
+	if _, _, err := k.Lookup(secret); !errors.Is(err, ErrRevokedKey) {
+		t.Errorf("Lookup(revoked) = %v, want ErrRevokedKey", err)
+	}
+	if _, _, err := k.Issue("operator", "s1", "third"); err != nil {
+		t.Errorf("Issue after a revocation: %v", err)
+	}
+	keys, err := k.List("s1")
+	if err != nil || len(keys) != 3 || keys[0].Hash != "" {
+		t.Errorf("List = %+v, %v; want 3 keys without hashes", keys, err)
+	}
+	log, err := reg.AuditLog(0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var actions []string
+	for _, e := range log {
+		actions = append(actions, e.Actor+" "+e.Action)
+	}
+	want := []string{"operator key.issue", "operator key.issue", "snaa:s1 key.revoke", "operator key.issue"}
+	if !slices.Equal(actions, want) {
+		t.Errorf("audit log = %q, want %q", actions, want)
 	}
 }

@@ -61,7 +61,7 @@ func CheckPolicy(p *Policy) error {
 	switch {
 	case strings.TrimSpace(p.Version) == "", strings.TrimSpace(p.Title) == "", strings.TrimSpace(p.Text) == "":
 		return fmt.Errorf("%w: policy: version, title and text are required", ErrConfig)
-	case len(p.Version) > 50 || hasControl(p.Version):
+	case len(p.Version) > 50 || model.HasControl(p.Version):
 		return fmt.Errorf("%w: policy: version must be at most 50 printable characters", ErrConfig)
 	case p.MaxOpenPerEmail < 0 || p.PerHour < 0 || math.IsNaN(p.PerHour) || math.IsInf(p.PerHour, 0):
 		return fmt.Errorf("%w: policy: limits must not be negative", ErrConfig)

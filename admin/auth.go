@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 
 	"pidnode/access"
-	"pidnode/registry"
 	"pidnode/write"
 )
 
@@ -21,17 +19,7 @@ const (
 )
 
 // newID returns prefix + 10 random lower-case base32 characters.
-func (s *Server) newID(prefix string) (string, error) {
-	var b [10]byte
-	if _, err := io.ReadFull(s.rnd, b[:]); err != nil {
-		return "", err
-	}
-	const alpha = "0123456789abcdefghjkmnpqrstvwxyz"
-	for i := range b {
-		b[i] = alpha[b[i]&31]
-	}
-	return prefix + string(b[:]), nil
-}
+func (s *Server) newID(prefix string) (string, error) { return access.NewID(s.rnd, prefix) }
 
 // bearer returns the token of an "Authorization: Bearer" header.
 func bearer(r *http.Request) (string, *Problem) {
@@ -144,11 +132,4 @@ func (s *Server) admit(r *http.Request, k Key, sn SNAA) (context.Context, error)
 		}
 	}
 	return context.WithValue(r.Context(), authKey, &principal{snaa: sn, key: k}), nil
-}
-
-// updateAuth is store.Update for the operator writes that may change keys or
-// SNAAs: after the transaction (committed or not) it invalidates the auth cache.
-func (s *Server) updateAuth(fn func(tx registry.Tx) error) error {
-	defer s.keys.Invalidate()
-	return s.w.Update(fn)
 }

@@ -18,11 +18,14 @@ func problemOf(err error) (p *Problem, ok bool) {
 	var ve *model.ValidationError
 	var se *model.SyntaxError
 	var we *write.Error
+	var ae *access.Error
 	switch {
 	case errors.As(err, &p):
 		return p, true
 	case errors.As(err, &we):
 		return problem(writeStatus(we.Kind), "%s", we.Detail), true
+	case errors.As(err, &ae):
+		return accessProblem(ae), true
 	case errors.Is(err, access.ErrUnknownKey):
 		return invalidToken("unknown API key"), true
 	case errors.Is(err, access.ErrRevokedKey):
@@ -64,4 +67,17 @@ func writeStatus(kind error) int {
 		return http.StatusUnprocessableEntity
 	}
 	return http.StatusInternalServerError
+}
+
+// accessProblem is the problem of a refused write of keys.
+func accessProblem(e *access.Error) *Problem {
+	switch e.Kind {
+	case access.ErrNoSNAA, access.ErrNoKey:
+		return problem(http.StatusNotFound, "%s", e.Detail)
+	case access.ErrKeyLimit:
+		p := problem(http.StatusConflict, "%s", e.Detail)
+		p.Type, p.Title = problemKeyLimit, "Too many keys"
+		return p
+	}
+	return problem(http.StatusInternalServerError, "%s", e.Detail)
 }

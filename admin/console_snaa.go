@@ -659,7 +659,7 @@ func (s *Server) pageRevokeKey(w http.ResponseWriter, r *http.Request, u *consol
 	if !slices.ContainsFunc(keys, func(k Key) bool { return k.ID == keyID }) {
 		return problem(http.StatusNotFound, "you have no key %q", keyID)
 	}
-	if err := s.revokeKeyAs(u.p.actor(), u.SNAA.ID, keyID); err != nil {
+	if err := s.keys.Revoke(u.p.actor(), u.SNAA.ID, keyID); err != nil {
 		return err
 	}
 	// Revoking the session's own key ends the session with the next request.

@@ -21,9 +21,11 @@
 //     through the API route's own handler (console_call.go);
 //   - who may do what: admitting a request whose key package access has
 //     found (the SNAA not suspended, the rate limit, writes possible), the
-//     SNAA's prefixes and namespace, the decisions on applications, SNAAs
-//     and keys; the key secrets themselves (stored only as SHA-256, looked
-//     up by hash in constant time, cached) are package access's;
+//     SNAA's prefixes and namespace, the decisions on applications and
+//     SNAAs; the keys themselves (secrets stored only as SHA-256, looked
+//     up by hash in constant time, cached, issued within the SNAA's limit,
+//     revoked) are package access's, through which every operator write
+//     commits with its audit entries (opWrite);
 //   - when resolution statistics are flushed (RunStats, every StatsInterval,
 //     from a CountSource, in practice *cache.Counter);
 //   - reading a request's body and mapping errors to problems; the

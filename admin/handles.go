@@ -180,7 +180,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, b *base, p *prin
 		}
 	}
 	idem := r.Header.Get("Idempotency-Key")
-	if len(idem) > idemKeyMax || hasControl(idem) {
+	if len(idem) > idemKeyMax || model.HasControl(idem) {
 		return problem(http.StatusBadRequest, "Idempotency-Key must be at most %d printable characters", idemKeyMax)
 	}
 	body, err := readBody(w, r, s.maxBody)

@@ -179,7 +179,7 @@ type Server struct {
 	writes *write.Service
 	// keys says who a secret is (the operator, an SNAA's key), caches
 	// valid keys and batches their last-used times; operator writes
-	// invalidate it (updateAuth).
+	// invalidate it (opWrite).
 	keys *access.Keys
 	// policy is the application policy; applyRL and signinRL limit the
 	// public routes per client address (apply.go, console.go).
@@ -256,7 +256,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Writer != nil {
 		s.w = cfg.Writer
 	}
-	s.keys, err = access.New(access.Config{Registry: s.reg, OperatorKey: cfg.OperatorKey,
+	s.keys, err = access.New(access.Config{Registry: s.reg, Writer: s.w, Rand: s.rnd, OperatorKey: cfg.OperatorKey,
 		LastUsedInterval: cfg.LastUsedInterval, Now: s.now, Logger: s.log})
 	if err != nil {
 		return nil, err

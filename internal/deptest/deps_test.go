@@ -35,10 +35,11 @@ var rules = map[string]struct {
 	// the data layers; no HTTP, so that its errors are Go errors each front
 	// maps in its own place.
 	"write": {internal: []string{"handlev", "store", "model", "registry", "internal/stdjson"}, notStd: []string{"net/http", "html/template"}},
-	// Who a secret or a session's key hash is: below every front that
-	// authenticates (the API, the console), above the registry; no HTTP,
-	// so that each front answers a refusal in its own way.
-	"access": {internal: []string{"registry"}, notStd: []string{"net/http", "html/template"}},
+	// Who a secret or a session's key hash is, and the writes of keys:
+	// below every front that authenticates (the API, the console), above
+	// the registry; no HTTP, so that each front answers a refusal in its
+	// own way (model for the one shape of a field's validation error).
+	"access": {internal: []string{"model", "registry"}, notStd: []string{"net/http", "html/template"}},
 	"admin":  {internal: []string{"access", "handlev", "store", "model", "registry", "write", "internal/buildinfo", "internal/stdjson", "internal/promtext", "internal/tokenbucket"}},
 	// The link checker: a job of cmd, reading records and writing results
 	// through the registry, fetching only through internal/outbound. Nothing
