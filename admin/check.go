@@ -6,6 +6,7 @@ import (
 
 	"pidnode/access"
 	"pidnode/model"
+	"pidnode/read"
 	"pidnode/write"
 )
 
@@ -19,11 +20,14 @@ func problemOf(err error) (p *Problem, ok bool) {
 	var se *model.SyntaxError
 	var we *write.Error
 	var ae *access.Error
+	var re *read.Error
 	switch {
 	case errors.As(err, &p):
 		return p, true
 	case errors.As(err, &we):
 		return problem(writeStatus(we.Kind), "%s", we.Detail), true
+	case errors.As(err, &re):
+		return readProblem(re), true
 	case errors.As(err, &ae):
 		return accessProblem(ae), true
 	case errors.Is(err, access.ErrUnknownKey):
@@ -80,4 +84,12 @@ func accessProblem(e *access.Error) *Problem {
 		return p
 	}
 	return problem(http.StatusInternalServerError, "%s", e.Detail)
+}
+
+// readProblem is the problem of a refused read.
+func readProblem(e *read.Error) *Problem {
+	if e.Kind == read.ErrBadCursor {
+		return problem(http.StatusBadRequest, "%s", e.Detail)
+	}
+	return problem(http.StatusNotFound, "%s", e.Detail)
 }

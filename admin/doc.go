@@ -28,8 +28,9 @@
 //     commits with its audit entries (opWrite);
 //   - when resolution statistics are flushed (RunStats, every StatsInterval,
 //     from a CountSource, in practice *cache.Counter);
-//   - reading a request's body and mapping errors to problems; the
-//     identifier writes themselves (their checks in order, idempotency, id
+//   - reading a request's body and mapping errors to problems; the reads
+//     of identifiers (one, a namespace's page, the history) are package
+//     read's; the identifier writes themselves (their checks in order, idempotency, id
 //     minting, the audit entry, the cache invalidation) are package write's,
 //     which the create, update and bulk handlers call.
 //

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"pidnode/model"
+	"pidnode/read"
 	"pidnode/write"
 )
 
@@ -60,12 +61,12 @@ func TestIdentifierJSON(t *testing.T) {
 		tm := time.Unix(r.Int64N(1<<35), r.Int64N(2)*r.Int64N(1e9)).In(zones[r.IntN(len(zones))])
 		ident := &Identifier{Handle: str(), Prefix: str(), Namespace: str(), ID: str(), URL: str(), Metadata: meta,
 			Version: r.Uint64(), Created: tm, Updated: tm.Add(time.Duration(r.Int64N(1e12))),
-			Links: Links{Resolve: str(), API: str(), NoRedirect: str()}, key: "k"}
+			Links: Links{Resolve: str(), API: str(), NoRedirect: str()}}
 		want, err := marshal(ident)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, ok := ident.appendJSON([]byte("pre"))
+		got, ok := ident.AppendJSON([]byte("pre"))
 		if !ok || !bytes.Equal(got[3:], want) {
 			t.Fatalf("appendJSON (ok %v) =\n%s\nmarshal =\n%s", ok, got[3:], want)
 		}
@@ -75,7 +76,7 @@ func TestIdentifierJSON(t *testing.T) {
 		{Metadata: map[string]any{"x": 1.5}},
 		{Created: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)},
 	} {
-		if _, ok := ident.appendJSON(nil); ok {
+		if _, ok := ident.AppendJSON(nil); ok {
 			t.Errorf("appendJSON accepted %+v", ident)
 		}
 	}
@@ -104,9 +105,9 @@ func TestAuditContentJSON(t *testing.T) {
 		}
 		// The metadata's JSON for the reply is the reply's.
 		ident := &Identifier{Metadata: c.Metadata}
-		ref, _ := ident.appendJSON(nil)
-		ident.metaJSON = meta
-		if reply, _ := ident.appendJSON(nil); meta != nil && !bytes.Equal(reply, ref) {
+		ref, _ := ident.AppendJSON(nil)
+		ident.MetaJSON = meta
+		if reply, _ := ident.AppendJSON(nil); meta != nil && !bytes.Equal(reply, ref) {
 			t.Fatalf("reply with metaJSON %s, without %s", reply, ref)
 		}
 	}
@@ -125,8 +126,8 @@ func TestSplitDisplayAndPathEscape(t *testing.T) {
 		default:
 			want = [3]string{h, "", ""}
 		}
-		if p, n, i := splitDisplay(h); [3]string{p, n, i} != want {
-			t.Errorf("splitDisplay(%q) = %q %q %q, want %q", h, p, n, i, want)
+		if p, n, i := read.SplitDisplay(h); [3]string{p, n, i} != want {
+			t.Errorf("read.SplitDisplay(%q) = %q %q %q, want %q", h, p, n, i, want)
 		}
 	}
 	for c := 0; c < 256; c++ {

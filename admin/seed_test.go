@@ -8,6 +8,7 @@ import (
 
 	"pidnode/access"
 	"pidnode/handlev"
+	"pidnode/read"
 )
 
 func TestSeedDemo(t *testing.T) {
@@ -36,7 +37,7 @@ func TestSeedDemo(t *testing.T) {
 	}
 	k, _, _ := e.namer.Key(info.Handles[4])
 	rec, _, _ := e.db.Load(k)
-	prefix, ns, id := splitDisplay(info.Handles[0])
+	prefix, ns, id := read.SplitDisplay(info.Handles[0])
 	if rel := string(valueAt(rec, 15)); !strings.Contains(rel, "IS_OBSOLETED_BY") || !strings.Contains(rel, prefix+"/"+ns+"/"+id) {
 		t.Errorf("obsoleted record RELATED = %s", rel)
 	}

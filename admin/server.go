@@ -19,6 +19,7 @@ import (
 	"pidnode/access"
 	"pidnode/handlev"
 	"pidnode/model"
+	"pidnode/read"
 	"pidnode/registry"
 	"pidnode/store"
 	"pidnode/write"
@@ -175,8 +176,10 @@ type Server struct {
 	// commits counts the committed groups and the writes they held, for
 	// /metrics (calls/groups is the mean group size).
 	commits struct{ groups, calls atomic.Uint64 }
-	// writes makes the identifier writes (create, update, bulk).
+	// writes makes the identifier writes (create, update, bulk); read
+	// reads them (one, a namespace's page, the history).
 	writes *write.Service
+	read   *read.Reader
 	// keys says who a secret is (the operator, an SNAA's key), caches
 	// valid keys and batches their last-used times; operator writes
 	// invalidate it (opWrite).
@@ -315,6 +318,10 @@ func New(cfg Config) (*Server, error) {
 	reserved := s.ns.reservedMsg()
 	s.writes, err = write.New(write.Config{Registry: s.reg, Writer: s.w, Namer: cfg.Namer, Model: mod, Invalidator: cfg.Invalidator,
 		ReservedID: func(id string) (string, bool) { return reserved, s.ns.reserved(id) }, Now: s.now, Rand: s.rnd, IdempotencyTTL: cfg.IdempotencyTTL, Logger: s.log})
+	if err != nil {
+		return nil, err
+	}
+	s.read, err = read.New(read.Config{DB: cfg.DB, Registry: s.reg, Namer: cfg.Namer, Model: mod, PublicURL: s.public})
 	if err != nil {
 		return nil, err
 	}

@@ -40,7 +40,10 @@ var rules = map[string]struct {
 	// the registry; no HTTP, so that each front answers a refusal in its
 	// own way (model for the one shape of a field's validation error).
 	"access": {internal: []string{"model", "registry"}, notStd: []string{"net/http", "html/template"}},
-	"admin":  {internal: []string{"access", "handlev", "store", "model", "registry", "write", "internal/buildinfo", "internal/stdjson", "internal/promtext", "internal/tokenbucket"}},
+	// The read functions of identifiers (one, a namespace's page, the
+	// history) that the API and the console share; no HTTP.
+	"read":  {internal: []string{"handlev", "store", "model", "registry", "internal/stdjson"}, notStd: []string{"net/http", "html/template"}},
+	"admin": {internal: []string{"access", "handlev", "store", "model", "read", "registry", "write", "internal/buildinfo", "internal/stdjson", "internal/promtext", "internal/tokenbucket"}},
 	// The link checker: a job of cmd, reading records and writing results
 	// through the registry, fetching only through internal/outbound. Nothing
 	// below cmd imports it (admin reads its results through registry).
@@ -78,9 +81,9 @@ var rules = map[string]struct {
 	"internal/jsontext":   {},
 	"internal/unsafeconv": {},
 	"internal/cfgerr":     {},
-	"internal":            {internal: []string{"access", "handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "write", "model", "registry", "internal"}, external: []string{""}},
-	"cmd":                 {internal: []string{"access", "handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "write", "model", "registry", "cluster", "webhook", "linkcheck", "internal"}, external: []string{""}},
-	"bench":               {internal: []string{"access", "handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "write", "model", "registry", "cluster", "internal", "bench"}, external: []string{""}},
+	"internal":            {internal: []string{"access", "read", "handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "write", "model", "registry", "internal"}, external: []string{""}},
+	"cmd":                 {internal: []string{"access", "read", "handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "write", "model", "registry", "cluster", "webhook", "linkcheck", "internal"}, external: []string{""}},
+	"bench":               {internal: []string{"access", "read", "handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "write", "model", "registry", "cluster", "internal", "bench"}, external: []string{""}},
 }
 
 func ruleFor(dir string) (string, bool) {
