@@ -1,16 +1,14 @@
-package admin
+package read
 
 import (
 	"bytes"
 	"encoding/json"
 	"math/rand/v2"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
 
 	"pidnode/model"
-	"pidnode/read"
 	"pidnode/write"
 )
 
@@ -48,7 +46,7 @@ func randJSON(r *rand.Rand, depth int) any {
 	}
 }
 
-// TestIdentifierJSON: appendJSON writes what marshal writes.
+// TestIdentifierJSON: AppendJSON writes what encoding/json writes.
 func TestIdentifierJSON(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	str := func() string { return jsonStrings[r.IntN(len(jsonStrings))] }
@@ -68,16 +66,16 @@ func TestIdentifierJSON(t *testing.T) {
 		}
 		got, ok := ident.AppendJSON([]byte("pre"))
 		if !ok || !bytes.Equal(got[3:], want) {
-			t.Fatalf("appendJSON (ok %v) =\n%s\nmarshal =\n%s", ok, got[3:], want)
+			t.Fatalf("AppendJSON (ok %v) =\n%s\nmarshal =\n%s", ok, got[3:], want)
 		}
 	}
-	// What appendJSON leaves to marshal.
+	// What AppendJSON leaves to encoding/json.
 	for _, ident := range []*Identifier{
 		{Metadata: map[string]any{"x": 1.5}},
 		{Created: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)},
 	} {
 		if _, ok := ident.AppendJSON(nil); ok {
-			t.Errorf("appendJSON accepted %+v", ident)
+			t.Errorf("AppendJSON accepted %+v", ident)
 		}
 	}
 }
@@ -113,9 +111,8 @@ func TestAuditContentJSON(t *testing.T) {
 	}
 }
 
-// TestSplitDisplayAndPathEscape: the cut and the escaping are those of
-// strings.SplitN and url.PathEscape per segment.
-func TestSplitDisplayAndPathEscape(t *testing.T) {
+// TestSplitDisplay: the cut is that of strings.SplitN.
+func TestSplitDisplay(t *testing.T) {
 	for _, h := range []string{"", "a", "a/b", "a/b/c", "21.12345/svc/K7Q/AB-CD", "p/s/n/i/d/e", "/", "//", "///", "a//b/", "p/s/n/"} {
 		var want [3]string
 		switch parts := strings.SplitN(h, "/", 4); len(parts) {
@@ -126,18 +123,19 @@ func TestSplitDisplayAndPathEscape(t *testing.T) {
 		default:
 			want = [3]string{h, "", ""}
 		}
-		if p, n, i := read.SplitDisplay(h); [3]string{p, n, i} != want {
-			t.Errorf("read.SplitDisplay(%q) = %q %q %q, want %q", h, p, n, i, want)
+		if p, n, i := SplitDisplay(h); [3]string{p, n, i} != want {
+			t.Errorf("SplitDisplay(%q) = %q %q %q, want %q", h, p, n, i, want)
 		}
 	}
-	for c := 0; c < 256; c++ {
-		s := "a/" + string([]byte{byte(c)}) + "/b"
-		parts := strings.Split(s, "/")
-		for i, p := range parts {
-			parts[i] = url.PathEscape(p)
-		}
-		if got, want := pathEscape(s), strings.Join(parts, "/"); got != want {
-			t.Errorf("pathEscape(%q) = %q, want %q", s, got, want)
-		}
+}
+
+// marshal is encoding/json without HTML escaping, as the API writes.
+func marshal(v any) ([]byte, error) {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
 	}
+	return []byte(b.String()), nil
 }
