@@ -157,13 +157,11 @@ func (s *Server) snaaPage(r *http.Request, id string) (*snaaPage, error) {
 	if err := s.opCall(r, apiCall{method: "GET", path: p, pathValues: pv}, s.getSNAA).decode(&pg.SNAA); err != nil {
 		return nil, err
 	}
-	var keys struct {
-		Keys []Key `json:"keys"`
-	}
-	if err := s.opCall(r, apiCall{method: "GET", path: p + "/keys", pathValues: pv}, s.listKeys).decode(&keys); err != nil {
+	keys, err := s.keys.List(id)
+	if err != nil {
 		return nil, err
 	}
-	pg.Keys = keys.Keys
+	pg.Keys = keys
 	return pg, nil
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"pidnode/handlev"
 	"pidnode/model"
+	"pidnode/read"
 	"pidnode/write"
 )
 
@@ -101,24 +102,28 @@ func (s *Server) pageIDs(w http.ResponseWriter, r *http.Request, u *consoleUser,
 	b, bn := s.consoleBase(q.Get("base"))
 	pg := &idsPage{Base: bn, Bases: s.baseChoices(u, bn), Status: q.Get("status"), URL: q.Get("url"), Cursor: q.Get("cursor"), Statuses: s.statuses()}
 	d.Title, d.D = "Your identifiers", pg
-	aq := url.Values{"limit": {"50"}}
-	for _, k := range []string{"status", "url", "cursor"} {
-		if v := q.Get(k); v != "" {
-			aq.Set(k, v)
+	// The API's checks of the status filter, the values as its reply gives
+	// them (read.Plain).
+	lq := read.ListQuery{Status: strings.ToUpper(q.Get("status")), URL: q.Get("url"), Cursor: q.Get("cursor"), Limit: 50}
+	t, err := s.consoleTarget(r, u, b)
+	var items []Identifier
+	var next string
+	if err == nil {
+		if p := s.checkStatusFilter(lq.Status); p != nil {
+			err = p
+		} else {
+			items, next, err = s.read.List(t.prefix, t.ns, lq)
 		}
 	}
-	path, pv := collection(b, u, "")
-	var list struct {
-		Items []Identifier `json:"items"`
-		Next  string       `json:"next_cursor"`
+	for i := range items {
+		items[i] = *items[i].Plain()
 	}
-	rep := s.snaaCall(r, u, b, apiCall{method: "GET", path: path, pathValues: pv, query: aq}, s.getHandles)
-	if err := rep.decode(&list); err != nil {
+	if err != nil {
 		d.Problem, _ = problemOf(err)
 		s.render(w, d.Problem.Status, "ids", d)
 		return nil
 	}
-	pg.Items, pg.Next = list.Items, list.Next
+	pg.Items, pg.Next = items, next
 	s.render(w, http.StatusOK, "ids", d)
 	return nil
 }
@@ -193,15 +198,30 @@ func idURL(base, id, done string) string {
 	return "/console/id?" + v.Encode()
 }
 
-// readIdent reads identifier id through the API's route.
+// consoleTarget admits a read of u's namespace on base b as the API admits
+// a GET (suspension, rate limit; a form's POST reads too) and checks the
+// base's prefix is u's.
+func (s *Server) consoleTarget(r *http.Request, u *consoleUser, b *base) (target, error) {
+	get := r.WithContext(r.Context())
+	get.Method = http.MethodGet
+	if _, err := s.admit(get, u.Key, u.SNAA); err != nil {
+		return target{}, err
+	}
+	return s.checkTarget(r, b, u.p, b.prefix, u.SNAA.Namespace)
+}
+
+// readIdent reads identifier id through package read, its values as the
+// API's reply gives them (read.Plain).
 func (s *Server) readIdent(r *http.Request, u *consoleUser, b *base, id string) (*Identifier, error) {
-	path, pv := collection(b, u, id)
-	var ident Identifier
-	rep := s.snaaCall(r, u, b, apiCall{method: "GET", path: path, pathValues: pv}, s.getHandles)
-	if err := rep.decode(&ident); err != nil {
+	t, err := s.consoleTarget(r, u, b)
+	if err != nil {
 		return nil, err
 	}
-	return &ident, nil
+	ident, err := s.read.Get(t.prefix, t.ns, id)
+	if err != nil {
+		return nil, err
+	}
+	return ident.Plain(), nil
 }
 
 func (s *Server) pageEdit(w http.ResponseWriter, r *http.Request, u *consoleUser, d *pageData) error {
@@ -378,18 +398,20 @@ func (s *Server) pageID(w http.ResponseWriter, r *http.Request, u *consoleUser, 
 		pg.Status, _ = ident.Metadata[f.Name].(string)
 	}
 	d.Title, d.D = ident.Handle, pg
-	path, pv := collection(b, u, id+"/history")
-	var hist struct {
-		Changes []HistoryEntry `json:"changes"`
+	t, err := s.consoleTarget(r, u, b)
+	if err != nil {
+		return err
 	}
-	if err := s.snaaCall(r, u, b, apiCall{method: "GET", path: path, pathValues: pv}, s.getHandles).decode(&hist); err != nil {
+	hist, err := s.read.History(t.prefix, t.ns, id)
+	if err != nil {
 		return err
 	}
 	for i := len(hist.Changes) - 1; i >= 0; i-- {
 		h := hist.Changes[i]
+		h.Before, h.After = read.Plain(h.Before), read.Plain(h.After)
 		pg.History = append(pg.History, historyRow{HistoryEntry: h, Changed: changedPaths(h.Before, h.After)})
 	}
-	path, pv = collection(b, u, id+"/stats")
+	path, pv := collection(b, u, id+"/stats")
 	var st Stats
 	if err := s.snaaCall(r, u, b, apiCall{method: "GET", path: path, pathValues: pv}, s.getHandles).decode(&st); err != nil {
 		return err
@@ -609,14 +631,6 @@ type keysPage struct {
 	Name   string
 }
 
-func (s *Server) snaaKeys(r *http.Request, u *consoleUser) ([]Key, error) {
-	var list struct {
-		Keys []Key `json:"keys"`
-	}
-	rep := s.opCall(r, apiCall{method: "GET", path: "/ops/v1/snaas/" + url.PathEscape(u.SNAA.ID) + "/keys", pathValues: map[string]string{"id": u.SNAA.ID}}, s.listKeys)
-	return list.Keys, rep.decode(&list)
-}
-
 // pageKeys lists the SNAA's keys and issues a new one (self-service
 // rotation: issue a second key, then revoke the first). The new key's
 // secret is shown once, on the reply to the POST, never in a URL.
@@ -637,7 +651,7 @@ func (s *Server) pageKeys(w http.ResponseWriter, r *http.Request, u *consoleUser
 			s.log.Info("console: key issued by its SNAA", "snaa", u.SNAA.ID, "key", ik.ID)
 		}
 	}
-	keys, err := s.snaaKeys(r, u)
+	keys, err := s.keys.List(u.SNAA.ID)
 	if err != nil {
 		return err
 	}
@@ -652,7 +666,7 @@ func (s *Server) pageKeys(w http.ResponseWriter, r *http.Request, u *consoleUser
 
 func (s *Server) pageRevokeKey(w http.ResponseWriter, r *http.Request, u *consoleUser, d *pageData) error {
 	keyID := r.PostForm.Get("key_id")
-	keys, err := s.snaaKeys(r, u)
+	keys, err := s.keys.List(u.SNAA.ID)
 	if err != nil {
 		return err
 	}

@@ -21,6 +21,7 @@
 // # Caveats
 //
 // Metadata values are as model.Extract gives them (numbers as json.Number),
-// not as a JSON round trip gives them (float64): a page that formats them
-// must format json.Number as the number's text.
+// not as a JSON round trip of the API's reply gives them (float64): a page
+// that shows what the API answers passes them through Plain, the one place
+// that turns one into the other.
 package read

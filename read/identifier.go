@@ -1,6 +1,7 @@
 package read
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 	"time"
@@ -122,4 +123,48 @@ func SplitDisplay(h string) (prefix, ns, id string) {
 		return h[:i], last[:k], last[k+1:]
 	}
 	return h[:i], rest[:j], last
+}
+
+// Plain returns a copy of ident with its metadata passed through Plain (and
+// no MetaJSON).
+func (ident *Identifier) Plain() *Identifier {
+	out := *ident
+	out.MetaJSON = nil
+	out.Metadata, _ = Plain(ident.Metadata).(map[string]any)
+	return &out
+}
+
+// Plain returns v with every json.Number (as model.Extract gives numbers)
+// replaced by its float64, in maps and slices at any depth: the values a
+// JSON round trip of the API's reply gives, so that a page rendering them
+// shows what it showed of the reply. Maps and slices holding a number are
+// copied; v itself is not changed.
+func Plain(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		f, err := strconv.ParseFloat(string(x), 64)
+		if err != nil {
+			return string(x)
+		}
+		return f
+	case map[string]any:
+		if x == nil {
+			return x
+		}
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = Plain(e)
+		}
+		return out
+	case []any:
+		if x == nil {
+			return x
+		}
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = Plain(e)
+		}
+		return out
+	}
+	return v
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -138,4 +139,31 @@ func marshal(v any) ([]byte, error) {
 		return nil, err
 	}
 	return []byte(b.String()), nil
+}
+
+// TestPlain: Plain gives what a JSON round trip gives (numbers as float64),
+// for values as model.DecodeAny gives them.
+func TestPlain(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for i := 0; i < 500; i++ {
+		v := randJSON(r, 1)
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(b, []byte(`\ufffd`)) {
+			continue // invalid UTF-8, which no stored record holds
+		}
+		var want any
+		if err := json.Unmarshal(b, &want); err != nil {
+			t.Fatal(err)
+		}
+		if got := Plain(v); !reflect.DeepEqual(got, want) {
+			t.Fatalf("Plain(%#v) = %#v, want %#v", v, got, want)
+		}
+	}
+	in := map[string]any{"n": json.Number("1.50"), "a": []any{json.Number("3")}}
+	if got := Plain(in); !reflect.DeepEqual(got, map[string]any{"n": 1.5, "a": []any{3.0}}) || in["n"] != json.Number("1.50") {
+		t.Errorf("Plain(%v) = %v; the input must stay as it was", in, got)
+	}
 }
