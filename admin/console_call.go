@@ -8,9 +8,10 @@ import (
 )
 
 // The console has no write or read path of its own. It reads identifiers
-// (one, a namespace's page, the history) through package read, admitted
-// and checked as the API admits a GET (consoleTarget), issues, revokes and
-// lists keys through package access, and every other
+// (one, a namespace's page, the history) through package read and creates
+// and updates them through the write service, admitted and checked as the
+// API admits the same request (consoleTarget), issues, revokes and lists
+// keys through package access, and every other
 // action runs the API route's handler in-process, with the session's
 // principal where the API has the bearer key's, and reads the reply the
 // API would have sent (docs/product.md §4.2). The checks, the problem

@@ -213,13 +213,7 @@ func (s *Server) pageSNAAChange(w http.ResponseWriter, r *http.Request, u *conso
 
 func (s *Server) pageOpsIssueKey(w http.ResponseWriter, r *http.Request, u *consoleUser, d *pageData) error {
 	id := r.PostForm.Get("id")
-	body, err := json.Marshal(KeyRequest{Name: r.PostForm.Get("name")})
-	if err != nil {
-		return err
-	}
-	var ik IssuedKey
-	rep := s.opCall(r, apiCall{method: "POST", path: "/ops/v1/snaas/" + url.PathEscape(id) + "/keys", pathValues: map[string]string{"id": id}, body: body}, s.issueKey)
-	ierr := rep.decode(&ik)
+	ik, ierr := s.issueKeyAs(ActorOperator, id, r.PostForm.Get("name"))
 	pg, err := s.snaaPage(r, id)
 	if err != nil {
 		return err
@@ -229,7 +223,7 @@ func (s *Server) pageOpsIssueKey(w http.ResponseWriter, r *http.Request, u *cons
 		d.Problem, _ = problemOf(ierr)
 		status = d.Problem.Status
 	} else {
-		pg.Issued = &ik
+		pg.Issued = ik
 	}
 	d.Title, d.D = "SNAA "+pg.SNAA.Organisation, pg
 	s.render(w, status, "ops_snaa", d)
@@ -238,10 +232,8 @@ func (s *Server) pageOpsIssueKey(w http.ResponseWriter, r *http.Request, u *cons
 
 func (s *Server) pageOpsRevokeKey(w http.ResponseWriter, r *http.Request, u *consoleUser, d *pageData) error {
 	id, keyID := r.PostForm.Get("id"), r.PostForm.Get("key_id")
-	rep := s.opCall(r, apiCall{method: "DELETE", path: "/ops/v1/snaas/" + url.PathEscape(id) + "/keys/" + url.PathEscape(keyID),
-		pathValues: map[string]string{"id": id, "key_id": keyID}}, s.revokeKey)
-	if p := rep.problem(); p != nil {
-		return p
+	if err := s.keys.Revoke(ActorOperator, id, keyID); err != nil {
+		return err
 	}
 	http.Redirect(w, r, "/console/ops/snaa?done=revoked&id="+url.QueryEscape(id), http.StatusSeeOther)
 	return nil

@@ -105,7 +105,7 @@ func (s *Server) pageIDs(w http.ResponseWriter, r *http.Request, u *consoleUser,
 	// The API's checks of the status filter, the values as its reply gives
 	// them (read.Plain).
 	lq := read.ListQuery{Status: strings.ToUpper(q.Get("status")), URL: q.Get("url"), Cursor: q.Get("cursor"), Limit: 50}
-	t, err := s.consoleTarget(r, u, b)
+	t, err := s.consoleTarget(r, u, b, http.MethodGet)
 	var items []Identifier
 	var next string
 	if err == nil {
@@ -167,20 +167,8 @@ func (s *Server) pageNew(w http.ResponseWriter, r *http.Request, u *consoleUser,
 		s.render(w, http.StatusOK, "edit", d)
 		return nil
 	}
-	body, err := json.Marshal(payload)
+	ident, err := s.consoleCreate(r, u, b, pg.ID, payload)
 	if err != nil {
-		return err
-	}
-	var rep *apiReply
-	if pg.ID != "" {
-		// PUT {base}?customid=: the API's create with a custom id.
-		rep = s.snaaCall(r, u, b, apiCall{method: "PUT", path: b.path, query: url.Values{"customid": {pg.ID}}, body: body}, s.createCustomQuery)
-	} else {
-		path, pv := collection(b, u, "")
-		rep = s.snaaCall(r, u, b, apiCall{method: "PUT", path: path, pathValues: pv, body: body}, s.putHandles)
-	}
-	var ident Identifier
-	if err := rep.decode(&ident); err != nil {
 		d.Problem, _ = problemOf(err)
 		pg.Form = buildForm("", "", s.payloadSchema(), true, payload, false)
 		s.render(w, d.Problem.Status, "edit", d)
@@ -188,6 +176,63 @@ func (s *Server) pageNew(w http.ResponseWriter, r *http.Request, u *consoleUser,
 	}
 	http.Redirect(w, r, idURL(bn, ident.ID, "created"), http.StatusSeeOther)
 	return nil
+}
+
+// consoleCreate creates an identifier from a form's payload through the
+// write service, with the API's checks in the API's order: admitted as a
+// PUT, the custom id checked before the payload, the body's size limit,
+// the payload decoded as the API decodes a body.
+func (s *Server) consoleCreate(r *http.Request, u *consoleUser, b *base, customID string, payload map[string]any) (*Identifier, error) {
+	t, err := s.consoleTarget(r, u, b, http.MethodPut)
+	if err != nil {
+		return nil, err
+	}
+	if customID != "" {
+		if err := s.writes.CheckCustomID(u.p.writer(), t.write(), customID); err != nil {
+			return nil, err
+		}
+	}
+	body, err := json.Marshal(payload)
+	if err != nil {
+		return nil, err
+	}
+	obj, err := s.consoleBody(body)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.writes.Create(u.p.writer(), t.write(), write.CreateRequest{CustomID: customID, Payload: obj})
+	if err != nil {
+		return nil, err
+	}
+	s.metrics.creates.Add(1)
+	return s.read.IdentifierOf(&res.Stored, *res.Content), nil
+}
+
+// consoleUpdate updates identifier id from a form's JSON body through the
+// write service, as the API's PUT with If-Match ifMatch ("" for none).
+func (s *Server) consoleUpdate(r *http.Request, u *consoleUser, b *base, id, ifMatch string, body []byte) error {
+	t, err := s.consoleTarget(r, u, b, http.MethodPut)
+	if err != nil {
+		return err
+	}
+	obj, err := s.consoleBody(body)
+	if err != nil {
+		return err
+	}
+	res, err := s.writes.Update(u.p.writer(), t.write(), write.UpdateRequest{ID: id, Payload: obj, IfMatch: ifMatch})
+	if err == nil && res.Written {
+		s.metrics.updates.Add(1)
+	}
+	return err
+}
+
+// consoleBody is a form's JSON body as the API reads a request's: within
+// its size limit, decoded strictly.
+func (s *Server) consoleBody(body []byte) (map[string]any, error) {
+	if int64(len(body)) > s.maxBody {
+		return nil, problem(http.StatusRequestEntityTooLarge, "request body of %d bytes exceeds the limit of %d bytes", len(body), s.maxBody)
+	}
+	return model.DecodeObject(body)
 }
 
 func idURL(base, id, done string) string {
@@ -198,13 +243,14 @@ func idURL(base, id, done string) string {
 	return "/console/id?" + v.Encode()
 }
 
-// consoleTarget admits a read of u's namespace on base b as the API admits
-// a GET (suspension, rate limit; a form's POST reads too) and checks the
-// base's prefix is u's.
-func (s *Server) consoleTarget(r *http.Request, u *consoleUser, b *base) (target, error) {
-	get := r.WithContext(r.Context())
-	get.Method = http.MethodGet
-	if _, err := s.admit(get, u.Key, u.SNAA); err != nil {
+// consoleTarget admits a request of u on its namespace on base b as the
+// API admits one with method (suspension, rate limit, and for a write
+// maintenance mode; a form's POST also reads) and checks the base's
+// prefix is u's.
+func (s *Server) consoleTarget(r *http.Request, u *consoleUser, b *base, method string) (target, error) {
+	as := r.WithContext(r.Context())
+	as.Method = method
+	if _, err := s.admit(as, u.Key, u.SNAA); err != nil {
 		return target{}, err
 	}
 	return s.checkTarget(r, b, u.p, b.prefix, u.SNAA.Namespace)
@@ -213,7 +259,7 @@ func (s *Server) consoleTarget(r *http.Request, u *consoleUser, b *base) (target
 // readIdent reads identifier id through package read, its values as the
 // API's reply gives them (read.Plain).
 func (s *Server) readIdent(r *http.Request, u *consoleUser, b *base, id string) (*Identifier, error) {
-	t, err := s.consoleTarget(r, u, b)
+	t, err := s.consoleTarget(r, u, b, http.MethodGet)
 	if err != nil {
 		return nil, err
 	}
@@ -257,14 +303,11 @@ func (s *Server) pageEdit(w http.ResponseWriter, r *http.Request, u *consoleUser
 	if err != nil {
 		return err
 	}
-	path, pv := collection(b, u, id)
-	hdr := map[string]string{}
+	ifMatch := ""
 	if pg.Version > 0 {
-		hdr["If-Match"] = write.ETag(pg.Version)
+		ifMatch = write.ETag(pg.Version)
 	}
-	rep := s.snaaCall(r, u, b, apiCall{method: "PUT", path: path, pathValues: pv, body: body, header: hdr}, s.putHandles)
-	var ident Identifier
-	if err := rep.decode(&ident); err != nil {
+	if err := s.consoleUpdate(r, u, b, id, ifMatch, body); err != nil {
 		d.Problem, _ = problemOf(err)
 		pg.Form = buildForm("", "", s.payloadSchema(), true, s.formPayload(r.PostForm, false), false)
 		s.render(w, d.Problem.Status, "edit", d)
@@ -398,7 +441,7 @@ func (s *Server) pageID(w http.ResponseWriter, r *http.Request, u *consoleUser, 
 		pg.Status, _ = ident.Metadata[f.Name].(string)
 	}
 	d.Title, d.D = ident.Handle, pg
-	t, err := s.consoleTarget(r, u, b)
+	t, err := s.consoleTarget(r, u, b, http.MethodGet)
 	if err != nil {
 		return err
 	}
@@ -485,13 +528,11 @@ func (s *Server) pageStatus(w http.ResponseWriter, r *http.Request, u *consoleUs
 	if err != nil {
 		return err
 	}
-	path, pv := collection(b, u, id)
-	hdr := map[string]string{}
+	ifMatch := ""
 	if version > 0 {
-		hdr["If-Match"] = write.ETag(version)
+		ifMatch = write.ETag(version)
 	}
-	var ident Identifier
-	if err := s.snaaCall(r, u, b, apiCall{method: "PUT", path: path, pathValues: pv, body: body, header: hdr}, s.putHandles).decode(&ident); err != nil {
+	if err := s.consoleUpdate(r, u, b, id, ifMatch, body); err != nil {
 		return err
 	}
 	http.Redirect(w, r, idURL(bn, id, "status"), http.StatusSeeOther)

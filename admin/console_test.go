@@ -724,3 +724,27 @@ func TestIndexPage(t *testing.T) {
 		r.problem(t)
 	}
 }
+
+// TestConsoleAdmission: the console's reads and writes are admitted as the
+// API admits them: writes are refused in maintenance, reads are not, and a
+// suspended SNAA's session reads nothing.
+func TestConsoleAdmission(t *testing.T) {
+	e := newEnv(t)
+	key := onboard(t, e, "Admitted Org", "admitted@example.org")
+	b := e.browser()
+	wantPage(t, b.signIn(key), 200, "Your identifiers")
+	b.get("/console/new?base=test")
+	e.srv.SetReadOnly(true)
+	wantPage(t, b.post("/console/new", createForm("In maintenance")), 503, "maintenance")
+	wantPage(t, b.get("/console/ids?base=test"), 200, "Your identifiers")
+	e.srv.SetReadOnly(false)
+	b.get("/console/new?base=test")
+	wantPage(t, b.post("/console/new", createForm("After maintenance")), 200, "The identifier was created.")
+
+	var me struct {
+		SNAA SNAA `json:"snaa"`
+	}
+	e.want(e.do("GET", "/pid/v2/me", key, nil), 200).json(t, &me)
+	e.want(e.do("PATCH", "/ops/v1/snaas/"+me.SNAA.ID, testOpKey, map[string]any{"suspended": true}), 200)
+	wantPage(t, b.get("/console/ids?base=test"), 403, "suspended")
+}

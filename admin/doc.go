@@ -18,8 +18,10 @@
 //     and the HTML console for SNAAs and the operator (/console/, console*.go,
 //     templates/), docs/product.md §4.2: the session cookie (the sessions
 //     themselves are package access's), the console's reads of
-//     identifiers through package read, and every other console action
-//     run through the API route's own handler (console_call.go);
+//     identifiers through package read, its creates and updates through
+//     package write, its key actions through package access, and every
+//     other console action run through the API route's own handler
+//     (console_call.go);
 //   - who may do what: admitting a request whose key package access has
 //     found (the SNAA not suspended, the rate limit, writes possible), the
 //     SNAA's prefixes and namespace, the decisions on applications and
