@@ -8,8 +8,8 @@ import (
 )
 
 // The console has no write or read path of its own. It reads identifiers
-// (one, a namespace's page, the history) through package read and creates
-// and updates them through the write service, admitted and checked as the
+// (one, a namespace's page, the history) through package read and creates,
+// updates and bulk-writes them through the write service, admitted and checked as the
 // API admits the same request (consoleTarget), issues, revokes and lists
 // keys through package access, and every other
 // action runs the API route's handler in-process, with the session's

@@ -226,6 +226,34 @@ func (s *Server) consoleUpdate(r *http.Request, u *consoleUser, b *base, id, ifM
 	return err
 }
 
+// consoleBulk runs a bulk of JSON Lines through runBulk, admitted and
+// checked as the API's POST …/bulk: its items charged to the rate limit
+// (one request if refused before they are counted), refused in
+// maintenance, the body's size limit.
+func (s *Server) consoleBulk(r *http.Request, u *consoleUser, b *base, body []byte) ([]BulkResult, error) {
+	as := r.WithContext(r.Context())
+	as.Method = http.MethodPost
+	as.SetPathValue("id", "bulk")
+	if _, err := s.admit(as, u.Key, u.SNAA); err != nil {
+		return nil, err
+	}
+	t, err := s.checkTarget(r, b, u.p, b.prefix, u.SNAA.Namespace)
+	if err != nil {
+		if lerr := s.limit(u.Key.ID, u.SNAA.ID); lerr != nil {
+			return nil, lerr
+		}
+		return nil, err
+	}
+	if err := s.checkWritable(); err != nil {
+		return nil, err
+	}
+	var readErr error
+	if int64(len(body)) > s.maxBody {
+		readErr, body = problem(http.StatusRequestEntityTooLarge, "request body of %d bytes exceeds the limit of %d bytes", len(body), s.maxBody), nil
+	}
+	return s.runBulk(u.p, t, body, true, readErr)
+}
+
 // consoleBody is a form's JSON body as the API reads a request's: within
 // its size limit, decoded strictly.
 func (s *Server) consoleBody(body []byte) (map[string]any, error) {
@@ -648,17 +676,13 @@ func (s *Server) pageBulk(w http.ResponseWriter, r *http.Request, u *consoleUser
 		}
 		body = lines
 	}
-	path, pv := collection(b, u, "bulk")
-	var res struct {
-		Items []BulkResult `json:"items"`
-	}
-	rep := s.snaaCall(r, u, b, apiCall{method: "POST", path: path, pathValues: pv, body: body, ctype: "application/jsonl"}, s.postHandles)
-	if err := rep.decode(&res); err != nil {
+	items, err := s.consoleBulk(r, u, b, body)
+	if err != nil {
 		d.Problem, _ = problemOf(err)
 		s.render(w, d.Problem.Status, "bulk", d)
 		return nil
 	}
-	for i, it := range res.Items {
+	for i, it := range items {
 		pg.Results = append(pg.Results, bulkRow{Row: i + 1, BulkResult: it})
 	}
 	s.render(w, http.StatusOK, "bulk", d)

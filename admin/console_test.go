@@ -737,6 +737,8 @@ func TestConsoleAdmission(t *testing.T) {
 	e.srv.SetReadOnly(true)
 	wantPage(t, b.post("/console/new", createForm("In maintenance")), 503, "maintenance")
 	wantPage(t, b.get("/console/ids?base=test"), 200, "Your identifiers")
+	b.get("/console/bulk?base=test")
+	wantPage(t, b.post("/console/bulk", url.Values{"base": {"test"}, "format": {"jsonl"}, "text": {`{"url":"https://bulk.example.org/m"}`}}), 503, "maintenance")
 	e.srv.SetReadOnly(false)
 	b.get("/console/new?base=test")
 	wantPage(t, b.post("/console/new", createForm("After maintenance")), 200, "The identifier was created.")
