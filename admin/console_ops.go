@@ -6,11 +6,15 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"pidnode/registry"
 )
 
 // The operator's pages of the console (docs/product.md §4.2): the
-// application queue, SNAAs and their keys, the audit log. Every read and
-// write is the operator route's (console_call.go).
+// application queue, SNAAs and their keys, the audit log. The reads are
+// the registry's, with the operator routes' checks; the keys are package
+// access's; the decisions on applications and SNAAs (approve, reject,
+// patch) run the operator route's handler (console_call.go).
 
 func (s *Server) opsConsoleRoutes() {
 	s.mux.HandleFunc("GET /console/ops/applications", s.console(true, s.pageApps))
@@ -38,16 +42,23 @@ func (s *Server) pageApps(w http.ResponseWriter, r *http.Request, u *consoleUser
 	if state == "ALL" {
 		state = ""
 	}
-	var list struct {
-		Applications []Application `json:"applications"`
+	// The API's check of the state.
+	want := strings.ToUpper(state)
+	if want != "" && want != StateSubmitted && want != StateApproved && want != StateRejected {
+		return problem(http.StatusBadRequest, "state must be SUBMITTED, APPROVED or REJECTED")
 	}
-	if err := s.opCall(r, apiCall{method: "GET", path: "/ops/v1/applications", query: url.Values{"state": {state}}}, s.listApplications).decode(&list); err != nil {
+	var apps []Application
+	err := s.reg.View(func(tx registry.Tx) (err error) {
+		apps, err = tx.Applications(want)
+		return err
+	})
+	if err != nil {
 		return err
 	}
 	if state == "" {
 		state = "ALL"
 	}
-	d.Title, d.D = "Applications", &appsPage{State: state, Apps: list.Applications}
+	d.Title, d.D = "Applications", &appsPage{State: state, Apps: apps}
 	s.render(w, http.StatusOK, "ops_apps", d)
 	return nil
 }
@@ -62,7 +73,14 @@ type appPage struct {
 
 func (s *Server) loadApp(r *http.Request, id string) (*Application, error) {
 	var a Application
-	err := s.opCall(r, apiCall{method: "GET", path: "/ops/v1/applications/" + url.PathEscape(id), pathValues: map[string]string{"id": id}}, s.getApplication).decode(&a)
+	var ok bool
+	err := s.reg.View(func(tx registry.Tx) (err error) {
+		a, ok, err = tx.Application(id)
+		return err
+	})
+	if err == nil && !ok {
+		err = problem(http.StatusNotFound, "no application %q", id)
+	}
 	return &a, err
 }
 
@@ -132,13 +150,15 @@ func (s *Server) pageReject(w http.ResponseWriter, r *http.Request, u *consoleUs
 }
 
 func (s *Server) pageSNAAs(w http.ResponseWriter, r *http.Request, u *consoleUser, d *pageData) error {
-	var list struct {
-		SNAAs []SNAA `json:"snaas"`
-	}
-	if err := s.opCall(r, apiCall{method: "GET", path: "/ops/v1/snaas"}, s.listSNAAs).decode(&list); err != nil {
+	var snaas []SNAA
+	err := s.reg.View(func(tx registry.Tx) (err error) {
+		snaas, err = tx.SNAAs()
+		return err
+	})
+	if err != nil {
 		return err
 	}
-	d.Title, d.D = "SNAAs", list.SNAAs
+	d.Title, d.D = "SNAAs", snaas
 	s.render(w, http.StatusOK, "ops_snaas", d)
 	return nil
 }
@@ -151,12 +171,15 @@ type snaaPage struct {
 }
 
 func (s *Server) snaaPage(r *http.Request, id string) (*snaaPage, error) {
-	pv := map[string]string{"id": id}
-	p := "/ops/v1/snaas/" + url.PathEscape(id)
 	pg := &snaaPage{Prefixes: s.servedPrefixes()}
-	if err := s.opCall(r, apiCall{method: "GET", path: p, pathValues: pv}, s.getSNAA).decode(&pg.SNAA); err != nil {
+	sn, ok, err := s.loadSNAA(id)
+	if err != nil {
 		return nil, err
 	}
+	if !ok {
+		return nil, problem(http.StatusNotFound, "no SNAA %q", id)
+	}
+	pg.SNAA = sn
 	keys, err := s.keys.List(id)
 	if err != nil {
 		return nil, err
@@ -250,14 +273,16 @@ type auditRow struct {
 }
 
 func (s *Server) pageAudit(w http.ResponseWriter, r *http.Request, u *consoleUser, d *pageData) error {
-	q := url.Values{"limit": {"100"}}
+	var after uint64
 	if a := r.URL.Query().Get("after"); a != "" {
-		q.Set("after", a)
+		var err error
+		if after, err = strconv.ParseUint(a, 10, 64); err != nil {
+			return problem(http.StatusBadRequest, "after must be a sequence number")
+		}
 	}
-	var list struct {
-		Entries []AuditEntry `json:"entries"`
-	}
-	if err := s.opCall(r, apiCall{method: "GET", path: "/ops/v1/audit", query: q}, s.listAudit).decode(&list); err != nil {
+	var list struct{ Entries []AuditEntry }
+	var err error
+	if list.Entries, err = s.reg.AuditLog(after, 100); err != nil {
 		return err
 	}
 	pg := &auditPage{}

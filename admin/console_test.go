@@ -750,3 +750,17 @@ func TestConsoleAdmission(t *testing.T) {
 	e.want(e.do("PATCH", "/ops/v1/snaas/"+me.SNAA.ID, testOpKey, map[string]any{"suspended": true}), 200)
 	wantPage(t, b.get("/console/ids?base=test"), 403, "suspended")
 }
+
+// TestConsoleOpsRefusals: the operator's pages refuse what the operator
+// routes refuse, with the same problems.
+func TestConsoleOpsRefusals(t *testing.T) {
+	e := newEnv(t)
+	op := e.browser()
+	wantPage(t, op.signIn(testOpKey), 200, "Applications")
+	wantPage(t, op.get("/console/ops/applications?state=bogus"), 400, "state must be SUBMITTED, APPROVED or REJECTED")
+	wantPage(t, op.get("/console/ops/applications?state=rejected"), 200, "Applications")
+	wantPage(t, op.get("/console/ops/application?id=app_none"), 404, "no application")
+	wantPage(t, op.get("/console/ops/snaa?id=snaa_none"), 404, "no SNAA")
+	wantPage(t, op.get("/console/ops/audit?after=x"), 400, "after must be a sequence number")
+	wantPage(t, op.get("/console/ops/audit"), 200, "Audit log")
+}
