@@ -43,9 +43,7 @@ type apiCall struct {
 	method, path string
 	pathValues   map[string]string
 	query        url.Values
-	header       map[string]string
 	body         []byte
-	ctype        string
 }
 
 // apiReply is what the route answered.
@@ -93,14 +91,7 @@ func (c *apiCall) request(r *http.Request) (*http.Request, error) {
 	req.Host = r.Host
 	if c.body != nil {
 		req.ContentLength = int64(len(c.body))
-		ct := c.ctype
-		if ct == "" {
-			ct = "application/json"
-		}
-		req.Header.Set("Content-Type", ct)
-	}
-	for k, v := range c.header {
-		req.Header.Set(k, v)
+		req.Header.Set("Content-Type", "application/json")
 	}
 	for k, v := range c.pathValues {
 		req.SetPathValue(k, v)
