@@ -18,10 +18,11 @@
 //     and the HTML console for SNAAs and the operator (/console/, console*.go,
 //     templates/), docs/product.md §4.2: the session cookie (the sessions
 //     themselves are package access's), the console's reads of
-//     identifiers through package read, its creates and updates through
-//     package write, its key actions through package access, and every
-//     other console action run through the API route's own handler
-//     (console_call.go);
+//     identifiers through package read, its creates, updates and bulks
+//     through package write, its key actions through package access, the
+//     operator pages' reads from the registry, and the remaining actions
+//     (approve, reject, change an SNAA, statistics, link checks) run
+//     through the API route's own handler (console_call.go);
 //   - who may do what: admitting a request whose key package access has
 //     found (the SNAA not suspended, the rate limit, writes possible), the
 //     SNAA's prefixes and namespace, the decisions on applications and
@@ -33,9 +34,10 @@
 //     from a CountSource, in practice *cache.Counter);
 //   - reading a request's body and mapping errors to problems; the reads
 //     of identifiers (one, a namespace's page, the history) are package
-//     read's; the identifier writes themselves (their checks in order, idempotency, id
-//     minting, the audit entry, the cache invalidation) are package write's,
-//     which the create, update and bulk handlers call.
+//     read's; the identifier writes themselves (their checks in order,
+//     idempotency, id minting, the audit entry, the cache invalidation)
+//     are package write's, which the create, update and bulk handlers
+//     call.
 //
 // What it stores (applications, SNAAs, keys, idempotency records, the audit
 // log, the URL index, the statistics) it stores through package registry,

@@ -27,7 +27,7 @@ const (
 // split. A package or type over the limit and not listed fails, and so does
 // a listed one that has come under the limit (so that its entry goes).
 var oversized = map[string]int{
-	"package admin":     7873,
+	"package admin":     7866,
 	"package resolver":  5237,
 	"type admin.Server": 158,
 }
