@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"pidnode/access"
 	"pidnode/internal/tokenbucket"
 	"pidnode/model"
 	"pidnode/registry"
@@ -60,7 +61,7 @@ func CheckPolicy(p *Policy) error {
 	switch {
 	case strings.TrimSpace(p.Version) == "", strings.TrimSpace(p.Title) == "", strings.TrimSpace(p.Text) == "":
 		return fmt.Errorf("%w: policy: version, title and text are required", ErrConfig)
-	case len(p.Version) > 50 || hasControl(p.Version):
+	case len(p.Version) > 50 || model.HasControl(p.Version):
 		return fmt.Errorf("%w: policy: version must be at most 50 printable characters", ErrConfig)
 	case p.MaxOpenPerEmail < 0 || p.PerHour < 0 || math.IsNaN(p.PerHour) || math.IsInf(p.PerHour, 0):
 		return fmt.Errorf("%w: policy: limits must not be negative", ErrConfig)
@@ -160,7 +161,7 @@ func (s *Server) submitPublic(r *http.Request, req ApplicationRequest) (*Applica
 	if err := s.limitAddr(s.applyRL, r, "applications"); err != nil {
 		return nil, err
 	}
-	tok, err := newSecret(s.rnd)
+	tok, err := access.NewSecret(s.rnd)
 	if err != nil {
 		return nil, err
 	}

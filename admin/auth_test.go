@@ -3,6 +3,8 @@ package admin
 import (
 	"strings"
 	"testing"
+
+	"pidnode/access"
 )
 
 func TestAuthorisationMatrix(t *testing.T) {
@@ -20,7 +22,7 @@ func TestAuthorisationMatrix(t *testing.T) {
 	e.want(e.do("GET", item, revoked.Secret, nil), 200)
 	e.want(e.do("DELETE", "/ops/v1/snaas/"+a.SNAA.ID+"/keys/"+revoked.ID, testOpKey, nil), 204)
 
-	unknown := KeyPrefix + strings.Repeat("a", keySecretLen-len(KeyPrefix))
+	unknown := KeyPrefix + strings.Repeat("a", access.KeySecretLen-len(KeyPrefix))
 	records := e.recordCount()
 	update := map[string]any{"url": "https://evil.example.org/"}
 
@@ -38,7 +40,7 @@ func TestAuthorisationMatrix(t *testing.T) {
 		{"no key", "", []req{createGen, updateItem, readItem}, 401, "Bearer"},
 		{"wrong scheme", "Basic " + aKey, []req{createGen, updateItem, readItem}, 401, "invalid_request"},
 		{"malformed key", "Bearer pid_short", []req{createGen, updateItem, readItem}, 401, "invalid_token"},
-		{"malformed alphabet", "Bearer " + KeyPrefix + strings.Repeat("1", keySecretLen-len(KeyPrefix)), []req{createGen, updateItem}, 401, "invalid_token"},
+		{"malformed alphabet", "Bearer " + KeyPrefix + strings.Repeat("1", access.KeySecretLen-len(KeyPrefix)), []req{createGen, updateItem}, 401, "invalid_token"},
 		{"unknown key", "Bearer " + unknown, []req{createGen, updateItem, readItem}, 401, "invalid_token"},
 		{"revoked key", "Bearer " + revoked.Secret, []req{createGen, updateItem, readItem}, 401, "invalid_token"},
 		{"other SNAA's namespace", "Bearer " + bKey, []req{{"PUT", "/testpid/v2/handles/21.T12345/AAA/"}, {"PUT", "/testpid/v2/handles/21.T12345/AAA/X1"}, {"GET", "/testpid/v2/handles/21.T12345/AAA/X1"}}, 403, ""},

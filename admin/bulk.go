@@ -36,7 +36,20 @@ func bulkRoute(s *Server) nsRoute {
 // fails on its own, with the problem the single routes answer for it.
 func (s *Server) bulk(w http.ResponseWriter, r *http.Request, p *principal, t target) error {
 	body, lines, err := readBodyOf(w, r, s.maxBody, true)
+	out, err := s.runBulk(p, t, body, lines, err)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"items": out})
+	return nil
+}
+
+// runBulk is bulk once the body is read (readErr: reading it failed): the
+// items decoded, the rate limit charged, the write service's Bulk, each
+// item's result. The API's route and the console's bulk page share it.
+func (s *Server) runBulk(p *principal, t target, body []byte, lines bool, readErr error) ([]BulkResult, error) {
 	var arr []any
+	err := readErr
 	if err == nil {
 		arr, err = bulkItems(body, lines)
 	}
@@ -47,14 +60,14 @@ func (s *Server) bulk(w http.ResponseWriter, r *http.Request, p *principal, t ta
 		cost = 1 // refused below, as a whole
 	}
 	if lerr := s.limitN(p.key.ID, p.snaa.ID, cost); lerr != nil {
-		return lerr
+		return nil, lerr
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	res, err := s.writes.Bulk(p.writer(), t.write(), arr)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	out := make([]BulkResult, len(res))
 	for i, it := range res {
@@ -69,8 +82,7 @@ func (s *Server) bulk(w http.ResponseWriter, r *http.Request, p *principal, t ta
 			s.metrics.updates.Add(1)
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"items": out})
-	return nil
+	return out, nil
 }
 
 // bulkItems decodes a bulk body: a JSON array of items, or JSON Lines (one

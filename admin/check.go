@@ -3,9 +3,11 @@ package admin
 import (
 	"errors"
 	"net/http"
-	"pidnode/internal/route"
 
+	"pidnode/access"
+	"pidnode/internal/route"
 	"pidnode/model"
+	"pidnode/read"
 	"pidnode/write"
 )
 
@@ -18,14 +20,24 @@ func problemOf(err error) (p *Problem, ok bool) {
 	var ve *model.ValidationError
 	var se *model.SyntaxError
 	var we *write.Error
-	var re *route.Error
+	var ae *access.Error
+	var rde *read.Error
+	var rte *route.Error
 	switch {
 	case errors.As(err, &p):
 		return p, true
 	case errors.As(err, &we):
 		return problem(writeStatus(we.Kind), "%s", we.Detail), true
-	case errors.As(err, &re):
-		return problem(re.Status, "%s", re.Detail), true
+	case errors.As(err, &rde):
+		return readProblem(rde), true
+	case errors.As(err, &rte):
+		return problem(rte.Status, "%s", rte.Detail), true
+	case errors.As(err, &ae):
+		return accessProblem(ae), true
+	case errors.Is(err, access.ErrUnknownKey):
+		return invalidToken("unknown API key"), true
+	case errors.Is(err, access.ErrRevokedKey):
+		return invalidToken(err.Error()), true
 	}
 	if up, ok := unavailableProblem(err); ok {
 		return up, true
@@ -63,4 +75,25 @@ func writeStatus(kind error) int {
 		return http.StatusUnprocessableEntity
 	}
 	return http.StatusInternalServerError
+}
+
+// accessProblem is the problem of a refused write of keys.
+func accessProblem(e *access.Error) *Problem {
+	switch e.Kind {
+	case access.ErrNoSNAA, access.ErrNoKey:
+		return problem(http.StatusNotFound, "%s", e.Detail)
+	case access.ErrKeyLimit:
+		p := problem(http.StatusConflict, "%s", e.Detail)
+		p.Type, p.Title = problemKeyLimit, "Too many keys"
+		return p
+	}
+	return problem(http.StatusInternalServerError, "%s", e.Detail)
+}
+
+// readProblem is the problem of a refused read.
+func readProblem(e *read.Error) *Problem {
+	if e.Kind == read.ErrBadCursor {
+		return problem(http.StatusBadRequest, "%s", e.Detail)
+	}
+	return problem(http.StatusNotFound, "%s", e.Detail)
 }

@@ -1,45 +1,29 @@
 package admin
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
-	"time"
 
+	"pidnode/access"
 	"pidnode/registry"
 )
 
 // The console (docs/product.md §4.2): an SNAA or the operator signs in with
-// its key, which is exchanged for a server-side session. The key never
-// reaches a page, a URL or the browser's storage; the session token lives in
-// one HttpOnly, SameSite=Strict cookie (Secure on TLS) and only its SHA-256
-// is stored, in the replicated sessions bucket, written through the Writer
-// like every other write, so a session started on one node of a cluster is
-// valid on all of them.
-//
-// Every request of a session looks its key up again (through the same
-// cache as the API, which every key change invalidates), so that a revoked
-// key's sessions end on the next request. Idle expiry is checked against the
-// later of the stored last-seen time, written at most once per
-// sessionRefresh, and this node's own memory of the session's last request:
-// a session costs one write per minute of use, not one per request, and the
-// idle limit is exact to within sessionRefresh across nodes.
+// its key, which is exchanged for a server-side session (package access:
+// stored, replicated, looked up again with its key on every request). The
+// key never reaches a page, a URL or the browser's storage; the session
+// token lives in one HttpOnly, SameSite=Strict cookie (Secure on TLS).
 
 const (
 	// DefaultSessionIdle and DefaultSessionMax are the idle and absolute
 	// session lifetimes.
-	DefaultSessionIdle = 30 * time.Minute
-	DefaultSessionMax  = 12 * time.Hour
-	// sessionRefresh is how often a session's last-seen time is written.
-	sessionRefresh = time.Minute
+	DefaultSessionIdle = access.DefaultSessionIdle
+	DefaultSessionMax  = access.DefaultSessionMax
 	// signinPerHour bounds sign-in attempts (and status look-ups) per address.
 	signinPerHour = 60
 	// consoleMaxBody bounds a console form (a bulk upload included).
@@ -69,45 +53,6 @@ func preCookieName(r *http.Request) string {
 	return preCookiePlan
 }
 
-// sessionMemory is this node's memory of the sessions it served: when each
-// was last used (by token hash).
-type sessionMemory struct {
-	idle, max time.Duration
-	mu        sync.Mutex
-	seen      map[string]time.Time
-}
-
-func (m *sessionMemory) init(idle, max time.Duration) {
-	if idle <= 0 {
-		idle = DefaultSessionIdle
-	}
-	if max <= 0 {
-		max = DefaultSessionMax
-	}
-	m.idle, m.max, m.seen = idle, max, map[string]time.Time{}
-}
-
-func (m *sessionMemory) lastSeen(hash string) time.Time {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.seen[hash]
-}
-
-func (m *sessionMemory) touch(hash string, t time.Time) {
-	m.mu.Lock()
-	if len(m.seen) > 100000 {
-		m.seen = map[string]time.Time{}
-	}
-	m.seen[hash] = t
-	m.mu.Unlock()
-}
-
-func (m *sessionMemory) forget(hash string) {
-	m.mu.Lock()
-	delete(m.seen, hash)
-	m.mu.Unlock()
-}
-
 // consoleUser is the principal of a console request.
 type consoleUser struct {
 	Operator bool
@@ -116,7 +61,6 @@ type consoleUser struct {
 	Key  Key
 	// p is the API's principal of the same SNAA key.
 	p     *principal
-	hash  string // the session token's hash
 	token string // the session token, for the CSRF token
 }
 
@@ -126,20 +70,6 @@ func (u *consoleUser) Name() string {
 		return "operator"
 	}
 	return u.SNAA.Organisation + " (" + u.SNAA.Namespace + ", key " + u.Key.Name + ")"
-}
-
-// csrfToken is the CSRF token of the session whose token is tok: derived
-// from the token, which only the browser holding the cookie knows, so that
-// no node needs to store it.
-func csrfToken(tok string) string {
-	m := hmac.New(sha256.New, []byte(tok))
-	io.WriteString(m, "pidnode console csrf")
-	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
-}
-
-func tokenHash(tok string) string {
-	sum := sha256.Sum256([]byte(tok))
-	return hex.EncodeToString(sum[:])
 }
 
 // sameOrigin refuses a state-changing request that a browser marks as sent
@@ -171,107 +101,34 @@ func (s *Server) sessionOf(r *http.Request) (*consoleUser, error) {
 	if err := s.syncBeforeAuth(r); err != nil {
 		return nil, err
 	}
-	hash := tokenHash(c.Value)
-	var sess registry.Session
-	var ok bool
-	err = s.reg.View(func(tx registry.Tx) (err error) {
-		sess, ok, err = tx.Session(hash)
-		return err
-	})
-	if err != nil {
+	sess, err := s.sessions.Lookup(c.Value)
+	switch {
+	case errors.Is(err, access.ErrSessionUnknown):
+		return nil, &errSignIn{"Your session has ended. Sign in again."}
+	case errors.Is(err, access.ErrSessionExpired):
+		return nil, &errSignIn{"Your session has expired. Sign in again."}
+	case errors.Is(err, access.ErrSessionIdle):
+		return nil, &errSignIn{"Your session ended after a time without use. Sign in again."}
+	case errors.Is(err, access.ErrSessionOperatorChanged):
+		return nil, &errSignIn{"The operator key has changed. Sign in again."}
+	case errors.Is(err, access.ErrSessionKeyRevoked):
+		return nil, &errSignIn{"The key this session was started with was revoked. Sign in with another key."}
+	case err != nil:
 		return nil, err
 	}
-	if !ok {
-		return nil, &errSignIn{"Your session has ended. Sign in again."}
-	}
-	now := s.now()
-	last := sess.Seen
-	if m := s.sessions.lastSeen(hash); m.After(last) {
-		last = m
-	}
-	end := func(why string) (*consoleUser, error) {
-		s.endSession(hash)
-		return nil, &errSignIn{why}
-	}
-	switch {
-	case !now.Before(sess.Expires):
-		return end("Your session has expired. Sign in again.")
-	case now.Sub(last) >= s.sessions.idle:
-		return end("Your session ended after a time without use. Sign in again.")
-	}
-	u := &consoleUser{Operator: sess.Operator, hash: hash, token: c.Value}
-	if sess.Operator {
-		if subtle.ConstantTimeCompare([]byte(sess.KeyHash), []byte(hex.EncodeToString(s.opHash[:]))) != 1 {
-			return end("The operator key has changed. Sign in again.")
-		}
-	} else {
-		sum, err := hex.DecodeString(sess.KeyHash)
-		if err != nil || len(sum) != 32 {
-			return end("Your session has ended. Sign in again.")
-		}
-		k, sn, err := s.lookupKeySum([32]byte(sum))
-		if err != nil {
-			var p *Problem
-			if errors.As(err, &p) && p.Status == http.StatusUnauthorized {
-				return end("The key this session was started with was revoked. Sign in with another key.")
-			}
-			return nil, err
-		}
-		u.SNAA, u.Key = sn, k
-		u.p = &principal{snaa: sn, key: k}
-	}
-	s.sessions.touch(hash, now)
-	if now.Sub(sess.Seen) >= sessionRefresh {
-		sess.Seen = now.UTC()
-		err := s.w.Update(func(tx registry.Tx) error {
-			cur, ok, err := tx.Session(hash)
-			if err != nil || !ok || !cur.Seen.Before(sess.Seen) {
-				return err
-			}
-			cur.Seen = sess.Seen
-			return tx.PutSession(hash, &cur)
-		})
-		if err != nil {
-			// The session goes on; the next request tries again.
-			s.log.Warn("recording a console session's last use", "err", err)
-		}
+	u := &consoleUser{Operator: sess.Operator, SNAA: sess.SNAA, Key: sess.Key, token: sess.Token}
+	if !sess.Operator {
+		u.p = &principal{snaa: sess.SNAA, key: sess.Key}
 	}
 	return u, nil
 }
 
-// endSession deletes a session (best effort: an ended session that stays
-// stored is refused all the same by its expiry or its key).
-func (s *Server) endSession(hash string) {
-	s.sessions.forget(hash)
-	if err := s.w.Update(func(tx registry.Tx) error { return tx.DeleteSession(hash) }); err != nil {
-		s.log.Warn("deleting a console session", "err", err)
-	}
-}
-
-// startSession stores a new session for sess and sets its cookie. Sessions
-// that have expired are deleted in the same transaction.
+// startSession stores a new session for sess and sets its cookie.
 func (s *Server) startSession(w http.ResponseWriter, r *http.Request, sess registry.Session) error {
-	var b [32]byte
-	if _, err := io.ReadFull(s.rnd, b[:]); err != nil {
-		return err
-	}
-	tok := base64.RawURLEncoding.EncodeToString(b[:])
-	hash := tokenHash(tok)
-	now := s.now().UTC()
-	sess.Created, sess.Seen, sess.Expires = now, now, now.Add(s.sessions.max)
-	idle := s.sessions.idle
-	err := s.w.Update(func(tx registry.Tx) error {
-		if _, err := tx.DeleteSessions(100, func(_ string, x *registry.Session) bool {
-			return !now.Before(x.Expires) || now.Sub(x.Seen) >= idle+sessionRefresh
-		}); err != nil {
-			return err
-		}
-		return tx.PutSession(hash, &sess)
-	})
+	tok, err := s.sessions.Start(sess)
 	if err != nil {
 		return err
 	}
-	s.sessions.touch(hash, now)
 	http.SetCookie(w, &http.Cookie{Name: sessionCookieName(r), Value: tok, Path: "/", HttpOnly: true,
 		Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
 	return nil
@@ -310,7 +167,7 @@ func (s *Server) console(operator bool, h consoleHandler) http.HandlerFunc {
 			s.renderProblem(w, r, d, err)
 			return
 		}
-		d.User, d.CSRF = u, csrfToken(u.token)
+		d.User, d.CSRF = u, access.CSRFToken(u.token)
 		if u.Operator != operator {
 			if operator {
 				s.renderProblem(w, r, d, problem(http.StatusForbidden, "this page is the operator's; you are signed in as an SNAA"))
@@ -422,9 +279,9 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 	case key == "":
 		fail(&Problem{Status: http.StatusUnprocessableEntity, Title: problemTitles[422], Errors: []FieldError{{Field: "key", Message: "is required"}}})
 		return
-	case s.isOperator(key):
-		sess = registry.Session{Operator: true, KeyHash: hex.EncodeToString(s.opHash[:])}
-	case !wellFormedKey(key):
+	case s.keys.IsOperator(key):
+		sess = registry.Session{Operator: true, KeyHash: s.keys.OperatorHash()}
+	case !access.WellFormed(key):
 		fail(&Problem{Status: http.StatusUnauthorized, Title: problemTitles[401], Errors: []FieldError{{Field: "key", Message: "is not an API key of this node"}}})
 		return
 	default:
@@ -432,7 +289,7 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 			s.renderProblem(w, r, nil, err)
 			return
 		}
-		k, sn, err := s.lookupKey(key)
+		k, sn, err := s.keys.Lookup(key)
 		if err != nil {
 			if p, ok := problemOf(err); ok && p.Status == http.StatusUnauthorized {
 				fail(&Problem{Status: http.StatusUnauthorized, Title: problemTitles[401], Errors: []FieldError{{Field: "key", Message: "is unknown or revoked"}}})
@@ -450,7 +307,7 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 	// Whatever session cookie the browser had, it gets a new one: a token
 	// is only ever issued here, never taken from a request (no fixation).
 	if c, err := r.Cookie(sessionCookieName(r)); err == nil && c.Value != "" && len(c.Value) <= 100 {
-		s.endSession(tokenHash(c.Value))
+		s.sessions.End(access.TokenHash(c.Value))
 	}
 	if err := s.startSession(w, r, sess); err != nil {
 		s.renderProblem(w, r, nil, err)
@@ -471,11 +328,11 @@ func (s *Server) signOut(w http.ResponseWriter, r *http.Request) {
 	}
 	c, err := r.Cookie(sessionCookieName(r))
 	if err == nil && c.Value != "" && len(c.Value) <= 100 {
-		if subtle.ConstantTimeCompare([]byte(r.PostForm.Get("csrf")), []byte(csrfToken(c.Value))) != 1 {
+		if subtle.ConstantTimeCompare([]byte(r.PostForm.Get("csrf")), []byte(access.CSRFToken(c.Value))) != 1 {
 			s.renderProblem(w, r, nil, problem(http.StatusForbidden, "the form's CSRF token is missing or wrong; reload the page and try again"))
 			return
 		}
-		s.endSession(tokenHash(c.Value))
+		s.sessions.End(access.TokenHash(c.Value))
 	}
 	clearCookie(w, r, sessionCookieName(r))
 	s.signInPage(w, r, http.StatusOK, "You are signed out.", nil)

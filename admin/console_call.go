@@ -7,11 +7,16 @@ import (
 	"net/url"
 )
 
-// The console has no write or read path of its own: every action runs the
-// API route's handler in-process, with the session's principal where the
-// API has the bearer key's, and reads the reply the API would have sent
-// (docs/product.md §4.2). The checks, the problem details and the writes
-// are therefore the API's, whichever way a request comes.
+// The console has no write or read path of its own. It reads identifiers
+// (one, a namespace's page, the history) through package read and creates,
+// updates and bulk-writes them through the write service, admitted and checked as the
+// API admits the same request (consoleTarget), issues, revokes and lists
+// keys through package access, and every other
+// action runs the API route's handler in-process, with the session's
+// principal where the API has the bearer key's, and reads the reply the
+// API would have sent (docs/product.md §4.2). The checks, the problem
+// details and the writes are therefore the API's, whichever way a request
+// comes.
 
 // apiRecorder is the http.ResponseWriter an in-process call writes into.
 type apiRecorder struct {
@@ -38,9 +43,7 @@ type apiCall struct {
 	method, path string
 	pathValues   map[string]string
 	query        url.Values
-	header       map[string]string
 	body         []byte
-	ctype        string
 }
 
 // apiReply is what the route answered.
@@ -88,14 +91,7 @@ func (c *apiCall) request(r *http.Request) (*http.Request, error) {
 	req.Host = r.Host
 	if c.body != nil {
 		req.ContentLength = int64(len(c.body))
-		ct := c.ctype
-		if ct == "" {
-			ct = "application/json"
-		}
-		req.Header.Set("Content-Type", ct)
-	}
-	for k, v := range c.header {
-		req.Header.Set(k, v)
+		req.Header.Set("Content-Type", "application/json")
 	}
 	for k, v := range c.pathValues {
 		req.SetPathValue(k, v)

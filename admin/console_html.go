@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"pidnode/read"
 )
 
 // The HTML of the application form and the console (docs/product.md §4.2):
@@ -127,7 +129,7 @@ var pageFuncs = template.FuncMap{
 	},
 	"states": func() []string { return []string{StateSubmitted, StateApproved, StateRejected, "ALL"} },
 	// idOf is the id part of a display handle.
-	"idOf": func(h string) string { _, _, id := splitDisplay(h); return id },
+	"idOf": func(h string) string { _, _, id := read.SplitDisplay(h); return id },
 	"add":  func(a, b int) int { return a + b },
 	"contains": func(list []string, s string) bool {
 		for _, x := range list {

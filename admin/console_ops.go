@@ -6,11 +6,15 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"pidnode/registry"
 )
 
 // The operator's pages of the console (docs/product.md §4.2): the
-// application queue, SNAAs and their keys, the audit log. Every read and
-// write is the operator route's (console_call.go).
+// application queue, SNAAs and their keys, the audit log. The reads are
+// the registry's, with the operator routes' checks; the keys are package
+// access's; the decisions on applications and SNAAs (approve, reject,
+// patch) run the operator route's handler (console_call.go).
 
 func (s *Server) opsConsoleRoutes() {
 	s.mux.HandleFunc("GET /console/ops/applications", s.console(true, s.pageApps))
@@ -38,16 +42,23 @@ func (s *Server) pageApps(w http.ResponseWriter, r *http.Request, u *consoleUser
 	if state == "ALL" {
 		state = ""
 	}
-	var list struct {
-		Applications []Application `json:"applications"`
+	// The API's check of the state.
+	want := strings.ToUpper(state)
+	if want != "" && want != StateSubmitted && want != StateApproved && want != StateRejected {
+		return problem(http.StatusBadRequest, "state must be SUBMITTED, APPROVED or REJECTED")
 	}
-	if err := s.opCall(r, apiCall{method: "GET", path: "/ops/v1/applications", query: url.Values{"state": {state}}}, s.listApplications).decode(&list); err != nil {
+	var apps []Application
+	err := s.reg.View(func(tx registry.Tx) (err error) {
+		apps, err = tx.Applications(want)
+		return err
+	})
+	if err != nil {
 		return err
 	}
 	if state == "" {
 		state = "ALL"
 	}
-	d.Title, d.D = "Applications", &appsPage{State: state, Apps: list.Applications}
+	d.Title, d.D = "Applications", &appsPage{State: state, Apps: apps}
 	s.render(w, http.StatusOK, "ops_apps", d)
 	return nil
 }
@@ -62,7 +73,14 @@ type appPage struct {
 
 func (s *Server) loadApp(r *http.Request, id string) (*Application, error) {
 	var a Application
-	err := s.opCall(r, apiCall{method: "GET", path: "/ops/v1/applications/" + url.PathEscape(id), pathValues: map[string]string{"id": id}}, s.getApplication).decode(&a)
+	var ok bool
+	err := s.reg.View(func(tx registry.Tx) (err error) {
+		a, ok, err = tx.Application(id)
+		return err
+	})
+	if err == nil && !ok {
+		err = problem(http.StatusNotFound, "no application %q", id)
+	}
 	return &a, err
 }
 
@@ -132,13 +150,15 @@ func (s *Server) pageReject(w http.ResponseWriter, r *http.Request, u *consoleUs
 }
 
 func (s *Server) pageSNAAs(w http.ResponseWriter, r *http.Request, u *consoleUser, d *pageData) error {
-	var list struct {
-		SNAAs []SNAA `json:"snaas"`
-	}
-	if err := s.opCall(r, apiCall{method: "GET", path: "/ops/v1/snaas"}, s.listSNAAs).decode(&list); err != nil {
+	var snaas []SNAA
+	err := s.reg.View(func(tx registry.Tx) (err error) {
+		snaas, err = tx.SNAAs()
+		return err
+	})
+	if err != nil {
 		return err
 	}
-	d.Title, d.D = "SNAAs", list.SNAAs
+	d.Title, d.D = "SNAAs", snaas
 	s.render(w, http.StatusOK, "ops_snaas", d)
 	return nil
 }
@@ -151,19 +171,20 @@ type snaaPage struct {
 }
 
 func (s *Server) snaaPage(r *http.Request, id string) (*snaaPage, error) {
-	pv := map[string]string{"id": id}
-	p := "/ops/v1/snaas/" + url.PathEscape(id)
 	pg := &snaaPage{Prefixes: s.servedPrefixes()}
-	if err := s.opCall(r, apiCall{method: "GET", path: p, pathValues: pv}, s.getSNAA).decode(&pg.SNAA); err != nil {
+	sn, ok, err := s.loadSNAA(id)
+	if err != nil {
 		return nil, err
 	}
-	var keys struct {
-		Keys []Key `json:"keys"`
+	if !ok {
+		return nil, problem(http.StatusNotFound, "no SNAA %q", id)
 	}
-	if err := s.opCall(r, apiCall{method: "GET", path: p + "/keys", pathValues: pv}, s.listKeys).decode(&keys); err != nil {
+	pg.SNAA = sn
+	keys, err := s.keys.List(id)
+	if err != nil {
 		return nil, err
 	}
-	pg.Keys = keys.Keys
+	pg.Keys = keys
 	return pg, nil
 }
 
@@ -215,13 +236,7 @@ func (s *Server) pageSNAAChange(w http.ResponseWriter, r *http.Request, u *conso
 
 func (s *Server) pageOpsIssueKey(w http.ResponseWriter, r *http.Request, u *consoleUser, d *pageData) error {
 	id := r.PostForm.Get("id")
-	body, err := json.Marshal(KeyRequest{Name: r.PostForm.Get("name")})
-	if err != nil {
-		return err
-	}
-	var ik IssuedKey
-	rep := s.opCall(r, apiCall{method: "POST", path: "/ops/v1/snaas/" + url.PathEscape(id) + "/keys", pathValues: map[string]string{"id": id}, body: body}, s.issueKey)
-	ierr := rep.decode(&ik)
+	ik, ierr := s.issueKeyAs(ActorOperator, id, r.PostForm.Get("name"))
 	pg, err := s.snaaPage(r, id)
 	if err != nil {
 		return err
@@ -231,7 +246,7 @@ func (s *Server) pageOpsIssueKey(w http.ResponseWriter, r *http.Request, u *cons
 		d.Problem, _ = problemOf(ierr)
 		status = d.Problem.Status
 	} else {
-		pg.Issued = &ik
+		pg.Issued = ik
 	}
 	d.Title, d.D = "SNAA "+pg.SNAA.Organisation, pg
 	s.render(w, status, "ops_snaa", d)
@@ -240,10 +255,8 @@ func (s *Server) pageOpsIssueKey(w http.ResponseWriter, r *http.Request, u *cons
 
 func (s *Server) pageOpsRevokeKey(w http.ResponseWriter, r *http.Request, u *consoleUser, d *pageData) error {
 	id, keyID := r.PostForm.Get("id"), r.PostForm.Get("key_id")
-	rep := s.opCall(r, apiCall{method: "DELETE", path: "/ops/v1/snaas/" + url.PathEscape(id) + "/keys/" + url.PathEscape(keyID),
-		pathValues: map[string]string{"id": id, "key_id": keyID}}, s.revokeKey)
-	if p := rep.problem(); p != nil {
-		return p
+	if err := s.keys.Revoke(ActorOperator, id, keyID); err != nil {
+		return err
 	}
 	http.Redirect(w, r, "/console/ops/snaa?done=revoked&id="+url.QueryEscape(id), http.StatusSeeOther)
 	return nil
@@ -260,14 +273,16 @@ type auditRow struct {
 }
 
 func (s *Server) pageAudit(w http.ResponseWriter, r *http.Request, u *consoleUser, d *pageData) error {
-	q := url.Values{"limit": {"100"}}
+	var after uint64
 	if a := r.URL.Query().Get("after"); a != "" {
-		q.Set("after", a)
+		var err error
+		if after, err = strconv.ParseUint(a, 10, 64); err != nil {
+			return problem(http.StatusBadRequest, "after must be a sequence number")
+		}
 	}
-	var list struct {
-		Entries []AuditEntry `json:"entries"`
-	}
-	if err := s.opCall(r, apiCall{method: "GET", path: "/ops/v1/audit", query: q}, s.listAudit).decode(&list); err != nil {
+	var list struct{ Entries []AuditEntry }
+	var err error
+	if list.Entries, err = s.reg.AuditLog(after, 100); err != nil {
 		return err
 	}
 	pg := &auditPage{}

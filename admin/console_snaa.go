@@ -17,6 +17,7 @@ import (
 
 	"pidnode/handlev"
 	"pidnode/model"
+	"pidnode/read"
 	"pidnode/write"
 )
 
@@ -101,24 +102,28 @@ func (s *Server) pageIDs(w http.ResponseWriter, r *http.Request, u *consoleUser,
 	b, bn := s.consoleBase(q.Get("base"))
 	pg := &idsPage{Base: bn, Bases: s.baseChoices(u, bn), Status: q.Get("status"), URL: q.Get("url"), Cursor: q.Get("cursor"), Statuses: s.statuses()}
 	d.Title, d.D = "Your identifiers", pg
-	aq := url.Values{"limit": {"50"}}
-	for _, k := range []string{"status", "url", "cursor"} {
-		if v := q.Get(k); v != "" {
-			aq.Set(k, v)
+	// The API's checks of the status filter, the values as its reply gives
+	// them (read.Plain).
+	lq := read.ListQuery{Status: strings.ToUpper(q.Get("status")), URL: q.Get("url"), Cursor: q.Get("cursor"), Limit: 50}
+	t, err := s.consoleTarget(r, u, b, http.MethodGet)
+	var items []Identifier
+	var next string
+	if err == nil {
+		if p := s.checkStatusFilter(lq.Status); p != nil {
+			err = p
+		} else {
+			items, next, err = s.read.List(t.prefix, t.ns, lq)
 		}
 	}
-	path, pv := collection(b, u, "")
-	var list struct {
-		Items []Identifier `json:"items"`
-		Next  string       `json:"next_cursor"`
+	for i := range items {
+		items[i] = *items[i].Plain()
 	}
-	rep := s.snaaCall(r, u, b, apiCall{method: "GET", path: path, pathValues: pv, query: aq}, s.getHandles)
-	if err := rep.decode(&list); err != nil {
+	if err != nil {
 		d.Problem, _ = problemOf(err)
 		s.render(w, d.Problem.Status, "ids", d)
 		return nil
 	}
-	pg.Items, pg.Next = list.Items, list.Next
+	pg.Items, pg.Next = items, next
 	s.render(w, http.StatusOK, "ids", d)
 	return nil
 }
@@ -162,20 +167,8 @@ func (s *Server) pageNew(w http.ResponseWriter, r *http.Request, u *consoleUser,
 		s.render(w, http.StatusOK, "edit", d)
 		return nil
 	}
-	body, err := json.Marshal(payload)
+	ident, err := s.consoleCreate(r, u, b, pg.ID, payload)
 	if err != nil {
-		return err
-	}
-	var rep *apiReply
-	if pg.ID != "" {
-		// PUT {base}?customid=: the API's create with a custom id.
-		rep = s.snaaCall(r, u, b, apiCall{method: "PUT", path: b.path, query: url.Values{"customid": {pg.ID}}, body: body}, s.createCustomQuery)
-	} else {
-		path, pv := collection(b, u, "")
-		rep = s.snaaCall(r, u, b, apiCall{method: "PUT", path: path, pathValues: pv, body: body}, s.putHandles)
-	}
-	var ident Identifier
-	if err := rep.decode(&ident); err != nil {
 		d.Problem, _ = problemOf(err)
 		pg.Form = buildForm("", "", s.payloadSchema(), true, payload, false)
 		s.render(w, d.Problem.Status, "edit", d)
@@ -183,6 +176,91 @@ func (s *Server) pageNew(w http.ResponseWriter, r *http.Request, u *consoleUser,
 	}
 	http.Redirect(w, r, idURL(bn, ident.ID, "created"), http.StatusSeeOther)
 	return nil
+}
+
+// consoleCreate creates an identifier from a form's payload through the
+// write service, with the API's checks in the API's order: admitted as a
+// PUT, the custom id checked before the payload, the body's size limit,
+// the payload decoded as the API decodes a body.
+func (s *Server) consoleCreate(r *http.Request, u *consoleUser, b *base, customID string, payload map[string]any) (*Identifier, error) {
+	t, err := s.consoleTarget(r, u, b, http.MethodPut)
+	if err != nil {
+		return nil, err
+	}
+	if customID != "" {
+		if err := s.writes.CheckCustomID(u.p.writer(), t.write(), customID); err != nil {
+			return nil, err
+		}
+	}
+	body, err := json.Marshal(payload)
+	if err != nil {
+		return nil, err
+	}
+	obj, err := s.consoleBody(body)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.writes.Create(u.p.writer(), t.write(), write.CreateRequest{CustomID: customID, Payload: obj})
+	if err != nil {
+		return nil, err
+	}
+	s.metrics.creates.Add(1)
+	return s.read.IdentifierOf(&res.Stored, *res.Content), nil
+}
+
+// consoleUpdate updates identifier id from a form's JSON body through the
+// write service, as the API's PUT with If-Match ifMatch ("" for none).
+func (s *Server) consoleUpdate(r *http.Request, u *consoleUser, b *base, id, ifMatch string, body []byte) error {
+	t, err := s.consoleTarget(r, u, b, http.MethodPut)
+	if err != nil {
+		return err
+	}
+	obj, err := s.consoleBody(body)
+	if err != nil {
+		return err
+	}
+	res, err := s.writes.Update(u.p.writer(), t.write(), write.UpdateRequest{ID: id, Payload: obj, IfMatch: ifMatch})
+	if err == nil && res.Written {
+		s.metrics.updates.Add(1)
+	}
+	return err
+}
+
+// consoleBulk runs a bulk of JSON Lines through runBulk, admitted and
+// checked as the API's POST …/bulk: its items charged to the rate limit
+// (one request if refused before they are counted), refused in
+// maintenance, the body's size limit.
+func (s *Server) consoleBulk(r *http.Request, u *consoleUser, b *base, body []byte) ([]BulkResult, error) {
+	as := r.WithContext(r.Context())
+	as.Method = http.MethodPost
+	as.SetPathValue("id", "bulk")
+	if _, err := s.admit(as, u.Key, u.SNAA); err != nil {
+		return nil, err
+	}
+	t, err := s.checkTarget(r, b, u.p, b.prefix, u.SNAA.Namespace)
+	if err != nil {
+		if lerr := s.limit(u.Key.ID, u.SNAA.ID); lerr != nil {
+			return nil, lerr
+		}
+		return nil, err
+	}
+	if err := s.checkWritable(); err != nil {
+		return nil, err
+	}
+	var readErr error
+	if int64(len(body)) > s.maxBody {
+		readErr, body = problem(http.StatusRequestEntityTooLarge, "request body of %d bytes exceeds the limit of %d bytes", len(body), s.maxBody), nil
+	}
+	return s.runBulk(u.p, t, body, true, readErr)
+}
+
+// consoleBody is a form's JSON body as the API reads a request's: within
+// its size limit, decoded strictly.
+func (s *Server) consoleBody(body []byte) (map[string]any, error) {
+	if int64(len(body)) > s.maxBody {
+		return nil, problem(http.StatusRequestEntityTooLarge, "request body of %d bytes exceeds the limit of %d bytes", len(body), s.maxBody)
+	}
+	return model.DecodeObject(body)
 }
 
 func idURL(base, id, done string) string {
@@ -193,15 +271,31 @@ func idURL(base, id, done string) string {
 	return "/console/id?" + v.Encode()
 }
 
-// readIdent reads identifier id through the API's route.
+// consoleTarget admits a request of u on its namespace on base b as the
+// API admits one with method (suspension, rate limit, and for a write
+// maintenance mode; a form's POST also reads) and checks the base's
+// prefix is u's.
+func (s *Server) consoleTarget(r *http.Request, u *consoleUser, b *base, method string) (target, error) {
+	as := r.WithContext(r.Context())
+	as.Method = method
+	if _, err := s.admit(as, u.Key, u.SNAA); err != nil {
+		return target{}, err
+	}
+	return s.checkTarget(r, b, u.p, b.prefix, u.SNAA.Namespace)
+}
+
+// readIdent reads identifier id through package read, its values as the
+// API's reply gives them (read.Plain).
 func (s *Server) readIdent(r *http.Request, u *consoleUser, b *base, id string) (*Identifier, error) {
-	path, pv := collection(b, u, id)
-	var ident Identifier
-	rep := s.snaaCall(r, u, b, apiCall{method: "GET", path: path, pathValues: pv}, s.getHandles)
-	if err := rep.decode(&ident); err != nil {
+	t, err := s.consoleTarget(r, u, b, http.MethodGet)
+	if err != nil {
 		return nil, err
 	}
-	return &ident, nil
+	ident, err := s.read.Get(t.prefix, t.ns, id)
+	if err != nil {
+		return nil, err
+	}
+	return ident.Plain(), nil
 }
 
 func (s *Server) pageEdit(w http.ResponseWriter, r *http.Request, u *consoleUser, d *pageData) error {
@@ -237,14 +331,11 @@ func (s *Server) pageEdit(w http.ResponseWriter, r *http.Request, u *consoleUser
 	if err != nil {
 		return err
 	}
-	path, pv := collection(b, u, id)
-	hdr := map[string]string{}
+	ifMatch := ""
 	if pg.Version > 0 {
-		hdr["If-Match"] = write.ETag(pg.Version)
+		ifMatch = write.ETag(pg.Version)
 	}
-	rep := s.snaaCall(r, u, b, apiCall{method: "PUT", path: path, pathValues: pv, body: body, header: hdr}, s.putHandles)
-	var ident Identifier
-	if err := rep.decode(&ident); err != nil {
+	if err := s.consoleUpdate(r, u, b, id, ifMatch, body); err != nil {
 		d.Problem, _ = problemOf(err)
 		pg.Form = buildForm("", "", s.payloadSchema(), true, s.formPayload(r.PostForm, false), false)
 		s.render(w, d.Problem.Status, "edit", d)
@@ -378,18 +469,20 @@ func (s *Server) pageID(w http.ResponseWriter, r *http.Request, u *consoleUser, 
 		pg.Status, _ = ident.Metadata[f.Name].(string)
 	}
 	d.Title, d.D = ident.Handle, pg
-	path, pv := collection(b, u, id+"/history")
-	var hist struct {
-		Changes []HistoryEntry `json:"changes"`
+	t, err := s.consoleTarget(r, u, b, http.MethodGet)
+	if err != nil {
+		return err
 	}
-	if err := s.snaaCall(r, u, b, apiCall{method: "GET", path: path, pathValues: pv}, s.getHandles).decode(&hist); err != nil {
+	hist, err := s.read.History(t.prefix, t.ns, id)
+	if err != nil {
 		return err
 	}
 	for i := len(hist.Changes) - 1; i >= 0; i-- {
 		h := hist.Changes[i]
+		h.Before, h.After = read.Plain(h.Before), read.Plain(h.After)
 		pg.History = append(pg.History, historyRow{HistoryEntry: h, Changed: changedPaths(h.Before, h.After)})
 	}
-	path, pv = collection(b, u, id+"/stats")
+	path, pv := collection(b, u, id+"/stats")
 	var st Stats
 	if err := s.snaaCall(r, u, b, apiCall{method: "GET", path: path, pathValues: pv}, s.getHandles).decode(&st); err != nil {
 		return err
@@ -463,13 +556,11 @@ func (s *Server) pageStatus(w http.ResponseWriter, r *http.Request, u *consoleUs
 	if err != nil {
 		return err
 	}
-	path, pv := collection(b, u, id)
-	hdr := map[string]string{}
+	ifMatch := ""
 	if version > 0 {
-		hdr["If-Match"] = write.ETag(version)
+		ifMatch = write.ETag(version)
 	}
-	var ident Identifier
-	if err := s.snaaCall(r, u, b, apiCall{method: "PUT", path: path, pathValues: pv, body: body, header: hdr}, s.putHandles).decode(&ident); err != nil {
+	if err := s.consoleUpdate(r, u, b, id, ifMatch, body); err != nil {
 		return err
 	}
 	http.Redirect(w, r, idURL(bn, id, "status"), http.StatusSeeOther)
@@ -585,17 +676,13 @@ func (s *Server) pageBulk(w http.ResponseWriter, r *http.Request, u *consoleUser
 		}
 		body = lines
 	}
-	path, pv := collection(b, u, "bulk")
-	var res struct {
-		Items []BulkResult `json:"items"`
-	}
-	rep := s.snaaCall(r, u, b, apiCall{method: "POST", path: path, pathValues: pv, body: body, ctype: "application/jsonl"}, s.postHandles)
-	if err := rep.decode(&res); err != nil {
+	items, err := s.consoleBulk(r, u, b, body)
+	if err != nil {
 		d.Problem, _ = problemOf(err)
 		s.render(w, d.Problem.Status, "bulk", d)
 		return nil
 	}
-	for i, it := range res.Items {
+	for i, it := range items {
 		pg.Results = append(pg.Results, bulkRow{Row: i + 1, BulkResult: it})
 	}
 	s.render(w, http.StatusOK, "bulk", d)
@@ -607,14 +694,6 @@ type keysPage struct {
 	Issued *IssuedKey
 	Mine   string // the session's key id
 	Name   string
-}
-
-func (s *Server) snaaKeys(r *http.Request, u *consoleUser) ([]Key, error) {
-	var list struct {
-		Keys []Key `json:"keys"`
-	}
-	rep := s.opCall(r, apiCall{method: "GET", path: "/ops/v1/snaas/" + url.PathEscape(u.SNAA.ID) + "/keys", pathValues: map[string]string{"id": u.SNAA.ID}}, s.listKeys)
-	return list.Keys, rep.decode(&list)
 }
 
 // pageKeys lists the SNAA's keys and issues a new one (self-service
@@ -637,7 +716,7 @@ func (s *Server) pageKeys(w http.ResponseWriter, r *http.Request, u *consoleUser
 			s.log.Info("console: key issued by its SNAA", "snaa", u.SNAA.ID, "key", ik.ID)
 		}
 	}
-	keys, err := s.snaaKeys(r, u)
+	keys, err := s.keys.List(u.SNAA.ID)
 	if err != nil {
 		return err
 	}
@@ -652,14 +731,14 @@ func (s *Server) pageKeys(w http.ResponseWriter, r *http.Request, u *consoleUser
 
 func (s *Server) pageRevokeKey(w http.ResponseWriter, r *http.Request, u *consoleUser, d *pageData) error {
 	keyID := r.PostForm.Get("key_id")
-	keys, err := s.snaaKeys(r, u)
+	keys, err := s.keys.List(u.SNAA.ID)
 	if err != nil {
 		return err
 	}
 	if !slices.ContainsFunc(keys, func(k Key) bool { return k.ID == keyID }) {
 		return problem(http.StatusNotFound, "you have no key %q", keyID)
 	}
-	if err := s.revokeKeyAs(u.p.actor(), u.SNAA.ID, keyID); err != nil {
+	if err := s.keys.Revoke(u.p.actor(), u.SNAA.ID, keyID); err != nil {
 		return err
 	}
 	// Revoking the session's own key ends the session with the next request.

@@ -724,3 +724,43 @@ func TestIndexPage(t *testing.T) {
 		r.problem(t)
 	}
 }
+
+// TestConsoleAdmission: the console's reads and writes are admitted as the
+// API admits them: writes are refused in maintenance, reads are not, and a
+// suspended SNAA's session reads nothing.
+func TestConsoleAdmission(t *testing.T) {
+	e := newEnv(t)
+	key := onboard(t, e, "Admitted Org", "admitted@example.org")
+	b := e.browser()
+	wantPage(t, b.signIn(key), 200, "Your identifiers")
+	b.get("/console/new?base=test")
+	e.srv.SetReadOnly(true)
+	wantPage(t, b.post("/console/new", createForm("In maintenance")), 503, "maintenance")
+	wantPage(t, b.get("/console/ids?base=test"), 200, "Your identifiers")
+	b.get("/console/bulk?base=test")
+	wantPage(t, b.post("/console/bulk", url.Values{"base": {"test"}, "format": {"jsonl"}, "text": {`{"url":"https://bulk.example.org/m"}`}}), 503, "maintenance")
+	e.srv.SetReadOnly(false)
+	b.get("/console/new?base=test")
+	wantPage(t, b.post("/console/new", createForm("After maintenance")), 200, "The identifier was created.")
+
+	var me struct {
+		SNAA SNAA `json:"snaa"`
+	}
+	e.want(e.do("GET", "/pid/v2/me", key, nil), 200).json(t, &me)
+	e.want(e.do("PATCH", "/ops/v1/snaas/"+me.SNAA.ID, testOpKey, map[string]any{"suspended": true}), 200)
+	wantPage(t, b.get("/console/ids?base=test"), 403, "suspended")
+}
+
+// TestConsoleOpsRefusals: the operator's pages refuse what the operator
+// routes refuse, with the same problems.
+func TestConsoleOpsRefusals(t *testing.T) {
+	e := newEnv(t)
+	op := e.browser()
+	wantPage(t, op.signIn(testOpKey), 200, "Applications")
+	wantPage(t, op.get("/console/ops/applications?state=bogus"), 400, "state must be SUBMITTED, APPROVED or REJECTED")
+	wantPage(t, op.get("/console/ops/applications?state=rejected"), 200, "Applications")
+	wantPage(t, op.get("/console/ops/application?id=app_none"), 404, "no application")
+	wantPage(t, op.get("/console/ops/snaa?id=snaa_none"), 404, "no SNAA")
+	wantPage(t, op.get("/console/ops/audit?after=x"), 400, "after must be a sequence number")
+	wantPage(t, op.get("/console/ops/audit"), 200, "Audit log")
+}

@@ -137,14 +137,3 @@ func goTypeName(k string) string {
 		return "number"
 	}
 }
-
-// hasControl reports whether s holds a control character (C0, DEL, C1, or a
-// Unicode line or paragraph separator).
-func hasControl(s string) bool {
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == '\u2028' || r == '\u2029' {
-			return true
-		}
-	}
-	return false
-}

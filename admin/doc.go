@@ -16,18 +16,28 @@
 //     problem+json 404), the public application form and route (/apply,
 //     /apply/v1/…, apply.go)
 //     and the HTML console for SNAAs and the operator (/console/, console*.go,
-//     templates/), docs/product.md §4.2: server-side sessions in the
-//     replicated sessions bucket, and every console action run through the
-//     API route's own handler (console_call.go);
-//   - who may do what: operator and SNAA keys (stored only as SHA-256 of the
-//     secret, looked up by hash and compared in constant time), the SNAA's
-//     prefixes and namespace, the decisions on applications, SNAAs and keys;
+//     templates/), docs/product.md §4.2: the session cookie (the sessions
+//     themselves are package access's), the console's reads of
+//     identifiers through package read, its creates, updates and bulks
+//     through package write, its key actions through package access, the
+//     operator pages' reads from the registry, and the remaining actions
+//     (approve, reject, change an SNAA, statistics, link checks) run
+//     through the API route's own handler (console_call.go);
+//   - who may do what: admitting a request whose key package access has
+//     found (the SNAA not suspended, the rate limit, writes possible), the
+//     SNAA's prefixes and namespace, the decisions on applications and
+//     SNAAs; the keys themselves (secrets stored only as SHA-256, looked
+//     up by hash in constant time, cached, issued within the SNAA's limit,
+//     revoked) are package access's, through which every operator write
+//     commits with its audit entries (opWrite);
 //   - the namespace route table (nsroutes.go), into which the features in
 //     packages of their own (package stats) hand their internal/route rows;
-//   - reading a request's body and mapping errors to problems; the
-//     identifier writes themselves (their checks in order, idempotency, id
-//     minting, the audit entry, the cache invalidation) are package write's,
-//     which the create, update and bulk handlers call.
+//   - reading a request's body and mapping errors to problems; the reads
+//     of identifiers (one, a namespace's page, the history) are package
+//     read's; the identifier writes themselves (their checks in order,
+//     idempotency, id minting, the audit entry, the cache invalidation)
+//     are package write's, which the create, update and bulk handlers
+//     call.
 //
 // What it stores (applications, SNAAs, keys, idempotency records, the audit
 // log, the URL index) it stores through package registry,

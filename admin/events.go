@@ -370,7 +370,7 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request, p *principa
 	// Taken before the key is looked up again: a revocation committed
 	// after the request's own look-up either shows in this one or closes
 	// authChanged.
-	authChanged := s.auth.changes()
+	authChanged := s.keys.Changes()
 	if !s.streamKeyValid(p) {
 		return invalidToken("this API key was revoked, or its SNAA suspended, as the stream opened")
 	}
@@ -435,7 +435,7 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request, p *principa
 			case <-drain:
 				return nil
 			case <-authChanged:
-				authChanged = s.auth.changes()
+				authChanged = s.keys.Changes()
 				if !s.streamKeyValid(p) {
 					return nil
 				}
@@ -457,7 +457,7 @@ func (s *Server) streamKeyValid(p *principal) bool {
 	if n, err := hex.Decode(sum[:], []byte(p.key.Hash)); err != nil || n != len(sum) {
 		return false
 	}
-	_, sn, err := s.lookupKeySum(sum)
+	_, sn, err := s.keys.LookupSum(sum)
 	return err == nil && !sn.Suspended
 }
 

@@ -1,17 +1,12 @@
 package admin
 
 import (
-	"bytes"
-	"encoding/base64"
-	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"pidnode/model"
-	"pidnode/registry"
-	"pidnode/store"
+	"pidnode/read"
 	"pidnode/write"
 )
 
@@ -180,7 +175,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, b *base, p *prin
 		}
 	}
 	idem := r.Header.Get("Idempotency-Key")
-	if len(idem) > idemKeyMax || hasControl(idem) {
+	if len(idem) > idemKeyMax || model.HasControl(idem) {
 		return problem(http.StatusBadRequest, "Idempotency-Key must be at most %d printable characters", idemKeyMax)
 	}
 	body, err := readBody(w, r, s.maxBody)
@@ -201,11 +196,11 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, b *base, p *prin
 	}
 	var ident *Identifier
 	if res.Replayed {
-		ident = s.identifier(&res.Stored)
+		ident = s.read.Identifier(&res.Stored)
 	} else {
 		s.metrics.creates.Add(1)
-		ident = s.identifierOf(&res.Stored, *res.Content)
-		ident.metaJSON = res.MetaJSON
+		ident = s.read.IdentifierOf(&res.Stored, *res.Content)
+		ident.MetaJSON = res.MetaJSON
 	}
 	w.Header().Set("Location", b.path+"/handles/"+pathEscape(ident.Prefix)+"/"+pathEscape(ident.Namespace)+"/"+pathEscape(ident.ID))
 	w.Header().Set("ETag", write.ETag(res.Stored.Version))
@@ -234,43 +229,27 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, b *base, p *prin
 		s.metrics.updates.Add(1)
 	}
 	w.Header().Set("ETag", write.ETag(res.Stored.Version))
-	writeIdentifier(w, http.StatusOK, s.identifier(&res.Stored))
+	writeIdentifier(w, http.StatusOK, s.read.Identifier(&res.Stored))
 	return nil
 }
 
 func (s *Server) readHandle(w http.ResponseWriter, r *http.Request, b *base, t target, id string) error {
-	display := s.namer.Full(t.prefix, t.ns, id)
-	key, _, err := s.namer.Key(display)
-	if err != nil {
-		return problem(http.StatusNotFound, "no identifier %s: %v", display, err)
-	}
-	st, ok, err := s.db.Get(key)
+	ident, err := s.read.Get(t.prefix, t.ns, id)
 	if err != nil {
 		return err
 	}
-	if !ok {
-		return problem(http.StatusNotFound, "no identifier %s", display)
-	}
-	w.Header().Set("ETag", write.ETag(st.Version))
-	if inm := r.Header.Get("If-None-Match"); inm != "" && write.ETagMatches(inm, st.Version) {
+	w.Header().Set("ETag", write.ETag(ident.Version))
+	if inm := r.Header.Get("If-None-Match"); inm != "" && write.ETagMatches(inm, ident.Version) {
 		w.WriteHeader(http.StatusNotModified)
 		return nil
 	}
-	writeIdentifier(w, http.StatusOK, s.identifier(&st))
+	writeIdentifier(w, http.StatusOK, ident)
 	return nil
 }
 
 // HistoryEntry is one change of an identifier in GET …/{id}/history, from the
 // audit log: when, by which key, and the URL and metadata before and after.
-type HistoryEntry struct {
-	Seq     uint64    `json:"seq"`
-	Time    time.Time `json:"time"`
-	Action  string    `json:"action"`
-	KeyID   string    `json:"key_id,omitempty"`
-	KeyName string    `json:"key_name,omitempty"`
-	Before  any       `json:"before,omitempty"`
-	After   any       `json:"after,omitempty"`
-}
+type HistoryEntry = read.HistoryEntry
 
 // historyRoute is the namespace route GET …/{id}/history.
 func historyRoute(s *Server) nsRoute {
@@ -284,41 +263,12 @@ func historyRoute(s *Server) nsRoute {
 // through the API), and the record's own change log (value index 16) as
 // change_log.
 func (s *Server) history(w http.ResponseWriter, r *http.Request, t target, id string) error {
-	display := s.namer.Full(t.prefix, t.ns, id)
-	key, _, err := s.namer.Key(display)
-	if err != nil {
-		return problem(http.StatusNotFound, "no identifier %s: %v", display, err)
-	}
-	var (
-		st      store.Stored
-		ok      bool
-		entries []AuditEntry
-	)
-	err = s.reg.View(func(tx registry.Tx) error {
-		var err error
-		if st, ok, err = tx.Record(key); err != nil || !ok {
-			return err
-		}
-		entries, err = tx.HandleAudit(key)
-		return err
-	})
+	h, err := s.read.History(t.prefix, t.ns, id)
 	if err != nil {
 		return err
 	}
-	if !ok {
-		return problem(http.StatusNotFound, "no identifier %s", display)
-	}
-	changes := make([]HistoryEntry, len(entries))
-	for i, e := range entries {
-		_, kid, _ := strings.Cut(e.Actor, " key:")
-		changes[i] = HistoryEntry{Seq: e.Seq, Time: e.Time, Action: e.Action, KeyID: kid, KeyName: e.KeyName, Before: e.Before, After: e.After}
-	}
-	c := s.model.Extract(st.Record.Values)
-	if c.Changes == nil {
-		c.Changes = []json.RawMessage{}
-	}
-	w.Header().Set("ETag", write.ETag(st.Version))
-	writeJSON(w, http.StatusOK, map[string]any{"handle": st.Record.Handle, "version": st.Version, "changes": changes, "change_log": c.Changes})
+	w.Header().Set("ETag", write.ETag(h.Version))
+	writeJSON(w, http.StatusOK, map[string]any{"handle": h.Handle, "version": h.Version, "changes": h.Changes, "change_log": h.ChangeLog})
 	return nil
 }
 
@@ -342,11 +292,9 @@ func (s *Server) checkStatusFilter(status string) *Problem {
 }
 
 // listHandles serves GET …/handles/{prefix}/{ns}/?status=&url=&limit=&cursor=.
-// Without url it walks the namespace's range of the records bucket; with url
-// (exact, or a prefix ending in '*') it walks the URL index (urlindex.go), so
-// neither reads records of other namespaces. status filters what either walk
-// finds. The cursor is the last key returned (record key or index key), opaque
-// to the client and checked to lie inside the caller's namespace.
+// The walk is package read's (Reader.List): the namespace's range, or the URL
+// index with url (exact, or a prefix ending in '*'), never records of other
+// namespaces; the cursor is opaque and checked to lie inside the namespace.
 func (s *Server) listHandles(w http.ResponseWriter, r *http.Request, b *base, t target) error {
 	cur, limit, p := pageParams(r)
 	if p != nil {
@@ -357,41 +305,7 @@ func (s *Server) listHandles(w http.ResponseWriter, r *http.Request, b *base, t 
 	if perr := s.checkStatusFilter(status); perr != nil {
 		return perr
 	}
-	wantURL := q.Get("url")
-	rng, err := s.reg.NamespaceRange(t.prefix, t.ns, wantURL)
-	if err != nil {
-		return err
-	}
-	start := rng
-	if cur != "" {
-		c, err := base64.RawURLEncoding.DecodeString(cur)
-		if err != nil || !bytes.HasPrefix(c, rng) {
-			return problem(http.StatusBadRequest, "invalid cursor")
-		}
-		start = append(c, 0)
-	}
-	items := []Identifier{}
-	next := ""
-	err = s.reg.View(func(tx registry.Tx) error {
-		return tx.ScanNamespace(wantURL != "", rng, start, func(k []byte, st *store.Stored) (bool, error) {
-			if len(items) == limit {
-				next = base64.RawURLEncoding.EncodeToString([]byte(items[len(items)-1].key))
-				return false, nil
-			}
-			if st == nil {
-				return true, nil
-			}
-			ident := s.identifier(st)
-			if status != "" {
-				if sv, _ := ident.Metadata["status"].(string); !strings.EqualFold(sv, status) {
-					return true, nil
-				}
-			}
-			ident.key = string(k)
-			items = append(items, *ident)
-			return true, nil
-		})
-	})
+	items, next, err := s.read.List(t.prefix, t.ns, read.ListQuery{Status: status, URL: q.Get("url"), Cursor: cur, Limit: limit})
 	if err != nil {
 		return err
 	}
@@ -401,31 +315,6 @@ func (s *Server) listHandles(w http.ResponseWriter, r *http.Request, b *base, t 
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
-}
-
-// identifier builds the reply body of a stored record.
-func (s *Server) identifier(st *store.Stored) *Identifier {
-	return s.identifierOf(st, s.model.Extract(st.Record.Values))
-}
-
-// identifierOf is identifier with the record's content already extracted.
-func (s *Server) identifierOf(st *store.Stored, c model.Content) *Identifier {
-	prefix, ns, id := splitDisplay(st.Record.Handle)
-	// The resolve link is the no-redirect one without its query.
-	noRedirect := s.public + "/" + prefix + "/" + ns + "/" + id + "?noredirect"
-	ident := &Identifier{
-		Handle: st.Record.Handle, Prefix: prefix, Namespace: ns, ID: id, Metadata: c.Metadata,
-		Version: st.Version, Created: st.Created.UTC().Truncate(time.Second), Updated: st.Updated.UTC().Truncate(time.Second),
-		Links: Links{
-			Resolve:    noRedirect[:len(noRedirect)-len("?noredirect")],
-			API:        s.public + "/api/handles/" + st.Record.Handle,
-			NoRedirect: noRedirect,
-		},
-	}
-	if c.URL != nil {
-		ident.URL = *c.URL
-	}
-	return ident
 }
 
 func pathEscape(s string) string {
@@ -453,23 +342,4 @@ func needsPathEscape(s string) bool {
 		}
 	}
 	return false
-}
-
-// splitDisplay cuts "<PREFIX>/<svc>/<NS>/<ID>" into its parts (the ID may
-// hold '/'); "<PREFIX>/<NS>/<ID>" too.
-func splitDisplay(h string) (prefix, ns, id string) {
-	i := strings.IndexByte(h, '/')
-	if i < 0 {
-		return h, "", ""
-	}
-	rest := h[i+1:]
-	j := strings.IndexByte(rest, '/')
-	if j < 0 {
-		return h, "", ""
-	}
-	last := rest[j+1:]
-	if k := strings.IndexByte(last, '/'); k >= 0 {
-		return h[:i], last[:k], last[k+1:]
-	}
-	return h[:i], rest[:j], last
 }

@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"pidnode/access"
 	"pidnode/internal/tokenbucket"
-	"pidnode/registry"
 )
 
 // Limits per SNAA as well as per key (docs/product.md §4.1, §4.3): an SNAA
@@ -18,10 +18,10 @@ import (
 
 // DefaultKeysPerSNAA is how many unrevoked keys an SNAA may hold unless the
 // operator sets its own number (SNAA.MaxKeys); MaxKeysPerSNAA bounds that
-// number.
+// number. Package access, which issues keys, enforces them.
 const (
-	DefaultKeysPerSNAA = 10
-	MaxKeysPerSNAA     = 1000
+	DefaultKeysPerSNAA = access.DefaultKeysPerSNAA
+	MaxKeysPerSNAA     = access.MaxKeysPerSNAA
 )
 
 // DefaultSNAARateFactor is how many keys' worth of requests an SNAA's keys
@@ -29,36 +29,6 @@ const (
 // that one busy key leaves its SNAA's other clients room, and a fixed
 // number, so that keys beyond it buy nothing.
 const DefaultSNAARateFactor = 2
-
-// keyLimit is how many unrevoked keys sn may hold.
-func keyLimit(sn *SNAA) int {
-	if sn.MaxKeys > 0 {
-		return sn.MaxKeys
-	}
-	return DefaultKeysPerSNAA
-}
-
-// checkKeyLimit refuses a new key for sn when its unrevoked keys already
-// reach its limit: the one rule of every route that issues keys (operator
-// API, operator console, the SNAA's console). Revoked keys do not count.
-func checkKeyLimit(tx registry.Tx, sn *SNAA) error {
-	keys, err := tx.KeysOf(sn.ID)
-	if err != nil {
-		return err
-	}
-	active := 0
-	for i := range keys {
-		if keys[i].Revoked == nil {
-			active++
-		}
-	}
-	if n := keyLimit(sn); active >= n {
-		p := problem(http.StatusConflict, "SNAA %s already holds %d unrevoked keys, its limit; revoke a key before issuing another", sn.ID, n)
-		p.Type, p.Title = problemKeyLimit, "Too many keys"
-		return p
-	}
-	return nil
-}
 
 // Refusals by the limits of keys and SNAAs, the label values of
 // pidnode_admin_limit_refusals_total.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"pidnode/access"
 	"pidnode/handlev"
 	"pidnode/model"
 	"pidnode/registry"
@@ -38,7 +39,7 @@ func (a *ApplicationRequest) validate() []FieldError {
 			v.Add(field, "is required")
 		case utf8.RuneCountInString(s) > max:
 			v.Add(field, "must be at most %d characters", max)
-		case hasControl(strings.NewReplacer("\n", "", "\r", "", "\t", "").Replace(s)):
+		case model.HasControl(strings.NewReplacer("\n", "", "\r", "", "\t", "").Replace(s)):
 			v.Add(field, "must not contain control characters")
 		}
 	}
@@ -301,7 +302,7 @@ func (s *Server) Approve(appID string, req ApproveRequest) (*ApproveResult, erro
 	if err != nil {
 		return nil, err
 	}
-	secret, err := newSecret(s.rnd)
+	secret, err := access.NewSecret(s.rnd)
 	if err != nil {
 		return nil, err
 	}
@@ -377,7 +378,7 @@ func (s *Server) Approve(appID string, req ApproveRequest) (*ApproveResult, erro
 			CustomIDs: customIDs, ApplicationID: app.ID, TechnicalContact: app.TechnicalContact,
 			Created: now, Updated: now, Shard: shard,
 		}
-		sum := hashSecret(secret)
+		sum := access.Hash(secret)
 		k := Key{ID: keyID, SNAAID: snaaID, Name: "initial", Hash: hex.EncodeToString(sum[:]), Created: now}
 		app.State = StateApproved
 		app.Decided = &now
@@ -393,7 +394,7 @@ func (s *Server) Approve(appID string, req ApproveRequest) (*ApproveResult, erro
 			return nil, err
 		}
 		res = ApproveResult{Application: app, SNAA: sn, Key: IssuedKey{ID: k.ID, Name: k.Name, SNAAID: sn.ID, Secret: secret, Created: now.Format(timeFormat)}}
-		kv := keyView(k)
+		kv := access.KeyView(k)
 		return []change{
 			{ActApplicationApprove, app.ID, &before, &app},
 			{ActSNAACreate, sn.ID, nil, &sn},
@@ -415,12 +416,6 @@ func (s *Server) Approve(appID string, req ApproveRequest) (*ApproveResult, erro
 }
 
 const timeFormat = "2006-01-02T15:04:05Z07:00"
-
-// keyView is a key without its hash, as the API shows it.
-func keyView(k Key) Key {
-	k.Hash = ""
-	return k
-}
 
 // RejectRequest is the body of POST /ops/v1/applications/{id}/reject.
 type RejectRequest struct {
@@ -575,7 +570,7 @@ func (s *Server) issueKey(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ik, err := s.IssueKey(r.PathValue("id"), req.Name)
+	ik, err := s.issueKeyAs(ActorOperator, r.PathValue("id"), req.Name)
 	if err != nil {
 		return err
 	}
@@ -583,107 +578,32 @@ func (s *Server) issueKey(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// IssueKey issues a new named key for an SNAA and returns it with its secret.
-func (s *Server) IssueKey(snaaID, name string) (*IssuedKey, error) {
-	return s.issueKeyAs(ActorOperator, snaaID, name)
-}
-
-// issueKeyAs is IssueKey audited as actor (an SNAA rotating its own keys).
+// issueKeyAs issues a key for SNAA snaaID, audited as actor (the operator,
+// or an SNAA rotating its own keys), and counts a refusal by the key limit.
 func (s *Server) issueKeyAs(actor, snaaID, name string) (*IssuedKey, error) {
-	name = strings.TrimSpace(name)
-	if name == "" || utf8.RuneCountInString(name) > 100 || hasControl(name) {
-		return nil, &model.ValidationError{Errors: []FieldError{{Field: "name", Message: "is required: 1–100 printable characters"}}}
-	}
-	keyID, err := s.newID("key_")
+	k, secret, err := s.keys.Issue(actor, snaaID, name)
 	if err != nil {
-		return nil, err
-	}
-	secret, err := newSecret(s.rnd)
-	if err != nil {
-		return nil, err
-	}
-	now := s.now().UTC()
-	sum := hashSecret(secret)
-	k := Key{ID: keyID, SNAAID: snaaID, Name: name, Hash: hex.EncodeToString(sum[:]), Created: now}
-	err = s.opWriteAs(actor, func(tx registry.Tx) ([]change, error) {
-		sn, ok, err := tx.SNAA(snaaID)
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			return nil, problem(http.StatusNotFound, "no SNAA %q", snaaID)
-		}
-		if err := checkKeyLimit(tx, &sn); err != nil {
-			return nil, err
-		}
-		kv := keyView(k)
-		return []change{{ActKeyIssue, snaaID + "/" + k.ID, nil, &kv}}, tx.PutKey(k.Hash, &k)
-	})
-	if err != nil {
-		if p, ok := err.(*Problem); ok && p.Type == problemKeyLimit {
+		if errors.Is(err, access.ErrKeyLimit) {
 			s.metrics.refused(refusedSNAAKeys)
 		}
 		return nil, err
 	}
-	s.log.Info("key issued", "snaa", snaaID, "key", keyID, "name", name)
-	return &IssuedKey{ID: k.ID, Name: k.Name, SNAAID: snaaID, Secret: secret, Created: now.Format(timeFormat)}, nil
+	return &IssuedKey{ID: k.ID, Name: k.Name, SNAAID: snaaID, Secret: secret, Created: k.Created.Format(timeFormat)}, nil
 }
 
 func (s *Server) listKeys(w http.ResponseWriter, r *http.Request) error {
-	id := r.PathValue("id")
-	if _, ok, err := s.loadSNAA(id); err != nil {
-		return err
-	} else if !ok {
-		return problem(http.StatusNotFound, "no SNAA %q", id)
-	}
-	var keys []Key
-	err := s.reg.View(func(tx registry.Tx) (err error) {
-		keys, err = tx.KeysOf(id)
-		return err
-	})
+	keys, err := s.keys.List(r.PathValue("id"))
 	if err != nil {
 		return err
 	}
-	out := []Key{}
-	for _, k := range keys {
-		s.pendingLastUsed(&k)
-		out = append(out, keyView(k))
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"keys": out})
+	writeJSON(w, http.StatusOK, map[string]any{"keys": keys})
 	return nil
 }
 
 func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request) error {
-	if err := s.revokeKeyAs(ActorOperator, r.PathValue("id"), r.PathValue("key_id")); err != nil {
+	if err := s.keys.Revoke(ActorOperator, r.PathValue("id"), r.PathValue("key_id")); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
-	return nil
-}
-
-// revokeKeyAs revokes SNAA snaaID's key keyID, audited as actor; revoking
-// a revoked key again is harmless.
-func (s *Server) revokeKeyAs(actor, snaaID, keyID string) error {
-	now := s.now().UTC()
-	err := s.opWriteAs(actor, func(tx registry.Tx) ([]change, error) {
-		hash, k, ok, err := tx.FindKey(snaaID, keyID)
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			return nil, problem(http.StatusNotFound, "SNAA %q has no key %q", snaaID, keyID)
-		}
-		if k.Revoked != nil {
-			return nil, nil // revoking twice is harmless: 204 again
-		}
-		before := keyView(k)
-		k.Revoked = &now
-		after := keyView(k)
-		return []change{{ActKeyRevoke, snaaID + "/" + keyID, &before, &after}}, tx.PutKey(hash, &k)
-	})
-	if err != nil {
-		return err
-	}
-	s.log.Info("key revoked", "snaa", snaaID, "key", keyID, "by", actor)
 	return nil
 }

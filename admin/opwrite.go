@@ -3,6 +3,7 @@ package admin
 import (
 	"errors"
 
+	"pidnode/access"
 	"pidnode/registry"
 )
 
@@ -13,15 +14,10 @@ type change struct {
 }
 
 // opWrite is the one shape of the operator writes (applications, SNAAs,
-// keys). In one transaction (updateAuth, which also invalidates the auth
-// cache), fn reads and checks; it either refuses with a *Problem before it
-// writes anything, or writes and returns the changes it made, which opWrite
-// appends to the audit log in the same transaction, so that a write and its
-// audit entries commit together or not at all. A refusal commits an empty
-// transaction (returning nil to the store, so that bbolt does not roll back
-// and re-run the batch partners) and is then returned as opWrite's error;
-// any other error of fn rolls back. fn may be run more than once and must
-// set what it hands out anew each time.
+// keys): package access's Keys.Update, audited as the operator, with the
+// *Problem a handler refuses with as a refusal (see there: the write and
+// its audit entries commit together or not at all, a refusal commits
+// nothing, and the cache of keys is invalidated after).
 func (s *Server) opWrite(fn func(tx registry.Tx) ([]change, error)) error {
 	return s.opWriteAs(ActorOperator, fn)
 }
@@ -29,28 +25,17 @@ func (s *Server) opWrite(fn func(tx registry.Tx) ([]change, error)) error {
 // opWriteAs is opWrite with the audit entries' actor: the operator, or an
 // SNAA managing its own keys in the console (docs/product.md §4.2).
 func (s *Server) opWriteAs(actor string, fn func(tx registry.Tx) ([]change, error)) error {
-	var refused *Problem
-	err := s.updateAuth(func(tx registry.Tx) error {
-		refused = nil
-		changes, err := fn(tx)
-		if errors.As(err, &refused) {
-			return nil
+	return s.keys.Update(actor, isProblem, func(tx registry.Tx) ([]access.Change, error) {
+		cs, err := fn(tx)
+		out := make([]access.Change, len(cs))
+		for i, c := range cs {
+			out[i] = access.Change{Action: c.action, Target: c.target, Before: c.before, After: c.after}
 		}
-		if err != nil {
-			return err
-		}
-		for _, c := range changes {
-			if err := tx.Audit(actor, c.action, c.target, c.before, c.after); err != nil {
-				return err
-			}
-		}
-		return nil
+		return out, err
 	})
-	if err != nil {
-		return err
-	}
-	if refused != nil {
-		return refused
-	}
-	return nil
+}
+
+func isProblem(err error) bool {
+	var p *Problem
+	return errors.As(err, &p)
 }

@@ -9,6 +9,7 @@ import (
 	"sort"
 
 	"pidnode/handlev"
+	"pidnode/read"
 	"pidnode/registry"
 )
 
@@ -98,7 +99,7 @@ func (s *Server) SeedDemo(ctx context.Context) (DemoInfo, error) {
 		for i, it := range items {
 			if it.obsoletes && len(made) > 0 {
 				first := made[0]
-				prefix, ns, id := splitDisplay(first)
+				prefix, ns, id := read.SplitDisplay(first)
 				short := prefix + "/" + ns + "/" + id
 				it.meta["related_identifiers"] = []any{map[string]any{
 					"relation_type": "IS_OBSOLETED_BY",

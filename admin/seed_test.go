@@ -6,7 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"pidnode/access"
 	"pidnode/handlev"
+	"pidnode/read"
 )
 
 func TestSeedDemo(t *testing.T) {
@@ -15,7 +17,7 @@ func TestSeedDemo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.Namespace != "DMO" || !wellFormedKey(info.Key) || len(info.Handles) != 5 || len(info.TestHandles) != 2 {
+	if info.Namespace != "DMO" || !access.WellFormed(info.Key) || len(info.Handles) != 5 || len(info.TestHandles) != 2 {
 		t.Fatalf("demo info %+v", info)
 	}
 	statuses := map[handlev.Status]int{}
@@ -35,7 +37,7 @@ func TestSeedDemo(t *testing.T) {
 	}
 	k, _, _ := e.namer.Key(info.Handles[4])
 	rec, _, _ := e.db.Load(k)
-	prefix, ns, id := splitDisplay(info.Handles[0])
+	prefix, ns, id := read.SplitDisplay(info.Handles[0])
 	if rel := string(valueAt(rec, 15)); !strings.Contains(rel, "IS_OBSOLETED_BY") || !strings.Contains(rel, prefix+"/"+ns+"/"+id) {
 		t.Errorf("obsoleted record RELATED = %s", rel)
 	}

@@ -11,13 +11,14 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
+	"pidnode/access"
 	"pidnode/handlev"
 	"pidnode/internal/route"
 	"pidnode/model"
+	"pidnode/read"
 	"pidnode/registry"
 	"pidnode/store"
 	"pidnode/write"
@@ -127,20 +128,17 @@ type Server struct {
 	db           *store.DB
 	namer        *handlev.Namer
 	inv          Invalidator
-	opHash       [32]byte
 	model        *model.Model
 	maxBody      int64
 	public       string
 	log          *slog.Logger
 	now          func() time.Time
 	rnd          io.Reader
-	luEvery      time.Duration
 	mux          *http.ServeMux
 	routes       []routeInfo
 	ns           nsTable // the namespace routes (nsroutes.go)
 	bases        []base
 	openapi      []byte
-	lastUsed     lastUsed
 	rl           *rateLimiter
 	extraMetrics func(w io.Writer) error
 	refuseKeys   bool
@@ -158,16 +156,20 @@ type Server struct {
 	// commits counts the committed groups and the writes they held, for
 	// /metrics (calls/groups is the mean group size).
 	commits struct{ groups, calls atomic.Uint64 }
-	// writes makes the identifier writes (create, update, bulk).
+	// writes makes the identifier writes (create, update, bulk); read
+	// reads them (one, a namespace's page, the history).
 	writes *write.Service
-	// auth caches valid keys (auth.go); operator writes invalidate it.
-	auth authCache
+	read   *read.Reader
+	// keys says who a secret is (the operator, an SNAA's key), caches
+	// valid keys and batches their last-used times; operator writes
+	// invalidate it (opWrite).
+	keys *access.Keys
 	// policy is the application policy; applyRL and signinRL limit the
 	// public routes per client address (apply.go, console.go).
 	policy            *Policy
 	applyRL, signinRL *applyLimiter
-	// sessions holds the console's in-memory session state (console.go).
-	sessions sessionMemory
+	// sessions are the console's sessions (console.go).
+	sessions *access.Sessions
 	// streams counts the open event streams; evBeat is their heartbeat
 	// (events.go).
 	streams eventStreams
@@ -206,7 +208,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		db: cfg.DB, namer: cfg.Namer, inv: cfg.Invalidator, model: mod,
 		maxBody: cfg.MaxBodyBytes, public: strings.TrimRight(cfg.PublicURL, "/"),
-		log: cfg.Logger, now: cfg.Now, rnd: cfg.Rand, luEvery: cfg.LastUsedInterval,
+		log: cfg.Logger, now: cfg.Now, rnd: cfg.Rand,
 		extraMetrics: cfg.Metrics, refuseKeys: cfg.RefuseKeys,
 	}
 	if s.maxBody <= 0 {
@@ -221,10 +223,6 @@ func New(cfg Config) (*Server, error) {
 	if s.rnd == nil {
 		s.rnd = rand.Reader
 	}
-	if s.luEvery <= 0 {
-		s.luEvery = time.Minute
-	}
-	s.opHash = hashSecret(cfg.OperatorKey)
 	s.reg, err = registry.New(registry.Config{DB: cfg.DB, Namer: cfg.Namer, URLIndex: mod.URL.Index, Now: s.now,
 		OnCommit: func(n int) {
 			s.commits.groups.Add(1)
@@ -237,13 +235,17 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Writer != nil {
 		s.w = cfg.Writer
 	}
+	s.keys, err = access.New(access.Config{Registry: s.reg, Writer: s.w, Rand: s.rnd, OperatorKey: cfg.OperatorKey,
+		LastUsedInterval: cfg.LastUsedInterval, Now: s.now, Logger: s.log})
+	if err != nil {
+		return nil, err
+	}
 	s.bases = []base{{path: "/pid/v2", prefix: strings.ToUpper(cfg.Namer.Prefix())}}
 	if tp := cfg.Namer.TestPrefix(); tp != "" {
 		s.bases = append(s.bases, base{path: "/testpid/v2", prefix: strings.ToUpper(tp), test: true})
 	} else {
 		s.bases = append(s.bases, base{path: "/testpid/v2", test: true})
 	}
-	s.lastUsed.pending = map[string]time.Time{}
 	if cfg.RateLimit > 0 {
 		burst := float64(cfg.RateBurst)
 		if burst <= 0 {
@@ -268,7 +270,11 @@ func New(cfg Config) (*Server, error) {
 		s.policy = &pol
 	}
 	s.applyRL, s.signinRL = newApplyLimiter(s.policy.PerHour), newApplyLimiter(signinPerHour)
-	s.sessions.init(cfg.SessionIdle, cfg.SessionMax)
+	s.sessions, err = access.NewSessions(access.SessionsConfig{Registry: s.reg, Writer: s.w, Keys: s.keys,
+		Idle: cfg.SessionIdle, Max: cfg.SessionMax, Now: s.now, Rand: s.rnd, Logger: s.log})
+	if err != nil {
+		return nil, err
+	}
 	s.streams.maxKey, s.streams.maxSNAA, s.streams.limit, s.evBeat = cfg.EventStreamsPerKey, cfg.EventStreamsPerSNAA, cfg.EventStreams, cfg.EventHeartbeat
 	if s.streams.maxKey <= 0 {
 		s.streams.maxKey = DefaultEventStreamsPerKey
@@ -288,6 +294,10 @@ func New(cfg Config) (*Server, error) {
 	reserved := s.ns.reservedMsg()
 	s.writes, err = write.New(write.Config{Registry: s.reg, Writer: s.w, Namer: cfg.Namer, Model: mod, Invalidator: cfg.Invalidator,
 		ReservedID: func(id string) (string, bool) { return reserved, s.ns.reserved(id) }, Now: s.now, Rand: s.rnd, IdempotencyTTL: cfg.IdempotencyTTL, Logger: s.log})
+	if err != nil {
+		return nil, err
+	}
+	s.read, err = read.New(read.Config{DB: cfg.DB, Registry: s.reg, Namer: cfg.Namer, Model: mod, PublicURL: s.public})
 	if err != nil {
 		return nil, err
 	}
@@ -311,7 +321,7 @@ func (s *Server) Handler() http.Handler { return s.handler }
 func (s *Server) Model() *model.Model { return s.model }
 
 // Close writes the pending key last-used times. Call it before closing the DB.
-func (s *Server) Close() error { return s.flushLastUsed() }
+func (s *Server) Close() error { return s.keys.Flush() }
 
 // handlerFunc is a route handler; a returned error becomes a problem reply.
 type handlerFunc func(w http.ResponseWriter, r *http.Request) error
@@ -541,12 +551,4 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(p.Status)
 	w.Write(b)
-}
-
-// lastUsed batches key last-used times in memory (keyed by key hash).
-type lastUsed struct {
-	mu        sync.Mutex
-	pending   map[string]time.Time
-	lastFlush time.Time
-	flushing  bool
 }

@@ -10,9 +10,9 @@ import "net/http"
 //	POST   {base}/keys            issue one: {"name"} → 201, the secret shown once
 //	DELETE {base}/keys/{key_id}   revoke one of its keys: 204
 //
-// Issuing and revoking go through the operator routes' paths (issueKeyAs,
-// revokeKeyAs), audited as the SNAA's key, so that every limit on keys
-// holds for both.
+// Issuing and revoking go through the operator routes' paths (package
+// access's Keys.Issue and Keys.Revoke), audited as the SNAA's key, so that
+// every limit on keys holds for both.
 
 // snaaKeyRoutes registers the routes on base b.
 func (s *Server) snaaKeyRoutes(b *base) {
@@ -47,12 +47,12 @@ func (s *Server) issueOwnKey(w http.ResponseWriter, r *http.Request, b *base) er
 	return nil
 }
 
-// revokeOwnKey revokes one of the caller's keys: revokeKeyAs finds the key
+// revokeOwnKey revokes one of the caller's keys: Keys.Revoke finds the key
 // among its SNAA's only (404 otherwise). Revoking the key of the request
 // itself is allowed; it fails from the next request on.
 func (s *Server) revokeOwnKey(w http.ResponseWriter, r *http.Request, b *base) error {
 	p := principalOf(r)
-	if err := s.revokeKeyAs(p.actor(), p.snaa.ID, r.PathValue("key_id")); err != nil {
+	if err := s.keys.Revoke(p.actor(), p.snaa.ID, r.PathValue("key_id")); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

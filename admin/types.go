@@ -1,8 +1,7 @@
 package admin
 
 import (
-	"time"
-
+	"pidnode/read"
 	"pidnode/registry"
 )
 
@@ -34,28 +33,9 @@ const (
 	ActorOperator         = registry.ActorOperator
 )
 
-// Identifier is the reply body of the SNAA routes (docs/product.md §4).
-type Identifier struct {
-	Handle    string         `json:"handle"`
-	Prefix    string         `json:"prefix"`
-	Namespace string         `json:"namespace"`
-	ID        string         `json:"id"`
-	URL       string         `json:"url"`
-	Metadata  map[string]any `json:"metadata"`
-	Version   uint64         `json:"version"`
-	Created   time.Time      `json:"created"`
-	Updated   time.Time      `json:"updated"`
-	Links     Links          `json:"links"`
-
-	key string // storage key, for list cursors
-	// metaJSON, if not nil, is Metadata's JSON as appendJSON writes it,
-	// encoded before (a create encodes it for its audit entry too).
-	metaJSON []byte
-}
-
-// Links are the resolver URLs of an identifier.
-type Links struct {
-	Resolve    string `json:"resolve"`
-	API        string `json:"api"`
-	NoRedirect string `json:"noredirect"`
-}
+// Identifier is the reply body of the SNAA routes (docs/product.md §4), and
+// Links its resolver URLs: package read's view of an identifier.
+type (
+	Identifier = read.Identifier
+	Links      = read.Links
+)

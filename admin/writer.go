@@ -92,4 +92,4 @@ func (s *Server) syncBeforeAuth(r *http.Request) error {
 // node's revocation), and makes the open event streams look their keys up
 // again, so that a revoked key's or a suspended SNAA's streams end. Call it
 // after the change has committed. Safe for concurrent use.
-func (s *Server) AuthChanged() { s.auth.bump() }
+func (s *Server) AuthChanged() { s.keys.Invalidate() }

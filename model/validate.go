@@ -206,7 +206,7 @@ func (v *validator) checkString(s *Schema, str string) {
 	if s.MinLength != nil && n < *s.MinLength {
 		v.add(v.path(), "must be at least %d character(s)", *s.MinLength)
 	}
-	if hasControl(str) && s.Format != "" {
+	if HasControl(str) && s.Format != "" {
 		v.add(v.path(), "must not contain control characters")
 		return
 	}
@@ -281,7 +281,9 @@ func truncate(s string, n int) string {
 	return s[:n] + "…"
 }
 
-func hasControl(s string) bool {
+// HasControl reports whether s holds a control character (C0, DEL, C1, or a
+// Unicode line or paragraph separator): text no operator field may hold.
+func HasControl(s string) bool {
 	for _, r := range s {
 		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == '\u2028' || r == '\u2029' {
 			return true

@@ -2,8 +2,8 @@
 // custom id), update and bulk, with idempotency, id minting and its retry,
 // the one validation order (check.go) and the audit entry of each write.
 // Every front that writes an identifier goes through a Service: the JSON
-// admin API, the HTML console (through the API's handlers) and, through the
-// Writer a Service commits with, a cluster node's etcd transactions.
+// admin API, the HTML console and, through the Writer a Service commits
+// with, a cluster node's etcd transactions.
 //
 // # What it owns
 //

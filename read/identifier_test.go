@@ -1,10 +1,10 @@
-package admin
+package read
 
 import (
 	"bytes"
 	"encoding/json"
 	"math/rand/v2"
-	"net/url"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -47,7 +47,7 @@ func randJSON(r *rand.Rand, depth int) any {
 	}
 }
 
-// TestIdentifierJSON: appendJSON writes what marshal writes.
+// TestIdentifierJSON: AppendJSON writes what encoding/json writes.
 func TestIdentifierJSON(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	str := func() string { return jsonStrings[r.IntN(len(jsonStrings))] }
@@ -60,23 +60,23 @@ func TestIdentifierJSON(t *testing.T) {
 		tm := time.Unix(r.Int64N(1<<35), r.Int64N(2)*r.Int64N(1e9)).In(zones[r.IntN(len(zones))])
 		ident := &Identifier{Handle: str(), Prefix: str(), Namespace: str(), ID: str(), URL: str(), Metadata: meta,
 			Version: r.Uint64(), Created: tm, Updated: tm.Add(time.Duration(r.Int64N(1e12))),
-			Links: Links{Resolve: str(), API: str(), NoRedirect: str()}, key: "k"}
+			Links: Links{Resolve: str(), API: str(), NoRedirect: str()}}
 		want, err := marshal(ident)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, ok := ident.appendJSON([]byte("pre"))
+		got, ok := ident.AppendJSON([]byte("pre"))
 		if !ok || !bytes.Equal(got[3:], want) {
-			t.Fatalf("appendJSON (ok %v) =\n%s\nmarshal =\n%s", ok, got[3:], want)
+			t.Fatalf("AppendJSON (ok %v) =\n%s\nmarshal =\n%s", ok, got[3:], want)
 		}
 	}
-	// What appendJSON leaves to marshal.
+	// What AppendJSON leaves to encoding/json.
 	for _, ident := range []*Identifier{
 		{Metadata: map[string]any{"x": 1.5}},
 		{Created: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)},
 	} {
-		if _, ok := ident.appendJSON(nil); ok {
-			t.Errorf("appendJSON accepted %+v", ident)
+		if _, ok := ident.AppendJSON(nil); ok {
+			t.Errorf("AppendJSON accepted %+v", ident)
 		}
 	}
 }
@@ -104,17 +104,16 @@ func TestAuditContentJSON(t *testing.T) {
 		}
 		// The metadata's JSON for the reply is the reply's.
 		ident := &Identifier{Metadata: c.Metadata}
-		ref, _ := ident.appendJSON(nil)
-		ident.metaJSON = meta
-		if reply, _ := ident.appendJSON(nil); meta != nil && !bytes.Equal(reply, ref) {
+		ref, _ := ident.AppendJSON(nil)
+		ident.MetaJSON = meta
+		if reply, _ := ident.AppendJSON(nil); meta != nil && !bytes.Equal(reply, ref) {
 			t.Fatalf("reply with metaJSON %s, without %s", reply, ref)
 		}
 	}
 }
 
-// TestSplitDisplayAndPathEscape: the cut and the escaping are those of
-// strings.SplitN and url.PathEscape per segment.
-func TestSplitDisplayAndPathEscape(t *testing.T) {
+// TestSplitDisplay: the cut is that of strings.SplitN.
+func TestSplitDisplay(t *testing.T) {
 	for _, h := range []string{"", "a", "a/b", "a/b/c", "21.12345/svc/K7Q/AB-CD", "p/s/n/i/d/e", "/", "//", "///", "a//b/", "p/s/n/"} {
 		var want [3]string
 		switch parts := strings.SplitN(h, "/", 4); len(parts) {
@@ -125,18 +124,46 @@ func TestSplitDisplayAndPathEscape(t *testing.T) {
 		default:
 			want = [3]string{h, "", ""}
 		}
-		if p, n, i := splitDisplay(h); [3]string{p, n, i} != want {
-			t.Errorf("splitDisplay(%q) = %q %q %q, want %q", h, p, n, i, want)
+		if p, n, i := SplitDisplay(h); [3]string{p, n, i} != want {
+			t.Errorf("SplitDisplay(%q) = %q %q %q, want %q", h, p, n, i, want)
 		}
 	}
-	for c := 0; c < 256; c++ {
-		s := "a/" + string([]byte{byte(c)}) + "/b"
-		parts := strings.Split(s, "/")
-		for i, p := range parts {
-			parts[i] = url.PathEscape(p)
+}
+
+// marshal is encoding/json without HTML escaping, as the API writes.
+func marshal(v any) ([]byte, error) {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return []byte(b.String()), nil
+}
+
+// TestPlain: Plain gives what a JSON round trip gives (numbers as float64),
+// for values as model.DecodeAny gives them.
+func TestPlain(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for i := 0; i < 500; i++ {
+		v := randJSON(r, 1)
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if got, want := pathEscape(s), strings.Join(parts, "/"); got != want {
-			t.Errorf("pathEscape(%q) = %q, want %q", s, got, want)
+		if bytes.Contains(b, []byte(`\ufffd`)) {
+			continue // invalid UTF-8, which no stored record holds
 		}
+		var want any
+		if err := json.Unmarshal(b, &want); err != nil {
+			t.Fatal(err)
+		}
+		if got := Plain(v); !reflect.DeepEqual(got, want) {
+			t.Fatalf("Plain(%#v) = %#v, want %#v", v, got, want)
+		}
+	}
+	in := map[string]any{"n": json.Number("1.50"), "a": []any{json.Number("3")}}
+	if got := Plain(in); !reflect.DeepEqual(got, map[string]any{"n": 1.5, "a": []any{3.0}}) || in["n"] != json.Number("1.50") {
+		t.Errorf("Plain(%v) = %v; the input must stay as it was", in, got)
 	}
 }

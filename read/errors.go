@@ -1,0 +1,28 @@
+package read
+
+import "errors"
+
+// Sentinel errors of the reads, wrapped in an *Error whose Detail is the
+// message for the client; other errors are the store's.
+var (
+	// ErrConfig: Config is missing a required field.
+	ErrConfig = errors.New("read: invalid configuration")
+	// ErrNotFound: no identifier has this id (or the id makes none).
+	ErrNotFound = errors.New("read: no such identifier")
+	// ErrBadCursor: a list cursor that no page of this namespace gave.
+	ErrBadCursor = errors.New("read: invalid cursor")
+)
+
+// Error is a refused read: Kind is one of the sentinels above, Detail what
+// the client is told.
+type Error struct {
+	Kind   error
+	Detail string
+}
+
+func (e *Error) Error() string { return e.Kind.Error() + ": " + e.Detail }
+
+// Unwrap returns Kind, so that errors.Is(err, ErrNotFound) works.
+func (e *Error) Unwrap() error { return e.Kind }
+
+func refuse(kind error, detail string) *Error { return &Error{Kind: kind, Detail: detail} }
