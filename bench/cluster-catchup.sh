@@ -22,7 +22,7 @@
 # 1000000 for the committed report: ~10 min on 2 cores, ~15 GB of scratch),
 # DUR (seconds per wrk run, 10), ROUNDS (3), CONNS (wrk connections, 64),
 # TOUCH (1: the update-every-key stage), SEED, REQUESTS, BENCH_DATA (dataset
-# cache shared with bench/run.sh, bench/data), SERVER_CPU/LOAD_CPU (0/1).
+# cache shared with make bench's suite, bench/data), SERVER_CPU/LOAD_CPU (0/1).
 # pidnode processes (the seed, both nodes) run on SERVER_CPU, etcd's members
 # and wrk on LOAD_CPU (taskset), each in its own process group (setsid) that
 # the EXIT trap kills. Loopback only.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/p99.sh — open-loop p99 of cache-hit redirects while statistics flushes
 # run, for pidnode binaries against the bare fasthttp map, pinned as in
-# bench/run.sh (server on CPU 0, so GOMAXPROCS 1; load on CPU 1).
+# make bench's suite (bench/cmd/suite; server on CPU 0, so GOMAXPROCS 1; load on CPU 1).
 #
 #   bench/p99.sh DATA PDDIR RPS [PIDNODE_BIN...]
 #
@@ -9,7 +9,7 @@
 # records.jsonl). PDDIR: a pidnode data directory; imported from
 # DATA/records.jsonl if it has no pidnode.db (the binaries share it, so from
 # the second run on every flush adds to existing day keys: the steady state).
-# RPS: the closed-loop capacity (wrk, as wrk_run in bench/run.sh); runs are at
+# RPS: the closed-loop capacity (wrk, as the suite measures it); runs are at
 # 25 % and 50 % of it. PIDNODE_BIN: binaries to compare (default: one built
 # from this tree). Each binary runs with the default --stats-interval (10 s)
 # and, as the control without flushes, 1h; each configuration ROUNDS times

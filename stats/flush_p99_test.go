@@ -22,7 +22,7 @@ import (
 )
 
 // statsBenchKeys is the number of distinct identifiers counted per flush in
-// the benchmark: the N = 1M Zipf stream of bench/run.sh has 41,599.
+// the benchmark: the N = 1M Zipf stream of make bench has 41,599.
 const statsBenchKeys = 41600
 
 // BenchmarkFlushStats measures one statistics flush of statsBenchKeys
@@ -86,7 +86,7 @@ func newStatsBench(b *testing.B) (*Service, func()) {
 
 // BenchmarkFlushStatsStall measures what a statistics flush costs the
 // resolvers' latency when they share one P with it (GOMAXPROCS 1, as in
-// bench/run.sh, where the server is pinned to one CPU): an echo goroutine
+// make bench, where the server is pinned to one CPU): an echo goroutine
 // here answers a pinger process (this test binary, TestFlushStatsPinger) that
 // sends a timestamp every 500 µs over loopback TCP, open loop, while the
 // benchmark flushes statsBenchKeys identifiers. The reported round-trip times
