@@ -13,7 +13,7 @@ func main() {
 	out := flag.String("out", "", "markdown file to write; the SVG goes beside it")
 	flag.Parse()
 	if *in == "" || *out == "" {
-		fmt.Fprintln(os.Stderr, "usage: report -json RESULTS.json -out REPORT.md")
+		fmt.Fprintln(os.Stderr, "usage: report -json results.json -out report.md")
 		os.Exit(2)
 	}
 	r, err := report.Read(*in)
