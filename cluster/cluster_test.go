@@ -40,6 +40,13 @@ func newTestNode(t *testing.T, c *etcdtest.Cluster, name, path string) *testNode
 
 func newTestNodeTB(t testing.TB, c *etcdtest.Cluster, name, path string) *testNode {
 	t.Helper()
+	return startTestNode(t, Config{Endpoints: []string{c.Endpoints()}, NodeName: name}, path)
+}
+
+// startTestNode opens a database at path and runs a node of cfg over it
+// (cfg's DB, Registry and Invalidator are filled in) until the test ends.
+func startTestNode(t testing.TB, cfg Config, path string) *testNode {
+	t.Helper()
 	db, err := store.Open(store.Config{Path: path, NoSync: true})
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +60,8 @@ func newTestNodeTB(t testing.TB, c *etcdtest.Cluster, name, path string) *testNo
 		t.Fatal(err)
 	}
 	inv := &invLog{}
-	n, err := Dial(Config{Endpoints: []string{c.Endpoints()}, NodeName: name, DB: db, Registry: reg, Invalidator: inv})
+	cfg.DB, cfg.Registry, cfg.Invalidator = db, reg, inv
+	n, err := Dial(cfg)
 	if err != nil {
 		t.Fatalf("Dial: %v", err)
 	}

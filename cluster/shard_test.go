@@ -19,39 +19,11 @@ import (
 // newShardNode is newTestNode on the shards cs, named s0, s1, ….
 func newShardNode(t *testing.T, cs []*etcdtest.Cluster, name, path string) *testNode {
 	t.Helper()
-	db, err := store.Open(store.Config{Path: path, NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	namer, err := handlev.NewNamer(handlev.NamerConfig{Prefix: "21.12345", TestPrefix: "21.T12345"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg, err := registry.New(registry.Config{DB: db, Namer: namer, URLIndex: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var shards []Shard
 	for i, c := range cs {
 		shards = append(shards, Shard{Name: "s" + string(rune('0'+i)), Endpoints: []string{c.Endpoints()}})
 	}
-	n, err := Dial(Config{Shards: shards, NodeName: name, DB: db, Registry: reg})
-	if err != nil {
-		t.Fatalf("Dial: %v", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	if _, err := n.Start(ctx); err != nil {
-		t.Fatalf("Start: %v", err)
-	}
-	done := make(chan struct{})
-	go func() { n.Run(ctx); close(done) }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-		n.Close()
-		db.Close()
-	})
-	return &testNode{Node: n, db: db, reg: reg}
+	return startTestNode(t, Config{Shards: shards, NodeName: name}, path)
 }
 
 // createAs is testNode.create as owner.
