@@ -2,13 +2,12 @@ package read
 
 import (
 	"errors"
-	"path/filepath"
 	"testing"
 
 	"pidnode/handlev"
+	"pidnode/internal/storetest"
 	"pidnode/model"
 	"pidnode/registry"
-	"pidnode/store"
 	"pidnode/write"
 )
 
@@ -20,15 +19,7 @@ func (noCache) Invalidate(string) {}
 // item-0 … written through the write service in namespace NS.
 func newReader(t *testing.T, n int) (*Reader, string) {
 	t.Helper()
-	db, err := store.Open(store.Config{Path: filepath.Join(t.TempDir(), "r.db"), NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	namer, err := handlev.NewNamer(handlev.NamerConfig{Prefix: "21.12345"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, namer := storetest.Open(t)
 	mod, err := model.LoadModel(model.DefaultModel)
 	if err != nil {
 		t.Fatal(err)

@@ -2,13 +2,12 @@ package write
 
 import (
 	"errors"
-	"path/filepath"
 	"testing"
 
 	"pidnode/handlev"
+	"pidnode/internal/storetest"
 	"pidnode/model"
 	"pidnode/registry"
-	"pidnode/store"
 )
 
 // invalidations records what a Service told the cache.
@@ -18,15 +17,7 @@ func (v *invalidations) Invalidate(key string) { *v = append(*v, key) }
 
 func newService(t *testing.T) (*Service, *invalidations, Target) {
 	t.Helper()
-	db, err := store.Open(store.Config{Path: filepath.Join(t.TempDir(), "w.db"), NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	namer, err := handlev.NewNamer(handlev.NamerConfig{Prefix: "21.12345"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, namer := storetest.Open(t)
 	mod, err := model.LoadModel(model.DefaultModel)
 	if err != nil {
 		t.Fatal(err)

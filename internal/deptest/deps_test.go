@@ -66,7 +66,8 @@ var rules = map[string]struct {
 	"webhook": {internal: []string{"handlev", "store", "registry", "internal/outbound", "internal/promtext"}, external: []string{"go.etcd.io/bbolt"}},
 	// Test support: an embedded etcd server. Only _test.go files import it
 	// (allowedInternal refuses it to every other file).
-	"internal/etcdtest": {external: []string{"go.etcd.io/etcd/", "go.uber.org/zap"}},
+	"internal/etcdtest":  {external: []string{"go.etcd.io/etcd/", "go.uber.org/zap"}},
+	"internal/storetest": {internal: []string{"handlev", "store"}},
 	// The MaxMind DB reader behind --geoip-db; cmd hands its Country to the
 	// resolver, which sees only a function.
 	"internal/geoip": {external: []string{"github.com/oschwald/maxminddb-golang/v2"}},
@@ -189,7 +190,7 @@ func TestImportDirection(t *testing.T) {
 // entry allows exactly that package, except "internal" and "bench", which allow
 // their whole subtree. cmd and bench are never importable.
 func allowedInternal(allowed []string, target string) bool {
-	if target == "cmd" || strings.HasPrefix(target, "cmd/") || target == testOnly {
+	if target == "cmd" || strings.HasPrefix(target, "cmd/") || testOnly[target] {
 		return false
 	}
 	for _, a := range allowed {
@@ -203,9 +204,9 @@ func allowedInternal(allowed []string, target string) bool {
 	return false
 }
 
-// testOnly is the package only _test.go files may import: it starts an etcd
-// server inside the process.
-const testOnly = "internal/etcdtest"
+// testOnly are the packages only _test.go files may import: etcdtest starts
+// an etcd server inside the process, storetest opens throwaway stores.
+var testOnly = map[string]bool{"internal/etcdtest": true, "internal/storetest": true}
 
 func hasPrefixAny(p string, prefixes []string) bool {
 	for _, x := range prefixes {
@@ -254,6 +255,7 @@ func TestRulesCatchViolations(t *testing.T) {
 		{"cmd", "cluster", true},
 		{"cmd", "internal/etcdtest", false},
 		{"cluster", "internal/etcdtest", false},
+		{"write", "internal/storetest", false},
 		{"write", "admin", false},
 		{"write", "registry", true},
 		{"admin", "write", true},
