@@ -3,6 +3,8 @@ package access
 import (
 	"errors"
 	"time"
+
+	"pidnode/internal/refusal"
 )
 
 // Sentinel errors of a key look-up. The fronts map them to their replies in
@@ -50,14 +52,6 @@ func (e *RevokedError) Unwrap() error { return ErrRevokedKey }
 
 // Error is a refused write of keys: Kind is one of the sentinels above,
 // Detail what the client is told.
-type Error struct {
-	Kind   error
-	Detail string
-}
-
-func (e *Error) Error() string { return e.Kind.Error() + ": " + e.Detail }
-
-// Unwrap returns Kind, so that errors.Is(err, ErrKeyLimit) works.
-func (e *Error) Unwrap() error { return e.Kind }
+type Error = refusal.Error
 
 func refuse(kind error, detail string) *Error { return &Error{Kind: kind, Detail: detail} }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"pidnode/access"
+	"pidnode/internal/refusal"
 	"pidnode/internal/route"
 	"pidnode/model"
 	"pidnode/read"
@@ -19,21 +20,15 @@ import (
 func problemOf(err error) (p *Problem, ok bool) {
 	var ve *model.ValidationError
 	var se *model.SyntaxError
-	var we *write.Error
-	var ae *access.Error
-	var rde *read.Error
+	var rf *refusal.Error
 	var rte *route.Error
 	switch {
 	case errors.As(err, &p):
 		return p, true
-	case errors.As(err, &we):
-		return problem(writeStatus(we.Kind), "%s", we.Detail), true
-	case errors.As(err, &rde):
-		return readProblem(rde), true
+	case errors.As(err, &rf):
+		return refusalProblem(rf), true
 	case errors.As(err, &rte):
 		return problem(rte.Status, "%s", rte.Detail), true
-	case errors.As(err, &ae):
-		return accessProblem(ae), true
 	case errors.Is(err, access.ErrUnknownKey):
 		return invalidToken("unknown API key"), true
 	case errors.Is(err, access.ErrRevokedKey):
@@ -60,40 +55,27 @@ func problemOf(err error) (p *Problem, ok bool) {
 // model's checks do for payloads.
 type validator = model.Collector
 
-// writeStatus is the HTTP status of a write.Error's Kind.
-func writeStatus(kind error) int {
-	switch kind {
-	case write.ErrForbidden:
-		return http.StatusForbidden
-	case write.ErrNotFound:
-		return http.StatusNotFound
-	case write.ErrExists:
-		return http.StatusConflict
-	case write.ErrPrecondition:
-		return http.StatusPreconditionFailed
-	case write.ErrIdempotencyMismatch:
-		return http.StatusUnprocessableEntity
-	}
-	return http.StatusInternalServerError
-}
-
-// accessProblem is the problem of a refused write of keys.
-func accessProblem(e *access.Error) *Problem {
+// refusalProblem is the problem of a request the write, read or access
+// service refused: the one map from their sentinels to statuses.
+func refusalProblem(e *refusal.Error) *Problem {
+	status := http.StatusInternalServerError
 	switch e.Kind {
-	case access.ErrNoSNAA, access.ErrNoKey:
-		return problem(http.StatusNotFound, "%s", e.Detail)
+	case write.ErrForbidden:
+		status = http.StatusForbidden
+	case write.ErrNotFound, read.ErrNotFound, access.ErrNoSNAA, access.ErrNoKey:
+		status = http.StatusNotFound
+	case write.ErrExists:
+		status = http.StatusConflict
+	case write.ErrPrecondition:
+		status = http.StatusPreconditionFailed
+	case write.ErrIdempotencyMismatch:
+		status = http.StatusUnprocessableEntity
+	case read.ErrBadCursor:
+		status = http.StatusBadRequest
 	case access.ErrKeyLimit:
 		p := problem(http.StatusConflict, "%s", e.Detail)
 		p.Type, p.Title = problemKeyLimit, "Too many keys"
 		return p
 	}
-	return problem(http.StatusInternalServerError, "%s", e.Detail)
-}
-
-// readProblem is the problem of a refused read.
-func readProblem(e *read.Error) *Problem {
-	if e.Kind == read.ErrBadCursor {
-		return problem(http.StatusBadRequest, "%s", e.Detail)
-	}
-	return problem(http.StatusNotFound, "%s", e.Detail)
+	return problem(status, "%s", e.Detail)
 }

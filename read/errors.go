@@ -1,6 +1,10 @@
 package read
 
-import "errors"
+import (
+	"errors"
+
+	"pidnode/internal/refusal"
+)
 
 // Sentinel errors of the reads, wrapped in an *Error whose Detail is the
 // message for the client; other errors are the store's.
@@ -15,14 +19,6 @@ var (
 
 // Error is a refused read: Kind is one of the sentinels above, Detail what
 // the client is told.
-type Error struct {
-	Kind   error
-	Detail string
-}
-
-func (e *Error) Error() string { return e.Kind.Error() + ": " + e.Detail }
-
-// Unwrap returns Kind, so that errors.Is(err, ErrNotFound) works.
-func (e *Error) Unwrap() error { return e.Kind }
+type Error = refusal.Error
 
 func refuse(kind error, detail string) *Error { return &Error{Kind: kind, Detail: detail} }

@@ -1,6 +1,10 @@
 package write
 
-import "errors"
+import (
+	"errors"
+
+	refused "pidnode/internal/refusal"
+)
 
 // Sentinel errors a Service's writes fail with, wrapped in an *Error whose
 // Detail is the message for the client. Validation failures are model's
@@ -28,14 +32,6 @@ var (
 
 // Error is a refused write: Kind is one of the sentinels above, Detail what
 // the client is told.
-type Error struct {
-	Kind   error
-	Detail string
-}
-
-func (e *Error) Error() string { return e.Kind.Error() + ": " + e.Detail }
-
-// Unwrap returns Kind, so that errors.Is(err, ErrExists) works.
-func (e *Error) Unwrap() error { return e.Kind }
+type Error = refused.Error
 
 func refuse(kind error, detail string) *Error { return &Error{Kind: kind, Detail: detail} }

@@ -34,16 +34,16 @@ var rules = map[string]struct {
 	// The write service of identifiers: below every front that writes, above
 	// the data layers; no HTTP, so that its errors are Go errors each front
 	// maps in its own place.
-	"write": {internal: []string{"handlev", "store", "model", "registry", "internal/stdjson"}, notStd: []string{"net/http", "html/template"}},
+	"write": {internal: []string{"handlev", "store", "model", "registry", "internal/stdjson", "internal/refusal"}, notStd: []string{"net/http", "html/template"}},
 	// Who a secret or a session's key hash is, and the writes of keys:
 	// below every front that authenticates (the API, the console), above
 	// the registry; no HTTP, so that each front answers a refusal in its
 	// own way (model for the one shape of a field's validation error).
-	"access": {internal: []string{"model", "registry"}, notStd: []string{"net/http", "html/template"}},
+	"access": {internal: []string{"model", "registry", "internal/refusal"}, notStd: []string{"net/http", "html/template"}},
 	// The read functions of identifiers (one, a namespace's page, the
 	// history) that the API and the console share; no HTTP.
-	"read":  {internal: []string{"handlev", "store", "model", "registry", "internal/stdjson"}, notStd: []string{"net/http", "html/template"}},
-	"admin": {internal: []string{"access", "handlev", "store", "model", "read", "registry", "write", "stats", "internal/route", "internal/buildinfo", "internal/promtext", "internal/tokenbucket"}},
+	"read":  {internal: []string{"handlev", "store", "model", "registry", "internal/stdjson", "internal/refusal"}, notStd: []string{"net/http", "html/template"}},
+	"admin": {internal: []string{"access", "handlev", "store", "model", "read", "registry", "write", "stats", "internal/route", "internal/refusal", "internal/buildinfo", "internal/promtext", "internal/tokenbucket"}},
 	// Resolution statistics, one feature whole (practice 18): the stats
 	// bucket through store, the flush and retention jobs, its routes as
 	// internal/route rows, its metrics. It reads cache.Counter's usage for
@@ -92,6 +92,7 @@ var rules = map[string]struct {
 	"internal/jsontext":   {},
 	"internal/unsafeconv": {},
 	"internal/cfgerr":     {},
+	"internal/refusal":    {},
 	"internal":            {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "access", "read", "write", "model", "registry", "internal"}, external: []string{""}},
 	"cmd":                 {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "access", "read", "write", "model", "registry", "stats", "cluster", "webhook", "linkcheck", "internal"}, external: []string{""}},
 	"bench":               {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "access", "read", "write", "model", "registry", "cluster", "internal", "bench"}, external: []string{""}},
