@@ -1,22 +1,14 @@
 package admin
 
 import (
-	"crypto/sha256"
-	"crypto/subtle"
-	"encoding/hex"
-	"fmt"
-	"hash/maphash"
-	"math"
 	"net"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 
 	"pidnode/access"
-	"pidnode/internal/tokenbucket"
 	"pidnode/model"
-	"pidnode/registry"
+	"pidnode/operator"
 )
 
 // The public application form and route (docs/product.md §4.2): an
@@ -24,68 +16,17 @@ import (
 // JSON route (POST /apply/v1/applications) end in submitApplicationAs, the
 // path of the operator's route, with the abuse limits of the policy.
 
-// Policy is the policy file (--policy-file, TOML): the text an applying
-// organisation agrees to, its version, who an approved applicant contacts,
-// and the limits of the public application route.
-type Policy struct {
-	Version string `toml:"version"`
-	Title   string `toml:"title"`
-	Text    string `toml:"text"`
-	// Contact is who an approved applicant contacts for its key.
-	Contact string `toml:"contact"`
-	// MaxOpenPerEmail bounds the applications waiting for a decision that
-	// name one contact e-mail address (0: DefaultPolicy's).
-	MaxOpenPerEmail int `toml:"max_open_per_email"`
-	// PerHour is how many applications one client address may send per
-	// hour (0: DefaultPolicy's).
-	PerHour float64 `toml:"applications_per_hour"`
-}
+// Policy is the application policy (--policy-file), package operator's.
+type Policy = operator.Policy
+
+// DefaultPolicy returns the built-in policy, used when Config.Policy is nil.
+func DefaultPolicy() *Policy { return operator.DefaultPolicy() }
+
+// CheckPolicy checks a policy and fills in its defaults (operator.CheckPolicy).
+func CheckPolicy(p *Policy) error { return operator.CheckPolicy(p) }
 
 // applyMaxBody bounds the body of an application (form or JSON).
 const applyMaxBody = 64 << 10
-
-// DefaultPolicy returns the built-in policy, used when Config.Policy is nil.
-func DefaultPolicy() *Policy {
-	b, err := consoleFS.ReadFile("assets/policy.txt")
-	if err != nil {
-		panic(err)
-	}
-	return &Policy{Version: "1", Title: "Policy for Sub-Name Assigning Authorities", Text: string(b),
-		Contact: "the operator of this node", MaxOpenPerEmail: 3, PerHour: 10}
-}
-
-// CheckPolicy checks a policy (cmd/pidnode reads it from --policy-file) and
-// fills in the defaults of its limits and contact: version, title and text
-// are required.
-func CheckPolicy(p *Policy) error {
-	switch {
-	case strings.TrimSpace(p.Version) == "", strings.TrimSpace(p.Title) == "", strings.TrimSpace(p.Text) == "":
-		return fmt.Errorf("%w: policy: version, title and text are required", ErrConfig)
-	case len(p.Version) > 50 || model.HasControl(p.Version):
-		return fmt.Errorf("%w: policy: version must be at most 50 printable characters", ErrConfig)
-	case p.MaxOpenPerEmail < 0 || p.PerHour < 0 || math.IsNaN(p.PerHour) || math.IsInf(p.PerHour, 0):
-		return fmt.Errorf("%w: policy: limits must not be negative", ErrConfig)
-	}
-	if p.MaxOpenPerEmail == 0 {
-		p.MaxOpenPerEmail = 3
-	}
-	if p.PerHour == 0 {
-		p.PerHour = 10
-	}
-	if p.Contact == "" {
-		p.Contact = "the operator of this node"
-	}
-	return nil
-}
-
-// applyLimiter is the per-address limit of the public routes (applications,
-// sign-in attempts).
-type applyLimiter struct{ t *tokenbucket.Table[string] }
-
-func newApplyLimiter(perHour float64) *applyLimiter {
-	return &applyLimiter{t: tokenbucket.New(tokenbucket.Config{Rate: perHour / 3600, Burst: math.Max(perHour, 1), Size: rateTableSize},
-		func(k string) uint64 { return maphash.String(rateSeed, k) })}
-}
 
 // clientAddr is the address a request came from (the proxy's, behind one).
 func clientAddr(r *http.Request) string {
@@ -97,17 +38,8 @@ func clientAddr(r *http.Request) string {
 }
 
 // limitAddr charges one request of the client's address to l.
-func (s *Server) limitAddr(l *applyLimiter, r *http.Request, what string) error {
-	res := l.t.Take(clientAddr(r), s.now().UnixNano())
-	if res.OK {
-		return nil
-	}
-	secs := int(math.Ceil(res.Wait.Seconds()))
-	if secs < 1 {
-		secs = 1
-	}
-	s.metrics.rateLimited.Add(1)
-	return problem(http.StatusTooManyRequests, "too many %s from your address; retry in %d s", what, secs).with("Retry-After", strconv.Itoa(secs))
+func (s *Server) limitAddr(l *access.AddrLimit, r *http.Request, what string) error {
+	return l.Take(clientAddr(r), what)
 }
 
 // applyRoutes registers the public application routes and the index page.
@@ -133,26 +65,11 @@ func (s *Server) indexPage(w http.ResponseWriter, r *http.Request) {
 	s.render(w, http.StatusOK, "index", &pageData{Title: "Admin", D: s.public})
 }
 
-// ApplicationReceipt is the reply to a public application: its id and the
-// status token, shown this once.
-type ApplicationReceipt struct {
-	ID          string `json:"id"`
-	State       string `json:"state"`
-	StatusToken string `json:"status_token"`
-	StatusURL   string `json:"status_url"`
-}
-
-// ApplicationStatus is what an applicant sees of its application.
-type ApplicationStatus struct {
-	ID        string `json:"id"`
-	State     string `json:"state"`
-	Submitted string `json:"submitted"`
-	Decided   string `json:"decided,omitempty"`
-	// Reason is the operator's note of a rejection.
-	Reason string `json:"reason,omitempty"`
-	// Contact is who to contact for the key, once approved.
-	Contact string `json:"contact,omitempty"`
-}
+// ApplicationReceipt and ApplicationStatus are the public route's replies.
+type (
+	ApplicationReceipt = operator.ApplicationReceipt
+	ApplicationStatus  = operator.ApplicationStatus
+)
 
 // submitPublic is the one path of a public application (form and JSON):
 // the per-address limit, the policy version, then submitApplicationAs with
@@ -161,18 +78,7 @@ func (s *Server) submitPublic(r *http.Request, req ApplicationRequest) (*Applica
 	if err := s.limitAddr(s.applyRL, r, "applications"); err != nil {
 		return nil, err
 	}
-	tok, err := access.NewSecret(s.rnd)
-	if err != nil {
-		return nil, err
-	}
-	tok = "ast_" + strings.TrimPrefix(tok, KeyPrefix)
-	sum := sha256.Sum256([]byte(tok))
-	app, err := s.submitApplicationAs("applicant:"+clientAddr(r), req, hex.EncodeToString(sum[:]), s.policy.Version, s.policy.MaxOpenPerEmail)
-	if err != nil {
-		return nil, err
-	}
-	s.log.Info("application submitted", "application", app.ID, "from", clientAddr(r))
-	return &ApplicationReceipt{ID: app.ID, State: app.State, StatusToken: tok, StatusURL: "/apply/v1/applications/" + app.ID}, nil
+	return s.ops.SubmitPublic(clientAddr(r), req)
 }
 
 func (s *Server) applyJSON(w http.ResponseWriter, r *http.Request) error {
@@ -191,34 +97,9 @@ func (s *Server) applyJSON(w http.ResponseWriter, r *http.Request) error {
 }
 
 // applicationStatus returns the state of application id if tok is its
-// status token; any mismatch is the same 404, so that ids cannot be probed.
+// status token (operator.Service.Status).
 func (s *Server) applicationStatus(id, tok string) (*ApplicationStatus, error) {
-	notFound := problem(http.StatusNotFound, "no application with this id and status token")
-	var a Application
-	var ok bool
-	err := s.reg.View(func(tx registry.Tx) (err error) {
-		a, ok, err = tx.Application(id)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	sum := sha256.Sum256([]byte(tok))
-	want, _ := hex.DecodeString(a.StatusHash)
-	if !ok || len(want) != len(sum) || subtle.ConstantTimeCompare(want, sum[:]) != 1 {
-		return nil, notFound
-	}
-	st := &ApplicationStatus{ID: a.ID, State: a.State, Submitted: a.Submitted.UTC().Format(timeFormat)}
-	if a.Decided != nil {
-		st.Decided = a.Decided.UTC().Format(timeFormat)
-	}
-	switch a.State {
-	case StateRejected:
-		st.Reason = a.Note
-	case StateApproved:
-		st.Contact = s.policy.Contact
-	}
-	return st, nil
+	return s.ops.Status(id, tok)
 }
 
 func (s *Server) applyStatusJSON(w http.ResponseWriter, r *http.Request) error {
@@ -243,15 +124,7 @@ type applyPage struct {
 	Receipt  *ApplicationReceipt
 }
 
-func (s *Server) servedPrefixes() []string {
-	var out []string
-	for _, b := range s.bases {
-		if b.prefix != "" {
-			out = append(out, b.prefix)
-		}
-	}
-	return out
-}
+func (s *Server) servedPrefixes() []string { return s.ops.Prefixes() }
 
 func (s *Server) applyForm(w http.ResponseWriter, r *http.Request) {
 	s.render(w, http.StatusOK, "apply", &pageData{Title: "Apply to become a Sub-Name Assigning Authority",

@@ -115,21 +115,8 @@ func (s *Server) snaa(b *base, h func(w http.ResponseWriter, r *http.Request, b 
 // key's use is noted, the rate limit charged, writes are possible. It
 // returns the request's context with the principal.
 func (s *Server) admit(r *http.Request, k Key, sn SNAA) (context.Context, error) {
-	if sn.Suspended {
-		return nil, problem(http.StatusForbidden, "SNAA %s is suspended; contact the operator", sn.ID)
-	}
-	s.keys.Touch(k.Hash)
-	// A bulk is charged by the number of its items, once they are
-	// counted (bulk.go); every other request costs one token here.
-	if !isBulk(r) {
-		if err := s.limit(k.ID, sn.ID); err != nil {
-			return nil, err
-		}
-	}
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		if err := s.checkWritable(); err != nil {
-			return nil, err
-		}
+	if err := s.adm.Admit(k, sn, r.Method != http.MethodGet && r.Method != http.MethodHead, isBulk(r)); err != nil {
+		return nil, err
 	}
 	return context.WithValue(r.Context(), authKey, &principal{snaa: sn, key: k}), nil
 }

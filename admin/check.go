@@ -2,12 +2,15 @@ package admin
 
 import (
 	"errors"
+	"math"
 	"net/http"
+	"strconv"
 
 	"pidnode/access"
 	"pidnode/internal/refusal"
 	"pidnode/internal/route"
 	"pidnode/model"
+	"pidnode/operator"
 	"pidnode/read"
 	"pidnode/write"
 )
@@ -60,8 +63,6 @@ type validator = model.Collector
 func refusalProblem(e *refusal.Error) *Problem {
 	status := http.StatusInternalServerError
 	switch e.Kind {
-	case write.ErrForbidden:
-		status = http.StatusForbidden
 	case write.ErrNotFound, read.ErrNotFound, access.ErrNoSNAA, access.ErrNoKey:
 		status = http.StatusNotFound
 	case write.ErrExists:
@@ -72,10 +73,24 @@ func refusalProblem(e *refusal.Error) *Problem {
 		status = http.StatusUnprocessableEntity
 	case read.ErrBadCursor:
 		status = http.StatusBadRequest
+	case write.ErrForbidden, access.ErrSuspended:
+		status = http.StatusForbidden
+	case access.ErrRateLimited:
+		status = http.StatusTooManyRequests
+	case access.ErrMaintenance:
+		status = http.StatusServiceUnavailable
+	case operator.ErrNotFound:
+		status = http.StatusNotFound
+	case operator.ErrConflict:
+		status = http.StatusConflict
 	case access.ErrKeyLimit:
 		p := problem(http.StatusConflict, "%s", e.Detail)
 		p.Type, p.Title = problemKeyLimit, "Too many keys"
 		return p
 	}
-	return problem(status, "%s", e.Detail)
+	p := problem(status, "%s", e.Detail)
+	if e.RetryAfter > 0 {
+		p.with("Retry-After", strconv.Itoa(int(math.Ceil(e.RetryAfter.Seconds()))))
+	}
+	return p
 }

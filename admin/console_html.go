@@ -19,7 +19,7 @@ import (
 // holds a script or an inline style, so the Content-Security-Policy allows
 // neither; everything works without JavaScript.
 
-//go:embed templates/*.html assets/console.css assets/policy.txt
+//go:embed templates/*.html assets/console.css
 var consoleFS embed.FS
 
 // pageCSP is the Content-Security-Policy of every HTML page: nothing but

@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"maps"
-	"math"
 	"net/http"
 	"slices"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"pidnode/handlev"
 	"pidnode/internal/route"
 	"pidnode/model"
+	"pidnode/operator"
 	"pidnode/read"
 	"pidnode/registry"
 	"pidnode/store"
@@ -125,25 +125,26 @@ type Config struct {
 
 // Server is the admin API. It is safe for concurrent use.
 type Server struct {
-	db           *store.DB
-	namer        *handlev.Namer
-	inv          Invalidator
-	model        *model.Model
-	maxBody      int64
-	public       string
-	log          *slog.Logger
-	now          func() time.Time
-	rnd          io.Reader
-	mux          *http.ServeMux
-	routes       []routeInfo
-	ns           nsTable // the namespace routes (nsroutes.go)
-	bases        []base
-	openapi      []byte
-	rl           *rateLimiter
+	db      *store.DB
+	namer   *handlev.Namer
+	inv     Invalidator
+	model   *model.Model
+	maxBody int64
+	public  string
+	log     *slog.Logger
+	now     func() time.Time
+	rnd     io.Reader
+	mux     *http.ServeMux
+	routes  []routeInfo
+	ns      nsTable // the namespace routes (nsroutes.go)
+	bases   []base
+	openapi []byte
+	// adm admits SNAA requests (suspension, rate limits, maintenance) on
+	// the API and in the console (access.Admission).
+	adm          *access.Admission
 	extraMetrics func(w io.Writer) error
 	refuseKeys   bool
 	notReady     atomic.Pointer[string]
-	readOnly     atomic.Bool
 	metrics      metrics
 	handler      http.Handler
 	// reg is the persistence of the admin buckets; its Commit commits
@@ -164,10 +165,13 @@ type Server struct {
 	// valid keys and batches their last-used times; operator writes
 	// invalidate it (opWrite).
 	keys *access.Keys
+	// ops makes the operator's decisions (applications, SNAAs), the
+	// console's too.
+	ops *operator.Service
 	// policy is the application policy; applyRL and signinRL limit the
 	// public routes per client address (apply.go, console.go).
 	policy            *Policy
-	applyRL, signinRL *applyLimiter
+	applyRL, signinRL *access.AddrLimit
 	// sessions are the console's sessions (console.go).
 	sessions *access.Sessions
 	// streams counts the open event streams; evBeat is their heartbeat
@@ -246,20 +250,8 @@ func New(cfg Config) (*Server, error) {
 	} else {
 		s.bases = append(s.bases, base{path: "/testpid/v2", test: true})
 	}
-	if cfg.RateLimit > 0 {
-		burst := float64(cfg.RateBurst)
-		if burst <= 0 {
-			burst = 2 * cfg.RateLimit
-		}
-		snaaRate, snaaBurst := cfg.SNAARateLimit, float64(cfg.SNAARateBurst)
-		if snaaRate <= 0 {
-			snaaRate = DefaultSNAARateFactor * cfg.RateLimit
-		}
-		if snaaBurst <= 0 {
-			snaaBurst = DefaultSNAARateFactor * burst
-		}
-		s.rl = newRateLimiter(cfg.RateLimit, math.Max(burst, 1), snaaRate, math.Max(snaaBurst, 1))
-	}
+	s.adm = access.NewAdmission(access.AdmissionConfig{Keys: s.keys, RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst,
+		SNAARateLimit: cfg.SNAARateLimit, SNAARateBurst: cfg.SNAARateBurst, Now: s.now})
 	if cfg.Policy == nil {
 		s.policy = DefaultPolicy()
 	} else {
@@ -269,7 +261,22 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.policy = &pol
 	}
-	s.applyRL, s.signinRL = newApplyLimiter(s.policy.PerHour), newApplyLimiter(signinPerHour)
+	var served []string
+	for _, b := range s.bases {
+		if b.prefix != "" {
+			served = append(served, b.prefix)
+		}
+	}
+	var shard func(string) (string, error)
+	if c, ok := s.w.(interface{ ChooseShard(string) (string, error) }); ok {
+		shard = c.ChooseShard
+	}
+	s.ops, err = operator.New(operator.Config{Registry: s.reg, Keys: s.keys, Namer: cfg.Namer, Prefixes: served,
+		ChooseShard: shard, Policy: s.policy, Rand: s.rnd, Now: s.now, Logger: s.log})
+	if err != nil {
+		return nil, err
+	}
+	s.applyRL, s.signinRL = s.adm.AddrLimit(s.policy.PerHour), s.adm.AddrLimit(signinPerHour)
 	s.sessions, err = access.NewSessions(access.SessionsConfig{Registry: s.reg, Writer: s.w, Keys: s.keys,
 		Idle: cfg.SessionIdle, Max: cfg.SessionMax, Now: s.now, Rand: s.rnd, Logger: s.log})
 	if err != nil {

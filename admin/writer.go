@@ -14,19 +14,6 @@ import (
 // registry on a single node, a cluster node's etcd transactions otherwise.
 type Writer = write.Writer
 
-// chooseShard is the shard a new SNAA's namespace goes to: a Writer that
-// spreads namespaces over several stores (a cluster node with several etcd
-// shards) chooses it (name "": the least full); any other has none to name.
-func chooseShard(w Writer, name string) (string, error) {
-	if c, ok := w.(interface{ ChooseShard(string) (string, error) }); ok {
-		return c.ChooseShard(name)
-	}
-	if name != "" {
-		return "", errors.New("this node has no etcd shards")
-	}
-	return "", nil
-}
-
 // unavailable is an error of a Writer that could not have its write
 // decided (a cluster node that cannot reach a quorum of etcd): the client is
 // told to retry after RetryAfter, with 503.
