@@ -14,12 +14,15 @@ import (
 	"time"
 
 	"pidnode/access"
+	"pidnode/console"
 	"pidnode/handlev"
+	"pidnode/internal/httperr"
 	"pidnode/internal/route"
 	"pidnode/model"
 	"pidnode/operator"
 	"pidnode/read"
 	"pidnode/registry"
+	"pidnode/stats"
 	"pidnode/store"
 	"pidnode/write"
 )
@@ -107,6 +110,9 @@ type Config struct {
 	// Policy is the policy of the public application form (CheckPolicy).
 	// If nil, DefaultPolicy.
 	Policy *Policy
+	// Stats, if set, is the statistics feature, whose reads the console's
+	// identifier page charts (its routes come through Routes).
+	Stats *stats.Service
 	// SessionIdle and SessionMax are the console's idle and absolute
 	// session expiry; if zero, DefaultSessionIdle and DefaultSessionMax.
 	SessionIdle, SessionMax time.Duration
@@ -122,6 +128,13 @@ type Config struct {
 	EventStreamsPerKey, EventStreamsPerSNAA, EventStreams int
 	EventHeartbeat                                        time.Duration
 }
+
+// DefaultSessionIdle and DefaultSessionMax are the console's idle and
+// absolute session lifetimes (package access).
+const (
+	DefaultSessionIdle = access.DefaultSessionIdle
+	DefaultSessionMax  = access.DefaultSessionMax
+)
 
 // Server is the admin API. It is safe for concurrent use.
 type Server struct {
@@ -168,12 +181,14 @@ type Server struct {
 	// ops makes the operator's decisions (applications, SNAAs), the
 	// console's too.
 	ops *operator.Service
-	// policy is the application policy; applyRL and signinRL limit the
-	// public routes per client address (apply.go, console.go).
-	policy            *Policy
-	applyRL, signinRL *access.AddrLimit
-	// sessions are the console's sessions (console.go).
-	sessions *access.Sessions
+	// policy is the application policy; applyRL limits the public
+	// applications per client address, the JSON route's and the form's
+	// (apply.go).
+	policy  *Policy
+	applyRL *access.AddrLimit
+	// pages are the HTML console and application form (package console),
+	// mounted on the same mux.
+	pages *console.Server
 	// streams counts the open event streams; evBeat is their heartbeat
 	// (events.go).
 	streams eventStreams
@@ -276,12 +291,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.applyRL, s.signinRL = s.adm.AddrLimit(s.policy.PerHour), s.adm.AddrLimit(signinPerHour)
-	s.sessions, err = access.NewSessions(access.SessionsConfig{Registry: s.reg, Writer: s.w, Keys: s.keys,
-		Idle: cfg.SessionIdle, Max: cfg.SessionMax, Now: s.now, Rand: s.rnd, Logger: s.log})
-	if err != nil {
-		return nil, err
-	}
+	s.applyRL = s.adm.AddrLimit(s.policy.PerHour)
 	s.streams.maxKey, s.streams.maxSNAA, s.streams.limit, s.evBeat = cfg.EventStreamsPerKey, cfg.EventStreamsPerSNAA, cfg.EventStreams, cfg.EventHeartbeat
 	if s.streams.maxKey <= 0 {
 		s.streams.maxKey = DefaultEventStreamsPerKey
@@ -308,6 +318,9 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if s.pages, err = s.newPages(cfg); err != nil {
+		return nil, err
+	}
 	if err := s.ensureIndexes(); err != nil {
 		return nil, err
 	}
@@ -319,6 +332,29 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.openapi = doc
 	return s, nil
+}
+
+// newPages builds the console and the application form over the same
+// services as the API.
+func (s *Server) newPages(cfg Config) (*console.Server, error) {
+	sessions, err := access.NewSessions(access.SessionsConfig{Registry: s.reg, Writer: s.w, Keys: s.keys,
+		Idle: cfg.SessionIdle, Max: cfg.SessionMax, Now: s.now, Rand: s.rnd, Logger: s.log})
+	if err != nil {
+		return nil, err
+	}
+	pc := console.Config{Namer: s.namer, Model: s.model, Registry: s.reg, Keys: s.keys, Sessions: sessions, Admission: s.adm,
+		Writes: s.writes, Read: s.read, Operator: s.ops, ApplyLimit: s.applyRL, SignInLimit: s.adm.AddrLimit(console.SignInPerHour),
+		SyncAuth: s.syncAuth, RefuseKeys: s.refuseKeys, MaxBodyBytes: s.maxBody, PublicURL: s.public,
+		Written: func(created, updated int) {
+			s.metrics.creates.Add(uint64(created))
+			s.metrics.updates.Add(uint64(updated))
+		},
+		KeyLimited: func() { s.metrics.refused(refusedSNAAKeys) },
+		Logger:     s.log, Rand: s.rnd}
+	if cfg.Stats != nil {
+		pc.Stats, pc.StatsDays = cfg.Stats.Read, cfg.Stats.Days
+	}
+	return console.New(pc)
 }
 
 // Handler returns the admin API's HTTP handler.
@@ -372,7 +408,10 @@ func (s *Server) routesInit() {
 	s.handle("GET", "/metrics", s.serveMetrics,
 		op{summary: "Prometheus text format metrics: admin requests by route and status with latency, writes, bbolt, build info, the resolvers and the cache", ok: 200, tag: "meta"})
 	s.applyRoutes()
-	s.consoleRoutes()
+	// "/" itself, the application form and the console are pages for a
+	// person with a browser (package console); every other unknown path
+	// stays a problem+json 404.
+	s.pages.Mount(s.mux)
 
 	// Operator routes (docs/product.md §4.1).
 	s.handle("POST", "/ops/v1/applications", s.op(s.submitApplication),
@@ -513,7 +552,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 	if s.writeState != nil {
 		msg += "resolution: ready\n"
 		if err := s.writeState(); err != nil {
-			if _, full := storageFullProblem(err); full {
+			if httperr.StorageFull(err) {
 				msg += "writes: storage full: " + err.Error() + "\n"
 			} else {
 				msg += "writes: unavailable: " + err.Error() + "\n"
