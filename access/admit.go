@@ -190,4 +190,3 @@ func (l *AddrLimit) Take(addr, what string) error {
 	l.a.rateLimited.Add(1)
 	return rateRefusal("too many "+what+" from your address; retry in "+strconv.Itoa(secs)+" s", secs)
 }
-

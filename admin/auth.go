@@ -18,9 +18,6 @@ const (
 	KeyRandomBytes = access.KeyRandomBytes
 )
 
-// newID returns prefix + 10 random lower-case base32 characters.
-func (s *Server) newID(prefix string) (string, error) { return access.NewID(s.rnd, prefix) }
-
 // bearer returns the token of an "Authorization: Bearer" header.
 func bearer(r *http.Request) (string, *Problem) {
 	h := r.Header.Get("Authorization")

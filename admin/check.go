@@ -4,7 +4,6 @@ import (
 	"errors"
 
 	"pidnode/internal/httperr"
-	"pidnode/model"
 )
 
 // problemOf maps an error of a handler to the problem the client sees: the
@@ -23,7 +22,3 @@ func problemOf(err error) (p *Problem, ok bool) {
 	}
 	return p, ok
 }
-
-// validator collects every faulty field of an operator request, as the
-// model's checks do for payloads.
-type validator = model.Collector

@@ -95,8 +95,6 @@ func (s *Server) Approve(appID string, req ApproveRequest) (*ApproveResult, erro
 	return s.ops.Approve(appID, req)
 }
 
-const timeFormat = operator.TimeFormat
-
 func (s *Server) rejectApplication(w http.ResponseWriter, r *http.Request) error {
 	req, err := readJSON[RejectRequest](w, r, s.maxBody)
 	if err != nil {

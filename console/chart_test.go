@@ -15,4 +15,3 @@ func TestChartFillsEveryDay(t *testing.T) {
 		t.Fatalf("bars %+v %+v %+v", c.Bars[0], c.Bars[2], c.Bars[29])
 	}
 }
-

@@ -18,8 +18,8 @@ import (
 //
 // The form is only a way of typing JSON: decodeForm turns the values into
 // the payload without checking anything (a number that does not parse is
-// sent as the text it is, and the API says what is wrong with it), and the
-// payload goes to the API's route.
+// sent as the text it is, and the write service says what is wrong with
+// it), and the payload goes to the write service as the API's body does.
 
 // formNode is one input, or a group of inputs, of a generated form.
 type formNode struct {

@@ -12,10 +12,10 @@ import (
 )
 
 // The operator's pages of the console (docs/product.md §4.2): the
-// application queue, SNAAs and their keys, the audit log. The reads are
-// the registry's, with the operator routes' checks; the keys are package
-// access's; the decisions on applications and SNAAs (approve, reject,
-// patch) run the operator route's handler (console_call.go).
+// application queue, SNAAs and their keys, the audit log. The reads and
+// the decisions on applications and SNAAs (approve, reject, change) are
+// package operator's, the keys package access's: the same functions the
+// operator routes call.
 
 func (s *Server) opsConsoleRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /console/ops/applications", s.console(true, s.pageApps))

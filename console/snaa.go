@@ -25,8 +25,10 @@ import (
 	"pidnode/write"
 )
 
-// The SNAA's pages of the console (docs/product.md §4.2). Every read and
-// write is the API route's (console_call.go), in the session's namespace.
+// The SNAA's pages of the console (docs/product.md §4.2), in the session's
+// namespace: reads through package read, writes through package write,
+// each admitted through access.Admission as the API admits the same
+// request, with the API's checks in the API's order.
 
 func (s *Server) snaaConsoleRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /console/ids", s.console(false, s.pageIDs))
