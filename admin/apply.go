@@ -4,7 +4,6 @@ import (
 	"net"
 	"net/http"
 
-	"pidnode/access"
 	"pidnode/operator"
 )
 
@@ -36,11 +35,6 @@ func clientAddr(r *http.Request) string {
 	return h
 }
 
-// limitAddr charges one request of the client's address to l.
-func (s *Server) limitAddr(l *access.AddrLimit, r *http.Request, what string) error {
-	return l.Take(clientAddr(r), what)
-}
-
 // applyRoutes registers the public application routes.
 func (s *Server) applyRoutes() {
 	s.handle("POST", "/apply/v1/applications", s.applyJSON,
@@ -57,22 +51,17 @@ type (
 	ApplicationStatus  = operator.ApplicationStatus
 )
 
-// submitPublic is the one path of a public application (form and JSON):
-// the per-address limit, the policy version, then submitApplicationAs with
-// a fresh status token and the policy's limit per contact e-mail.
-func (s *Server) submitPublic(r *http.Request, req ApplicationRequest) (*ApplicationReceipt, error) {
-	if err := s.limitAddr(s.applyRL, r, "applications"); err != nil {
-		return nil, err
-	}
-	return s.ops.SubmitPublic(clientAddr(r), req)
-}
-
 func (s *Server) applyJSON(w http.ResponseWriter, r *http.Request) error {
 	req, err := readJSON[ApplicationRequest](w, r, applyMaxBody)
 	if err != nil {
 		return err
 	}
-	rc, err := s.submitPublic(r, req)
+	// The per-address limit, shared with the console's form, then the one
+	// path of a public application.
+	if err := s.applyRL.Take(clientAddr(r), "applications"); err != nil {
+		return err
+	}
+	rc, err := s.ops.SubmitPublic(clientAddr(r), req)
 	if err != nil {
 		return err
 	}
@@ -82,18 +71,12 @@ func (s *Server) applyJSON(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// applicationStatus returns the state of application id if tok is its
-// status token (operator.Service.Status).
-func (s *Server) applicationStatus(id, tok string) (*ApplicationStatus, error) {
-	return s.ops.Status(id, tok)
-}
-
 func (s *Server) applyStatusJSON(w http.ResponseWriter, r *http.Request) error {
 	tok, p := bearer(r)
 	if p != nil {
 		return p
 	}
-	st, err := s.applicationStatus(r.PathValue("id"), tok)
+	st, err := s.ops.Status(r.PathValue("id"), tok)
 	if err != nil {
 		return err
 	}

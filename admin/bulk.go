@@ -51,7 +51,7 @@ func (s *Server) runBulk(p *principal, t target, body []byte, lines bool, readEr
 	if err == nil {
 		arr, err = write.BulkItems(body, lines)
 	}
-	if lerr := s.limitN(p.key.ID, p.snaa.ID, write.BulkCost(len(arr))); lerr != nil {
+	if lerr := s.adm.Charge(p.key.ID, p.snaa.ID, write.BulkCost(len(arr))); lerr != nil {
 		return nil, lerr
 	}
 	if err != nil {

@@ -42,9 +42,6 @@ var refusedNames = [refusedLimits]string{"key_rate", "snaa_rate", "key_streams",
 // limit applies the rate limits to an authenticated SNAA request.
 func (s *Server) limit(keyID, snaaID string) error { return s.adm.Charge(keyID, snaaID, 1) }
 
-// limitN charges a request that writes n identifiers (access.Admission.Charge).
-func (s *Server) limitN(keyID, snaaID string, n int) error { return s.adm.Charge(keyID, snaaID, n) }
-
 // SetReadOnly switches maintenance mode: while on, every write answers 503
 // (reads keep working), on the API and in the console alike. Safe for
 // concurrent use.
@@ -64,7 +61,7 @@ func (s *Server) backup(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// isBulk reports whether r is a bulk write (POST …/{ns}/bulk), which limitN
+// isBulk reports whether r is a bulk write (POST …/{ns}/bulk), which access.Admission
 // charges by its items.
 func isBulk(r *http.Request) bool {
 	return r.Method == http.MethodPost && strings.EqualFold(r.PathValue("id"), "bulk")

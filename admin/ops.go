@@ -3,11 +3,9 @@ package admin
 import (
 	"errors"
 	"net/http"
-	"strings"
 
 	"pidnode/access"
 	"pidnode/operator"
-	"pidnode/registry"
 )
 
 // The bodies and replies of the operator routes are package operator's,
@@ -41,15 +39,7 @@ func (s *Server) SubmitApplication(req ApplicationRequest) (*Application, error)
 }
 
 func (s *Server) listApplications(w http.ResponseWriter, r *http.Request) error {
-	state := strings.ToUpper(r.URL.Query().Get("state"))
-	if state != "" && state != StateSubmitted && state != StateApproved && state != StateRejected {
-		return problem(http.StatusBadRequest, "state must be SUBMITTED, APPROVED or REJECTED")
-	}
-	var out []Application
-	err := s.reg.View(func(tx registry.Tx) (err error) {
-		out, err = tx.Applications(state)
-		return err
-	})
+	out, err := s.ops.Applications(r.URL.Query().Get("state"))
 	if err != nil {
 		return err
 	}
@@ -61,19 +51,11 @@ func (s *Server) listApplications(w http.ResponseWriter, r *http.Request) error 
 }
 
 func (s *Server) getApplication(w http.ResponseWriter, r *http.Request) error {
-	var a Application
-	var ok bool
-	err := s.reg.View(func(tx registry.Tx) (err error) {
-		a, ok, err = tx.Application(r.PathValue("id"))
-		return err
-	})
+	a, err := s.ops.Application(r.PathValue("id"))
 	if err != nil {
 		return err
 	}
-	if !ok {
-		return problem(http.StatusNotFound, "no application %q", r.PathValue("id"))
-	}
-	writeJSON(w, http.StatusOK, &a)
+	writeJSON(w, http.StatusOK, a)
 	return nil
 }
 
@@ -109,11 +91,7 @@ func (s *Server) rejectApplication(w http.ResponseWriter, r *http.Request) error
 }
 
 func (s *Server) listSNAAs(w http.ResponseWriter, r *http.Request) error {
-	var out []SNAA
-	err := s.reg.View(func(tx registry.Tx) (err error) {
-		out, err = tx.SNAAs()
-		return err
-	})
+	out, err := s.ops.SNAAs()
 	if err != nil {
 		return err
 	}
@@ -124,25 +102,12 @@ func (s *Server) listSNAAs(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) loadSNAA(id string) (SNAA, bool, error) {
-	var sn SNAA
-	var ok bool
-	err := s.reg.View(func(tx registry.Tx) (err error) {
-		sn, ok, err = tx.SNAA(id)
-		return err
-	})
-	return sn, ok, err
-}
-
 func (s *Server) getSNAA(w http.ResponseWriter, r *http.Request) error {
-	sn, ok, err := s.loadSNAA(r.PathValue("id"))
+	sn, err := s.ops.SNAA(r.PathValue("id"))
 	if err != nil {
 		return err
 	}
-	if !ok {
-		return problem(http.StatusNotFound, "no SNAA %q", r.PathValue("id"))
-	}
-	writeJSON(w, http.StatusOK, &sn)
+	writeJSON(w, http.StatusOK, sn)
 	return nil
 }
 

@@ -43,12 +43,7 @@ func (s *Server) pageApps(w http.ResponseWriter, r *http.Request, u *consoleUser
 	if state == "ALL" {
 		state = ""
 	}
-	// The API's check of the state.
-	want := strings.ToUpper(state)
-	if want != "" && want != registry.StateSubmitted && want != registry.StateApproved && want != registry.StateRejected {
-		return problem(http.StatusBadRequest, "state must be SUBMITTED, APPROVED or REJECTED")
-	}
-	apps, err := s.Operator.Applications(want)
+	apps, err := s.Operator.Applications(state)
 	if err != nil {
 		return err
 	}
@@ -122,11 +117,7 @@ func (s *Server) pageReject(w http.ResponseWriter, r *http.Request, u *consoleUs
 }
 
 func (s *Server) pageSNAAs(w http.ResponseWriter, r *http.Request, u *consoleUser, d *pageData) error {
-	var snaas []registry.SNAA
-	err := s.Registry.View(func(tx registry.Tx) (err error) {
-		snaas, err = tx.SNAAs()
-		return err
-	})
+	snaas, err := s.Operator.SNAAs()
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,8 @@ var (
 	// ErrNotFound: no application or SNAA has the id (or, for an
 	// applicant, the id and status token do not match).
 	ErrNotFound = errors.New("operator: not found")
+	// ErrBadRequest: a query no record can answer (an unknown state).
+	ErrBadRequest = errors.New("operator: bad request")
 	// ErrConflict: the decision cannot be made in the record's state (an
 	// application already decided, a namespace taken, too many open
 	// applications).

@@ -280,8 +280,13 @@ func (s *Service) CheckPrefixes(field string, ps []string) ([]string, []model.Fi
 	return out, v.Errors()
 }
 
-// Applications lists the applications in state (all if "").
+// Applications lists the applications in state, in any case (all if "");
+// another state is ErrBadRequest.
 func (s *Service) Applications(state string) ([]registry.Application, error) {
+	state = strings.ToUpper(state)
+	if state != "" && state != registry.StateSubmitted && state != registry.StateApproved && state != registry.StateRejected {
+		return nil, refuse(ErrBadRequest, "state must be SUBMITTED, APPROVED or REJECTED")
+	}
 	var out []registry.Application
 	err := s.reg.View(func(tx registry.Tx) (err error) {
 		out, err = tx.Applications(state)
@@ -302,6 +307,16 @@ func (s *Service) Application(id string) (*registry.Application, error) {
 		err = refuse(ErrNotFound, fmt.Sprintf("no application %q", id))
 	}
 	return &a, err
+}
+
+// SNAAs lists every SNAA.
+func (s *Service) SNAAs() ([]registry.SNAA, error) {
+	var out []registry.SNAA
+	err := s.reg.View(func(tx registry.Tx) (err error) {
+		out, err = tx.SNAAs()
+		return err
+	})
+	return out, err
 }
 
 // SNAA returns SNAA id, or ErrNotFound.
