@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"fmt"
 	"net"
 	"net/http"
 
@@ -20,8 +21,14 @@ type Policy = operator.Policy
 // DefaultPolicy returns the built-in policy, used when Config.Policy is nil.
 func DefaultPolicy() *Policy { return operator.DefaultPolicy() }
 
-// CheckPolicy checks a policy and fills in its defaults (operator.CheckPolicy).
-func CheckPolicy(p *Policy) error { return operator.CheckPolicy(p) }
+// CheckPolicy checks a policy and fills in its defaults
+// (operator.CheckPolicy); its error wraps ErrConfig.
+func CheckPolicy(p *Policy) error {
+	if err := operator.CheckPolicy(p); err != nil {
+		return fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	return nil
+}
 
 // applyMaxBody bounds the body of an application (form or JSON).
 const applyMaxBody = 64 << 10

@@ -8,8 +8,7 @@ import (
 
 // Sentinel errors of the operator's service.
 var (
-	// ErrConfig: Config is missing a required field or holds an invalid
-	// value (a policy without version, title or text).
+	// ErrConfig: Config is missing a required field.
 	ErrConfig = errors.New("operator: invalid configuration")
 	// ErrNotFound: no application or SNAA has the id (or, for an
 	// applicant, the id and status token do not match).

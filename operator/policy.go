@@ -2,7 +2,6 @@ package operator
 
 import (
 	_ "embed"
-	"fmt"
 	"math"
 	"strings"
 
@@ -35,17 +34,22 @@ func DefaultPolicy() *Policy {
 		Contact: "the operator of this node", MaxOpenPerEmail: 3, PerHour: 10}
 }
 
+// PolicyError is a policy CheckPolicy refuses: Reason says why.
+type PolicyError struct{ Reason string }
+
+func (e *PolicyError) Error() string { return "policy: " + e.Reason }
+
 // CheckPolicy checks a policy (cmd/pidnode reads it from --policy-file) and
 // fills in the defaults of its limits and contact: version, title and text
-// are required. Its error wraps ErrConfig.
+// are required. A refusal is a *PolicyError.
 func CheckPolicy(p *Policy) error {
 	switch {
 	case strings.TrimSpace(p.Version) == "", strings.TrimSpace(p.Title) == "", strings.TrimSpace(p.Text) == "":
-		return fmt.Errorf("%w: policy: version, title and text are required", ErrConfig)
+		return &PolicyError{"version, title and text are required"}
 	case len(p.Version) > 50 || model.HasControl(p.Version):
-		return fmt.Errorf("%w: policy: version must be at most 50 printable characters", ErrConfig)
+		return &PolicyError{"version must be at most 50 printable characters"}
 	case p.MaxOpenPerEmail < 0 || p.PerHour < 0 || math.IsNaN(p.PerHour) || math.IsInf(p.PerHour, 0):
-		return fmt.Errorf("%w: policy: limits must not be negative", ErrConfig)
+		return &PolicyError{"limits must not be negative"}
 	}
 	if p.MaxOpenPerEmail == 0 {
 		p.MaxOpenPerEmail = 3
