@@ -37,7 +37,7 @@ func limitAddr(l interface{ Take(addr, what string) error }, r *http.Request, wh
 // indexPage is the admin listener's "/": links to the console, the
 // application form, the API description and the metrics.
 func (s *Server) indexPage(w http.ResponseWriter, r *http.Request) {
-	s.render(w, http.StatusOK, "index", &pageData{Title: "Admin", D: s.PublicURL})
+	s.render(w, http.StatusOK, "index", &pageData{Title: "Admin", D: s.cfg.PublicURL})
 }
 
 // applyPage is the data of the application form.
@@ -50,7 +50,7 @@ type applyPage struct {
 
 func (s *Server) applyForm(w http.ResponseWriter, r *http.Request) {
 	s.render(w, http.StatusOK, "apply", &pageData{Title: "Apply to become a Sub-Name Assigning Authority",
-		D: &applyPage{Policy: s.Operator.Policy(), Prefixes: s.Operator.Prefixes(), Form: url.Values{}}})
+		D: &applyPage{Policy: s.cfg.Operator.Policy(), Prefixes: s.cfg.Operator.Prefixes(), Form: url.Values{}}})
 }
 
 // readForm parses an urlencoded (or multipart) form of at most max bytes.
@@ -82,7 +82,7 @@ func (s *Server) applyPost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f := r.PostForm
-	pg := &applyPage{Policy: s.Operator.Policy(), Prefixes: s.Operator.Prefixes(), Form: f}
+	pg := &applyPage{Policy: s.cfg.Operator.Policy(), Prefixes: s.cfg.Operator.Prefixes(), Form: f}
 	d.D = pg
 	var err error
 	if f.Get(honeypot) != "" {
@@ -98,8 +98,8 @@ func (s *Server) applyPost(w http.ResponseWriter, r *http.Request) {
 			CustomIDs:             f.Get("custom_ids") == "true",
 		}
 		var rc *operator.ApplicationReceipt
-		if err = limitAddr(s.ApplyLimit, r, "applications"); err == nil {
-			if rc, err = s.Operator.SubmitPublic(clientAddr(r), req); err == nil {
+		if err = limitAddr(s.cfg.ApplyLimit, r, "applications"); err == nil {
+			if rc, err = s.cfg.Operator.SubmitPublic(clientAddr(r), req); err == nil {
 				pg.Receipt = rc
 				d.Title = "Application received"
 				s.render(w, http.StatusCreated, "apply_done", d)
@@ -138,11 +138,11 @@ func (s *Server) applyStatusPost(w http.ResponseWriter, r *http.Request) {
 	id := strings.TrimSpace(r.PostForm.Get("id"))
 	v := &statusForm{ID: id}
 	d.D = v
-	if err := limitAddr(s.SignInLimit, r, "attempts"); err != nil {
+	if err := limitAddr(s.cfg.SignInLimit, r, "attempts"); err != nil {
 		s.renderProblem(w, r, d, err)
 		return
 	}
-	st, err := s.Operator.Status(id, strings.TrimSpace(r.PostForm.Get("token")))
+	st, err := s.cfg.Operator.Status(id, strings.TrimSpace(r.PostForm.Get("token")))
 	if err != nil {
 		var p *httperr.Problem
 		p, _ = problemOf(err)

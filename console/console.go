@@ -88,7 +88,7 @@ type Config struct {
 // Server serves the console and the application form. Safe for
 // concurrent use.
 type Server struct {
-	Config
+	cfg   Config
 	log   *slog.Logger
 	rnd   io.Reader
 	bases []base
@@ -110,17 +110,17 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Stats != nil && cfg.StatsDays == nil {
 		return nil, fmt.Errorf("%w: StatsDays is required with Stats", ErrConfig)
 	}
-	s := &Server{Config: cfg, log: cfg.Logger, rnd: cfg.Rand}
+	s := &Server{cfg: cfg, log: cfg.Logger, rnd: cfg.Rand}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	if s.rnd == nil {
 		s.rnd = rand.Reader
 	}
-	if s.MaxBodyBytes <= 0 {
-		s.MaxBodyBytes = DefaultMaxBodyBytes
+	if s.cfg.MaxBodyBytes <= 0 {
+		s.cfg.MaxBodyBytes = DefaultMaxBodyBytes
 	}
-	s.PublicURL = strings.TrimRight(s.PublicURL, "/")
+	s.cfg.PublicURL = strings.TrimRight(s.cfg.PublicURL, "/")
 	s.bases = []base{{path: "/pid/v2", prefix: strings.ToUpper(cfg.Namer.Prefix())}, {path: "/testpid/v2", prefix: strings.ToUpper(cfg.Namer.TestPrefix())}}
 	return s, nil
 }
@@ -148,20 +148,20 @@ func problemOf(err error) (*httperr.Problem, bool) { return httperr.Of(err) }
 
 // syncBeforeAuth runs Config.SyncAuth before a key is looked up.
 func (s *Server) syncBeforeAuth(r *http.Request) error {
-	if s.SyncAuth == nil {
+	if s.cfg.SyncAuth == nil {
 		return nil
 	}
-	return s.SyncAuth(r.Context())
+	return s.cfg.SyncAuth(r.Context())
 }
 
 // issueKey issues a key for SNAA snaaID, audited as actor (the operator,
 // or an SNAA rotating its own keys), and tells Config.KeyLimited of a
 // refusal by the key limit.
 func (s *Server) issueKey(actor, snaaID, name string) (*operator.IssuedKey, error) {
-	k, secret, err := s.Keys.Issue(actor, snaaID, name)
+	k, secret, err := s.cfg.Keys.Issue(actor, snaaID, name)
 	if err != nil {
-		if errors.Is(err, access.ErrKeyLimit) && s.KeyLimited != nil {
-			s.KeyLimited()
+		if errors.Is(err, access.ErrKeyLimit) && s.cfg.KeyLimited != nil {
+			s.cfg.KeyLimited()
 		}
 		return nil, err
 	}
@@ -170,7 +170,7 @@ func (s *Server) issueKey(actor, snaaID, name string) (*operator.IssuedKey, erro
 
 // written tells Config.Written of writes.
 func (s *Server) written(created, updated int) {
-	if s.Written != nil && created+updated > 0 {
-		s.Written(created, updated)
+	if s.cfg.Written != nil && created+updated > 0 {
+		s.cfg.Written(created, updated)
 	}
 }

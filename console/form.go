@@ -47,7 +47,7 @@ type formNode struct {
 // metadata fields.
 func (s *Server) payloadSchema() *model.Schema {
 	meta := &model.Schema{Type: "object", Properties: model.Props{Map: map[string]*model.Schema{}}}
-	for _, f := range s.Model.Fields {
+	for _, f := range s.cfg.Model.Fields {
 		meta.Properties.Names = append(meta.Properties.Names, f.Name)
 		meta.Properties.Map[f.Name] = f.Schema
 		if f.Required {

@@ -39,7 +39,7 @@ func (s *Server) pageLinks(w http.ResponseWriter, r *http.Request, u *consoleUse
 			p.Errors = []model.FieldError{{Field: "state", Message: msg}}
 			err = p
 		} else {
-			pg.Targets, pg.Next, err = s.Read.Links(t.Prefix, t.Namespace, states, q.Get("cursor"), 50)
+			pg.Targets, pg.Next, err = s.cfg.Read.Links(t.Prefix, t.Namespace, states, q.Get("cursor"), 50)
 		}
 	}
 	if err != nil {

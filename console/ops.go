@@ -43,7 +43,7 @@ func (s *Server) pageApps(w http.ResponseWriter, r *http.Request, u *consoleUser
 	if state == "ALL" {
 		state = ""
 	}
-	apps, err := s.Operator.Applications(state)
+	apps, err := s.cfg.Operator.Applications(state)
 	if err != nil {
 		return err
 	}
@@ -64,7 +64,7 @@ type appPage struct {
 }
 
 func (s *Server) pageApp(w http.ResponseWriter, r *http.Request, u *consoleUser, d *pageData) error {
-	a, err := s.Operator.Application(r.URL.Query().Get("id"))
+	a, err := s.cfg.Operator.Application(r.URL.Query().Get("id"))
 	if err != nil {
 		return err
 	}
@@ -72,7 +72,7 @@ func (s *Server) pageApp(w http.ResponseWriter, r *http.Request, u *consoleUser,
 	if a.CustomIDs {
 		f.Set("custom_ids", "true")
 	}
-	d.Title, d.D = "Application "+a.ID, &appPage{App: *a, Prefixes: s.Operator.Prefixes(), Form: f}
+	d.Title, d.D = "Application "+a.ID, &appPage{App: *a, Prefixes: s.cfg.Operator.Prefixes(), Form: f}
 	s.render(w, http.StatusOK, "ops_app", d)
 	return nil
 }
@@ -84,14 +84,14 @@ func (s *Server) pageApprove(w http.ResponseWriter, r *http.Request, u *consoleU
 	// None ticked (no prefixes) grants what the application asked for, as
 	// the API does when its body names none.
 	req := operator.ApproveRequest{Namespace: strings.TrimSpace(f.Get("namespace")), Prefixes: f["prefixes"], CustomIDs: &customIDs, Note: f.Get("note")}
-	res, err := s.Operator.Approve(id, req)
+	res, err := s.cfg.Operator.Approve(id, req)
 	if err != nil {
-		a, lerr := s.Operator.Application(id)
+		a, lerr := s.cfg.Operator.Application(id)
 		if lerr != nil {
 			return err
 		}
 		d.Problem, _ = problemOf(err)
-		d.Title, d.D = "Application "+a.ID, &appPage{App: *a, Prefixes: s.Operator.Prefixes(), Form: f}
+		d.Title, d.D = "Application "+a.ID, &appPage{App: *a, Prefixes: s.cfg.Operator.Prefixes(), Form: f}
 		s.render(w, d.Problem.Status, "ops_app", d)
 		return nil
 	}
@@ -102,13 +102,13 @@ func (s *Server) pageApprove(w http.ResponseWriter, r *http.Request, u *consoleU
 
 func (s *Server) pageReject(w http.ResponseWriter, r *http.Request, u *consoleUser, d *pageData) error {
 	id := r.PostForm.Get("id")
-	if _, err := s.Operator.Reject(id, operator.RejectRequest{Note: r.PostForm.Get("note")}); err != nil {
-		cur, lerr := s.Operator.Application(id)
+	if _, err := s.cfg.Operator.Reject(id, operator.RejectRequest{Note: r.PostForm.Get("note")}); err != nil {
+		cur, lerr := s.cfg.Operator.Application(id)
 		if lerr != nil {
 			return err
 		}
 		d.Problem, _ = problemOf(err)
-		d.Title, d.D = "Application "+cur.ID, &appPage{App: *cur, Prefixes: s.Operator.Prefixes(), Form: r.PostForm}
+		d.Title, d.D = "Application "+cur.ID, &appPage{App: *cur, Prefixes: s.cfg.Operator.Prefixes(), Form: r.PostForm}
 		s.render(w, d.Problem.Status, "ops_app", d)
 		return nil
 	}
@@ -117,7 +117,7 @@ func (s *Server) pageReject(w http.ResponseWriter, r *http.Request, u *consoleUs
 }
 
 func (s *Server) pageSNAAs(w http.ResponseWriter, r *http.Request, u *consoleUser, d *pageData) error {
-	snaas, err := s.Operator.SNAAs()
+	snaas, err := s.cfg.Operator.SNAAs()
 	if err != nil {
 		return err
 	}
@@ -134,13 +134,13 @@ type snaaPage struct {
 }
 
 func (s *Server) snaaPage(r *http.Request, id string) (*snaaPage, error) {
-	pg := &snaaPage{Prefixes: s.Operator.Prefixes()}
-	sn, err := s.Operator.SNAA(id)
+	pg := &snaaPage{Prefixes: s.cfg.Operator.Prefixes()}
+	sn, err := s.cfg.Operator.SNAA(id)
 	if err != nil {
 		return nil, err
 	}
 	pg.SNAA = *sn
-	keys, err := s.Keys.List(id)
+	keys, err := s.cfg.Keys.List(id)
 	if err != nil {
 		return nil, err
 	}
@@ -181,7 +181,7 @@ func (s *Server) pageSNAAChange(w http.ResponseWriter, r *http.Request, u *conso
 		// when its body names none.
 		patch.Prefixes = f["prefixes"]
 	}
-	if _, err := s.Operator.PatchSNAA(id, patch); err != nil {
+	if _, err := s.cfg.Operator.PatchSNAA(id, patch); err != nil {
 		return err
 	}
 	http.Redirect(w, r, "/console/ops/snaa?done=changed&id="+url.QueryEscape(id), http.StatusSeeOther)
@@ -209,7 +209,7 @@ func (s *Server) pageOpsIssueKey(w http.ResponseWriter, r *http.Request, u *cons
 
 func (s *Server) pageOpsRevokeKey(w http.ResponseWriter, r *http.Request, u *consoleUser, d *pageData) error {
 	id, keyID := r.PostForm.Get("id"), r.PostForm.Get("key_id")
-	if err := s.Keys.Revoke(registry.ActorOperator, id, keyID); err != nil {
+	if err := s.cfg.Keys.Revoke(registry.ActorOperator, id, keyID); err != nil {
 		return err
 	}
 	http.Redirect(w, r, "/console/ops/snaa?done=revoked&id="+url.QueryEscape(id), http.StatusSeeOther)
@@ -236,7 +236,7 @@ func (s *Server) pageAudit(w http.ResponseWriter, r *http.Request, u *consoleUse
 	}
 	var list struct{ Entries []registry.AuditEntry }
 	var err error
-	if list.Entries, err = s.Registry.AuditLog(after, 100); err != nil {
+	if list.Entries, err = s.cfg.Registry.AuditLog(after, 100); err != nil {
 		return err
 	}
 	pg := &auditPage{}

@@ -104,7 +104,7 @@ func (s *Server) sessionOf(r *http.Request) (*consoleUser, error) {
 	if err := s.syncBeforeAuth(r); err != nil {
 		return nil, err
 	}
-	sess, err := s.Sessions.Lookup(c.Value)
+	sess, err := s.cfg.Sessions.Lookup(c.Value)
 	switch {
 	case errors.Is(err, access.ErrSessionUnknown):
 		return nil, &errSignIn{"Your session has ended. Sign in again."}
@@ -124,7 +124,7 @@ func (s *Server) sessionOf(r *http.Request) (*consoleUser, error) {
 
 // startSession stores a new session for sess and sets its cookie.
 func (s *Server) startSession(w http.ResponseWriter, r *http.Request, sess registry.Session) error {
-	tok, err := s.Sessions.Start(sess)
+	tok, err := s.cfg.Sessions.Start(sess)
 	if err != nil {
 		return err
 	}
@@ -263,11 +263,11 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 		fail(problem(http.StatusForbidden, "the sign-in form expired or was not sent from this site; try again"))
 		return
 	}
-	if s.RefuseKeys && r.TLS == nil {
+	if s.cfg.RefuseKeys && r.TLS == nil {
 		fail(problem(http.StatusForbidden, "this admin listener is plain HTTP on a network address: it refuses keys, which would cross the network in clear text; use the node's HTTPS admin address"))
 		return
 	}
-	if err := limitAddr(s.SignInLimit, r, "sign-in attempts"); err != nil {
+	if err := limitAddr(s.cfg.SignInLimit, r, "sign-in attempts"); err != nil {
 		p, _ := problemOf(err)
 		fail(p)
 		return
@@ -278,8 +278,8 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 	case key == "":
 		fail(&httperr.Problem{Status: http.StatusUnprocessableEntity, Title: httperr.Titles[422], Errors: []model.FieldError{{Field: "key", Message: "is required"}}})
 		return
-	case s.Keys.IsOperator(key):
-		sess = registry.Session{Operator: true, KeyHash: s.Keys.OperatorHash()}
+	case s.cfg.Keys.IsOperator(key):
+		sess = registry.Session{Operator: true, KeyHash: s.cfg.Keys.OperatorHash()}
 	case !access.WellFormed(key):
 		fail(&httperr.Problem{Status: http.StatusUnauthorized, Title: httperr.Titles[401], Errors: []model.FieldError{{Field: "key", Message: "is not an API key of this node"}}})
 		return
@@ -288,7 +288,7 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 			s.renderProblem(w, r, nil, err)
 			return
 		}
-		k, sn, err := s.Keys.Lookup(key)
+		k, sn, err := s.cfg.Keys.Lookup(key)
 		if err != nil {
 			if p, ok := problemOf(err); ok && p.Status == http.StatusUnauthorized {
 				fail(&httperr.Problem{Status: http.StatusUnauthorized, Title: httperr.Titles[401], Errors: []model.FieldError{{Field: "key", Message: "is unknown or revoked"}}})
@@ -306,7 +306,7 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 	// Whatever session cookie the browser had, it gets a new one: a token
 	// is only ever issued here, never taken from a request (no fixation).
 	if c, err := r.Cookie(sessionCookieName(r)); err == nil && c.Value != "" && len(c.Value) <= 100 {
-		s.Sessions.End(access.TokenHash(c.Value))
+		s.cfg.Sessions.End(access.TokenHash(c.Value))
 	}
 	if err := s.startSession(w, r, sess); err != nil {
 		s.renderProblem(w, r, nil, err)
@@ -331,7 +331,7 @@ func (s *Server) signOut(w http.ResponseWriter, r *http.Request) {
 			s.renderProblem(w, r, nil, problem(http.StatusForbidden, "the form's CSRF token is missing or wrong; reload the page and try again"))
 			return
 		}
-		s.Sessions.End(access.TokenHash(c.Value))
+		s.cfg.Sessions.End(access.TokenHash(c.Value))
 	}
 	clearCookie(w, r, sessionCookieName(r))
 	s.signInPage(w, r, http.StatusOK, "You are signed out.", nil)

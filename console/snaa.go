@@ -88,7 +88,7 @@ type idsPage struct {
 // statusField is the model's field of type STATUS (what the fronts read to
 // hide a record or show a tombstone), or nil.
 func (s *Server) statusField() *model.FieldSpec {
-	for _, f := range s.Model.Fields {
+	for _, f := range s.cfg.Model.Fields {
 		if f.Type == "STATUS" && f.Schema != nil && f.Schema.Type == "string" {
 			return f
 		}
@@ -115,12 +115,12 @@ func (s *Server) pageIDs(w http.ResponseWriter, r *http.Request, u *consoleUser,
 	var items []read.Identifier
 	var next string
 	if err == nil {
-		if msg := s.Read.StatusFilter(lq.Status); msg != "" {
+		if msg := s.cfg.Read.StatusFilter(lq.Status); msg != "" {
 			p := problem(http.StatusBadRequest, "status %s", msg)
 			p.Errors = []model.FieldError{{Field: "status", Message: msg}}
 			err = p
 		} else {
-			items, next, err = s.Read.List(t.Prefix, t.Namespace, lq)
+			items, next, err = s.cfg.Read.List(t.Prefix, t.Namespace, lq)
 		}
 	}
 	for i := range items {
@@ -196,7 +196,7 @@ func (s *Server) consoleCreate(r *http.Request, u *consoleUser, b *base, customI
 		return nil, err
 	}
 	if customID != "" {
-		if err := s.Writes.CheckCustomID(u.writer(), t, customID); err != nil {
+		if err := s.cfg.Writes.CheckCustomID(u.writer(), t, customID); err != nil {
 			return nil, err
 		}
 	}
@@ -208,12 +208,12 @@ func (s *Server) consoleCreate(r *http.Request, u *consoleUser, b *base, customI
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.Writes.Create(u.writer(), t, write.CreateRequest{CustomID: customID, Payload: obj})
+	res, err := s.cfg.Writes.Create(u.writer(), t, write.CreateRequest{CustomID: customID, Payload: obj})
 	if err != nil {
 		return nil, err
 	}
 	s.written(1, 0)
-	return s.Read.IdentifierOf(&res.Stored, *res.Content), nil
+	return s.cfg.Read.IdentifierOf(&res.Stored, *res.Content), nil
 }
 
 // consoleUpdate updates identifier id from a form's JSON body through the
@@ -227,7 +227,7 @@ func (s *Server) consoleUpdate(r *http.Request, u *consoleUser, b *base, id, ifM
 	if err != nil {
 		return err
 	}
-	res, err := s.Writes.Update(u.writer(), t, write.UpdateRequest{ID: id, Payload: obj, IfMatch: ifMatch})
+	res, err := s.cfg.Writes.Update(u.writer(), t, write.UpdateRequest{ID: id, Payload: obj, IfMatch: ifMatch})
 	if err == nil && res.Written {
 		s.written(0, 1)
 	}
@@ -249,32 +249,32 @@ type BulkResult struct {
 // items decoded as the API decodes them (write.BulkItems), the write
 // service's Bulk, each item's result.
 func (s *Server) consoleBulk(r *http.Request, u *consoleUser, b *base, body []byte) ([]BulkResult, error) {
-	if err := s.Admission.Admit(u.Key, u.SNAA, true, true); err != nil {
+	if err := s.cfg.Admission.Admit(u.Key, u.SNAA, true, true); err != nil {
 		return nil, err
 	}
 	t, err := checkBase(b, u)
 	if err != nil {
-		if lerr := s.Admission.Charge(u.Key.ID, u.SNAA.ID, 1); lerr != nil {
+		if lerr := s.cfg.Admission.Charge(u.Key.ID, u.SNAA.ID, 1); lerr != nil {
 			return nil, lerr
 		}
 		return nil, err
 	}
-	if err := s.Admission.Writable(); err != nil {
+	if err := s.cfg.Admission.Writable(); err != nil {
 		return nil, err
 	}
 	var arr []any
-	if int64(len(body)) > s.MaxBodyBytes {
-		err = problem(http.StatusRequestEntityTooLarge, "request body of %d bytes exceeds the limit of %d bytes", len(body), s.MaxBodyBytes)
+	if int64(len(body)) > s.cfg.MaxBodyBytes {
+		err = problem(http.StatusRequestEntityTooLarge, "request body of %d bytes exceeds the limit of %d bytes", len(body), s.cfg.MaxBodyBytes)
 	} else {
 		arr, err = write.BulkItems(body, true)
 	}
-	if lerr := s.Admission.Charge(u.Key.ID, u.SNAA.ID, write.BulkCost(len(arr))); lerr != nil {
+	if lerr := s.cfg.Admission.Charge(u.Key.ID, u.SNAA.ID, write.BulkCost(len(arr))); lerr != nil {
 		return nil, lerr
 	}
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.Writes.Bulk(u.writer(), t, arr)
+	res, err := s.cfg.Writes.Bulk(u.writer(), t, arr)
 	if err != nil {
 		return nil, err
 	}
@@ -300,8 +300,8 @@ func (s *Server) consoleBulk(r *http.Request, u *consoleUser, b *base, body []by
 // consoleBody is a form's JSON body as the API reads a request's: within
 // its size limit, decoded strictly.
 func (s *Server) consoleBody(body []byte) (map[string]any, error) {
-	if int64(len(body)) > s.MaxBodyBytes {
-		return nil, problem(http.StatusRequestEntityTooLarge, "request body of %d bytes exceeds the limit of %d bytes", len(body), s.MaxBodyBytes)
+	if int64(len(body)) > s.cfg.MaxBodyBytes {
+		return nil, problem(http.StatusRequestEntityTooLarge, "request body of %d bytes exceeds the limit of %d bytes", len(body), s.cfg.MaxBodyBytes)
 	}
 	return model.DecodeObject(body)
 }
@@ -319,7 +319,7 @@ func idURL(base, id, done string) string {
 // maintenance mode; a form's POST also reads) and checks that u may write
 // under the base's prefix.
 func (s *Server) consoleTarget(r *http.Request, u *consoleUser, b *base, method string) (write.Target, error) {
-	if err := s.Admission.Admit(u.Key, u.SNAA, method != http.MethodGet && method != http.MethodHead, false); err != nil {
+	if err := s.cfg.Admission.Admit(u.Key, u.SNAA, method != http.MethodGet && method != http.MethodHead, false); err != nil {
 		return write.Target{}, err
 	}
 	return checkBase(b, u)
@@ -345,7 +345,7 @@ func (s *Server) readIdent(r *http.Request, u *consoleUser, b *base, id string) 
 	if err != nil {
 		return nil, err
 	}
-	ident, err := s.Read.Get(t.Prefix, t.Namespace, id)
+	ident, err := s.cfg.Read.Get(t.Prefix, t.Namespace, id)
 	if err != nil {
 		return nil, err
 	}
@@ -527,7 +527,7 @@ func (s *Server) pageID(w http.ResponseWriter, r *http.Request, u *consoleUser, 
 	if err != nil {
 		return err
 	}
-	hist, err := s.Read.History(t.Prefix, t.Namespace, id)
+	hist, err := s.cfg.Read.History(t.Prefix, t.Namespace, id)
 	if err != nil {
 		return err
 	}
@@ -536,13 +536,13 @@ func (s *Server) pageID(w http.ResponseWriter, r *http.Request, u *consoleUser, 
 		h.Before, h.After = read.Plain(h.Before), read.Plain(h.After)
 		pg.History = append(pg.History, historyRow{HistoryEntry: h, Changed: changedPaths(h.Before, h.After)})
 	}
-	if s.Stats != nil {
+	if s.cfg.Stats != nil {
 		// The API's GET …/{id}/stats, admitted as one more request.
-		if err := s.Admission.Admit(u.Key, u.SNAA, false, false); err != nil {
+		if err := s.cfg.Admission.Admit(u.Key, u.SNAA, false, false); err != nil {
 			return err
 		}
-		from, to := s.StatsDays()
-		st, err := s.Stats(r.Context(), route.Target{Prefix: t.Prefix, Namespace: t.Namespace}, id, from, to)
+		from, to := s.cfg.StatsDays()
+		st, err := s.cfg.Stats(r.Context(), route.Target{Prefix: t.Prefix, Namespace: t.Namespace}, id, from, to)
 		if err != nil {
 			return err
 		}
@@ -561,7 +561,7 @@ type tombstone struct {
 
 func (s *Server) tombstoneOf(ident *read.Identifier, status string) *tombstone {
 	t := &tombstone{Status: status}
-	for _, f := range s.Model.Fields {
+	for _, f := range s.cfg.Model.Fields {
 		v := ident.Metadata[f.Name]
 		switch f.Type {
 		case "RESOURCE":
@@ -776,7 +776,7 @@ func (s *Server) pageKeys(w http.ResponseWriter, r *http.Request, u *consoleUser
 			s.log.Info("console: key issued by its SNAA", "snaa", u.SNAA.ID, "key", ik.ID)
 		}
 	}
-	keys, err := s.Keys.List(u.SNAA.ID)
+	keys, err := s.cfg.Keys.List(u.SNAA.ID)
 	if err != nil {
 		return err
 	}
@@ -791,14 +791,14 @@ func (s *Server) pageKeys(w http.ResponseWriter, r *http.Request, u *consoleUser
 
 func (s *Server) pageRevokeKey(w http.ResponseWriter, r *http.Request, u *consoleUser, d *pageData) error {
 	keyID := r.PostForm.Get("key_id")
-	keys, err := s.Keys.List(u.SNAA.ID)
+	keys, err := s.cfg.Keys.List(u.SNAA.ID)
 	if err != nil {
 		return err
 	}
 	if !slices.ContainsFunc(keys, func(k registry.Key) bool { return k.ID == keyID }) {
 		return problem(http.StatusNotFound, "you have no key %q", keyID)
 	}
-	if err := s.Keys.Revoke(u.actor(), u.SNAA.ID, keyID); err != nil {
+	if err := s.cfg.Keys.Revoke(u.actor(), u.SNAA.ID, keyID); err != nil {
 		return err
 	}
 	// Revoking the session's own key ends the session with the next request.
