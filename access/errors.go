@@ -24,6 +24,14 @@ var (
 	// ErrKeyLimit: the SNAA already holds as many unrevoked keys as it may.
 	ErrKeyLimit = errors.New("access: too many keys")
 
+	// ErrSuspended: the key's SNAA is suspended (Admission).
+	ErrSuspended = errors.New("access: SNAA suspended")
+	// ErrRateLimited: a rate limit refused the request; the *Error's
+	// RetryAfter says when it can succeed (Admission, AddrLimit).
+	ErrRateLimited = errors.New("access: rate limited")
+	// ErrMaintenance: the node is in maintenance mode and refuses writes.
+	ErrMaintenance = errors.New("access: maintenance")
+
 	// ErrSessionUnknown: no session has this token (it ended, or never was).
 	ErrSessionUnknown = errors.New("access: unknown session")
 	// ErrSessionExpired: the session reached its absolute lifetime.

@@ -190,3 +190,20 @@ func (r *Reader) List(prefix, ns string, q ListQuery) (items []Identifier, next 
 	}
 	return items, next, nil
 }
+
+// StatusFilter checks a list's status filter (upper case; "" for none)
+// against the model's status field, when that lists its values: a typo
+// would otherwise list nothing and look like an empty namespace. It
+// returns what is wrong with it ("must be one of …"), or "".
+func (r *Reader) StatusFilter(status string) string {
+	f := r.model.Field("status")
+	if status == "" || f == nil || f.Schema == nil || len(f.Schema.Enum) == 0 {
+		return ""
+	}
+	for _, v := range f.Schema.Enum {
+		if strings.EqualFold(v, status) {
+			return ""
+		}
+	}
+	return "must be one of " + strings.Join(f.Schema.Enum, ", ")
+}

@@ -42,11 +42,23 @@ var rules = map[string]struct {
 	// below every front that authenticates (the API, the console), above
 	// the registry; no HTTP, so that each front answers a refusal in its
 	// own way (model for the one shape of a field's validation error).
-	"access": {internal: []string{"model", "registry", "internal/refusal"}, notStd: []string{"net/http", "html/template"}},
+	// Admission (suspension, rate limits, maintenance) is here too, so
+	// that the API and the console admit through one function.
+	"access": {internal: []string{"model", "registry", "internal/refusal", "internal/tokenbucket"}, notStd: []string{"net/http", "html/template"}},
+	// The operator's decisions (applications, SNAAs) that the API's
+	// /ops/v1 routes and the console's operator pages share; no HTTP.
+	"operator": {internal: []string{"access", "handlev", "model", "registry", "internal/refusal"}, notStd: []string{"net/http", "html/template"}},
 	// The read functions of identifiers (one, a namespace's page, the
 	// history) that the API and the console share; no HTTP.
 	"read":  {internal: []string{"handlev", "store", "model", "registry", "internal/stdjson", "internal/refusal"}, notStd: []string{"net/http", "html/template"}},
-	"admin": {internal: []string{"access", "handlev", "store", "model", "read", "registry", "write", "stats", "internal/route", "internal/refusal", "internal/buildinfo", "internal/promtext", "internal/tokenbucket"}},
+	"admin": {internal: []string{"access", "console", "handlev", "store", "model", "operator", "read", "registry", "write", "stats", "internal/httperr", "internal/route", "internal/refusal", "internal/buildinfo", "internal/promtext", "internal/tokenbucket"}},
+	// The HTML console and application form: the same services as the
+	// API (write, read, access, operator, stats' reads), never admin; admin
+	// mounts it.
+	"console": {internal: []string{"access", "handlev", "model", "operator", "read", "registry", "stats", "write", "internal/httperr", "internal/route"}},
+	// The one map from the services' errors to a problem, below both HTTP
+	// fronts.
+	"internal/httperr": {internal: []string{"access", "model", "operator", "read", "write", "internal/refusal", "internal/route"}},
 	// Resolution statistics, one feature whole (practice 18): the stats
 	// bucket through store, the flush and retention jobs, its routes as
 	// internal/route rows, its metrics. It reads cache.Counter's usage for
@@ -275,6 +287,14 @@ func TestRulesCatchViolations(t *testing.T) {
 		{"resolver/page", "cache", false},
 		{"resolver/page", "resolver", false},
 		{"internal/route", "admin", false},
+		{"console", "admin", false},
+		{"admin", "console", true},
+		{"console", "store", false},
+		{"operator", "admin", false},
+		{"operator", "console", false},
+		{"access", "operator", false},
+		{"console", "operator", true},
+		{"internal/httperr", "admin", false},
 	}
 	for _, c := range cases {
 		if got := allowedInternal(rules[c.from].internal, c.target); got != c.want {
@@ -283,6 +303,9 @@ func TestRulesCatchViolations(t *testing.T) {
 	}
 	if hasPrefixAny("github.com/valyala/fasthttp", rules["resolver/page"].external) || !hasPrefixAny("net/http", rules["resolver/page"].notStd) {
 		t.Error("resolver/page may speak HTTP: rule is broken")
+	}
+	if !hasPrefixAny("net/http", rules["operator"].notStd) {
+		t.Error("operator may import net/http: rule is broken")
 	}
 	if !hasPrefixAny("net/http", rules["write"].notStd) {
 		t.Error("write may import net/http: rule is broken")
