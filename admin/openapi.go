@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"sort"
@@ -382,6 +383,17 @@ func schemaJSON(s *model.Schema) map[string]any {
 	m := map[string]any{"type": s.Type}
 	if s.Description != "" {
 		m["description"] = s.Description
+	}
+	if s.Example != "" {
+		// The model writes every example as text; a number's is a number.
+		var ex any = s.Example
+		if n := json.Number(s.Example); (s.Type == "integer" || s.Type == "number") && json.Valid([]byte(n)) {
+			ex = n
+		}
+		m["examples"] = []any{ex}
+	}
+	if s.Default != nil {
+		m["default"] = *s.Default
 	}
 	if len(s.Enum) > 0 {
 		m["enum"] = s.Enum

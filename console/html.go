@@ -75,7 +75,8 @@ func FieldID(name string) string {
 }
 
 var pageFuncs = template.FuncMap{
-	"fieldID": FieldID,
+	"fieldID":    FieldID,
+	"fieldLabel": fieldLabel,
 	// errs returns the messages of p's field errors for field name.
 	"errs": func(p *httperr.Problem, name string) []string {
 		if p == nil {

@@ -196,7 +196,7 @@ func (s *Server) consoleCreate(r *http.Request, u *consoleUser, b *base, customI
 		return nil, err
 	}
 	if customID != "" {
-		if err := s.cfg.Writes.CheckCustomID(u.writer(), t, customID); err != nil {
+		if err := s.cfg.Writes.CheckCustomID(u.writer(), t, customID); err != nil && !write.IsFieldError(err) {
 			return nil, err
 		}
 	}
