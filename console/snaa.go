@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -145,6 +144,18 @@ type formPage struct {
 	Custom  bool   // the SNAA may choose custom ids
 	Version uint64 // edit: the version the form was filled from
 	Handle  string
+	// Conflict is set when the edit was refused because a newer version
+	// was saved meanwhile (412): the form then carries that version.
+	Conflict *conflict
+}
+
+// conflict is the current version of an identifier beside an edit that
+// was made on an older one: Changes has the current values as Before and
+// the edit's as After.
+type conflict struct {
+	Version uint64
+	Updated time.Time
+	Changes []fieldChange
 }
 
 // listOp is the list button pressed, if any ("add:…" or "remove:…").
@@ -391,7 +402,20 @@ func (s *Server) pageEdit(w http.ResponseWriter, r *http.Request, u *consoleUser
 	}
 	if err := s.consoleUpdate(r, u, b, id, ifMatch, body); err != nil {
 		d.Problem, _ = problemOf(err)
-		pg.Form = buildForm("", "", s.payloadSchema(), true, s.formPayload(r.PostForm, false), false)
+		mine := s.formPayload(r.PostForm, false)
+		pg.Form = buildForm("", "", s.payloadSchema(), true, mine, false)
+		if d.Problem.Status == http.StatusPreconditionFailed {
+			// Someone saved a newer version: show it beside this edit, and
+			// let the form save on top of it (its ETag) when sent again.
+			cur, err := s.readIdent(r, u, b, id)
+			if err != nil {
+				return err
+			}
+			pg.Conflict = &conflict{Version: cur.Version, Updated: cur.Updated,
+				Changes: fieldChanges(map[string]any{"url": cur.URL, "metadata": cur.Metadata}, mine)}
+			pg.Version = cur.Version
+			d.Problem.Detail = fmt.Sprintf("version %d was saved while you were editing version %s; nothing of your edit is lost", cur.Version, q.Get("version"))
+		}
 		s.render(w, d.Problem.Status, "edit", d)
 		return nil
 	}
@@ -399,10 +423,11 @@ func (s *Server) pageEdit(w http.ResponseWriter, r *http.Request, u *consoleUser
 	return nil
 }
 
-// historyRow is one write of an identifier, as the page shows it.
+// historyRow is one write of an identifier, as the page shows it: who,
+// when, and each field's value before and after.
 type historyRow struct {
 	read.HistoryEntry
-	Changed []string
+	Changes []fieldChange
 }
 
 // chart is the SVG bar chart of resolutions per day.
@@ -459,39 +484,6 @@ func newChart(st *stats.Reply) *chart {
 	return c
 }
 
-// changedPaths names what a history entry changed: the URL and the
-// metadata fields whose JSON differs.
-func changedPaths(before, after any) []string {
-	bm, _ := before.(map[string]any)
-	am, _ := after.(map[string]any)
-	var out []string
-	if fmt.Sprint(bm["url"]) != fmt.Sprint(am["url"]) {
-		out = append(out, "url")
-	}
-	bmeta, _ := bm["metadata"].(map[string]any)
-	ameta, _ := am["metadata"].(map[string]any)
-	keys := map[string]bool{}
-	for k := range bmeta {
-		keys[k] = true
-	}
-	for k := range ameta {
-		keys[k] = true
-	}
-	var ks []string
-	for k := range keys {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	for _, k := range ks {
-		x, _ := json.Marshal(bmeta[k])
-		y, _ := json.Marshal(ameta[k])
-		if !bytes.Equal(x, y) {
-			out = append(out, "metadata."+k)
-		}
-	}
-	return out
-}
-
 type idPage struct {
 	Base     string
 	Ident    *read.Identifier
@@ -534,7 +526,7 @@ func (s *Server) pageID(w http.ResponseWriter, r *http.Request, u *consoleUser, 
 	for i := len(hist.Changes) - 1; i >= 0; i-- {
 		h := hist.Changes[i]
 		h.Before, h.After = read.Plain(h.Before), read.Plain(h.After)
-		pg.History = append(pg.History, historyRow{HistoryEntry: h, Changed: changedPaths(h.Before, h.After)})
+		pg.History = append(pg.History, historyRow{HistoryEntry: h, Changes: fieldChanges(h.Before, h.After)})
 	}
 	if s.cfg.Stats != nil {
 		// The API's GET …/{id}/stats, admitted as one more request.
