@@ -3,6 +3,8 @@ package admin
 import (
 	"net/http"
 	"strconv"
+
+	"pidnode/operator"
 )
 
 // AuditLog returns up to limit entries with a sequence number above after.
@@ -10,26 +12,47 @@ func (s *Server) AuditLog(after uint64, limit int) ([]AuditEntry, error) {
 	return s.reg.AuditLog(after, limit)
 }
 
+// listAudit serves GET /ops/v1/audit: with after (or cursor), the entries
+// after that sequence number oldest first, to follow the log; without, a
+// page newest first filtered by snaa, action, from and to, whose next
+// names the next page's before.
 func (s *Server) listAudit(w http.ResponseWriter, r *http.Request) error {
-	after, limit, p := pageParams(r)
-	if p != nil {
-		return p
-	}
-	var a uint64
-	if after != "" {
-		var err error
-		if a, err = strconv.ParseUint(after, 10, 64); err != nil {
-			return problem(http.StatusBadRequest, "after must be a sequence number")
+	q := r.URL.Query()
+	if q.Has("after") || q.Has("cursor") {
+		after, limit, p := pageParams(r)
+		if p != nil {
+			return p
 		}
+		var a uint64
+		if after != "" {
+			var err error
+			if a, err = strconv.ParseUint(after, 10, 64); err != nil {
+				return problem(http.StatusBadRequest, "after must be a sequence number")
+			}
+		}
+		es, err := s.AuditLog(a, limit)
+		if err != nil {
+			return err
+		}
+		if es == nil {
+			es = []AuditEntry{}
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"entries": es})
+		return nil
 	}
-	es, err := s.AuditLog(a, limit)
+	aq, err := operator.AuditQuery(q.Get, 100)
 	if err != nil {
 		return err
 	}
-	if es == nil {
-		es = []AuditEntry{}
+	es, next, err := s.ops.Audit(aq)
+	if err != nil {
+		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"entries": es})
+	out := map[string]any{"entries": es}
+	if next != 0 {
+		out["next"] = strconv.FormatUint(next, 10)
+	}
+	writeJSON(w, http.StatusOK, out)
 	return nil
 }
 

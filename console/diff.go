@@ -38,7 +38,7 @@ func fieldChanges(before, after any) []fieldChange {
 	var out []fieldChange
 	for _, k := range keys {
 		if b[k] != a[k] {
-			out = append(out, fieldChange{Field: k, Label: fieldLabel(k), Before: b[k], After: a[k]})
+			out = append(out, fieldChange{Field: k, Label: pathLabel(k), Before: b[k], After: a[k]})
 		}
 	}
 	return out

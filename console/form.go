@@ -379,6 +379,12 @@ func fieldLabel(path string) string {
 	case "id":
 		return "Custom id"
 	}
+	return pathLabel(path)
+}
+
+// pathLabel names a value's path for a person: each member humanised, a
+// list's item by its number.
+func pathLabel(path string) string {
 	var parts []string
 	for _, seg := range strings.Split(strings.TrimPrefix(path, "metadata."), ".") {
 		name, idx, ok := strings.Cut(seg, "[")

@@ -413,7 +413,7 @@ func (s *Server) pageEdit(w http.ResponseWriter, r *http.Request, u *consoleUser
 			}
 			pg.Conflict = &conflict{Version: cur.Version, Updated: cur.Updated,
 				Changes: fieldChanges(map[string]any{"url": cur.URL, "metadata": cur.Metadata}, mine)}
-			pg.Version = cur.Version
+			pg.Version, pg.Handle = cur.Version, cur.Handle
 			d.Problem.Detail = fmt.Sprintf("version %d was saved while you were editing version %s; nothing of your edit is lost", cur.Version, q.Get("version"))
 		}
 		s.render(w, d.Problem.Status, "edit", d)
@@ -754,6 +754,9 @@ type keysPage struct {
 func (s *Server) pageKeys(w http.ResponseWriter, r *http.Request, u *consoleUser, d *pageData) error {
 	pg := &keysPage{Mine: u.Key.ID}
 	d.Title, d.D = "Your API keys", pg
+	if r.Method == http.MethodGet && r.URL.Query().Get("done") == "revoked" {
+		d.Flash = "The key was revoked."
+	}
 	if r.Method == http.MethodPost {
 		pg.Name = r.PostForm.Get("name")
 		ik, err := s.issueKey(u.actor(), u.SNAA.ID, pg.Name)
@@ -787,13 +790,22 @@ func (s *Server) pageRevokeKey(w http.ResponseWriter, r *http.Request, u *consol
 	if err != nil {
 		return err
 	}
-	if !slices.ContainsFunc(keys, func(k registry.Key) bool { return k.ID == keyID }) {
+	i := slices.IndexFunc(keys, func(k registry.Key) bool { return k.ID == keyID })
+	if i < 0 {
 		return problem(http.StatusNotFound, "you have no key %q", keyID)
+	}
+	says := []string{"Revoke key “" + keys[i].Name + "” (" + keyID + ")? Every request made with it fails from then on; a revoked key cannot be restored."}
+	if keyID == u.Key.ID {
+		says = append(says, "It is the key you signed in with: revoking it ends this session.")
+	}
+	if !s.confirmed(w, r, d, "Revoke this key?", &confirmPage{Says: says, Action: "/console/keys/revoke", Button: "Revoke the key",
+		Cancel: "/console/keys", Fields: map[string]string{"key_id": keyID}}) {
+		return nil
 	}
 	if err := s.cfg.Keys.Revoke(u.actor(), u.SNAA.ID, keyID); err != nil {
 		return err
 	}
 	// Revoking the session's own key ends the session with the next request.
-	http.Redirect(w, r, "/console/keys", http.StatusSeeOther)
+	http.Redirect(w, r, "/console/keys?done=revoked", http.StatusSeeOther)
 	return nil
 }

@@ -459,7 +459,7 @@ func TestConsoleJourney(t *testing.T) {
 	do(t, chromedp.SendKeys(chromedp.CSS("#f-metadata-resource_info-representation_variants-1-variant_url"), "https://example.org/sample.json"),
 		chromedp.SendKeys(chromedp.CSS("#f-metadata-resource_info-representation_variants-1-size"), "many"))
 	submit(t, "form.model button[name=save]:not(.default-submit)", "#problem")
-	want(t, look(t, "snaa-new-error"), "must be an integer")
+	want(t, look(t, "snaa-new-error"), "must be a whole number")
 	do(t, chromedp.SetValue(chromedp.CSS("#f-metadata-resource_info-representation_variants-1-size"), "2048"))
 	submit(t, "form.model button[name=save]:not(.default-submit)", "#resolve-link")
 	p = look(t, "snaa-created")
@@ -499,7 +499,7 @@ func TestConsoleJourney(t *testing.T) {
 	if p.Bars == 0 {
 		t.Error("no chart bars")
 	}
-	want(t, p, "Resolutions per day", "Created", "Changed", "metadata.resource_info")
+	want(t, p, "Resolutions per day", "Created", "Changed", "Resource info › Label")
 	if !strings.Contains(p.Text, "2 resolutions") {
 		t.Errorf("the chart does not count the 2 resolutions:\n%s", p.Text)
 	}
@@ -510,7 +510,9 @@ func TestConsoleJourney(t *testing.T) {
 	want(t, look(t, "snaa-key-issued"), "only this once", "rotated")
 	newKey := text(t, "#new-key")
 	secrets = append(secrets, newKey)
-	submit(t, "button[aria-label='Revoke key initial']", "#f-key")
+	submit(t, "button[aria-label='Revoke key initial']", "#confirm")
+	want(t, look(t, "snaa-revoke-confirm"), "Revoke this key?", "It is the key you signed in with")
+	submit(t, "#confirm button.danger", "#f-key")
 	want(t, look(t, "snaa-session-ended"), "revoked")
 	do(t, chromedp.Navigate(n.admin+"/console/ids"), chromedp.WaitVisible(chromedp.CSS("#f-key")))
 	signIn(t, newKey)

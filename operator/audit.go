@@ -1,0 +1,68 @@
+package operator
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"pidnode/registry"
+)
+
+// The operator's reading of the audit log, which GET /ops/v1/audit and the
+// console's audit page share: one page newest first, filtered by SNAA,
+// action and time.
+
+// AuditQuery reads a page's query from a request's parameters (get):
+// before (a sequence number), snaa, action, from and to (a date
+// YYYY-MM-DD, to inclusive, or an RFC 3339 time) and limit (1 to 1000,
+// defaultLimit if empty). A malformed one is ErrBadRequest naming it.
+func AuditQuery(get func(string) string, defaultLimit int) (registry.AuditQuery, error) {
+	q := registry.AuditQuery{Limit: defaultLimit, SNAA: strings.TrimSpace(get("snaa")), Action: strings.TrimSpace(get("action"))}
+	if l := get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > 1000 {
+			return q, refuse(ErrBadRequest, "limit must be a whole number from 1 to 1000")
+		}
+		q.Limit = n
+	}
+	if b := get("before"); b != "" {
+		n, err := strconv.ParseUint(b, 10, 64)
+		if err != nil || n == 0 {
+			return q, refuse(ErrBadRequest, "before must be the sequence number of an audit entry, as a page's next link gives it")
+		}
+		q.Before = n
+	}
+	var err error
+	if q.From, err = auditTime(get("from"), false); err != nil {
+		return q, refuse(ErrBadRequest, "from must be a date such as 2026-03-11 or a time such as 2026-03-11T09:00:00Z")
+	}
+	if q.To, err = auditTime(get("to"), true); err != nil {
+		return q, refuse(ErrBadRequest, "to must be a date such as 2026-03-11 or a time such as 2026-03-11T09:00:00Z")
+	}
+	if !q.From.IsZero() && !q.To.IsZero() && !q.From.Before(q.To) {
+		return q, refuse(ErrBadRequest, "from must be before to")
+	}
+	return q, nil
+}
+
+// auditTime parses a date (the day's start, or with end the next day's, so
+// that to=2026-03-11 includes that day) or an RFC 3339 time; "" is zero.
+func auditTime(s string, end bool) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if d, err := time.Parse(time.DateOnly, s); err == nil {
+		if end {
+			d = d.AddDate(0, 0, 1)
+		}
+		return d, nil
+	}
+	return time.Parse(time.RFC3339, s)
+}
+
+// Audit returns a page of the audit log, newest first, and the before of
+// the next page (0 if none).
+func (s *Service) Audit(q registry.AuditQuery) ([]registry.AuditEntry, uint64, error) {
+	return s.reg.AuditPage(q)
+}

@@ -1,0 +1,122 @@
+package registry
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"pidnode/store"
+)
+
+// AuditQuery selects a page of the audit log, newest first: the entries
+// below Before (all if 0) that pass every filter given, at most Limit.
+type AuditQuery struct {
+	// Before is the sequence number the page ends below; 0 starts at the
+	// newest entry.
+	Before uint64
+	// Limit bounds the page's entries; it must be positive.
+	Limit int
+	// SNAA keeps the entries about one SNAA: made with its keys, about the
+	// SNAA or its keys, or writing in its namespace.
+	SNAA string
+	// Action keeps one action ("handle.update"), or with a trailing "."
+	// one family of them ("key.").
+	Action string
+	// From and To keep the entries at or after From and before To (zero:
+	// no bound).
+	From, To time.Time
+}
+
+// auditScanMax bounds the entries one page reads, so that a filter matching
+// nothing in a long log answers quickly; the page then ends early with a
+// cursor to read on from.
+const auditScanMax = 200_000
+
+// AuditPage returns one page of the audit log newest first, and the Before
+// of the next page (0 when the log has no older entry to read).
+func (r *Registry) AuditPage(q AuditQuery) (entries []AuditEntry, next uint64, err error) {
+	entries = []AuditEntry{}
+	err = r.View(func(tx Tx) error {
+		ns := ""
+		if q.SNAA != "" {
+			sn, ok, err := tx.SNAA(q.SNAA)
+			if err != nil {
+				return err
+			}
+			if ok {
+				ns = sn.Namespace
+			}
+		}
+		c := tx.Bolt().Bucket(store.BucketAudit).Cursor()
+		// Entries are the 8-byte keys below the index keys (auditNSTag,
+		// auditIndexTag): start below the first index key or below Before.
+		start := []byte{auditNSTag}
+		if q.Before != 0 {
+			start = binary.BigEndian.AppendUint64(nil, q.Before)
+		}
+		k, v := c.Seek(start)
+		if k == nil {
+			k, v = c.Last()
+		} else {
+			k, v = c.Prev()
+		}
+		for scanned := 0; k != nil; k, v = c.Prev() {
+			if len(k) != 8 || k[0] >= auditNSTag {
+				continue
+			}
+			seq := binary.BigEndian.Uint64(k)
+			if len(entries) == q.Limit || scanned == auditScanMax {
+				next = seq + 1
+				return nil
+			}
+			scanned++
+			var e AuditEntry
+			if err := json.Unmarshal(v, &e); err != nil {
+				return fmt.Errorf("registry: audit entry %x: %w", k, err)
+			}
+			if !q.To.IsZero() && !e.Time.Before(q.To) {
+				continue
+			}
+			if !q.From.IsZero() && e.Time.Before(q.From) {
+				// The log is in time order: nothing older can match.
+				return nil
+			}
+			if q.Action != "" && e.Action != q.Action && !(strings.HasSuffix(q.Action, ".") && strings.HasPrefix(e.Action, q.Action)) {
+				continue
+			}
+			if q.SNAA != "" && !aboutSNAA(&e, q.SNAA, ns) {
+				continue
+			}
+			entries = append(entries, e)
+		}
+		return nil
+	})
+	return entries, next, err
+}
+
+// aboutSNAA reports whether e is about SNAA id of namespace ns: made with
+// one of its keys, about the SNAA or one of its keys, the approval of its
+// application, or a write of a handle or webhook in its namespace
+// ("<prefix>/<ns>/…").
+func aboutSNAA(e *AuditEntry, id, ns string) bool {
+	if e.Actor == "snaa:"+id || strings.HasPrefix(e.Actor, "snaa:"+id+" ") {
+		return true
+	}
+	if e.Target == id || strings.HasPrefix(e.Target, id+"/") {
+		return true
+	}
+	if m, ok := e.After.(map[string]any); ok && m["snaa_id"] == id {
+		return true // the approval of its application
+	}
+	if ns == "" {
+		return false
+	}
+	_, rest, ok := strings.Cut(e.Target, "/")
+	if !ok {
+		return false
+	}
+	seg, _, _ := strings.Cut(rest, "/")
+	return strings.EqualFold(seg, ns)
+}
