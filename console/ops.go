@@ -251,8 +251,8 @@ type auditPage struct {
 	// Newest link the next (older) page and the first, "" if none.
 	Filter       url.Values
 	Next, Newest string
-	SNAAs   []registry.SNAA
-	Actions []string
+	SNAAs        []registry.SNAA
+	Actions      []string
 }
 
 // auditRow is one audit entry as a sentence, its changes folded below it.
