@@ -170,6 +170,15 @@ func TestConsoleOnItsOwn(t *testing.T) {
 	h.want("create", st, body, 200, "The identifier was created.", "Own thing")
 	st, body = h.do("GET", "/console/ids", nil)
 	h.want("list", st, body, 200, "/OWN1/", "https://example.org/landing")
+	// The overviews of the namespace's feed features.
+	st, body = h.do("GET", "/console/events", nil)
+	h.want("change feed", st, body, 200, "created identifier", "/OWN1/", "fields changed")
+	st, body = h.do("GET", "/console/webhooks", nil)
+	h.want("webhooks", st, body, 200, "Your namespace has no webhook endpoint.")
+	st, body = h.do("GET", "/console/stats", nil)
+	h.want("statistics", st, body, 200, "This node keeps no resolution statistics.")
+	st, body = h.do("GET", "/console/events?before=x", nil)
+	h.want("a malformed feed page", st, body, 400, "before must be the sequence number")
 
 	h.adm.SetReadOnly(true)
 	h.do("GET", "/console/new", nil)

@@ -20,7 +20,6 @@ import (
 	"pidnode/operator"
 	"pidnode/read"
 	"pidnode/registry"
-	"pidnode/stats"
 	"pidnode/write"
 )
 
@@ -43,6 +42,9 @@ func (s *Server) snaaConsoleRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /console/keys", s.console(false, s.pageKeys))
 	mux.HandleFunc("POST /console/keys/revoke", s.console(false, s.pageRevokeKey))
 	mux.HandleFunc("GET /console/links", s.console(false, s.pageLinks))
+	mux.HandleFunc("GET /console/stats", s.console(false, s.pageStats))
+	mux.HandleFunc("GET /console/events", s.console(false, s.pageEvents))
+	mux.HandleFunc("GET /console/webhooks", s.console(false, s.pageWebhooks))
 }
 
 // consoleBase is the base a console page works on: "test" is the test
@@ -428,60 +430,6 @@ func (s *Server) pageEdit(w http.ResponseWriter, r *http.Request, u *consoleUser
 type historyRow struct {
 	read.HistoryEntry
 	Changes []fieldChange
-}
-
-// chart is the SVG bar chart of resolutions per day.
-type chart struct {
-	Days       []stats.DayCount
-	Bars       []bar
-	Total, Max uint64
-	From, To   string
-}
-
-type bar struct {
-	X, Y, W, H string
-	Label      string
-}
-
-func newChart(st *stats.Reply) *chart {
-	c := &chart{Total: st.Total, From: st.From, To: st.To}
-	// Every day of the range, those without resolutions too.
-	counts := map[string]uint64{}
-	for _, d := range st.Days {
-		counts[d.Date] = d.Count
-	}
-	from, ferr := time.Parse(time.DateOnly, st.From)
-	to, terr := time.Parse(time.DateOnly, st.To)
-	if ferr == nil && terr == nil && !to.Before(from) && to.Sub(from) <= 400*24*time.Hour {
-		for d := from; !d.After(to); d = d.AddDate(0, 0, 1) {
-			k := d.Format(time.DateOnly)
-			c.Days = append(c.Days, stats.DayCount{Date: k, Count: counts[k]})
-		}
-	} else {
-		c.Days = st.Days
-	}
-	st = &stats.Reply{Days: c.Days}
-	for _, d := range st.Days {
-		c.Max = max(c.Max, d.Count)
-	}
-	n := len(st.Days)
-	if n == 0 {
-		return c
-	}
-	const width, height = 600.0, 150.0
-	w := width / float64(n)
-	f := func(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) }
-	for i, d := range st.Days {
-		h := 0.0
-		if c.Max > 0 {
-			h = height * float64(d.Count) / float64(c.Max)
-		}
-		if d.Count > 0 && h < 1 {
-			h = 1
-		}
-		c.Bars = append(c.Bars, bar{X: f(float64(i)*w + 1), Y: f(height - h), W: f(max(w-2, 1)), H: f(h), Label: fmt.Sprintf("%s: %d", d.Date, d.Count)})
-	}
-	return c
 }
 
 type idPage struct {

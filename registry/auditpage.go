@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -119,4 +120,47 @@ func aboutSNAA(e *AuditEntry, id, ns string) bool {
 	}
 	seg, _, _ := strings.Cut(rest, "/")
 	return strings.EqualFold(seg, ns)
+}
+
+// NamespaceAuditNewest returns up to limit audit entries of identifier
+// writes in the namespace whose key prefix is nsp (as NamespaceAudit), with
+// a sequence number below before (0: the newest on), newest first, and the
+// before of the next page (0 if none).
+func (t Tx) NamespaceAuditNewest(nsp string, before uint64, limit int) ([]AuditEntry, uint64, error) {
+	b := t.bucket(store.BucketAudit)
+	pre := auditNSPrefix([]byte(nsp))
+	c := b.Cursor()
+	var k []byte
+	if before == 0 {
+		// The range's end: the prefix with its last byte ('/') raised by one.
+		end := append(append([]byte(nil), pre[:len(pre)-1]...), pre[len(pre)-1]+1)
+		if k, _ = c.Seek(end); k == nil {
+			k, _ = c.Last()
+		} else {
+			k, _ = c.Prev()
+		}
+	} else {
+		if k, _ = c.Seek(binary.BigEndian.AppendUint64(append([]byte{}, pre...), before)); k == nil {
+			k, _ = c.Last()
+		} else {
+			k, _ = c.Prev()
+		}
+	}
+	out := []AuditEntry{}
+	for ; k != nil && len(k) == len(pre)+8 && bytes.HasPrefix(k, pre); k, _ = c.Prev() {
+		seq := k[len(pre):]
+		if len(out) == limit {
+			return out, binary.BigEndian.Uint64(seq) + 1, nil
+		}
+		v := b.Get(seq)
+		if v == nil {
+			continue
+		}
+		var e AuditEntry
+		if err := json.Unmarshal(v, &e); err != nil {
+			return nil, 0, fmt.Errorf("registry: audit entry %x: %w", seq, err)
+		}
+		out = append(out, e)
+	}
+	return out, 0, nil
 }
