@@ -58,7 +58,7 @@ func (s *Server) payloadSchema() *model.Schema {
 	return &model.Schema{Type: "object", Required: []string{"url", "metadata"}, Properties: model.Props{
 		Names: []string{"url", "metadata"},
 		Map: map[string]*model.Schema{
-			"url":      {Type: "string", Format: "http-url", Description: "the landing page: where the identifier redirects (an http or https URL)"},
+			"url":      {Type: "string", Format: "http-url", Description: "The landing page: where the identifier redirects; an http or https address.", Example: "https://repository.example.org/sample/42"},
 			"metadata": meta,
 		}}}
 }

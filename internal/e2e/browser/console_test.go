@@ -322,6 +322,7 @@ func TestConsoleJourney(t *testing.T) {
 		if err := chromedp.Do(tctx, focus); err != nil {
 			t.Fatalf("%s: emulating focus: %v", name, err)
 		}
+		axeCheck(t, tctx, name)
 		a, err := chromedp.Run(tctx, chromedp.Evaluate[a11yFindings](readA11y))
 		if err != nil {
 			t.Fatalf("%s: reading contrast and focus: %v", name, err)
@@ -413,7 +414,7 @@ func TestConsoleJourney(t *testing.T) {
 	// Forgetting to agree: the form comes back with the error and what was typed.
 	submit(t, "form[action='/apply'] button[type=submit]", "#problem")
 	p := look(t, "apply-error")
-	want(t, p, "policy_version", "is required")
+	want(t, p, "Policy version", "is required")
 	do(t, chromedp.Click(chromedp.CSS("#f-policy_version")))
 	submit(t, "form[action='/apply'] button[type=submit]", "#status-token")
 	want(t, look(t, "apply-done"), "only this once")
@@ -448,7 +449,7 @@ func TestConsoleJourney(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS("#f-url"), landing),
 		chromedp.SendKeys(chromedp.CSS("#f-metadata-curation_contact"), "curator@example.org"),
 		chromedp.SetValue(chromedp.CSS("#f-metadata-status"), "REGISTERED"),
-		chromedp.SendKeys(chromedp.CSS("#f-metadata-schema_version"), "v1.0.1"),
+		chromedp.SetValue(chromedp.CSS("#f-metadata-schema_version"), "v1.0.1"),
 		chromedp.SendKeys(chromedp.CSS("#f-metadata-resource_info-label"), "Cu/ZnO sample from the browser"),
 		chromedp.SetValue(chromedp.CSS("#f-metadata-resource_info-resource_category"), "SAMPLE"),
 		chromedp.SendKeys(chromedp.CSS("#f-metadata-resource_info-representation_variants-0-variant_url"), "https://example.org/sample.ttl"),
