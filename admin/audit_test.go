@@ -56,7 +56,7 @@ func TestAuditPages(t *testing.T) {
 		}
 		actions = append(actions, en.Action)
 	}
-	if got := strings.Join(actions, " "); got != "key.issue key.issue snaa.create" {
+	if got := strings.Join(actions, " "); got != "key.issue key.issue snaa.create application.approve" {
 		t.Errorf("entries about %s: %s", a.SNAA.ID, got)
 	}
 	e.want(e.do("GET", "/ops/v1/audit?action=key.", testOpKey, nil), 200).json(t, &f)

@@ -341,7 +341,7 @@ func TestConsoleJourney(t *testing.T) {
 	ef.Set("metadata.resource_info.label", "Stale edit")
 	p = b.post("/console/edit", ef)
 	wantPage(t, p, 412, "version 2 was saved while you were editing version 1", `name="version" value="2"`,
-		"Apply my edit on top of version 2", "<td class=\"before\">Edited label</td><td class=\"after\">Stale edit</td>")
+		"Apply my edit on top of version 2", "<td class=\"saved\">Edited label</td><td class=\"mine\">Stale edit</td>")
 	ef.Set("version", "2")
 	wantPage(t, b.post("/console/edit", ef), 200, "Your changes were saved.", "<ins>Stale edit</ins>")
 	ef.Set("metadata.resource_info.label", "Edited label")

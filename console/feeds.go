@@ -58,7 +58,7 @@ func (s *Server) pageEvents(w http.ResponseWriter, r *http.Request, u *consoleUs
 		if what == "" {
 			what = e.Action
 		}
-		pg.Entries = append(pg.Entries, auditRow{AuditEntry: e, Who: auditWho(&e), What: what, Changes: fieldChanges(e.Before, e.After)})
+		pg.Entries = append(pg.Entries, auditRow{AuditEntry: e, Who: auditWho(&e, map[string]string{u.SNAA.ID: u.SNAA.Organisation}), What: what, Changes: fieldChanges(e.Before, e.After)})
 	}
 	if next != 0 {
 		pg.Next = "/console/events?base=" + bn + "&before=" + strconv.FormatUint(next, 10)

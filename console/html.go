@@ -97,6 +97,7 @@ func FieldID(name string) string {
 var pageFuncs = template.FuncMap{
 	"fieldID":    FieldID,
 	"fieldLabel": fieldLabel,
+	"humanize":   humanize,
 	// errs returns the messages of p's field errors for field name.
 	"errs": func(p *httperr.Problem, name string) []string {
 		if p == nil {

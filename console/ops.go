@@ -282,14 +282,18 @@ var auditVerbs = map[string]string{
 }
 
 // auditWho names an entry's actor for a person: the operator, the link
-// checker, or an SNAA with the key it used.
-func auditWho(e *registry.AuditEntry) string {
+// checker, or an SNAA (by its organisation if names has it) with the key it
+// used.
+func auditWho(e *registry.AuditEntry, names map[string]string) string {
 	switch {
 	case e.Actor == registry.ActorOperator:
 		return "The operator"
 	case strings.HasPrefix(e.Actor, "snaa:"):
 		sn, key, _ := strings.Cut(strings.TrimPrefix(e.Actor, "snaa:"), " key:")
 		who := "SNAA " + sn
+		if n := names[sn]; n != "" {
+			who = n
+		}
 		switch {
 		case e.KeyName != "":
 			who += " with key “" + e.KeyName + "”"
@@ -320,6 +324,10 @@ func (s *Server) pageAudit(w http.ResponseWriter, r *http.Request, u *consoleUse
 		return err
 	}
 	pg.SNAAs = snaas
+	names := map[string]string{}
+	for _, sn := range snaas {
+		names[sn.ID] = sn.Organisation + " (" + sn.Namespace + ")"
+	}
 	aq, err := operator.AuditQuery(q.Get, 50)
 	if err != nil {
 		d.Problem, _ = problemOf(err)
@@ -335,7 +343,7 @@ func (s *Server) pageAudit(w http.ResponseWriter, r *http.Request, u *consoleUse
 		if what == "" {
 			what = e.Action
 		}
-		pg.Entries = append(pg.Entries, auditRow{AuditEntry: e, Who: auditWho(&e), What: what,
+		pg.Entries = append(pg.Entries, auditRow{AuditEntry: e, Who: auditWho(&e, names), What: what,
 			Changes: fieldChanges(e.Before, e.After)})
 	}
 	if next != 0 {

@@ -38,7 +38,7 @@ func (s *Service) CheckCustomID(a *Actor, t Target, id string) error {
 		return refuse(ErrForbidden, "SNAA "+a.SNAA.ID+" may not choose custom ids; ask the operator to allow them, or create with a generated id")
 	}
 	if err := handlev.ValidCustomID(id); err != nil {
-		return invalidField("id", strings.TrimPrefix(err.Error(), "handlev: "))
+		return invalidField("id", strings.TrimPrefix(err.Error(), "handlev: bad custom id: "))
 	}
 	if s.reserved != nil {
 		if msg, ok := s.reserved(id); ok {
