@@ -675,7 +675,7 @@ type = "integer"
 	}
 	f := url.Values{"base": {"test"}, "url": {"https://tiny.example.org/"}, "metadata.colour": {"GREEN"},
 		"metadata.parts#n": {"2"}, "metadata.parts[0].weight": {"3"}, "metadata.parts[1].weight": {"4"}}
-	wantPage(t, b.post("/console/new", f), 200, "The identifier was created.", "GREEN", "weight")
+	wantPage(t, b.post("/console/new", f), 200, "The identifier was created.", "GREEN", "Weight")
 }
 
 func TestConsoleCookieOverTLS(t *testing.T) {
