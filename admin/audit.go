@@ -7,40 +7,11 @@ import (
 	"pidnode/operator"
 )
 
-// AuditLog returns up to limit entries with a sequence number above after.
-func (s *Server) AuditLog(after uint64, limit int) ([]AuditEntry, error) {
-	return s.reg.AuditLog(after, limit)
-}
-
-// listAudit serves GET /ops/v1/audit: with after (or cursor), the entries
-// after that sequence number oldest first, to follow the log; without, a
-// page newest first filtered by snaa, action, from and to, whose next
-// names the next page's before.
+// listAudit serves GET /ops/v1/audit (operator.AuditQuery): a page newest
+// first whose next names the following page's before, or with after the
+// entries after it oldest first.
 func (s *Server) listAudit(w http.ResponseWriter, r *http.Request) error {
-	q := r.URL.Query()
-	if q.Has("after") || q.Has("cursor") {
-		after, limit, p := pageParams(r)
-		if p != nil {
-			return p
-		}
-		var a uint64
-		if after != "" {
-			var err error
-			if a, err = strconv.ParseUint(after, 10, 64); err != nil {
-				return problem(http.StatusBadRequest, "after must be a sequence number")
-			}
-		}
-		es, err := s.AuditLog(a, limit)
-		if err != nil {
-			return err
-		}
-		if es == nil {
-			es = []AuditEntry{}
-		}
-		writeJSON(w, http.StatusOK, map[string]any{"entries": es})
-		return nil
-	}
-	aq, err := operator.AuditQuery(q.Get, 100)
+	aq, err := operator.AuditQuery(r.URL.Query().Get, 100)
 	if err != nil {
 		return err
 	}

@@ -317,9 +317,7 @@ func (s *Server) schemas() map[string]any {
 			"status_token": map[string]any{"type": "string", "description": "shown only once; the bearer token of status_url"}, "status_url": str()}),
 		"ApplicationStatus": obj([]string{"id", "state", "submitted"}, map[string]any{"id": str(),
 			"state":     map[string]any{"type": "string", "enum": []string{StateSubmitted, StateApproved, StateRejected}},
-			"submitted": dt(), "decided": dt(), "reason": str(), "contact": str(),
-			"namespace": map[string]any{"type": "string", "description": "once approved: the namespace granted"},
-			"prefixes":  map[string]any{"type": "array", "items": str(), "description": "once approved: the prefixes the SNAA may write under"}}),
+			"submitted": dt(), "decided": dt(), "reason": str(), "contact": str(), "namespace": str(), "prefixes": arr(str())}),
 		"Application":     app,
 		"ApplicationList": obj([]string{"applications"}, map[string]any{"applications": arr(ref("Application"))}),
 		"ApproveRequest": obj(nil, map[string]any{"namespace": map[string]any{"type": "string", "pattern": "^[0-9A-Za-z]{1,16}$"},
@@ -386,13 +384,11 @@ func schemaJSON(s *model.Schema) map[string]any {
 	if s.Description != "" {
 		m["description"] = s.Description
 	}
-	if s.Example != "" {
-		// The model writes every example as text; a number's is a number.
-		var ex any = s.Example
-		if n := json.Number(s.Example); (s.Type == "integer" || s.Type == "number") && json.Valid([]byte(n)) {
-			ex = n
+	if s.Example != "" { // the model writes every example as text; a number's is a number
+		m["examples"] = []any{s.Example}
+		if (s.Type == "integer" || s.Type == "number") && json.Valid([]byte(s.Example)) {
+			m["examples"] = []any{json.Number(s.Example)}
 		}
-		m["examples"] = []any{ex}
 	}
 	if s.Default != nil {
 		m["default"] = *s.Default

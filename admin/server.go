@@ -446,11 +446,7 @@ func (s *Server) routesInit() {
 	s.methodFallback("/ops/v1/snaas/{id}/keys/{key_id}", "DELETE")
 	s.handle("GET", "/ops/v1/audit", s.op(s.listAudit),
 		op{summary: "Read the append-only audit log: a page newest first (next names the following page's before), filtered by SNAA, action and time; or, with after, the entries after that sequence number oldest first, to follow the log", auth: "operator", ok: 200, okSchema: "AuditList",
-			query: []param{{"limit", "1–1000, default 100"}, {"before", "the page ends below this sequence number (a page's next)"},
-				{"snaa", "only entries about this SNAA: made with its keys, about it or its keys, or writes in its namespace"},
-				{"action", "only this action (handle.update), or a family of them with a trailing dot (key.)"},
-				{"from", "only entries at or after this date (YYYY-MM-DD) or RFC 3339 time"}, {"to", "only entries up to this date (inclusive) or before this RFC 3339 time"},
-				{"after", "sequence number to start after, oldest first (no other filter applies)"}}, tag: "operator"})
+			query: []param{{"limit", "1–1000, default 100"}, {"before", "the page ends below this sequence number (a page's next)"}, {"snaa", "only entries about this SNAA: made with its keys, about it or its keys, or writes in its namespace"}, {"action", "only this action (handle.update), or a family of them with a trailing dot (key.)"}, {"from", "only entries at or after this date (YYYY-MM-DD) or RFC 3339 time"}, {"to", "only entries up to this date (inclusive) or before this RFC 3339 time"}, {"after", "sequence number to start after, oldest first (no other filter applies)"}}, tag: "operator"})
 	s.methodFallback("/ops/v1/audit", "GET")
 	s.handle("GET", "/ops/v1/backup", s.op(s.backup),
 		op{summary: "Stream a consistent snapshot of the database (bbolt file)", auth: "operator", ok: 200, okSchema: "", tag: "operator"})

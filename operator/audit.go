@@ -15,15 +15,28 @@ import (
 // AuditQuery reads a page's query from a request's parameters (get):
 // before (a sequence number), snaa, action, from and to (a date
 // YYYY-MM-DD, to inclusive, or an RFC 3339 time) and limit (1 to 1000,
-// defaultLimit if empty). A malformed one is ErrBadRequest naming it.
+// defaultLimit if empty); or after (or cursor), which follows the log
+// oldest first from that sequence number and takes no filter. A malformed
+// one is ErrBadRequest naming it.
 func AuditQuery(get func(string) string, defaultLimit int) (registry.AuditQuery, error) {
 	q := registry.AuditQuery{Limit: defaultLimit, SNAA: strings.TrimSpace(get("snaa")), Action: strings.TrimSpace(get("action"))}
 	if l := get("limit"); l != "" {
 		n, err := strconv.Atoi(l)
 		if err != nil || n < 1 || n > 1000 {
-			return q, refuse(ErrBadRequest, "limit must be a whole number from 1 to 1000")
+			return q, refuse(ErrBadRequest, "limit must be an integer from 1 to 1000")
 		}
 		q.Limit = n
+	}
+	after := get("after")
+	if after == "" {
+		after = get("cursor")
+	}
+	if after != "" {
+		n, err := strconv.ParseUint(after, 10, 64)
+		if err != nil {
+			return q, refuse(ErrBadRequest, "after must be a sequence number")
+		}
+		return registry.AuditQuery{Limit: q.Limit, Follow: true, After: n}, nil
 	}
 	if b := get("before"); b != "" {
 		n, err := strconv.ParseUint(b, 10, 64)
@@ -62,7 +75,15 @@ func auditTime(s string, end bool) (time.Time, error) {
 }
 
 // Audit returns a page of the audit log, newest first, and the before of
-// the next page (0 if none).
+// the next page (0 if none); with q.Follow the entries after q.After,
+// oldest first.
 func (s *Service) Audit(q registry.AuditQuery) ([]registry.AuditEntry, uint64, error) {
+	if q.Follow {
+		es, err := s.reg.AuditLog(q.After, q.Limit)
+		if es == nil {
+			es = []registry.AuditEntry{}
+		}
+		return es, 0, err
+	}
 	return s.reg.AuditPage(q)
 }

@@ -28,6 +28,10 @@ type AuditQuery struct {
 	// From and To keep the entries at or after From and before To (zero:
 	// no bound).
 	From, To time.Time
+	// Follow asks for the entries after After, oldest first, unfiltered
+	// (AuditLog): a reader following the log. AuditPage ignores both.
+	Follow bool
+	After  uint64
 }
 
 // auditScanMax bounds the entries one page reads, so that a filter matching

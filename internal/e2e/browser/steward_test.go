@@ -118,7 +118,7 @@ func (b *tab) open(path string) { b.t.Helper(); b.do(chromedp.Navigate(b.admin +
 func (b *tab) submit(button, next string) {
 	b.t.Helper()
 	click := chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-		_, err := chromedp.Evaluate[bool](`(document.querySelector(` + jsString(button) + `).click(), true)`)(ctx, tg)
+		_, err := chromedp.Evaluate[bool](`(document.querySelector(`+jsString(button)+`).click(), true)`)(ctx, tg)
 		return err
 	})
 	b.do(click, chromedp.WaitVisible(chromedp.CSS(next)))
