@@ -729,7 +729,7 @@ func freshOptions(size int64) *bbolt.Options {
 	}
 	if bits.UintSize == 64 {
 		// Mapped once for all it will hold: no remap while it grows.
-		opts.InitialMmapSize = int(max(2*size, initialMmapSize))
+		opts.InitialMmapSize = int(max(2*size, int64(initialMmapSize)))
 	}
 	return opts
 }

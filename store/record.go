@@ -120,6 +120,12 @@ func getRecord(btx *bbolt.Tx, key string) (Stored, bool, error) {
 	if b == nil {
 		return Stored{}, false, fmt.Errorf("store: bucket %s missing", BucketRecords)
 	}
+	return readRecord(b, key)
+}
+
+// readRecord reads key from b, BucketRecords of a transaction, into owned
+// memory.
+func readRecord(b *bbolt.Bucket, key string) (Stored, bool, error) {
 	// bbolt's Get neither modifies nor retains the key, so it may view key's
 	// bytes; never do this for Put.
 	v := b.Get(unsafeconv.Bytes(key))

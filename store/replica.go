@@ -224,7 +224,9 @@ func (db *DB) Replace(fresh string) error {
 	}
 	bdb.MaxBatchDelay = batchDelay
 	bdb.MaxBatchSize = batchSize
+	db.beginWrite() // the old file's shared read transaction would keep it open
 	old := db.bdb.Swap(bdb)
+	db.endWrite()
 	db.wake(nil, true) // every topic may have changed
 	if err := old.Close(); err != nil {
 		db.log.Warn("store: closing the replaced file", "err", err)

@@ -69,12 +69,14 @@ const (
 	// routes) can still share.
 	batchDelay = 500 * time.Microsecond
 	batchSize  = 1000
-	// initialMmapSize reserves address space so that growing the file rarely
-	// needs a remap; a remap waits for every open read transaction (Backup,
-	// Export), which would stall writers. Address space only, not memory.
-	// A bigger file gets twice its size (mmapSize).
-	initialMmapSize = 1 << 30
 )
+
+// initialMmapSize reserves address space so that growing the file rarely
+// needs a remap; a remap waits for every open read transaction (Backup,
+// Export), which would stall writers. Address space only, not memory.
+// A bigger file gets twice its size (mmapSize). A variable so that a test
+// can make a small file grow through remaps.
+var initialMmapSize = 1 << 30
 
 // Config configures Open.
 type Config struct {
@@ -108,6 +110,9 @@ type DB struct {
 	closeOnce     sync.Once
 	// sig are the commit signals (notify.go).
 	sig signals
+	// shared is the read transaction record reads share between commits
+	// (sharedread.go).
+	shared sharedReads
 }
 
 // Open opens (creating if needed) the database at cfg.Path, creates every bucket
@@ -245,6 +250,7 @@ func (db *DB) Close() error {
 	if err := os.Remove(LockFile(db.cfg.Path)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		db.log.Warn("store: removing the lock file", "err", err)
 	}
+	db.closeShared()
 	if err := db.bolt().Close(); err != nil {
 		return fmt.Errorf("store: close: %w", err)
 	}
@@ -296,6 +302,8 @@ func (db *DB) syncFreelist() error {
 	}
 	procfloor.Enter()
 	defer procfloor.Exit()
+	db.beginWrite()
+	defer db.endWrite()
 	err := db.retry(func(b *bbolt.DB) error {
 		return b.Update(func(tx *bbolt.Tx) error {
 			b.NoFreelistSync = false
@@ -362,6 +370,8 @@ func (db *DB) retry(op func(b *bbolt.DB) error) error {
 func (db *DB) Update(fn func(tx *Tx) error) error {
 	procfloor.Enter()
 	defer procfloor.Exit()
+	db.beginWrite()
+	defer db.endWrite()
 	err := db.retry(func(b *bbolt.DB) error {
 		return b.Batch(func(btx *bbolt.Tx) error {
 			b.NoFreelistSync = true // see syncFreelist
@@ -379,6 +389,8 @@ func (db *DB) Update(fn func(tx *Tx) error) error {
 func (db *DB) UpdateAlone(fn func(tx *Tx) error) error {
 	procfloor.Enter()
 	defer procfloor.Exit()
+	db.beginWrite()
+	defer db.endWrite()
 	err := db.retry(func(b *bbolt.DB) error {
 		return b.Update(func(btx *bbolt.Tx) error {
 			b.NoFreelistSync = true // see syncFreelist
@@ -440,6 +452,11 @@ func (db *DB) Get(key string) (Stored, bool, error) {
 		s  Stored
 		ok bool
 	)
+	if r := db.sharedRead(); r != nil {
+		s, ok, err := readRecord(r.records, key)
+		r.release()
+		return s, ok, err
+	}
 	err := db.retry(func(b *bbolt.DB) error {
 		return b.View(func(btx *bbolt.Tx) error {
 			var err error
