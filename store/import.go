@@ -595,8 +595,9 @@ func (p *importParse) read(r io.Reader, jobs chan<- *parseBatch) {
 func (b *parseBatch) decode() {
 	b.recs = make([]importRec, 0, len(b.ends))
 	var (
-		arena []byte
-		dec   handlev.RecordDecoder // values valid until the next line's
+		arena   []byte
+		derived []byte                // the line's derived part, reused
+		dec     handlev.RecordDecoder // values valid until the next line's
 	)
 	start := 0
 	for i, end := range b.ends {
@@ -615,12 +616,13 @@ func (b *parseBatch) decode() {
 		if checkStorable("", &s) != nil {
 			ir.rec.Values = cloneValues(values) // Import reports it with the key
 		} else {
-			size := encodedSize(&s)
+			derived = handlev.AppendDerived(derived[:0], values)
+			size := plainSize(&s) + 4 + len(derived)
 			if cap(arena)-len(arena) < size {
 				arena = make([]byte, 0, max(size, parseArenaBytes))
 			}
 			off := len(arena)
-			arena = appendStored(arena, &s)
+			arena = appendStoredWith(arena, &s, derived)
 			ir.val = arena[off:len(arena):len(arena)]
 		}
 		b.recs = append(b.recs, ir)
@@ -962,7 +964,7 @@ func checkHeader(b []byte) error {
 	if len(b) == 0 {
 		return &FormatError{Err: fmt.Errorf("%w: empty value", ErrCorrupt)}
 	}
-	if b[0] != recordFormat {
+	if b[0] != recordFormat && b[0] != recordFormatPlain {
 		return &FormatError{Format: b[0], Err: ErrUnknownFormat}
 	}
 	if len(b) < recordHeaderLen+4 {

@@ -448,23 +448,38 @@ func (db *DB) Load(key string) (handlev.Record, bool, error) {
 
 // Get returns the record stored under key with its version and times.
 func (db *DB) Get(key string) (Stored, bool, error) {
+	s, _, ok, err := db.GetDerived(key)
+	return s, ok, err
+}
+
+// LoadDerived is Load with the record's derived part (handlev.Derived; nil
+// for a record stored before it existed), which shares the record's memory.
+// It implements cache.DerivedSource.
+func (db *DB) LoadDerived(key string) (handlev.Record, handlev.Derived, bool, error) {
+	s, d, ok, err := db.GetDerived(key)
+	return s.Record, d, ok, err
+}
+
+// GetDerived is Get with the record's derived part.
+func (db *DB) GetDerived(key string) (Stored, handlev.Derived, bool, error) {
+	if r := db.sharedRead(); r != nil {
+		s, d, ok, err := readRecord(r.records, key)
+		r.release()
+		return s, d, ok, err
+	}
 	var (
 		s  Stored
+		d  handlev.Derived
 		ok bool
 	)
-	if r := db.sharedRead(); r != nil {
-		s, ok, err := readRecord(r.records, key)
-		r.release()
-		return s, ok, err
-	}
 	err := db.retry(func(b *bbolt.DB) error {
 		return b.View(func(btx *bbolt.Tx) error {
 			var err error
-			s, ok, err = getRecord(btx, key)
+			s, d, ok, err = getRecordDerived(btx, key)
 			return err
 		})
 	})
-	return s, ok, err
+	return s, d, ok, err
 }
 
 // Backup writes a consistent snapshot of the whole database file to w and returns
