@@ -37,6 +37,15 @@ type Source interface {
 	Load(key string) (rec handlev.Record, found bool, err error)
 }
 
+// DerivedSource is a Source that keeps, beside each record, what its writer
+// derived from it (handlev.Derived); the cache then loads through
+// LoadDerived and hands it to Render in Entry.Derived. derived is nil for a
+// record stored without it, and is owned like rec.
+type DerivedSource interface {
+	Source
+	LoadDerived(key string) (rec handlev.Record, derived handlev.Derived, found bool, err error)
+}
+
 // Config configures a Cache. Zero values select the documented defaults.
 type Config struct {
 	// Source is read on a miss. Required.
@@ -118,6 +127,11 @@ type Entry struct {
 	// decided once when the entry is built; every public front renders from
 	// it. It shares Record's memory. Its Target is -1 for a not-found entry.
 	Public handlev.Public
+
+	// Derived is what the record's writer derived from it (DerivedSource),
+	// nil if the Source keeps none for it: Render may use it instead of
+	// parsing Record (handlev.Derived says how to check it applies).
+	Derived handlev.Derived
 
 	// View is Config.Render(e), or nil without a Render.
 	View any
@@ -270,6 +284,7 @@ type Cache struct {
 	budget   int64
 
 	src    Source
+	dsrc   DerivedSource // src, if it is one
 	now    func() time.Time
 	negTTL int64
 	maxAge int64
@@ -353,6 +368,7 @@ func New(cfg Config) (*Cache, error) {
 
 		admitAll: cfg.AdmitAll,
 	}
+	c.dsrc, _ = cfg.Source.(DerivedSource)
 	per, extra := cfg.Entries/cfg.Shards, cfg.Entries%cfg.Shards
 	for i := range c.shards {
 		n := per
@@ -443,7 +459,7 @@ func (c *Cache) fill(s *shard, key string) (*Entry, error) {
 		return e, nil
 	}
 
-	rec, found, err := c.src.Load(key)
+	rec, derived, found, err := c.loadSource(key)
 	if err != nil {
 		return nil, &LoadError{Key: key, Err: err}
 	}
@@ -451,7 +467,7 @@ func (c *Cache) fill(s *shard, key string) (*Entry, error) {
 	if !found && c.alt != nil {
 		if alt, ok := c.alt(nil, []byte(key)); ok && string(alt) != key {
 			altKey := string(alt)
-			rec, found, err = c.src.Load(altKey)
+			rec, derived, found, err = c.loadSource(altKey)
 			if err != nil {
 				return nil, &LoadError{Key: altKey, Err: err}
 			}
@@ -460,7 +476,7 @@ func (c *Cache) fill(s *shard, key string) (*Entry, error) {
 			}
 		}
 	}
-	e := c.build(s, key, foundKey, rec, found)
+	e := c.build(s, key, foundKey, rec, derived, found)
 
 	s.mu.Lock()
 	if s.gen == gen {
@@ -516,17 +532,28 @@ func (s *shard) trim() {
 	}
 }
 
+// loadSource reads key from the Source, with its derived part if the Source keeps
+// one.
+func (c *Cache) loadSource(key string) (handlev.Record, handlev.Derived, bool, error) {
+	if c.dsrc != nil {
+		return c.dsrc.LoadDerived(key)
+	}
+	rec, found, err := c.src.Load(key)
+	return rec, nil, found, err
+}
+
 // build makes the immutable entry: the public view first, Render last. The encodings are left to
 // JSONBytes and WireBytes, which build them on first use.
-func (c *Cache) build(s *shard, lruKey, key string, rec handlev.Record, found bool) *Entry {
+func (c *Cache) build(s *shard, lruKey, key string, rec handlev.Record, derived handlev.Derived, found bool) *Entry {
 	e := &Entry{Key: key, Found: found, Public: handlev.Public{Target: -1}, s: s}
 	e.charged.Store(notResident)
 	if found {
 		e.Record = rec
+		e.Derived = derived
 		e.Public = handlev.NewPublic(&e.Record)
 		e.Status = e.Public.Status
 	}
-	e.size.Store(baseSize(key, lruKey, &e.Record, &e.Public))
+	e.size.Store(baseSize(key, lruKey, &e.Record, e.Derived, &e.Public))
 	// The clock is read only for entries that age: a found record without
 	// MaxAge (nearly every miss) never needs it, and reading it is not free.
 	switch {

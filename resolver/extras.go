@@ -278,7 +278,8 @@ const maxPooledBuilder = 256 << 10
 // holding nothing of the last build but its buffers' capacity).
 func (b *extBuilder) reset(v *view, x *extras) {
 	*b = extBuilder{v: v, x: x, buf: b.buf[:0], aux: b.aux[:0], locs: b.locs[:0], attrs: b.attrs[:0], vars: b.vars[:0],
-		headers: b.headers[:0], dropped: b.dropped[:0], links: clear0(b.links), rels: clear0(b.rels), cands: b.cands[:0]}
+		headers: b.headers[:0], dropped: b.dropped[:0], links: clear0(b.links), rels: clear0(b.rels), cands: b.cands[:0],
+		rvars: clear0(b.rvars)}
 }
 
 // clear0 empties a slice of entries holding pointers, so that a pooled
@@ -315,8 +316,9 @@ type extBuilder struct {
 	links   []linkEntry
 	rels    [][]byte
 	cands   []candSpan
-	cat     []byte // schema.org type of the resource category, nil if none
-	mdLic   []byte // metadata license URL
+	rvars   []handlev.Variant // the derived variants, read into this
+	cat     []byte            // schema.org type of the resource category, nil if none
+	mdLic   []byte            // metadata license URL
 }
 
 type candSpan struct {
@@ -627,13 +629,19 @@ var schemaTypes = map[string][]byte{
 }
 
 // resource reads the resource category and the representation variants
-// (handlev.ReadResource). A RESOURCE value that is not a JSON object gives
-// neither.
+// (handlev.ReadResource), from what the record's writer derived from val
+// when it did (cache.Entry.Derived). A RESOURCE value that is not a JSON
+// object gives neither.
 func (b *extBuilder) resource(val *handlev.Value) {
-	r, aux, ok := handlev.ReadResource(val.Data, b.aux)
-	b.aux = aux
+	r, ok, known := b.v.entry.Derived.Resource(val, b.rvars)
+	if !known {
+		r, b.aux, ok = handlev.ReadResource(val.Data, b.aux)
+	}
 	if !ok {
 		return
+	}
+	if cap(r.Variants) > cap(b.rvars) {
+		b.rvars = r.Variants[:0]
 	}
 	b.cat = schemaTypes[string(r.Category)]
 	b.x.varTTL, b.x.varTTLV = val.TTLType, val.TTL

@@ -1,0 +1,93 @@
+package resolver
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/valyala/fasthttp"
+
+	"pidnode/cache"
+	"pidnode/handlev"
+)
+
+// parsingSource is the store read without the records' derived parts, as
+// the resolver reads a file written before them: every entry parses its
+// RESOURCE value.
+type parsingSource struct{ src cache.Source }
+
+func (p parsingSource) Load(key string) (handlev.Record, bool, error) { return p.src.Load(key) }
+
+// TestDerivedAnswersAsParsed: for every fixture record and route that reads
+// the RESOURCE value (Link fields, negotiated redirects, linksets), the
+// resolver answers the same from the derived part the store keeps as from
+// parsing the value.
+func TestDerivedAnswersAsParsed(t *testing.T) {
+	f := newFixture(t, nil)
+	srv := func(src cache.Source) (*Server, *cache.Cache) {
+		c, err := cache.New(cache.Config{Source: src, Alt: f.namer.AppendAltKey, Render: Render})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := New(Config{Cache: c, Namer: f.namer, PublicURL: tPublicURL})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s, c
+	}
+	derived, dc := srv(f.db)
+	parsed, _ := srv(parsingSource{f.db})
+	if _, ok := cache.Source(f.db).(cache.DerivedSource); !ok {
+		t.Fatal("the store is not a cache.DerivedSource")
+	}
+	answer := func(s *Server, target, accept string) []byte {
+		var req fasthttp.Request
+		req.Header.SetRequestURI(target)
+		req.Header.SetHost("resolver.test")
+		if accept != "" {
+			req.Header.Set("Accept", accept)
+		}
+		var ctx fasthttp.RequestCtx
+		ctx.Init(&req, memAddr, nil)
+		s.Handler(&ctx)
+		// The clock's headers may differ between the two answers.
+		var out []byte
+		for line := range bytes.Lines([]byte(ctx.Response.String())) {
+			if !bytes.HasPrefix(line, []byte("Date: ")) && !bytes.HasPrefix(line, []byte("Expires: ")) {
+				out = append(out, line...)
+			}
+		}
+		return out
+	}
+	used := 0
+	for _, r := range testRecords() {
+		if r.Handle == tExtra+"/weighted" {
+			continue // a weighted random choice: two requests may differ
+		}
+		for _, target := range []string{"/" + r.Handle, "/api/linksets/" + r.Handle, "/api/linksets/" + r.Handle + "?format=linkset"} {
+			for _, accept := range []string{"", "text/turtle", "application/ld+json, text/turtle;q=0.5", "application/linkset+json"} {
+				got, want := answer(derived, target, accept), answer(parsed, target, accept)
+				if !bytes.Equal(got, want) {
+					t.Errorf("GET %s (Accept %q) from the derived part:\n%s\nparsing the record:\n%s", target, accept, got, want)
+				}
+			}
+		}
+		key, _, err := f.namer.Key(r.Handle)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := dc.Get([]byte(key))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Found && e.Derived != nil {
+			for i := range e.Public.Values {
+				if _, _, known := e.Derived.Resource(&e.Public.Values[i], nil); known {
+					used++
+				}
+			}
+		}
+	}
+	if used == 0 {
+		t.Fatal("no fixture entry had a derived RESOURCE part to answer from")
+	}
+}
