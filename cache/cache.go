@@ -223,6 +223,12 @@ func (e *Entry) buildWire() {
 // notResident marks an entry whose bytes no shard counts.
 const notResident = -1
 
+// Resident reports whether the entry is in the cache: false for one the
+// cache did not admit (it answers only the requests that loaded it) or
+// that has left it. A front may skip building, for such an entry, parts
+// that only pay off when the entry is read again.
+func (e *Entry) Resident() bool { return e.charged.Load() >= 0 }
+
 // Charge adds n bytes to what the entry holds: a part of its view built after
 // the entry (Config.Render, and every part a front builds on first use, once).
 // If the entry is in the cache, its shard's total grows by n and the shard

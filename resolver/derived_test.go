@@ -2,6 +2,7 @@ package resolver
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/valyala/fasthttp"
@@ -89,5 +90,60 @@ func TestDerivedAnswersAsParsed(t *testing.T) {
 	}
 	if used == 0 {
 		t.Fatal("no fixture entry had a derived RESOURCE part to answer from")
+	}
+}
+
+// TestUnadmittedEntryLinks: an entry the cache does not hold answers with
+// the same Link fields as one it holds, without keeping a rendition of
+// them that no later request would use.
+func TestUnadmittedEntryLinks(t *testing.T) {
+	f := newFixture(t, nil)
+	// A budget below any entry's size: no entry stays.
+	c, err := cache.New(cache.Config{Source: f.db, Alt: f.namer.AppendAltKey, Render: Render, Bytes: 1, Shards: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Config{Cache: c, Namer: f.namer, PublicURL: tPublicURL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	links := func(srv *Server, target string) string {
+		var req fasthttp.Request
+		req.Header.SetRequestURI(target)
+		req.Header.SetHost("resolver.test")
+		var ctx fasthttp.RequestCtx
+		ctx.Init(&req, memAddr, nil)
+		srv.Handler(&ctx)
+		var out []string
+		for _, v := range ctx.Response.Header.PeekAll("Link") {
+			out = append(out, string(v))
+		}
+		if len(out) == 0 {
+			t.Fatalf("GET %s: no Link field", target)
+		}
+		return strings.Join(out, "\n")
+	}
+	for range 3 { // the doorkeeper sees the key again each time
+		if got, want := links(s, "/"+tHandle), links(f.srv, "/"+tHandle); got != want {
+			t.Fatalf("Link fields of an entry not in the cache:\n%s\nof a cached one:\n%s", got, want)
+		}
+	}
+	key, _, err := f.namer.Key(tHandle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rendition := func(c *cache.Cache, srv *Server) (*rendition, bool) {
+		e, err := c.Get([]byte(key))
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := e.View.(*view)
+		return srv.rendered(v, v.ext()), e.Resident()
+	}
+	if r, resident := rendition(c, s); resident || r != nil {
+		t.Errorf("entry outside the cache: resident %v, rendition %v; want false, nil", resident, r != nil)
+	}
+	if r, resident := rendition(f.cache, f.srv); !resident || r == nil {
+		t.Errorf("cached entry: resident %v, rendition %v; want true, built", resident, r != nil)
 	}
 }

@@ -85,14 +85,18 @@ var renditionStruct = cache.AllocSize(int(unsafe.Sizeof(rendition{})))
 
 // rendered returns x's Link fields rendered for s, built on first use and
 // charged to the entry; nil when s derives its base from each request's Host
-// (no Config.PublicURL) or x was rendered for another server sharing the
-// cache: the caller then fills the templates in per request.
+// (no Config.PublicURL), x was rendered for another server sharing the
+// cache, or the entry is not in the cache (so no later request would use
+// the rendition): the caller then fills the templates in per request.
 func (s *Server) rendered(v *view, x *extras) *rendition {
 	if s.publicURL == "" {
 		return nil
 	}
 	r := x.rendered.Load()
 	if r == nil {
+		if !v.entry.Resident() {
+			return nil
+		}
 		base := []byte(s.publicURL)
 		tmpl := x.at(x.link)
 		r = &rendition{srv: s}
