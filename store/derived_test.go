@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"strings"
 	"testing"
+	"time"
 
 	"pidnode/handlev"
 )
@@ -117,5 +118,29 @@ func TestPlainRecordsRead(t *testing.T) {
 	if got.Version != 3 || got.Record.Handle != want.Record.Handle || len(got.Record.Values) != 2 ||
 		!bytes.Equal(got.Record.Values[1].Data, want.Record.Values[1].Data) {
 		t.Fatalf("GetDerived(plain) = %+v, want %+v", got, want)
+	}
+}
+
+// TestImportUpgradesPlainRecords: an import, of an empty input too,
+// rewrites the records stored in the plain format with their derived part,
+// version and times kept: the way a file written before gets it.
+func TestImportUpgradesPlainRecords(t *testing.T) {
+	db := openTest(t, "", true)
+	old := derivedRecord("21.T11148/OLD", "https://data.example.org/old", 3)
+	old.Created = time.Date(2024, 5, 17, 9, 30, 0, 0, time.UTC)
+	old.Updated = old.Created.Add(time.Hour)
+	err := db.Update(func(tx *Tx) error {
+		return tx.Bolt().Bucket(BucketRecords).Put([]byte("OLD"), plainEncoding(t, &old))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Import(strings.NewReader(""), sampleKey); err != nil {
+		t.Fatal(err)
+	}
+	checkStoredDerived(t, db, "OLD", "https://data.example.org/old")
+	got, ok, err := db.Get("OLD")
+	if err != nil || !ok || got.Version != 3 || !got.Created.Equal(old.Created) || !got.Updated.Equal(old.Updated) {
+		t.Fatalf("Get after the import = %+v, %v, %v; want version 3, created %v, updated %v", got, ok, err, old.Created, old.Updated)
 	}
 }

@@ -843,8 +843,13 @@ func feedMerge(w *freshWrite, old *bbolt.Bucket, src sortedSource, chunkRecords 
 	r, more, err := src.next()
 	for err == nil {
 		if ok != nil && (!more || bytes.Compare(ok, r.key) < 0) {
-			// A stored record no input record replaces: copied as it is.
-			if !emit(sortedRec{key: ok, val: ov}) {
+			// A stored record no input record replaces: copied as it is,
+			// or re-encoded with its derived part if stored without one.
+			val, err := upgradeRecord(ok, ov)
+			if err != nil {
+				return n, &ImportError{Line: r.line, Err: err}
+			}
+			if !emit(sortedRec{key: ok, val: val}) {
 				return n, nil // finish reports the write error
 			}
 			ok, ov = oc.Next()
@@ -888,6 +893,22 @@ func feedMerge(w *freshWrite, old *bbolt.Bucket, src sortedSource, chunkRecords 
 		w.send(chunk)
 	}
 	return n, nil
+}
+
+// upgradeRecord returns val, the stored record under key, in the current
+// format: val itself, or its re-encoding when it is in the plain format
+// (version and times kept), so that an import leaves every record with its
+// derived part.
+func upgradeRecord(key, val []byte) ([]byte, error) {
+	if len(val) == 0 || val[0] != recordFormatPlain {
+		return val, nil
+	}
+	s, err := decodeStored(val)
+	if err != nil {
+		setKey(err, string(key))
+		return nil, err
+	}
+	return encodeStored(&s), nil
 }
 
 // freshWrite commits the chunks mergeRecords hands it, one transaction each,
