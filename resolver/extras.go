@@ -550,17 +550,7 @@ func parseChooseBy(attrs []handlev.LocAttr) ([4]uint8, uint8) {
 	var out [4]uint8
 	n := uint8(0)
 	for f := range strings.SplitSeq(s, ",") {
-		m := uint8(0)
-		switch strings.ToLower(strings.TrimSpace(f)) {
-		case "locatt":
-			m = chooseLocatt
-		case "country":
-			m = chooseCountry
-		case "score":
-			m = chooseScore
-		case "weighted":
-			m = chooseWeighted
-		}
+		m := chooseMethods[strings.ToLower(strings.TrimSpace(f))]
 		if m == 0 || n == 4 || bytes.IndexByte(out[:n], m) >= 0 {
 			continue
 		}
@@ -570,19 +560,15 @@ func parseChooseBy(attrs []handlev.LocAttr) ([4]uint8, uint8) {
 	return out, n
 }
 
+// chooseMethods are chooseby's method names.
+var chooseMethods = map[string]uint8{"locatt": chooseLocatt, "country": chooseCountry, "score": chooseScore, "weighted": chooseWeighted}
+
 // parseHTTPSC reads an http_sc attribute: 301, 302, 303, 307 or 308, else 0.
 func parseHTTPSC(s string) uint16 {
-	switch strings.TrimSpace(s) {
-	case "301":
-		return 301
-	case "302":
-		return 302
-	case "303":
-		return 303
-	case "307":
-		return 307
-	case "308":
-		return 308
+	switch s = strings.TrimSpace(s); s {
+	case "301", "302", "303", "307", "308":
+		n, _ := strconv.Atoi(s)
+		return uint16(n)
 	}
 	return 0
 }
