@@ -283,13 +283,14 @@ const maxPooledBuilder = 256 << 10
 func (b *extBuilder) reset(v *view, x *extras) {
 	*b = extBuilder{v: v, x: x, buf: b.buf[:0], aux: b.aux[:0], locs: b.locs[:0], attrs: b.attrs[:0], vars: b.vars[:0],
 		headers: b.headers[:0], dropped: b.dropped[:0], links: clear0(b.links), rels: clear0(b.rels), cands: b.cands[:0],
-		rvars: clear0(b.rvars)}
+		rvars: clear0(b.rvars[:cap(b.rvars)])}
 }
 
 // clear0 empties a slice of entries holding pointers, so that a pooled
-// builder keeps nothing alive.
+// builder keeps nothing alive. The slices grow from empty by append, so
+// nothing past len(s) was set since the last clear (rvars is passed whole).
 func clear0[T any](s []T) []T {
-	clear(s[:cap(s)])
+	clear(s)
 	return s[:0]
 }
 
