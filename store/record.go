@@ -170,15 +170,14 @@ func getRecordDerived(btx *bbolt.Tx, key string) (Stored, handlev.Derived, bool,
 	if b == nil {
 		return Stored{}, nil, false, fmt.Errorf("store: bucket %s missing", BucketRecords)
 	}
-	return readRecord(b, key)
-}
-
-// readRecord reads key from b, BucketRecords of a transaction, into owned
-// memory, with the record's derived part.
-func readRecord(b *bbolt.Bucket, key string) (Stored, handlev.Derived, bool, error) {
 	// bbolt's Get neither modifies nor retains the key, so it may view key's
 	// bytes; never do this for Put.
-	v := b.Get(unsafeconv.Bytes(key))
+	return readRecord(b.Get(unsafeconv.Bytes(key)), key)
+}
+
+// readRecord decodes v, the value stored under key (nil: none), into owned
+// memory, with the record's derived part.
+func readRecord(v []byte, key string) (Stored, handlev.Derived, bool, error) {
 	if v == nil {
 		return Stored{}, nil, false, nil
 	}

@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 
 	"go.etcd.io/bbolt"
+
+	"pidnode/internal/unsafeconv"
 )
 
 // Record reads (Get, Load) share one bbolt read transaction between
@@ -32,6 +34,25 @@ type sharedRead struct {
 	// refs counts the readers in the transaction plus one for the DB's own
 	// reference, dropped by retire; whoever takes it to zero rolls back.
 	refs atomic.Int64
+	// cursors are records' cursors between reads: a cursor keeps the
+	// stack of its last search, which Bucket.Get would allocate anew.
+	cursors sync.Pool
+}
+
+// get returns the value stored under key in the records bucket, nil if
+// none. Like Bucket.Get, it neither modifies nor keeps key's bytes, and the
+// value lives in the mmap: valid until the caller's release.
+func (r *sharedRead) get(key string) []byte {
+	c, _ := r.cursors.Get().(*bbolt.Cursor)
+	if c == nil {
+		c = r.records.Cursor()
+	}
+	k, v := c.Seek(unsafeconv.Bytes(key))
+	r.cursors.Put(c)
+	if string(k) != key {
+		return nil
+	}
+	return v
 }
 
 // acquire takes a reference unless the transaction is already rolled back.

@@ -463,7 +463,7 @@ func (db *DB) LoadDerived(key string) (handlev.Record, handlev.Derived, bool, er
 // GetDerived is Get with the record's derived part.
 func (db *DB) GetDerived(key string) (Stored, handlev.Derived, bool, error) {
 	if r := db.sharedRead(); r != nil {
-		s, d, ok, err := readRecord(r.records, key)
+		s, d, ok, err := readRecord(r.get(key), key)
 		r.release()
 		return s, d, ok, err
 	}
