@@ -2,6 +2,7 @@ package handlev
 
 import (
 	"encoding/binary"
+	"unsafe"
 
 	"pidnode/internal/ascii"
 )
@@ -11,18 +12,21 @@ const TypeResource = "RESOURCE"
 
 // Derived is what a record's writer derives from its values once, at write
 // time, so that a reader that loads the record on every cache miss does not
-// parse it again: the result of ReadResource on the record's first public
-// RESOURCE value (the one the resolver's signposting and content
-// negotiation read). The store keeps it beside the record's encoding; every
-// writer makes it with AppendDerived, and a reader asks Resource, which
-// tells it to parse the value itself when the bytes do not describe that
-// value (a record stored before, or another version of this layout).
+// parse it again: where ReadResource finds its members in the record's
+// first public RESOURCE value (the one the resolver's signposting and
+// content negotiation read), as offsets into the value's data. The store
+// keeps it beside the record's encoding; every writer makes it with
+// AppendDerived, and a reader asks Resource, which tells it to parse the
+// value itself when the bytes do not describe that value (a record stored
+// before, another version of this layout, or a value whose strings have
+// escapes, which ReadResource decodes into memory of its own).
 //
 // Layout: derivedVersion; then derivedNone, or derivedBad (the value is not
 // a JSON object) or derivedResource, each with the value's Index (int4) and
 // data length (uint4); derivedResource is followed by label, description and
 // category, the variant count (uvarint) and each variant's URL and media
-// type, every string as uvarint(len+1) and its bytes (0: nil).
+// type, every string as uvarint(offset+1) and uvarint(length) into the data
+// (a single 0: nil).
 type Derived []byte
 
 const (
@@ -53,46 +57,55 @@ func AppendDerived(dst []byte, vs []Value) []byte {
 		return append(dst, derivedNone)
 	}
 	v := &vs[i]
-	r, _, ok := ReadResource(v.Data, nil)
+	r, _, ok := ReadResource(v.Data, nil) // escaped strings are decoded elsewhere: not derived
 	tag := byte(derivedResource)
 	if !ok {
 		tag = derivedBad
 	}
+	start := len(dst)
 	dst = append(dst, tag)
 	dst = binary.BigEndian.AppendUint32(dst, uint32(v.Index))
 	dst = binary.BigEndian.AppendUint32(dst, uint32(len(v.Data)))
 	if !ok {
 		return dst
 	}
-	dst = appendDerivedString(dst, r.Label)
-	dst = appendDerivedString(dst, r.Description)
-	dst = appendDerivedString(dst, r.Category)
+	good := true
+	str := func(s []byte) {
+		if s == nil {
+			dst = append(dst, 0)
+			return
+		}
+		off := uintptr(unsafe.Pointer(unsafe.SliceData(s))) - uintptr(unsafe.Pointer(unsafe.SliceData(v.Data)))
+		if len(v.Data) == 0 || off > uintptr(len(v.Data)-len(s)) || cap(s) != len(s) {
+			good = false
+			return
+		}
+		dst = binary.AppendUvarint(dst, uint64(off)+1)
+		dst = binary.AppendUvarint(dst, uint64(len(s)))
+	}
+	str(r.Label)
+	str(r.Description)
+	str(r.Category)
 	dst = binary.AppendUvarint(dst, uint64(len(r.Variants)))
 	for _, rv := range r.Variants {
-		dst = appendDerivedString(dst, rv.URL)
-		dst = appendDerivedString(dst, rv.MediaType)
+		str(rv.URL)
+		str(rv.MediaType)
+	}
+	if !good {
+		return append(dst[:start], derivedNone)
 	}
 	return dst
 }
 
-func appendDerivedString(dst, s []byte) []byte {
-	if s == nil {
-		return append(dst, 0)
-	}
-	dst = binary.AppendUvarint(dst, uint64(len(s))+1)
-	return append(dst, s...)
-}
-
 // Resource returns what ReadResource(val.Data) returns, read from d, for
 // val, a value of the record d was derived from; known is false when d does
-// not describe val (no derived data, another layout, or d was derived from
-// another value): the caller then calls ReadResource itself. The slices of
-// r point into d; r.Variants is appended to vars[:0]. It never panics.
+// not describe val (no derived data, another layout, d was derived from
+// another value, or the value must be parsed): the caller then calls
+// ReadResource itself. The slices of r point into val.Data; r.Variants is
+// appended to vars[:0]. It never panics.
 func (d Derived) Resource(val *Value, vars []Variant) (r Resource, ok, known bool) {
-	if len(d) < 2 || d[0] != derivedVersion || d[1] == derivedNone {
-		return Resource{}, false, false
-	}
-	if len(d) < 10 || int32(binary.BigEndian.Uint32(d[2:])) != val.Index || binary.BigEndian.Uint32(d[6:]) != uint32(len(val.Data)) {
+	if len(d) < 10 || d[0] != derivedVersion || int32(binary.BigEndian.Uint32(d[2:])) != val.Index ||
+		binary.BigEndian.Uint32(d[6:]) != uint32(len(val.Data)) {
 		return Resource{}, false, false
 	}
 	switch d[1] {
@@ -103,18 +116,30 @@ func (d Derived) Resource(val *Value, vars []Variant) (r Resource, ok, known boo
 		return Resource{}, false, false
 	}
 	b := []byte(d[10:])
-	var good bool
-	if r.Label, b, good = readDerivedString(b); !good {
-		return Resource{}, false, false
+	data := val.Data
+	good := true
+	str := func() []byte {
+		off, w := binary.Uvarint(b)
+		if w <= 0 {
+			good = false
+			return nil
+		}
+		b = b[w:]
+		if off == 0 {
+			return nil
+		}
+		n, w := binary.Uvarint(b)
+		if w <= 0 || off-1 > uint64(len(data)) || n > uint64(len(data))-(off-1) {
+			good = false
+			return nil
+		}
+		b = b[w:]
+		lo := int(off - 1)
+		return data[lo : lo+int(n) : lo+int(n)]
 	}
-	if r.Description, b, good = readDerivedString(b); !good {
-		return Resource{}, false, false
-	}
-	if r.Category, b, good = readDerivedString(b); !good {
-		return Resource{}, false, false
-	}
+	r.Label, r.Description, r.Category = str(), str(), str()
 	n, w := binary.Uvarint(b)
-	if w <= 0 || n > uint64(len(b)) { // each variant takes at least two bytes
+	if !good || w <= 0 || n > uint64(len(b)) { // each variant takes at least two bytes
 		return Resource{}, false, false
 	}
 	b = b[w:]
@@ -122,30 +147,11 @@ func (d Derived) Resource(val *Value, vars []Variant) (r Resource, ok, known boo
 		r.Variants = vars[:0]
 	}
 	for range n {
-		var rv Variant
-		if rv.URL, b, good = readDerivedString(b); !good {
-			return Resource{}, false, false
-		}
-		if rv.MediaType, b, good = readDerivedString(b); !good {
-			return Resource{}, false, false
-		}
-		r.Variants = append(r.Variants, rv)
+		url := str()
+		r.Variants = append(r.Variants, Variant{URL: url, MediaType: str()})
 	}
-	if len(b) != 0 {
+	if !good || len(b) != 0 {
 		return Resource{}, false, false
 	}
 	return r, true, true
-}
-
-func readDerivedString(b []byte) (s, rest []byte, ok bool) {
-	n, w := binary.Uvarint(b)
-	if w <= 0 || n > uint64(len(b)-w)+1 {
-		return nil, nil, false
-	}
-	b = b[w:]
-	if n == 0 {
-		return nil, b, true
-	}
-	n--
-	return b[:n:n], b[n:], true
 }

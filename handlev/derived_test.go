@@ -3,6 +3,7 @@ package handlev
 import (
 	"reflect"
 	"testing"
+	"unsafe"
 )
 
 // derivedValues numbers vs from 1, as a record's values.
@@ -32,14 +33,36 @@ func checkDerived(t *testing.T, vs []Value) {
 			}
 			continue
 		}
-		if !known {
-			t.Fatalf("Derived.Resource(value %d) not known for the value it was derived from (%x)", j, d)
-		}
 		want, _, wantOK := ReadResource(vs[j].Data, nil)
+		if !known {
+			// Only a value whose strings ReadResource decodes out of the
+			// data (escapes) is left to parse.
+			if wantOK && aliasesData(want, vs[j].Data) {
+				t.Fatalf("Derived.Resource(%q) not known for the value it was derived from (%x)", vs[j].Data, d)
+			}
+			continue
+		}
 		if ok != wantOK || !reflect.DeepEqual(got, want) {
 			t.Fatalf("Derived.Resource(%q) = %#v, %v; ReadResource = %#v, %v", vs[j].Data, got, ok, want, wantOK)
 		}
 	}
+}
+
+// aliasesData reports whether every string of r lies in data.
+func aliasesData(r Resource, data []byte) bool {
+	in := func(s []byte) bool {
+		if s == nil {
+			return true
+		}
+		lo := uintptr(unsafe.Pointer(unsafe.SliceData(data)))
+		p := uintptr(unsafe.Pointer(unsafe.SliceData(s)))
+		return len(data) > 0 && p >= lo && p+uintptr(len(s)) <= lo+uintptr(len(data))
+	}
+	ok := in(r.Label) && in(r.Description) && in(r.Category)
+	for _, v := range r.Variants {
+		ok = ok && in(v.URL) && in(v.MediaType)
+	}
+	return ok
 }
 
 func TestDerivedMatchesReadResource(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 
 	"pidnode/cache"
 	"pidnode/handlev"
+	"pidnode/store"
 )
 
 // parsingSource is the store read without the records' derived parts, as
@@ -24,6 +25,30 @@ func (p parsingSource) Load(key string) (handlev.Record, bool, error) { return p
 // parsing the value.
 func TestDerivedAnswersAsParsed(t *testing.T) {
 	f := newFixture(t, nil)
+	private := sv(14, "RESOURCE", `{"resource_category":"DEVICE","representation_variants":[{"variant_url":"https://example.org/private.ttl","media_type":"text/turtle"}]}`)
+	private.Perm = handlev.PermAdminRead | handlev.PermAdminWrite
+	plain := `{"label":"Plain","resource_category":"DATA_OBJECT","representation_variants":[{"variant_url":"https://example.org/d.ttl","media_type":"text/turtle"},` +
+		`{"variant_url":"https://example.org/d.jsonld","media_type":"Application/LD+JSON; profile=x"},{"variant_url":"javascript:alert(1)","media_type":"text/html"},{"variant_url":"https://example.org/d.json","media_type":"application/json"}]}`
+	extra := []handlev.Record{
+		{Handle: tExtra + "/derived", Values: []handlev.Value{sv(1, "URL", "https://example.org/landing"), sv(14, "RESOURCE", plain)}},
+		{Handle: tExtra + "/private-first", Values: []handlev.Value{sv(1, "URL", "https://example.org/landing"), private, sv(15, "RESOURCE", plain)}},
+		{Handle: tExtra + "/bad-resource", Values: []handlev.Value{sv(1, "URL", "https://example.org/landing"), sv(14, "RESOURCE", `{"label":`)}},
+	}
+	err := f.db.Update(func(tx *store.Tx) error {
+		for _, r := range extra {
+			key, _, err := f.namer.Key(r.Handle)
+			if err != nil {
+				return err
+			}
+			if err := tx.PutRecord(key, &store.Stored{Record: r, Version: 1}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv := func(src cache.Source) (*Server, *cache.Cache) {
 		c, err := cache.New(cache.Config{Source: src, Alt: f.namer.AppendAltKey, Render: Render})
 		if err != nil {
@@ -60,7 +85,7 @@ func TestDerivedAnswersAsParsed(t *testing.T) {
 		return out
 	}
 	used := 0
-	for _, r := range testRecords() {
+	for _, r := range append(testRecords(), extra...) {
 		if r.Handle == tExtra+"/weighted" {
 			continue // a weighted random choice: two requests may differ
 		}
