@@ -25,7 +25,7 @@ var rules = map[string]struct {
 	"handlev":       {internal: []string{"internal/ascii", "internal/jsontext", "internal/unsafeconv"}, external: []string{"golang.org/x/net/idna"}},
 	"handlev/hsmsg": {internal: []string{"handlev", "internal/ascii"}},
 	"store":         {internal: []string{"handlev", "internal/procfloor", "internal/unsafeconv"}, external: []string{"go.etcd.io/bbolt"}},
-	"cache":         {internal: []string{"handlev", "internal/cfgerr", "internal/unsafeconv"}, external: []string{"github.com/hashicorp/golang-lru/v2", "golang.org/x/sync/"}},
+	"cache":         {internal: []string{"handlev", "internal/cfgerr", "internal/promtext", "internal/unsafeconv"}, external: []string{"github.com/hashicorp/golang-lru/v2", "golang.org/x/sync/"}},
 	"resolver":      {internal: []string{"handlev", "cache", "internal/ascii", "internal/conntimeout", "internal/promtext", "internal/tokenbucket", "internal/unsafeconv", "internal/cfgerr"}, external: []string{"github.com/valyala/fasthttp", "golang.org/x/net/"}},
 	"resolver/dns":  {internal: []string{"handlev", "cache", "internal/ascii", "internal/promtext", "internal/tokenbucket", "internal/connlimit", "internal/unsafeconv", "internal/cfgerr"}, external: []string{"github.com/miekg/dns"}},
 	"resolver/hdl":  {internal: []string{"handlev", "handlev/hsmsg", "cache", "internal/ascii", "internal/connlimit", "internal/tokenbucket"}},
