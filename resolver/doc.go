@@ -23,7 +23,7 @@
 //     concurrency, and the optional per-client-address rate limit (429 with
 //     Retry-After, ratelimit.go);
 //   - counting (metrics.go): resolutions by kind and result for /metrics
-//     (Stats), and each found record's resolutions into a *cache.Counter for
+//     (AppendResolutions), and each found record's resolutions into a *cache.Counter for
 //     the statistics admin flushes — one atomic add on the counter the cache
 //     entry keeps (cache.Entry.CountHit, which DNS and the native protocol
 //     count through too), so a hit still allocates nothing.
