@@ -77,9 +77,9 @@ var rules = map[string]struct {
 	// (the one JSON tokenizer and string encoder) below handlev, model and
 	// stdjson; unsafeconv below handlev, store, cache and the fronts.
 	"internal/procfloor": {},
-	"internal/connlimit": {},
+	"internal/connlimit": {internal: []string{"internal/cfgerr"}},
 	// Every TCP front's accept: cmd wraps each listener in it.
-	"internal/shed":        {internal: []string{"internal/connlimit", "internal/promtext"}},
+	"internal/shed":        {internal: []string{"internal/cfgerr", "internal/connlimit", "internal/promtext"}},
 	"internal/conntimeout": {},
 	"internal/ascii":       {},
 	"internal/promtext":    {},
