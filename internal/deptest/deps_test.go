@@ -26,7 +26,10 @@ var rules = map[string]struct {
 	"handlev/hsmsg": {internal: []string{"handlev", "internal/ascii"}},
 	"store":         {internal: []string{"handlev", "internal/cfgerr", "internal/procfloor", "internal/unsafeconv"}, external: []string{"go.etcd.io/bbolt"}},
 	"cache":         {internal: []string{"handlev", "internal/cfgerr", "internal/promtext", "internal/unsafeconv"}, external: []string{"github.com/hashicorp/golang-lru/v2", "golang.org/x/sync/"}},
-	"resolver":      {internal: []string{"handlev", "cache", "internal/ascii", "internal/conntimeout", "internal/promtext", "internal/tokenbucket", "internal/unsafeconv", "internal/cfgerr"}, external: []string{"github.com/valyala/fasthttp", "golang.org/x/net/"}},
+	"resolver":      {internal: []string{"handlev", "cache", "resolver/page", "internal/ascii", "internal/conntimeout", "internal/promtext", "internal/tokenbucket", "internal/unsafeconv", "internal/cfgerr"}, external: []string{"github.com/valyala/fasthttp", "golang.org/x/net/"}},
+	// The HTML of the resolver's pages, as bytes: no HTTP and no cache, so
+	// that what a page shows is decided by the resolver that calls it.
+	"resolver/page": {internal: []string{"handlev", "internal/ascii"}, notStd: []string{"net/http", "html/template"}},
 	"resolver/dns":  {internal: []string{"handlev", "cache", "internal/ascii", "internal/promtext", "internal/tokenbucket", "internal/connlimit", "internal/unsafeconv", "internal/cfgerr"}, external: []string{"github.com/miekg/dns"}},
 	"resolver/hdl":  {internal: []string{"handlev", "handlev/hsmsg", "cache", "internal/ascii", "internal/cfgerr", "internal/connlimit", "internal/promtext", "internal/tokenbucket"}},
 	"model":         {internal: []string{"handlev", "internal/jsontext", "internal/stdjson"}, external: []string{"github.com/BurntSushi/toml"}},
@@ -268,12 +271,18 @@ func TestRulesCatchViolations(t *testing.T) {
 		{"admin", "stats", true},
 		{"cache", "stats", false},
 		{"resolver", "stats", false},
+		{"resolver", "resolver/page", true},
+		{"resolver/page", "cache", false},
+		{"resolver/page", "resolver", false},
 		{"internal/route", "admin", false},
 	}
 	for _, c := range cases {
 		if got := allowedInternal(rules[c.from].internal, c.target); got != c.want {
 			t.Errorf("allowedInternal(%s → %s) = %v, want %v", c.from, c.target, got, c.want)
 		}
+	}
+	if hasPrefixAny("github.com/valyala/fasthttp", rules["resolver/page"].external) || !hasPrefixAny("net/http", rules["resolver/page"].notStd) {
+		t.Error("resolver/page may speak HTTP: rule is broken")
 	}
 	if !hasPrefixAny("net/http", rules["write"].notStd) {
 		t.Error("write may import net/http: rule is broken")

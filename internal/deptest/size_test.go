@@ -28,7 +28,6 @@ const (
 // a listed one that has come under the limit (so that its entry goes).
 var oversized = map[string]int{
 	"package admin":     7629,
-	"package resolver":  4878,
 	"type admin.Server": 151,
 }
 
