@@ -5,17 +5,22 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"go.etcd.io/bbolt"
 
 	"pidnode/handlev"
+	"pidnode/internal/cfgerr"
 	"pidnode/store"
 )
 
-// ErrConfig: Config is missing a required field.
+// ErrConfig is wrapped by every *ConfigError New returns.
 var ErrConfig = errors.New("registry: invalid configuration")
+
+// ConfigError reports a Config field New rejected; it wraps ErrConfig.
+type ConfigError = cfgerr.Error
 
 // Config configures New.
 type Config struct {
@@ -48,8 +53,13 @@ type Registry struct {
 // New returns the registry of cfg.DB. It writes nothing; EnsureIndexes builds
 // the indexes a database written before they existed lacks.
 func New(cfg Config) (*Registry, error) {
-	if cfg.DB == nil || cfg.Namer == nil || cfg.URLIndex <= 0 {
-		return nil, fmt.Errorf("%w: DB, Namer and URLIndex are required", ErrConfig)
+	switch {
+	case cfg.DB == nil:
+		return nil, cfgerr.Required("registry", "DB", ErrConfig)
+	case cfg.Namer == nil:
+		return nil, cfgerr.Required("registry", "Namer", ErrConfig)
+	case cfg.URLIndex <= 0:
+		return nil, &ConfigError{Pkg: "registry", Field: "URLIndex", Value: strconv.Itoa(int(cfg.URLIndex)), Reason: "must be positive", Err: ErrConfig}
 	}
 	r := &Registry{db: cfg.DB, namer: cfg.Namer, urlIndex: cfg.URLIndex, now: cfg.Now}
 	if r.now == nil {
