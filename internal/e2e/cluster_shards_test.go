@@ -259,14 +259,19 @@ func TestClusterShardsFill(t *testing.T) {
 // TestClusterShardsTwoNodes is TestClusterTwoNodes and TestClusterQuorumLoss
 // over two etcd shards, a namespace on each: writes through either node
 // resolve on both and go to their namespace's etcd only; concurrent creates
-// of one id give one winner; with the data shard's etcd gone, its
+// of one id give one winner; node b and the data shard's etcd SIGKILLed in
+// the middle of a burst of creates into both namespaces through a lose no
+// acknowledged create (the registry shard's all are), and b resumes from
+// its applied revisions; with the data shard's etcd killed, its
 // namespace's writes answer 503 while the registry shard's namespace takes
 // writes through both nodes, and they resume when it is back; a node away
 // while only the data shard compacts catches up; the exports are the same
 // bytes.
 func TestClusterShardsTwoNodes(t *testing.T) {
 	names := []string{"s0", "s1"}
-	cs := startShards(t, clusterEtcd, names...)
+	opts := clusterEtcd
+	opts.Processes = true // members are killed
+	cs := startShards(t, opts, names...)
 	dir := t.TempDir()
 	a := startNode(t, filepath.Join(dir, "a"), shardFlags(cs, names, "a")...)
 	b := startNode(t, filepath.Join(dir, "b"), shardFlags(cs, names, "b")...)
@@ -334,10 +339,76 @@ func TestClusterShardsTwoNodes(t *testing.T) {
 		}
 	}
 
+	// SIGKILL b and the data shard's etcd in the middle of a burst of
+	// creates through a into both namespaces: every create of the registry
+	// shard's namespace is acknowledged, those of the data shard's until
+	// its etcd goes (then one 503, undecided); b, restarted, resumes from its
+	// applied revisions, and every acknowledged create resolves on both.
+	var (
+		made     = map[string]string{} // handle → URL
+		refused  int
+		mu       sync.Mutex
+		burst    sync.WaitGroup
+		inFlight = make(chan struct{}, 4)
+	)
+	for w := 0; w < 4; w++ {
+		burst.Add(1)
+		go func() {
+			defer burst.Done()
+			var once sync.Once
+			started := func() { once.Do(func() { inFlight <- struct{}{} }) }
+			defer started()
+			for i := 0; i < 15; i++ {
+				url := fmt.Sprintf("https://example.org/burst/%d/%d", w, i)
+				r := mustDo(t, "POST", a.adminURL()+coll(w%2), payload(url, "REGISTERED", resourceInfo("burst", "x")), auth(keys[w%2])...)
+				if i == 2 {
+					started()
+				}
+				var id identifier
+				mu.Lock()
+				switch {
+				case r.Status == http.StatusCreated && json.Unmarshal(r.Body, &id) == nil:
+					made[id.Handle] = url
+				case r.Status == http.StatusServiceUnavailable && w%2 == 1:
+					refused++
+				default:
+					t.Errorf("burst create in %s through a: %d %s", nss[w%2], r.Status, r.Body)
+				}
+				mu.Unlock()
+				if r.Status != http.StatusCreated {
+					return // the rest would wait for etcd as long
+				}
+			}
+		}()
+	}
+	for range 4 {
+		<-inFlight
+	}
+	b.kill()
+	cs[1].Members()[0].Kill()
+	burst.Wait()
+	cs[1].Members()[0].Restart()
+	b = startNode(t, filepath.Join(dir, "b"), shardFlags(cs, names, "b")...)
+	if strings.Contains(b.stderr.String(), "loaded snapshot") {
+		t.Errorf("b loaded a snapshot on restart instead of resuming from its applied revisions:\n%s", b.stderr.String())
+	}
+	t.Logf("burst: %d creates acknowledged, %d refused while shard s1's etcd was away", len(made), refused)
+	if len(made) < 30+6 {
+		t.Fatalf("burst: %d creates acknowledged, want the registry shard's 30 and the data shard's first 6 at least", len(made))
+	}
+	for h, url := range made {
+		for _, n := range []*node{a, b} {
+			waitUntil(t, func() bool {
+				r := mustDo(t, "GET", n.resolverURL()+"/"+h, nil)
+				return r.Status == http.StatusFound && r.Header.Get("Location") == url
+			})
+		}
+	}
+
 	// The data shard's etcd gone: its namespace's writes answer 503, the
 	// registry shard's namespace's go on through both nodes, resolution of
 	// both goes on.
-	cs[1].Members()[0].Stop()
+	cs[1].Members()[0].Kill()
 	var wg sync.WaitGroup
 	for _, n := range []*node{a, b} {
 		wg.Add(1)
