@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os/exec"
@@ -108,8 +109,8 @@ func randomURL(n int) string {
 // namespace's writes with 507 storage-full while the shards not yet full
 // go on taking theirs (the registry shard's being full included), so the
 // cluster holds about three shards' worth; every record created resolves
-// on both nodes, /readyz and the metrics name the full shards, and an
-// approval with an unknown shard is refused.
+// on both nodes on every front (frontsAnswer), /readyz and the metrics
+// name the full shards, and an approval with an unknown shard is refused.
 func TestClusterShardsFill(t *testing.T) {
 	names := []string{"s0", "s1", "s2"}
 	opts := clusterEtcd
@@ -210,7 +211,8 @@ func TestClusterShardsFill(t *testing.T) {
 			}
 		}
 		for _, n := range []*node{a, b} {
-			if r := mustDo(t, "POST", n.adminURL()+coll(i), payload(randomURL(10), "REGISTERED", resourceInfo("fill", "x")), auth(keys[i])...); r.Status != http.StatusInsufficientStorage {
+			if r := mustDo(t, "POST", n.adminURL()+coll(i), payload(randomURL(10), "REGISTERED", resourceInfo("fill", "x")), auth(keys[i])...); r.Status != http.StatusInsufficientStorage ||
+				!strings.HasPrefix(r.Header.Get("Content-Type"), "application/problem+json") || !bytes.Contains(r.Body, []byte(`"type":"/problems/storage-full"`)) {
 				t.Fatalf("full shard %s through %s: %d %s", names[i], n.data, r.Status, r.Body)
 			}
 		}
@@ -225,22 +227,42 @@ func TestClusterShardsFill(t *testing.T) {
 		t.Errorf("three shards took %d creates, the smallest %d: want about three times one shard's", total, lo)
 	}
 
-	// Every acknowledged create resolves on both nodes.
+	// Every acknowledged create resolves on both nodes, on every front.
+	start := time.Now()
 	for i, rs := range records {
-		last := rs[len(rs)-1]
-		waitUntil(t, func() bool { return mustDo(t, "GET", b.resolverURL()+"/"+last.handle, nil).Status == http.StatusFound })
-		for _, m := range rs {
-			for _, n := range []*node{a, b} {
-				r := mustDo(t, "GET", n.resolverURL()+"/"+m.handle, nil)
-				if r.Status != http.StatusFound || r.Header.Get("Location") != m.url {
-					t.Fatalf("shard %s: %s on %s: %d %q, want %s", names[i], m.handle, n.data, r.Status, r.Header.Get("Location"), m.url)
-				}
-			}
-		}
 		for _, n := range []*node{a, b} {
+			last := rs[len(rs)-1]
+			waitUntil(t, func() bool { return mustDo(t, "GET", n.resolverURL()+"/"+last.handle, nil).Status == http.StatusFound })
 			checkFronts(t, n, short[i].Handle, "https://example.org/shard/"+names[i])
 		}
+		var (
+			wg    sync.WaitGroup
+			next  = make(chan made)
+			fails = make([]error, 8)
+		)
+		for w := range fails {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for m := range next {
+					for _, n := range []*node{a, b} {
+						if err := frontsAnswer(t, n, m.handle, m.url); err != nil && fails[w] == nil {
+							fails[w] = err
+						}
+					}
+				}
+			}()
+		}
+		for _, m := range rs {
+			next <- m
+		}
+		close(next)
+		wg.Wait()
+		if err := errors.Join(fails...); err != nil {
+			t.Fatalf("shard %s: %v", names[i], err)
+		}
 	}
+	t.Logf("%d records resolved on both nodes on every front in %v", total, time.Since(start))
 	for _, n := range []*node{a, b} {
 		s := readyzBody(t, n)
 		for _, name := range names {
