@@ -284,11 +284,11 @@ func TestClusterShardsFill(t *testing.T) {
 // of one id give one winner; node b and the data shard's etcd SIGKILLed in
 // the middle of a burst of creates into both namespaces through a lose no
 // acknowledged create (the registry shard's all are), and b resumes from
-// its applied revisions; with the data shard's etcd killed, its
+// its applied revisions; while the data shard's etcd is away, its
 // namespace's writes answer 503 while the registry shard's namespace takes
-// writes through both nodes, and they resume when it is back; a node away
-// while only the data shard compacts catches up; the exports are the same
-// bytes.
+// writes through both nodes, both resolve, and b restarted meanwhile
+// starts, and the writes resume when it is back; a node away while one shard compacts catches up, for each shard;
+// the exports are the same bytes.
 func TestClusterShardsTwoNodes(t *testing.T) {
 	names := []string{"s0", "s1"}
 	opts := clusterEtcd
@@ -315,10 +315,12 @@ func TestClusterShardsTwoNodes(t *testing.T) {
 
 	// Through each node into each namespace: on both nodes, and in its
 	// shard's etcd only.
+	var gone, goneURL string // a record of the data shard's namespace
 	for i := range nss {
 		for j, n := range []*node{a, b} {
 			url := "https://example.org/two/" + nss[i] + "/" + strconv.Itoa(j)
 			id := create(n, i, url)
+			gone, goneURL = id.Handle, url
 			other := []*node{b, a}[j]
 			waitUntil(t, func() bool {
 				return mustDo(t, "GET", other.resolverURL()+"/"+id.Handle, nil).Status == http.StatusFound
@@ -409,28 +411,20 @@ func TestClusterShardsTwoNodes(t *testing.T) {
 	b.kill()
 	cs[1].Members()[0].Kill()
 	burst.Wait()
-	cs[1].Members()[0].Restart()
-	b = startNode(t, filepath.Join(dir, "b"), shardFlags(cs, names, "b")...)
-	if strings.Contains(b.stderr.String(), "loaded snapshot") {
-		t.Errorf("b loaded a snapshot on restart instead of resuming from its applied revisions:\n%s", b.stderr.String())
-	}
 	t.Logf("burst: %d creates acknowledged, %d refused while shard s1's etcd was away", len(made), refused)
 	if len(made) < 30+6 {
 		t.Fatalf("burst: %d creates acknowledged, want the registry shard's 30 and the data shard's first 6 at least", len(made))
 	}
-	for h, url := range made {
-		for _, n := range []*node{a, b} {
-			waitUntil(t, func() bool {
-				r := mustDo(t, "GET", n.resolverURL()+"/"+h, nil)
-				return r.Status == http.StatusFound && r.Header.Get("Location") == url
-			})
-		}
+	// b starts again while the data shard's etcd is still away, from its
+	// applied revisions.
+	b = startNode(t, filepath.Join(dir, "b"), shardFlags(cs, names, "b")...)
+	if strings.Contains(b.stderr.String(), "loaded snapshot") {
+		t.Errorf("b loaded a snapshot on restart instead of resuming from its applied revisions:\n%s", b.stderr.String())
 	}
 
 	// The data shard's etcd gone: its namespace's writes answer 503, the
 	// registry shard's namespace's go on through both nodes, resolution of
 	// both goes on.
-	cs[1].Members()[0].Kill()
 	var wg sync.WaitGroup
 	for _, n := range []*node{a, b} {
 		wg.Add(1)
@@ -447,6 +441,7 @@ func TestClusterShardsTwoNodes(t *testing.T) {
 		url := "https://example.org/two/meanwhile/" + filepath.Base(n.data)
 		id := create(n, 0, url)
 		checkFronts(t, n, id.Handle, url)
+		checkFronts(t, n, gone, goneURL)
 	}
 	wg.Wait()
 	waitUntil(t, func() bool {
@@ -458,21 +453,40 @@ func TestClusterShardsTwoNodes(t *testing.T) {
 		r := mustDo(t, "POST", b.adminURL()+coll(1), payload("https://example.org/two/back", "REGISTERED", resourceInfo("two", "x")), auth(keys[1])...)
 		return r.Status == http.StatusCreated
 	})
+	// Every create acknowledged in the burst, on both nodes.
+	for h, url := range made {
+		for _, n := range []*node{a, b} {
+			waitUntil(t, func() bool {
+				r := mustDo(t, "GET", n.resolverURL()+"/"+h, nil)
+				return r.Status == http.StatusFound && r.Header.Get("Location") == url
+			})
+		}
+	}
 
-	// b away while the data shard compacts the history it would resume
-	// from: it catches up by a snapshot and serves every write.
-	b.stop(20 * time.Second)
-	var away []string
-	for i := 0; i < 10; i++ {
-		away = append(away, create(a, i%2, "https://example.org/two/away/"+strconv.Itoa(i)).Handle)
-	}
-	cs[1].Compact()
-	b = startNode(t, filepath.Join(dir, "b"), shardFlags(cs, names, "b")...)
-	for _, h := range away {
-		waitUntil(t, func() bool { return mustDo(t, "GET", b.resolverURL()+"/"+h, nil).Status == http.StatusFound })
-	}
-	if !strings.Contains(b.stderr.String(), "swapped in a snapshot") {
-		t.Errorf("b did not resync after shard s1's compaction:\n%s", b.stderr.String())
+	// b away while one shard compacts the history it would resume from,
+	// the data shard, then the registry shard: it catches up by a snapshot
+	// that shard asks for and serves every write of both.
+	for _, k := range []int{1, 0} {
+		b.stop(20 * time.Second)
+		var away []string
+		for i := 0; i < 10; i++ {
+			away = append(away, create(a, i%2, fmt.Sprintf("https://example.org/two/away/%d/%d", k, i)).Handle)
+		}
+		cs[k].Compact()
+		b = startNode(t, filepath.Join(dir, "b"), shardFlags(cs, names, "b")...)
+		for _, h := range away {
+			waitUntil(t, func() bool { return mustDo(t, "GET", b.resolverURL()+"/"+h, nil).Status == http.StatusFound })
+		}
+		// The registry shard's lines name no shard.
+		resynced := false
+		for _, l := range strings.Split(b.stderr.String(), "\n") {
+			if strings.Contains(l, `msg="cluster: swapped in a snapshot"`) {
+				resynced = resynced || k == 0 && !strings.Contains(l, " shard=") || k > 0 && strings.Contains(l, " shard="+names[k]+" ")
+			}
+		}
+		if !resynced {
+			t.Errorf("b did not resync after shard %s's compaction:\n%s", names[k], b.stderr.String())
+		}
 	}
 
 	waitUntil(t, func() bool { n := auditLen(t, a); return n > 20 && n == auditLen(t, b) })
