@@ -410,13 +410,9 @@ func TestClusterShardsTwoNodes(t *testing.T) {
 	}
 	b.kill()
 	cs[1].Members()[0].Kill()
-	burst.Wait()
-	t.Logf("burst: %d creates acknowledged, %d refused while shard s1's etcd was away", len(made), refused)
-	if len(made) < 30+6 {
-		t.Fatalf("burst: %d creates acknowledged, want the registry shard's 30 and the data shard's first 6 at least", len(made))
-	}
-	// b starts again while the data shard's etcd is still away, from its
-	// applied revisions.
+	// b starts again while the data shard's etcd is still away (and the
+	// burst's last creates into it wait for it), from its applied
+	// revisions.
 	b = startNode(t, filepath.Join(dir, "b"), shardFlags(cs, names, "b")...)
 	if strings.Contains(b.stderr.String(), "loaded snapshot") {
 		t.Errorf("b loaded a snapshot on restart instead of resuming from its applied revisions:\n%s", b.stderr.String())
@@ -437,6 +433,7 @@ func TestClusterShardsTwoNodes(t *testing.T) {
 			}
 		}()
 	}
+	burst.Wait()
 	for _, n := range []*node{a, b} {
 		url := "https://example.org/two/meanwhile/" + filepath.Base(n.data)
 		id := create(n, 0, url)
@@ -444,6 +441,10 @@ func TestClusterShardsTwoNodes(t *testing.T) {
 		checkFronts(t, n, gone, goneURL)
 	}
 	wg.Wait()
+	t.Logf("burst: %d creates acknowledged, %d refused while shard s1's etcd was away", len(made), refused)
+	if len(made) < 30+6 {
+		t.Fatalf("burst: %d creates acknowledged, want the registry shard's 30 and the data shard's first 6 at least", len(made))
+	}
 	waitUntil(t, func() bool {
 		s := readyzBody(t, a)
 		return strings.Contains(s, "writes: unavailable: shard s1: ") && !strings.Contains(s, "shard s0")
