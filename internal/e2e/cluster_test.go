@@ -393,12 +393,14 @@ func waitUntil(t *testing.T, cond func() bool) {
 	}
 }
 
-// TestClusterQuorumLoss takes two of three etcd members away under a node:
+// TestClusterQuorumLoss kills two of three etcd members (SIGKILL) under a node:
 // resolution goes on, writes answer 503 with Retry-After in bounded time,
 // /readyz stays ready and says writes are unavailable; with the members
 // back, writes work again without restarting pidnode.
 func TestClusterQuorumLoss(t *testing.T) {
-	c := etcdtest.Start(t, 3, clusterEtcd)
+	opts := clusterEtcd
+	opts.Processes = true // members are killed
+	c := etcdtest.Start(t, 3, opts)
 	dir := t.TempDir()
 	a := startNode(t, filepath.Join(dir, "a"), append(clusterFlags(c, "a"), "--demo")...)
 	b := startNode(t, filepath.Join(dir, "b"), clusterFlags(c, "b")...)
@@ -408,8 +410,8 @@ func TestClusterQuorumLoss(t *testing.T) {
 	})
 
 	m := c.Members()
-	m[1].Stop()
-	m[2].Stop()
+	m[1].Kill()
+	m[2].Kill()
 	// Both nodes at once: each write waits for etcd up to its bound.
 	var wg sync.WaitGroup
 	for _, n := range []*node{a, b} {
