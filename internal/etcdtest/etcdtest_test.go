@@ -35,8 +35,17 @@ func threeMembers(t *testing.T, opts Options, down func(*Member)) {
 	}
 	m := c.Members()
 	down(m[0])
-	if _, err := cli.Put(ctx(10*time.Second), "k", "v2"); err != nil {
-		t.Fatalf("put with one member down: %v", err)
+	// A killed leader leaves a put in flight to time out (etcd's "request
+	// timed out, possibly due to previous leader failure"); the put is tried
+	// again until the others have elected a new one.
+	for deadline := time.Now().Add(15 * time.Second); ; {
+		_, err := cli.Put(ctx(5*time.Second), "k", "v2")
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("put with one member down: %v", err)
+		}
 	}
 	down(m[1])
 	if _, err := cli.Put(ctx(time.Second), "k", "v3"); err == nil {
