@@ -142,8 +142,8 @@ func TestClusterShardsFill(t *testing.T) {
 	}
 
 	coll := func(i int) string { return "/testpid/v2/handles/21.T12345/" + nss[i] + "/" }
-	// One short URL per shard, which every front can answer (a DNS reply
-	// holds no 600-digit URL).
+	// One record per shard made before it fills, which must resolve on
+	// every front once all are full.
 	short := make([]identifier, len(names))
 	for i := range names {
 		r := mustDo(t, "POST", []*node{a, b}[i%2].adminURL()+coll(i), payload("https://example.org/shard/"+names[i], "REGISTERED", resourceInfo("fill", "x")), auth(keys[i])...)
@@ -168,7 +168,9 @@ func TestClusterShardsFill(t *testing.T) {
 				defer wg.Done()
 				n := []*node{a, b}[w%2]
 				for {
-					url := randomURL(600)
+					// Long URLs fill a shard in fewer creates (a DNS URI
+					// record holds about 1 KB).
+					url := randomURL(900)
 					r := mustDo(t, "POST", n.adminURL()+coll(i), payload(url, "REGISTERED", resourceInfo("fill", "x")), auth(keys[i])...)
 					mu.Lock()
 					switch r.Status {
