@@ -192,7 +192,7 @@ func (n *shard) load(ctx context.Context, reg *registry.Registry, keep func(s *s
 				if keep != nil && !keep(n, kv.Key) {
 					continue
 				}
-				if err := n.applyKV(tx, kv.Key, kv.Value, kv.ModRevision); err != nil {
+				if err := n.applyKV(tx, kv.Key, kv.Value, kv.ModRevision, false); err != nil {
 					return err
 				}
 			}
@@ -267,10 +267,11 @@ func (n *shard) invalidate(keys []string) {
 }
 
 // applyKV applies one entry written at revision rev (value nil: deleted),
-// as etcd holds it (encodeValue): the bucket gets the value decoded. Keys
-// that are not bucket entries of a replicated bucket are skipped. An audit
-// entry under a transaction's key (auditKey) is numbered by rev.
-func (n *shard) applyKV(tx registry.Tx, k, v []byte, rev int64) error {
+// as etcd holds it (encodeValue) or, plain, as it was before encodeValue:
+// the bucket gets the value decoded. Keys that are not bucket entries of a
+// replicated bucket are skipped. An audit entry under a transaction's key
+// (auditKey) is numbered by rev.
+func (n *shard) applyKV(tx registry.Tx, k, v []byte, rev int64, plain bool) error {
 	bucket, key, ok := splitKey(n.prefix, k)
 	if !ok || !registry.IsReplicated(bucket) {
 		return nil
@@ -282,7 +283,7 @@ func (n *shard) applyKV(tx registry.Tx, k, v []byte, rev int64) error {
 		// applies first.
 		return nil
 	}
-	if v != nil {
+	if v != nil && !plain {
 		var err error
 		if v, err = decodeValue(v); err != nil {
 			return fmt.Errorf("applying %q: %w", k, err)
@@ -480,11 +481,14 @@ func (n *shard) apply(resps []clientv3.WatchResponse) error {
 			if ev.Kv.ModRevision <= applied {
 				continue
 			}
-			v := ev.Kv.Value
+			v, plain := ev.Kv.Value, false
 			if ev.Type == mvccpb.DELETE {
 				v = nil
+			} else if own, ok := n.ownValue(ev.Kv.ModRevision, ev.Kv.Key); ok {
+				// This node's own write: the value it compressed.
+				v, plain = own, true
 			}
-			if err := n.applyKV(tx, ev.Kv.Key, v, ev.Kv.ModRevision); err != nil {
+			if err := n.applyKV(tx, ev.Kv.Key, v, ev.Kv.ModRevision, plain); err != nil {
 				return err
 			}
 			if bucket, key, ok := splitKey(n.prefix, ev.Kv.Key); ok {

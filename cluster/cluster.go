@@ -175,6 +175,12 @@ type shard struct {
 	known         atomic.Int64 // highest etcd revision seen
 	behindSince   atomic.Int64 // unix ns since applied < known; 0 when caught up
 	rttNanos      atomic.Int64
+
+	// Writes this node sent to etcd, by the revision etcd committed them
+	// at, as their bucket values before compression (ownWrites): the watch
+	// applies them without decoding what etcd sends back.
+	ownMu sync.Mutex
+	own   map[int64]map[string][]byte
 }
 
 // Dial connects to etcd and checks, within cfg.DialTimeout, that it answers

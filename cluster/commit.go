@@ -172,7 +172,7 @@ func (n *shard) runGroup(group []*call, guarded []string, report func(c *call, e
 			finish(err)
 			return
 		}
-		cmps, ops, err := n.txnOf(writes, rev)
+		cmps, ops, plain, err := n.txnOf(writes, rev)
 		if err != nil {
 			finish(err)
 			return
@@ -206,6 +206,7 @@ func (n *shard) runGroup(group []*call, guarded []string, report func(c *call, e
 		n.noteContact()
 		if resp.Succeeded {
 			n.noteRevision(resp.Header.Revision)
+			n.keepOwn(resp.Header.Revision, plain)
 		} else {
 			n.conflicts.Add(1)
 			var me movedError
@@ -219,7 +220,11 @@ func (n *shard) runGroup(group []*call, guarded []string, report func(c *call, e
 				return
 			}
 		}
-		if err := n.waitRevision(ctx, resp.Header.Revision, !resp.Succeeded); err != nil {
+		err = n.waitRevision(ctx, resp.Header.Revision, !resp.Succeeded)
+		if resp.Succeeded {
+			n.dropOwn(resp.Header.Revision)
+		}
+		if err != nil {
 			finish(&UnavailableError{Err: fmt.Errorf("the write was not applied here within %v", n.cfg.WriteTimeout)})
 			return
 		}
@@ -276,8 +281,9 @@ func (n *shard) waitRevision(ctx context.Context, rev int64, foreign bool) error
 // rev. A key written twice is compared once, as it was before the first
 // write, and written with its last value, compressed (encodeValue). New
 // audit entries go under keys of their own (auditKey), without their
-// sequence number.
-func (n *shard) txnOf(writes []store.Write, rev int64) ([]clientv3.Cmp, []clientv3.Op, error) {
+// sequence number. plain maps each etcd key put to its value before
+// compression (keepOwn).
+func (n *shard) txnOf(writes []store.Write, rev int64) (cmps []clientv3.Cmp, ops []clientv3.Op, plain map[string][]byte, err error) {
 	type final struct {
 		existed bool
 		value   []byte
@@ -305,7 +311,7 @@ func (n *shard) txnOf(writes []store.Write, rev int64) ([]clientv3.Cmp, []client
 			if w.Value != nil {
 				v, err := registry.AuditWithoutSeq(w.Value)
 				if err != nil {
-					return nil, nil, err
+					return nil, nil, nil, err
 				}
 				w.Value = v
 			}
@@ -318,8 +324,9 @@ func (n *shard) txnOf(writes []store.Write, rev int64) ([]clientv3.Cmp, []client
 		}
 		f.value = w.Value
 	}
-	cmps := make([]clientv3.Cmp, 0, len(order))
-	ops := make([]clientv3.Op, 0, len(order))
+	cmps = make([]clientv3.Cmp, 0, len(order))
+	ops = make([]clientv3.Op, 0, len(order))
+	plain = make(map[string][]byte, len(order))
 	for _, k := range order {
 		f := last[k]
 		if f.existed {
@@ -335,9 +342,41 @@ func (n *shard) txnOf(writes []store.Write, rev int64) ([]clientv3.Cmp, []client
 			ops = append(ops, clientv3.OpDelete(k))
 		} else {
 			ops = append(ops, clientv3.OpPut(k, string(encodeValue(f.value))))
+			plain[k] = f.value
 		}
 	}
-	return cmps, ops, nil
+	return cmps, ops, plain, nil
+}
+
+// keepOwn remembers the plain values of this node's transaction committed
+// at rev until the transaction's caller has waited for its apply
+// (dropOwn): the watch applies them as they are (ownValue). The watch may
+// deliver rev before keepOwn runs; it then decodes what etcd sent, which
+// holds the same values.
+func (n *shard) keepOwn(rev int64, plain map[string][]byte) {
+	n.ownMu.Lock()
+	defer n.ownMu.Unlock()
+	if n.own == nil {
+		n.own = map[int64]map[string][]byte{}
+	}
+	n.own[rev] = plain
+}
+
+// dropOwn forgets the values keepOwn kept for rev.
+func (n *shard) dropOwn(rev int64) {
+	n.ownMu.Lock()
+	defer n.ownMu.Unlock()
+	delete(n.own, rev)
+}
+
+// ownValue returns the plain value this node put under etcd key k in its
+// transaction committed at rev, if it still holds it. The value is shared:
+// it must not be modified.
+func (n *shard) ownValue(rev int64, k []byte) ([]byte, bool) {
+	n.ownMu.Lock()
+	defer n.ownMu.Unlock()
+	v, ok := n.own[rev][string(k)]
+	return v, ok
 }
 
 // txnError classifies a failed transaction: no decision in time is
