@@ -484,9 +484,10 @@ func (n *shard) apply(resps []clientv3.WatchResponse) error {
 			v, plain := ev.Kv.Value, false
 			if ev.Type == mvccpb.DELETE {
 				v = nil
-			} else if own, ok := n.ownValue(ev.Kv.ModRevision, ev.Kv.Key); ok {
+			} else if own, ok := n.ownPlain(ev.Kv.Key, v); ok {
 				// This node's own write: the value it compressed.
 				v, plain = own, true
+				n.ownApplied.Add(1)
 			}
 			if err := n.applyKV(tx, ev.Kv.Key, v, ev.Kv.ModRevision, plain); err != nil {
 				return err

@@ -176,11 +176,11 @@ type shard struct {
 	behindSince   atomic.Int64 // unix ns since applied < known; 0 when caught up
 	rttNanos      atomic.Int64
 
-	// Writes this node sent to etcd, by the revision etcd committed them
-	// at, as their bucket values before compression (ownWrites): the watch
-	// applies them without decoding what etcd sends back.
-	ownMu sync.Mutex
-	own   map[int64]map[string][]byte
+	// Values this node is putting in etcd, by etcd key (keepOwn): the
+	// watch applies them without decoding what etcd sends back.
+	ownMu      sync.Mutex
+	own        map[string]*ownValue
+	ownApplied atomic.Uint64 // values the watch applied from own
 }
 
 // Dial connects to etcd and checks, within cfg.DialTimeout, that it answers

@@ -25,8 +25,9 @@ const maxAttempts = 64
 // registry.Registry.Commit on a single node:
 //
 //  1. fn is rehearsed against the local database (registry.Rehearse): its
-//     checks run on the state of the applied revision R, and its writes to
-//     replicated buckets are collected and rolled back.
+//     checks run on the state of the applied revision R in a read
+//     transaction, and its writes to replicated buckets are collected in
+//     memory; the database is written once, by the watch's apply.
 //  2. The writes go to etcd as one transaction whose compares hold only if
 //     every key written is still as R had it: a key absent at R must still
 //     be absent (CreateRevision == 0: create-only, and generated ids and
@@ -39,6 +40,8 @@ const maxAttempts = 64
 //     412).
 //  4. On success it waits until the local database has applied the write's
 //     revision, so that every front of this node shows it (read-your-writes).
+//     The watch applies the values this node sent as they were before
+//     compression (keepOwn), without decoding etcd's copy.
 //
 // Concurrent Commit calls on one node share a rehearsal and a transaction
 // (group commit, registry.Groups, fair between owners as on a single node),
@@ -172,7 +175,7 @@ func (n *shard) runGroup(group []*call, guarded []string, report func(c *call, e
 			finish(err)
 			return
 		}
-		cmps, ops, plain, err := n.txnOf(writes, rev)
+		cmps, ops, puts, err := n.txnOf(writes, rev)
 		if err != nil {
 			finish(err)
 			return
@@ -195,18 +198,19 @@ func (n *shard) runGroup(group []*call, guarded []string, report func(c *call, e
 		for _, b := range guarded {
 			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(n.prefix+b+"/"), "<", rev+1).WithPrefix())
 		}
+		n.keepOwn(puts)
 		start := time.Now()
 		resp, err := n.cli.Txn(ctx).If(cmps...).Then(ops...).Else(moved...).Commit()
 		n.txns.Add(1)
 		n.txnNanos.Add(int64(time.Since(start)))
 		if err != nil {
+			n.dropOwn(puts)
 			finish(n.txnError(ctx, err))
 			return
 		}
 		n.noteContact()
 		if resp.Succeeded {
 			n.noteRevision(resp.Header.Revision)
-			n.keepOwn(resp.Header.Revision, plain)
 		} else {
 			n.conflicts.Add(1)
 			var me movedError
@@ -216,14 +220,13 @@ func (n *shard) runGroup(group []*call, guarded []string, report func(c *call, e
 				}
 			}
 			if me.namespaces != nil {
+				n.dropOwn(puts)
 				finish(&me)
 				return
 			}
 		}
 		err = n.waitRevision(ctx, resp.Header.Revision, !resp.Succeeded)
-		if resp.Succeeded {
-			n.dropOwn(resp.Header.Revision)
-		}
+		n.dropOwn(puts)
 		if err != nil {
 			finish(&UnavailableError{Err: fmt.Errorf("the write was not applied here within %v", n.cfg.WriteTimeout)})
 			return
@@ -281,9 +284,9 @@ func (n *shard) waitRevision(ctx context.Context, rev int64, foreign bool) error
 // rev. A key written twice is compared once, as it was before the first
 // write, and written with its last value, compressed (encodeValue). New
 // audit entries go under keys of their own (auditKey), without their
-// sequence number. plain maps each etcd key put to its value before
-// compression (keepOwn).
-func (n *shard) txnOf(writes []store.Write, rev int64) (cmps []clientv3.Cmp, ops []clientv3.Op, plain map[string][]byte, err error) {
+// sequence number. puts are the values put, before and after compression
+// (keepOwn).
+func (n *shard) txnOf(writes []store.Write, rev int64) (cmps []clientv3.Cmp, ops []clientv3.Op, puts []ownPut, err error) {
 	type final struct {
 		existed bool
 		value   []byte
@@ -326,7 +329,7 @@ func (n *shard) txnOf(writes []store.Write, rev int64) (cmps []clientv3.Cmp, ops
 	}
 	cmps = make([]clientv3.Cmp, 0, len(order))
 	ops = make([]clientv3.Op, 0, len(order))
-	plain = make(map[string][]byte, len(order))
+	puts = make([]ownPut, 0, len(order))
 	for _, k := range order {
 		f := last[k]
 		if f.existed {
@@ -341,42 +344,65 @@ func (n *shard) txnOf(writes []store.Write, rev int64) (cmps []clientv3.Cmp, ops
 		if f.value == nil {
 			ops = append(ops, clientv3.OpDelete(k))
 		} else {
-			ops = append(ops, clientv3.OpPut(k, string(encodeValue(f.value))))
-			plain[k] = f.value
+			p := ownPut{key: k, v: &ownValue{enc: string(encodeValue(f.value)), plain: f.value}}
+			ops = append(ops, clientv3.OpPut(k, p.v.enc))
+			puts = append(puts, p)
 		}
 	}
-	return cmps, ops, plain, nil
+	return cmps, ops, puts, nil
 }
 
-// keepOwn remembers the plain values of this node's transaction committed
-// at rev until the transaction's caller has waited for its apply
-// (dropOwn): the watch applies them as they are (ownValue). The watch may
-// deliver rev before keepOwn runs; it then decodes what etcd sent, which
-// holds the same values.
-func (n *shard) keepOwn(rev int64, plain map[string][]byte) {
+// ownValue is a value this node puts in etcd: as etcd holds it
+// (encodeValue) and as the bucket holds it.
+type ownValue struct {
+	enc   string
+	plain []byte
+}
+
+// ownPut is an ownValue put under an etcd key.
+type ownPut struct {
+	key string
+	v   *ownValue
+}
+
+// keepOwn remembers the values of a transaction this node is about to
+// send until the caller has waited for their apply (dropOwn), so that the
+// watch applies them without decoding what etcd sends back (ownPlain).
+// They are known by key and encoded value, not by revision, because the
+// watch may deliver the transaction before its reply reaches the caller.
+func (n *shard) keepOwn(puts []ownPut) {
 	n.ownMu.Lock()
 	defer n.ownMu.Unlock()
 	if n.own == nil {
-		n.own = map[int64]map[string][]byte{}
+		n.own = map[string]*ownValue{}
 	}
-	n.own[rev] = plain
+	for _, p := range puts {
+		n.own[p.key] = p.v
+	}
 }
 
-// dropOwn forgets the values keepOwn kept for rev.
-func (n *shard) dropOwn(rev int64) {
+// dropOwn forgets the values keepOwn kept, unless another transaction has
+// put the key since.
+func (n *shard) dropOwn(puts []ownPut) {
 	n.ownMu.Lock()
 	defer n.ownMu.Unlock()
-	delete(n.own, rev)
+	for _, p := range puts {
+		if n.own[p.key] == p.v {
+			delete(n.own, p.key)
+		}
+	}
 }
 
-// ownValue returns the plain value this node put under etcd key k in its
-// transaction committed at rev, if it still holds it. The value is shared:
-// it must not be modified.
-func (n *shard) ownValue(rev int64, k []byte) ([]byte, bool) {
+// ownPlain returns the bucket value of v, a value under etcd key k, if this
+// node put that very value there: whoever wrote it, the same encoded bytes
+// decode to the same value. The result is shared: it must not be modified.
+func (n *shard) ownPlain(k, v []byte) ([]byte, bool) {
 	n.ownMu.Lock()
 	defer n.ownMu.Unlock()
-	v, ok := n.own[rev][string(k)]
-	return v, ok
+	if o := n.own[string(k)]; o != nil && o.enc == string(v) {
+		return o.plain, true
+	}
+	return nil, false
 }
 
 // txnError classifies a failed transaction: no decision in time is
