@@ -6,9 +6,12 @@
 // and reads each process's CPU time (utime+stime of /proc/PID/stat) before
 // and after every count: CPU per create per process. Then it compacts
 // etcd's history, defragments every member and divides the member's file
-// size by the records created: etcd bytes per record. The report goes to
-// -out as Markdown, one table per binary, so that two builds measured in
-// one run (-pidnode bin/pidnode,bin/pidnode-base) compare on one page.
+// size by the records created: etcd bytes per record. With -rounds above 1
+// it does all that again on fresh clusters, the binaries alternating (a, b,
+// a, b, …) so that whatever else the host does lands on each, and reports
+// the mean of the rounds. The report goes to -out as Markdown, one table
+// per binary, so that two builds measured in one run
+// (-pidnode base=bin/pidnode-base,head=bin/pidnode) compare on one page.
 //
 //	go run ./bench/cmd/clustercpu -bin bin -pidnode bin/pidnode -out bench/results/cluster-cpu-DATE.md
 //
@@ -42,6 +45,7 @@ func main() {
 		pidnodes = flag.String("pidnode", "bin/pidnode", "pidnode binaries to measure, comma-separated, each as label=path or path")
 		clients  = flag.String("clients", "1,16,64", "client counts, comma-separated")
 		duration = flag.Duration("duration", 10*time.Second, "run time per client count")
+		rounds   = flag.Int("rounds", 1, "fresh clusters per binary, alternating between the binaries; the report gives their mean")
 		out      = flag.String("out", "", "write the Markdown report here as well as to stdout")
 	)
 	flag.Parse()
@@ -60,17 +64,29 @@ func main() {
 	fmt.Fprintf(&b, "(closed loop) create pid4cat records through n1's admin API, %v per row. CPU per create is each\n", *duration)
 	fmt.Fprintf(&b, "process's utime+stime over the row divided by the row's creates. etcd bytes per record: a member's\n")
 	fmt.Fprintf(&b, "DbSize after the rows, once the history is compacted and every member defragmented, divided by\n")
-	fmt.Fprintf(&b, "every record created (each with its audit entry). `make bench-cluster`.\n")
-	for _, spec := range strings.Split(*pidnodes, ",") {
-		label, path, ok := strings.Cut(spec, "=")
+	fmt.Fprintf(&b, "every record created (each with its audit entry). Mean of %d round(s), the builds alternating.\n", *rounds)
+	fmt.Fprintf(&b, "`make bench-cluster`.\n")
+	specs := strings.Split(*pidnodes, ",")
+	all := make([][]*result, len(specs))
+	for r := 0; r < *rounds; r++ {
+		for i, spec := range specs {
+			_, path, ok := strings.Cut(spec, "=")
+			if !ok {
+				path = spec
+			}
+			res, err := measure(*bin, path, counts, *duration)
+			if err != nil {
+				fail(fmt.Errorf("%s: %w", spec, err))
+			}
+			all[i] = append(all[i], res)
+		}
+	}
+	for i, spec := range specs {
+		label, _, ok := strings.Cut(spec, "=")
 		if !ok {
-			label, path = spec, spec
+			label = spec
 		}
-		r, err := measure(*bin, path, counts, *duration)
-		if err != nil {
-			fail(fmt.Errorf("%s: %w", label, err))
-		}
-		r.render(&b, label)
+		mean(all[i]).render(&b, label)
 	}
 	fmt.Print(b.String())
 	if *out != "" {
@@ -96,7 +112,8 @@ func uname() string {
 // names are the measured processes, in the order of run.procs.
 var names = []string{"etcd e1", "etcd e2", "etcd e3", "n1 (accepts)", "n2 (applies)"}
 
-// row is one client count: creates, creates/s and CPU seconds per process.
+// row is one client count: creates, creates/s, p99 and CPU seconds per
+// process (in a mean: CPU seconds per create, created 1).
 type row struct {
 	clients int
 	created int
@@ -106,11 +123,35 @@ type row struct {
 }
 
 type result struct {
-	rows     []row
-	records  int
-	dbSize   int64
-	inUse    int64
-	revision int64
+	rows    []row
+	records int
+	dbSize  int64 // a member's, summed over rounds in a mean
+	inUse   int64
+}
+
+// mean is the mean of rounds: per row, creates/s, p99 and CPU per create
+// of each process; bytes per record over every round's records.
+func mean(rounds []*result) *result {
+	m := &result{}
+	n := float64(len(rounds))
+	for j, w := range rounds[0].rows {
+		mw := row{clients: w.clients, created: 1, cpu: make([]float64, len(w.cpu))}
+		for _, r := range rounds {
+			rw := r.rows[j]
+			mw.rate += rw.rate / n
+			mw.p99 += rw.p99 / n
+			for i, c := range rw.cpu {
+				mw.cpu[i] += c / float64(max(rw.created, 1)) / n
+			}
+		}
+		m.rows = append(m.rows, mw)
+	}
+	for _, r := range rounds {
+		m.records += r.records
+		m.dbSize += r.dbSize
+		m.inUse += r.inUse
+	}
+	return m
 }
 
 func (r *result) render(b *strings.Builder, label string) {
@@ -134,8 +175,8 @@ func (r *result) render(b *strings.Builder, label string) {
 		}
 		fmt.Fprintf(b, " %.0f |\n", sum)
 	}
-	fmt.Fprintf(b, "\netcd after compaction and defragmentation: %d records, DbSize %d bytes (%d in use), **%.0f bytes per record**; revision %d.\n",
-		r.records, r.dbSize, r.inUse, float64(r.dbSize)/float64(max(r.records, 1)), r.revision)
+	fmt.Fprintf(b, "\netcd after compaction and defragmentation: %d records, DbSize %d bytes (%d in use), **%.0f bytes per record** (over every round).\n",
+		r.records, r.dbSize, r.inUse, float64(r.dbSize)/float64(max(r.records, 1)))
 }
 
 // run is one cluster: its processes and working directory.
@@ -279,7 +320,6 @@ func measure(bin, pidnode string, counts []int, d time.Duration) (res *result, e
 	if err != nil {
 		return nil, err
 	}
-	res.revision = g.Header.Revision
 	if _, err := cli.Compact(ctx, g.Header.Revision, clientv3.WithCompactPhysical()); err != nil {
 		return nil, fmt.Errorf("compact: %w", err)
 	}
