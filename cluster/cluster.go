@@ -181,6 +181,13 @@ type shard struct {
 	ownMu      sync.Mutex
 	own        map[string]*ownValue
 	ownApplied atomic.Uint64 // values the watch applied from own
+	// This node's transactions sent and not yet answered, the highest
+	// revision of those that succeeded, and ownChange, closed and replaced
+	// when either changes: the watch waits for them to share one apply
+	// (awaitOwn).
+	ownSent   int
+	ownRev    int64
+	ownChange chan struct{}
 }
 
 // Dial connects to etcd and checks, within cfg.DialTimeout, that it answers

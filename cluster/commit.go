@@ -201,6 +201,7 @@ func (n *shard) runGroup(group []*call, guarded []string, report func(c *call, e
 		n.keepOwn(puts)
 		start := time.Now()
 		resp, err := n.cli.Txn(ctx).If(cmps...).Then(ops...).Else(moved...).Commit()
+		n.answered(resp, err)
 		n.txns.Add(1)
 		n.txnNanos.Add(int64(time.Since(start)))
 		if err != nil {
@@ -370,6 +371,7 @@ type ownPut struct {
 // watch applies them without decoding what etcd sends back (ownPlain).
 // They are known by key and encoded value, not by revision, because the
 // watch may deliver the transaction before its reply reaches the caller.
+// It counts the transaction as sent until answered is called.
 func (n *shard) keepOwn(puts []ownPut) {
 	n.ownMu.Lock()
 	defer n.ownMu.Unlock()
@@ -379,6 +381,44 @@ func (n *shard) keepOwn(puts []ownPut) {
 	for _, p := range puts {
 		n.own[p.key] = p.v
 	}
+	n.ownSent++
+	n.ownChanged()
+}
+
+// answered records the reply to a transaction keepOwn counted: the watch
+// need no longer wait for it, unless it succeeded and its revision is yet
+// to be applied.
+func (n *shard) answered(resp *clientv3.TxnResponse, err error) {
+	n.ownMu.Lock()
+	defer n.ownMu.Unlock()
+	n.ownSent--
+	if err == nil && resp.Succeeded {
+		n.ownRev = max(n.ownRev, resp.Header.Revision)
+	}
+	n.ownChanged()
+}
+
+// ownChanged wakes awaitOwn. The caller holds ownMu.
+func (n *shard) ownChanged() {
+	if n.ownChange != nil {
+		close(n.ownChange)
+		n.ownChange = nil
+	}
+}
+
+// ownPending says whether a transaction of this node is sent and not
+// answered, or succeeded at a revision above rev; if so, it returns a
+// channel closed when that changes.
+func (n *shard) ownPending(rev int64) (bool, <-chan struct{}) {
+	n.ownMu.Lock()
+	defer n.ownMu.Unlock()
+	if n.ownSent == 0 && n.ownRev <= rev {
+		return false, nil
+	}
+	if n.ownChange == nil {
+		n.ownChange = make(chan struct{})
+	}
+	return true, n.ownChange
 }
 
 // dropOwn forgets the values keepOwn kept, unless another transaction has

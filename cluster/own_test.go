@@ -6,6 +6,11 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/etcdserverpb"
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"pidnode/internal/etcdtest"
 	"pidnode/store"
@@ -73,4 +78,34 @@ func dump(t *testing.T, db *store.DB, bucket []byte) []byte {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// The watch holds a batch back for the node's own transactions: one that
+// succeeded at a revision the batch lacks is waited for, one sent and not
+// answered for at most ownWait, and none when every own revision is in.
+func TestAwaitOwn(t *testing.T) {
+	at := func(rev int64) clientv3.WatchResponse {
+		return clientv3.WatchResponse{Events: []*clientv3.Event{{Kv: &mvccpb.KeyValue{ModRevision: rev}}}}
+	}
+	n := &shard{}
+	wch := make(chan clientv3.WatchResponse, 4)
+	n.keepOwn(nil)
+	n.answered(&clientv3.TxnResponse{Succeeded: true, Header: &etcdserverpb.ResponseHeader{Revision: 11}}, nil)
+	wch <- at(11)
+	wch <- at(12)
+	batch, closed := n.awaitOwn(wch, []clientv3.WatchResponse{at(10)})
+	if closed || len(batch) != 2 || deliveredRev(batch) != 11 {
+		t.Errorf("awaitOwn took %d responses up to revision %d (closed %v); want 2 up to 11", len(batch), deliveredRev(batch), closed)
+	}
+	if len(wch) != 1 {
+		t.Errorf("awaitOwn left %d responses in the channel, want 1", len(wch))
+	}
+	<-wch
+
+	n.keepOwn(nil) // sent, never answered
+	start := time.Now()
+	batch, _ = n.awaitOwn(wch, []clientv3.WatchResponse{at(12)})
+	if len(batch) != 1 || time.Since(start) < ownWait {
+		t.Errorf("awaitOwn for an unanswered transaction: %d responses after %v; want 1 after %v", len(batch), time.Since(start), ownWait)
+	}
 }
