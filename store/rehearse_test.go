@@ -67,7 +67,7 @@ func TestRehearseOverlay(t *testing.T) {
 		t.Fatalf("Rehearse = %v, revision %d; want no error, revision 2", err, rev)
 	}
 	want := []struct {
-		bucket, key string
+		bucket, key  string
 		del, existed bool
 	}{
 		{"records", "NEW/1", false, false}, {"records", "BASE/0", true, true},
