@@ -66,6 +66,7 @@ func main() {
 	fmt.Fprintf(&b, "DbSize after the rows, once the history is compacted and every member defragmented, divided by\n")
 	fmt.Fprintf(&b, "every record created (each with its audit entry). Mean of %d round(s), the builds alternating.\n", *rounds)
 	fmt.Fprintf(&b, "`make bench-cluster`.\n")
+	load0 := loadavg()
 	specs := strings.Split(*pidnodes, ",")
 	all := make([][]*result, len(specs))
 	for r := 0; r < *rounds; r++ {
@@ -81,6 +82,7 @@ func main() {
 			all[i] = append(all[i], res)
 		}
 	}
+	fmt.Fprintf(&b, "Load average (1 min) of the host at the start %s, at the end %s: other work on the host shares its CPUs.\n", load0, loadavg())
 	for i, spec := range specs {
 		label, _, ok := strings.Cut(spec, "=")
 		if !ok {
@@ -99,6 +101,15 @@ func main() {
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, "clustercpu:", err)
 	os.Exit(1)
+}
+
+// loadavg is the host's one-minute load average, "?" if unknown.
+func loadavg() string {
+	raw, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(raw)); err == nil && len(f) > 0 {
+		return f[0]
+	}
+	return "?"
 }
 
 func uname() string {
