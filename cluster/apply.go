@@ -559,6 +559,7 @@ func (n *shard) apply(resps []clientv3.WatchResponse) error {
 	if err != nil {
 		return fmt.Errorf("cluster: applying revision %d: %w", rev, err)
 	}
+	n.applies.Add(1)
 	if buckets[string(store.BucketSNAAs)] {
 		// Before the revision is published: a write routed after a Sync
 		// that waited for it sees the SNAA's shard.

@@ -172,6 +172,7 @@ type shard struct {
 	refusedFull   atomic.Uint64
 	txns          atomic.Uint64
 	txnNanos      atomic.Int64
+	applies       atomic.Uint64
 	known         atomic.Int64 // highest etcd revision seen
 	behindSince   atomic.Int64 // unix ns since applied < known; 0 when caught up
 	rttNanos      atomic.Int64
