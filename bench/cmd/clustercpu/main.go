@@ -27,6 +27,7 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -131,6 +132,9 @@ type row struct {
 	rate    float64
 	p99     float64
 	cpu     []float64
+	// n1's etcd transactions and local apply commits (n1 and n2) in the
+	// row, per create; negative when the build has no such metric.
+	txns, applies1, applies2 float64
 }
 
 type result struct {
@@ -151,6 +155,9 @@ func mean(rounds []*result) *result {
 			rw := r.rows[j]
 			mw.rate += rw.rate / n
 			mw.p99 += rw.p99 / n
+			mw.txns += rw.txns / n
+			mw.applies1 += rw.applies1 / n
+			mw.applies2 += rw.applies2 / n
 			for i, c := range rw.cpu {
 				mw.cpu[i] += c / float64(max(rw.created, 1)) / n
 			}
@@ -165,17 +172,25 @@ func mean(rounds []*result) *result {
 	return m
 }
 
+// per is 1/x with one decimal, "–" for a missing metric.
+func per(x float64) string {
+	if x <= 0 {
+		return "–"
+	}
+	return strconv.FormatFloat(1/x, 'f', 1, 64)
+}
+
 func (r *result) render(b *strings.Builder, label string) {
 	fmt.Fprintf(b, "\n## `%s`\n\n", label)
 	fmt.Fprintf(b, "| clients | creates/s | p99 ms |")
 	for _, n := range names {
 		fmt.Fprintf(b, " %s µs/create |", n)
 	}
-	fmt.Fprintf(b, " cluster µs/create |\n|---|---|---|")
+	fmt.Fprintf(b, " cluster µs/create | creates per etcd txn | creates per apply commit n1, n2 |\n|---|---|---|")
 	for range names {
 		b.WriteString("---|")
 	}
-	b.WriteString("---|\n")
+	b.WriteString("---|---|---|\n")
 	for _, w := range r.rows {
 		fmt.Fprintf(b, "| %d | %.0f | %.1f |", w.clients, w.rate, w.p99)
 		sum := 0.0
@@ -184,7 +199,7 @@ func (r *result) render(b *strings.Builder, label string) {
 			sum += us
 			fmt.Fprintf(b, " %.0f |", us)
 		}
-		fmt.Fprintf(b, " %.0f |\n", sum)
+		fmt.Fprintf(b, " %.0f | %s | %s, %s |\n", sum, per(w.txns), per(w.applies1), per(w.applies2))
 	}
 	fmt.Fprintf(b, "\netcd after compaction and defragmentation: %d records, DbSize %d bytes (%d in use), **%.0f bytes per record** (over every round).\n",
 		r.records, r.dbSize, r.inUse, float64(r.dbSize)/float64(max(r.records, 1)))
@@ -297,6 +312,8 @@ func measure(bin, pidnode string, counts []int, d time.Duration) (res *result, e
 	}
 	res = &result{}
 	for _, k := range counts {
+		m0 := []float64{metric(admins["n1"], "pidnode_cluster_etcd_txns_total"),
+			metric(admins["n1"], "pidnode_cluster_applies_total"), metric(admins["n2"], "pidnode_cluster_applies_total")}
 		before, err := cpuOf(c.procs)
 		if err != nil {
 			return nil, err
@@ -311,6 +328,8 @@ func measure(bin, pidnode string, counts []int, d time.Duration) (res *result, e
 		if err != nil {
 			return nil, err
 		}
+		m1 := []float64{metric(admins["n1"], "pidnode_cluster_etcd_txns_total"),
+			metric(admins["n1"], "pidnode_cluster_applies_total"), metric(admins["n2"], "pidnode_cluster_applies_total")}
 		var lr struct {
 			Created int                `json:"created"`
 			Rate    float64            `json:"creates_per_s"`
@@ -320,6 +339,15 @@ func measure(bin, pidnode string, counts []int, d time.Duration) (res *result, e
 			return nil, fmt.Errorf("admincreate said %q: %w", o, err)
 		}
 		w := row{clients: k, created: lr.Created, rate: lr.Rate, p99: lr.Latency["p99"]}
+		d := make([]float64, 3)
+		for i := range d {
+			if m0[i] >= 0 && m1[i] >= 0 {
+				d[i] = (m1[i] - m0[i]) / float64(max(lr.Created, 1))
+			} else {
+				d[i] = -1
+			}
+		}
+		w.txns, w.applies1, w.applies2 = d[0], d[1], d[2]
 		for i := range before {
 			w.cpu = append(w.cpu, after[i]-before[i])
 		}
@@ -381,6 +409,26 @@ func waitReady(name string, p *exec.Cmd) (string, error) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	return "", errors.New("not ready within a minute")
+}
+
+// metric reads a counter from the node's /metrics at admin; -1 if absent.
+func metric(admin, name string) float64 {
+	resp, err := http.Get("http://" + admin + "/metrics")
+	if err != nil {
+		return -1
+	}
+	defer resp.Body.Close()
+	s := bufio.NewScanner(resp.Body)
+	s.Buffer(make([]byte, 64<<10), 1<<20)
+	for s.Scan() {
+		if f := strings.Fields(s.Text()); len(f) == 2 && f[0] == name {
+			v, err := strconv.ParseFloat(f[1], 64)
+			if err == nil {
+				return v
+			}
+		}
+	}
+	return -1
 }
 
 // cpuOf returns each process's utime+stime in seconds.
