@@ -1,5 +1,5 @@
 // Command clustercpu measures what one admin create costs a cluster, for
-// `make bench-cluster`: for each pidnode binary in -pidnode it starts a
+// `make bench-cluster-cpu` (which `make bench-cluster` runs first): for each pidnode binary in -pidnode it starts a
 // 3-member etcd (three etcd processes, fsync on) and two pidnode nodes on
 // it, creates pid4cat records through the admin API of node n1 with
 // bench/cmd/admincreate at each client count of -clients for -duration,
