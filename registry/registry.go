@@ -132,7 +132,11 @@ func (r *Registry) EnsureIndexes() (built int, err error) {
 
 // getJSON reads and decodes a JSON value of bucket b; false if absent.
 func getJSON(b *bbolt.Bucket, key string, v any) (bool, error) {
-	raw := b.Get([]byte(key))
+	return decodeJSON(b.Get([]byte(key)), key, v)
+}
+
+// decodeJSON decodes raw, the value under key (nil: absent), into v.
+func decodeJSON(raw []byte, key string, v any) (bool, error) {
 	if raw == nil {
 		return false, nil
 	}
@@ -293,7 +297,7 @@ func (t Tx) SetLastUsed(times map[string]time.Time) error {
 // Idem returns the idempotency record stored under key.
 func (t Tx) Idem(key string) (IdemRecord, bool, error) {
 	var ir IdemRecord
-	ok, err := getJSON(t.bucket(store.BucketIdempotency), key, &ir)
+	ok, err := decodeJSON(t.Get(store.BucketIdempotency, []byte(key)), key, &ir)
 	return ir, ok, err
 }
 
@@ -304,5 +308,5 @@ func (t Tx) PutIdem(key string, ir *IdemRecord) error {
 
 // HasRecord reports whether a record is stored under key, without decoding it.
 func (t Tx) HasRecord(key string) bool {
-	return t.bucket(store.BucketRecords).Get([]byte(key)) != nil
+	return t.Get(store.BucketRecords, []byte(key)) != nil
 }
