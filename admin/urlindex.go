@@ -7,10 +7,10 @@ import (
 	"pidnode/store"
 )
 
-// ReindexURLs rebuilds the URL index from the records (registry.ReindexURLs)
+// ReindexURLs rebuilds the URL and search indexes from the records (registry.Reindex)
 // by the URL value of the metadata model modelFile (nil = model.DefaultModel).
 // It must not race with writers: call it offline (`pidnode import` does).
-// It returns the number of entries written.
+// It returns the number of URL index entries written.
 func ReindexURLs(db *store.DB, namer *handlev.Namer, modelFile []byte) (int, error) {
 	if len(modelFile) == 0 {
 		modelFile = model.DefaultModel
@@ -19,5 +19,5 @@ func ReindexURLs(db *store.DB, namer *handlev.Namer, modelFile []byte) (int, err
 	if err != nil {
 		return 0, err
 	}
-	return registry.ReindexURLs(db, namer, m.URL.Index)
+	return registry.Reindex(db, namer, m.URL.Index)
 }
