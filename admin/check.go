@@ -70,7 +70,7 @@ func refusalProblem(e *refusal.Error) *Problem {
 		status = http.StatusPreconditionFailed
 	case write.ErrIdempotencyMismatch:
 		status = http.StatusUnprocessableEntity
-	case read.ErrBadCursor:
+	case read.ErrBadCursor, read.ErrBadQuery:
 		status = http.StatusBadRequest
 	case access.ErrKeyLimit:
 		p := problem(http.StatusConflict, "%s", e.Detail)

@@ -122,6 +122,25 @@ func SearchWords(text ...string) []string {
 	return out
 }
 
+// RecordText returns what the search index files of a record besides its
+// id and URL: the label and description of its first RESOURCE value
+// (handlev.ReadResource, as the fronts read them) and its status, the
+// first STATUS value in upper case. The slices point into st.
+func RecordText(st *store.Stored) (label, description []byte, status string) {
+	res, stat := false, false
+	for i := range st.Record.Values {
+		v := &st.Record.Values[i]
+		switch {
+		case !res && strings.EqualFold(v.Type, "RESOURCE"):
+			r, _, _ := handlev.ReadResource(v.Data, nil)
+			label, description, res = r.Label, r.Description, true
+		case !stat && strings.EqualFold(v.Type, handlev.TypeStatus):
+			status, stat = strings.ToUpper(string(v.Data)), true
+		}
+	}
+	return label, description, status
+}
+
 // cutWord cuts w to maxWordBytes on a rune boundary.
 func cutWord(w string) string {
 	if len(w) <= maxWordBytes {
@@ -138,20 +157,8 @@ func cutWord(w string) string {
 // prefix nsp) files.
 func (r *Registry) docOf(nsp []byte, key string, st *store.Stored) searchDoc {
 	d := searchDoc{created: sortTime(st.Created.UnixNano()), updated: sortTime(st.Updated.UnixNano())}
-	var label, desc []byte
-	for i := range st.Record.Values {
-		v := &st.Record.Values[i]
-		if strings.EqualFold(v.Type, "RESOURCE") && label == nil && desc == nil {
-			res, _, _ := handlev.ReadResource(v.Data, nil)
-			label, desc = res.Label, res.Description
-		}
-	}
-	for i := range st.Record.Values {
-		if v := &st.Record.Values[i]; strings.EqualFold(v.Type, handlev.TypeStatus) {
-			d.status = strings.ReplaceAll(strings.ToUpper(string(v.Data)), "\x00", "")
-			break
-		}
-	}
+	label, desc, status := RecordText(st)
+	d.status = strings.ReplaceAll(status, "\x00", "")
 	lab := bytes.ReplaceAll(bytes.ToLower(label), []byte{0}, nil)
 	if len(lab) > maxSortLabel {
 		lab = []byte(cutWordBytes(lab, maxSortLabel))
@@ -386,11 +393,24 @@ type SearchQuery struct {
 // key prefix nsp (NamespaceKey) and how many records match in all. Its
 // costs are at the top of this file.
 func (t Tx) Search(nsp string, q SearchQuery) (keys []string, total int, err error) {
+	limit := max(q.Limit, 0)
+	total, err = t.SearchEach(nsp, q, func(key string) bool {
+		if len(keys) == limit {
+			return false
+		}
+		keys = append(keys, key)
+		return true
+	})
+	return keys, total, err
+}
+
+// SearchEach is Search calling fn with each matching key from q.Offset on,
+// in order, until fn returns false (q.Limit is not used).
+func (t Tx) SearchEach(nsp string, q SearchQuery, fn func(key string) bool) (total int, err error) {
 	b := t.bucket(store.BucketSearch)
 	if q.Sort == 0 {
 		q.Sort = SortID
 	}
-	limit := max(q.Limit, 0)
 	if len(q.Words) == 0 {
 		if v := b.Get(countKey([]byte(nsp), q.Status)); len(v) == 8 {
 			total = int(binary.BigEndian.Uint64(v))
@@ -407,13 +427,9 @@ func (t Tx) Search(nsp string, q SearchQuery) (keys []string, total int, err err
 				skip--
 				return true
 			}
-			if len(keys) == limit {
-				return false
-			}
-			keys = append(keys, string(key))
-			return true
+			return fn(string(key))
 		})
-		return keys, total, err
+		return total, err
 	}
 	// The longest word is the likeliest to be the rarest.
 	words := make([]string, len(q.Words))
@@ -435,7 +451,7 @@ func (t Tx) Search(nsp string, q SearchQuery) (keys []string, total int, err err
 			continue
 		}
 		if seen[key] = true; len(seen) > MaxSearchMatches {
-			return nil, 0, ErrSearchTooBroad
+			return 0, ErrSearchTooBroad
 		}
 		d, ok := decodeDoc(b.Get(forwardKey([]byte(nsp), key)))
 		if !ok || (q.Status != "" && d.status != q.Status) || !d.hasAll(words) {
@@ -453,11 +469,12 @@ func (t Tx) Search(nsp string, q SearchQuery) (keys []string, total int, err err
 		}
 		return c
 	})
-	total = len(matches)
-	for i := q.Offset; i < len(matches) && len(keys) < limit; i++ {
-		keys = append(keys, matches[i].key)
+	for i := max(q.Offset, 0); i < len(matches); i++ {
+		if !fn(matches[i].key) {
+			break
+		}
 	}
-	return keys, total, nil
+	return len(matches), nil
 }
 
 // hasAll reports whether every word starts one of d's words.
