@@ -432,7 +432,7 @@ func cmdList(c *client, pos []string) error {
 		return err
 	}
 	q := url.Values{}
-	for _, k := range []string{"status", "url", "limit", "cursor"} {
+	for _, k := range []string{"q", "sort", "page", "format", "status", "url", "limit", "cursor"} {
 		if v := c.v(k); v != "" {
 			q.Set(k, v)
 		}
@@ -441,24 +441,37 @@ func cmdList(c *client, pos []string) error {
 	if err != nil {
 		return err
 	}
+	if q.Has("format") {
+		_, err := c.out.Write(b)
+		return err
+	}
 	return c.emit(b, func() error {
 		var l struct {
 			Items []struct {
 				Handle, URL string
 				Metadata    map[string]any
+				Updated     string
 			}
-			NextCursor string `json:"next_cursor"`
+			NextCursor         string `json:"next_cursor"`
+			Total, Page, Pages int
 		}
 		if err := json.Unmarshal(b, &l); err != nil {
 			return err
 		}
 		var rows [][]string
 		for _, it := range l.Items {
-			rows = append(rows, []string{it.Handle, show(it.Metadata["status"]), it.URL})
+			label := ""
+			if ri, ok := it.Metadata["resource_info"].(map[string]any); ok {
+				label = show(ri["label"])
+			}
+			rows = append(rows, []string{it.Handle, show(it.Metadata["status"]), label, it.URL, it.Updated})
 		}
-		c.table("HANDLE\tSTATUS\tURL", rows)
+		c.table("HANDLE\tSTATUS\tLABEL\tURL\tCHANGED", rows)
 		if l.NextCursor != "" {
 			fmt.Fprintf(c.out, "more: --cursor %s\n", l.NextCursor)
+		}
+		if l.Page > 0 {
+			fmt.Fprintf(c.out, "page %d of %d (%d identifiers)\n", l.Page, l.Pages, l.Total)
 		}
 		return nil
 	})

@@ -147,3 +147,31 @@ func TestPidctlHintsNameOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestPidctlListSearch: list --q finds by words of the URL and id, --sort
+// and --page give numbered pages with a total, --format csv exports every
+// match.
+func TestPidctlListSearch(t *testing.T) {
+	n := adminNode(t, nil)
+	sn := onboard(t, n, "LS")
+	meta := testMeta(t)
+	for _, c := range []struct{ id, url string }{{"ZINC-1", "https://example.org/zinc"}, {"CU-2", "https://example.org/copper"}, {"ZINC-3", "https://example.net/zinc"}} {
+		mustRun(t, append(sn, "create", "--custom-id", c.id, "--url", c.url, "--metadata", meta)...)
+	}
+	out := mustRun(t, append(sn, "list", "--q", "zinc example.net")...)
+	if !strings.Contains(out, "LS/ZINC-3") || strings.Contains(out, "ZINC-1") || !strings.Contains(out, "page 1 of 1 (1 identifiers)") {
+		t.Errorf("list --q 'zinc example.net':\n%s", out)
+	}
+	out = mustRun(t, append(sn, "list", "--sort", "-id", "--page", "2", "--limit", "2")...)
+	if !strings.Contains(out, "LS/CU-2") || strings.Contains(out, "ZINC") || !strings.Contains(out, "page 2 of 2 (3 identifiers)") {
+		t.Errorf("list --sort -id --page 2 --limit 2:\n%s", out)
+	}
+	out = mustRun(t, append(sn, "list", "--q", "zinc", "--format", "csv")...)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 3 || lines[0] != "handle,id,label,status,url,created,updated" || !strings.Contains(lines[1], ",ZINC-1,Sample,REGISTERED,https://example.org/zinc,") {
+		t.Errorf("list --q zinc --format csv:\n%s", out)
+	}
+	if code, _, errs := pidctl(t, append(sn, "list", "--sort", "size")...); code == 0 || !strings.Contains(errs, "sort") {
+		t.Errorf("list --sort size: exit %d, stderr %q; want a failure naming sort", code, errs)
+	}
+}
