@@ -163,6 +163,20 @@ func TestReindexURLs(t *testing.T) {
 	if got := e.search(a.Key.Secret, coll, "url="+url.QueryEscape("https://landing.example.org/item/42"), 10); len(got) != 1 {
 		t.Fatalf("API-written record after reindex: %v", got)
 	}
+	// The rebuild files the imported record in the search index too: its
+	// words, and the namespace's total.
+	var page struct {
+		Items []Identifier
+		Total int
+	}
+	e.want(e.do("GET", coll+"?q=imported+example", a.Key.Secret, nil), 200).json(t, &page)
+	if len(page.Items) != 1 || page.Items[0].Handle != "21.12345/svc/IMP/IMPORTED1" || page.Total != 1 {
+		t.Fatalf("search q=imported after reindex: %+v", page)
+	}
+	e.want(e.do("GET", coll+"?page=1", a.Key.Secret, nil), 200).json(t, &page)
+	if page.Total != 2 {
+		t.Fatalf("total after reindex = %d, want 2", page.Total)
+	}
 }
 
 func TestHistoryFromAuditLog(t *testing.T) {

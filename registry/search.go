@@ -39,8 +39,9 @@ import (
 //	                             a change removes exactly the old entries
 //	                             and a search checks and sorts its matches
 //	                             without reading records
-//	nsp 0 'n' [STATUS] → count   records filed in the namespace (with that
-//	                             status), 8 bytes big-endian
+//	nsp 0 'n' → count            records filed in the namespace, 8 bytes
+//	                             big-endian
+//	nsp 0 'm' STATUS → count     those of that status
 //
 // Costs, for a namespace of N records and a page of S at page P:
 //   - a listing without words or status walks one sort order's keys:
@@ -276,8 +277,13 @@ func forwardKey(nsp []byte, key string) []byte {
 	return append(k, key...)
 }
 
+// countKey is the key of the namespace's total (status "") or of its
+// total of one status.
 func countKey(nsp []byte, status string) []byte {
-	k := append(append([]byte(nil), nsp...), 0, 'n')
+	if status == "" {
+		return append(append([]byte(nil), nsp...), 0, 'n')
+	}
+	k := append(append([]byte(nil), nsp...), 0, 'm')
 	return append(k, status...)
 }
 
@@ -291,6 +297,15 @@ func addCount(b *bbolt.Bucket, k []byte, delta int64) error {
 		return b.Delete(k)
 	}
 	return b.Put(k, binary.BigEndian.AppendUint64(nil, n))
+}
+
+// addStatusCount counts a record of status in or out (a record without a
+// status is in the total only).
+func addStatusCount(b *bbolt.Bucket, nsp []byte, status string, delta int64) error {
+	if status == "" {
+		return nil
+	}
+	return addCount(b, countKey(nsp, status), delta)
 }
 
 // indexSearch files st (nil: the record is gone) under key, replacing what
@@ -340,7 +355,7 @@ func (t Tx) indexSearch(key string, st *store.Stored) error {
 		if err := addCount(b, countKey(nsp, ""), -1); err != nil {
 			return err
 		}
-		if err := addCount(b, countKey(nsp, oldDoc.status), -1); err != nil {
+		if err := addStatusCount(b, nsp, oldDoc.status, -1); err != nil {
 			return err
 		}
 	}
@@ -350,7 +365,7 @@ func (t Tx) indexSearch(key string, st *store.Stored) error {
 	if err := addCount(b, countKey(nsp, ""), 1); err != nil {
 		return err
 	}
-	if err := addCount(b, countKey(nsp, newDoc.status), 1); err != nil {
+	if err := addStatusCount(b, nsp, newDoc.status, 1); err != nil {
 		return err
 	}
 	return b.Put(fk, encodeDoc(newDoc))

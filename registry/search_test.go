@@ -162,6 +162,15 @@ func TestSearchIndexFollowsWrites(t *testing.T) {
 	if got, _ := search(SearchQuery{Words: []string{"copper"}}); len(got) != 0 {
 		t.Errorf("after a delete, copper finds %q", got)
 	}
+	// A record without a status counts in the total only.
+	_, hD := key("DDD-4")
+	put("DDD-4", searchRec(hD, "https://example.org/d", "", "Dolomite", "", 40, 500))
+	if _, total := search(SearchQuery{}); total != 3 {
+		t.Errorf("with a record without status, total = %d, want 3", total)
+	}
+	if got, total := search(SearchQuery{Status: "REGISTERED"}); !slices.Equal(got, []string{"CCC-3"}) || total != 1 {
+		t.Errorf("with a record without status, REGISTERED = %q, %d; want CCC-3, 1", got, total)
+	}
 
 	// What the writes left is what a rebuild makes (the namespace needs an
 	// SNAA to be rebuilt on a single node).
