@@ -1,7 +1,7 @@
 package admin
 
 import (
-	"bytes"
+	"mime"
 	"net/http"
 
 	"pidnode/model"
@@ -28,42 +28,92 @@ func bulkRoute(s *Server) nsRoute {
 			return err
 		}
 		return s.bulk(w, r, p, t)
-	}, ops: []nsOp{{"POST", "bulk", op{summary: "Create and update up to 1000 identifiers in one transaction; an item with the id of an existing identifier is a merge update, with an unknown id a custom-id create, without id a generated-id create; each item succeeds or fails on its own", auth: "snaa", request: "BulkRequest", jsonLines: true, ok: 200, okSchema: "BulkResponse", tag: "snaa"}}}}
+	}, ops: []nsOp{{"POST", "bulk", op{summary: "Create and update up to 1000 identifiers in one transaction; an item with op create is a create (custom id with id, generated without), with op update a merge update of an existing identifier (an unknown id fails the item); without op, an item with the id of an existing identifier is a merge update, with an unknown id a custom-id create, without id a generated-id create; each item succeeds or fails on its own. The body may also be CSV (text/csv), one column per model field (docs/product.md)", auth: "snaa", request: "BulkRequest", jsonLines: true, bulkCSV: true, ok: 200, okSchema: "BulkResponse", tag: "snaa"}}}}
 }
 
 // bulk serves POST …/handles/{prefix}/{ns}/bulk: up to MaxBulkItems creates and
 // updates in one transaction (write.Service.Bulk). Each item succeeds or
-// fails on its own, with the problem the single routes answer for it.
+// fails on its own, with the problem the single routes answer for it. The
+// body is the bulk format (model/bulk.go): JSON, JSON Lines or, as
+// text/csv, CSV.
 func (s *Server) bulk(w http.ResponseWriter, r *http.Request, p *principal, t target) error {
-	body, lines, err := readBodyOf(w, r, s.maxBody, true)
-	out, err := s.runBulk(p, t, body, lines, err)
+	var (
+		items []model.BulkItem
+		err   error
+	)
+	if mt, _, perr := mime.ParseMediaType(r.Header.Get("Content-Type")); perr == nil && mt == "text/csv" {
+		var body []byte
+		if body, err = readLimited(w, r, s.maxBody); err == nil {
+			items, err = s.model.DecodeBulkCSV(body)
+		}
+	} else {
+		body, lines, rerr := readBodyOf(w, r, s.maxBody, true)
+		if err = rerr; err == nil {
+			items, err = model.DecodeBulkJSON(body, lines)
+		}
+	}
+	out, err := s.bulkOf(p, t, items, err)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"items": out})
+	sum := BulkSummary{Items: out}
+	for _, it := range out {
+		switch it.Status {
+		case http.StatusCreated:
+			sum.Created++
+		case http.StatusOK:
+			sum.Updated++
+		default:
+			sum.Failed++
+		}
+	}
+	writeJSON(w, http.StatusOK, &sum)
 	return nil
 }
 
-// runBulk is bulk once the body is read (readErr: reading it failed): the
-// items decoded, the rate limit charged, the write service's Bulk, each
-// item's result. The API's route and the console's bulk page share it.
+// BulkSummary is the bulk route's reply: each item's result, in request
+// order, and how many were created, updated and failed.
+type BulkSummary struct {
+	Items   []BulkResult `json:"items"`
+	Created int          `json:"created"`
+	Updated int          `json:"updated"`
+	Failed  int          `json:"failed"`
+}
+
+// runBulk is bulk once the JSON body is read (readErr: reading it failed):
+// the items decoded, then bulkOf. The console's bulk page calls it.
 func (s *Server) runBulk(p *principal, t target, body []byte, lines bool, readErr error) ([]BulkResult, error) {
-	var arr []any
+	var items []model.BulkItem
 	err := readErr
 	if err == nil {
-		arr, err = bulkItems(body, lines)
+		items, err = model.DecodeBulkJSON(body, lines)
 	}
+	return s.bulkOf(p, t, items, err)
+}
+
+// bulkOf is a bulk once its items are decoded (decodeErr: decoding the
+// body failed): the rate limit charged, the write service's Bulk, each
+// item's result.
+func (s *Server) bulkOf(p *principal, t target, items []model.BulkItem, decodeErr error) ([]BulkResult, error) {
 	// The rate limit charges the items (limitN); a bulk that is refused
 	// before they are counted costs one request.
-	cost := len(arr)
+	cost := len(items)
 	if cost == 0 || cost > MaxBulkItems {
 		cost = 1 // refused below, as a whole
 	}
 	if lerr := s.limitN(p.key.ID, p.snaa.ID, cost); lerr != nil {
 		return nil, lerr
 	}
-	if err != nil {
-		return nil, err
+	if decodeErr != nil {
+		return nil, decodeErr
+	}
+	arr := make([]any, len(items))
+	for i, it := range items {
+		if it.Err != nil {
+			arr[i] = write.InvalidItem{Err: it.Err}
+		} else {
+			arr[i] = it.Value
+		}
 	}
 	res, err := s.writes.Bulk(p.writer(), t.write(), arr)
 	if err != nil {
@@ -83,45 +133,6 @@ func (s *Server) runBulk(p *principal, t target, body []byte, lines bool, readEr
 		}
 	}
 	return out, nil
-}
-
-// bulkItems decodes a bulk body: a JSON array of items, or JSON Lines (one
-// item per line; empty lines skipped). A body sent as JSON Lines (lines) is
-// read as such; a JSON one is told apart by its first character.
-func bulkItems(body []byte, lines bool) ([]any, error) {
-	trimmed := bytes.TrimLeft(body, " \t\r\n")
-	if lines || len(trimmed) > 0 && trimmed[0] != '[' {
-		var arr []any
-		for n, line := range bytes.Split(body, []byte("\n")) {
-			if line = bytes.TrimSpace(line); len(line) == 0 {
-				continue
-			}
-			v, err := model.DecodeAny(line)
-			if err != nil {
-				if se, ok := err.(*model.SyntaxError); ok {
-					return nil, problem(http.StatusBadRequest, "line %d: %s", n+1, se.Msg)
-				}
-				if ve, ok := err.(*model.ValidationError); ok {
-					// Well-formed JSON with a value that is not (a lone
-					// surrogate): this item fails, the others are written.
-					arr = append(arr, write.InvalidItem{Err: ve})
-					continue
-				}
-				return nil, err
-			}
-			arr = append(arr, v)
-		}
-		return arr, nil
-	}
-	v, err := model.DecodeAny(body)
-	if err != nil {
-		return nil, err
-	}
-	arr, ok := v.([]any)
-	if !ok {
-		return nil, &model.ValidationError{Errors: []FieldError{{Field: "(body)", Message: "must be a JSON array (or JSON Lines) of {\"id\"?, \"url\"?, \"metadata\"?}"}}}
-	}
-	return arr, nil
 }
 
 // bulkError is the result of an item that failed with err: the problem the

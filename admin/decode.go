@@ -44,7 +44,7 @@ func readBodyOf(w http.ResponseWriter, r *http.Request, max int64, lines bool) (
 		if err != nil || !(mt == "application/json" || strings.HasSuffix(mt, "+json") || isLines) {
 			if lines {
 				return nil, false, problem(http.StatusUnsupportedMediaType,
-					"Content-Type %q is not accepted; send application/json (an array) or application/jsonl or application/x-ndjson (JSON Lines)", ct)
+					"Content-Type %q is not accepted; send application/json (an array), application/jsonl or application/x-ndjson (JSON Lines), or text/csv", ct)
 			}
 			return nil, false, problem(http.StatusUnsupportedMediaType,
 				"Content-Type %q is not accepted; send application/json", ct)
@@ -52,23 +52,30 @@ func readBodyOf(w http.ResponseWriter, r *http.Request, max int64, lines bool) (
 	} else if r.ContentLength != 0 {
 		return nil, false, problem(http.StatusUnsupportedMediaType, "Content-Type is missing; send application/json")
 	}
+	body, err = readLimited(w, r, max)
+	return body, isLines, err
+}
+
+// readLimited reads a request body of at most max bytes, whatever its
+// Content-Type: 413 for a body over the limit, 400 for an empty one.
+func readLimited(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
 	if r.ContentLength > max {
-		return nil, false, problem(http.StatusRequestEntityTooLarge,
+		return nil, problem(http.StatusRequestEntityTooLarge,
 			"request body of %d bytes exceeds the limit of %d bytes", r.ContentLength, max)
 	}
-	body, err = readAll(http.MaxBytesReader(w, r.Body, max), r.ContentLength)
+	body, err := readAll(http.MaxBytesReader(w, r.Body, max), r.ContentLength)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return nil, false, problem(http.StatusRequestEntityTooLarge,
+			return nil, problem(http.StatusRequestEntityTooLarge,
 				"request body exceeds the limit of %d bytes", mbe.Limit)
 		}
-		return nil, false, problem(http.StatusBadRequest, "reading the request body: %v", err)
+		return nil, problem(http.StatusBadRequest, "reading the request body: %v", err)
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
-		return nil, false, problem(http.StatusBadRequest, "request body is empty; send a JSON object")
+		return nil, problem(http.StatusBadRequest, "request body is empty; send a JSON object")
 	}
-	return body, isLines, nil
+	return body, nil
 }
 
 // readAll is io.ReadAll with room for size bytes (a request's

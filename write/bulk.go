@@ -21,6 +21,9 @@ type ItemResult struct {
 }
 
 type bulkItem struct {
+	// op is the item's "op" (model.OpCreate, model.OpUpdate), or "" for
+	// an item without one (an existing id updates, an unknown one creates).
+	op  string
 	id  string
 	obj map[string]any // the item without "id"; nil when the item is refused before the transaction
 	res ItemResult
@@ -32,7 +35,11 @@ type bulkItem struct {
 }
 
 // Bulk makes up to MaxBulkItems creates and updates in t for a, in one
-// transaction (one commit). Each item is a decoded JSON value: an object
+// transaction (one commit). Each item is a decoded JSON value, an object
+// (model's bulk format, model/bulk.go). With "op": "create" it is a create
+// (custom id with "id", generated without; a taken id fails the item);
+// with "op": "update" a merge update of the existing identifier "id" (an
+// unknown id fails the item, it never creates). Without "op", an item
 // with "id" of an existing identifier is a merge update, with an unknown
 // "id" a custom-id create, without "id" a create with a generated id. Each
 // item succeeds or fails on its own and a failed item writes nothing. Items
@@ -55,6 +62,14 @@ func (s *Service) Bulk(a *Actor, t Target, values []any) ([]ItemResult, error) {
 			it.res.Err = invalidField("(item)", "must be an object")
 			continue
 		}
+		if opv, ok := obj["op"]; ok {
+			op, _ := opv.(string)
+			if op != model.OpCreate && op != model.OpUpdate {
+				it.res.Err = invalidField("op", `must be "create" or "update"`)
+				continue
+			}
+			it.op = op
+		}
 		if idv, ok := obj["id"]; ok {
 			ids, ok := idv.(string)
 			if !ok || ids == "" {
@@ -62,9 +77,14 @@ func (s *Service) Bulk(a *Actor, t Target, values []any) ([]ItemResult, error) {
 				continue
 			}
 			it.id = ids
+		} else if it.op == model.OpUpdate {
+			it.res.Err = invalidField("id", "is required: an update names the identifier it changes")
+			continue
+		}
+		if it.op != "" || it.id != "" {
 			rest := make(map[string]any, len(obj))
 			for k, v := range obj {
-				if k != "id" {
+				if k != "id" && k != "op" {
 					rest[k] = v
 				}
 			}
@@ -91,7 +111,7 @@ func (s *Service) Bulk(a *Actor, t Target, values []any) ([]ItemResult, error) {
 				err error
 			)
 			created := true
-			if it.pc != nil && !(it.id != "" && tx.HasRecord(it.pc.key)) {
+			if it.pc != nil && (it.op == model.OpCreate || !(it.id != "" && tx.HasRecord(it.pc.key))) {
 				wr, err = s.txCreatePrepared(tx, it.pc)
 			} else {
 				// An update, or a custom id created since prepareBulk
@@ -130,7 +150,9 @@ func (s *Service) Bulk(a *Actor, t Target, values []any) ([]ItemResult, error) {
 }
 
 // prepareBulk does before the transaction what the single writes do before
-// theirs: it tells creates from updates (an id that exists is an update),
+// theirs: it tells creates from updates (by op; without one, an id that
+// exists is an update), fails an update of an unknown id and a create of
+// a taken one,
 // runs a create's checks and builds its record (prepareCreate), so that the
 // bulk holds its commit group (registry.CommitAs) only for the writes.
 // Items refused here get their result and a nil obj. err is fatal.
@@ -153,8 +175,19 @@ func (s *Service) prepareBulk(a *Actor, t Target, items []*bulkItem, now time.Ti
 		return err
 	}
 	for _, it := range items {
-		if it.obj == nil || (it.key != "" && exists[it.key]) {
+		if it.obj == nil {
 			continue
+		}
+		found := it.key != "" && exists[it.key]
+		switch {
+		case it.op == model.OpUpdate && !found:
+			it.res.Err, it.obj = refuse(ErrNotFound, "no identifier "+it.display+": an update changes an existing identifier; op create makes a new one"), nil
+			continue
+		case it.op == model.OpCreate && found:
+			it.res.Err, it.obj = refuse(ErrExists, "identifier "+it.display+" already exists; op update changes it"), nil
+			continue
+		case found || it.op == model.OpUpdate:
+			continue // an update
 		}
 		req, perr := s.checkCreate(a, t, it.id, it.obj)
 		if perr == nil {
