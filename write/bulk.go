@@ -174,11 +174,14 @@ func (s *Service) prepareBulk(a *Actor, t Target, items []*bulkItem, now time.Ti
 	if err != nil {
 		return err
 	}
+	// An update may name an id an earlier item of the bulk creates: the
+	// transaction runs the items in order.
+	created := map[string]bool{}
 	for _, it := range items {
 		if it.obj == nil {
 			continue
 		}
-		found := it.key != "" && exists[it.key]
+		found := it.key != "" && (exists[it.key] || it.op == model.OpUpdate && created[it.key])
 		switch {
 		case it.op == model.OpUpdate && !found:
 			it.res.Err, it.obj = refuse(ErrNotFound, "no identifier "+it.display+": an update changes an existing identifier; op create makes a new one"), nil
@@ -196,6 +199,9 @@ func (s *Service) prepareBulk(a *Actor, t Target, items []*bulkItem, now time.Ti
 				return err
 			}
 			it.pc = &pc
+			if it.key != "" && perr == nil {
+				created[it.key] = true
+			}
 		}
 		if perr != nil {
 			it.res.Err, it.obj = perr, nil
