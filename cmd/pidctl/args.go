@@ -144,7 +144,7 @@ func init() {
 		{name: "webhooks deliveries", args: "ID [--limit N] [--test]", about: "an endpoint's last delivery attempts, newest first", admin: cmdWebhooksDeliveries, opts: []string{"test", "limit"}},
 		{name: "webhooks enable", args: "ID [--test]", about: "resume a disabled endpoint from its cursor", admin: cmdWebhooksEnable, opts: []string{"test"}},
 		{name: "webhooks delete", args: "ID [--test]", about: "remove an endpoint and its delivery log", admin: cmdWebhooksDelete, opts: []string{"test"}},
-		{name: "bulk", args: "FILE|- [--test]", about: "create/update from JSON Lines ({\"id\"?,\"url\"?,\"metadata\"?} per line) or CSV (.csv; columns id,url,status,metadata)",
+		{name: "bulk", args: "FILE|- [--test]", about: "create/update from JSON Lines ({\"op\"?,\"id\"?,\"url\"?,\"metadata\"?} per line) or CSV (.csv; op,id,url and one column per model field: docs/product.md)",
 			admin: cmdBulk, opts: []string{"test"}},
 		{name: "hdl resolve", args: "HANDLE --server HOST:PORT [--udp] [--type T]… [--index N]… [--json]",
 			about: "resolve over the native Handle protocol", hdl: hdlResolve, opts: []string{"server", "udp", "timeout", "type", "index", "json"}},
