@@ -1,7 +1,6 @@
 package admin
 
 import (
-	"mime"
 	"net/http"
 
 	"pidnode/model"
@@ -21,58 +20,29 @@ type BulkResult struct {
 	Errors []FieldError `json:"errors,omitempty"`
 }
 
-// bulkRoute is the namespace route POST …/{ns}/bulk.
+// bulkRoute is the namespace route POST …/{ns}/bulk: a bulk (bulkOf) whose
+// body is the bulk format (model/bulk.go: JSON, JSON Lines or CSV).
 func bulkRoute(s *Server) nsRoute {
 	return nsRoute{name: "bulk", h: func(w http.ResponseWriter, r *http.Request, p *principal, t target, _ string) error {
 		if err := s.checkWritable(); err != nil {
 			return err
 		}
-		return s.bulk(w, r, p, t)
-	}, ops: []nsOp{{"POST", "bulk", op{summary: "Create and update up to 1000 identifiers in one transaction; an item with op create is a create (custom id with id, generated without), with op update a merge update of an existing identifier (an unknown id fails the item); without op, an item with the id of an existing identifier is a merge update, with an unknown id a custom-id create, without id a generated-id create; each item succeeds or fails on its own. The body may also be CSV (text/csv), one column per model field (docs/product.md)", auth: "snaa", request: "BulkRequest", jsonLines: true, bulkCSV: true, ok: 200, okSchema: "BulkResponse", tag: "snaa"}}}}
-}
-
-// bulk serves POST …/handles/{prefix}/{ns}/bulk: up to MaxBulkItems creates and
-// updates in one transaction (write.Service.Bulk). Each item succeeds or
-// fails on its own, with the problem the single routes answer for it. The
-// body is the bulk format (model/bulk.go): JSON, JSON Lines or, as
-// text/csv, CSV.
-func (s *Server) bulk(w http.ResponseWriter, r *http.Request, p *principal, t target) error {
-	var (
-		items []model.BulkItem
-		err   error
-	)
-	if mt, _, perr := mime.ParseMediaType(r.Header.Get("Content-Type")); perr == nil && mt == "text/csv" {
-		var body []byte
-		if body, err = readLimited(w, r, s.maxBody); err == nil {
+		var items []model.BulkItem
+		body, kind, err := readBodyOf(w, r, s.maxBody, true)
+		if err == nil && kind == "text/csv" {
 			items, err = s.model.DecodeBulkCSV(body)
+		} else if err == nil {
+			items, err = model.DecodeBulkJSON(body, kind != "")
 		}
-	} else {
-		body, lines, rerr := readBodyOf(w, r, s.maxBody, true)
-		if err = rerr; err == nil {
-			items, err = model.DecodeBulkJSON(body, lines)
+		sum, err := s.bulkOf(p, t, items, err)
+		if err == nil {
+			writeJSON(w, http.StatusOK, sum)
 		}
-	}
-	out, err := s.bulkOf(p, t, items, err)
-	if err != nil {
 		return err
-	}
-	sum := BulkSummary{Items: out}
-	for _, it := range out {
-		switch it.Status {
-		case http.StatusCreated:
-			sum.Created++
-		case http.StatusOK:
-			sum.Updated++
-		default:
-			sum.Failed++
-		}
-	}
-	writeJSON(w, http.StatusOK, &sum)
-	return nil
+	}, ops: []nsOp{{"POST", "bulk", op{summary: "Create and update up to 1000 identifiers in one transaction; an item with op create is a create (custom id with id, generated without), with op update a merge update of an existing identifier (an unknown id fails the item); without op, an item with the id of an existing identifier is a merge update, with an unknown id a custom-id create, without id a generated-id create; each item succeeds or fails on its own. The body may also be CSV (text/csv), one column per model field (docs/product.md)", auth: "snaa", request: "BulkRequest", jsonLines: true, ok: 200, okSchema: "BulkResponse", tag: "snaa"}}}}
 }
 
-// BulkSummary is the bulk route's reply: each item's result, in request
-// order, and how many were created, updated and failed.
+// BulkSummary is the bulk route's reply: the items' results in order, and their counts.
 type BulkSummary struct {
 	Items   []BulkResult `json:"items"`
 	Created int          `json:"created"`
@@ -80,21 +50,25 @@ type BulkSummary struct {
 	Failed  int          `json:"failed"`
 }
 
-// runBulk is bulk once the JSON body is read (readErr: reading it failed):
-// the items decoded, then bulkOf. The console's bulk page calls it.
-func (s *Server) runBulk(p *principal, t target, body []byte, lines bool, readErr error) ([]BulkResult, error) {
+// runBulk is a bulk of JSON (lines: JSON Lines) once the body is read
+// (readErr: reading it failed). The console's bulk page calls it.
+func (s *Server) runBulk(p *principal, t target, body []byte, lines bool, readErr error) (out []BulkResult, err error) {
 	var items []model.BulkItem
-	err := readErr
-	if err == nil {
-		items, err = model.DecodeBulkJSON(body, lines)
+	if readErr == nil {
+		items, readErr = model.DecodeBulkJSON(body, lines)
 	}
-	return s.bulkOf(p, t, items, err)
+	sum, err := s.bulkOf(p, t, items, readErr)
+	if sum != nil {
+		out = sum.Items
+	}
+	return out, err
 }
 
-// bulkOf is a bulk once its items are decoded (decodeErr: decoding the
-// body failed): the rate limit charged, the write service's Bulk, each
-// item's result.
-func (s *Server) bulkOf(p *principal, t target, items []model.BulkItem, decodeErr error) ([]BulkResult, error) {
+// bulkOf is a bulk of up to MaxBulkItems items once they are decoded
+// (decodeErr: decoding the body failed): the rate limit charged, the write
+// service's Bulk (one transaction), each item's result, which is the
+// problem the single routes answer for the same input if it failed.
+func (s *Server) bulkOf(p *principal, t target, items []model.BulkItem, decodeErr error) (*BulkSummary, error) {
 	// The rate limit charges the items (limitN); a bulk that is refused
 	// before they are counted costs one request.
 	cost := len(items)
@@ -107,37 +81,26 @@ func (s *Server) bulkOf(p *principal, t target, items []model.BulkItem, decodeEr
 	if decodeErr != nil {
 		return nil, decodeErr
 	}
-	arr := make([]any, len(items))
-	for i, it := range items {
-		if it.Err != nil {
-			arr[i] = write.InvalidItem{Err: it.Err}
-		} else {
-			arr[i] = it.Value
-		}
-	}
-	res, err := s.writes.Bulk(p.writer(), t.write(), arr)
+	res, err := s.writes.Bulk(p.writer(), t.write(), items)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]BulkResult, len(res))
+	sum := &BulkSummary{Items: make([]BulkResult, len(res))}
 	for i, it := range res {
 		switch {
 		case it.Err != nil:
-			out[i] = bulkError(it.Err)
+			pr, _ := problemOf(it.Err) // what the single routes answer for the same input
+			sum.Items[i] = BulkResult{Status: pr.Status, Type: pr.Type, Title: pr.Title, Detail: pr.Detail, Errors: pr.Errors}
+			sum.Failed++
 		case it.Created:
-			out[i] = BulkResult{Status: http.StatusCreated, Handle: it.Handle}
+			sum.Items[i] = BulkResult{Status: http.StatusCreated, Handle: it.Handle}
+			sum.Created++
 			s.metrics.creates.Add(1)
 		default:
-			out[i] = BulkResult{Status: http.StatusOK, Handle: it.Handle}
+			sum.Items[i] = BulkResult{Status: http.StatusOK, Handle: it.Handle}
+			sum.Updated++
 			s.metrics.updates.Add(1)
 		}
 	}
-	return out, nil
-}
-
-// bulkError is the result of an item that failed with err: the problem the
-// single routes answer for the same input.
-func bulkError(err error) BulkResult {
-	p, _ := problemOf(err)
-	return BulkResult{Status: p.Status, Type: p.Type, Title: p.Title, Detail: p.Detail, Errors: p.Errors}
+	return sum, nil
 }

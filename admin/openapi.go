@@ -17,7 +17,7 @@ type op struct {
 	auth    string // "", "operator", "snaa"
 	request string // component schema name of the JSON body
 	// jsonLines: the body may also be JSON Lines (jsonLinesTypes), one item
-	// of the request schema (an array) per line.
+	// of the request schema (an array) per line, or the bulk CSV.
 	jsonLines bool
 	ok        int    // success status
 	okSchema  string // component schema of the success body ("" = none)
@@ -31,10 +31,7 @@ type op struct {
 	feed bool
 	// csv: the success body may also be CSV (Accept: text/csv).
 	csv bool
-	// bulkCSV: the body may also be the bulk CSV (text/csv, model/bulk.go).
-	bulkCSV bool
-	// export, if set, says what the success body holds when it is an
-	// export as CSV or JSON Lines (listsearch.go).
+	// export: the columns of the success body as an export (CSV, JSON Lines).
 	export string
 }
 
@@ -81,10 +78,8 @@ func (s *Server) buildOpenAPI() ([]byte, error) {
 					"description": "Server-Sent Events: per event the fields id (seq), event (action) and data (the Event as JSON); lines starting with ':' are heartbeats"}}
 			}
 			if o.export != "" {
-				content["text/csv"] = map[string]any{"schema": map[string]any{"type": "string",
-					"description": "RFC 4180 CSV with a header row, one identifier per row: " + o.export}}
-				content["application/x-ndjson"] = map[string]any{"schema": map[string]any{"type": "string",
-					"description": "JSON Lines, one object per identifier: " + o.export}}
+				content["text/csv"] = map[string]any{"schema": map[string]any{"type": "string", "description": "RFC 4180 CSV with a header row, one identifier per row: " + o.export}}
+				content["application/x-ndjson"] = map[string]any{"schema": map[string]any{"type": "string", "description": "JSON Lines, one object per identifier: " + o.export}}
 			}
 			if o.csv {
 				content["text/csv"] = map[string]any{"schema": map[string]any{"type": "string",
@@ -164,8 +159,6 @@ func (s *Server) buildOpenAPI() ([]byte, error) {
 					content[mt] = map[string]any{"schema": map[string]any{"type": "string",
 						"description": "JSON Lines: one item of " + o.request + " per line (at most " + strconv.Itoa(MaxBulkItems) + "); empty lines are skipped"}}
 				}
-			}
-			if o.bulkCSV {
 				content["text/csv"] = map[string]any{"schema": map[string]any{"type": "string",
 					"description": "RFC 4180 CSV: a header row naming the columns, then one item per row (at most " + strconv.Itoa(MaxBulkItems) + "). Columns: " + strings.Join(s.model.BulkColumns(), ", ") +
 						"; op (create or update) is required, an empty cell sets nothing, a field stored as JSON and an object's property that is not a string are JSON text"}}
@@ -349,13 +342,12 @@ func (s *Server) schemas() map[string]any {
 		"AuditEntry": obj([]string{"seq", "time", "actor", "action", "target"}, map[string]any{
 			"seq": map[string]any{"type": "integer"}, "time": dt(), "actor": str(), "key_name": str(), "action": str(), "target": str(),
 			"before": map[string]any{}, "after": map[string]any{}}),
-		"AuditList":    obj([]string{"entries"}, map[string]any{"entries": arr(ref("AuditEntry"))}),
-		"Metadata":     obj(metaReq, metaProps),
-		"HandleCreate": obj([]string{"url", "metadata"}, map[string]any{"url": httpURL, "metadata": ref("Metadata")}),
-		"HandleUpdate": obj(nil, map[string]any{"url": httpURL, "metadata": obj(nil, updProps)}),
-		"Identifier":   ident,
-		"IdentifierList": obj([]string{"items"}, map[string]any{"items": arr(ref("Identifier")), "next_cursor": str(),
-			"total": map[string]any{"type": "integer", "description": "search pages: the identifiers that match in all"}, "page": map[string]any{"type": "integer"}, "page_size": map[string]any{"type": "integer"}, "pages": map[string]any{"type": "integer"}}),
+		"AuditList":      obj([]string{"entries"}, map[string]any{"entries": arr(ref("AuditEntry"))}),
+		"Metadata":       obj(metaReq, metaProps),
+		"HandleCreate":   obj([]string{"url", "metadata"}, map[string]any{"url": httpURL, "metadata": ref("Metadata")}),
+		"HandleUpdate":   obj(nil, map[string]any{"url": httpURL, "metadata": obj(nil, updProps)}),
+		"Identifier":     ident,
+		"IdentifierList": obj([]string{"items"}, map[string]any{"items": arr(ref("Identifier")), "next_cursor": str(), "total": map[string]any{"type": "integer", "description": "search pages: the identifiers that match in all"}, "page": map[string]any{"type": "integer"}, "page_size": map[string]any{"type": "integer"}, "pages": map[string]any{"type": "integer"}}),
 		"History": obj([]string{"handle", "version", "changes", "change_log"}, map[string]any{"handle": str(),
 			"version": map[string]any{"type": "integer"}, "changes": arr(ref("HistoryEntry")), "change_log": arr(ref("ChangeEntry"))}),
 		"HistoryEntry": obj([]string{"seq", "time", "action"}, map[string]any{"seq": map[string]any{"type": "integer"}, "time": dt(),

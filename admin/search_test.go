@@ -10,6 +10,7 @@ import (
 
 	"pidnode/handlev"
 	"pidnode/store"
+	"pidnode/write"
 )
 
 // search lists the namespace with the given query and returns the handles of
@@ -153,9 +154,9 @@ func TestReindexURLs(t *testing.T) {
 	if got := e.search(a.Key.Secret, coll, q, 10); len(got) != 0 {
 		t.Fatalf("before reindex: %v", got)
 	}
-	n, err := ReindexURLs(e.db, e.namer, nil)
+	n, err := write.Reindex(e.db, e.namer, nil)
 	if err != nil || n != 2 {
-		t.Fatalf("ReindexURLs = %d, %v; want 2 entries", n, err)
+		t.Fatalf("write.Reindex = %d, %v; want 2 entries", n, err)
 	}
 	if got := e.search(a.Key.Secret, coll, q, 10); !slices.Equal(got, []string{"21.12345/svc/IMP/IMPORTED1"}) {
 		t.Fatalf("after reindex: %v", got)
@@ -338,8 +339,8 @@ func TestApproveIndexesImportedNamespace(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n, err := ReindexURLs(e.db, e.namer, nil); err != nil || n != 0 {
-		t.Fatalf("ReindexURLs = %d, %v; want 0 (no SNAA owns LATE)", n, err)
+	if n, err := write.Reindex(e.db, e.namer, nil); err != nil || n != 0 {
+		t.Fatalf("write.Reindex = %d, %v; want 0 (no SNAA owns LATE)", n, err)
 	}
 	a := e.snaa(map[string]any{"namespace": "LATE", "prefixes": []string{"21.12345", "21.T12345"}})
 	q := "url=" + url.QueryEscape("https://old.example.org/*")

@@ -429,14 +429,7 @@ func (s *Server) routesInit() {
 		hp := p + "/handles/{prefix}/{ns}/{id...}"
 		coll, item := p+"/handles/{prefix}/{ns}/", p+"/handles/{prefix}/{ns}/{id}"
 		get := s.ns.ops("GET", coll, item)
-		get[coll] = op{summary: "List the namespace's identifiers: cursor pages, or with q, sort or page numbered pages of a search with their total, or with format (or Accept) an export of every match", auth: "snaa", ok: 200, okSchema: "IdentifierList",
-			query: []param{{"status", "only this status"}, {"url", "only identifiers with this landing page URL; a trailing * matches a URL prefix (reverse lookup through the URL index); cursor pages only"},
-				{"q", "words, each of which must start a word of the id, label, landing page URL or description (any case; letters and digits make words)"},
-				{"sort", "id (default), label, created or changed; a leading - reverses the order"}, {"page", "page number from 1 (a search page: total, page, page_size and pages in the reply)"},
-				{"format", "csv or jsonl: every match of the search as an export (at most 100000), in place of a page"},
-				{"limit", "1–1000, default 100 (the page size)"}, {"cursor", "next_cursor of the previous page; cursor pages only"}},
-			headers: []param{{"Accept", "application/json (default), text/csv or application/x-ndjson (an export, as format)"}},
-			export:  "columns " + strings.Join(read.SummaryColumns, ", "), tag: "snaa"}
+		get[coll] = op{summary: "List the namespace's identifiers: cursor pages, or with q, sort or page numbered pages of a search with their total, or with format (or Accept) an export of every match", auth: "snaa", ok: 200, okSchema: "IdentifierList", query: []param{{"status", "only this status"}, {"url", "only identifiers with this landing page URL; a trailing * matches a URL prefix (reverse lookup through the URL index); cursor pages only"}, {"q", "words, each of which must start a word of the id, label, landing page URL or description (any case; letters and digits make words)"}, {"sort", "id (default), label, created or changed; a leading - reverses the order"}, {"page", "page number from 1 (a search page: total, page, page_size and pages in the reply)"}, {"format", "csv or jsonl: every match of the search as an export (at most 100000), in place of a page"}, {"limit", "1–1000, default 100 (the page size)"}, {"cursor", "next_cursor of the previous page; cursor pages only"}}, headers: []param{{"Accept", "application/json (default), text/csv or application/x-ndjson (an export, as format)"}}, export: "columns " + strings.Join(read.SummaryColumns, ", "), tag: "snaa"}
 		get[item] = op{summary: "Read an identifier", auth: "snaa", ok: 200, okSchema: "Identifier", okHeads: []string{"ETag"}, headers: []param{{"If-None-Match", "ETag of a copy you hold: 304 if unchanged"}}, tag: "snaa"}
 		s.handleDocs("GET", hp, s.snaa(b, s.getHandles), get)
 		put := s.ns.ops("PUT", coll, item)

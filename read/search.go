@@ -3,6 +3,9 @@ package read
 import (
 	"errors"
 	"fmt"
+	"io"
+	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -53,12 +56,49 @@ const (
 
 // SearchPage is one page of a search: its items, the number of identifiers
 // that match in all, and the page's number, size and the number of pages.
+// Its JSON is the API's reply: the items as Identifiers.
 type SearchPage struct {
-	Items    []Summary `json:"items"`
-	Total    int       `json:"total"`
-	Page     int       `json:"page"`
-	PageSize int       `json:"page_size"`
-	Pages    int       `json:"pages"`
+	Items    []Summary     `json:"-"`
+	Idents   []*Identifier `json:"items"`
+	Total    int           `json:"total"`
+	Page     int           `json:"page"`
+	PageSize int           `json:"page_size"`
+	Pages    int           `json:"pages"`
+}
+
+// Export formats (the format query parameter, ParseSearch).
+const (
+	FormatCSV   = "csv"
+	FormatJSONL = "jsonl"
+)
+
+// ParseSearch reads a list's search from query values as the API's list
+// route and the console take them: q, status, sort, page, format (csv or
+// jsonl: an export) and format's default accept (what the request's
+// Accept header chose, or ""). pageSize is the page size the caller
+// parsed (limit). search is false when none of q, sort, page and an
+// export is asked for: the caller answers cursor pages (List), which url
+// and cursor belong to; combined with a search they are ErrBadQuery.
+func ParseSearch(v url.Values, accept string, pageSize int) (q SearchQuery, format string, search bool, err error) {
+	format = v.Get("format")
+	if format == "" {
+		format = accept
+	} else if format != FormatCSV && format != FormatJSONL {
+		return q, "", false, refuse(ErrBadQuery, "format must be csv or jsonl")
+	}
+	if format == "" && !v.Has("q") && !v.Has("sort") && !v.Has("page") {
+		return q, "", false, nil
+	}
+	if v.Get("url") != "" || v.Get("cursor") != "" || v.Get("after") != "" {
+		return q, "", false, refuse(ErrBadQuery, "url and cursor select cursor pages; they cannot be combined with q, sort, page or an export")
+	}
+	q = SearchQuery{Q: v.Get("q"), Status: v.Get("status"), Sort: v.Get("sort"), Page: 1, PageSize: pageSize}
+	if p := v.Get("page"); p != "" {
+		if q.Page, err = strconv.Atoi(p); err != nil || q.Page < 1 {
+			return q, "", false, refuse(ErrBadQuery, "page must be an integer from 1")
+		}
+	}
+	return q, format, true, nil
 }
 
 // registryQuery checks q and makes it the registry's query.
@@ -125,6 +165,10 @@ func (r *Reader) Search(prefix, ns string, q SearchQuery) (*SearchPage, error) {
 		return nil, tooBroad(err)
 	}
 	page.Pages = (page.Total + q.PageSize - 1) / q.PageSize
+	page.Idents = make([]*Identifier, len(page.Items))
+	for i := range page.Items {
+		page.Idents[i] = page.Items[i].Identifier
+	}
 	return page, nil
 }
 
@@ -155,13 +199,16 @@ func (r *Reader) summary(st *store.Stored) Summary {
 // so that a slow reader of the export never holds a transaction long.
 const exportChunk = 1000
 
-// Export calls fn with the Summary of every identifier q matches (every
-// page; q.Page and q.PageSize are not used), in q's order, and returns the
-// total. A search of more than MaxExport identifiers is refused before fn
-// is called (ErrBadQuery): `pidnode export` writes whole databases. The
-// keys are taken in one read transaction, the records read in transactions
-// of exportChunk between calls of fn; one deleted meanwhile is left out.
-func (r *Reader) Export(prefix, ns string, q SearchQuery, fn func(*Summary) error) (int, error) {
+// Export writes every identifier q matches (every page; q.Page and
+// q.PageSize are not used), in q's order, in format (FormatCSV,
+// FormatJSONL; ExportWriter), and returns the total. start is called once,
+// before the first byte, for the writer: a search refused (ErrBadQuery: more
+// than MaxExport identifiers, as `pidnode export` writes whole databases)
+// writes nothing and calls no start. The keys are taken in one read
+// transaction, the records read in transactions of exportChunk between
+// writes; one deleted meanwhile is left out. An error after start is the
+// writer's or the store's: the export is cut short.
+func (r *Reader) Export(prefix, ns string, q SearchQuery, format string, start func() io.Writer) (int, error) {
 	q.Page, q.PageSize = 1, 1
 	rq, err := q.registryQuery()
 	if err != nil {
@@ -184,6 +231,7 @@ func (r *Reader) Export(prefix, ns string, q SearchQuery, fn func(*Summary) erro
 	if total > MaxExport || len(keys) > MaxExport {
 		return 0, refuse(ErrBadQuery, fmt.Sprintf("the export would hold %d identifiers, more than %d; narrow the search (or use pidnode export)", total, MaxExport))
 	}
+	x := NewExportWriter(start(), format == FormatCSV)
 	for len(keys) > 0 {
 		n := min(len(keys), exportChunk)
 		var items []Summary
@@ -192,10 +240,10 @@ func (r *Reader) Export(prefix, ns string, q SearchQuery, fn func(*Summary) erro
 		}
 		keys = keys[n:]
 		for i := range items {
-			if err := fn(&items[i]); err != nil {
+			if err := x.Write(&items[i]); err != nil {
 				return 0, err
 			}
 		}
 	}
-	return total, nil
+	return total, x.Close()
 }

@@ -431,7 +431,7 @@ func (t Tx) SearchEach(nsp string, q SearchQuery, fn func(key string) bool) (tot
 			total = int(binary.BigEndian.Uint64(v))
 		}
 		skip := q.Offset
-		err := t.walkOrder([]byte(nsp), q.Sort, q.Desc, func(key []byte) bool {
+		err := walkOrder(b, []byte(nsp), q.Sort, q.Desc, func(key []byte) bool {
 			if q.Status != "" {
 				d, ok := decodeDoc(b.Get(forwardKey([]byte(nsp), string(key))))
 				if !ok || d.status != q.Status {
@@ -504,11 +504,11 @@ func (d *searchDoc) hasAll(words []string) bool {
 }
 
 // walkOrder calls fn with the record key of each entry of sort order o in
-// the namespace nsp, in order (reversed if desc), until fn returns false.
-// key is valid only during fn.
-func (t Tx) walkOrder(nsp []byte, o byte, desc bool, fn func(key []byte) bool) error {
+// the namespace nsp of the search bucket b, in order (reversed if desc),
+// until fn returns false. key is valid only during fn.
+func walkOrder(b *bbolt.Bucket, nsp []byte, o byte, desc bool, fn func(key []byte) bool) error {
 	pre := append(append([]byte(nil), nsp...), 0, 's', o)
-	c := t.bucket(store.BucketSearch).Cursor()
+	c := b.Cursor()
 	if !desc {
 		for k, _ := c.Seek(pre); k != nil && bytes.HasPrefix(k, pre); k, _ = c.Next() {
 			if !fn(recordKeyOfIndex(k)) {

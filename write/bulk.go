@@ -7,11 +7,6 @@ import (
 	"pidnode/registry"
 )
 
-// InvalidItem is a bulk item its caller could not decode as a value (a line
-// of JSON Lines that is well-formed JSON holding an invalid string): Bulk
-// fails that item with Err and writes the others.
-type InvalidItem struct{ Err error }
-
 // ItemResult is the outcome of one bulk item, in request order: Err is nil
 // for a success, which Created tells apart as a create or an update.
 type ItemResult struct {
@@ -35,8 +30,9 @@ type bulkItem struct {
 }
 
 // Bulk makes up to MaxBulkItems creates and updates in t for a, in one
-// transaction (one commit). Each item is a decoded JSON value, an object
-// (model's bulk format, model/bulk.go). With "op": "create" it is a create
+// transaction (one commit). Each item is one of a bulk file (model's bulk
+// format, model/bulk.go): an item its caller could not read (Err) fails
+// with that error, and Value must be an object. With "op": "create" it is a create
 // (custom id with "id", generated without; a taken id fails the item);
 // with "op": "update" a merge update of the existing identifier "id" (an
 // unknown id fails the item, it never creates). Without "op", an item
@@ -45,7 +41,7 @@ type bulkItem struct {
 // item succeeds or fails on its own and a failed item writes nothing. Items
 // run the validation path of the single writes (check.go) and fail with
 // the same errors. The error is the whole bulk's.
-func (s *Service) Bulk(a *Actor, t Target, values []any) ([]ItemResult, error) {
+func (s *Service) Bulk(a *Actor, t Target, values []model.BulkItem) ([]ItemResult, error) {
 	if len(values) == 0 || len(values) > MaxBulkItems {
 		return nil, invalidField("(body)", "must hold 1 to 1000 items")
 	}
@@ -53,11 +49,11 @@ func (s *Service) Bulk(a *Actor, t Target, values []any) ([]ItemResult, error) {
 	for i, x := range values {
 		it := &bulkItem{}
 		items[i] = it
-		if bad, ok := x.(InvalidItem); ok {
-			it.res.Err = bad.Err
+		if x.Err != nil {
+			it.res.Err = x.Err
 			continue
 		}
-		obj, ok := x.(map[string]any)
+		obj, ok := x.Value.(map[string]any)
 		if !ok {
 			it.res.Err = invalidField("(item)", "must be an object")
 			continue
