@@ -30,11 +30,11 @@ import (
 // Keys, under the namespace key prefix nsp (as the URL index's) and a 0x00:
 //
 //	nsp 0 'w' word 0 key         one per distinct word of the record
-//	nsp 0 't' STATUS 0 key       the record's status (upper case)
-//	nsp 0 's' order value 0 key  one per sort order: 'i' (id, empty value),
-//	                             'l' (label, lower case, at most
-//	                             maxSortLabel bytes), 'c' and 'u' (created,
-//	                             updated: 8 bytes big-endian)
+//	nsp 0 's' order value 0 key  one per sort order but the id's (which is
+//	                             the records bucket's own): 'l' (label,
+//	                             lower case, at most maxSortLabel bytes),
+//	                             'c' and 'u' (created, updated: 8 bytes
+//	                             big-endian)
 //	nsp 0 'f' key → doc          what the record filed (encodeDoc), so that
 //	                             a change removes exactly the old entries
 //	                             and a search checks and sorts its matches
@@ -171,7 +171,13 @@ func (r *Registry) docOf(nsp []byte, key string, st *store.Stored) searchDoc {
 	if _, _, did, form := r.namer.Split([]byte(st.Record.Handle)); form == handlev.FormFull {
 		id = string(did) + " " + id
 	}
-	d.words = SearchWords(id, string(label), r.urlOf(st), string(desc))
+	// The URL's scheme is a word of nearly every record: filing it would
+	// cost every write a page and find everything.
+	u := r.urlOf(st)
+	if _, rest, ok := strings.Cut(u, "://"); ok {
+		u = rest
+	}
+	d.words = SearchWords(id, string(label), u, string(desc))
 	slices.Sort(d.words)
 	return d
 }
@@ -265,8 +271,7 @@ func (d *searchDoc) entries(nsp []byte, key string) [][]byte {
 	for _, w := range d.words {
 		out = append(out, searchKey(nsp, 'w', []byte(w), key))
 	}
-	out = append(out, searchKey(nsp, 't', []byte(d.status), key))
-	for _, o := range []byte{SortID, SortLabel, SortCreated, SortChanged} {
+	for _, o := range []byte{SortLabel, SortCreated, SortChanged} {
 		out = append(out, searchKey(nsp, 's', d.sortValue(o), key))
 	}
 	return out
@@ -331,11 +336,14 @@ func (t Tx) indexSearch(key string, st *store.Stored) error {
 		newDoc = &d
 		cur = d.entries(nsp, key)
 	}
-	keep := make(map[string]bool, len(cur))
-	for _, k := range cur {
-		keep[string(k)] = true
+	// Only the entries that change are written: each costs a page.
+	var keep, had map[string]bool
+	if len(old) > 0 {
+		keep, had = make(map[string]bool, len(cur)), make(map[string]bool, len(old))
+		for _, k := range cur {
+			keep[string(k)] = true
+		}
 	}
-	had := make(map[string]bool, len(old))
 	for _, k := range old {
 		had[string(k)] = true
 		if !keep[string(k)] {
@@ -431,7 +439,7 @@ func (t Tx) SearchEach(nsp string, q SearchQuery, fn func(key string) bool) (tot
 			total = int(binary.BigEndian.Uint64(v))
 		}
 		skip := q.Offset
-		err := walkOrder(b, []byte(nsp), q.Sort, q.Desc, func(key []byte) bool {
+		err := walkOrder(t, []byte(nsp), q.Sort, q.Desc, func(key []byte) bool {
 			if q.Status != "" {
 				d, ok := decodeDoc(b.Get(forwardKey([]byte(nsp), string(key))))
 				if !ok || d.status != q.Status {
@@ -503,31 +511,45 @@ func (d *searchDoc) hasAll(words []string) bool {
 	return true
 }
 
-// walkOrder calls fn with the record key of each entry of sort order o in
-// the namespace nsp of the search bucket b, in order (reversed if desc),
-// until fn returns false. key is valid only during fn.
-func walkOrder(b *bbolt.Bucket, nsp []byte, o byte, desc bool, fn func(key []byte) bool) error {
+// walkOrder calls fn with the record key of each record of namespace nsp
+// in sort order o (reversed if desc), until fn returns false: the keys of
+// the records bucket for SortID, else the entries of the order in the
+// search bucket. key is valid only during fn.
+func walkOrder(t Tx, nsp []byte, o byte, desc bool, fn func(key []byte) bool) error {
 	pre := append(append([]byte(nil), nsp...), 0, 's', o)
-	c := b.Cursor()
-	if !desc {
-		for k, _ := c.Seek(pre); k != nil && bytes.HasPrefix(k, pre); k, _ = c.Next() {
-			if !fn(recordKeyOfIndex(k)) {
-				return nil
-			}
-		}
-		return nil
-	}
 	end := append(append([]byte(nil), nsp...), 0, 's', o+1)
-	k, _ := c.Seek(end)
-	if k == nil {
-		k, _ = c.Last()
-	} else {
-		k, _ = c.Prev()
+	c := t.bucket(store.BucketSearch).Cursor()
+	keyOf := recordKeyOfIndex
+	if o == SortID {
+		pre = append([]byte(nil), nsp...)
+		end = append(append([]byte(nil), nsp[:len(nsp)-1]...), nsp[len(nsp)-1]+1)
+		c = t.bucket(store.BucketRecords).Cursor()
+		keyOf = func(k []byte) []byte { return k }
 	}
-	for ; k != nil && bytes.HasPrefix(k, pre); k, _ = c.Prev() {
-		if !fn(recordKeyOfIndex(k)) {
+	var k []byte
+	switch {
+	case !desc:
+		k, _ = c.Seek(pre)
+	default:
+		if k, _ = c.Seek(end); k == nil {
+			k, _ = c.Last()
+		} else {
+			k, _ = c.Prev()
+		}
+	}
+	for ; k != nil && bytes.HasPrefix(k, pre); k = step(c, desc) {
+		if !fn(keyOf(k)) {
 			return nil
 		}
 	}
 	return nil
+}
+
+func step(c *bbolt.Cursor, desc bool) []byte {
+	if desc {
+		k, _ := c.Prev()
+		return k
+	}
+	k, _ := c.Next()
+	return k
 }
