@@ -124,6 +124,8 @@ func TestSearchIndexFollowsWrites(t *testing.T) {
 		total int
 	}{
 		{"all by id", SearchQuery{}, []string{"AAA-1", "BBB-2", "CCC-3"}, 3},
+		{"all by id, reversed", SearchQuery{Desc: true}, []string{"CCC-3", "BBB-2", "AAA-1"}, 3},
+		{"status by id, reversed", SearchQuery{Status: "REGISTERED", Desc: true, Limit: 1}, []string{"CCC-3"}, 2},
 		{"all by label", SearchQuery{Sort: SortLabel}, []string{"CCC-3", "BBB-2", "AAA-1"}, 3},
 		{"all by created", SearchQuery{Sort: SortCreated}, []string{"BBB-2", "CCC-3", "AAA-1"}, 3},
 		{"all by changed, newest first", SearchQuery{Sort: SortChanged, Desc: true}, []string{"AAA-1", "CCC-3", "BBB-2"}, 3},
