@@ -227,3 +227,43 @@ func FuzzSearchDoc(f *testing.F) {
 		}
 	})
 }
+
+// A database whose URL index is complete but which has no search index
+// (written before it existed) gets one from EnsureIndexes, and its URL
+// index is left as it is.
+func TestEnsureIndexesBuildsSearch(t *testing.T) {
+	db, namer := openTest(t)
+	reg, err := New(Config{DB: db, Namer: namer, URLIndex: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := namer.Full("21.T12345", "OLD", "R1")
+	k, _, _ := namer.Key(h)
+	err = reg.Update(func(tx Tx) error {
+		if err := tx.PutSNAA(&SNAA{ID: "s1", Namespace: "OLD", Prefixes: []string{"21.T12345"}}); err != nil {
+			return err
+		}
+		if err := tx.PutRecord(k, searchRec(h, "https://old.example.org/r1", "REGISTERED", "Legacy record", "", 1, 2)); err != nil {
+			return err
+		}
+		if err := tx.indexURL(k, "", "https://old.example.org/r1"); err != nil {
+			return err
+		}
+		return tx.Bolt().Bucket(store.BucketURLIndex).Put(urlIndexMarker, nil)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if built, err := reg.EnsureIndexes(); err != nil || built != -1 {
+		t.Fatalf("EnsureIndexes = %d, %v; want -1 (the URL index was complete)", built, err)
+	}
+	nsp, _ := reg.NamespaceKey("21.T12345", "OLD")
+	var keys []string
+	err = reg.View(func(tx Tx) error {
+		keys, _, err = tx.Search(nsp, SearchQuery{Words: []string{"legacy"}, Limit: 10})
+		return err
+	})
+	if err != nil || !slices.Equal(keys, []string{k}) {
+		t.Errorf("search legacy after EnsureIndexes = %q, %v; want %q", keys, err, k)
+	}
+}
