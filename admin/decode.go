@@ -30,9 +30,8 @@ func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error)
 // older, widely sent application/x-ndjson (https://github.com/ndjson/ndjson-spec).
 var jsonLinesTypes = []string{"application/jsonl", "application/x-ndjson"}
 
-// readBodyOf is readBody that, if bulk is true, also accepts the JSON Lines
-// media types (jsonLinesTypes) and text/csv (the bulk format, model/bulk.go);
-// kind is the one the client sent ("" for JSON).
+// readBodyOf is readBody that, if bulk is true, also accepts the bulk format's JSON Lines
+// (jsonLinesTypes) and text/csv (model/bulk.go); kind is the one sent ("" for JSON).
 func readBodyOf(w http.ResponseWriter, r *http.Request, max int64, bulk bool) (body []byte, kind string, err error) {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		// "application/json" as it is, the common case, is its own media

@@ -60,7 +60,8 @@ func newEnvAt(t *testing.T, path string, mod ...func(*Config)) *env {
 		m(&cfg)
 	}
 	if cfg.Routes == nil { // the statistics feature, as a node has it
-		cfg.Routes = stats.New(stats.Config{DB: db, Namer: e.namer, Now: cfg.Now}).Routes()
+		cfg.Stats = stats.New(stats.Config{DB: db, Namer: e.namer, Now: cfg.Now})
+		cfg.Routes = cfg.Stats.Routes()
 	}
 	e.srv, err = New(cfg)
 	if err != nil {

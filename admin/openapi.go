@@ -159,9 +159,7 @@ func (s *Server) buildOpenAPI() ([]byte, error) {
 					content[mt] = map[string]any{"schema": map[string]any{"type": "string",
 						"description": "JSON Lines: one item of " + o.request + " per line (at most " + strconv.Itoa(MaxBulkItems) + "); empty lines are skipped"}}
 				}
-				content["text/csv"] = map[string]any{"schema": map[string]any{"type": "string",
-					"description": "RFC 4180 CSV: a header row naming the columns, then one item per row (at most " + strconv.Itoa(MaxBulkItems) + "). Columns: " + strings.Join(s.model.BulkColumns(), ", ") +
-						"; op (create or update) is required, an empty cell sets nothing, a field stored as JSON and an object's property that is not a string are JSON text"}}
+				content["text/csv"] = map[string]any{"schema": map[string]any{"type": "string", "description": "RFC 4180 CSV: a header row naming the columns, then one item per row (at most " + strconv.Itoa(MaxBulkItems) + "). Columns: " + strings.Join(s.model.BulkColumns(), ", ") + "; op (create or update) is required, an empty cell sets nothing, a field stored as JSON and an object's property that is not a string are JSON text"}}
 			}
 			opn["requestBody"] = map[string]any{"required": true, "content": content}
 		}
@@ -379,8 +377,7 @@ func (s *Server) schemas() map[string]any {
 			"op": map[string]any{"enum": []string{model.OpCreate, model.OpUpdate}, "description": "create: a new identifier (a taken id fails the item); update: an existing one (an unknown id fails the item); absent: an existing id updates, an unknown one creates"},
 			"id": map[string]any{"type": "string", "minLength": 1}, "url": httpURL, "metadata": obj(nil, updProps)})},
 		"BulkResponse": obj([]string{"items"}, map[string]any{"items": arr(obj([]string{"status"}, map[string]any{
-			"status": map[string]any{"type": "integer"}, "handle": str(), "type": str(), "title": str(), "detail": str(), "errors": arr(ref("FieldError"))})),
-			"created": map[string]any{"type": "integer"}, "updated": map[string]any{"type": "integer"}, "failed": map[string]any{"type": "integer"}}),
+			"status": map[string]any{"type": "integer"}, "handle": str(), "type": str(), "title": str(), "detail": str(), "errors": arr(ref("FieldError"))})), "created": map[string]any{"type": "integer"}, "updated": map[string]any{"type": "integer"}, "failed": map[string]any{"type": "integer"}}),
 		"WhoAmI": obj([]string{"snaa", "key", "base", "prefix", "may_write", "collection"}, map[string]any{
 			"snaa": ref("SNAA"), "key": obj([]string{"id", "name"}, map[string]any{"id": str(), "name": str()}),
 			"base": str(), "prefix": str(), "may_write": map[string]any{"type": "boolean"}, "collection": str()}),

@@ -13,17 +13,12 @@ type change struct {
 	before, after  any
 }
 
-// opWrite is the one shape of the operator writes (applications, SNAAs,
-// keys): package access's Keys.Update, audited as the operator, with the
+// opWriteAs is the one shape of admin's own writes of the admin buckets
+// (webhooks): package access's Keys.Update, audited as actor, with the
 // *Problem a handler refuses with as a refusal (see there: the write and
 // its audit entries commit together or not at all, a refusal commits
-// nothing, and the cache of keys is invalidated after).
-func (s *Server) opWrite(fn func(tx registry.Tx) ([]change, error)) error {
-	return s.opWriteAs(ActorOperator, fn)
-}
-
-// opWriteAs is opWrite with the audit entries' actor: the operator, or an
-// SNAA managing its own keys in the console (docs/product.md §4.2).
+// nothing, and the cache of keys is invalidated after). The operator's
+// decisions are package operator's.
 func (s *Server) opWriteAs(actor string, fn func(tx registry.Tx) ([]change, error)) error {
 	return s.keys.Update(actor, isProblem, func(tx registry.Tx) ([]access.Change, error) {
 		cs, err := fn(tx)

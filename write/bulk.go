@@ -205,3 +205,13 @@ func (s *Service) prepareBulk(a *Actor, t Target, items []*bulkItem, now time.Ti
 	}
 	return nil
 }
+
+// BulkCost is what a bulk of items costs the rate limits: its items, or
+// one request when Bulk refuses it whole (no items, more than
+// MaxBulkItems, a body that could not be read).
+func BulkCost(items int) int {
+	if items == 0 || items > MaxBulkItems {
+		return 1
+	}
+	return items
+}

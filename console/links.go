@@ -1,15 +1,16 @@
-package admin
+package console
 
 import (
 	"net/http"
-	"net/url"
 
+	"pidnode/model"
+	"pidnode/read"
 	"pidnode/registry"
 )
 
 // The console's view of the link checker's findings (docs/product.md §4.4):
-// the namespace's listing route, rendered. Like every console page it runs
-// the API route's handler in the session's namespace.
+// the namespace's listing, read through package read as the API's route
+// reads it.
 
 type linksPage struct {
 	Base    string
@@ -26,21 +27,26 @@ func (s *Server) pageLinks(w http.ResponseWriter, r *http.Request, u *consoleUse
 	pg := &linksPage{Base: bn, Bases: s.baseChoices(u, bn), State: q.Get("state"),
 		States: []string{registry.LinkBroken, registry.LinkRecovering, registry.LinkFailing, "all"}}
 	d.Title, d.D = "Link checks", pg
-	aq := url.Values{"limit": {"50"}}
-	for _, k := range []string{"state", "cursor"} {
-		if v := q.Get(k); v != "" {
-			aq.Set(k, v)
+	// The API's GET …/{ns}/linkcheck: admitted as a request, the same
+	// state filter and cursor, its page of package read.
+	st, given := q.Get("state"), q.Get("state") != ""
+	t, err := s.consoleTarget(r, u, b, http.MethodGet)
+	if err == nil {
+		states, ok := read.LinkStates(st, given)
+		if !ok {
+			const msg = "must be one of broken, recovering, failing, all"
+			p := problem(http.StatusBadRequest, "state %s", msg)
+			p.Errors = []model.FieldError{{Field: "state", Message: msg}}
+			err = p
+		} else {
+			pg.Targets, pg.Next, err = s.cfg.Read.Links(t.Prefix, t.Namespace, states, q.Get("cursor"), 50)
 		}
 	}
-	path, pv := collection(b, u, "linkcheck")
-	var page LinkcheckPage
-	rep := s.snaaCall(r, u, b, apiCall{method: "GET", path: path, pathValues: pv, query: aq}, s.getHandles)
-	if err := rep.decode(&page); err != nil {
+	if err != nil {
 		d.Problem, _ = problemOf(err)
 		s.render(w, d.Problem.Status, "links", d)
 		return nil
 	}
-	pg.Targets, pg.Next = page.Targets, page.NextCursor
 	s.render(w, http.StatusOK, "links", d)
 	return nil
 }
