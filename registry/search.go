@@ -292,25 +292,25 @@ func countKey(nsp []byte, status string) []byte {
 	return append(k, status...)
 }
 
-func addCount(b *bbolt.Bucket, k []byte, delta int64) error {
+func addCount(t Tx, k []byte, delta int64) error {
 	var n uint64
-	if v := b.Get(k); len(v) == 8 {
+	if v := t.Get(store.BucketSearch, k); len(v) == 8 {
 		n = binary.BigEndian.Uint64(v)
 	}
 	n = uint64(int64(n) + delta)
 	if n == 0 || int64(n) < 0 {
-		return b.Delete(k)
+		return t.PutDerived(store.BucketSearch, k, nil)
 	}
-	return b.Put(k, binary.BigEndian.AppendUint64(nil, n))
+	return t.PutDerived(store.BucketSearch, k, binary.BigEndian.AppendUint64(nil, n))
 }
 
 // addStatusCount counts a record of status in or out (a record without a
 // status is in the total only).
-func addStatusCount(b *bbolt.Bucket, nsp []byte, status string, delta int64) error {
+func addStatusCount(t Tx, nsp []byte, status string, delta int64) error {
 	if status == "" {
 		return nil
 	}
-	return addCount(b, countKey(nsp, status), delta)
+	return addCount(t, countKey(nsp, status), delta)
 }
 
 // indexSearch files st (nil: the record is gone) under key, replacing what
@@ -320,11 +320,12 @@ func (t Tx) indexSearch(key string, st *store.Stored) error {
 	if nsp == nil || bytes.IndexByte([]byte(key), 0) >= 0 {
 		return nil
 	}
-	b := t.bucket(store.BucketSearch)
+	// Through Get and PutDerived: a cluster node rehearses a write on a
+	// read transaction with its writes in memory (store.DB.Rehearse).
 	fk := forwardKey(nsp, key)
 	var old, cur [][]byte
 	var oldDoc *searchDoc
-	if v := b.Get(fk); v != nil {
+	if v := t.Get(store.BucketSearch, fk); v != nil {
 		if d, ok := decodeDoc(v); ok {
 			oldDoc = &d
 			old = d.entries(nsp, key)
@@ -347,36 +348,36 @@ func (t Tx) indexSearch(key string, st *store.Stored) error {
 	for _, k := range old {
 		had[string(k)] = true
 		if !keep[string(k)] {
-			if err := b.Delete(k); err != nil {
+			if err := t.PutDerived(store.BucketSearch, k, nil); err != nil {
 				return err
 			}
 		}
 	}
 	for _, k := range cur {
 		if !had[string(k)] {
-			if err := b.Put(k, nil); err != nil {
+			if err := t.PutDerived(store.BucketSearch, k, []byte{}); err != nil {
 				return err
 			}
 		}
 	}
 	if oldDoc != nil {
-		if err := addCount(b, countKey(nsp, ""), -1); err != nil {
+		if err := addCount(t, countKey(nsp, ""), -1); err != nil {
 			return err
 		}
-		if err := addStatusCount(b, nsp, oldDoc.status, -1); err != nil {
+		if err := addStatusCount(t, nsp, oldDoc.status, -1); err != nil {
 			return err
 		}
 	}
 	if newDoc == nil {
-		return b.Delete(fk)
+		return t.PutDerived(store.BucketSearch, fk, nil)
 	}
-	if err := addCount(b, countKey(nsp, ""), 1); err != nil {
+	if err := addCount(t, countKey(nsp, ""), 1); err != nil {
 		return err
 	}
-	if err := addStatusCount(b, nsp, newDoc.status, 1); err != nil {
+	if err := addStatusCount(t, nsp, newDoc.status, 1); err != nil {
 		return err
 	}
-	return b.Put(fk, encodeDoc(newDoc))
+	return t.PutDerived(store.BucketSearch, fk, encodeDoc(newDoc))
 }
 
 // IndexRecord keeps the record indexes (the URL index and the search
