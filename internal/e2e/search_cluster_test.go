@@ -11,7 +11,7 @@ import (
 
 // TestClusterSearchOnOtherNode: the list's search on node b finds a record
 // created through node a (b's search index is kept by the transaction that
-// applies the record), and after a's update of its label, b finds it by
+// applies the record), a finds it too (it applies its own writes alike), and after a's update of its label, b finds it by
 // the new label's words and no more by the old one's.
 func TestClusterSearchOnOtherNode(t *testing.T) {
 	c := etcdtest.Start(t, 1, clusterEtcd)
@@ -35,6 +35,9 @@ func TestClusterSearchOnOtherNode(t *testing.T) {
 	}
 	id := a.create(t, a.Key, payload("https://example.org/search/1", "REGISTERED", resourceInfo("Vanadium pentoxide", "catalyst")))
 	waitUntil(t, func() bool { h := found(b, "vanad+pent"); return len(h) == 1 && h[0] == id.Handle })
+	if h := found(a, "vanad+pent"); len(h) != 1 || h[0] != id.Handle {
+		t.Errorf("a, which made the create, finds %q; want %s", h, id.Handle)
+	}
 
 	r := mustDo(t, "PUT", a.adminURL()+testColl+id.ID, payload("https://example.org/search/1", "REGISTERED", resourceInfo("Tungsten trioxide", "catalyst")), auth(a.Key)...)
 	if r.Status != http.StatusOK {
