@@ -46,6 +46,7 @@ var (
 	BucketSessions     = []byte("sessions")     // admin: console sessions by token hash
 	BucketWebhooks     = []byte("webhooks")     // admin: webhook endpoints, cursors, delivery logs
 	BucketLinkcheck    = []byte("linkcheck")    // admin: link check results (registry/linkcheck.go)
+	BucketSearch       = []byte("search")       // admin: words and sort keys of records (registry/search.go)
 )
 
 var allBuckets = [][]byte{
@@ -53,6 +54,7 @@ var allBuckets = [][]byte{
 	BucketURLIndex, BucketStats, BucketMeta, BucketIdempotency, BucketSessions,
 	BucketWebhooks,
 	BucketLinkcheck,
+	BucketSearch,
 }
 
 // metaSchemaKey is the key of the schema version (uint32 big-endian) in BucketMeta.
