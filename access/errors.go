@@ -4,13 +4,14 @@ import (
 	"errors"
 	"time"
 
+	"pidnode/internal/cfgerr"
 	"pidnode/internal/refusal"
 )
 
 // Sentinel errors of a key look-up. The fronts map them to their replies in
 // their own place (the admin API to a 401 with WWW-Authenticate).
 var (
-	// ErrConfig: Config is missing a required field.
+	// ErrConfig is wrapped by every *ConfigError New and NewSessions return.
 	ErrConfig = errors.New("access: invalid configuration")
 	// ErrUnknownKey: no key has this secret (or the secret is malformed).
 	ErrUnknownKey = errors.New("access: unknown API key")
@@ -63,3 +64,6 @@ func (e *RevokedError) Unwrap() error { return ErrRevokedKey }
 type Error = refusal.Error
 
 func refuse(kind error, detail string) *Error { return &Error{Kind: kind, Detail: detail} }
+
+// ConfigError reports a Config field New or NewSessions rejected; it wraps ErrConfig.
+type ConfigError = cfgerr.Error

@@ -37,6 +37,15 @@ type Source interface {
 	Load(key string) (rec handlev.Record, found bool, err error)
 }
 
+// DerivedSource is a Source that keeps, beside each record, what its writer
+// derived from it (handlev.Derived); the cache then loads through
+// LoadDerived and hands it to Render in Entry.Derived. derived is nil for a
+// record stored without it, and is owned like rec.
+type DerivedSource interface {
+	Source
+	LoadDerived(key string) (rec handlev.Record, derived handlev.Derived, found bool, err error)
+}
+
 // Config configures a Cache. Zero values select the documented defaults.
 type Config struct {
 	// Source is read on a miss. Required.
@@ -93,6 +102,12 @@ type Config struct {
 	// so it neither pays for the insertion and an eviction nor pushes out an
 	// entry that is being reused. While a shard has room, every entry is added.
 	AdmitAll bool
+
+	// MemoryBudget is the whole memory budget Bytes is a share of (the
+	// caller's: the entries, what else it sizes from the budget, the
+	// collector's room), for AppendMetrics only (pidnode_cache_budget_bytes).
+	// If zero, Bytes is reported.
+	MemoryBudget int64
 }
 
 // Entry is what the cache holds for one requested key. It is immutable once
@@ -118,6 +133,11 @@ type Entry struct {
 	// decided once when the entry is built; every public front renders from
 	// it. It shares Record's memory. Its Target is -1 for a not-found entry.
 	Public handlev.Public
+
+	// Derived is what the record's writer derived from it (DerivedSource),
+	// nil if the Source keeps none for it: Render may use it instead of
+	// parsing Record (handlev.Derived says how to check it applies).
+	Derived handlev.Derived
 
 	// View is Config.Render(e), or nil without a Render.
 	View any
@@ -209,6 +229,12 @@ func (e *Entry) buildWire() {
 // notResident marks an entry whose bytes no shard counts.
 const notResident = -1
 
+// Resident reports whether the entry is in the cache: false for one the
+// cache did not admit (it answers only the requests that loaded it) or
+// that has left it. A front may skip building, for such an entry, parts
+// that only pay off when the entry is read again.
+func (e *Entry) Resident() bool { return e.charged.Load() >= 0 }
+
 // Charge adds n bytes to what the entry holds: a part of its view built after
 // the entry (Config.Render, and every part a front builds on first use, once).
 // If the entry is in the cache, its shard's total grows by n and the shard
@@ -268,8 +294,10 @@ type Cache struct {
 	seed     maphash.Seed
 	capacity int
 	budget   int64
+	memory   int64 // Config.MemoryBudget
 
 	src    Source
+	dsrc   DerivedSource // src, if it is one
 	now    func() time.Time
 	negTTL int64
 	maxAge int64
@@ -307,7 +335,7 @@ type shard struct {
 // New validates cfg, fills defaults and returns an empty Cache.
 func New(cfg Config) (*Cache, error) {
 	if cfg.Source == nil {
-		return nil, ErrNoSource
+		return nil, &ConfigError{Pkg: "cache", Field: "Source", Reason: "required", Err: ErrNoSource}
 	}
 	if cfg.Bytes < 0 {
 		return nil, configError("Bytes", cfg.Bytes, "must not be negative")
@@ -324,6 +352,9 @@ func New(cfg Config) (*Cache, error) {
 	if cfg.MaxAge < 0 {
 		return nil, configError("MaxAge", int64(cfg.MaxAge), "must not be negative")
 	}
+	if cfg.MemoryBudget < 0 {
+		return nil, configError("MemoryBudget", cfg.MemoryBudget, "must not be negative")
+	}
 	if cfg.Entries == 0 {
 		cfg.Entries = DefaultEntries
 	}
@@ -333,6 +364,9 @@ func New(cfg Config) (*Cache, error) {
 	if cfg.Shards == 0 {
 		cfg.Shards = DefaultShards
 	}
+	if cfg.MemoryBudget == 0 {
+		cfg.MemoryBudget = cfg.Bytes
+	}
 	if cfg.NegativeTTL == 0 {
 		cfg.NegativeTTL = DefaultNegativeTTL
 	}
@@ -341,6 +375,7 @@ func New(cfg Config) (*Cache, error) {
 	}
 	c := &Cache{
 		budget: cfg.Bytes,
+		memory: cfg.MemoryBudget,
 		shards: make([]shard, cfg.Shards),
 		mask:   uint64(cfg.Shards - 1),
 		seed:   maphash.MakeSeed(),
@@ -353,6 +388,7 @@ func New(cfg Config) (*Cache, error) {
 
 		admitAll: cfg.AdmitAll,
 	}
+	c.dsrc, _ = cfg.Source.(DerivedSource)
 	per, extra := cfg.Entries/cfg.Shards, cfg.Entries%cfg.Shards
 	for i := range c.shards {
 		n := per
@@ -443,7 +479,7 @@ func (c *Cache) fill(s *shard, key string) (*Entry, error) {
 		return e, nil
 	}
 
-	rec, found, err := c.src.Load(key)
+	rec, derived, found, err := c.loadSource(key)
 	if err != nil {
 		return nil, &LoadError{Key: key, Err: err}
 	}
@@ -451,7 +487,7 @@ func (c *Cache) fill(s *shard, key string) (*Entry, error) {
 	if !found && c.alt != nil {
 		if alt, ok := c.alt(nil, []byte(key)); ok && string(alt) != key {
 			altKey := string(alt)
-			rec, found, err = c.src.Load(altKey)
+			rec, derived, found, err = c.loadSource(altKey)
 			if err != nil {
 				return nil, &LoadError{Key: altKey, Err: err}
 			}
@@ -460,7 +496,7 @@ func (c *Cache) fill(s *shard, key string) (*Entry, error) {
 			}
 		}
 	}
-	e := c.build(s, key, foundKey, rec, found)
+	e := c.build(s, key, foundKey, rec, derived, found)
 
 	s.mu.Lock()
 	if s.gen == gen {
@@ -516,17 +552,28 @@ func (s *shard) trim() {
 	}
 }
 
+// loadSource reads key from the Source, with its derived part if the Source keeps
+// one.
+func (c *Cache) loadSource(key string) (handlev.Record, handlev.Derived, bool, error) {
+	if c.dsrc != nil {
+		return c.dsrc.LoadDerived(key)
+	}
+	rec, found, err := c.src.Load(key)
+	return rec, nil, found, err
+}
+
 // build makes the immutable entry: the public view first, Render last. The encodings are left to
 // JSONBytes and WireBytes, which build them on first use.
-func (c *Cache) build(s *shard, lruKey, key string, rec handlev.Record, found bool) *Entry {
+func (c *Cache) build(s *shard, lruKey, key string, rec handlev.Record, derived handlev.Derived, found bool) *Entry {
 	e := &Entry{Key: key, Found: found, Public: handlev.Public{Target: -1}, s: s}
 	e.charged.Store(notResident)
 	if found {
 		e.Record = rec
+		e.Derived = derived
 		e.Public = handlev.NewPublic(&e.Record)
 		e.Status = e.Public.Status
 	}
-	e.size.Store(baseSize(key, lruKey, &e.Record, &e.Public))
+	e.size.Store(baseSize(key, lruKey, &e.Record, e.Derived, &e.Public))
 	// The clock is read only for entries that age: a found record without
 	// MaxAge (nearly every miss) never needs it, and reading it is not free.
 	switch {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"pidnode/handlev"
+	"pidnode/internal/cfgerr"
 	"pidnode/model"
 	"pidnode/registry"
 	"pidnode/store"
@@ -37,8 +38,13 @@ type Reader struct {
 
 // New returns the Reader of cfg.
 func New(cfg Config) (*Reader, error) {
-	if cfg.DB == nil || cfg.Registry == nil || cfg.Namer == nil || cfg.Model == nil {
-		return nil, fmt.Errorf("%w: DB, Registry, Namer and Model are required", ErrConfig)
+	for _, f := range []struct {
+		name    string
+		missing bool
+	}{{"DB", cfg.DB == nil}, {"Registry", cfg.Registry == nil}, {"Namer", cfg.Namer == nil}, {"Model", cfg.Model == nil}} {
+		if f.missing {
+			return nil, cfgerr.Required("read", f.name, ErrConfig)
+		}
 	}
 	return &Reader{db: cfg.DB, reg: cfg.Registry, namer: cfg.Namer, model: cfg.Model, public: strings.TrimRight(cfg.PublicURL, "/")}, nil
 }
