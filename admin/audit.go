@@ -3,28 +3,15 @@ package admin
 import (
 	"net/http"
 	"strconv"
-
-	"pidnode/operator"
 )
 
-// listAudit serves GET /ops/v1/audit (operator.AuditQuery): a page newest
-// first whose next names the following page's before, or with after the
-// entries after it oldest first.
+// listAudit serves GET /ops/v1/audit (operator.AuditQuery).
 func (s *Server) listAudit(w http.ResponseWriter, r *http.Request) error {
-	aq, err := operator.AuditQuery(r.URL.Query().Get, 100)
-	if err != nil {
-		return err
+	out, err := s.ops.AuditList(r.URL.Query().Get, 100)
+	if err == nil {
+		writeJSON(w, http.StatusOK, out)
 	}
-	es, next, err := s.ops.Audit(aq)
-	if err != nil {
-		return err
-	}
-	out := map[string]any{"entries": es}
-	if next != 0 {
-		out["next"] = strconv.FormatUint(next, 10)
-	}
-	writeJSON(w, http.StatusOK, out)
-	return nil
+	return err
 }
 
 // pageParams reads ?after= (or cursor=) and ?limit= (default 100, at most 1000).

@@ -44,12 +44,7 @@ func (s *Server) pageEvents(w http.ResponseWriter, r *http.Request, u *consoleUs
 	if err != nil {
 		return err
 	}
-	var entries []registry.AuditEntry
-	var next uint64
-	err = s.cfg.Registry.View(func(tx registry.Tx) (err error) {
-		entries, next, err = tx.NamespaceAuditNewest(nsp, before, 50)
-		return err
-	})
+	entries, next, err := s.cfg.Registry.NamespaceAuditNewest(nsp, before, 50)
 	if err != nil {
 		return err
 	}

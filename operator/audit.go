@@ -74,6 +74,30 @@ func auditTime(s string, end bool) (time.Time, error) {
 	return time.Parse(time.RFC3339, s)
 }
 
+// AuditList is a page of the audit log as GET /ops/v1/audit answers it:
+// Next, if not empty, is the following page's before.
+type AuditList struct {
+	Entries []registry.AuditEntry `json:"entries"`
+	Next    string                `json:"next,omitempty"`
+}
+
+// AuditList reads the query of a page (AuditQuery) and returns the page.
+func (s *Service) AuditList(get func(string) string, defaultLimit int) (*AuditList, error) {
+	q, err := AuditQuery(get, defaultLimit)
+	if err != nil {
+		return nil, err
+	}
+	es, next, err := s.Audit(q)
+	if err != nil {
+		return nil, err
+	}
+	out := &AuditList{Entries: es}
+	if next != 0 {
+		out.Next = strconv.FormatUint(next, 10)
+	}
+	return out, nil
+}
+
 // Audit returns a page of the audit log, newest first, and the before of
 // the next page (0 if none); with q.Follow the entries after q.After,
 // oldest first.

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"pidnode/store"
+
+	"go.etcd.io/bbolt"
 )
 
 // AuditQuery selects a page of the audit log, newest first: the entries
@@ -130,8 +132,15 @@ func aboutSNAA(e *AuditEntry, id, ns string) bool {
 // writes in the namespace whose key prefix is nsp (as NamespaceAudit), with
 // a sequence number below before (0: the newest on), newest first, and the
 // before of the next page (0 if none).
-func (t Tx) NamespaceAuditNewest(nsp string, before uint64, limit int) ([]AuditEntry, uint64, error) {
-	b := t.bucket(store.BucketAudit)
+func (r *Registry) NamespaceAuditNewest(nsp string, before uint64, limit int) (out []AuditEntry, next uint64, err error) {
+	err = r.View(func(t Tx) (err error) {
+		out, next, err = namespaceAuditNewest(t.bucket(store.BucketAudit), nsp, before, limit)
+		return err
+	})
+	return out, next, err
+}
+
+func namespaceAuditNewest(b *bbolt.Bucket, nsp string, before uint64, limit int) ([]AuditEntry, uint64, error) {
 	pre := auditNSPrefix([]byte(nsp))
 	c := b.Cursor()
 	var k []byte
