@@ -354,17 +354,19 @@ func TestConsoleJourney(t *testing.T) {
 	p = b.post("/console/status", url.Values{"base": {"test"}, "id": {id}, "version": {"4"}, "status": {"OBSOLETED"}, "confirm": {"yes"}})
 	wantPage(t, p, 200, "The status was changed.", "(now OBSOLETED)")
 
-	// Bulk: JSON Lines and CSV, results per row.
-	jl := `{"url":"https://bulk.example.org/1","metadata":{"curation_contact":"c@example.org","status":"REGISTERED","schema_version":"v1.0.1","metadata_license":"CC0-1.0","resource_info":{"resource_category":"DEVICE","representation_variants":[{"media_type":"text/html"}]}}}
-{"url":"not a url"}`
+	// Bulk: JSON Lines and CSV in the shared bulk format, results summarised.
+	jl := `{"op":"create","url":"https://bulk.example.org/1","metadata":{"curation_contact":"c@example.org","status":"REGISTERED","schema_version":"v1.0.1","metadata_license":"CC0-1.0","resource_info":{"resource_category":"DEVICE","representation_variants":[{"media_type":"text/html"}]}}}
+{"op":"create","url":"not a url"}`
+	wantPage(t, b.get("/console/bulk/template?base=test"), 200, "op,id,url,curation_contact,status")
 	b.get("/console/bulk?base=test")
 	p = b.post("/console/bulk", url.Values{"base": {"test"}, "format": {"jsonl"}, "text": {jl}})
-	wantPage(t, p, 200, `<td>201</td>`, `<td>422</td>`)
-	csvText := "url,metadata.curation_contact,metadata.status,metadata.schema_version,metadata.metadata_license,metadata.resource_info.resource_category,metadata.resource_info.representation_variants[0].media_type\n" +
-		"https://csv.example.org/1,c@example.org,REGISTERED,v1.0.1,CC0-1.0,DEVICE,text/html\n" +
-		"https://csv.example.org/2,c@example.org,NOPE,v1.0.1,CC0-1.0,DEVICE,text/html\n"
+	wantPage(t, p, 200, "1 created, 0 updated, 1 failed.", "<td>created</td>", "<td>failed</td>")
+	csvText := "op,url,curation_contact,status,schema_version,metadata_license,resource_info.resource_category,resource_info.representation_variants\n" +
+		`create,https://csv.example.org/1,c@example.org,REGISTERED,v1.0.1,CC0-1.0,DEVICE,"[{""media_type"":""text/html""}]"` + "\n" +
+		`create,https://csv.example.org/2,c@example.org,NOPE,v1.0.1,CC0-1.0,DEVICE,"[{""media_type"":""text/html""}]"` + "\n" +
+		`update,,,,,,,,` + "\n" + `update,NO-SUCH-ID,https://csv.example.org/3,,,,,,` + "\n"
 	p = b.post("/console/bulk", url.Values{"base": {"test"}, "format": {"csv"}, "text": {csvText}})
-	wantPage(t, p, 200, `<td>201</td>`, `<td>422</td>`, "metadata.status")
+	wantPage(t, p, 200, "1 created, 0 updated, 3 failed.", "Status must be one of")
 	p = b.get("/console/ids?base=test&url=" + url.QueryEscape("https://csv.example.org/*"))
 	if n := len(idLinkRE.FindAllString(p.Body, -1)); n != 1 {
 		t.Errorf("URL search found %d identifiers, want 1", n)

@@ -169,7 +169,7 @@ func TestConsoleOnItsOwn(t *testing.T) {
 	})
 	h.want("create", st, body, 200, "The identifier was created.", "Own thing")
 	st, body = h.do("GET", "/console/ids", nil)
-	h.want("list", st, body, 200, "/OWN1/", "https://example.org/landing")
+	h.want("list", st, body, 200, "Own thing", "REGISTERED", "https://example.org/landing", "1 identifier")
 	// The overviews of the namespace's feed features.
 	st, body = h.do("GET", "/console/events", nil)
 	h.want("change feed", st, body, 200, "created identifier", "/OWN1/", "fields changed")

@@ -1,14 +1,10 @@
 package console
 
 import (
-	"bytes"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -30,6 +26,7 @@ import (
 
 func (s *Server) snaaConsoleRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /console/ids", s.console(false, s.pageIDs))
+	mux.HandleFunc("GET /console/ids/export", s.console(false, s.pageExport))
 	mux.HandleFunc("GET /console/new", s.console(false, s.pageNew))
 	mux.HandleFunc("POST /console/new", s.console(false, s.pageNew))
 	mux.HandleFunc("GET /console/id", s.console(false, s.pageID))
@@ -38,6 +35,7 @@ func (s *Server) snaaConsoleRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /console/status", s.console(false, s.pageStatus))
 	mux.HandleFunc("GET /console/bulk", s.console(false, s.pageBulk))
 	mux.HandleFunc("POST /console/bulk", s.console(false, s.pageBulk))
+	mux.HandleFunc("GET /console/bulk/template", s.console(false, s.pageBulkTemplate))
 	mux.HandleFunc("GET /console/keys", s.console(false, s.pageKeys))
 	mux.HandleFunc("POST /console/keys", s.console(false, s.pageKeys))
 	mux.HandleFunc("POST /console/keys/revoke", s.console(false, s.pageRevokeKey))
@@ -77,15 +75,6 @@ func (s *Server) baseChoices(u *consoleUser, cur string) []baseChoice {
 	return out
 }
 
-type idsPage struct {
-	Base                string
-	Bases               []baseChoice
-	Status, URL, Cursor string
-	Statuses            []string
-	Items               []read.Identifier
-	Next                string
-}
-
 // statusField is the model's field of type STATUS (what the fronts read to
 // hide a record or show a tombstone), or nil.
 func (s *Server) statusField() *model.FieldSpec {
@@ -101,39 +90,6 @@ func (s *Server) statuses() []string {
 	if f := s.statusField(); f != nil {
 		return f.Schema.Enum
 	}
-	return nil
-}
-
-func (s *Server) pageIDs(w http.ResponseWriter, r *http.Request, u *consoleUser, d *pageData) error {
-	q := r.URL.Query()
-	b, bn := s.consoleBase(q.Get("base"))
-	pg := &idsPage{Base: bn, Bases: s.baseChoices(u, bn), Status: q.Get("status"), URL: q.Get("url"), Cursor: q.Get("cursor"), Statuses: s.statuses()}
-	d.Title, d.D = "Your identifiers", pg
-	// The API's checks of the status filter, the values as its reply gives
-	// them (read.Plain).
-	lq := read.ListQuery{Status: strings.ToUpper(q.Get("status")), URL: q.Get("url"), Cursor: q.Get("cursor"), Limit: 50}
-	t, err := s.consoleTarget(r, u, b, http.MethodGet)
-	var items []read.Identifier
-	var next string
-	if err == nil {
-		if msg := s.cfg.Read.StatusFilter(lq.Status); msg != "" {
-			p := problem(http.StatusBadRequest, "status %s", msg)
-			p.Errors = []model.FieldError{{Field: "status", Message: msg}}
-			err = p
-		} else {
-			items, next, err = s.cfg.Read.List(t.Prefix, t.Namespace, lq)
-		}
-	}
-	for i := range items {
-		items[i] = *items[i].Plain()
-	}
-	if err != nil {
-		d.Problem, _ = problemOf(err)
-		s.render(w, d.Problem.Status, "ids", d)
-		return nil
-	}
-	pg.Items, pg.Next = items, next
-	s.render(w, http.StatusOK, "ids", d)
 	return nil
 }
 
@@ -245,69 +201,6 @@ func (s *Server) consoleUpdate(r *http.Request, u *consoleUser, b *base, id, ifM
 		s.written(0, 1)
 	}
 	return err
-}
-
-// BulkResult is the outcome of one bulk item, as the API's reply gives it.
-type BulkResult struct {
-	Status int
-	Title  string
-	Handle string
-	Detail string
-	Errors []model.FieldError
-}
-
-// consoleBulk runs a bulk of JSON Lines as the API's POST …/bulk does:
-// admitted (its items charged to the rate limit once counted, one request
-// if refused before), refused in maintenance, the body's size limit, the
-// items decoded as the API decodes them (write.BulkItems), the write
-// service's Bulk, each item's result.
-func (s *Server) consoleBulk(r *http.Request, u *consoleUser, b *base, body []byte) ([]BulkResult, error) {
-	if err := s.cfg.Admission.Admit(u.Key, u.SNAA, true, true); err != nil {
-		return nil, err
-	}
-	t, err := checkBase(b, u)
-	if err != nil {
-		if lerr := s.cfg.Admission.Charge(u.Key.ID, u.SNAA.ID, 1); lerr != nil {
-			return nil, lerr
-		}
-		return nil, err
-	}
-	if err := s.cfg.Admission.Writable(); err != nil {
-		return nil, err
-	}
-	var arr []model.BulkItem
-	if int64(len(body)) > s.cfg.MaxBodyBytes {
-		err = problem(http.StatusRequestEntityTooLarge, "request body of %d bytes exceeds the limit of %d bytes", len(body), s.cfg.MaxBodyBytes)
-	} else {
-		arr, err = model.DecodeBulkJSON(body, true)
-	}
-	if lerr := s.cfg.Admission.Charge(u.Key.ID, u.SNAA.ID, write.BulkCost(len(arr))); lerr != nil {
-		return nil, lerr
-	}
-	if err != nil {
-		return nil, err
-	}
-	res, err := s.cfg.Writes.Bulk(u.writer(), t, arr)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]BulkResult, len(res))
-	var created, updated int
-	for i, it := range res {
-		switch {
-		case it.Err != nil:
-			p, _ := problemOf(it.Err)
-			out[i] = BulkResult{Status: p.Status, Title: p.Title, Detail: p.Detail, Errors: p.Errors}
-		case it.Created:
-			out[i] = BulkResult{Status: http.StatusCreated, Handle: it.Handle}
-			created++
-		default:
-			out[i] = BulkResult{Status: http.StatusOK, Handle: it.Handle}
-			updated++
-		}
-	}
-	s.written(created, updated)
-	return out, nil
 }
 
 // consoleBody is a form's JSON body as the API reads a request's: within
@@ -564,128 +457,6 @@ func (s *Server) pageStatus(w http.ResponseWriter, r *http.Request, u *consoleUs
 		return err
 	}
 	http.Redirect(w, r, idURL(bn, id, "status"), http.StatusSeeOther)
-	return nil
-}
-
-type bulkPage struct {
-	Base    string
-	Bases   []baseChoice
-	Format  string
-	Text    string
-	Results []bulkRow
-}
-
-type bulkRow struct {
-	Row int
-	BulkResult
-}
-
-var listIndexRE = regexp.MustCompile(`^(.*)\[(\d+)\]`)
-
-// csvToLines turns CSV whose header names the generated form's inputs ("id",
-// "url", "metadata.status", "metadata.resource_info.representation_variants[0].variant_url")
-// into JSON Lines, each row decoded as the form is.
-func (s *Server) csvToLines(text string) ([]byte, error) {
-	rd := csv.NewReader(strings.NewReader(text))
-	rd.FieldsPerRecord = -1
-	head, err := rd.Read()
-	if err != nil {
-		return nil, problem(http.StatusBadRequest, "CSV: the first row must name the columns: %v", err)
-	}
-	var out bytes.Buffer
-	for row := 1; ; row++ {
-		rec, err := rd.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, problem(http.StatusBadRequest, "CSV row %d: %v", row, err)
-		}
-		f := url.Values{}
-		for i, h := range head {
-			if i >= len(rec) || rec[i] == "" {
-				continue
-			}
-			h = strings.TrimSpace(h)
-			f.Set(h, rec[i])
-			// Every list an input names holds at least up to its index.
-			for p := h; ; {
-				m := listIndexRE.FindStringSubmatch(p)
-				if m == nil {
-					break
-				}
-				n, _ := strconv.Atoi(m[2])
-				if cur, _ := strconv.Atoi(f.Get(m[1] + "#n")); cur < n+1 {
-					f.Set(m[1]+"#n", strconv.Itoa(n+1))
-				}
-				p = m[1]
-			}
-		}
-		item := s.formPayload(f, false)
-		if id := strings.TrimSpace(f.Get("id")); id != "" {
-			item["id"] = id
-		}
-		b, err := json.Marshal(item)
-		if err != nil {
-			return nil, err
-		}
-		out.Write(b)
-		out.WriteByte('\n')
-	}
-	return out.Bytes(), nil
-}
-
-func (s *Server) pageBulk(w http.ResponseWriter, r *http.Request, u *consoleUser, d *pageData) error {
-	q := r.URL.Query()
-	if r.Method == http.MethodPost {
-		q = r.PostForm
-	}
-	b, bn := s.consoleBase(q.Get("base"))
-	pg := &bulkPage{Base: bn, Bases: s.baseChoices(u, bn), Format: q.Get("format")}
-	d.Title, d.D = "Bulk upload", pg
-	if r.Method == http.MethodGet {
-		s.render(w, http.StatusOK, "bulk", d)
-		return nil
-	}
-	text := r.PostForm.Get("text")
-	if r.MultipartForm != nil {
-		if fh := r.MultipartForm.File["file"]; len(fh) > 0 && fh[0].Size > 0 {
-			f, err := fh[0].Open()
-			if err != nil {
-				return err
-			}
-			raw, err := io.ReadAll(io.LimitReader(f, consoleMaxBody))
-			f.Close()
-			if err != nil {
-				return err
-			}
-			text = string(raw)
-			if strings.HasSuffix(strings.ToLower(fh[0].Filename), ".csv") && pg.Format == "" {
-				pg.Format = "csv"
-			}
-		}
-	}
-	pg.Text = text
-	body := []byte(text)
-	if pg.Format == "csv" {
-		lines, err := s.csvToLines(text)
-		if err != nil {
-			d.Problem, _ = problemOf(err)
-			s.render(w, d.Problem.Status, "bulk", d)
-			return nil
-		}
-		body = lines
-	}
-	items, err := s.consoleBulk(r, u, b, body)
-	if err != nil {
-		d.Problem, _ = problemOf(err)
-		s.render(w, d.Problem.Status, "bulk", d)
-		return nil
-	}
-	for i, it := range items {
-		pg.Results = append(pg.Results, bulkRow{Row: i + 1, BulkResult: it})
-	}
-	s.render(w, http.StatusOK, "bulk", d)
 	return nil
 }
 
