@@ -20,17 +20,17 @@ import (
 )
 
 // consoleNode is the real binary without demo data, with statistics
-// flushed every second.
+// flushed every second (and flags, if given).
 type consoleNode struct {
 	resolver, admin, opKey string
 }
 
-func startConsoleNode(t *testing.T) *consoleNode {
+func startConsoleNode(t *testing.T, flags ...string) *consoleNode {
 	t.Helper()
 	data := t.TempDir()
 	ready := filepath.Join(data, "ready")
-	cmd := exec.Command(binPath, "serve", "--data", data, "--resolver-addr", "127.0.0.1:0",
-		"--admin-addr", "127.0.0.1:0", "--dns-addr", "", "--hdl-addr", "", "--ready-file", ready, "--stats-interval", "1s")
+	cmd := exec.Command(binPath, append([]string{"serve", "--data", data, "--resolver-addr", "127.0.0.1:0",
+		"--admin-addr", "127.0.0.1:0", "--dns-addr", "", "--hdl-addr", "", "--ready-file", ready, "--stats-interval", "1s"}, flags...)...)
 	out, errb := &syncBuf{}, &syncBuf{}
 	cmd.Stdout, cmd.Stderr = out, errb
 	if err := cmd.Start(); err != nil {

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 )
 
@@ -362,5 +364,214 @@ func TestStewardOperatorPages(t *testing.T) {
 	} {
 		b.open(pg.path)
 		b.look(pg.name)
+	}
+}
+
+// sessionCookie is the browser's console session cookie, for the test's
+// own requests of what the browser would download (an export, the
+// template).
+func (b *tab) sessionCookie() *http.Cookie {
+	b.t.Helper()
+	tctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+	defer cancel()
+	var out *http.Cookie
+	err := chromedp.Do(tctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		res, err := cdp.Call(ctx, tg, network.GetCookies, network.GetCookiesParams{})
+		if err != nil {
+			return err
+		}
+		for _, c := range res.Cookies {
+			if strings.Contains(c.Name, "pidnode-session") {
+				out = &http.Cookie{Name: c.Name, Value: c.Value}
+			}
+		}
+		return nil
+	}))
+	if err != nil || out == nil {
+		b.t.Fatalf("the browser's session cookie: %v", err)
+	}
+	return out
+}
+
+// download GETs path as the browser's session would and returns the body.
+func (b *tab) download(path, wantType string) []byte {
+	b.t.Helper()
+	req, _ := http.NewRequest("GET", b.admin+path, nil)
+	req.AddCookie(b.sessionCookie())
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	if res.StatusCode != 200 || !strings.HasPrefix(res.Header.Get("Content-Type"), wantType) || !strings.HasPrefix(res.Header.Get("Content-Disposition"), "attachment") {
+		b.t.Fatalf("GET %s: %d %s %s\n%s", path, res.StatusCode, res.Header.Get("Content-Type"), res.Header.Get("Content-Disposition"), body)
+	}
+	return body
+}
+
+func (b *tab) attr(sel, name string) string {
+	b.t.Helper()
+	tctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(tctx, chromedp.Evaluate[string](`document.querySelector(`+jsString(sel)+`).getAttribute(`+jsString(name)+`)`))
+	if err != nil {
+		b.t.Fatalf("%s[%s]: %v", sel, name, err)
+	}
+	return v
+}
+
+func (b *tab) cells(sel string) []string {
+	b.t.Helper()
+	tctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(tctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll(`+jsString(sel)+`)).map(e => e.innerText.trim())`))
+	if err != nil {
+		b.t.Fatalf("%s: %v", sel, err)
+	}
+	return v
+}
+
+// TestStewardSearchExportBulk: over a few thousand identifiers the list
+// searches id, label, URL and description, sorts by label, creation and
+// change, counts and numbers its pages, and exports the search as CSV and
+// JSON Lines; the bulk template the console links is a file pidctl bulk
+// takes as it is, and a file in that format uploaded in the console is
+// summarised with each failure in words.
+func TestStewardSearchExportBulk(t *testing.T) {
+	n := startConsoleNode(t, "--admin-rate", "0") // the setup's bulks of 1000
+	st := onboard(t, n, "Search Lab", "SRC")
+	const total = 3000
+	for start := 0; start < total; start += 1000 {
+		var items []any
+		for i := start; i < start+1000; i++ {
+			word := "alumina"
+			if i%500 == 7 {
+				word = "zeolite"
+			}
+			p := payload(fmt.Sprintf("Sample %04d %s", i, word), fmt.Sprintf("https://repository.example.org/batch/%04d", i))
+			p["op"] = "create"
+			items = append(items, p)
+		}
+		var sum struct{ Created, Failed int }
+		api(t, "POST", st.coll+"bulk", st.key, items, 200, &sum)
+		if sum.Created != 1000 {
+			t.Fatalf("bulk created %d of 1000 (%d failed)", sum.Created, sum.Failed)
+		}
+	}
+	b := newTab(t, n.admin, "search")
+	b.signIn(st.key)
+
+	b.open("/console/ids?base=test")
+	p := b.look("list")
+	b.see(p, "3000 identifiers; page 1 of 60", "alumina", "REGISTERED", "https://repository.example.org/batch/", "Next")
+	if rows := b.count("#ids tbody tr"); rows != 50 {
+		t.Errorf("the first page has %d rows, want 50", rows)
+	}
+	b.do(chromedp.SendKeys(chromedp.CSS("#f-q"), "zeol"), chromedp.SetValue(chromedp.CSS("#f-sort"), "-label"))
+	b.submit("form[role=search] button", "#total")
+	p = b.look("list-search")
+	b.see(p, "6 identifiers match")
+	labels := b.cells("#ids td.label")
+	if len(labels) != 6 || labels[0] != "Sample 2507 zeolite" || labels[5] != "Sample 0007 zeolite" {
+		t.Errorf("zeol by label Z to A: %q", labels)
+	}
+	// Sorting by creation, newest first, over every page: the last bulk
+	// (one transaction, one time) first, the first one last.
+	batchOf := func(label string) int {
+		var i int
+		fmt.Sscanf(label, "Sample %d", &i)
+		return i / 1000
+	}
+	b.open("/console/ids?base=test&sort=-created")
+	for _, l := range b.cells("#ids td.label") {
+		if batchOf(l) != 2 {
+			t.Errorf("the first page newest first shows %q", l)
+		}
+	}
+	b.open("/console/ids?base=test&sort=-created&page=60")
+	p = b.look("list-last-page")
+	b.see(p, "page 60 of 60", "Previous")
+	got := b.cells("#ids td.label")
+	if len(got) != 50 {
+		t.Errorf("the last page has %d rows", len(got))
+	}
+	for _, l := range got {
+		if batchOf(l) != 0 {
+			t.Errorf("the last page newest first shows %q", l)
+		}
+	}
+	// A word of the URL and of the description.
+	b.open("/console/ids?base=test&q=batch+0042")
+	b.see(b.look("list-url-word"), "1 identifier match", "Sample 0042 alumina")
+
+	// Export of the current search.
+	b.open("/console/ids?base=test&q=zeolite&sort=label")
+	b.look("list-export")
+	csvBody := b.download(b.attr("a[href*='format=csv']", "href"), "text/csv")
+	lines := strings.Split(strings.TrimSpace(string(csvBody)), "\n")
+	if len(lines) != 7 || !strings.HasPrefix(lines[0], "handle,id,label,status,url") || !strings.Contains(lines[1], "Sample 0007 zeolite") {
+		t.Errorf("CSV export:\n%s", csvBody)
+	}
+	jl := b.download(b.attr("a[href*='format=jsonl']", "href"), "application/x-ndjson")
+	if n := strings.Count(string(jl), "\n"); n != 6 || !strings.Contains(string(jl), `"label":"Sample 2507 zeolite"`) {
+		t.Errorf("JSON Lines export:\n%s", jl)
+	}
+
+	// The bulk template: linked from the console, taken by pidctl as it is.
+	b.open("/console/bulk?base=test")
+	b.look("bulk")
+	href := b.attr("a[href*='template']", "href")
+	tpl := b.download(href, "text/csv")
+	dir := t.TempDir()
+	pidctl := filepath.Join(dir, "pidctl")
+	if out, err := exec.Command("go", "build", "-o", pidctl, "pidnode/cmd/pidctl").CombinedOutput(); err != nil {
+		t.Fatalf("go build pidctl: %v\n%s", err, out)
+	}
+	keyFile := filepath.Join(dir, "key")
+	os.WriteFile(keyFile, []byte(st.key), 0o600)
+	var first struct{ Items []struct{ ID string } }
+	api(t, "GET", st.coll+"?q=sample+0001", st.key, nil, 200, &first)
+	if len(first.Items) != 1 {
+		t.Fatalf("search for sample 0001: %+v", first)
+	}
+	rows := string(tpl) +
+		`create,,https://repository.example.org/pidctl/1,curator@example.org,REGISTERED,v1.0.1,CC0-1.0,,From pidctl,,SAMPLE,"[{""variant_url"":""https://repository.example.org/pidctl/1.ttl""}]",` + "\n" +
+		`update,` + first.Items[0].ID + `,https://repository.example.org/pidctl/moved,,,,,,,,,,` + "\n"
+	file := filepath.Join(dir, "from-template.csv")
+	os.WriteFile(file, []byte(rows), 0o644)
+	out, err := exec.Command(pidctl, "--admin", n.admin, "--key-file", keyFile, "bulk", file, "--test").CombinedOutput()
+	if err != nil {
+		t.Fatalf("pidctl bulk of the console's template with two rows: %v\n%s", err, out)
+	}
+	// The same format uploaded in the console: a create, an update, an
+	// update of an unknown id (fails, creates nothing), a bad status.
+	upload := string(tpl) +
+		`create,,https://repository.example.org/console/1,curator@example.org,REGISTERED,v1.0.1,CC0-1.0,,From the console,,SAMPLE,"[{""variant_url"":""https://repository.example.org/console/1.ttl""}]",` + "\n" +
+		`update,` + first.Items[0].ID + `,https://repository.example.org/console/moved,,,,,,,,,,` + "\n" +
+		`update,NO-SUCH-1D,https://repository.example.org/console/none,,,,,,,,,,` + "\n" +
+		`create,,https://repository.example.org/console/2,curator@example.org,PUBLISHED,v1.0.1,CC0-1.0,,Bad status,,SAMPLE,"[{""variant_url"":""https://repository.example.org/console/2.ttl""}]",` + "\n"
+	upfile := filepath.Join(dir, "upload.csv")
+	os.WriteFile(upfile, []byte(upload), 0o644)
+	b.do(chromedp.SetUploadFiles(chromedp.CSS("#f-file"), []string{upfile}))
+	b.submit("form[action='/console/bulk'] button[type=submit]", "#summary")
+	p = b.look("bulk-results")
+	b.see(p, "1 created, 1 updated, 2 failed.", "Status must be one of")
+	for _, bad := range []string{"422", "404", "^"} {
+		if strings.Contains(b.cells("#results")[0], bad) {
+			t.Errorf("the bulk results show %q:\n%s", bad, p.Text)
+		}
+	}
+	if failed := b.cells("#results tr.failed td:last-child"); len(failed) != 2 || !strings.Contains(strings.ToLower(failed[0]), "no-such-1d") {
+		t.Errorf("failed rows: %q", failed)
+	}
+	api(t, "GET", st.coll+"?q=console+none", st.key, nil, 200, &first)
+	if len(first.Items) != 0 {
+		t.Errorf("an update of an unknown id created %+v", first.Items)
+	}
+	// The same file through pidctl: the same outcome.
+	out, err = exec.Command(pidctl, "--admin", n.admin, "--key-file", keyFile, "bulk", upfile, "--test").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "2 of 4 items failed") {
+		t.Errorf("pidctl bulk of the console's upload: %v\n%s", err, out)
 	}
 }
