@@ -518,7 +518,7 @@ func TestConsoleJourney(t *testing.T) {
 	do(t, chromedp.Navigate(n.admin+"/console/ids"), chromedp.WaitVisible(chromedp.CSS("#f-key")))
 	signIn(t, newKey)
 	do(t, chromedp.Navigate(n.admin+"/console/ids?base=test"))
-	want(t, look(t, "snaa-new-key-signed-in"), "Your identifiers", handle)
+	want(t, look(t, "snaa-new-key-signed-in"), "Your identifiers", handle[strings.LastIndexByte(handle, '/')+1:], "Cu/ZnO sample, edited")
 
 	dialogs.Range(func(k, _ any) bool {
 		t.Errorf("a JavaScript dialog opened: %v", k)

@@ -115,15 +115,31 @@ func (b *tab) do(actions ...chromedp.Action[chromedp.Void]) {
 
 func (b *tab) open(path string) { b.t.Helper(); b.do(chromedp.Navigate(b.admin + path)) }
 
-// submit presses a button (by selector) and waits for a selector of the
-// next page.
+// submit presses a button or follows a link (by selector) and waits for
+// the next page to have loaded and to show selector next. The old page is
+// marked first, so that a next the old page shows too is not taken for
+// the new page's.
 func (b *tab) submit(button, next string) {
 	b.t.Helper()
 	click := chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-		_, err := chromedp.Evaluate[bool](`(document.querySelector(`+jsString(button)+`).click(), true)`)(ctx, tg)
+		_, err := chromedp.Evaluate[bool](`(window.__old = true, document.querySelector(`+jsString(button)+`).click(), true)`)(ctx, tg)
 		return err
 	})
-	b.do(click, chromedp.WaitVisible(chromedp.CSS(next)))
+	loaded := chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		// An evaluation fails while the page is replaced; try again.
+		for {
+			ok, err := chromedp.Evaluate[bool](`!window.__old && document.readyState === 'complete'`)(ctx, tg)
+			if err == nil && ok {
+				return nil
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	})
+	b.do(click, loaded, chromedp.WaitVisible(chromedp.CSS(next)))
 }
 
 func (b *tab) count(sel string) int {
