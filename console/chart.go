@@ -35,8 +35,9 @@ type tick struct {
 	Label string
 }
 
-// The chart's plot area inside its 640 × 170 viewBox: the scale's labels
-// left of chartLeft, the day labels below chartHeight.
+// The chart's plot area inside its viewBox (0 -8 640 178, room above for
+// the top label): the scale's labels left of chartLeft, the day labels
+// below chartHeight.
 const chartLeft, chartWidth, chartHeight = 40.0, 600.0, 150.0
 
 // niceTop is the smallest of 1, 2, 5 × 10^k (k ≥ 0) at or above n, the top
