@@ -63,8 +63,8 @@ func (r *Registry) AuditPage(q AuditQuery) (entries []AuditEntry, next uint64, e
 		if q.Before != 0 {
 			start = binary.BigEndian.AppendUint64(nil, q.Before)
 		}
-		k, v := c.Seek(start)
-		if k == nil {
+		var k, v []byte
+		if k, _ = c.Seek(start); k == nil {
 			k, v = c.Last()
 		} else {
 			k, v = c.Prev()
