@@ -166,7 +166,7 @@ func (m *Model) ValidateRecord(u *string, meta map[string]any, unknownNull map[s
 		}
 	}
 	for _, k := range unknown {
-		v.add("metadata."+k, "unknown field; allowed: %s", m.fieldNames())
+		v.add("metadata."+k, "is not a field here; the fields are %s", m.fieldNames())
 	}
 	buf := make([]byte, 0, 1024) // checkValueSize's
 	for _, f := range m.Fields {
