@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"pidnode/internal/route"
 	"pidnode/operator"
 	"pidnode/registry"
 )
@@ -130,6 +131,9 @@ type snaaPage struct {
 	Keys     []registry.Key
 	Prefixes []string
 	Issued   *operator.IssuedKey
+	// Stats are the namespace's resolutions per prefix from From to To.
+	Stats    []prefixTotal
+	From, To string
 }
 
 func (s *Server) snaaPage(r *http.Request, id string) (*snaaPage, error) {
@@ -144,6 +148,19 @@ func (s *Server) snaaPage(r *http.Request, id string) (*snaaPage, error) {
 		return nil, err
 	}
 	pg.Keys = keys
+	if s.cfg.Stats != nil {
+		// The namespace's resolutions per prefix, as GET …/{ns}/stats.
+		from, to := s.cfg.StatsDays()
+		for _, p := range sn.Prefixes {
+			st, err := s.cfg.Stats(r.Context(), route.Target{Prefix: p, Namespace: sn.Namespace}, "", from, to)
+			if err != nil {
+				return nil, err
+			}
+			c := newChart(st)
+			pg.Stats = append(pg.Stats, prefixTotal{Prefix: p, Total: c.Total, Max: c.Max})
+			pg.From, pg.To = c.From, c.To
+		}
+	}
 	return pg, nil
 }
 

@@ -361,7 +361,7 @@ func TestStewardOperatorPages(t *testing.T) {
 
 	// Suspend, with a confirmation and a notice.
 	b.open("/console/ops/snaa?id=" + a.snaaID)
-	b.look("ops-snaa")
+	b.see(b.look("ops-snaa"), "Resolutions of AUA", "Busiest day")
 	b.submit("button[value=suspend]", "#confirm")
 	b.see(b.look("suspend-confirm"), "Suspend Audit Lab A?", "its identifiers keep resolving")
 	api(t, "GET", a.coll, a.key, nil, 200, nil)
