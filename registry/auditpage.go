@@ -46,7 +46,7 @@ const auditScanMax = 200_000
 func (r *Registry) AuditPage(q AuditQuery) (entries []AuditEntry, next uint64, err error) {
 	entries = []AuditEntry{}
 	err = r.View(func(tx Tx) error {
-		ns := ""
+		ns, nsps := "", map[string]bool{}
 		if q.SNAA != "" {
 			sn, ok, err := tx.SNAA(q.SNAA)
 			if err != nil {
@@ -54,6 +54,11 @@ func (r *Registry) AuditPage(q AuditQuery) (entries []AuditEntry, next uint64, e
 			}
 			if ok {
 				ns = sn.Namespace
+				for _, p := range []string{r.namer.Prefix(), r.namer.TestPrefix()} {
+					if nsp, err := r.NamespaceKey(p, ns); err == nil && p != "" {
+						nsps[nsp] = true
+					}
+				}
 			}
 		}
 		c := tx.Bolt().Bucket(store.BucketAudit).Cursor()
@@ -93,7 +98,7 @@ func (r *Registry) AuditPage(q AuditQuery) (entries []AuditEntry, next uint64, e
 			if q.Action != "" && e.Action != q.Action && !(strings.HasSuffix(q.Action, ".") && strings.HasPrefix(e.Action, q.Action)) {
 				continue
 			}
-			if q.SNAA != "" && !aboutSNAA(&e, q.SNAA, ns) {
+			if q.SNAA != "" && !r.aboutSNAA(&e, q.SNAA, ns, nsps) {
 				continue
 			}
 			entries = append(entries, e)
@@ -103,11 +108,11 @@ func (r *Registry) AuditPage(q AuditQuery) (entries []AuditEntry, next uint64, e
 	return entries, next, err
 }
 
-// aboutSNAA reports whether e is about SNAA id of namespace ns: made with
-// one of its keys, about the SNAA or one of its keys, the approval of its
-// application, or a write of a handle or webhook in its namespace
-// ("<prefix>/<ns>/…").
-func aboutSNAA(e *AuditEntry, id, ns string) bool {
+// aboutSNAA reports whether e is about SNAA id of namespace ns (key
+// prefixes nsps): made with one of its keys, about the SNAA or one of its
+// keys, the approval of its application, or a write in its namespace (an
+// identifier's handle, or a webhook's "<prefix>/<ns>/webhooks/…").
+func (r *Registry) aboutSNAA(e *AuditEntry, id, ns string, nsps map[string]bool) bool {
 	if e.Actor == "snaa:"+id || strings.HasPrefix(e.Actor, "snaa:"+id+" ") {
 		return true
 	}
@@ -119,6 +124,11 @@ func aboutSNAA(e *AuditEntry, id, ns string) bool {
 	}
 	if ns == "" {
 		return false
+	}
+	if key, _, err := r.namer.Key(e.Target); err == nil {
+		if nsp := r.namer.NamespaceOf([]byte(key)); nsp != nil && nsps[string(nsp)] {
+			return true
+		}
 	}
 	_, rest, ok := strings.Cut(e.Target, "/")
 	if !ok {
