@@ -355,8 +355,11 @@ func TestStewardOperatorPages(t *testing.T) {
 		t.Errorf("key.issue of %s: %d entries, want 1:\n%s", a.snaaID, got, p.Text)
 	}
 	b.see(p, "The operator issued key", a.snaaID)
-	if strings.Contains(p.Text, "Audit Lab B") && strings.Contains(p.Text, "created SNAA") {
-		t.Error("the filter by SNAA shows another SNAA's entries")
+	b.open("/console/ops/audit?snaa=" + a.snaaID)
+	p = b.look("audit-snaa")
+	b.see(p, "created identifier", "approved application", "created SNAA "+a.snaaID)
+	if got := b.count("#audit > li"); got != 6 {
+		t.Errorf("entries about %s: %d, want 6 (approval, SNAA, key, 3 identifiers):\n%s", a.snaaID, got, p.Text)
 	}
 
 	// Suspend, with a confirmation and a notice.
