@@ -28,7 +28,11 @@ func problemOf(err error) (p *Problem, ok bool) {
 	case errors.As(err, &rf):
 		return refusalProblem(rf), true
 	case errors.As(err, &rte):
-		return problem(rte.Status, "%s", rte.Detail), true
+		p = problem(rte.Status, "%s", rte.Detail)
+		for _, f := range rte.Fields {
+			p.Errors = append(p.Errors, FieldError{Field: f.Field, Message: f.Message})
+		}
+		return p, true
 	case errors.Is(err, access.ErrUnknownKey):
 		return invalidToken("unknown API key"), true
 	case errors.Is(err, access.ErrRevokedKey):

@@ -6,12 +6,12 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"pidnode/internal/route"
 	"pidnode/registry"
 )
 
@@ -117,7 +117,7 @@ const (
 // JSON Lines type it asked for (jsonLinesTypes, as the bulk route takes).
 func eventFormat(accept string) (format int, ctype string) {
 	offered := append([]string{"text/event-stream", "application/json"}, jsonLinesTypes...)
-	switch mt := firstAccepted(accept, offered); mt {
+	switch mt := route.FirstAccepted(accept, offered); mt {
 	case "text/event-stream":
 		return feedSSE, mt
 	case "", "application/json":
@@ -125,32 +125,6 @@ func eventFormat(accept string) (format int, ctype string) {
 	default:
 		return feedLines, mt
 	}
-}
-
-// firstAccepted is the first media range of Accept, in the client's order
-// and q=0 ranges skipped, that is one of offered (lower case); "" if none
-// is.
-func firstAccepted(accept string, offered []string) string {
-	for _, part := range strings.Split(accept, ",") {
-		mt, params, _ := strings.Cut(part, ";")
-		mt = strings.ToLower(strings.TrimSpace(mt))
-		if !qZero(params) && slices.Contains(offered, mt) {
-			return mt
-		}
-	}
-	return ""
-}
-
-// qZero reports whether media type parameters hold q=0.
-func qZero(params string) bool {
-	for _, p := range strings.Split(params, ";") {
-		k, v, _ := strings.Cut(p, "=")
-		if strings.EqualFold(strings.TrimSpace(k), "q") {
-			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			return err == nil && f == 0
-		}
-	}
-	return false
 }
 
 // DefaultEventLimit and MaxEventLimit bound ?limit= of the feed.

@@ -13,6 +13,7 @@ import (
 
 	"pidnode/cache"
 	"pidnode/handlev"
+	"pidnode/linkcheck"
 	"pidnode/stats"
 	"pidnode/store"
 )
@@ -59,8 +60,8 @@ func newEnvAt(t *testing.T, path string, mod ...func(*Config)) *env {
 	for _, m := range mod {
 		m(&cfg)
 	}
-	if cfg.Routes == nil { // the statistics feature, as a node has it
-		cfg.Routes = stats.New(stats.Config{DB: db, Namer: e.namer, Now: cfg.Now}).Routes()
+	if cfg.Routes == nil { // the features with routes of their own, as a node has them
+		cfg.Routes = append(stats.New(stats.Config{DB: db, Namer: e.namer, Now: cfg.Now}).Routes(), linkcheck.Routes(db, e.namer)...)
 	}
 	e.srv, err = New(cfg)
 	if err != nil {

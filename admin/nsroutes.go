@@ -12,7 +12,7 @@ import (
 // other than the identifiers themselves come from one table, nsTable,
 // built from each feature's rows (bulkRoute, historyRoute, the rows of the
 // features in packages of their own (Config.Routes: route.Route, such as
-// stats.Service.Routes), eventsRoute, linkcheckRoutes, webhookRoute), which
+// stats.Service.Routes, linkcheck.Routes), eventsRoute, webhookRoute), which
 // also yields the custom ids they reserve (reserved) and their OpenAPI
 // operations (ops). A new route of a namespace feature is one row in its
 // file.
@@ -68,7 +68,6 @@ func newNSTable(s *Server, features []route.Route) nsTable {
 		tb = append(tb, featureRoute(f))
 	}
 	tb = append(tb, eventsRoute(s))
-	tb = append(tb, linkcheckRoutes(s)...)
 	return append(tb, webhookRoute(s))
 }
 
@@ -84,6 +83,12 @@ func featureRoute(f route.Route) nsRoute {
 		doc := op{summary: d.Summary, auth: d.Auth, ok: d.OK, okSchema: d.OKSchema, errs: d.Errs, tag: d.Tag}
 		for _, q := range d.Query {
 			doc.query = append(doc.query, param{q.Name, q.Desc})
+		}
+		for _, h := range d.Headers {
+			doc.headers = append(doc.headers, param{h.Name, h.Desc})
+		}
+		for _, a := range d.Alt {
+			doc.alt = append(doc.alt, param{a.Name, a.Desc})
 		}
 		rt.ops = append(rt.ops, nsOp{o.Method, o.Path, doc})
 	}
@@ -137,21 +142,22 @@ func (tb nsTable) reserved(id string) bool {
 }
 
 // reservedMsg is the refusal of a reserved custom id, naming what the
-// table reserves.
+// table reserves: the collection routes' names in the table's order, the
+// tree routes' after the others.
 func (tb nsTable) reservedMsg() string {
-	var names, trees, suffixes []string
+	var names, treeNames, trees, suffixes []string
 	for _, rt := range tb {
 		switch {
+		case rt.tree:
+			treeNames = append(treeNames, `"`+rt.name+`"`)
+			trees = append(trees, `"`+rt.name+`/"`)
 		case rt.name != "":
 			names = append(names, `"`+rt.name+`"`)
-			if rt.tree {
-				trees = append(trees, `"`+rt.name+`/"`)
-			}
 		case rt.suffix != "":
 			suffixes = append(suffixes, `"/`+rt.suffix+`"`)
 		}
 	}
-	return strings.Join(names, ", ") + " and ids starting with " + orList(trees) + " or ending in " + orList(suffixes) + " are reserved by the API"
+	return strings.Join(append(names, treeNames...), ", ") + " and ids starting with " + orList(trees) + " or ending in " + orList(suffixes) + " are reserved by the API"
 }
 
 // orList joins "a", "b" and "c" as `a, b or c`.

@@ -29,8 +29,9 @@ type op struct {
 	// feed: the success body may also be JSON Lines (one Event per line)
 	// or a Server-Sent Events stream, as Accept asks (events.go).
 	feed bool
-	// csv: the success body may also be CSV (Accept: text/csv).
-	csv bool
+	// alt are the success body's other media types (Accept), each
+	// documented as text: name the type, desc the text's form.
+	alt []param
 }
 
 type param struct{ name, desc string }
@@ -75,9 +76,8 @@ func (s *Server) buildOpenAPI() ([]byte, error) {
 				content["text/event-stream"] = map[string]any{"schema": map[string]any{"type": "string",
 					"description": "Server-Sent Events: per event the fields id (seq), event (action) and data (the Event as JSON); lines starting with ':' are heartbeats"}}
 			}
-			if o.csv {
-				content["text/csv"] = map[string]any{"schema": map[string]any{"type": "string",
-					"description": "RFC 4180 CSV with a header row: handle, url, kind, state, status, error, final_url, checked, since, first_failure, failures; a next page is in the Link header (rel=\"next\")"}}
+			for _, a := range o.alt {
+				content[a.name] = map[string]any{"schema": map[string]any{"type": "string", "description": a.desc}}
 			}
 			okr["content"] = content
 		} else if path == "/openapi.json" {

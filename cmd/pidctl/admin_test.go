@@ -11,6 +11,7 @@ import (
 
 	"pidnode/admin"
 	"pidnode/handlev"
+	"pidnode/linkcheck"
 	"pidnode/stats"
 	"pidnode/store"
 )
@@ -44,7 +45,7 @@ func adminNode(t *testing.T, mod func(*admin.Config)) *node {
 		t.Fatal(err)
 	}
 	cfg := admin.Config{DB: db, Namer: namer, OperatorKey: opKey,
-		Routes: stats.New(stats.Config{DB: db, Namer: namer}).Routes()} // as a node has them
+		Routes: append(stats.New(stats.Config{DB: db, Namer: namer}).Routes(), linkcheck.Routes(db, namer)...)} // as a node has them
 	if mod != nil {
 		mod(&cfg)
 	}

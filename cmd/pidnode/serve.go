@@ -357,7 +357,7 @@ func (n *node) bind() error {
 		scfg.Published, scfg.Days, scfg.Expire = n.cluster.PublishStats, n.cluster.StatsDays, n.cluster.ExpireStats
 	}
 	n.stats = stats.New(scfg)
-	acfg.Routes = n.stats.Routes()
+	acfg.Routes = append(n.stats.Routes(), linkcheck.Routes(n.db, n.namer)...)
 	a, err := admin.New(acfg)
 	if err != nil {
 		if adminLn != nil {

@@ -12,6 +12,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -58,17 +60,32 @@ type Doc struct {
 	OKSchema string // component schema of the success body ("" = none)
 	Errs     []int  // further error statuses
 	Query    []Param
+	Headers  []Param // documented request headers
 	Tag      string
+	// Alt are the other media types of the success body (Accept), each
+	// documented as text.
+	Alt []Param
 }
 
 // Param is a documented query parameter.
 type Param struct{ Name, Desc string }
 
 // Error is a client error a handler replies with: the API writes it as a
-// problem+json body of Status.
+// problem+json body of Status, with Fields as its errors.
 type Error struct {
 	Status int
 	Detail string
+	Fields []Field
+}
+
+// Field is one faulty parameter or field of a request (a problem's
+// errors[] item).
+type Field struct{ Field, Message string }
+
+// FieldErrorf is the 400 refusal of the query parameter field: its detail
+// is the field's name and msg.
+func FieldErrorf(field, msg string) *Error {
+	return &Error{Status: http.StatusBadRequest, Detail: field + " " + msg, Fields: []Field{{field, msg}}}
 }
 
 func (e *Error) Error() string { return e.Detail }
@@ -101,4 +118,55 @@ func Marshal(v any) ([]byte, error) {
 		return nil, err
 	}
 	return []byte(b.String()), nil
+}
+
+// DefaultLimit and MaxLimit bound ?limit= of a paged listing.
+const (
+	DefaultLimit = 100
+	MaxLimit     = 1000
+)
+
+// PageParams reads a paged listing's ?after= (or ?cursor=) and ?limit=
+// (default DefaultLimit, at most MaxLimit).
+func PageParams(r *http.Request) (after string, limit int, err *Error) {
+	q := r.URL.Query()
+	after = q.Get("after")
+	if after == "" {
+		after = q.Get("cursor")
+	}
+	limit = DefaultLimit
+	if l := q.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > MaxLimit {
+			return "", 0, Errorf(http.StatusBadRequest, "limit must be an integer from 1 to %d", MaxLimit)
+		}
+		limit = n
+	}
+	return after, limit, nil
+}
+
+// FirstAccepted is the first media range of Accept, in the client's order
+// and q=0 ranges skipped, that is one of offered (lower case); "" if none
+// is.
+func FirstAccepted(accept string, offered []string) string {
+	for _, part := range strings.Split(accept, ",") {
+		mt, params, _ := strings.Cut(part, ";")
+		mt = strings.ToLower(strings.TrimSpace(mt))
+		if !qZero(params) && slices.Contains(offered, mt) {
+			return mt
+		}
+	}
+	return ""
+}
+
+// qZero reports whether media type parameters hold q=0.
+func qZero(params string) bool {
+	for _, p := range strings.Split(params, ";") {
+		k, v, _ := strings.Cut(p, "=")
+		if strings.EqualFold(strings.TrimSpace(k), "q") {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			return err == nil && f == 0
+		}
+	}
+	return false
 }
