@@ -32,6 +32,9 @@ func problemOf(err error) (p *Problem, ok bool) {
 		for _, f := range rte.Fields {
 			p.Errors = append(p.Errors, FieldError{Field: f.Field, Message: f.Message})
 		}
+		for k, v := range rte.Header {
+			p.with(k, v)
+		}
 		return p, true
 	case errors.Is(err, access.ErrUnknownKey):
 		return invalidToken("unknown API key"), true

@@ -31,8 +31,9 @@
 //     revoked) are package access's, through which every operator write
 //     commits with its audit entries (opWrite);
 //   - the namespace route table (nsroutes.go), into which the features in
-//     packages of their own (stats, linkcheck) hand their internal/route
-//     rows;
+//     packages of their own (stats, linkcheck, webhook) hand their
+//     internal/route rows, with what the API lends their handlers
+//     (route.Call: the caller, the body decoder, the maintenance refusal);
 //   - reading a request's body and mapping errors to problems; the reads
 //     of identifiers (one, a namespace's page, the history) are package
 //     read's; the identifier writes themselves (their checks in order,

@@ -82,6 +82,13 @@ func eventOf(e *AuditEntry) Event {
 		Before: eventState(e.Before), After: eventState(e.After)}
 }
 
+// FeedEvent is the change feed's event of an audit entry, the objects a
+// webhook delivery carries (cmd hands it to webhook.Config.Event).
+func FeedEvent(e *registry.AuditEntry) any {
+	ev := eventOf(e)
+	return &ev
+}
+
 func eventState(v any) *EventState {
 	m, ok := v.(map[string]any)
 	if !ok {

@@ -13,9 +13,13 @@ import (
 
 	"pidnode/cache"
 	"pidnode/handlev"
+	"pidnode/internal/route"
 	"pidnode/linkcheck"
+	"pidnode/model"
+	"pidnode/registry"
 	"pidnode/stats"
 	"pidnode/store"
+	"pidnode/webhook"
 )
 
 const (
@@ -61,7 +65,7 @@ func newEnvAt(t *testing.T, path string, mod ...func(*Config)) *env {
 		m(&cfg)
 	}
 	if cfg.Routes == nil { // the features with routes of their own, as a node has them
-		cfg.Routes = append(stats.New(stats.Config{DB: db, Namer: e.namer, Now: cfg.Now}).Routes(), linkcheck.Routes(db, e.namer)...)
+		cfg.Routes = featureRoutes(t, db, e.namer, &cfg)
 	}
 	e.srv, err = New(cfg)
 	if err != nil {
@@ -70,6 +74,31 @@ func newEnvAt(t *testing.T, path string, mod ...func(*Config)) *env {
 	e.ts = httptest.NewServer(e.srv.Handler())
 	t.Cleanup(e.close)
 	return e
+}
+
+// featureRoutes are the routes of the features in packages of their own,
+// over db, as cmd/pidnode hands them to a node's API.
+func featureRoutes(t *testing.T, db *store.DB, namer *handlev.Namer, cfg *Config) []route.Route {
+	t.Helper()
+	mod, err := model.LoadModel(model.DefaultModel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := registry.New(registry.Config{DB: db, Namer: namer, URLIndex: mod.URL.Index, Now: cfg.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w webhook.Writer
+	if cfg.Writer != nil {
+		w = cfg.Writer
+	}
+	hooks, err := webhook.Routes(webhook.RoutesConfig{Registry: reg, Writer: w, Rand: cfg.Rand, Now: cfg.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := stats.New(stats.Config{DB: db, Namer: namer, Now: cfg.Now}).Routes()
+	rs = append(rs, linkcheck.Routes(db, namer)...)
+	return append(rs, hooks...)
 }
 
 // close stops the server and closes the database, as a node's shutdown

@@ -12,10 +12,10 @@ import (
 // other than the identifiers themselves come from one table, nsTable,
 // built from each feature's rows (bulkRoute, historyRoute, the rows of the
 // features in packages of their own (Config.Routes: route.Route, such as
-// stats.Service.Routes, linkcheck.Routes), eventsRoute, webhookRoute), which
-// also yields the custom ids they reserve (reserved) and their OpenAPI
-// operations (ops). A new route of a namespace feature is one row in its
-// file.
+// stats.Service.Routes, linkcheck.Routes, webhook.Routes), eventsRoute),
+// which also yields the custom ids they reserve (reserved) and their
+// OpenAPI operations (ops). A new route of a namespace feature is one row
+// in its package (or file).
 //
 // ServeMux cannot serve them by pattern, so one pattern per method takes
 // everything under the collection and routeFor dispatches by the table:
@@ -65,22 +65,21 @@ func newNSTable(s *Server, features []route.Route) nsTable {
 	var tb nsTable
 	tb = append(tb, bulkRoute(s), historyRoute(s))
 	for _, f := range features {
-		tb = append(tb, featureRoute(f))
+		tb = append(tb, featureRoute(s, f))
 	}
-	tb = append(tb, eventsRoute(s))
-	return append(tb, webhookRoute(s))
+	return append(tb, eventsRoute(s))
 }
 
 // featureRoute is a feature's row in the table: its handler gets the
 // checked target; its operations' documentation becomes the API's.
-func featureRoute(f route.Route) nsRoute {
+func featureRoute(s *Server, f route.Route) nsRoute {
 	rt := nsRoute{name: f.Name, suffix: f.Suffix, tree: f.Tree,
-		h: func(w http.ResponseWriter, r *http.Request, _ *principal, t target, id string) error {
-			return f.H(w, r, route.Target{Prefix: t.prefix, Namespace: t.ns}, id)
+		h: func(w http.ResponseWriter, r *http.Request, p *principal, t target, id string) error {
+			return f.H(w, r, route.Target{Prefix: t.prefix, Namespace: t.ns, Call: s.callOf(w, r, p)}, id)
 		}}
 	for _, o := range f.Ops {
 		d := o.Doc
-		doc := op{summary: d.Summary, auth: d.Auth, ok: d.OK, okSchema: d.OKSchema, errs: d.Errs, tag: d.Tag}
+		doc := op{summary: d.Summary, auth: d.Auth, request: d.Request, ok: d.OK, okSchema: d.OKSchema, okHeads: d.OKHeads, errs: d.Errs, tag: d.Tag}
 		for _, q := range d.Query {
 			doc.query = append(doc.query, param{q.Name, q.Desc})
 		}
@@ -93,6 +92,19 @@ func featureRoute(f route.Route) nsRoute {
 		rt.ops = append(rt.ops, nsOp{o.Method, o.Path, doc})
 	}
 	return rt
+}
+
+// callOf is what a feature's handler gets of the API for the request r of
+// the caller p.
+func (s *Server) callOf(w http.ResponseWriter, r *http.Request, p *principal) *route.Call {
+	return &route.Call{SNAA: p.snaa.ID, KeyID: p.key.ID, Actor: p.actor(), Writable: s.checkWritable,
+		DecodeJSON: func(max int64, v any) error {
+			body, err := readBody(w, r, max)
+			if err != nil {
+				return err
+			}
+			return decodeStrict(body, v)
+		}}
 }
 
 // firstSegment and lastSegment cut a path id at its first and last '/'.

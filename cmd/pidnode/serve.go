@@ -357,7 +357,14 @@ func (n *node) bind() error {
 		scfg.Published, scfg.Days, scfg.Expire = n.cluster.PublishStats, n.cluster.StatsDays, n.cluster.ExpireStats
 	}
 	n.stats = stats.New(scfg)
-	acfg.Routes = append(n.stats.Routes(), linkcheck.Routes(n.db, n.namer)...)
+	hooks, err := n.webhookRoutes()
+	if err != nil {
+		if adminLn != nil {
+			adminLn.Close()
+		}
+		return err
+	}
+	acfg.Routes = append(append(n.stats.Routes(), linkcheck.Routes(n.db, n.namer)...), hooks...)
 	a, err := admin.New(acfg)
 	if err != nil {
 		if adminLn != nil {

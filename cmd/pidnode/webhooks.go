@@ -4,8 +4,23 @@ import (
 	"context"
 
 	"pidnode/admin"
+	"pidnode/internal/route"
 	"pidnode/webhook"
 )
+
+// webhookRoutes are the webhook endpoints' routes on the admin API, which
+// commit through etcd in cluster mode.
+func (n *node) webhookRoutes() ([]route.Route, error) {
+	reg, err := n.jobRegistry()
+	if err != nil {
+		return nil, err
+	}
+	rcfg := webhook.RoutesConfig{Registry: reg}
+	if n.cluster != nil {
+		rcfg.Writer = n.cluster
+	}
+	return webhook.Routes(rcfg)
+}
 
 // startWebhooks builds the webhook deliverer (docs/product.md §4.5) and
 // registers it as a job of the cluster: it runs on this node while it

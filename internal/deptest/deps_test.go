@@ -44,8 +44,8 @@ var rules = map[string]struct {
 	// history) that the API and the console share; no HTTP.
 	"read": {internal: []string{"handlev", "store", "model", "registry", "internal/stdjson", "internal/refusal"}, notStd: []string{"net/http", "html/template"}},
 	// admin imports stats and linkcheck only for the reply types the
-	// console reads.
-	"admin": {internal: []string{"access", "handlev", "store", "model", "read", "registry", "write", "stats", "linkcheck", "internal/route", "internal/refusal", "internal/buildinfo", "internal/promtext", "internal/tokenbucket"}},
+	// console reads, webhook only for the limits its schemas document.
+	"admin": {internal: []string{"access", "handlev", "store", "model", "read", "registry", "write", "stats", "linkcheck", "webhook", "internal/route", "internal/refusal", "internal/buildinfo", "internal/promtext", "internal/tokenbucket"}},
 	// Resolution statistics, one feature whole (practice 18): the stats
 	// bucket through store, the flush and retention jobs, its routes as
 	// internal/route rows, its metrics. It reads cache.Counter's usage for
@@ -65,9 +65,10 @@ var rules = map[string]struct {
 	// cluster mode: etcd's client, zstd for the values it stores there, and
 	// the layers whose data it replicates. Nothing below cmd imports it.
 	"cluster": {internal: []string{"handlev", "store", "model", "registry", "stats", "internal/promtext"}, external: []string{"go.etcd.io/etcd/client/v3", "go.etcd.io/etcd/api/v3", "go.uber.org/zap", "google.golang.org/grpc", "github.com/klauspost/compress/zstd"}},
-	// Webhook deliveries: the feed (registry), connecting out only through
-	// internal/outbound. Only cmd imports it.
-	"webhook": {internal: []string{"handlev", "store", "registry", "internal/outbound", "internal/promtext"}, external: []string{"go.etcd.io/bbolt"}},
+	// Webhooks: the endpoints' routes as internal/route rows and their
+	// deliveries of the feed (registry), connecting out only through
+	// internal/outbound.
+	"webhook": {internal: []string{"handlev", "store", "registry", "internal/outbound", "internal/promtext", "internal/route"}, external: []string{"go.etcd.io/bbolt"}},
 	// Test support: an embedded etcd server. Only _test.go files import it
 	// (allowedInternal refuses it to every other file).
 	"internal/etcdtest":  {external: []string{"go.etcd.io/etcd/", "go.uber.org/zap"}},
@@ -276,6 +277,9 @@ func TestRulesCatchViolations(t *testing.T) {
 		{"linkcheck", "internal/route", true},
 		{"linkcheck", "admin", false},
 		{"linkcheck", "webhook", false},
+		{"webhook", "internal/route", true},
+		{"webhook", "admin", false},
+		{"webhook", "linkcheck", false},
 	}
 	for _, c := range cases {
 		if got := allowedInternal(rules[c.from].internal, c.target); got != c.want {

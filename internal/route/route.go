@@ -18,10 +18,28 @@ import (
 )
 
 // Target is the namespace a request addresses, checked by the API against
-// the caller's key before the handler runs.
+// the caller's key before the handler runs, and what the API lends the
+// handler for this request (Call).
 type Target struct {
 	Prefix    string // canonical upper case
 	Namespace string // the SNAA's namespace
+	Call      *Call
+}
+
+// Call is who sent a request, as the API found its key, and the API's own
+// rules a feature's handler applies through it, so that a feature reads
+// and refuses a request as every other route does.
+type Call struct {
+	SNAA  string // the calling SNAA's id
+	KeyID string // the id of the key it called with
+	Actor string // the audit log's actor of its writes
+	// Writable returns the refusal of a write while this node takes none
+	// (maintenance), nil otherwise.
+	Writable func() error
+	// DecodeJSON reads the request's JSON body (at most max bytes) into v
+	// strictly, refusing what the API's other routes refuse (media type,
+	// size, syntax, unknown fields, types) with the same problems.
+	DecodeJSON func(max int64, v any) error
 }
 
 // Handler serves a route: id is the identifier (a Suffix route) or the path
@@ -59,6 +77,8 @@ type Doc struct {
 	OK       int    // success status
 	OKSchema string // component schema of the success body ("" = none)
 	Errs     []int  // further error statuses
+	Request  string // component schema of the JSON request body ("" = none)
+	OKHeads  []string
 	Query    []Param
 	Headers  []Param // documented request headers
 	Tag      string
@@ -76,6 +96,8 @@ type Error struct {
 	Status int
 	Detail string
 	Fields []Field
+	// Header are header lines of the reply (Allow, Retry-After).
+	Header map[string]string
 }
 
 // Field is one faulty parameter or field of a request (a problem's
