@@ -7,9 +7,10 @@
 //   - the routes served by Server.Handler: /ops/v1/… (operator key: applications,
 //     SNAAs, keys, audit log, backup), /pid/v2/… and /testpid/v2/… (SNAA keys:
 //     create with generated or custom ids, merge update, read, list and search
-//     by URL, history, resolution statistics, bulk, the namespace's change
-//     feed (events.go), the SNAA's own keys (snaakeys.go); DELETE of an
-//     identifier answers 405),
+//     by URL, history, bulk, the SNAA's own keys (snaakeys.go); DELETE of
+//     an identifier answers 405; the features' routes under the namespace
+//     (statistics, link checks, the change feed, webhooks) are their
+//     packages'),
 //     /openapi.json, /healthz, /readyz and /metrics;
 //   - the index page at / (links to the console, the form, the API
 //     description and the metrics; every other unknown path is a

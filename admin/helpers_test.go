@@ -47,6 +47,13 @@ func newEnv(t *testing.T, mod ...func(*Config)) *env {
 // newEnvAt is newEnv on the database file at path (which may exist).
 func newEnvAt(t *testing.T, path string, mod ...func(*Config)) *env {
 	t.Helper()
+	return newEnvWith(t, path, nil, mod...)
+}
+
+// newEnvWith is newEnvAt with the webhook feature's routes (the feed's and
+// the endpoints') configured by hooks.
+func newEnvWith(t *testing.T, path string, hooks []func(*webhook.RoutesConfig), mod ...func(*Config)) *env {
+	t.Helper()
 	db, err := store.Open(store.Config{Path: path, NoSync: true})
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +72,7 @@ func newEnvAt(t *testing.T, path string, mod ...func(*Config)) *env {
 		m(&cfg)
 	}
 	if cfg.Routes == nil { // the features with routes of their own, as a node has them
-		cfg.Routes = featureRoutes(t, db, e.namer, &cfg)
+		cfg.Routes = featureRoutes(t, db, e.namer, &cfg, hooks...)
 	}
 	e.srv, err = New(cfg)
 	if err != nil {
@@ -78,7 +85,7 @@ func newEnvAt(t *testing.T, path string, mod ...func(*Config)) *env {
 
 // featureRoutes are the routes of the features in packages of their own,
 // over db, as cmd/pidnode hands them to a node's API.
-func featureRoutes(t *testing.T, db *store.DB, namer *handlev.Namer, cfg *Config) []route.Route {
+func featureRoutes(t *testing.T, db *store.DB, namer *handlev.Namer, cfg *Config, hooks ...func(*webhook.RoutesConfig)) []route.Route {
 	t.Helper()
 	mod, err := model.LoadModel(model.DefaultModel)
 	if err != nil {
@@ -92,13 +99,17 @@ func featureRoutes(t *testing.T, db *store.DB, namer *handlev.Namer, cfg *Config
 	if cfg.Writer != nil {
 		w = cfg.Writer
 	}
-	hooks, err := webhook.Routes(webhook.RoutesConfig{Registry: reg, Writer: w, Rand: cfg.Rand, Now: cfg.Now})
+	wcfg := webhook.RoutesConfig{Registry: reg, Writer: w, Rand: cfg.Rand, Now: cfg.Now}
+	for _, h := range hooks {
+		h(&wcfg)
+	}
+	feed, err := webhook.Routes(wcfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rs := stats.New(stats.Config{DB: db, Namer: namer, Now: cfg.Now}).Routes()
-	rs = append(rs, linkcheck.Routes(db, namer)...)
-	return append(rs, hooks...)
+	rs = append(rs, feed...)
+	return append(rs, linkcheck.Routes(db, namer)...)
 }
 
 // close stops the server and closes the database, as a node's shutdown

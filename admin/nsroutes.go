@@ -1,6 +1,8 @@
 package admin
 
 import (
+	"encoding/hex"
+	"errors"
 	"net/http"
 	"slices"
 	"strings"
@@ -12,8 +14,8 @@ import (
 // other than the identifiers themselves come from one table, nsTable,
 // built from each feature's rows (bulkRoute, historyRoute, the rows of the
 // features in packages of their own (Config.Routes: route.Route, such as
-// stats.Service.Routes, linkcheck.Routes, webhook.Routes), eventsRoute),
-// which also yields the custom ids they reserve (reserved) and their
+// stats.Service.Routes, linkcheck.Routes, webhook.Routes)), which also
+// yields the custom ids they reserve (reserved) and their
 // OpenAPI operations (ops). A new route of a namespace feature is one row
 // in its package (or file).
 //
@@ -67,7 +69,7 @@ func newNSTable(s *Server, features []route.Route) nsTable {
 	for _, f := range features {
 		tb = append(tb, featureRoute(s, f))
 	}
-	return append(tb, eventsRoute(s))
+	return tb
 }
 
 // featureRoute is a feature's row in the table: its handler gets the
@@ -75,7 +77,14 @@ func newNSTable(s *Server, features []route.Route) nsTable {
 func featureRoute(s *Server, f route.Route) nsRoute {
 	rt := nsRoute{name: f.Name, suffix: f.Suffix, tree: f.Tree,
 		h: func(w http.ResponseWriter, r *http.Request, p *principal, t target, id string) error {
-			return f.H(w, r, route.Target{Prefix: t.prefix, Namespace: t.ns, Call: s.callOf(w, r, p)}, id)
+			err := f.H(w, r, route.Target{Prefix: t.prefix, Namespace: t.ns, Call: s.callOf(w, r, p)}, id)
+			var re *route.Error
+			if errors.As(err, &re) && re.Limit != "" {
+				if i := slices.Index(refusedNames[:], re.Limit); i >= 0 {
+					s.metrics.refused(i)
+				}
+			}
+			return err
 		}}
 	for _, o := range f.Ops {
 		d := o.Doc
@@ -104,7 +113,27 @@ func (s *Server) callOf(w http.ResponseWriter, r *http.Request, p *principal) *r
 				return err
 			}
 			return decodeStrict(body, v)
+		},
+		KeyValid:   func() error { return s.keyValid(p) },
+		KeyChanges: s.keys.Changes,
+		Stream: func() func() {
+			s.metrics.eventStreams.Add(1)
+			return func() { s.metrics.eventStreams.Add(-1) }
 		}}
+}
+
+// keyValid looks the key p called with up again (by bearer key or console
+// session): nil while it is valid and its SNAA not suspended. A look-up
+// after a change of keys or SNAAs reads the store once per key; the others
+// hit the auth cache.
+func (s *Server) keyValid(p *principal) error {
+	var sum [32]byte
+	if n, err := hex.Decode(sum[:], []byte(p.key.Hash)); err == nil && n == len(sum) {
+		if _, sn, err := s.keys.LookupSum(sum); err == nil && !sn.Suspended {
+			return nil
+		}
+	}
+	return invalidToken("this API key was revoked, or its SNAA suspended, as the stream opened")
 }
 
 // firstSegment and lastSegment cut a path id at its first and last '/'.

@@ -11,7 +11,7 @@ import (
 func TestNamespaceTable(t *testing.T) {
 	e := newEnv(t)
 	s := e.srv
-	const wantMsg = `"bulk", "stats", "linkcheck", "events", "webhooks" and ids starting with "webhooks/" or ending in "/history", "/stats" or "/linkcheck" are reserved by the API`
+	const wantMsg = `"bulk", "stats", "events", "linkcheck", "webhooks" and ids starting with "webhooks/" or ending in "/history", "/stats" or "/linkcheck" are reserved by the API`
 	if got := s.ns.reservedMsg(); got != wantMsg {
 		t.Errorf("ns.reservedMsg() = %q, want %q", got, wantMsg)
 	}

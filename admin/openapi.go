@@ -26,9 +26,6 @@ type op struct {
 	headers   []param
 	okHeads   []string // response headers on success: "Location", "ETag"
 	tag       string
-	// feed: the success body may also be JSON Lines (one Event per line)
-	// or a Server-Sent Events stream, as Accept asks (events.go).
-	feed bool
 	// alt are the success body's other media types (Accept), each
 	// documented as text: name the type, desc the text's form.
 	alt []param
@@ -68,14 +65,6 @@ func (s *Server) buildOpenAPI() ([]byte, error) {
 		okr := map[string]any{"description": "success"}
 		if o.okSchema != "" {
 			content := map[string]any{"application/json": map[string]any{"schema": ref(o.okSchema)}}
-			if o.feed {
-				for _, mt := range jsonLinesTypes {
-					content[mt] = map[string]any{"schema": map[string]any{"type": "string",
-						"description": "JSON Lines: one Event per line, in sequence order; the last line's seq is the next after"}}
-				}
-				content["text/event-stream"] = map[string]any{"schema": map[string]any{"type": "string",
-					"description": "Server-Sent Events: per event the fields id (seq), event (action) and data (the Event as JSON); lines starting with ':' are heartbeats"}}
-			}
 			for _, a := range o.alt {
 				content[a.name] = map[string]any{"schema": map[string]any{"type": "string", "description": a.desc}}
 			}

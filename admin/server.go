@@ -110,17 +110,6 @@ type Config struct {
 	// SessionIdle and SessionMax are the console's idle and absolute
 	// session expiry; if zero, DefaultSessionIdle and DefaultSessionMax.
 	SessionIdle, SessionMax time.Duration
-	// EventStreamsPerKey, EventStreamsPerSNAA and EventStreams bound the
-	// change feed's open Server-Sent Events streams per SNAA key and per
-	// SNAA (all its keys together; 429 beyond) and on the node (503
-	// beyond); if zero, DefaultEventStreamsPerKey,
-	// DefaultEventStreamsPerSNAA and DefaultEventStreams. EventHeartbeat is
-	// how often an idle stream gets a comment line (so that proxies keep it
-	// open); if zero, DefaultEventHeartbeat. A stream ends within a second
-	// of its key's revocation or its SNAA's suspension, whatever the
-	// heartbeat.
-	EventStreamsPerKey, EventStreamsPerSNAA, EventStreams int
-	EventHeartbeat                                        time.Duration
 }
 
 // Server is the admin API. It is safe for concurrent use.
@@ -170,10 +159,6 @@ type Server struct {
 	applyRL, signinRL *applyLimiter
 	// sessions are the console's sessions (console.go).
 	sessions *access.Sessions
-	// streams counts the open event streams; evBeat is their heartbeat
-	// (events.go).
-	streams eventStreams
-	evBeat  time.Duration
 }
 
 // base is one of the SNAA API bases and the prefix it writes under.
@@ -275,21 +260,6 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.streams.maxKey, s.streams.maxSNAA, s.streams.limit, s.evBeat = cfg.EventStreamsPerKey, cfg.EventStreamsPerSNAA, cfg.EventStreams, cfg.EventHeartbeat
-	if s.streams.maxKey <= 0 {
-		s.streams.maxKey = DefaultEventStreamsPerKey
-	}
-	if s.streams.maxSNAA <= 0 {
-		s.streams.maxSNAA = DefaultEventStreamsPerSNAA
-	}
-	if s.streams.limit <= 0 {
-		s.streams.limit = DefaultEventStreams
-	}
-	if s.evBeat <= 0 {
-		s.evBeat = DefaultEventHeartbeat
-	}
-	// The namespace routes' table documents the stream limits: built
-	// once they are set.
 	s.ns = newNSTable(s, cfg.Routes)
 	reserved := s.ns.reservedMsg()
 	s.writes, err = write.New(write.Config{Registry: s.reg, Writer: s.w, Namer: cfg.Namer, Model: mod, Invalidator: cfg.Invalidator,

@@ -80,7 +80,7 @@ func TestWebhookRoutes(t *testing.T) {
 		t.Fatalf("audit:\n%s\nwant:\n%s", strings.Join(actions, "\n"), strings.Join(want, "\n"))
 	}
 	// Not in the namespace's feed.
-	var page EventPage
+	var page webhook.EventPage
 	e.want(e.do("GET", "/pid/v2/handles/"+testPrefix+"/"+ns+"/events", key, nil), 200).json(t, &page)
 	for _, ev := range page.Events {
 		if !strings.HasPrefix(ev.Action, "handle.") {

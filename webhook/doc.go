@@ -1,7 +1,10 @@
-// Package webhook is the webhook feature (docs/product.md §4.5): the routes
+// Package webhook is the change feed and webhook feature (docs/product.md
+// §4.3, §4.5): the feed's route GET …/{ns}/events (events.go: a page as
+// JSON or JSON Lines, or a Server-Sent Events stream that stays open, with
+// its limits of open streams per key, per SNAA and per node), the routes
 // through which an SNAA registers, lists, reads, deletes and enables the
-// endpoints of its namespace and reads their delivery logs (Routes, one
-// tree row of the API's namespace table, routes.go), and the Engine that
+// endpoints of its namespace and reads their delivery logs (routes.go),
+// both rows of the API's namespace table (Routes), and the Engine that
 // delivers the namespace's change feed to them: signed JSON POSTs, in
 // sequence order per endpoint, at least once, retried with exponential
 // backoff, an endpoint that has failed for a day disabled.
@@ -21,8 +24,10 @@
 // registry, or a cluster node); the API checks the caller's key and
 // namespace before a handler runs, lends it its body decoder and its
 // maintenance refusal (route.Call) and writes its errors as problem+json.
-// The endpoints' storage and the feed's events are still the registry's and
-// admin's. It must not listen itself, and connects out only through
+// A stream also takes from the API a fresh look-up of its key (it ends on
+// a revocation) and the listener's drain (route.Draining). The endpoints'
+// storage and the feed's audit index are the registry's. It must not
+// listen itself, and connects out only through
 // internal/outbound, so loopback, private, link-local and metadata
 // addresses are refused after DNS resolution unless the operator allowed
 // the network.

@@ -78,7 +78,7 @@ func startNode(t testing.TB, path string, cfg webhook.Config) *node {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Registry, cfg.Event = reg, admin.FeedEvent
+	cfg.Registry, cfg.Event = reg, webhook.FeedEvent
 	eng, err := webhook.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -206,7 +206,7 @@ func (n *node) deliveries(id string) []registry.WebhookDelivery {
 // compared with.
 func (n *node) feedSeqs(after uint64) []uint64 {
 	n.t.Helper()
-	var page admin.EventPage
+	var page webhook.EventPage
 	n.must(200, "GET", n.coll()+"events?limit=1000&after="+strconv.FormatUint(after, 10), n.key, nil, &page)
 	var out []uint64
 	for _, e := range page.Events {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
@@ -30,10 +31,11 @@ import (
 //	POST   …/webhooks/{id}/enable        resume a disabled endpoint from its cursor
 //	GET    …/webhooks/{id}/deliveries    its last attempts, newest first
 //
-// They are one tree row of the API's namespace table (Routes), so
-// "webhooks" and ids under it are reserved custom ids. The API checks the
-// caller's key and namespace first and lends the handlers its body decoder
-// and its maintenance refusal (route.Call); the Engine delivers.
+// They are one tree row of the API's namespace table (Routes, beside the
+// feed's GET …/events, events.go), so "webhooks" and ids under it are
+// reserved custom ids. The API checks the caller's key and namespace first
+// and lends the handlers its body decoder and its maintenance refusal
+// (route.Call); the Engine delivers.
 
 // RoutesConfig configures Routes.
 type RoutesConfig struct {
@@ -46,23 +48,58 @@ type RoutesConfig struct {
 	Rand io.Reader
 	// Now is the clock of registrations. If nil, time.Now.
 	Now func() time.Time
+	// EventStreamsPerKey, EventStreamsPerSNAA and EventStreams bound the
+	// change feed's open Server-Sent Events streams per SNAA key and per
+	// SNAA (all its keys together; 429 beyond) and on the node (503
+	// beyond); if zero, DefaultEventStreamsPerKey,
+	// DefaultEventStreamsPerSNAA and DefaultEventStreams. EventHeartbeat is
+	// how often an idle stream gets a comment line (so that proxies keep it
+	// open); if zero, DefaultEventHeartbeat. A stream ends within a second
+	// of its key's revocation or its SNAA's suspension, whatever the
+	// heartbeat.
+	EventStreamsPerKey, EventStreamsPerSNAA, EventStreams int
+	EventHeartbeat                                        time.Duration
+	// Logger receives a line per failed stream read. Nil discards.
+	Logger *slog.Logger
 }
 
-// routes serves the endpoints' routes.
+// routes serves the feed's and the endpoints' routes.
 type routes struct {
 	reg *registry.Registry
 	w   Writer
 	rnd io.Reader
 	now func() time.Time
+	log *slog.Logger
+	// streams counts the open event streams; evBeat is their heartbeat
+	// (events.go).
+	streams eventStreams
+	evBeat  time.Duration
 }
 
-// Routes are the feature's namespace routes, the tree …/{ns}/webhooks, as
-// rows of the API's table.
+// Routes are the feature's namespace routes, GET …/{ns}/events (the
+// change feed, events.go) and the tree …/{ns}/webhooks, as rows of the
+// API's table.
 func Routes(cfg RoutesConfig) ([]route.Route, error) {
 	if cfg.Registry == nil {
 		return nil, fmt.Errorf("%w: Registry is required", ErrConfig)
 	}
-	s := &routes{reg: cfg.Registry, w: cfg.Writer, rnd: cfg.Rand, now: cfg.Now}
+	s := &routes{reg: cfg.Registry, w: cfg.Writer, rnd: cfg.Rand, now: cfg.Now, log: cfg.Logger, evBeat: cfg.EventHeartbeat}
+	s.streams.maxKey, s.streams.maxSNAA, s.streams.limit = cfg.EventStreamsPerKey, cfg.EventStreamsPerSNAA, cfg.EventStreams
+	if s.streams.maxKey <= 0 {
+		s.streams.maxKey = DefaultEventStreamsPerKey
+	}
+	if s.streams.maxSNAA <= 0 {
+		s.streams.maxSNAA = DefaultEventStreamsPerSNAA
+	}
+	if s.streams.limit <= 0 {
+		s.streams.limit = DefaultEventStreams
+	}
+	if s.evBeat <= 0 {
+		s.evBeat = DefaultEventHeartbeat
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
 	if s.w == nil {
 		s.w = cfg.Registry
 	}
@@ -80,7 +117,7 @@ func Routes(cfg RoutesConfig) ([]route.Route, error) {
 	post.Request, post.OKHeads, post.Errs = "WebhookRequest", []string{"Location"}, []int{409, 422}
 	log := doc("The endpoint's last "+strconv.Itoa(registry.MaxWebhookLog)+" delivery attempts, newest first", 200, "WebhookDeliveries")
 	log.Query = []route.Param{{Name: "limit", Desc: "1–" + strconv.Itoa(registry.MaxWebhookLog) + ", default " + strconv.Itoa(registry.MaxWebhookLog)}}
-	return []route.Route{{Name: "webhooks", Tree: true, H: s.serve, Ops: []route.Op{
+	return []route.Route{s.eventsRoute(), {Name: "webhooks", Tree: true, H: s.serve, Ops: []route.Op{
 		{Method: "GET", Path: "webhooks", Doc: doc("The namespace's webhook endpoints (never their secrets)", 200, "WebhookList")},
 		{Method: "POST", Path: "webhooks", Doc: post},
 		{Method: "GET", Path: "webhooks/{webhook_id}", Doc: doc("A webhook endpoint and its delivery state: cursor, failures, next attempt, last error, and why the node disabled it", 200, "Webhook")},
@@ -128,9 +165,9 @@ func (s *routes) write(actor string, fn func(tx registry.Tx) ([]change, error)) 
 	return refused
 }
 
-// parseLimit parses a ?limit=: ASCII digits only (no sign, no spaces), at
+// parseSeq parses a sequence number (or a ?limit=): ASCII digits only (no sign, no spaces), at
 // most 20 of them, within uint64.
-func parseLimit(s string) (uint64, bool) {
+func parseSeq(s string) (uint64, bool) {
 	if s == "" || len(s) > 20 {
 		return 0, false
 	}
@@ -494,7 +531,7 @@ func (s *routes) enable(w http.ResponseWriter, t route.Target, nsp, wid string) 
 func (s *routes) deliveries(w http.ResponseWriter, r *http.Request, nsp, wid string) error {
 	limit := registry.MaxWebhookLog
 	if v := r.URL.Query().Get("limit"); v != "" {
-		n, ok := parseLimit(v)
+		n, ok := parseSeq(v)
 		if !ok || n < 1 || n > registry.MaxWebhookLog {
 			return route.FieldErrorf("limit", "must be an integer from 1 to "+strconv.Itoa(registry.MaxWebhookLog))
 		}

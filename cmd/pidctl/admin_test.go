@@ -60,8 +60,8 @@ func adminNode(t *testing.T, mod func(*admin.Config)) *node {
 		t.Fatal(err)
 	}
 	// The features' routes, as a node has them.
-	routes := append(stats.New(stats.Config{DB: db, Namer: namer}).Routes(), linkcheck.Routes(db, namer)...)
-	cfg := admin.Config{DB: db, Namer: namer, OperatorKey: opKey, Routes: append(routes, hooks...)}
+	routes := append(stats.New(stats.Config{DB: db, Namer: namer}).Routes(), hooks...)
+	cfg := admin.Config{DB: db, Namer: namer, OperatorKey: opKey, Routes: append(routes, linkcheck.Routes(db, namer)...)}
 	if mod != nil {
 		mod(&cfg)
 	}

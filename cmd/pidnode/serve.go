@@ -357,14 +357,14 @@ func (n *node) bind() error {
 		scfg.Published, scfg.Days, scfg.Expire = n.cluster.PublishStats, n.cluster.StatsDays, n.cluster.ExpireStats
 	}
 	n.stats = stats.New(scfg)
-	hooks, err := n.webhookRoutes()
+	feed, err := n.webhookRoutes()
 	if err != nil {
 		if adminLn != nil {
 			adminLn.Close()
 		}
 		return err
 	}
-	acfg.Routes = append(append(n.stats.Routes(), linkcheck.Routes(n.db, n.namer)...), hooks...)
+	acfg.Routes = append(append(n.stats.Routes(), feed...), linkcheck.Routes(n.db, n.namer)...)
 	a, err := admin.New(acfg)
 	if err != nil {
 		if adminLn != nil {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 
-	"pidnode/admin"
 	"pidnode/internal/route"
 	"pidnode/webhook"
 )
@@ -15,7 +14,7 @@ func (n *node) webhookRoutes() ([]route.Route, error) {
 	if err != nil {
 		return nil, err
 	}
-	rcfg := webhook.RoutesConfig{Registry: reg}
+	rcfg := webhook.RoutesConfig{Registry: reg, Logger: n.log.With("listener", "admin")}
 	if n.cluster != nil {
 		rcfg.Writer = n.cluster
 	}
@@ -35,7 +34,7 @@ func (n *node) startWebhooks() error {
 	if err != nil {
 		return err
 	}
-	wcfg := webhook.Config{Registry: reg, Allow: allow, Event: admin.FeedEvent, Logger: n.log.With("job", "webhooks")}
+	wcfg := webhook.Config{Registry: reg, Allow: allow, Event: webhook.FeedEvent, Logger: n.log.With("job", "webhooks")}
 	if n.cluster != nil {
 		wcfg.Writer = n.cluster
 	}

@@ -9,6 +9,7 @@
 package route
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -40,7 +41,35 @@ type Call struct {
 	// strictly, refusing what the API's other routes refuse (media type,
 	// size, syntax, unknown fields, types) with the same problems.
 	DecodeJSON func(max int64, v any) error
+	// KeyValid looks the caller's key up again (a reply that outlives the
+	// request's admission, a stream): nil while it is valid and its SNAA
+	// not suspended, else the API's refusal. KeyChanges returns a channel
+	// closed at the next change of keys or SNAAs on this node.
+	KeyValid   func() error
+	KeyChanges func() <-chan struct{}
+	// Stream counts a stream open on the API's gauge until end is called.
+	Stream func() (end func())
 }
+
+// Draining returns the channel that is closed when the API's listener
+// serving ctx's request drains or shuts down (a stream ends then), nil
+// (never closed) outside such a listener.
+func Draining(ctx context.Context) <-chan struct{} {
+	c, _ := ctx.Value(drainKey{}).(<-chan struct{})
+	return c
+}
+
+// WithDraining is ctx with the channel Draining returns.
+func WithDraining(ctx context.Context, drained <-chan struct{}) context.Context {
+	return context.WithValue(ctx, drainKey{}, drained)
+}
+
+type drainKey struct{}
+
+// JSONLinesTypes are the media types of JSON Lines the API reads and
+// writes besides JSON: application/jsonl (https://jsonlines.org) and the
+// older, widely sent application/x-ndjson (https://github.com/ndjson/ndjson-spec).
+var JSONLinesTypes = []string{"application/jsonl", "application/x-ndjson"}
 
 // Handler serves a route: id is the identifier (a Suffix route) or the path
 // after the collection (a Name route). A returned *Error is the reply; any
@@ -98,6 +127,9 @@ type Error struct {
 	Fields []Field
 	// Header are header lines of the reply (Allow, Retry-After).
 	Header map[string]string
+	// Limit, if set, names the limit that refused: the API counts the
+	// refusal by it (pidnode_admin_limit_refusals_total).
+	Limit string
 }
 
 // Field is one faulty parameter or field of a request (a problem's
