@@ -21,7 +21,7 @@ func webhookSchemas(m map[string]any) map[string]any {
 	})
 	m["Webhook"] = obj([]string{"id", "url", "kinds", "created", "state", "cursor", "attempts", "failures"}, map[string]any{
 		"id": str(), "url": str(), "kinds": kinds, "description": str(), "created": dt(),
-		"state":  map[string]any{"type": "string", "enum": []string{registry.WebhookActive, registry.WebhookDisabled}},
+		"state":  map[string]any{"type": "string", "enum": []string{webhook.Active, webhook.Disabled}},
 		"cursor": u64, "attempts": u64, "failures": u64,
 		"failing_since": dt(), "next_attempt": dt(), "last_attempt": dt(), "last_success": dt(), "last_error": str(),
 		"disabled_at": dt(), "disabled_reason": str(),

@@ -10,7 +10,7 @@
 // backoff, an endpoint that has failed for a day disabled.
 //
 // The queue is the feed itself: each endpoint has a durable cursor (the seq
-// of the last event a 2xx acknowledged) in the registry's webhooks bucket.
+// of the last event a 2xx acknowledged) in the webhooks bucket (store.go).
 // The Engine reads the namespace's audit index after the cursor, POSTs the
 // events the endpoint chose, and moves the cursor only after a 2xx, in a
 // write that compares the cursor it read: a delivery interrupted by a crash,
@@ -25,9 +25,9 @@
 // namespace before a handler runs, lends it its body decoder and its
 // maintenance refusal (route.Call) and writes its errors as problem+json.
 // A stream also takes from the API a fresh look-up of its key (it ends on
-// a revocation) and the listener's drain (route.Draining). The endpoints'
-// storage and the feed's audit index are the registry's. It must not
-// listen itself, and connects out only through
+// a revocation) and the listener's drain (route.Draining). It owns the
+// endpoints' bucket (store.go); the feed's audit index is the registry's.
+// It must not listen itself, and connects out only through
 // internal/outbound, so loopback, private, link-local and metadata
 // addresses are refused after DNS resolution unless the operator allowed
 // the network.

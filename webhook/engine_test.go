@@ -195,7 +195,7 @@ func (n *node) webhook(id string) webhook.View {
 	return w
 }
 
-func (n *node) deliveries(id string) []registry.WebhookDelivery {
+func (n *node) deliveries(id string) []webhook.Delivery {
 	n.t.Helper()
 	var d webhook.Deliveries
 	n.must(200, "GET", n.coll()+"webhooks/"+id+"/deliveries", n.key, nil, &d)

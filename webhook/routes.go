@@ -115,8 +115,8 @@ func Routes(cfg RoutesConfig) ([]route.Route, error) {
 	post := doc("Register a webhook endpoint: the namespace's change feed events of the chosen kinds are POSTed to url, signed (Pidnode-Signature, see README), in order, at least once, retried with backoff for up to 24 h. "+
 		"The reply holds the signing secret, shown only this once. At most "+strconv.Itoa(MaxPerNamespace)+" per namespace", 201, "Webhook")
 	post.Request, post.OKHeads, post.Errs = "WebhookRequest", []string{"Location"}, []int{409, 422}
-	log := doc("The endpoint's last "+strconv.Itoa(registry.MaxWebhookLog)+" delivery attempts, newest first", 200, "WebhookDeliveries")
-	log.Query = []route.Param{{Name: "limit", Desc: "1–" + strconv.Itoa(registry.MaxWebhookLog) + ", default " + strconv.Itoa(registry.MaxWebhookLog)}}
+	log := doc("The endpoint's last "+strconv.Itoa(MaxLog)+" delivery attempts, newest first", 200, "WebhookDeliveries")
+	log.Query = []route.Param{{Name: "limit", Desc: "1–" + strconv.Itoa(MaxLog) + ", default " + strconv.Itoa(MaxLog)}}
 	return []route.Route{s.eventsRoute(), {Name: "webhooks", Tree: true, H: s.serve, Ops: []route.Op{
 		{Method: "GET", Path: "webhooks", Doc: doc("The namespace's webhook endpoints (never their secrets)", 200, "WebhookList")},
 		{Method: "POST", Path: "webhooks", Doc: post},
@@ -231,10 +231,10 @@ type List struct {
 
 // Deliveries is the reply of GET …/webhooks/{id}/deliveries.
 type Deliveries struct {
-	Deliveries []registry.WebhookDelivery `json:"deliveries"`
+	Deliveries []Delivery `json:"deliveries"`
 }
 
-func viewOf(w *registry.Webhook) View {
+func viewOf(w *Endpoint) View {
 	return View{ID: w.ID, URL: w.URL, Kinds: w.Kinds, Description: w.Description, Created: w.Created, State: w.State,
 		Cursor: w.Cursor, Attempts: w.Attempts, Failures: w.Failures, FailingSince: w.FailingSince, NextAttempt: w.NextAttempt,
 		LastAttempt: w.LastAttempt, LastSuccess: w.LastSuccess, LastError: w.LastError, DisabledAt: w.DisabledAt,
@@ -395,11 +395,11 @@ func (s *routes) create(w http.ResponseWriter, r *http.Request, t route.Target, 
 		return err
 	}
 	now := s.now().UTC()
-	wh := registry.Webhook{ID: hex.EncodeToString(idb[:]), Namespace: nsp, Prefix: t.Prefix, NS: t.Namespace, SNAAID: t.Call.SNAA,
-		URL: req.URL, Kinds: req.Kinds, Description: req.Description, Secret: secret, Created: now, State: registry.WebhookActive}
+	wh := Endpoint{ID: hex.EncodeToString(idb[:]), Namespace: nsp, Prefix: t.Prefix, NS: t.Namespace, SNAAID: t.Call.SNAA,
+		URL: req.URL, Kinds: req.Kinds, Description: req.Description, Secret: secret, Created: now, State: Active}
 	target := t.Prefix + "/" + t.Namespace + "/webhooks/" + wh.ID
 	err = s.write(t.Call.Actor, func(tx registry.Tx) ([]change, error) {
-		all, err := tx.Webhooks(nsp)
+		all, err := endpoints(tx.Tx, nsp)
 		if err != nil {
 			return nil, err
 		}
@@ -411,7 +411,7 @@ func (s *routes) create(w http.ResponseWriter, r *http.Request, t route.Target, 
 		} else if wh.Cursor, err = tx.NamespaceAuditLast(nsp); err != nil {
 			return nil, err
 		}
-		if err := tx.PutWebhook(&wh); err != nil {
+		if err := putEndpoint(tx.Tx, &wh); err != nil {
 			return nil, err
 		}
 		return []change{{Action: registry.ActWebhookCreate, Target: target,
@@ -429,9 +429,9 @@ func (s *routes) create(w http.ResponseWriter, r *http.Request, t route.Target, 
 }
 
 func (s *routes) list(w http.ResponseWriter, nsp string) error {
-	var all []registry.Webhook
+	var all []Endpoint
 	if err := s.reg.View(func(tx registry.Tx) (err error) {
-		all, err = tx.Webhooks(nsp)
+		all, err = endpoints(tx.Tx, nsp)
 		return err
 	}); err != nil {
 		return err
@@ -445,13 +445,13 @@ func (s *routes) list(w http.ResponseWriter, nsp string) error {
 }
 
 // find reads endpoint wid of the namespace nsp: 404 if there is none.
-func (s *routes) find(nsp, wid string) (registry.Webhook, error) {
+func (s *routes) find(nsp, wid string) (Endpoint, error) {
 	var (
-		wh registry.Webhook
+		wh Endpoint
 		ok bool
 	)
 	if err := s.reg.View(func(tx registry.Tx) (err error) {
-		wh, ok, err = tx.Webhook(nsp, wid)
+		wh, ok, err = endpoint(tx.Tx, nsp, wid)
 		return err
 	}); err != nil {
 		return wh, err
@@ -474,14 +474,14 @@ func (s *routes) get(w http.ResponseWriter, nsp, wid string) error {
 
 func (s *routes) delete(w http.ResponseWriter, t route.Target, nsp, wid string) error {
 	err := s.write(t.Call.Actor, func(tx registry.Tx) ([]change, error) {
-		wh, ok, err := tx.Webhook(nsp, wid)
+		wh, ok, err := endpoint(tx.Tx, nsp, wid)
 		if err != nil {
 			return nil, err
 		}
 		if !ok {
 			return nil, route.Errorf(http.StatusNotFound, "no webhook %s in this namespace", wid)
 		}
-		if err := tx.DeleteWebhook(nsp, wid); err != nil {
+		if err := deleteEndpoint(tx.Tx, nsp, wid); err != nil {
 			return nil, err
 		}
 		return []change{{Action: registry.ActWebhookDelete, Target: t.Prefix + "/" + t.Namespace + "/webhooks/" + wid,
@@ -498,23 +498,23 @@ func (s *routes) delete(w http.ResponseWriter, t route.Target, nsp, wid string) 
 // delivery resumes after its cursor at once. An active endpoint is left as
 // it is.
 func (s *routes) enable(w http.ResponseWriter, t route.Target, nsp, wid string) error {
-	var wh registry.Webhook
+	var wh Endpoint
 	err := s.write(t.Call.Actor, func(tx registry.Tx) ([]change, error) {
 		var ok bool
 		var err error
-		if wh, ok, err = tx.Webhook(nsp, wid); err != nil {
+		if wh, ok, err = endpoint(tx.Tx, nsp, wid); err != nil {
 			return nil, err
 		}
 		if !ok {
 			return nil, route.Errorf(http.StatusNotFound, "no webhook %s in this namespace", wid)
 		}
-		if wh.State == registry.WebhookActive {
+		if wh.State == Active {
 			return nil, nil
 		}
 		before := map[string]any{"state": wh.State, "disabled_reason": wh.DisabledReason}
-		wh.State, wh.DisabledAt, wh.DisabledReason = registry.WebhookActive, nil, ""
+		wh.State, wh.DisabledAt, wh.DisabledReason = Active, nil, ""
 		wh.Failures, wh.FailingSince, wh.NextAttempt = 0, nil, nil
-		if err := tx.PutWebhook(&wh); err != nil {
+		if err := putEndpoint(tx.Tx, &wh); err != nil {
 			return nil, err
 		}
 		return []change{{Action: registry.ActWebhookEnable, Target: t.Prefix + "/" + t.Namespace + "/webhooks/" + wid,
@@ -529,11 +529,11 @@ func (s *routes) enable(w http.ResponseWriter, t route.Target, nsp, wid string) 
 }
 
 func (s *routes) deliveries(w http.ResponseWriter, r *http.Request, nsp, wid string) error {
-	limit := registry.MaxWebhookLog
+	limit := MaxLog
 	if v := r.URL.Query().Get("limit"); v != "" {
 		n, ok := parseSeq(v)
-		if !ok || n < 1 || n > registry.MaxWebhookLog {
-			return route.FieldErrorf("limit", "must be an integer from 1 to "+strconv.Itoa(registry.MaxWebhookLog))
+		if !ok || n < 1 || n > MaxLog {
+			return route.FieldErrorf("limit", "must be an integer from 1 to "+strconv.Itoa(MaxLog))
 		}
 		limit = int(n)
 	}
@@ -542,10 +542,10 @@ func (s *routes) deliveries(w http.ResponseWriter, r *http.Request, nsp, wid str
 		ok  bool
 	)
 	if err := s.reg.View(func(tx registry.Tx) (err error) {
-		if _, ok, err = tx.Webhook(nsp, wid); err != nil || !ok {
+		if _, ok, err = endpoint(tx.Tx, nsp, wid); err != nil || !ok {
 			return err
 		}
-		out.Deliveries, err = tx.WebhookDeliveries(wid, limit)
+		out.Deliveries, err = deliveryLog(tx.Tx, wid, limit)
 		return err
 	}); err != nil {
 		return err
