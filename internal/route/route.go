@@ -6,6 +6,14 @@
 // feature serves its routes without importing the API, and the API
 // registers them without knowing the feature. It holds no state; a handler
 // reports a client error as an *Error, which the API writes as problem+json.
+//
+// What a handler needs of the API beyond the namespace (who calls, the
+// API's body decoder, its maintenance refusal, a fresh look-up of the key
+// for a stream) comes in the request's Call, built by the API; the rules
+// every listing shares (PageParams, FirstAccepted, JSONLinesTypes,
+// WriteJSON) are here so that a feature and the API apply the same ones.
+// It must stay small: a helper only the API or only one feature uses
+// belongs there.
 package route
 
 import (
