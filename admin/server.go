@@ -100,7 +100,8 @@ type Config struct {
 	// the next request on.
 	SyncAuth func(ctx context.Context) error
 	// Routes are the namespace routes of the features that own theirs
-	// (stats.Service.Routes): rows of the table beside the API's own
+	// (stats.Service.Routes, webhook.Routes, linkcheck.Routes, in the
+	// order their reserved ids are named): rows of the table beside the API's own
 	// (nsroutes.go), which give their dispatch, the custom ids they reserve
 	// and their OpenAPI operations.
 	Routes []route.Route
