@@ -42,11 +42,27 @@ cluster: build ## a 3-member etcd and three pidnode nodes on loopback with demo 
 .PHONY: bench-cluster
 bench-cluster: DUR ?= 10
 bench-cluster: CATCHUP_N ?= 100000
-bench-cluster: build ## cluster vs single node: creates/s (1/16/64 clients, one and two nodes), lag, then catch-up, etcd bytes/record and resolver cost with CATCHUP_N records (100000; 1000000 for the report, ~10 min more; 0 skips); writes bench/results/cluster-DATE.md and cluster-catchup-DATE.md
+bench-cluster: build ## bench-cluster-cpu, then cluster vs single node: creates/s (1/16/64 clients, one and two nodes), lag, then catch-up, etcd bytes/record and resolver cost with CATCHUP_N records (100000; 1000000 for the report, ~10 min more; 0 skips); writes bench/results/cluster-DATE.md and cluster-catchup-DATE.md
 	$(GO) build -trimpath -o $(BIN)/etcd ./bench/cmd/etcd
 	$(GO) build -trimpath -o $(BIN)/ ./bench/cmd/admincreate ./bench/cmd/clusterlag ./bench/cmd/etcdsize ./bench/cmd/gen ./bench/cmd/openloop
+	$(MAKE) --no-print-directory bench-cluster-cpu DUR=$(DUR) BASE=$(BASE)
 	BIN=$(BIN) DUR=$(DUR) bench/cluster-bench.sh
 	if [ "$(CATCHUP_N)" != 0 ]; then BIN=$(BIN) DUR=$(DUR) CATCHUP_N=$(CATCHUP_N) bench/cluster-catchup.sh; fi
+
+.PHONY: bench-cluster-cpu
+bench-cluster-cpu: DUR ?= 10
+bench-cluster-cpu: ROUNDS ?= 1
+bench-cluster-cpu: build ## CPU per create per process (3 etcd members, 2 nodes; 1/16/64 clients, DUR s each) and etcd bytes/record after compaction+defrag; BASE=rev measures that revision's pidnode too, alternating (~1 min per build and round); writes bench/results/cluster-cpu-DATE.md
+	$(GO) build -trimpath -o $(BIN)/etcd ./bench/cmd/etcd
+	$(GO) build -trimpath -o $(BIN)/ ./bench/cmd/admincreate ./bench/cmd/clustercpu
+	set -e; builds=head=$(BIN)/pidnode; \
+	if [ -n "$(BASE)" ]; then \
+		w=$$(mktemp -d); git worktree add --detach -q "$$w/base" "$(BASE)"; \
+		(cd "$$w/base" && $(GO) build -trimpath -o "$(CURDIR)/$(BIN)/pidnode-base" ./cmd/pidnode) || rc=1; \
+		git worktree remove --force "$$w/base"; rm -rf "$$w"; [ -z "$$rc" ]; \
+		builds="base=$(BIN)/pidnode-base,$$builds"; \
+	fi; \
+	$(BIN)/clustercpu -bin $(BIN) -pidnode "$$builds" -duration $(DUR)s -rounds $(ROUNDS) -out bench/results/cluster-cpu-$$(date -u +%Y-%m-%d).md
 
 .PHONY: bench-etcd-size
 bench-etcd-size: DUR ?= 10

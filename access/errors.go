@@ -4,13 +4,14 @@ import (
 	"errors"
 	"time"
 
+	"pidnode/internal/cfgerr"
 	"pidnode/internal/refusal"
 )
 
 // Sentinel errors of a key look-up. The fronts map them to their replies in
 // their own place (the admin API to a 401 with WWW-Authenticate).
 var (
-	// ErrConfig: Config is missing a required field.
+	// ErrConfig is wrapped by every *ConfigError New and NewSessions return.
 	ErrConfig = errors.New("access: invalid configuration")
 	// ErrUnknownKey: no key has this secret (or the secret is malformed).
 	ErrUnknownKey = errors.New("access: unknown API key")
@@ -23,6 +24,14 @@ var (
 	ErrNoKey = errors.New("access: no such key")
 	// ErrKeyLimit: the SNAA already holds as many unrevoked keys as it may.
 	ErrKeyLimit = errors.New("access: too many keys")
+
+	// ErrSuspended: the key's SNAA is suspended (Admission).
+	ErrSuspended = errors.New("access: SNAA suspended")
+	// ErrRateLimited: a rate limit refused the request; the *Error's
+	// RetryAfter says when it can succeed (Admission, AddrLimit).
+	ErrRateLimited = errors.New("access: rate limited")
+	// ErrMaintenance: the node is in maintenance mode and refuses writes.
+	ErrMaintenance = errors.New("access: maintenance")
 
 	// ErrSessionUnknown: no session has this token (it ended, or never was).
 	ErrSessionUnknown = errors.New("access: unknown session")
@@ -55,3 +64,6 @@ func (e *RevokedError) Unwrap() error { return ErrRevokedKey }
 type Error = refusal.Error
 
 func refuse(kind error, detail string) *Error { return &Error{Kind: kind, Detail: detail} }
+
+// ConfigError reports a Config field New or NewSessions rejected; it wraps ErrConfig.
+type ConfigError = cfgerr.Error

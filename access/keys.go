@@ -4,13 +4,13 @@ import (
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
-	"fmt"
 	"io"
 	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"pidnode/internal/cfgerr"
 	"pidnode/registry"
 )
 
@@ -58,7 +58,7 @@ type Keys struct {
 // New returns the Keys of cfg.
 func New(cfg Config) (*Keys, error) {
 	if cfg.Registry == nil {
-		return nil, fmt.Errorf("%w: Registry is nil", ErrConfig)
+		return nil, cfgerr.Required("access", "Registry", ErrConfig)
 	}
 	k := &Keys{reg: cfg.Registry, w: cfg.Writer, rnd: cfg.Rand, opHash: Hash(cfg.OperatorKey), now: cfg.Now, log: cfg.Logger, luEvery: cfg.LastUsedInterval}
 	if k.w == nil {

@@ -7,12 +7,12 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"sync"
 	"time"
 
+	"pidnode/internal/cfgerr"
 	"pidnode/registry"
 )
 
@@ -79,8 +79,11 @@ type Sessions struct {
 
 // NewSessions returns the Sessions of cfg.
 func NewSessions(cfg SessionsConfig) (*Sessions, error) {
-	if cfg.Registry == nil || cfg.Keys == nil {
-		return nil, fmt.Errorf("%w: SessionsConfig needs Registry and Keys", ErrConfig)
+	switch {
+	case cfg.Registry == nil:
+		return nil, cfgerr.Required("access", "Registry", ErrConfig)
+	case cfg.Keys == nil:
+		return nil, cfgerr.Required("access", "Keys", ErrConfig)
 	}
 	s := &Sessions{reg: cfg.Registry, w: cfg.Writer, keys: cfg.Keys, idle: cfg.Idle, max: cfg.Max,
 		now: cfg.Now, rnd: cfg.Rand, log: cfg.Logger, seen: map[string]time.Time{}}

@@ -18,9 +18,6 @@ const (
 	KeyRandomBytes = access.KeyRandomBytes
 )
 
-// newID returns prefix + 10 random lower-case base32 characters.
-func (s *Server) newID(prefix string) (string, error) { return access.NewID(s.rnd, prefix) }
-
 // bearer returns the token of an "Authorization: Bearer" header.
 func bearer(r *http.Request) (string, *Problem) {
 	h := r.Header.Get("Authorization")
@@ -115,21 +112,30 @@ func (s *Server) snaa(b *base, h func(w http.ResponseWriter, r *http.Request, b 
 // key's use is noted, the rate limit charged, writes are possible. It
 // returns the request's context with the principal.
 func (s *Server) admit(r *http.Request, k Key, sn SNAA) (context.Context, error) {
-	if sn.Suspended {
-		return nil, problem(http.StatusForbidden, "SNAA %s is suspended; contact the operator", sn.ID)
-	}
-	s.keys.Touch(k.Hash)
-	// A bulk is charged by the number of its items, once they are
-	// counted (bulk.go); every other request costs one token here.
-	if !isBulk(r) {
-		if err := s.limit(k.ID, sn.ID); err != nil {
-			return nil, err
-		}
-	}
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		if err := s.checkWritable(); err != nil {
-			return nil, err
-		}
+	if err := s.adm.Admit(k, sn, r.Method != http.MethodGet && r.Method != http.MethodHead, isBulk(r)); err != nil {
+		return nil, err
 	}
 	return context.WithValue(r.Context(), authKey, &principal{snaa: sn, key: k}), nil
 }
+
+// Writer commits the API's writes (write.Writer): the database's own
+// registry on a single node, a cluster node's etcd transactions otherwise.
+type Writer = write.Writer
+
+// syncBeforeAuth runs Config.SyncAuth before a key is looked up. A request
+// that cannot be synced answers 503: its write could not be made either,
+// and a read could be stale, which the admin API never is (the resolver
+// fronts are where reads go on whatever etcd does).
+func (s *Server) syncBeforeAuth(r *http.Request) error {
+	if s.syncAuth == nil {
+		return nil
+	}
+	return s.syncAuth(r.Context())
+}
+
+// AuthChanged drops the cached keys and SNAAs, for a writer that changes
+// them without going through this Server (a cluster node applying another
+// node's revocation), and makes the open event streams look their keys up
+// again, so that a revoked key's or a suspended SNAA's streams end. Call it
+// after the change has committed. Safe for concurrent use.
+func (s *Server) AuthChanged() { s.keys.Invalidate() }

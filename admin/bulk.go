@@ -1,10 +1,8 @@
 package admin
 
 import (
-	"bytes"
 	"net/http"
 
-	"pidnode/model"
 	"pidnode/write"
 )
 
@@ -51,15 +49,9 @@ func (s *Server) runBulk(p *principal, t target, body []byte, lines bool, readEr
 	var arr []any
 	err := readErr
 	if err == nil {
-		arr, err = bulkItems(body, lines)
+		arr, err = write.BulkItems(body, lines)
 	}
-	// The rate limit charges the items (limitN); a bulk that is refused
-	// before they are counted costs one request.
-	cost := len(arr)
-	if cost == 0 || cost > MaxBulkItems {
-		cost = 1 // refused below, as a whole
-	}
-	if lerr := s.limitN(p.key.ID, p.snaa.ID, cost); lerr != nil {
+	if lerr := s.adm.Charge(p.key.ID, p.snaa.ID, write.BulkCost(len(arr))); lerr != nil {
 		return nil, lerr
 	}
 	if err != nil {
@@ -83,45 +75,6 @@ func (s *Server) runBulk(p *principal, t target, body []byte, lines bool, readEr
 		}
 	}
 	return out, nil
-}
-
-// bulkItems decodes a bulk body: a JSON array of items, or JSON Lines (one
-// item per line; empty lines skipped). A body sent as JSON Lines (lines) is
-// read as such; a JSON one is told apart by its first character.
-func bulkItems(body []byte, lines bool) ([]any, error) {
-	trimmed := bytes.TrimLeft(body, " \t\r\n")
-	if lines || len(trimmed) > 0 && trimmed[0] != '[' {
-		var arr []any
-		for n, line := range bytes.Split(body, []byte("\n")) {
-			if line = bytes.TrimSpace(line); len(line) == 0 {
-				continue
-			}
-			v, err := model.DecodeAny(line)
-			if err != nil {
-				if se, ok := err.(*model.SyntaxError); ok {
-					return nil, problem(http.StatusBadRequest, "line %d: %s", n+1, se.Msg)
-				}
-				if ve, ok := err.(*model.ValidationError); ok {
-					// Well-formed JSON with a value that is not (a lone
-					// surrogate): this item fails, the others are written.
-					arr = append(arr, write.InvalidItem{Err: ve})
-					continue
-				}
-				return nil, err
-			}
-			arr = append(arr, v)
-		}
-		return arr, nil
-	}
-	v, err := model.DecodeAny(body)
-	if err != nil {
-		return nil, err
-	}
-	arr, ok := v.([]any)
-	if !ok {
-		return nil, &model.ValidationError{Errors: []FieldError{{Field: "(body)", Message: "must be a JSON array (or JSON Lines) of {\"id\"?, \"url\"?, \"metadata\"?}"}}}
-	}
-	return arr, nil
 }
 
 // bulkError is the result of an item that failed with err: the problem the

@@ -7,6 +7,7 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"pidnode/console"
 	"regexp"
 	"strings"
 	"testing"
@@ -22,6 +23,13 @@ type browser struct {
 	base string
 	last string // the last page's HTML
 }
+
+// The console's session cookie, as browsers see it: with TLS the
+// __Host- prefix pins it to the host, path / and Secure.
+const (
+	cookiePlain = "pidnode-session"
+	cookieTLS   = "__Host-pidnode-session"
+)
 
 func (e *env) browser() *browser {
 	jar, _ := cookiejar.New(nil)
@@ -130,7 +138,7 @@ func TestApplyForm(t *testing.T) {
 	p = b.post("/apply", f)
 	wantPage(t, p, 422, `value="Typed Org"`, `value="not-an-email"`, `href="#f-technical_contact-email"`)
 	for _, field := range []string{"technical_contact.email", "maintenance_statement"} {
-		if !regexp.MustCompile(`(?s)<label for="` + fieldID(field) + `">.*?<p class="error">`).MatchString(p.Body) {
+		if !regexp.MustCompile(`(?s)<label for="` + console.FieldID(field) + `">.*?<p class="error">`).MatchString(p.Body) {
 			t.Errorf("no error shown at %s", field)
 		}
 	}
@@ -140,9 +148,9 @@ func TestApplyForm(t *testing.T) {
 	f.Set("policy_version", "0.9")
 	wantPage(t, b.post("/apply", f), 422, "agree to the current policy")
 
-	// The honeypot.
+	// The honeypot field.
 	f = applyForm("Bot Org", "bot@example.org")
-	f.Set(honeypot, "http://spam.example")
+	f.Set("website", "http://spam.example")
 	wantPage(t, b.post("/apply", f), 422, "must be left empty")
 
 	// A good application: the id and the status token, once.
@@ -287,7 +295,7 @@ func TestConsoleJourney(t *testing.T) {
 	p = b.post("/console/new", bad)
 	wantPage(t, p, 422, `value="twelve"`, "must be an integer")
 	for _, field := range []string{"metadata.resource_info.representation_variants[0].size", "metadata.status"} {
-		if !regexp.MustCompile(`(?s)<label for="` + regexp.QuoteMeta(fieldID(field)) + `">[^<]*(<span[^>]*>[^<]*</span>)?</label>\s*(<p class="help"[^>]*>[^<]*</p>\s*)?<p class="error"`).MatchString(p.Body) {
+		if !regexp.MustCompile(`(?s)<label for="` + regexp.QuoteMeta(console.FieldID(field)) + `">[^<]*(<span[^>]*>[^<]*</span>)?</label>\s*(<p class="help"[^>]*>[^<]*</p>\s*)?<p class="error"`).MatchString(p.Body) {
 			t.Errorf("no error next to %s:\n%s", field, p.Body)
 		}
 	}
@@ -655,16 +663,6 @@ type = "integer"
 	wantPage(t, b.post("/console/new", f), 200, "The identifier was created.", "GREEN", "weight")
 }
 
-func TestChartFillsEveryDay(t *testing.T) {
-	c := newChart(&Stats{From: "2025-01-01", To: "2025-01-30", Total: 5, Days: []DayCount{{Date: "2025-01-03", Count: 4}, {Date: "2025-01-30", Count: 1}}})
-	if len(c.Bars) != 30 || c.Max != 4 {
-		t.Fatalf("%d bars, max %d", len(c.Bars), c.Max)
-	}
-	if c.Bars[2].H != "150.0" || c.Bars[0].H != "0.0" || c.Bars[29].H != "37.5" {
-		t.Fatalf("bars %+v %+v %+v", c.Bars[0], c.Bars[2], c.Bars[29])
-	}
-}
-
 func TestConsoleCookieOverTLS(t *testing.T) {
 	e := newEnv(t)
 	key := onboard(t, e, "TLS Org", "tls@example.org")
@@ -710,8 +708,8 @@ func TestIndexPage(t *testing.T) {
 	if strings.Contains(body, "<script>") || !strings.Contains(body, "&lt;script&gt;") {
 		t.Errorf("GET /: the resolver URL is not escaped\n%s", body)
 	}
-	if csp := r.Header.Get("Content-Security-Policy"); csp != pageCSP {
-		t.Errorf("GET /: Content-Security-Policy %q, want %q", csp, pageCSP)
+	if csp := r.Header.Get("Content-Security-Policy"); csp != console.PageCSP {
+		t.Errorf("GET /: Content-Security-Policy %q, want %q", csp, console.PageCSP)
 	}
 	if r := e.do("HEAD", "/", "", nil); r.Status != 200 {
 		t.Errorf("HEAD /: %d, want 200", r.Status)

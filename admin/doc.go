@@ -10,49 +10,35 @@
 //     by URL, history, bulk, the SNAA's own keys (snaakeys.go); DELETE of
 //     an identifier answers 405; the features' routes under the namespace
 //     (statistics, link checks, the change feed, webhooks) are their
-//     packages'),
+//     packages'), the public application route /apply/v1/…,
 //     /openapi.json, /healthz, /readyz and /metrics;
-//   - the index page at / (links to the console, the form, the API
-//     description and the metrics; every other unknown path is a
-//     problem+json 404), the public application form and route (/apply,
-//     /apply/v1/…, apply.go)
-//     and the HTML console for SNAAs and the operator (/console/, console*.go,
-//     templates/), docs/product.md §4.2: the session cookie (the sessions
-//     themselves are package access's), the console's reads of
-//     identifiers through package read, its creates, updates and bulks
-//     through package write, its key actions through package access, the
-//     operator pages' reads from the registry, and the remaining actions
-//     (approve, reject, change an SNAA, statistics, link checks) run
-//     through the API route's own handler (console_call.go);
-//   - who may do what: admitting a request whose key package access has
-//     found (the SNAA not suspended, the rate limit, writes possible), the
-//     SNAA's prefixes and namespace, the decisions on applications and
-//     SNAAs; the keys themselves (secrets stored only as SHA-256, looked
-//     up by hash in constant time, cached, issued within the SNAA's limit,
-//     revoked) are package access's, through which every operator write
-//     commits with its audit entries (opWrite);
+//   - the bearer key of a request (package access finds it, and admits it:
+//     suspension, rate limits, maintenance), the SNAA's prefixes and
+//     namespace on a path;
 //   - the namespace route table (nsroutes.go), into which the features in
 //     packages of their own (stats, linkcheck, webhook) hand their
 //     internal/route rows, with what the API lends their handlers
 //     (route.Call: the caller, the body decoder, the maintenance refusal);
-//   - reading a request's body and mapping errors to problems; the reads
-//     of identifiers (one, a namespace's page, the history) are package
-//     read's; the identifier writes themselves (their checks in order,
-//     idempotency, id minting, the audit entry, the cache invalidation)
-//     are package write's, which the create, update and bulk handlers
-//     call.
+//   - reading a request's body and writing the reply, problem+json
+//     included.
 //
-// What it stores (applications, SNAAs, keys, idempotency records, the audit
-// log, the URL index) it stores through package registry,
-// which also commits identifier writes in groups.
+// The work behind the routes is done below: the identifier writes (their
+// checks in order, idempotency, id minting, the audit entry, the cache
+// invalidation) by package write, the reads of identifiers by package read,
+// the keys and admission by package access, the operator's decisions
+// (applications, SNAAs) by package operator. The HTML console and the
+// application form (the pages at /, /apply and /console/) are package
+// console's: New builds it over the same services and Handler serves it on
+// the same mux, so that a page and a route answer one request the same way.
+// admin knows nothing else of it.
+//
+// It stores nothing itself: the features' data (link-check results,
+// webhooks) is their packages', which store it through package registry.
 //
 // It must not: bind listeners (cmd/pidnode does), import cache or resolver (the
 // write service invalidates the read path through write.Invalidator), write
 // an identifier other than through package write, or write outside one
-// registry transaction. Every write is all-or-nothing, audited in the same
-// transaction, and invalidated in the cache before the reply, so the next
-// resolution on this node shows it (read-your-writes). The per-key rate
-// limit charges a bulk its items.
+// registry transaction. The per-key rate limit charges a bulk its items.
 //
 // Reserved custom ids come from the namespace route table (nsroutes.go),
 // which the write service is handed: "bulk", "stats", "events",
@@ -63,10 +49,11 @@
 // Routes: every API route is registered with its OpenAPI operation
 // (Server.handle), and /openapi.json is built from what is registered; the
 // routes under a namespace come from one table (nsroutes.go) whose rows
-// each feature's file builds. A page of the console or the form is not an
-// API route and is not documented there.
+// each feature's file builds. A console page is not an API route and is not
+// documented there.
 //
 // Errors reach clients as RFC 9457 problem+json (errors.go); one function,
-// problemOf, maps errors to problems, for replies (writeError) and for the
-// results of bulk items alike.
+// problemOf, maps errors to problems (through internal/httperr, which the
+// console shares), for replies (writeError) and for the results of bulk
+// items alike.
 package admin

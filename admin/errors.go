@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"pidnode/internal/httperr"
 	"pidnode/model"
 )
 
@@ -38,47 +39,14 @@ func (p *Problem) Error() string {
 	return fmt.Sprintf("admin: %d %s: %s", p.Status, p.Title, p.Detail)
 }
 
-// problemTypes are the stable "type" URIs of every problem the API returns.
-// They are relative references (RFC 9457 §3.1.1) resolved against the admin URL;
+// problemTitles are the titles of the problems by status (httperr.Titles);
 // /openapi.json documents each.
-var problemTitles = map[int]string{
-	400: "Malformed request",
-	401: "Missing or invalid API key",
-	403: "Forbidden",
-	404: "Not found",
-	405: "Method not allowed",
-	409: "Conflict",
-	412: "Precondition failed",
-	413: "Request body too large",
-	415: "Unsupported media type",
-	422: "Validation failed",
-	429: "Too many requests",
-	500: "Internal error",
-	503: "Unavailable",
-	507: "Storage full",
-}
-
-var problemSlugs = map[int]string{
-	400: "malformed", 401: "unauthorized", 403: "forbidden", 404: "not-found",
-	405: "method-not-allowed", 409: "conflict", 412: "precondition-failed",
-	413: "too-large", 415: "unsupported-media-type", 422: "validation",
-	429: "rate-limited", 500: "internal", 503: "unavailable",
-	507: "storage-full",
-}
-
-// problemKeyLimit is the type of the refusal of a key beyond its SNAA's
-// limit of unrevoked keys (409, keyLimitProblem): a client tells it from
-// other conflicts by this type, and frees a slot by revoking a key.
-const problemKeyLimit = "/problems/key-limit"
+var problemTitles = httperr.Titles
 
 // problem builds a Problem for status with a detail message.
 func problem(status int, format string, args ...any) *Problem {
-	return &Problem{
-		Type:   "/problems/" + problemSlugs[status],
-		Title:  problemTitles[status],
-		Status: status,
-		Detail: fmt.Sprintf(format, args...),
-	}
+	hp := httperr.New(status, format, args...)
+	return &Problem{Type: hp.Type, Title: hp.Title, Status: hp.Status, Detail: hp.Detail}
 }
 
 func (p *Problem) with(k, v string) *Problem {
@@ -87,4 +55,26 @@ func (p *Problem) with(k, v string) *Problem {
 	}
 	p.header[k] = v
 	return p
+}
+
+// problemKeyLimit is the type of the refusal of a key beyond its SNAA's
+// limit of unrevoked keys (409): a client tells it from other conflicts by
+// this type, and frees a slot by revoking a key.
+const problemKeyLimit = httperr.KeyLimitType
+
+// problemOf maps an error of a handler to the problem the client sees: the
+// one place where the write service's errors (write.Error, model's
+// validation errors) and the Writer's become problem+json. ok is false for
+// an unexpected error (database, encoding), which only the operator's log
+// may describe.
+func problemOf(err error) (p *Problem, ok bool) {
+	if errors.As(err, &p) {
+		return p, true
+	}
+	hp, ok := httperr.Of(err)
+	p = &Problem{Type: hp.Type, Title: hp.Title, Status: hp.Status, Detail: hp.Detail, Errors: hp.Errors}
+	for k, v := range hp.Header {
+		p.with(k, v)
+	}
+	return p, ok
 }

@@ -276,16 +276,10 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request, t target, id st
 // model's status field lists its values: a typo would otherwise list nothing
 // and look like an empty namespace.
 func (s *Server) checkStatusFilter(status string) *Problem {
-	f := s.model.Field("status")
-	if status == "" || f == nil || f.Schema == nil || len(f.Schema.Enum) == 0 {
+	msg := s.read.StatusFilter(status)
+	if msg == "" {
 		return nil
 	}
-	for _, v := range f.Schema.Enum {
-		if strings.EqualFold(v, status) {
-			return nil
-		}
-	}
-	msg := "must be one of " + strings.Join(f.Schema.Enum, ", ")
 	p := problem(http.StatusBadRequest, "status %s", msg)
 	p.Errors = []FieldError{{Field: "status", Message: msg}}
 	return p

@@ -84,7 +84,8 @@ func newEnvWith(t *testing.T, path string, hooks []func(*webhook.RoutesConfig), 
 }
 
 // featureRoutes are the routes of the features in packages of their own,
-// over db, as cmd/pidnode hands them to a node's API.
+// over db, as cmd/pidnode hands them to a node's API; it sets cfg.Stats to
+// the statistics feature whose routes they include, as a node does.
 func featureRoutes(t *testing.T, db *store.DB, namer *handlev.Namer, cfg *Config, hooks ...func(*webhook.RoutesConfig)) []route.Route {
 	t.Helper()
 	mod, err := model.LoadModel(model.DefaultModel)
@@ -107,7 +108,8 @@ func featureRoutes(t *testing.T, db *store.DB, namer *handlev.Namer, cfg *Config
 	if err != nil {
 		t.Fatal(err)
 	}
-	rs := stats.New(stats.Config{DB: db, Namer: namer, Now: cfg.Now}).Routes()
+	cfg.Stats = stats.New(stats.Config{DB: db, Namer: namer, Now: cfg.Now})
+	rs := cfg.Stats.Routes()
 	rs = append(rs, feed...)
 	return append(rs, linkcheck.Routes(db, namer)...)
 }

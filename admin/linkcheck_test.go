@@ -72,13 +72,13 @@ func TestLinkcheckRoutes(t *testing.T) {
 	e.putLinkResult("LCB", "OTHER", "https://b.example.org/x", registry.LinkBroken)
 
 	base := "/pid/v2/handles/21.12345/LCA/linkcheck"
-	list := func(key, query string) LinkcheckPage {
+	list := func(key, query string) linkcheck.Page {
 		t.Helper()
-		var p LinkcheckPage
+		var p linkcheck.Page
 		e.want(e.do("GET", base+query, key, nil), 200).json(t, &p)
 		return p
 	}
-	urls := func(p LinkcheckPage) []string {
+	urls := func(p linkcheck.Page) []string {
 		var out []string
 		for _, r := range p.Targets {
 			out = append(out, r.URL)
@@ -139,7 +139,7 @@ func TestLinkcheckRoutes(t *testing.T) {
 		t.Errorf("CSV Link header %q, want the next page", l)
 	}
 	// One identifier.
-	var one LinkcheckRecord
+	var one linkcheck.Record
 	e.want(e.do("GET", "/pid/v2/handles/21.12345/LCA/id-0/linkcheck", a.Key.Secret, nil), 200).json(t, &one)
 	if len(one.Results) != 2 || !strings.EqualFold(one.Handle, "21.12345/SVC/LCA/ID-0") {
 		t.Errorf("one identifier's results: %+v", one)
@@ -148,7 +148,7 @@ func TestLinkcheckRoutes(t *testing.T) {
 	// Another SNAA: its own only; not A's.
 	e.want(e.do("GET", base, b.Key.Secret, nil), 403).problem(t)
 	e.want(e.do("GET", "/pid/v2/handles/21.12345/LCA/id-0/linkcheck", b.Key.Secret, nil), 403).problem(t)
-	var pb LinkcheckPage
+	var pb linkcheck.Page
 	e.want(e.do("GET", "/pid/v2/handles/21.12345/LCB/linkcheck", b.Key.Secret, nil), 200).json(t, &pb)
 	if len(pb.Targets) != 1 || pb.Targets[0].URL != "https://b.example.org/x" {
 		t.Errorf("B's listing: %+v", pb)

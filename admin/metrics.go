@@ -30,7 +30,6 @@ type metrics struct {
 	creates      atomic.Uint64
 	updates      atomic.Uint64
 	authFail     atomic.Uint64
-	rateLimited  atomic.Uint64
 	insecure     atomic.Uint64
 	eventStreams atomic.Int64
 	// limitRefusals counts the refusals of the limits per key, per SNAA and
@@ -134,6 +133,7 @@ var latencyLe = func() []string {
 func (s *Server) WriteMetrics(w io.Writer) error {
 	b := make([]byte, 0, 16<<10)
 	m := &s.metrics
+	rateAll, rateKey, rateSNAA := s.adm.Refusals()
 
 	m.mu.Lock()
 	routes := make([]string, 0, len(m.routes))
@@ -176,12 +176,19 @@ func (s *Server) WriteMetrics(w io.Writer) error {
 	b = promtext.CounterFamily(b, "pidnode_admin_commit_groups_total", "Write transactions of the identifier group commit.", s.commits.groups.Load())
 	b = promtext.CounterFamily(b, "pidnode_admin_commit_group_writes_total", "Identifier writes in those transactions (divided by groups: mean group size).", s.commits.calls.Load())
 	b = promtext.CounterFamily(b, "pidnode_admin_auth_failures_total", "Requests refused with 401.", m.authFail.Load())
-	b = promtext.CounterFamily(b, "pidnode_admin_rate_limited_total", "Requests refused with 429.", m.rateLimited.Load())
+	b = promtext.CounterFamily(b, "pidnode_admin_rate_limited_total", "Requests refused with 429.", rateAll)
 	b = promtext.CounterFamily(b, "pidnode_admin_insecure_refused_total", "Requests refused because they sent a key over plain HTTP.", m.insecure.Load())
 	const refusals = "pidnode_admin_limit_refusals_total"
 	b = promtext.Header(b, refusals, promtext.Counter, "Requests refused by a limit per key, per SNAA or per node: rates (429), event streams (429, 503), keys an SNAA may hold (409).")
 	for i, name := range refusedNames {
-		b = promtext.Uint(b, refusals, m.limitRefusals[i].Load(), promtext.L("limit", name))
+		n := m.limitRefusals[i].Load()
+		switch i {
+		case refusedKeyRate:
+			n += rateKey
+		case refusedSNAARate:
+			n += rateSNAA
+		}
+		b = promtext.Uint(b, refusals, n, promtext.L("limit", name))
 	}
 	b = promtext.GaugeFamily(b, "pidnode_admin_event_streams", "Change feed event streams open now.", m.eventStreams.Load())
 

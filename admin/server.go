@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"maps"
-	"math"
 	"net/http"
 	"slices"
 	"strings"
@@ -15,11 +14,15 @@ import (
 	"time"
 
 	"pidnode/access"
+	"pidnode/console"
 	"pidnode/handlev"
+	"pidnode/internal/httperr"
 	"pidnode/internal/route"
 	"pidnode/model"
+	"pidnode/operator"
 	"pidnode/read"
 	"pidnode/registry"
+	"pidnode/stats"
 	"pidnode/store"
 	"pidnode/write"
 )
@@ -108,32 +111,43 @@ type Config struct {
 	// Policy is the policy of the public application form (CheckPolicy).
 	// If nil, DefaultPolicy.
 	Policy *Policy
+	// Stats, if set, is the statistics feature, whose reads the console's
+	// identifier page charts (its routes come through Routes).
+	Stats *stats.Service
 	// SessionIdle and SessionMax are the console's idle and absolute
 	// session expiry; if zero, DefaultSessionIdle and DefaultSessionMax.
 	SessionIdle, SessionMax time.Duration
 }
 
+// DefaultSessionIdle and DefaultSessionMax are the console's idle and
+// absolute session lifetimes (package access).
+const (
+	DefaultSessionIdle = access.DefaultSessionIdle
+	DefaultSessionMax  = access.DefaultSessionMax
+)
+
 // Server is the admin API. It is safe for concurrent use.
 type Server struct {
-	db           *store.DB
-	namer        *handlev.Namer
-	inv          Invalidator
-	model        *model.Model
-	maxBody      int64
-	public       string
-	log          *slog.Logger
-	now          func() time.Time
-	rnd          io.Reader
-	mux          *http.ServeMux
-	routes       []routeInfo
-	ns           nsTable // the namespace routes (nsroutes.go)
-	bases        []base
-	openapi      []byte
-	rl           *rateLimiter
+	db      *store.DB
+	namer   *handlev.Namer
+	inv     Invalidator
+	model   *model.Model
+	maxBody int64
+	public  string
+	log     *slog.Logger
+	now     func() time.Time
+	rnd     io.Reader
+	mux     *http.ServeMux
+	routes  []routeInfo
+	ns      nsTable // the namespace routes (nsroutes.go)
+	bases   []base
+	openapi []byte
+	// adm admits SNAA requests (suspension, rate limits, maintenance) on
+	// the API and in the console (access.Admission).
+	adm          *access.Admission
 	extraMetrics func(w io.Writer) error
 	refuseKeys   bool
 	notReady     atomic.Pointer[string]
-	readOnly     atomic.Bool
 	metrics      metrics
 	handler      http.Handler
 	// reg is the persistence of the admin buckets; its Commit commits
@@ -154,12 +168,17 @@ type Server struct {
 	// valid keys and batches their last-used times; operator writes
 	// invalidate it (opWrite).
 	keys *access.Keys
-	// policy is the application policy; applyRL and signinRL limit the
-	// public routes per client address (apply.go, console.go).
-	policy            *Policy
-	applyRL, signinRL *applyLimiter
-	// sessions are the console's sessions (console.go).
-	sessions *access.Sessions
+	// ops makes the operator's decisions (applications, SNAAs), the
+	// console's too.
+	ops *operator.Service
+	// policy is the application policy; applyRL limits the public
+	// applications per client address, the JSON route's and the form's
+	// (apply.go).
+	policy  *Policy
+	applyRL *access.AddrLimit
+	// pages are the HTML console and application form (package console),
+	// mounted on the same mux.
+	pages *console.Server
 }
 
 // base is one of the SNAA API bases and the prefix it writes under.
@@ -232,20 +251,8 @@ func New(cfg Config) (*Server, error) {
 	} else {
 		s.bases = append(s.bases, base{path: "/testpid/v2", test: true})
 	}
-	if cfg.RateLimit > 0 {
-		burst := float64(cfg.RateBurst)
-		if burst <= 0 {
-			burst = 2 * cfg.RateLimit
-		}
-		snaaRate, snaaBurst := cfg.SNAARateLimit, float64(cfg.SNAARateBurst)
-		if snaaRate <= 0 {
-			snaaRate = DefaultSNAARateFactor * cfg.RateLimit
-		}
-		if snaaBurst <= 0 {
-			snaaBurst = DefaultSNAARateFactor * burst
-		}
-		s.rl = newRateLimiter(cfg.RateLimit, math.Max(burst, 1), snaaRate, math.Max(snaaBurst, 1))
-	}
+	s.adm = access.NewAdmission(access.AdmissionConfig{Keys: s.keys, RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst,
+		SNAARateLimit: cfg.SNAARateLimit, SNAARateBurst: cfg.SNAARateBurst, Now: s.now})
 	if cfg.Policy == nil {
 		s.policy = DefaultPolicy()
 	} else {
@@ -255,12 +262,22 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.policy = &pol
 	}
-	s.applyRL, s.signinRL = newApplyLimiter(s.policy.PerHour), newApplyLimiter(signinPerHour)
-	s.sessions, err = access.NewSessions(access.SessionsConfig{Registry: s.reg, Writer: s.w, Keys: s.keys,
-		Idle: cfg.SessionIdle, Max: cfg.SessionMax, Now: s.now, Rand: s.rnd, Logger: s.log})
+	var served []string
+	for _, b := range s.bases {
+		if b.prefix != "" {
+			served = append(served, b.prefix)
+		}
+	}
+	var shard func(string) (string, error)
+	if c, ok := s.w.(interface{ ChooseShard(string) (string, error) }); ok {
+		shard = c.ChooseShard
+	}
+	s.ops, err = operator.New(operator.Config{Registry: s.reg, Keys: s.keys, Namer: cfg.Namer, Prefixes: served,
+		ChooseShard: shard, Policy: s.policy, Rand: s.rnd, Now: s.now, Logger: s.log})
 	if err != nil {
 		return nil, err
 	}
+	s.applyRL = s.adm.AddrLimit(s.policy.PerHour)
 	s.ns = newNSTable(s, cfg.Routes)
 	reserved := s.ns.reservedMsg()
 	s.writes, err = write.New(write.Config{Registry: s.reg, Writer: s.w, Namer: cfg.Namer, Model: mod, Invalidator: cfg.Invalidator,
@@ -270,6 +287,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.read, err = read.New(read.Config{DB: cfg.DB, Registry: s.reg, Namer: cfg.Namer, Model: mod, PublicURL: s.public})
 	if err != nil {
+		return nil, err
+	}
+	if s.pages, err = s.newPages(cfg); err != nil {
 		return nil, err
 	}
 	if err := s.ensureIndexes(); err != nil {
@@ -283,6 +303,29 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.openapi = doc
 	return s, nil
+}
+
+// newPages builds the console and the application form over the same
+// services as the API.
+func (s *Server) newPages(cfg Config) (*console.Server, error) {
+	sessions, err := access.NewSessions(access.SessionsConfig{Registry: s.reg, Writer: s.w, Keys: s.keys,
+		Idle: cfg.SessionIdle, Max: cfg.SessionMax, Now: s.now, Rand: s.rnd, Logger: s.log})
+	if err != nil {
+		return nil, err
+	}
+	pc := console.Config{Namer: s.namer, Model: s.model, Registry: s.reg, Keys: s.keys, Sessions: sessions, Admission: s.adm,
+		Writes: s.writes, Read: s.read, Operator: s.ops, ApplyLimit: s.applyRL, SignInLimit: s.adm.AddrLimit(console.SignInPerHour),
+		SyncAuth: s.syncAuth, RefuseKeys: s.refuseKeys, MaxBodyBytes: s.maxBody, PublicURL: s.public,
+		Written: func(created, updated int) {
+			s.metrics.creates.Add(uint64(created))
+			s.metrics.updates.Add(uint64(updated))
+		},
+		KeyLimited: func() { s.metrics.refused(refusedSNAAKeys) },
+		Logger:     s.log, Rand: s.rnd}
+	if cfg.Stats != nil {
+		pc.Stats, pc.StatsDays = cfg.Stats.Read, cfg.Stats.Days
+	}
+	return console.New(pc)
 }
 
 // Handler returns the admin API's HTTP handler.
@@ -336,7 +379,10 @@ func (s *Server) routesInit() {
 	s.handle("GET", "/metrics", s.serveMetrics,
 		op{summary: "Prometheus text format metrics: admin requests by route and status with latency, writes, bbolt, build info, the resolvers and the cache", ok: 200, tag: "meta"})
 	s.applyRoutes()
-	s.consoleRoutes()
+	// "/" itself, the application form and the console are pages for a
+	// person with a browser (package console); every other unknown path
+	// stays a problem+json 404.
+	s.pages.Mount(s.mux)
 
 	// Operator routes (docs/product.md §4.1).
 	s.handle("POST", "/ops/v1/applications", s.op(s.submitApplication),
@@ -477,7 +523,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 	if s.writeState != nil {
 		msg += "resolution: ready\n"
 		if err := s.writeState(); err != nil {
-			if _, full := storageFullProblem(err); full {
+			if httperr.StorageFull(err) {
 				msg += "writes: storage full: " + err.Error() + "\n"
 			} else {
 				msg += "writes: unavailable: " + err.Error() + "\n"

@@ -93,6 +93,12 @@ type Config struct {
 	// so it neither pays for the insertion and an eviction nor pushes out an
 	// entry that is being reused. While a shard has room, every entry is added.
 	AdmitAll bool
+
+	// MemoryBudget is the whole memory budget Bytes is a share of (the
+	// caller's: the entries, what else it sizes from the budget, the
+	// collector's room), for AppendMetrics only (pidnode_cache_budget_bytes).
+	// If zero, Bytes is reported.
+	MemoryBudget int64
 }
 
 // Entry is what the cache holds for one requested key. It is immutable once
@@ -268,6 +274,7 @@ type Cache struct {
 	seed     maphash.Seed
 	capacity int
 	budget   int64
+	memory   int64 // Config.MemoryBudget
 
 	src    Source
 	now    func() time.Time
@@ -307,7 +314,7 @@ type shard struct {
 // New validates cfg, fills defaults and returns an empty Cache.
 func New(cfg Config) (*Cache, error) {
 	if cfg.Source == nil {
-		return nil, ErrNoSource
+		return nil, &ConfigError{Pkg: "cache", Field: "Source", Reason: "required", Err: ErrNoSource}
 	}
 	if cfg.Bytes < 0 {
 		return nil, configError("Bytes", cfg.Bytes, "must not be negative")
@@ -324,6 +331,9 @@ func New(cfg Config) (*Cache, error) {
 	if cfg.MaxAge < 0 {
 		return nil, configError("MaxAge", int64(cfg.MaxAge), "must not be negative")
 	}
+	if cfg.MemoryBudget < 0 {
+		return nil, configError("MemoryBudget", cfg.MemoryBudget, "must not be negative")
+	}
 	if cfg.Entries == 0 {
 		cfg.Entries = DefaultEntries
 	}
@@ -333,6 +343,9 @@ func New(cfg Config) (*Cache, error) {
 	if cfg.Shards == 0 {
 		cfg.Shards = DefaultShards
 	}
+	if cfg.MemoryBudget == 0 {
+		cfg.MemoryBudget = cfg.Bytes
+	}
 	if cfg.NegativeTTL == 0 {
 		cfg.NegativeTTL = DefaultNegativeTTL
 	}
@@ -341,6 +354,7 @@ func New(cfg Config) (*Cache, error) {
 	}
 	c := &Cache{
 		budget: cfg.Bytes,
+		memory: cfg.MemoryBudget,
 		shards: make([]shard, cfg.Shards),
 		mask:   uint64(cfg.Shards - 1),
 		seed:   maphash.MakeSeed(),

@@ -146,6 +146,7 @@ func TestNew(t *testing.T) {
 		{name: "entries negative", cfg: Config{Source: src, Entries: -1}, wantErr: ErrBadConfig},
 		{name: "negative ttl negative", cfg: Config{Source: src, NegativeTTL: -time.Second}, wantErr: ErrBadConfig},
 		{name: "max age negative", cfg: Config{Source: src, MaxAge: -time.Second}, wantErr: ErrBadConfig},
+		{name: "memory budget negative", cfg: Config{Source: src, MemoryBudget: -1}, wantErr: ErrBadConfig},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -155,7 +156,7 @@ func TestNew(t *testing.T) {
 			}
 			if err != nil {
 				var ce *ConfigError
-				if errors.Is(err, ErrBadConfig) && !errors.As(err, &ce) {
+				if !errors.As(err, &ce) {
 					t.Errorf("New error %v is not a *ConfigError", err)
 				}
 				return

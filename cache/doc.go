@@ -26,7 +26,8 @@
 // sweeper goroutine. Entries are shared by all readers and must never be modified.
 //
 // The package declares the Source interface it reads through and must never import
-// the store (or any front); it imports handlev, golang-lru and x/sync only. It does
-// not log and exposes counters through Stats and Usage, not metrics: cmd writes the
-// Prometheus text, so the cache stays free of it.
+// the store (or any front); it imports handlev, golang-lru, x/sync and the
+// internal leaves only. It does not log. Its counters are atomic and read through
+// Stats and Usage; AppendMetrics writes them as the pidnode_cache_* families at
+// scrape time (metrics.go), so a lookup never formats anything.
 package cache

@@ -8,14 +8,15 @@ import (
 )
 
 var (
-	// ErrNoSource is returned by New when Config.Source is nil.
+	// ErrNoSource is wrapped by New's *ConfigError when Config.Source is nil.
 	ErrNoSource = errors.New("cache: Config.Source is nil")
 
-	// ErrBadConfig is wrapped by every *ConfigError.
+	// ErrBadConfig is wrapped by every other *ConfigError.
 	ErrBadConfig = errors.New("cache: invalid config")
 )
 
-// ConfigError reports a Config field New rejected; it wraps ErrBadConfig.
+// ConfigError reports a Config field New rejected; it wraps ErrBadConfig, or
+// ErrNoSource for a missing Source.
 type ConfigError = cfgerr.Error
 
 // configError is New's *ConfigError for field, with the rejected value v.

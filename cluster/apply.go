@@ -192,7 +192,7 @@ func (n *shard) load(ctx context.Context, reg *registry.Registry, keep func(s *s
 				if keep != nil && !keep(n, kv.Key) {
 					continue
 				}
-				if err := n.applyKV(tx, kv.Key, kv.Value, kv.ModRevision); err != nil {
+				if err := n.applyKV(tx, kv.Key, kv.Value, kv.ModRevision, false); err != nil {
 					return err
 				}
 			}
@@ -267,10 +267,11 @@ func (n *shard) invalidate(keys []string) {
 }
 
 // applyKV applies one entry written at revision rev (value nil: deleted),
-// as etcd holds it (encodeValue): the bucket gets the value decoded. Keys
-// that are not bucket entries of a replicated bucket are skipped. An audit
-// entry under a transaction's key (auditKey) is numbered by rev.
-func (n *shard) applyKV(tx registry.Tx, k, v []byte, rev int64) error {
+// as etcd holds it (encodeValue) or, plain, as it was before encodeValue:
+// the bucket gets the value decoded. Keys that are not bucket entries of a
+// replicated bucket are skipped. An audit entry under a transaction's key
+// (auditKey) is numbered by rev.
+func (n *shard) applyKV(tx registry.Tx, k, v []byte, rev int64, plain bool) error {
 	bucket, key, ok := splitKey(n.prefix, k)
 	if !ok || !registry.IsReplicated(bucket) {
 		return nil
@@ -282,7 +283,7 @@ func (n *shard) applyKV(tx registry.Tx, k, v []byte, rev int64) error {
 		// applies first.
 		return nil
 	}
-	if v != nil {
+	if v != nil && !plain {
 		var err error
 		if v, err = decodeValue(v); err != nil {
 			return fmt.Errorf("applying %q: %w", k, err)
@@ -374,6 +375,9 @@ func (n *shard) watch(ctx context.Context) error {
 				break drain
 			}
 		}
+		if !closed {
+			batch, closed = n.awaitOwn(wch, batch)
+		}
 		good := batch
 		last := batch[len(batch)-1]
 		if last.Err() != nil {
@@ -400,6 +404,58 @@ func (n *shard) watch(ctx context.Context) error {
 
 // applyBatch bounds how many watch responses one transaction applies.
 const applyBatch = 256
+
+// ownWait bounds how long the watch holds responses back for the node's
+// own transactions in flight (awaitOwn).
+const ownWait = 2 * time.Millisecond
+
+// awaitOwn adds to batch the responses that bring the node's own
+// transactions already sent, for at most ownWait: their callers wait for
+// the apply anyway, and one bbolt commit (two fsyncs) for several
+// revisions costs about what one does for one. It returns the batch and
+// whether the watch channel closed.
+func (n *shard) awaitOwn(wch clientv3.WatchChan, batch []clientv3.WatchResponse) ([]clientv3.WatchResponse, bool) {
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for len(batch) < applyBatch && batch[len(batch)-1].Err() == nil {
+		pending, changed := n.ownPending(max(n.applied.Load(), deliveredRev(batch)))
+		if !pending {
+			return batch, false
+		}
+		if timer == nil {
+			timer = time.NewTimer(ownWait)
+		}
+		select {
+		case r, ok := <-wch:
+			if !ok {
+				return batch, true
+			}
+			batch = append(batch, r)
+		case <-changed:
+		case <-timer.C:
+			return batch, false
+		}
+	}
+	return batch, false
+}
+
+// deliveredRev is the revision up to which batch holds every change of
+// the prefix: its last event's, or a progress notification's.
+func deliveredRev(batch []clientv3.WatchResponse) int64 {
+	var rev int64
+	for _, r := range batch {
+		if n := len(r.Events); n > 0 {
+			rev = max(rev, r.Events[n-1].Kv.ModRevision)
+		} else if r.IsProgressNotify() {
+			rev = max(rev, r.Header.Revision)
+		}
+	}
+	return rev
+}
 
 // resync catches up a node whose applied revision etcd has compacted away:
 // the changes in between are gone, so it loads a snapshot.
@@ -480,11 +536,15 @@ func (n *shard) apply(resps []clientv3.WatchResponse) error {
 			if ev.Kv.ModRevision <= applied {
 				continue
 			}
-			v := ev.Kv.Value
+			v, plain := ev.Kv.Value, false
 			if ev.Type == mvccpb.DELETE {
 				v = nil
+			} else if own, ok := n.ownPlain(ev.Kv.Key, v); ok {
+				// This node's own write: the value it compressed.
+				v, plain = own, true
+				n.ownApplied.Add(1)
 			}
-			if err := n.applyKV(tx, ev.Kv.Key, v, ev.Kv.ModRevision); err != nil {
+			if err := n.applyKV(tx, ev.Kv.Key, v, ev.Kv.ModRevision, plain); err != nil {
 				return err
 			}
 			if bucket, key, ok := splitKey(n.prefix, ev.Kv.Key); ok {
@@ -499,6 +559,7 @@ func (n *shard) apply(resps []clientv3.WatchResponse) error {
 	if err != nil {
 		return fmt.Errorf("cluster: applying revision %d: %w", rev, err)
 	}
+	n.applies.Add(1)
 	if buckets[string(store.BucketSNAAs)] {
 		// Before the revision is published: a write routed after a Sync
 		// that waited for it sees the SNAA's shard.

@@ -172,9 +172,23 @@ type shard struct {
 	refusedFull   atomic.Uint64
 	txns          atomic.Uint64
 	txnNanos      atomic.Int64
+	applies       atomic.Uint64
 	known         atomic.Int64 // highest etcd revision seen
 	behindSince   atomic.Int64 // unix ns since applied < known; 0 when caught up
 	rttNanos      atomic.Int64
+
+	// Values this node is putting in etcd, by etcd key (keepOwn): the
+	// watch applies them without decoding what etcd sends back.
+	ownMu      sync.Mutex
+	own        map[string]*ownValue
+	ownApplied atomic.Uint64 // values the watch applied from own
+	// This node's transactions sent and not yet answered, the highest
+	// revision of those that succeeded, and ownChange, closed and replaced
+	// when either changes: the watch waits for them to share one apply
+	// (awaitOwn).
+	ownSent   int
+	ownRev    int64
+	ownChange chan struct{}
 }
 
 // Dial connects to etcd and checks, within cfg.DialTimeout, that it answers

@@ -25,8 +25,9 @@ const maxAttempts = 64
 // registry.Registry.Commit on a single node:
 //
 //  1. fn is rehearsed against the local database (registry.Rehearse): its
-//     checks run on the state of the applied revision R, and its writes to
-//     replicated buckets are collected and rolled back.
+//     checks run on the state of the applied revision R in a read
+//     transaction, and its writes to replicated buckets are collected in
+//     memory; the database is written once, by the watch's apply.
 //  2. The writes go to etcd as one transaction whose compares hold only if
 //     every key written is still as R had it: a key absent at R must still
 //     be absent (CreateRevision == 0: create-only, and generated ids and
@@ -39,6 +40,8 @@ const maxAttempts = 64
 //     412).
 //  4. On success it waits until the local database has applied the write's
 //     revision, so that every front of this node shows it (read-your-writes).
+//     The watch applies the values this node sent as they were before
+//     compression (keepOwn), without decoding etcd's copy.
 //
 // Concurrent Commit calls on one node share a rehearsal and a transaction
 // (group commit, registry.Groups, fair between owners as on a single node),
@@ -172,7 +175,7 @@ func (n *shard) runGroup(group []*call, guarded []string, report func(c *call, e
 			finish(err)
 			return
 		}
-		cmps, ops, err := n.txnOf(writes, rev)
+		cmps, ops, puts, err := n.txnOf(writes, rev)
 		if err != nil {
 			finish(err)
 			return
@@ -195,11 +198,14 @@ func (n *shard) runGroup(group []*call, guarded []string, report func(c *call, e
 		for _, b := range guarded {
 			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(n.prefix+b+"/"), "<", rev+1).WithPrefix())
 		}
+		n.keepOwn(puts)
 		start := time.Now()
 		resp, err := n.cli.Txn(ctx).If(cmps...).Then(ops...).Else(moved...).Commit()
+		n.answered(resp, err)
 		n.txns.Add(1)
 		n.txnNanos.Add(int64(time.Since(start)))
 		if err != nil {
+			n.dropOwn(puts)
 			finish(n.txnError(ctx, err))
 			return
 		}
@@ -215,11 +221,14 @@ func (n *shard) runGroup(group []*call, guarded []string, report func(c *call, e
 				}
 			}
 			if me.namespaces != nil {
+				n.dropOwn(puts)
 				finish(&me)
 				return
 			}
 		}
-		if err := n.waitRevision(ctx, resp.Header.Revision, !resp.Succeeded); err != nil {
+		err = n.waitRevision(ctx, resp.Header.Revision, !resp.Succeeded)
+		n.dropOwn(puts)
+		if err != nil {
 			finish(&UnavailableError{Err: fmt.Errorf("the write was not applied here within %v", n.cfg.WriteTimeout)})
 			return
 		}
@@ -276,8 +285,9 @@ func (n *shard) waitRevision(ctx context.Context, rev int64, foreign bool) error
 // rev. A key written twice is compared once, as it was before the first
 // write, and written with its last value, compressed (encodeValue). New
 // audit entries go under keys of their own (auditKey), without their
-// sequence number.
-func (n *shard) txnOf(writes []store.Write, rev int64) ([]clientv3.Cmp, []clientv3.Op, error) {
+// sequence number. puts are the values put, before and after compression
+// (keepOwn).
+func (n *shard) txnOf(writes []store.Write, rev int64) (cmps []clientv3.Cmp, ops []clientv3.Op, puts []ownPut, err error) {
 	type final struct {
 		existed bool
 		value   []byte
@@ -305,7 +315,7 @@ func (n *shard) txnOf(writes []store.Write, rev int64) ([]clientv3.Cmp, []client
 			if w.Value != nil {
 				v, err := registry.AuditWithoutSeq(w.Value)
 				if err != nil {
-					return nil, nil, err
+					return nil, nil, nil, err
 				}
 				w.Value = v
 			}
@@ -318,8 +328,9 @@ func (n *shard) txnOf(writes []store.Write, rev int64) ([]clientv3.Cmp, []client
 		}
 		f.value = w.Value
 	}
-	cmps := make([]clientv3.Cmp, 0, len(order))
-	ops := make([]clientv3.Op, 0, len(order))
+	cmps = make([]clientv3.Cmp, 0, len(order))
+	ops = make([]clientv3.Op, 0, len(order))
+	puts = make([]ownPut, 0, len(order))
 	for _, k := range order {
 		f := last[k]
 		if f.existed {
@@ -334,10 +345,104 @@ func (n *shard) txnOf(writes []store.Write, rev int64) ([]clientv3.Cmp, []client
 		if f.value == nil {
 			ops = append(ops, clientv3.OpDelete(k))
 		} else {
-			ops = append(ops, clientv3.OpPut(k, string(encodeValue(f.value))))
+			p := ownPut{key: k, v: &ownValue{enc: string(encodeValue(f.value)), plain: f.value}}
+			ops = append(ops, clientv3.OpPut(k, p.v.enc))
+			puts = append(puts, p)
 		}
 	}
-	return cmps, ops, nil
+	return cmps, ops, puts, nil
+}
+
+// ownValue is a value this node puts in etcd: as etcd holds it
+// (encodeValue) and as the bucket holds it.
+type ownValue struct {
+	enc   string
+	plain []byte
+}
+
+// ownPut is an ownValue put under an etcd key.
+type ownPut struct {
+	key string
+	v   *ownValue
+}
+
+// keepOwn remembers the values of a transaction this node is about to
+// send until the caller has waited for their apply (dropOwn), so that the
+// watch applies them without decoding what etcd sends back (ownPlain).
+// They are known by key and encoded value, not by revision, because the
+// watch may deliver the transaction before its reply reaches the caller.
+// It counts the transaction as sent until answered is called.
+func (n *shard) keepOwn(puts []ownPut) {
+	n.ownMu.Lock()
+	defer n.ownMu.Unlock()
+	if n.own == nil {
+		n.own = map[string]*ownValue{}
+	}
+	for _, p := range puts {
+		n.own[p.key] = p.v
+	}
+	n.ownSent++
+	n.ownChanged()
+}
+
+// answered records the reply to a transaction keepOwn counted: the watch
+// need no longer wait for it, unless it succeeded and its revision is yet
+// to be applied.
+func (n *shard) answered(resp *clientv3.TxnResponse, err error) {
+	n.ownMu.Lock()
+	defer n.ownMu.Unlock()
+	n.ownSent--
+	if err == nil && resp.Succeeded {
+		n.ownRev = max(n.ownRev, resp.Header.Revision)
+	}
+	n.ownChanged()
+}
+
+// ownChanged wakes awaitOwn. The caller holds ownMu.
+func (n *shard) ownChanged() {
+	if n.ownChange != nil {
+		close(n.ownChange)
+		n.ownChange = nil
+	}
+}
+
+// ownPending says whether a transaction of this node is sent and not
+// answered, or succeeded at a revision above rev; if so, it returns a
+// channel closed when that changes.
+func (n *shard) ownPending(rev int64) (bool, <-chan struct{}) {
+	n.ownMu.Lock()
+	defer n.ownMu.Unlock()
+	if n.ownSent == 0 && n.ownRev <= rev {
+		return false, nil
+	}
+	if n.ownChange == nil {
+		n.ownChange = make(chan struct{})
+	}
+	return true, n.ownChange
+}
+
+// dropOwn forgets the values keepOwn kept, unless another transaction has
+// put the key since.
+func (n *shard) dropOwn(puts []ownPut) {
+	n.ownMu.Lock()
+	defer n.ownMu.Unlock()
+	for _, p := range puts {
+		if n.own[p.key] == p.v {
+			delete(n.own, p.key)
+		}
+	}
+}
+
+// ownPlain returns the bucket value of v, a value under etcd key k, if this
+// node put that very value there: whoever wrote it, the same encoded bytes
+// decode to the same value. The result is shared: it must not be modified.
+func (n *shard) ownPlain(k, v []byte) ([]byte, bool) {
+	n.ownMu.Lock()
+	defer n.ownMu.Unlock()
+	if o := n.own[string(k)]; o != nil && o.enc == string(v) {
+		return o.plain, true
+	}
+	return nil, false
 }
 
 // txnError classifies a failed transaction: no decision in time is

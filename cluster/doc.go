@@ -61,11 +61,15 @@
 //
 // # Writes
 //
-// Commit rehearses the admin API's write against the local copy, sends the
-// writes as one etcd transaction whose compares hold only if no key written
-// has changed since the state the rehearsal saw, retries after applying the
-// competing write when they fail, and returns once the local copy has
-// applied the write (read-your-writes on every front of the accepting node).
+// Commit rehearses the admin API's write against the local copy (a read
+// transaction, the write's own changes kept in memory: store.DB.Rehearse),
+// sends the writes as one etcd transaction whose compares hold only if no
+// key written has changed since the state the rehearsal saw, retries after
+// applying the competing write when they fail, and returns once the local
+// copy has applied the write (read-your-writes on every front of the
+// accepting node). The local copy is written once per write, by the watch's
+// apply, which takes the accepting node's own values as they were before
+// compression rather than decoding etcd's copy (keepOwn).
 // See Commit for the compares. A bulk write is one transaction: etcd needs
 // --max-txn-ops of at least RequiredTxnOps and --max-request-bytes of at
 // least RequiredRequestBytes, which Dial checks.

@@ -94,6 +94,7 @@ type Stats struct {
 	StorageFull                                          bool          // StorageFull()
 	Resyncs, WatchRestarts, Conflicts, Unavailable, Txns uint64
 	RefusedFull                                          uint64        // requests refused for StorageFull
+	Applies                                              uint64        // local commits of the watch, each of one or more revisions
 	TxnTime                                              time.Duration // total time of Txns
 }
 
@@ -102,7 +103,7 @@ type Stats struct {
 func (n *shard) Stats() Stats {
 	s := Stats{Applied: n.applied.Load(), Known: n.known.Load(), RTT: time.Duration(n.rttNanos.Load()),
 		Connected: n.Connected(), StorageFull: n.storageFull.Load(), RefusedFull: n.refusedFull.Load(), Resyncs: n.resyncs.Load(), WatchRestarts: n.watchRestarts.Load(),
-		Conflicts: n.conflicts.Load(), Unavailable: n.unavailable.Load(), Txns: n.txns.Load(),
+		Conflicts: n.conflicts.Load(), Unavailable: n.unavailable.Load(), Txns: n.txns.Load(), Applies: n.applies.Load(),
 		TxnTime: time.Duration(n.txnNanos.Load())}
 	if s.Known < s.Applied {
 		s.Known = s.Applied
@@ -155,6 +156,7 @@ func (n *Node) AppendMetrics(b []byte) []byte {
 	family("pidnode_cluster_writes_unavailable_total", promtext.Counter, "Admin requests answered 503 because etcd did not answer or decide in time (writes, the sync before a keyed request, statistics reads).", func(s Stats) float64 { return float64(s.Unavailable) })
 	family("pidnode_cluster_writes_storage_full_total", promtext.Counter, "Writes answered 507 because etcd's database is full (NOSPACE alarm).", func(s Stats) float64 { return float64(s.RefusedFull) })
 	family("pidnode_cluster_etcd_txns_total", promtext.Counter, "Write transactions sent to etcd.", func(s Stats) float64 { return float64(s.Txns) })
+	family("pidnode_cluster_applies_total", promtext.Counter, "Transactions in which the watch applied etcd's changes to the local database, each of one or more revisions.", func(s Stats) float64 { return float64(s.Applies) })
 	family("pidnode_cluster_etcd_txn_seconds_total", promtext.Counter, "Time spent in write transactions sent to etcd.", func(s Stats) float64 { return s.TxnTime.Seconds() })
 	return b
 }

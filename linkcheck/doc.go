@@ -10,7 +10,9 @@
 //     broken and back, which the namespace's change feed shows;
 //   - the results' storage (store.go): store.BucketLinkcheck, its
 //     per-namespace, due and broken-count indexes, written in the result's
-//     transaction so that they replicate with it;
+//     transaction so that they replicate with it, and the one listing of a
+//     namespace's results (List, with its state filter States), which the
+//     routes and the console's page both read;
 //   - the API's routes GET …/{ns}/linkcheck and …/{ns}/{id}/linkcheck
 //     (routes.go: JSON or CSV) as rows of the namespace route table
 //     (internal/route), which serve the results whether or not the checker
@@ -28,6 +30,6 @@
 // problem+json.
 //
 // It must not: run work on the resolver's path (it reads the records bucket
-// at its own pace, in its own transactions), import admin, cache or the
-// fronts, or send anything but a plain HEAD or GET with its User-Agent.
+// at its own pace, in its own transactions), import admin, console, cache
+// or the fronts, or send anything but a plain HEAD or GET with its User-Agent.
 package linkcheck

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"pidnode/handlev"
+	"pidnode/internal/cfgerr"
 	"pidnode/internal/outbound"
 	"pidnode/registry"
 	"pidnode/store"
@@ -134,7 +135,7 @@ type Checker struct {
 // New returns a checker of cfg.
 func New(cfg Config) (*Checker, error) {
 	if cfg.Registry == nil {
-		return nil, fmt.Errorf("%w: Registry is required", ErrConfig)
+		return nil, cfgerr.Required("linkcheck", "Registry", ErrConfig)
 	}
 	c := &Checker{reg: cfg.Registry, w: cfg.Writer, interval: cfg.Interval, hostDelay: cfg.HostDelay,
 		timeout: cfg.Timeout, maxBytes: cfg.MaxBytes, now: cfg.Now, log: cfg.Logger,

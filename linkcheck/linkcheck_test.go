@@ -520,7 +520,9 @@ func TestDueRecheck(t *testing.T) {
 // TestNewRefusesNoRegistry: a Config without its registry is an error
 // naming it, not a panic later.
 func TestNewRefusesNoRegistry(t *testing.T) {
-	if _, err := New(Config{}); !errors.Is(err, ErrConfig) {
-		t.Errorf("New(Config{}) = %v, want ErrConfig", err)
+	_, err := New(Config{})
+	var ce *ConfigError
+	if !errors.Is(err, ErrConfig) || !errors.As(err, &ce) || ce.Field != "Registry" {
+		t.Errorf("New(Config{}) = %v, want a *ConfigError for Registry", err)
 	}
 }

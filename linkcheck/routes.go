@@ -1,7 +1,6 @@
 package linkcheck
 
 import (
-	"encoding/base64"
 	"encoding/csv"
 	"net/http"
 	"net/url"
@@ -36,25 +35,21 @@ type Record struct {
 	Results []registry.LinkResult `json:"results"`
 }
 
-// linkcheckStates reads ?state=: broken, recovering, failing or all (every
-// state that is listed); absent, broken and recovering: what needs a
-// curator's look.
+// linkcheckStates reads ?state= (States), given at most once.
 func linkcheckStates(q url.Values) ([]string, error) {
-	v, ok := q["state"]
+	v, given := q["state"]
+	if given && len(v) != 1 {
+		return nil, route.FieldErrorf("state", "must be given once")
+	}
+	st := ""
+	if given {
+		st = v[0]
+	}
+	states, ok := States(st, given)
 	if !ok {
-		return []string{registry.LinkBroken, registry.LinkRecovering}, nil
+		return nil, route.FieldErrorf("state", StatesMsg)
 	}
-	bad := func(msg string) error { return route.FieldErrorf("state", msg) }
-	if len(v) != 1 {
-		return nil, bad("must be given once")
-	}
-	switch s := strings.ToLower(v[0]); s {
-	case registry.LinkBroken, registry.LinkRecovering, registry.LinkFailing:
-		return []string{s}, nil
-	case "all":
-		return nil, nil
-	}
-	return nil, bad("must be one of broken, recovering, failing, all")
+	return states, nil
 }
 
 // wantsCSV reports whether Accept's first media range that names a type
@@ -98,22 +93,10 @@ func (rr *routes) list(w http.ResponseWriter, r *http.Request, t route.Target) e
 	if err != nil {
 		return err
 	}
-	from, ok := decodeLinkCursor(cur)
-	if !ok {
-		return route.Errorf(http.StatusBadRequest, "invalid cursor: use next_cursor of the previous page")
-	}
-	nsp, err := rr.namer.NamespaceKey(t.Prefix, t.Namespace)
-	if err != nil {
-		return err
-	}
 	var page Page
 	err = rr.db.View(func(tx *store.Tx) error {
-		var next string
 		var err error
-		page.Targets, next, err = namespaceResults(tx, nsp, states, from, limit)
-		if next != "" {
-			page.NextCursor = base64.RawURLEncoding.EncodeToString([]byte(next))
-		}
+		page, err = List(tx, rr.namer, t.Prefix, t.Namespace, states, cur, limit)
 		return err
 	})
 	if err != nil {
@@ -131,18 +114,6 @@ func (rr *routes) list(w http.ResponseWriter, r *http.Request, t route.Target) e
 	}
 	route.WriteJSON(w, http.StatusOK, &page)
 	return nil
-}
-
-// decodeLinkCursor reads a cursor of the listing ("" for the start).
-func decodeLinkCursor(cur string) (string, bool) {
-	if cur == "" {
-		return "", true
-	}
-	b, err := base64.RawURLEncoding.DecodeString(cur)
-	if err != nil || len(b) == 0 {
-		return "", false
-	}
-	return string(b), true
 }
 
 // one serves GET …/handles/{prefix}/{ns}/{id}/linkcheck.

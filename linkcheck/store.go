@@ -2,14 +2,18 @@ package linkcheck
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"strings"
 	"time"
 
 	"go.etcd.io/bbolt"
 
 	"pidnode/handlev"
+	"pidnode/internal/route"
 	"pidnode/registry"
 	"pidnode/store"
 )
@@ -275,6 +279,65 @@ func setLapRecords(tx *store.Tx, n int) error {
 		return nil
 	}
 	return tx.Put(store.BucketLinkcheck, linkLapKey, binary.BigEndian.AppendUint64(nil, uint64(max(n, 0))))
+}
+
+// StatesMsg is the refusal of a state filter States does not accept.
+const StatesMsg = "must be one of broken, recovering, failing, all"
+
+// States reads a listing's state filter: absent (given false), the states
+// that need a curator's look (broken and recovering); "all", every state
+// that is listed (nil); or one of broken, recovering and failing. ok is
+// false for any other value (StatesMsg says which are accepted).
+func States(state string, given bool) (states []string, ok bool) {
+	if !given {
+		return []string{registry.LinkBroken, registry.LinkRecovering}, true
+	}
+	switch s := strings.ToLower(state); s {
+	case registry.LinkBroken, registry.LinkRecovering, registry.LinkFailing:
+		return []string{s}, true
+	case "all":
+		return nil, true
+	}
+	return nil, false
+}
+
+// List returns a page of the results of namespace ns under prefix that are
+// not ok, read in tx: at most limit of them in the states (nil: every
+// listed state), from the opaque cursor on ("": the start), with the
+// cursor of the next page (Page.NextCursor, "" at the end). A cursor no
+// page gave is a *route.Error of 400. It is the one listing of the
+// results: the API's route and the console's page both read it.
+func List(tx *store.Tx, namer *handlev.Namer, prefix, ns string, states []string, cursor string, limit int) (Page, error) {
+	from, ok := decodeLinkCursor(cursor)
+	if !ok {
+		return Page{}, route.Errorf(http.StatusBadRequest, "invalid cursor: use next_cursor of the previous page")
+	}
+	nsp, err := namer.NamespaceKey(prefix, ns)
+	if err != nil {
+		return Page{}, err
+	}
+	var page Page
+	var next string
+	page.Targets, next, err = namespaceResults(tx, nsp, states, from, limit)
+	if err != nil {
+		return Page{}, err
+	}
+	if next != "" {
+		page.NextCursor = base64.RawURLEncoding.EncodeToString([]byte(next))
+	}
+	return page, nil
+}
+
+// decodeLinkCursor reads a cursor of the listing ("" for the start).
+func decodeLinkCursor(cur string) (string, bool) {
+	if cur == "" {
+		return "", true
+	}
+	b, err := base64.RawURLEncoding.DecodeString(cur)
+	if err != nil || len(b) == 0 {
+		return "", false
+	}
+	return string(b), true
 }
 
 // namespaceResults returns up to limit results of the namespace whose key

@@ -3,13 +3,14 @@ package read
 import (
 	"errors"
 
+	"pidnode/internal/cfgerr"
 	"pidnode/internal/refusal"
 )
 
 // Sentinel errors of the reads, wrapped in an *Error whose Detail is the
 // message for the client; other errors are the store's.
 var (
-	// ErrConfig: Config is missing a required field.
+	// ErrConfig is wrapped by every *ConfigError New returns.
 	ErrConfig = errors.New("read: invalid configuration")
 	// ErrNotFound: no identifier has this id (or the id makes none).
 	ErrNotFound = errors.New("read: no such identifier")
@@ -22,3 +23,6 @@ var (
 type Error = refusal.Error
 
 func refuse(kind error, detail string) *Error { return &Error{Kind: kind, Detail: detail} }
+
+// ConfigError reports a Config field New rejected; it wraps ErrConfig.
+type ConfigError = cfgerr.Error

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"pidnode/handlev"
+	"pidnode/internal/cfgerr"
 	"pidnode/model"
 	"pidnode/registry"
 	"pidnode/store"
@@ -37,8 +38,13 @@ type Reader struct {
 
 // New returns the Reader of cfg.
 func New(cfg Config) (*Reader, error) {
-	if cfg.DB == nil || cfg.Registry == nil || cfg.Namer == nil || cfg.Model == nil {
-		return nil, fmt.Errorf("%w: DB, Registry, Namer and Model are required", ErrConfig)
+	for _, f := range []struct {
+		name    string
+		missing bool
+	}{{"DB", cfg.DB == nil}, {"Registry", cfg.Registry == nil}, {"Namer", cfg.Namer == nil}, {"Model", cfg.Model == nil}} {
+		if f.missing {
+			return nil, cfgerr.Required("read", f.name, ErrConfig)
+		}
 	}
 	return &Reader{db: cfg.DB, reg: cfg.Registry, namer: cfg.Namer, model: cfg.Model, public: strings.TrimRight(cfg.PublicURL, "/")}, nil
 }
@@ -189,4 +195,21 @@ func (r *Reader) List(prefix, ns string, q ListQuery) (items []Identifier, next 
 		return nil, "", err
 	}
 	return items, next, nil
+}
+
+// StatusFilter checks a list's status filter (upper case; "" for none)
+// against the model's status field, when that lists its values: a typo
+// would otherwise list nothing and look like an empty namespace. It
+// returns what is wrong with it ("must be one of …"), or "".
+func (r *Reader) StatusFilter(status string) string {
+	f := r.model.Field("status")
+	if status == "" || f == nil || f.Schema == nil || len(f.Schema.Enum) == 0 {
+		return ""
+	}
+	for _, v := range f.Schema.Enum {
+		if strings.EqualFold(v, status) {
+			return ""
+		}
+	}
+	return "must be one of " + strings.Join(f.Schema.Enum, ", ")
 }

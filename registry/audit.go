@@ -47,8 +47,7 @@ func (t Tx) Audit(actor, action, target string, before, after any) error {
 // time are encoded here: the rest is encoded before the write transaction, so
 // that a group commit does not wait for JSON encoding.
 func (t Tx) AppendAudit(tail []byte) (uint64, error) {
-	b := t.bucket(store.BucketAudit)
-	seq, err := b.NextSequence()
+	seq, err := t.NextSequence(store.BucketAudit)
 	if err != nil {
 		return 0, err
 	}
@@ -154,8 +153,7 @@ func (t Tx) AppendHandleAudit(key string, tail []byte) error {
 // rehearsal does not send them to etcd (each node derives its own in
 // applyAudit).
 func (t Tx) indexHandleAudit(key string, seq uint64) error {
-	b := t.bucket(store.BucketAudit)
-	if err := b.Put(binary.BigEndian.AppendUint64(auditIndexPrefix(key), seq), nil); err != nil {
+	if err := t.PutDerived(store.BucketAudit, binary.BigEndian.AppendUint64(auditIndexPrefix(key), seq), []byte{}); err != nil {
 		return err
 	}
 	nsp := t.r.namer.NamespaceOf([]byte(key))
@@ -163,7 +161,7 @@ func (t Tx) indexHandleAudit(key string, seq uint64) error {
 		return nil
 	}
 	t.Signal(auditTopic(nsp))
-	return b.Put(binary.BigEndian.AppendUint64(auditNSPrefix(nsp), seq), nil)
+	return t.PutDerived(store.BucketAudit, binary.BigEndian.AppendUint64(auditNSPrefix(nsp), seq), []byte{})
 }
 
 // The audit entries of identifier writes are also indexed by namespace, for

@@ -5,17 +5,22 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"go.etcd.io/bbolt"
 
 	"pidnode/handlev"
+	"pidnode/internal/cfgerr"
 	"pidnode/store"
 )
 
-// ErrConfig: Config is missing a required field.
+// ErrConfig is wrapped by every *ConfigError New returns.
 var ErrConfig = errors.New("registry: invalid configuration")
+
+// ConfigError reports a Config field New rejected; it wraps ErrConfig.
+type ConfigError = cfgerr.Error
 
 // Config configures New.
 type Config struct {
@@ -48,8 +53,13 @@ type Registry struct {
 // New returns the registry of cfg.DB. It writes nothing; EnsureIndexes builds
 // the indexes a database written before they existed lacks.
 func New(cfg Config) (*Registry, error) {
-	if cfg.DB == nil || cfg.Namer == nil || cfg.URLIndex <= 0 {
-		return nil, fmt.Errorf("%w: DB, Namer and URLIndex are required", ErrConfig)
+	switch {
+	case cfg.DB == nil:
+		return nil, cfgerr.Required("registry", "DB", ErrConfig)
+	case cfg.Namer == nil:
+		return nil, cfgerr.Required("registry", "Namer", ErrConfig)
+	case cfg.URLIndex <= 0:
+		return nil, &ConfigError{Pkg: "registry", Field: "URLIndex", Value: strconv.Itoa(int(cfg.URLIndex)), Reason: "must be positive", Err: ErrConfig}
 	}
 	r := &Registry{db: cfg.DB, namer: cfg.Namer, urlIndex: cfg.URLIndex, now: cfg.Now}
 	if r.now == nil {
@@ -122,7 +132,11 @@ func (r *Registry) EnsureIndexes() (built int, err error) {
 
 // getJSON reads and decodes a JSON value of bucket b; false if absent.
 func getJSON(b *bbolt.Bucket, key string, v any) (bool, error) {
-	raw := b.Get([]byte(key))
+	return decodeJSON(b.Get([]byte(key)), key, v)
+}
+
+// decodeJSON decodes raw, the value under key (nil: absent), into v.
+func decodeJSON(raw []byte, key string, v any) (bool, error) {
 	if raw == nil {
 		return false, nil
 	}
@@ -283,7 +297,7 @@ func (t Tx) SetLastUsed(times map[string]time.Time) error {
 // Idem returns the idempotency record stored under key.
 func (t Tx) Idem(key string) (IdemRecord, bool, error) {
 	var ir IdemRecord
-	ok, err := getJSON(t.bucket(store.BucketIdempotency), key, &ir)
+	ok, err := decodeJSON(t.Get(store.BucketIdempotency, []byte(key)), key, &ir)
 	return ir, ok, err
 }
 
@@ -294,5 +308,5 @@ func (t Tx) PutIdem(key string, ir *IdemRecord) error {
 
 // HasRecord reports whether a record is stored under key, without decoding it.
 func (t Tx) HasRecord(key string) bool {
-	return t.bucket(store.BucketRecords).Get([]byte(key)) != nil
+	return t.Get(store.BucketRecords, []byte(key)) != nil
 }

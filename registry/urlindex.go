@@ -69,15 +69,14 @@ func (t Tx) IndexURL(key, oldURL, newURL string) error {
 	if oldURL == newURL {
 		return nil
 	}
-	b := t.bucket(store.BucketURLIndex)
 	nsp := t.r.namer.NamespaceOf([]byte(key))
 	if k := urlIndexKey(nsp, oldURL, []byte(key)); k != nil {
-		if err := b.Delete(k); err != nil {
+		if err := t.PutDerived(store.BucketURLIndex, k, nil); err != nil {
 			return err
 		}
 	}
 	if k := urlIndexKey(nsp, newURL, []byte(key)); k != nil {
-		return b.Put(k, nil)
+		return t.PutDerived(store.BucketURLIndex, k, []byte{})
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"pidnode/cache"
 	"pidnode/handlev"
 	"pidnode/internal/ascii"
+	"pidnode/resolver/page"
 )
 
 // extras is what a redirect, a landing answer and a linkset send beyond the
@@ -358,7 +359,7 @@ func (b *extBuilder) putTarget(raw []byte) (href, body span) {
 	b.buf = out
 	href = span{uint32(start), uint32(len(out) - start)}
 	start = len(b.buf)
-	b.buf = appendRedirectBody(b.buf, b.at(href))
+	b.buf = page.AppendRedirect(b.buf, b.at(href))
 	return href, span{uint32(start), uint32(len(b.buf) - start)}
 }
 

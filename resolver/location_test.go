@@ -243,24 +243,6 @@ func TestExpires(t *testing.T) {
 	}
 }
 
-func TestAppendHTML(t *testing.T) {
-	tests := []struct{ in, attr, text string }{
-		{`<a href="x">&'`, "&lt;a href=&#34;x&#34;&gt;&amp;&#39;", `&lt;a href="x"&gt;&amp;'`},
-		{"a\x00b\x1bc\td\n", "a\uFFFDb\uFFFDc\td\n", "a\uFFFDb\uFFFDc\td\n"},
-		{"bad \xff\xfe utf8", "bad \uFFFD\uFFFD utf8", "bad \uFFFD\uFFFD utf8"},
-		{"c1 \u0085 ok ü€😀", "c1 \uFFFD ok ü€😀", "c1 \uFFFD ok ü€😀"},
-		{"cut \xe2\x82", "cut \uFFFD\uFFFD", "cut \uFFFD\uFFFD"},
-	}
-	for _, tc := range tests {
-		if got := string(appendHTML(nil, tc.in)); got != tc.attr {
-			t.Errorf("appendHTML(%q) = %q, want %q", tc.in, got, tc.attr)
-		}
-		if got := string(appendText(nil, []byte(tc.in))); got != tc.text {
-			t.Errorf("appendText(%q) = %q, want %q", tc.in, got, tc.text)
-		}
-	}
-}
-
 func TestSplitRequestURI(t *testing.T) {
 	tests := []struct{ in, path, query, frag string }{
 		{"/", "/", "", ""},

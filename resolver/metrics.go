@@ -5,14 +5,15 @@ import (
 	"unsafe"
 
 	"github.com/valyala/fasthttp"
+
+	"pidnode/internal/promtext"
 )
 
-// Resolution counters (docs/architecture.md practice 13): by kind (the
-// route: redirect, noredirect, api, linkset) and result (found, not_found, gone,
-// bad_request, error, limited), read at scrape time through Stats; cmd/pidnode
-// writes them as pidnode_resolver_resolutions_total. Counting is one atomic
-// add in a stripe picked by the request's pooled scratch (sync.Pool keeps one
-// per P, so cores rarely share a stripe's cache line); nothing allocates.
+// Resolution counters (docs/architecture.md practice 13) by kind (redirect,
+// noredirect, api, linkset) and result (found, not_found, gone, bad_request,
+// error, limited), summed at scrape time. Counting is one atomic add in a
+// stripe picked by the request's pooled scratch (sync.Pool keeps one per P,
+// so cores rarely share a stripe's cache line); nothing allocates.
 
 // Kinds and results, in the order of the counter arrays.
 var (
@@ -73,41 +74,37 @@ func (s *Server) count(sc *scratch, kind int, status int) {
 	s.stats.stripes[i].n[kind][resultOf(status)].Add(1)
 }
 
-// Stats is a snapshot of the resolver's counters since New.
-type Stats struct {
-	counts [numKinds][numResults]uint64
-	// RateLimited counts requests refused with 429 by the per-address limit
-	// (on any route; those on handle routes are also in Resolutions as limited).
-	RateLimited uint64
-}
-
-// Resolution is one (kind, result) counter of Stats.
-type Resolution struct {
-	Kind, Result string
-	N            uint64
-}
-
-// Stats sums the counters. It is safe to call concurrently with requests.
-func (s *Server) Stats() Stats {
-	var st Stats
-	for i := range s.stats.stripes {
-		for k := range numKinds {
-			for r := range numResults {
-				st.counts[k][r] += s.stats.stripes[i].n[k][r].Load()
-			}
-		}
-	}
-	st.RateLimited = s.stats.rateLimited.Load()
-	return st
-}
-
-// Resolutions lists every counter with its kind and result names.
-func (st Stats) Resolutions() []Resolution {
-	out := make([]Resolution, 0, numKinds*numResults)
+// EachResolution calls f with every (kind, result) counter since New, summed
+// over the stripes. It is safe to call concurrently with requests.
+func (s *Server) EachResolution(f func(kind, result string, n uint64)) {
 	for k := range numKinds {
 		for r := range numResults {
-			out = append(out, Resolution{Kind: kindNames[k], Result: resultNames[r], N: st.counts[k][r]})
+			var n uint64
+			for i := range s.stats.stripes {
+				n += s.stats.stripes[i].n[k][r].Load()
+			}
+			f(kindNames[k], resultNames[r], n)
 		}
 	}
-	return out
+}
+
+// AppendResolutions appends pidnode_resolver_resolutions_total, the one family
+// of every public front's resolutions: its header, then each front's counters
+// in order. A front is its EachResolution (this package's Server, resolver/dns,
+// resolver/hdl), which gives kind and result from small fixed sets.
+func AppendResolutions(b []byte, fronts ...func(f func(kind, result string, n uint64))) []byte {
+	const name = "pidnode_resolver_resolutions_total"
+	b = promtext.Header(b, name, promtext.Counter, "Resolutions by front (kind) and outcome (result).")
+	for _, each := range fronts {
+		each(func(kind, result string, n uint64) {
+			b = promtext.Uint(b, name, n, promtext.L("kind", kind), promtext.L("result", result))
+		})
+	}
+	return b
+}
+
+// AppendMetrics appends the HTTP front's own families (requests refused by
+// the per-address limit; on handle routes also counted as limited resolutions).
+func (s *Server) AppendMetrics(b []byte) []byte {
+	return promtext.CounterFamily(b, "pidnode_resolver_rate_limited_total", "HTTP resolver requests refused with 429 by the per-address limit.", s.stats.rateLimited.Load())
 }

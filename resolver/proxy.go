@@ -11,6 +11,7 @@ import (
 	"pidnode/cache"
 	"pidnode/handlev"
 	"pidnode/internal/ascii"
+	"pidnode/resolver/page"
 )
 
 // maxAliasHops is how many HS_ALIAS links the resolver follows before it
@@ -56,7 +57,7 @@ func (s *Server) serveHandle(ctx *fasthttp.RequestCtx, sc *scratch, rawPath, que
 	// Reserved (SUBMITTED) identifiers are not public: not even ?noredirect
 	// shows their values.
 	if v.reserved() {
-		sendFormParts(ctx, fasthttp.StatusNotFound, v.statusPage()) // appendReservedPage: a message page
+		sendFormParts(ctx, fasthttp.StatusNotFound, v.statusPage()) // page.AppendReserved: a message page
 		return
 	}
 	e.CountHit(s.counter) // resolution statistics (no allocation)
@@ -69,7 +70,7 @@ func (s *Server) serveHandle(ctx *fasthttp.RequestCtx, sc *scratch, rawPath, que
 	}
 	if p.noredirect {
 		if filtered {
-			sc.out = appendValuesPage(sc.out[:0], v.handle, v.values, p)
+			sc.out = page.AppendValues(sc.out[:0], v.record(), p.match)
 			sendComposed(ctx, fasthttp.StatusOK, sc.out)
 		} else {
 			sendParts(ctx, fasthttp.StatusOK, v.valuesPage())
@@ -108,7 +109,7 @@ func (s *Server) serveHandle(ctx *fasthttp.RequestCtx, sc *scratch, rawPath, que
 			loc, body := x.at(l.href), x.at(l.body)
 			if extended {
 				loc = s.appendToTarget(sc, loc, loc, p.urlappend, frag)
-				sc.out = appendRedirectBody(sc.out[:0], loc)
+				sc.out = page.AppendRedirect(sc.out[:0], loc)
 				body = nil
 			}
 			s.sendRedirect(ctx, sc, v, x, x.status(i), loc, body, l.ttlType, l.ttl)
@@ -136,7 +137,7 @@ func (s *Server) serveHandle(ctx *fasthttp.RequestCtx, sc *scratch, rawPath, que
 	}
 	if !ok {
 		if filtered {
-			sc.out = appendValuesPage(sc.out[:0], v.handle, v.values, p)
+			sc.out = page.AppendValues(sc.out[:0], v.record(), p.match)
 			sendComposed(ctx, fasthttp.StatusOK, sc.out)
 		} else {
 			sendParts(ctx, fasthttp.StatusOK, v.valuesPage())
@@ -144,7 +145,7 @@ func (s *Server) serveHandle(ctx *fasthttp.RequestCtx, sc *scratch, rawPath, que
 		s.setLinks(ctx, sc, v, x, false)
 		return
 	}
-	sc.out = appendRedirectBody(sc.out[:0], sc.loc)
+	sc.out = page.AppendRedirect(sc.out[:0], sc.loc)
 	s.sendRedirect(ctx, sc, v, x, fasthttp.StatusFound, sc.loc, nil, v.values[i].TTLType, v.values[i].TTL)
 }
 
@@ -207,7 +208,7 @@ func (s *Server) appendToTarget(sc *scratch, base, data, urlappend, frag []byte)
 // sendRedirect sends the redirect (status: 302, or a location's http_sc, or
 // 303 to a negotiated variant) with Location, Expires (now + the value's TTL,
 // capped), the Link header fields and the record's own headers
-// (setRedirectHeaders) and a tiny HTML body. body nil means the body was
+// (10320/headers) and a tiny HTML body. body nil means the body was
 // composed in sc.out.
 func (s *Server) sendRedirect(ctx *fasthttp.RequestCtx, sc *scratch, v *view, x *extras, status int, loc, body []byte, ttlType handlev.TTLType, ttl int32) {
 	h := &ctx.Response.Header
@@ -344,7 +345,7 @@ func (s *Server) aliasRedirect(ctx *fasthttp.RequestCtx, sc *scratch, v *view) b
 	sc.loc = loc
 	ctx.SetStatusCode(fasthttp.StatusMovedPermanently)
 	ctx.Response.Header.SetCanonical(hdrLocation, loc)
-	sc.out = appendRedirectBody(sc.out[:0], loc)
+	sc.out = page.AppendRedirect(sc.out[:0], loc)
 	sendComposedKeepStatus(ctx, sc.out)
 	return true
 }
@@ -405,12 +406,7 @@ func (s *Server) serveLookup(ctx *fasthttp.RequestCtx, sc *scratch, query []byte
 		}
 	}
 	if problem != "" {
-		sc.out = appendPageStart(sc.out[:0], "Identifier resolver")
-		sc.out = append(sc.out, "<h1>Identifier resolver</h1>\n<p>"...)
-		sc.out = appendHTML(sc.out, problem)
-		sc.out = append(sc.out, "</p>\n"...)
-		sc.out = appendLookupForm(sc.out, h)
-		sc.out = appendPageEnd(sc.out)
+		sc.out = page.AppendLookup(sc.out[:0], problem, h)
 		sendFormPage(ctx, fasthttp.StatusBadRequest, sc.out)
 		return
 	}
@@ -420,7 +416,7 @@ func (s *Server) serveLookup(ctx *fasthttp.RequestCtx, sc *scratch, query []byte
 	sc.link = loc
 	ctx.SetStatusCode(fasthttp.StatusFound)
 	ctx.Response.Header.SetCanonical(hdrLocation, loc)
-	sc.out = appendRedirectBody(sc.out[:0], loc)
+	sc.out = page.AppendRedirect(sc.out[:0], loc)
 	sendComposedKeepStatus(ctx, sc.out)
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"pidnode/cache"
+	"pidnode/resolver/page"
 	"pidnode/store"
 )
 
@@ -82,7 +83,7 @@ func TestRedirect(t *testing.T) {
 	}
 }
 
-func htmlEscape(s string) string { return string(appendHTML(nil, s)) }
+func htmlEscape(s string) string { return string(page.AppendHTML(nil, s)) }
 
 // linkFields returns the values of every Link header field of resp, in order.
 func linkFields(resp *fasthttp.Response) []string {
@@ -254,25 +255,25 @@ func TestMiscEndpoints(t *testing.T) {
 // none inline.
 func TestStyleSheet(t *testing.T) {
 	f := newFixture(t, nil)
-	if !regexp.MustCompile(`^/style-[0-9a-f]{12}\.css$`).MatchString(stylePath) {
-		t.Fatalf("stylePath %q is not named by its content", stylePath)
+	if !regexp.MustCompile(`^/style-[0-9a-f]{12}\.css$`).MatchString(page.StylePath) {
+		t.Fatalf("page.StylePath %q is not named by its content", page.StylePath)
 	}
-	resp := f.get(t, stylePath)
-	if resp.StatusCode() != 200 || string(resp.Body()) != pageStyle {
-		t.Fatalf("GET %s: %d, body %d bytes, want 200 and the %d-byte sheet", stylePath, resp.StatusCode(), len(resp.Body()), len(pageStyle))
+	resp := f.get(t, page.StylePath)
+	if resp.StatusCode() != 200 || string(resp.Body()) != string(page.Style) {
+		t.Fatalf("GET %s: %d, body %d bytes, want 200 and the %d-byte sheet", page.StylePath, resp.StatusCode(), len(resp.Body()), len(page.Style))
 	}
 	for h, want := range map[string]string{"Content-Type": "text/css; charset=utf-8", "Cache-Control": "public, max-age=31536000, immutable", "X-Content-Type-Options": "nosniff"} {
 		if got := string(resp.Header.Peek(h)); got != want {
-			t.Errorf("GET %s: %s %q, want %q", stylePath, h, got, want)
+			t.Errorf("GET %s: %s %q, want %q", page.StylePath, h, got, want)
 		}
 	}
-	if resp := f.raw(t, "POST "+stylePath+" HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n"); resp.StatusCode() != 405 {
-		t.Errorf("POST %s: %d, want 405", stylePath, resp.StatusCode())
+	if resp := f.raw(t, "POST "+page.StylePath+" HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n"); resp.StatusCode() != 405 {
+		t.Errorf("POST %s: %d, want 405", page.StylePath, resp.StatusCode())
 	}
 	if resp := f.get(t, "/style-000000000000.css"); resp.StatusCode() == 200 {
 		t.Errorf("a sheet name that is not the current one answered 200")
 	}
-	link := `<link rel="stylesheet" href="` + stylePath + `" />`
+	link := `<link rel="stylesheet" href="` + page.StylePath + `" />`
 	for _, target := range []string{"/", "/" + tHandle + "?noredirect", "/" + tPrefix + "/svc/K7Q/NOPE", "/" + tHandle + "?action=showurls"} {
 		resp := f.get(t, target)
 		body := string(resp.Body())

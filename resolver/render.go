@@ -1,7 +1,6 @@
 package resolver
 
 import (
-	"encoding/json"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -9,6 +8,7 @@ import (
 	"pidnode/cache"
 	"pidnode/handlev"
 	"pidnode/internal/ascii"
+	"pidnode/resolver/page"
 )
 
 // view is what Render builds once per found cache entry, from the entry's
@@ -42,14 +42,14 @@ type view struct {
 	// Built on first use, each by one sync.Once (concurrent first requests
 	// wait for that build): a miss that only redirects never pays for them.
 	valuesOnce, statusOnce sync.Once
-	valuesHTML             page // ?noredirect page, all public values
-	statusHTML             page // 410 tombstone or 404 reserved page, per status
+	valuesHTML             page.Page // ?noredirect page, all public values
+	statusHTML             page.Page // 410 tombstone or 404 reserved page, per status
 
 	// The locations, negotiable representations, links and headers
 	// (extras.go, view.ext) and the ?action=showurls page (view.urlsPage),
 	// each built by the first request that needs it and published once.
 	xp   atomic.Pointer[extras]
-	urls atomic.Pointer[page]
+	urls atomic.Pointer[page.Page]
 }
 
 // Render builds the resolver's view of a cache entry: the default redirect
@@ -99,7 +99,8 @@ func (v *view) charge(n int64) {
 	}
 }
 
-func (p page) bytes() int64 { return cache.SliceSize(p.title) + cache.SliceSize(p.main) }
+// pageBytes is the memory of a page built on first use.
+func pageBytes(p page.Page) int64 { return cache.SliceSize(p.Title) + cache.SliceSize(p.Main) }
 
 func render(e *cache.Entry) *view {
 	pub := &e.Public
@@ -115,7 +116,7 @@ func render(e *cache.Entry) *view {
 	tv := pub.TargetValue()
 	est := len(v.handle) + 16
 	if tv != nil {
-		est += 3*len(tv.Data) + redirectBodyLen + 32
+		est += 3*len(tv.Data) + page.RedirectLen + 32
 	}
 	buf := make([]byte, 0, est)
 	v.bufCap = cap(buf)
@@ -127,7 +128,7 @@ func render(e *cache.Entry) *view {
 			v.target = loc[:len(loc):len(loc)]
 			v.targetTTL, v.targetTTLVal = tv.TTLType, tv.TTL
 			buf = loc[len(loc):]
-			body := appendRedirectBody(buf, v.target)
+			body := page.AppendRedirect(buf, v.target)
 			v.redirectBody = body[:len(body):len(body)]
 		}
 	}
@@ -140,14 +141,36 @@ func (v *view) json() []byte { return v.entry.JSONBytes() }
 
 // valuesPage returns the ?noredirect page of all public values, built on
 // first use.
-func (v *view) valuesPage() page {
+func (v *view) valuesPage() page.Page {
 	v.valuesOnce.Do(v.buildValuesPage)
 	return v.valuesHTML
 }
 
 func (v *view) buildValuesPage() {
-	v.valuesHTML = compactPage(appendValuesPage(nil, v.handle, v.values, nil))
-	v.charge(v.valuesHTML.bytes())
+	v.valuesHTML = page.Compact(page.AppendValues(nil, v.record(), nil))
+	v.charge(pageBytes(v.valuesHTML))
+}
+
+// urlsPage returns the ?action=showurls page, built on first use and
+// published once (like view.ext).
+func (v *view) urlsPage() page.Page {
+	if p := v.urls.Load(); p != nil {
+		return *p
+	}
+	p := new(page.Page)
+	*p = page.Compact(page.AppendLocations(nil, v.record(), parseWeight))
+	if v.urls.CompareAndSwap(nil, p) {
+		v.charge(pageStruct + pageBytes(*p))
+		return *p
+	}
+	return *v.urls.Load()
+}
+
+var pageStruct = cache.AllocSize(int(unsafe.Sizeof(page.Page{})))
+
+// record is what the pages show of the view's record.
+func (v *view) record() *page.Record {
+	return &page.Record{Handle: v.handle, Path: v.handlePath, Status: v.status, Values: v.values}
 }
 
 // reserved reports whether the record is SUBMITTED (handlev.Public.Hidden):
@@ -163,7 +186,7 @@ func (v *view) gone() bool { return v.status.Tombstoned() }
 // statusPage returns the page the record's status calls for, built on first
 // use: the 404 reserved page if reserved, the 410 tombstone if gone, else the
 // zero page.
-func (v *view) statusPage() page {
+func (v *view) statusPage() page.Page {
 	v.statusOnce.Do(v.buildStatusPage)
 	return v.statusHTML
 }
@@ -171,11 +194,11 @@ func (v *view) statusPage() page {
 func (v *view) buildStatusPage() {
 	switch {
 	case v.reserved():
-		v.statusHTML = compactPage(appendReservedPage(nil, v.handle))
+		v.statusHTML = page.Compact(page.AppendReserved(nil, v.handle))
 	case v.gone():
-		v.statusHTML = compactPage(appendGonePage(nil, v))
+		v.statusHTML = page.Compact(page.AppendGone(nil, v.record()))
 	}
-	v.charge(v.statusHTML.bytes())
+	v.charge(pageBytes(v.statusHTML))
 }
 
 // chooseTarget returns the index in vs of the value a redirect goes to among
@@ -226,151 +249,4 @@ func viewOf(e *cache.Entry) *view {
 		return v
 	}
 	return render(e)
-}
-
-// relatedItem is the part of the RELATED JSON text (docs/metadata-model.md)
-// the tombstone shows; of the RESOURCE text it shows what
-// handlev.ReadResource reads.
-type relatedItem struct {
-	RelationType      string `json:"relation_type"`
-	RelatedIdentifier struct {
-		Type         string `json:"type"`
-		Identifier   string `json:"identifier"`
-		ResolvingURL string `json:"resolving_url"`
-	} `json:"related_identifier"`
-}
-
-func firstOfType(vs []handlev.Value, typ string) []byte {
-	for i := range vs {
-		if ascii.EqualFold(vs[i].Type, typ) {
-			return vs[i].Data
-		}
-	}
-	return nil
-}
-
-// appendGonePage writes the 410 tombstone (docs/product.md §5): identifier, status, label
-// and description, the last landing page as text, related identifiers (links
-// only to http/https), the curation contact.
-func appendGonePage(dst []byte, v *view) []byte {
-	var info handlev.Resource
-	if b := firstOfType(v.values, "RESOURCE"); b != nil {
-		info, _, _ = handlev.ReadResource(b, nil) // a malformed RESOURCE text just shows nothing
-	}
-	var related []relatedItem
-	if b := firstOfType(v.values, handlev.TypeRelated); b != nil {
-		_ = json.Unmarshal(b, &related)
-	}
-	status := v.status.String()
-	dst = appendPageStart(dst, "Gone: "+v.handle)
-	dst = append(dst, "<h1>"...)
-	dst = appendText(dst, v.handle)
-	dst = append(dst, "</h1>\n<p><span class=\"status\">"...)
-	dst = append(dst, status...)
-	dst = append(dst, "</span></p>\n<p>"...)
-	if v.status == handlev.StatusObsoleted {
-		dst = append(dst, "This identifier is obsolete: the resource it named has been withdrawn or replaced. "...)
-	} else {
-		dst = append(dst, "This identifier is deprecated: it should no longer be used or cited. "...)
-	}
-	dst = append(dst, "Its record is kept so that existing citations stay meaningful.</p>\n<dl>\n<dt>Identifier</dt><dd>"...)
-	dst = appendText(dst, v.handle)
-	dst = append(dst, "</dd>\n<dt>Status</dt><dd>"...)
-	dst = append(dst, status...)
-	dst = append(dst, "</dd>\n"...)
-	if ts := statusSince(v.values); ts > 0 {
-		if v.status == handlev.StatusObsoleted {
-			dst = append(dst, "<dt>Withdrawn on</dt><dd>"...)
-		} else {
-			dst = append(dst, "<dt>Deprecated on</dt><dd>"...)
-		}
-		dst = appendTimestamp(dst, ts)
-		dst = append(dst, "</dd>\n"...)
-	}
-	if len(info.Label) != 0 {
-		dst = append(dst, "<dt>Label</dt><dd>"...)
-		dst = appendText(dst, info.Label)
-		dst = append(dst, "</dd>\n"...)
-	}
-	if len(info.Description) != 0 {
-		dst = append(dst, "<dt>Description</dt><dd>"...)
-		dst = appendText(dst, info.Description)
-		dst = append(dst, "</dd>\n"...)
-	}
-	if i := chooseTarget(v.values, nil); i >= 0 {
-		dst = append(dst, "<dt>Last landing page</dt><dd class=\"v\" dir=\"ltr\">"...)
-		dst = appendShown(dst, v.values[i].Data)
-		dst = append(dst, "</dd>\n"...)
-	}
-	if b := firstOfType(v.values, handlev.TypeEmail); b != nil {
-		dst = append(dst, "<dt>Curation contact</dt><dd>"...)
-		dst = appendLinkedText(dst, b)
-		dst = append(dst, "</dd>\n"...)
-	}
-	dst = append(dst, "</dl>\n"...)
-	if len(related) > 0 {
-		dst = append(dst, "<h2>Related identifiers</h2>\n<ul>\n"...)
-		for _, r := range related {
-			id := r.RelatedIdentifier
-			dst = append(dst, "<li>"...)
-			if r.RelationType != "" {
-				dst = appendText(dst, r.RelationType)
-				dst = append(dst, ": "...)
-			}
-			text := id.Identifier
-			if text == "" {
-				text = id.ResolvingURL
-			}
-			href := []byte(nil)
-			for _, u := range []string{id.ResolvingURL, id.Identifier} {
-				if loc, ok := appendLocation(nil, []byte(u)); ok {
-					href = loc
-					break
-				}
-			}
-			dst = append(dst, "<bdi dir=\"ltr\">"...)
-			if href != nil {
-				dst = append(dst, "<a href=\""...)
-				dst = appendHTML(dst, href)
-				dst = append(dst, "\">"...)
-				dst = appendShown(dst, text)
-				dst = append(dst, "</a>"...)
-			} else {
-				dst = appendShown(dst, text)
-			}
-			dst = append(dst, "</bdi>"...)
-			if id.Type != "" {
-				dst = append(dst, " <span class=\"muted\">("...)
-				dst = appendText(dst, id.Type)
-				dst = append(dst, ")</span>"...)
-			}
-			dst = append(dst, "</li>\n"...)
-		}
-		dst = append(dst, "</ul>\n"...)
-	}
-	dst = append(dst, "<p class=\"muted\"><a href=\"/"...)
-	dst = appendHTML(dst, v.handlePath)
-	dst = append(dst, "?noredirect\">Full record</a> · <a href=\"/api/handles/"...)
-	dst = appendHTML(dst, v.handlePath)
-	dst = append(dst, "\">Handle JSON</a></p>\n"...)
-	return appendPageEnd(dst)
-}
-
-// statusSince is the time the record took its current status: the
-// timestamp of its first public STATUS value, which a write renews only when
-// the status changes (model.Build keeps an unchanged value's timestamp); 0
-// when there is none (a STATUS without public read is not on public pages).
-func statusSince(vs []handlev.Value) int64 {
-	for i := range vs {
-		if ascii.EqualFold(vs[i].Type, handlev.TypeStatus) {
-			return vs[i].Timestamp
-		}
-	}
-	return 0
-}
-
-// appendReservedPage writes the 404 page of a SUBMITTED identifier.
-func appendReservedPage(dst []byte, handle string) []byte {
-	return appendMessagePage(dst, "Reserved, not yet public", "The identifier <strong>", []byte(handle),
-		"</strong> is reserved, not yet public. Its maintainer has registered it but not yet published it.")
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"pidnode/handlev"
+	"pidnode/resolver/page"
 )
 
 // Header names and values, pre-made so that setting them allocates nothing
@@ -58,7 +59,8 @@ func setPageHeaders(ctx *fasthttp.RequestCtx) {
 }
 
 // setFormPageHeaders sets the headers of a page that carries the lookup form
-// (appendLookupForm): those of every page, with valCSPForm.
+// (page.AppendHome, page.AppendMessage, page.AppendLookup,
+// page.AppendReserved): those of every page, with valCSPForm.
 func setFormPageHeaders(ctx *fasthttp.RequestCtx) {
 	h := &ctx.Response.Header
 	h.SetContentTypeBytes(ctHTML)
@@ -76,7 +78,7 @@ func sendPage(ctx *fasthttp.RequestCtx, status int, body []byte) {
 
 // sendParts sends a pre-rendered page: the shared parts and the page's own,
 // written into the response's pooled body buffer (no allocation).
-func sendParts(ctx *fasthttp.RequestCtx, status int, p page) {
+func sendParts(ctx *fasthttp.RequestCtx, status int, p page.Page) {
 	ctx.SetStatusCode(status)
 	setPageHeaders(ctx)
 	writeParts(ctx, p)
@@ -84,19 +86,15 @@ func sendParts(ctx *fasthttp.RequestCtx, status int, p page) {
 
 // sendFormParts is sendParts for a page that carries the lookup form (the
 // reserved page).
-func sendFormParts(ctx *fasthttp.RequestCtx, status int, p page) {
+func sendFormParts(ctx *fasthttp.RequestCtx, status int, p page.Page) {
 	ctx.SetStatusCode(status)
 	setFormPageHeaders(ctx)
 	writeParts(ctx, p)
 }
 
-func writeParts(ctx *fasthttp.RequestCtx, p page) {
+func writeParts(ctx *fasthttp.RequestCtx, p page.Page) {
 	ctx.Response.ResetBody()
-	_, _ = ctx.Write(pageHeadA)
-	_, _ = ctx.Write(p.title)
-	_, _ = ctx.Write(pageHeadB)
-	_, _ = ctx.Write(p.main)
-	_, _ = ctx.Write(pageTail)
+	_, _ = p.WriteTo(ctx)
 }
 
 // sendComposed sends an HTML page built in scratch memory: it is copied into
@@ -119,7 +117,7 @@ func sendFormPage(ctx *fasthttp.RequestCtx, status int, body []byte) {
 // sendMessage sends a page with a title and one paragraph: before (trusted
 // HTML), subject (escaped), after (trusted HTML), and the lookup form.
 func (s *Server) sendMessage(ctx *fasthttp.RequestCtx, sc *scratch, status int, title, before string, subject []byte, after string) {
-	sc.out = appendMessagePage(sc.out[:0], title, before, subject, after)
+	sc.out = page.AppendMessage(sc.out[:0], title, before, subject, after)
 	sendFormPage(ctx, status, sc.out)
 }
 

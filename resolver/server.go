@@ -20,6 +20,7 @@ import (
 	"pidnode/cache"
 	"pidnode/handlev"
 	"pidnode/internal/conntimeout"
+	"pidnode/resolver/page"
 )
 
 // Defaults New uses for zero Config fields.
@@ -193,7 +194,7 @@ func New(cfg Config) (*Server, error) {
 			prefixes = append(prefixes, p)
 		}
 	}
-	s.home = homePage(prefixes)
+	s.home = page.AppendHome(nil, prefixes)
 	s.pool.New = func() any { return newScratch() }
 	s.srv = &fasthttp.Server{
 		Handler:         s.Handler,
@@ -439,7 +440,7 @@ func (s *Server) Handler(ctx *fasthttp.RequestCtx) {
 		s.serveStatic(ctx, sc, bodyOK, false)
 	case string(path) == "/robots.txt":
 		s.serveStatic(ctx, sc, bodyRobots, false)
-	case string(path) == stylePath:
+	case string(path) == page.StylePath:
 		s.serveStyle(ctx, sc)
 	case string(path) == "/favicon.ico":
 		if s.allowGet(ctx, sc) {
@@ -497,7 +498,7 @@ func (s *Server) serveStatic(ctx *fasthttp.RequestCtx, sc *scratch, body []byte,
 	ctx.Response.SetBodyRaw(body)
 }
 
-// serveStyle answers GET stylePath with the pages' style sheet, to be kept
+// serveStyle answers GET page.StylePath with the pages' style sheet, to be kept
 // for a year: its name changes with its content.
 func (s *Server) serveStyle(ctx *fasthttp.RequestCtx, sc *scratch) {
 	if !s.allowGet(ctx, sc) {
@@ -507,15 +508,13 @@ func (s *Server) serveStyle(ctx *fasthttp.RequestCtx, sc *scratch) {
 	ctx.Response.Header.SetContentTypeBytes(ctCSS)
 	ctx.Response.Header.SetCanonical(hdrCC, valImmutable)
 	ctx.Response.Header.SetCanonical(hdrNosniff, valNosniff)
-	ctx.Response.SetBodyRaw(styleBody)
+	ctx.Response.SetBodyRaw(page.Style)
 }
 
 // writeBufferSize is each connection's response writer buffer: a response
 // up to this size (status line, headers and body) leaves in one write system
-// call. fasthttp's default of 4 KiB splits a page of more than 4 KiB with its
-// headers (a ?noredirect page of a record with a long RESOURCE value, say)
-// into two writes, measured at a quarter of the page's server CPU on loopback
-// (strace: 2.0 writes per request, 1.0 at 8 KiB). A keep-alive connection
-// holds its buffer while it lives, so it stays at 8 KiB rather than covering
-// the rare larger page.
+// call. fasthttp's default of 4 KiB would split a page of more than 4 KiB with
+// its headers (a ?noredirect page of a record with a long RESOURCE value, say)
+// into two writes. A keep-alive connection holds its buffer while it lives,
+// so it stays at 8 KiB rather than covering the rare larger page.
 const writeBufferSize = 8 << 10

@@ -15,6 +15,8 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/valyala/fasthttp"
+
+	"pidnode/resolver/page"
 )
 
 // request sends GET target with the given extra header lines.
@@ -93,7 +95,7 @@ func TestMalformedLocIgnored(t *testing.T) {
 		t.Errorf("redirect: %d %q, want 302 to the URL value", resp.StatusCode(), resp.Header.Peek("Location"))
 	}
 	resp = f.get(t, "/"+tExtra+"/badloc?noredirect")
-	if want := string(appendText(nil, `<locations><location href="https://never.example.org/"></locations>`)); !strings.Contains(string(resp.Body()), want) {
+	if want := string(page.AppendText(nil, `<locations><location href="https://never.example.org/"></locations>`)); !strings.Contains(string(resp.Body()), want) {
 		t.Errorf("?noredirect does not show the value as it is (%s):\n%s", want, resp.Body())
 	}
 }

@@ -30,9 +30,7 @@ func TestResolutionCounting(t *testing.T) {
 		t.Errorf("counted %v, want {%s: 4}", got, want)
 	}
 	res := map[string]uint64{}
-	for _, r := range f.srv.Stats().Resolutions() {
-		res[r.Kind+"/"+r.Result] = r.N
-	}
+	f.srv.EachResolution(func(kind, result string, n uint64) { res[kind+"/"+result] = n })
 	for k, n := range map[string]uint64{"redirect/found": 2, "noredirect/found": 1, "api/found": 1, "redirect/not_found": 1, "api/not_found": 1, "redirect/limited": 0} {
 		if res[k] != n {
 			t.Errorf("resolutions %s = %d, want %d", k, res[k], n)
@@ -58,8 +56,8 @@ func TestRateLimitPerAddress(t *testing.T) {
 	if r := f.get(t, "/healthz"); r.StatusCode() != 200 {
 		t.Errorf("/healthz limited: %d", r.StatusCode())
 	}
-	if f.srv.Stats().RateLimited != 2 {
-		t.Errorf("RateLimited = %d", f.srv.Stats().RateLimited)
+	if n := f.srv.stats.rateLimited.Load(); n != 2 {
+		t.Errorf("rate limited = %d, want 2", n)
 	}
 	if _, err := New(Config{Cache: f.cache, Namer: f.namer, RateLimit: -1}); err == nil {
 		t.Error("negative RateLimit accepted")

@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -49,13 +50,13 @@ func (s *Service) Routes() []route.Route {
 // 30 days up to today, UTC).
 func (s *Service) dateRange(r *http.Request) (from, to time.Time, err error) {
 	q := r.URL.Query()
-	to = s.now().UTC().Truncate(24 * time.Hour)
+	from, to = s.Days()
 	if v := q.Get("to"); v != "" {
 		if to, err = time.Parse(time.DateOnly, v); err != nil {
 			return from, to, route.Errorf(http.StatusBadRequest, "to must be a date YYYY-MM-DD")
 		}
+		from = firstDay(to)
 	}
-	from = to.AddDate(0, 0, -29)
 	if v := q.Get("from"); v != "" {
 		if from, err = time.Parse(time.DateOnly, v); err != nil {
 			return from, to, route.Errorf(http.StatusBadRequest, "from must be a date YYYY-MM-DD")
@@ -73,11 +74,35 @@ func (s *Service) serve(w http.ResponseWriter, r *http.Request, t route.Target, 
 	if err != nil {
 		return err
 	}
-	out := Reply{Namespace: t.Namespace, Prefix: t.Prefix, From: from.Format(time.DateOnly), To: to.Format(time.DateOnly), Days: []DayCount{}}
+	out, err := s.Read(r.Context(), t, id, from, to)
+	if err != nil {
+		return err
+	}
+	route.WriteJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// Days is the default range of the statistics: the 30 days up to today
+// (UTC), as GET …/stats answers without ?from= and ?to=.
+func (s *Service) Days() (from, to time.Time) {
+	to = s.now().UTC().Truncate(24 * time.Hour)
+	return firstDay(to), to
+}
+
+// firstDay is the first of the 30 days up to to.
+func firstDay(to time.Time) time.Time { return to.AddDate(0, 0, -29) }
+
+// Read returns the resolutions per day of namespace t (id == "") or of
+// its identifier id from day from to day to, inclusive: what the API's
+// …/stats routes answer and the console's chart shows. An unknown
+// identifier is a *route.Error of 404.
+func (s *Service) Read(ctx context.Context, t route.Target, id string, from, to time.Time) (*Reply, error) {
+	out := &Reply{Namespace: t.Namespace, Prefix: t.Prefix, From: from.Format(time.DateOnly), To: to.Format(time.DateOnly), Days: []DayCount{}}
 	var key string
+	var err error
 	if id == "" {
 		if key, err = s.namer.NamespaceKey(t.Prefix, t.Namespace); err != nil {
-			return err
+			return nil, err
 		}
 	} else {
 		out.Handle = s.namer.Full(t.Prefix, t.Namespace, id)
@@ -85,7 +110,7 @@ func (s *Service) serve(w http.ResponseWriter, r *http.Request, t route.Target, 
 			out.RetainedFrom = from.Format(time.DateOnly)
 		}
 		if key, _, err = s.namer.Key(out.Handle); err != nil {
-			return route.Errorf(http.StatusNotFound, "no identifier %s: %v", out.Handle, err)
+			return nil, route.Errorf(http.StatusNotFound, "no identifier %s: %v", out.Handle, err)
 		}
 	}
 	add := func(date string, n uint64) {
@@ -107,16 +132,15 @@ func (s *Service) serve(w http.ResponseWriter, r *http.Request, t route.Target, 
 		return nil
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if s.days != nil && found {
-		if err := s.days(r.Context(), id == "", key, from, to, add); err != nil {
-			return err
+		if err := s.days(ctx, id == "", key, from, to, add); err != nil {
+			return nil, err
 		}
 	}
 	if !found {
-		return route.Errorf(http.StatusNotFound, "no identifier %s", out.Handle)
+		return nil, route.Errorf(http.StatusNotFound, "no identifier %s", out.Handle)
 	}
-	route.WriteJSON(w, http.StatusOK, out)
-	return nil
+	return out, nil
 }

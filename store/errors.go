@@ -3,10 +3,15 @@ package store
 import (
 	"errors"
 	"fmt"
+
+	"pidnode/internal/cfgerr"
 )
 
 // Sentinel errors. Test for them with errors.Is; the typed errors below wrap them.
 var (
+	// ErrConfig is wrapped by every *ConfigError Open returns.
+	ErrConfig = errors.New("store: invalid configuration")
+
 	// ErrLocked: another process holds the database file open (bbolt takes an
 	// exclusive flock). Open gives up after one second instead of hanging.
 	// Returned wrapped in *LockedError.
@@ -105,3 +110,6 @@ func (e *ImportError) Error() string {
 }
 
 func (e *ImportError) Unwrap() error { return e.Err }
+
+// ConfigError reports a Config field Open rejected; it wraps ErrConfig.
+type ConfigError = cfgerr.Error

@@ -35,7 +35,7 @@ func (tx *Tx) SetAppliedRevision(rev int64) error {
 	if rev < 0 {
 		return fmt.Errorf("store: applied revision %d", rev)
 	}
-	return tx.tx.Bucket(BucketMeta).Put(metaAppliedKey, binary.BigEndian.AppendUint64(nil, uint64(rev)))
+	return tx.Bolt().Bucket(BucketMeta).Put(metaAppliedKey, binary.BigEndian.AppendUint64(nil, uint64(rev)))
 }
 
 // metaShardKey is the key of the applied revision of etcd shard name: a
@@ -65,7 +65,7 @@ func (tx *Tx) SetShardRevision(name string, rev int64) error {
 	if rev < 0 {
 		return fmt.Errorf("store: applied revision %d", rev)
 	}
-	return tx.tx.Bucket(BucketMeta).Put(metaShardKey(name), binary.BigEndian.AppendUint64(nil, uint64(rev)))
+	return tx.Bolt().Bucket(BucketMeta).Put(metaShardKey(name), binary.BigEndian.AppendUint64(nil, uint64(rev)))
 }
 
 // ShardRevision is Tx.ShardRevision in a read transaction of its own.
@@ -109,13 +109,16 @@ func (tx *Tx) PutRecordRaw(key string, raw []byte) error {
 		setKey(err, key)
 		return err
 	}
-	tx.note(BucketRecords, []byte(key), raw)
-	return tx.tx.Bucket(BucketRecords).Put([]byte(key), raw)
+	return tx.Put(BucketRecords, []byte(key), raw)
 }
 
 // DeleteRecord removes the record stored under key, if any.
 func (tx *Tx) DeleteRecord(key string) error {
 	tx.note(BucketRecords, []byte(key), nil)
+	if tx.ov != nil {
+		tx.ov.put(BucketRecords, []byte(key), nil)
+		return nil
+	}
 	return tx.tx.Bucket(BucketRecords).Delete([]byte(key))
 }
 
@@ -130,6 +133,10 @@ func (tx *Tx) Put(bucket, key, value []byte) error {
 		return fmt.Errorf("store: bucket %s missing", bucket)
 	}
 	tx.note(bucket, key, value)
+	if tx.ov != nil {
+		tx.ov.put(bucket, key, value)
+		return nil
+	}
 	return b.Put(key, value)
 }
 
@@ -140,10 +147,14 @@ func (tx *Tx) Delete(bucket, key []byte) error {
 	if b == nil {
 		return fmt.Errorf("store: bucket %s missing", bucket)
 	}
-	if b.Get(key) == nil {
+	if tx.Get(bucket, key) == nil {
 		return nil
 	}
 	tx.note(bucket, key, nil)
+	if tx.ov != nil {
+		tx.ov.put(bucket, key, nil)
+		return nil
+	}
 	return b.Delete(key)
 }
 
@@ -159,18 +170,24 @@ type Write struct {
 // the write itself.
 func (tx *Tx) note(bucket, key, value []byte) {
 	if tx.rec != nil {
-		existed := tx.tx.Bucket(bucket).Get(key) != nil
+		existed := tx.Get(bucket, key) != nil
 		*tx.rec = append(*tx.rec, Write{Bucket: bucket, Key: key, Value: value, Existed: existed})
 	}
 }
 
-// Rehearse runs fn in a write transaction that is always rolled back, and
-// returns the writes fn made through PutRecord, PutRecordRaw, DeleteRecord
-// and Put, in order, with the applied revision of the state fn saw. A cluster
-// node runs a write this way against its replica to learn what to send to
-// etcd; etcd decides, and the write reaches the database when it is applied.
-// fn's error is returned as it is. Rehearse holds bbolt's writer lock while fn
-// runs (no fsync): fn must be quick.
+// Rehearse runs fn without committing anything and returns the writes fn
+// made through PutRecord, PutRecordRaw, DeleteRecord and Put, in order, with
+// the applied revision of the state fn saw. A cluster node runs a write this
+// way against its replica to learn what to send to etcd; etcd decides, and
+// the write reaches the database when it is applied. fn's error is returned
+// as it is.
+//
+// fn runs on a read transaction, its writes kept in memory on top of it
+// (Get, NextSequence, PutDerived and the record methods read and write
+// through them), so that a rehearsal takes no writer lock. A fn that uses
+// what memory cannot stand for (Tx.Bolt, a cursor over a bucket it wrote)
+// is run again in a write transaction that is rolled back, which holds
+// bbolt's writer lock while fn runs (no fsync): fn must be quick.
 func (db *DB) Rehearse(fn func(tx *Tx) error) ([]Write, int64, error) {
 	return db.RehearseShard("", fn)
 }
@@ -178,22 +195,130 @@ func (db *DB) Rehearse(fn func(tx *Tx) error) ([]Write, int64, error) {
 // RehearseShard is Rehearse returning the applied revision of etcd shard
 // name (Tx.ShardRevision).
 func (db *DB) RehearseShard(name string, fn func(tx *Tx) error) ([]Write, int64, error) {
+	w, rev, tainted, err := db.rehearse(name, false, fn)
+	if tainted {
+		w, rev, _, err = db.rehearse(name, true, fn)
+	}
+	return w, rev, err
+}
+
+// rehearse is one run of fn for RehearseShard: on a read transaction with
+// an overlay, or on a write transaction that is rolled back. tainted says
+// that fn read past what the overlay follows, and its outcome is void.
+func (db *DB) rehearse(name string, writable bool, fn func(tx *Tx) error) (w []Write, rev int64, tainted bool, err error) {
 	var btx *bbolt.Tx
-	err := db.retry(func(b *bbolt.DB) (err error) {
-		btx, err = b.Begin(true)
+	err = db.retry(func(b *bbolt.DB) (err error) {
+		btx, err = b.Begin(writable)
 		return err
 	})
 	if err != nil {
-		return nil, 0, fmt.Errorf("store: %w", err)
+		return nil, 0, false, fmt.Errorf("store: %w", err)
 	}
 	defer btx.Rollback()
-	var w []Write
 	tx := &Tx{tx: btx, rec: &w}
-	rev := tx.ShardRevision(name)
-	if err := fn(tx); err != nil {
-		return nil, rev, err
+	if !writable {
+		tx.ov = &overlay{}
 	}
-	return w, rev, nil
+	rev = tx.ShardRevision(name)
+	err = fn(tx)
+	if tx.ov != nil && tx.ov.tainted {
+		return nil, rev, true, nil
+	}
+	if err != nil {
+		return nil, rev, false, err
+	}
+	return w, rev, false, nil
+}
+
+// overlay is a rehearsal's writes on top of its read transaction.
+type overlay struct {
+	vals    map[overlayKey][]byte // nil value: deleted
+	seqs    map[string]uint64     // bucket → its sequence as NextSequence left it
+	wrote   map[string]bool       // buckets written
+	tainted bool                  // fn read past what the overlay follows
+}
+
+type overlayKey struct{ bucket, key string }
+
+// get returns the value written under key in the overlay, if any (nil:
+// deleted). A nil overlay holds nothing.
+func (o *overlay) get(bucket, key []byte) ([]byte, bool) {
+	if o == nil {
+		return nil, false
+	}
+	v, ok := o.vals[overlayKey{string(bucket), string(key)}]
+	return v, ok
+}
+
+func (o *overlay) put(bucket, key, value []byte) {
+	if o.vals == nil {
+		o.vals, o.wrote = map[overlayKey][]byte{}, map[string]bool{}
+	}
+	o.vals[overlayKey{string(bucket), string(key)}] = value
+	o.wrote[string(bucket)] = true
+}
+
+// Get returns the value under key in bucket, nil if absent. The slice is
+// valid only until the transaction ends.
+func (tx *Tx) Get(bucket, key []byte) []byte {
+	if v, ok := tx.ov.get(bucket, key); ok {
+		return v
+	}
+	b := tx.tx.Bucket(bucket)
+	if b == nil {
+		return nil
+	}
+	return b.Get(key)
+}
+
+// NextSequence is bbolt's Bucket.NextSequence of bucket; in a rehearsal
+// the sequence advances in memory only.
+func (tx *Tx) NextSequence(bucket []byte) (uint64, error) {
+	b := tx.tx.Bucket(bucket)
+	if b == nil {
+		return 0, fmt.Errorf("store: bucket %s missing", bucket)
+	}
+	if tx.ov == nil {
+		return b.NextSequence()
+	}
+	if tx.ov.seqs == nil {
+		tx.ov.seqs = map[string]uint64{}
+	}
+	seq, ok := tx.ov.seqs[string(bucket)]
+	if !ok {
+		seq = b.Sequence()
+	}
+	seq++
+	tx.ov.seqs[string(bucket)] = seq
+	return seq, nil
+}
+
+// PutDerived writes value (nil: deletes) under key in bucket as data
+// derived from other data (an index), which a rehearsal does not report
+// (Put). key and value must not be modified until the transaction ends.
+func (tx *Tx) PutDerived(bucket, key, value []byte) error {
+	if tx.ov != nil {
+		tx.ov.put(bucket, key, value)
+		return nil
+	}
+	b := tx.tx.Bucket(bucket)
+	if b == nil {
+		return fmt.Errorf("store: bucket %s missing", bucket)
+	}
+	if value == nil {
+		return b.Delete(key)
+	}
+	return b.Put(key, value)
+}
+
+// bucketRead returns bucket for reading every key of it: in a rehearsal
+// that wrote to it, the read transaction's bucket lacks those writes, and
+// Rehearse runs fn again in a write transaction.
+func (tx *Tx) bucketRead(bucket []byte) *bbolt.Bucket {
+	if tx.ov != nil && tx.ov.wrote[string(bucket)] {
+		tx.ov.tainted = true
+	}
+	return tx.tx.Bucket(bucket)
 }
 
 // Replace makes the database file at fresh, a complete database written and

@@ -20,6 +20,7 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 
 	"pidnode/handlev"
+	"pidnode/internal/cfgerr"
 	"pidnode/internal/procfloor"
 )
 
@@ -117,7 +118,7 @@ type DB struct {
 // this binary; in both cases the file is left untouched.
 func Open(cfg Config) (*DB, error) {
 	if cfg.Path == "" {
-		return nil, errors.New("store: Config.Path is empty")
+		return nil, cfgerr.Required("store", "Path", ErrConfig)
 	}
 	log := cfg.Logger
 	if log == nil {

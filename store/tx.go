@@ -16,6 +16,9 @@ type Tx struct {
 	// rec, if not nil, collects the writes made through the Tx's methods
 	// (Rehearse).
 	rec *[]Write
+	// ov, if not nil, holds the writes of a rehearsal on a read
+	// transaction (Rehearse): tx is read-only and ov is the state on top.
+	ov *overlay
 	// db and topics serve Signal: the database whose waiters a commit
 	// wakes, and the topics this transaction changed.
 	db     *DB
@@ -25,11 +28,29 @@ type Tx struct {
 // Bolt returns the underlying bbolt transaction, for admin's own buckets
 // (BucketSNAAs, BucketKeys, …). Byte slices bbolt returns point into its mmap and
 // are valid only until the transaction ends: copy what you keep. Slices passed to
-// Put must not be modified until the transaction ends.
-func (tx *Tx) Bolt() *bbolt.Tx { return tx.tx }
+// Put must not be modified until the transaction ends. In a rehearsal
+// (Rehearse) the bbolt transaction does not see the rehearsal's own writes:
+// using it there makes Rehearse run fn again in a write transaction.
+func (tx *Tx) Bolt() *bbolt.Tx {
+	if tx.ov != nil {
+		tx.ov.tainted = true
+	}
+	return tx.tx
+}
 
 // Record returns the record stored under key, decoded into owned memory.
 func (tx *Tx) Record(key string) (Stored, bool, error) {
+	if v, ok := tx.ov.get(BucketRecords, []byte(key)); ok {
+		if v == nil {
+			return Stored{}, false, nil
+		}
+		st, err := decodeStored(v)
+		if err != nil {
+			setKey(err, key)
+			return Stored{}, false, err
+		}
+		return st, true, nil
+	}
 	return getRecord(tx.tx, key)
 }
 
@@ -53,6 +74,10 @@ func (tx *Tx) PutRecord(key string, s *Stored) error {
 	v := appendStored(make([]byte, 0, encodedSize(s)), s)
 	k := []byte(key)
 	tx.note(BucketRecords, k, v)
+	if tx.ov != nil {
+		tx.ov.put(BucketRecords, k, v)
+		return nil
+	}
 	if err := b.Put(k, v); err != nil {
 		return fmt.Errorf("store: put %q: %w", key, err)
 	}
@@ -104,7 +129,7 @@ func checkStorable(key string, s *Stored) error {
 // decoded *Stored that fn may keep. If fn returns an error, iteration stops and
 // ForEachRecord returns it. fn must not modify BucketRecords.
 func (tx *Tx) ForEachRecord(fn func(key string, s *Stored) error) error {
-	b := tx.tx.Bucket(BucketRecords)
+	b := tx.bucketRead(BucketRecords)
 	if b == nil {
 		return fmt.Errorf("store: bucket %s missing", BucketRecords)
 	}

@@ -1,9 +1,16 @@
 package webhook
 
-import "errors"
+import (
+	"errors"
 
-// ErrConfig: Config is missing a required field or has a bad one.
+	"pidnode/internal/cfgerr"
+)
+
+// ErrConfig is wrapped by every *ConfigError New returns.
 var ErrConfig = errors.New("webhook: invalid configuration")
+
+// ConfigError reports a Config field New rejected; it wraps ErrConfig.
+type ConfigError = cfgerr.Error
 
 // errConflict: the endpoint's cursor or attempt count changed since it was
 // read (another deliverer during a lead's overlap); the caller re-reads.

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"pidnode/internal/cfgerr"
 	"pidnode/internal/outbound"
 	"pidnode/registry"
 )
@@ -123,7 +124,7 @@ type worker struct {
 // New validates cfg and fills its defaults.
 func New(cfg Config) (*Engine, error) {
 	if cfg.Registry == nil {
-		return nil, fmt.Errorf("%w: Registry is required", ErrConfig)
+		return nil, cfgerr.Required("webhook", "Registry", ErrConfig)
 	}
 	def := func(d *time.Duration, v time.Duration) {
 		if *d <= 0 {

@@ -1,6 +1,8 @@
 package write
 
 import (
+	"bytes"
+	"fmt"
 	"time"
 
 	"pidnode/model"
@@ -169,4 +171,54 @@ func (s *Service) prepareBulk(a *Actor, t Target, items []*bulkItem, now time.Ti
 		}
 	}
 	return nil
+}
+
+// BulkItems decodes a bulk body: a JSON array of items, or JSON Lines (one
+// item per line; empty lines skipped). A body sent as JSON Lines (lines) is
+// read as such; a JSON one is told apart by its first character. A line
+// that is not JSON is a *model.SyntaxError naming the line; a well-formed
+// line whose value is not valid (a lone surrogate) is an InvalidItem, so
+// that this item fails and the others are written.
+func BulkItems(body []byte, lines bool) ([]any, error) {
+	trimmed := bytes.TrimLeft(body, " \t\r\n")
+	if lines || len(trimmed) > 0 && trimmed[0] != '[' {
+		var arr []any
+		for n, line := range bytes.Split(body, []byte("\n")) {
+			if line = bytes.TrimSpace(line); len(line) == 0 {
+				continue
+			}
+			v, err := model.DecodeAny(line)
+			if err != nil {
+				if se, ok := err.(*model.SyntaxError); ok {
+					return nil, &model.SyntaxError{Msg: fmt.Sprintf("line %d: %s", n+1, se.Msg)}
+				}
+				if ve, ok := err.(*model.ValidationError); ok {
+					arr = append(arr, InvalidItem{Err: ve})
+					continue
+				}
+				return nil, err
+			}
+			arr = append(arr, v)
+		}
+		return arr, nil
+	}
+	v, err := model.DecodeAny(body)
+	if err != nil {
+		return nil, err
+	}
+	arr, ok := v.([]any)
+	if !ok {
+		return nil, &model.ValidationError{Errors: []model.FieldError{{Field: "(body)", Message: "must be a JSON array (or JSON Lines) of {\"id\"?, \"url\"?, \"metadata\"?}"}}}
+	}
+	return arr, nil
+}
+
+// BulkCost is what a bulk of items costs the rate limits: its items, or
+// one request when Bulk refuses it whole (no items, more than
+// MaxBulkItems, a body that could not be read).
+func BulkCost(items int) int {
+	if items == 0 || items > MaxBulkItems {
+		return 1
+	}
+	return items
 }

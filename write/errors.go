@@ -3,6 +3,7 @@ package write
 import (
 	"errors"
 
+	"pidnode/internal/cfgerr"
 	refused "pidnode/internal/refusal"
 )
 
@@ -11,7 +12,7 @@ import (
 // *ValidationError and *SyntaxError instead; errors of the Writer (a cluster
 // that cannot decide a write) are returned as they are.
 var (
-	// ErrConfig: Config is missing a required field.
+	// ErrConfig is wrapped by every *ConfigError New returns.
 	ErrConfig = errors.New("write: invalid configuration")
 	// ErrForbidden: the Actor may not make this write (an SNAA that may not
 	// choose custom ids).
@@ -35,3 +36,6 @@ var (
 type Error = refused.Error
 
 func refuse(kind error, detail string) *Error { return &Error{Kind: kind, Detail: detail} }
+
+// ConfigError reports a Config field New rejected; it wraps ErrConfig.
+type ConfigError = cfgerr.Error

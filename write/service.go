@@ -2,7 +2,6 @@ package write
 
 import (
 	"crypto/rand"
-	"fmt"
 	"io"
 	"log/slog"
 	"strconv"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"pidnode/handlev"
+	"pidnode/internal/cfgerr"
 	"pidnode/model"
 	"pidnode/registry"
 )
@@ -86,8 +86,13 @@ type Service struct {
 
 // New checks cfg and fills its defaults.
 func New(cfg Config) (*Service, error) {
-	if cfg.Registry == nil || cfg.Namer == nil || cfg.Model == nil {
-		return nil, fmt.Errorf("%w: Registry, Namer and Model are required", ErrConfig)
+	switch {
+	case cfg.Registry == nil:
+		return nil, cfgerr.Required("write", "Registry", ErrConfig)
+	case cfg.Namer == nil:
+		return nil, cfgerr.Required("write", "Namer", ErrConfig)
+	case cfg.Model == nil:
+		return nil, cfgerr.Required("write", "Model", ErrConfig)
 	}
 	s := &Service{reg: cfg.Registry, w: cfg.Writer, namer: cfg.Namer, model: cfg.Model, inv: cfg.Invalidator,
 		reserved: cfg.ReservedID, now: cfg.Now, rnd: cfg.Rand, idemTTL: cfg.IdempotencyTTL, log: cfg.Logger}

@@ -214,6 +214,7 @@ func (n *node) dialCluster(ctx context.Context) error {
 		return err
 	}
 	n.cluster = c
+	n.addMetrics(c)
 	rctx, cancel := context.WithTimeout(ctx, cluster.DefaultDialTimeout*6)
 	defer cancel()
 	// Before the snapshot, which may take long: a name another node holds

@@ -81,7 +81,7 @@ func TestClusterMetrics(t *testing.T) {
 	}
 	for _, want := range []string{"pidnode_cluster_node_info", "pidnode_cluster_applied_revision", "pidnode_cluster_lag_revisions",
 		"pidnode_cluster_lag_seconds", "pidnode_cluster_etcd_rtt_seconds", "pidnode_cluster_resyncs_total",
-		"pidnode_cluster_watch_restarts_total", "pidnode_cluster_etcd_txns_total", "pidnode_cluster_connected"} {
+		"pidnode_cluster_watch_restarts_total", "pidnode_cluster_etcd_txns_total", "pidnode_cluster_applies_total", "pidnode_cluster_connected"} {
 		if fams[want] == nil {
 			t.Errorf("/metrics lacks %s", want)
 		}

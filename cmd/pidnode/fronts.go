@@ -73,13 +73,7 @@ func (n *node) bindDNS() error {
 		pc.Close()
 		return err
 	}
-	n.dns = srv
-	n.listeners = append(n.listeners, listener{name: "dns", addr: ln.Addr().String(),
-		unbind: func() { ln.Close(); pc.Close() },
-		serve: func() error {
-			return serveBoth(func() error { return srv.ServeUDP(pc) }, func() error { return srv.ServeTCP(ln) }, hdldns.ErrServerClosed)
-		},
-		shutdown: srv.Shutdown})
+	n.fronts = append(n.fronts, &dualFront{name: "dns", ln: ln, pc: pc, srv: srv, closed: hdldns.ErrServerClosed})
 	return nil
 }
 
@@ -143,13 +137,7 @@ func (n *node) bindHdl() error {
 		pc.Close()
 		return err
 	}
-	n.hdl = srv
-	n.listeners = append(n.listeners, listener{name: "hdl", addr: ln.Addr().String(),
-		unbind: func() { ln.Close(); pc.Close() },
-		serve: func() error {
-			return serveBoth(func() error { return srv.ServeUDP(pc) }, func() error { return srv.ServeTCP(ln) }, hdl.ErrServerClosed)
-		},
-		shutdown: srv.Shutdown})
+	n.fronts = append(n.fronts, &dualFront{name: "hdl", ln: ln, pc: pc, srv: srv, closed: hdl.ErrServerClosed})
 	return nil
 }
 

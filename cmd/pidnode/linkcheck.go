@@ -130,7 +130,7 @@ func (n *node) startLinkcheck() error {
 	if cfg.LinkcheckContact == "" {
 		n.log.Warn("link checks run without an operator contact in their User-Agent; set --linkcheck-contact so that sites can reach you")
 	}
-	n.linkcheck = c
+	n.addMetrics(c)
 	n.log.Info("link checker on", "settings", c.String(), "user_agent", lcfg.UserAgent)
 	n.addJob("linkcheck", c.Run)
 	return nil

@@ -30,41 +30,29 @@ import (
 	"pidnode/linkcheck"
 	"pidnode/registry"
 	"pidnode/resolver"
-	hdldns "pidnode/resolver/dns"
-	"pidnode/resolver/hdl"
 	"pidnode/stats"
 	"pidnode/store"
 	"pidnode/webhook"
 )
 
-// listener is one bound front of the node: its name in the ready file, its
-// address, and how to serve and stop it.
-type listener struct {
-	name     string
-	addr     string
-	serve    func() error
-	shutdown func(context.Context) error
-	// unbind closes the bound sockets of a listener that never served: a
-	// failed start releases its ports with it (shutdown stops a serving one).
-	unbind func()
-	// drain, if set, makes every later response close its connection; run
-	// calls it on SIGTERM, --shutdown-delay before shutdown.
-	drain func()
-}
-
-// node is a running pidnode: the database, the cache and the bound listeners.
+// node is a running pidnode: the database, the cache and the bound fronts.
 type node struct {
-	cfg       *Config
-	log       *slog.Logger
-	db        *store.DB
-	namer     *handlev.Namer
-	cache     *cache.Cache
-	admin     *admin.Server
-	model     []byte        // the --model file; nil for admin's default
-	policy    *admin.Policy // the --policy-file; nil for admin's default
-	geo       *geoip.DB     // the --geoip-db file; nil without one
-	listeners []listener
-	demo      *admin.DemoInfo
+	cfg    *Config
+	log    *slog.Logger
+	db     *store.DB
+	namer  *handlev.Namer
+	cache  *cache.Cache
+	admin  *admin.Server
+	model  []byte        // the --model file; nil for admin's default
+	policy *admin.Policy // the --policy-file; nil for admin's default
+	geo    *geoip.DB     // the --geoip-db file; nil without one
+	// fronts are the bound listeners, in the order bind binds them
+	// (front.go); run serves, drains and stops them in one loop.
+	fronts []front
+	// sources are the other parts with families on /metrics (stats,
+	// cluster, webhooks, link checks), in the order they were built.
+	sources []metricsSource
+	demo    *admin.DemoInfo
 	// demoSkipped: --demo was given but the database already had data.
 	demoSkipped bool
 	// demoKeyFile holds the demo SNAA's key (written when the demo is loaded).
@@ -79,10 +67,6 @@ type node struct {
 	// from, and budgetFrom where it came from (for the log).
 	budget     int64
 	budgetFrom string
-	// The fronts, for /metrics (nil when their listener is off).
-	resolver *resolver.Server
-	dns      *hdldns.Server
-	hdl      *hdl.Server
 	// cluster is the node's connection to etcd (nil on a single node);
 	// stopCluster stops applying its changes.
 	cluster     *cluster.Node
@@ -93,8 +77,6 @@ type node struct {
 	jobReg *registry.Registry
 	// webhooks delivers the namespaces' feeds to their endpoints (a job).
 	webhooks *webhook.Engine
-	// linkcheck is the link checker (nil with --linkcheck-interval 0).
-	linkcheck *linkcheck.Checker
 	// conns is the process's connection budget, spare the descriptor kept
 	// for shedding, accepts every TCP front's listener (conns.go).
 	conns   *shed.Budget
@@ -206,11 +188,12 @@ func startNode(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *node, 
 	}
 	budget, from := cacheBudget(cfg.CacheBytes, "/")
 	if n.cache, err = cache.New(cache.Config{
-		Source:  n.db,
-		Bytes:   entryBytes(budget),
-		Entries: entries,
-		Alt:     n.namer.AppendAltKey,
-		Render:  resolver.Render,
+		Source:       n.db,
+		Bytes:        entryBytes(budget),
+		MemoryBudget: budget,
+		Entries:      entries,
+		Alt:          n.namer.AppendAltKey,
+		Render:       resolver.Render,
 	}); err != nil {
 		return nil, err
 	}
@@ -274,9 +257,10 @@ func startNode(ctx context.Context, cfg *Config, logger *slog.Logger) (_ *node, 
 	return n, nil
 }
 
-// bind opens every configured listener, so that the ready file and the welcome
-// text name real addresses (port 0 picks one).
-func (n *node) bind() error {
+// bindResolver binds the HTTP resolver when --resolver-addr is set and
+// settles the public URL (the resolver's address without --public-url), which
+// the admin server links to.
+func (n *node) bindResolver() error {
 	cfg := n.cfg
 	publicURL := cfg.PublicURL
 	if cfg.ResolverAddr != "" {
@@ -309,15 +293,21 @@ func (n *node) bind() error {
 			ln.Close()
 			return err
 		}
-		n.resolver = srv
-		n.listeners = append(n.listeners, listener{name: "resolver", addr: addr,
-			serve: func() error { return srv.Serve(ln) }, shutdown: srv.Shutdown, drain: srv.Drain,
-			unbind: func() { ln.Close() }})
+		n.fronts = append(n.fronts, &streamFront{name: "resolver", ln: ln, srv: srv})
 	}
 	if publicURL == "" {
 		publicURL = "http://" + cfg.ResolverAddr
 	}
 	cfg.PublicURL = publicURL
+	return nil
+}
+
+// bindAdmin builds the admin server and the features whose routes it serves
+// (statistics, webhooks and the change feed, link checks), and binds the
+// admin listener when --admin-addr is set.
+func (n *node) bindAdmin() error {
+	cfg := n.cfg
+	publicURL := cfg.PublicURL
 	// The admin server is the write path (and loads the demo), so it exists
 	// even when its listener is off.
 	var adminLn net.Listener
@@ -357,6 +347,7 @@ func (n *node) bind() error {
 		scfg.Published, scfg.Days, scfg.Expire = n.cluster.PublishStats, n.cluster.StatsDays, n.cluster.ExpireStats
 	}
 	n.stats = stats.New(scfg)
+	n.addMetrics(n.stats)
 	feed, err := n.webhookRoutes()
 	if err != nil {
 		if adminLn != nil {
@@ -364,7 +355,7 @@ func (n *node) bind() error {
 		}
 		return err
 	}
-	acfg.Routes = append(append(n.stats.Routes(), feed...), linkcheck.Routes(n.db, n.namer)...)
+	acfg.Routes, acfg.Stats = append(append(n.stats.Routes(), feed...), linkcheck.Routes(n.db, n.namer)...), n.stats
 	a, err := admin.New(acfg)
 	if err != nil {
 		if adminLn != nil {
@@ -385,14 +376,9 @@ func (n *node) bind() error {
 			ln.Close()
 			return err
 		}
-		n.listeners = append(n.listeners, listener{name: "admin", addr: ln.Addr().String(),
-			serve: func() error { return srv.Serve(ln) }, shutdown: srv.Shutdown, drain: srv.Drain,
-			unbind: func() { ln.Close() }})
+		n.fronts = append(n.fronts, &streamFront{name: "admin", ln: ln, srv: srv})
 	}
-	if err := n.bindDNS(); err != nil {
-		return err
-	}
-	return n.bindHdl()
+	return nil
 }
 
 // isLoopback reports whether a bound address is a loopback address.
@@ -598,12 +584,12 @@ func operatorKey(path string) (string, error) {
 	return k, nil
 }
 
-// writeReadyFile writes "NAME ADDR" per listener, atomically, so a reader never
+// writeReadyFile writes "NAME ADDR" per front, atomically, so a reader never
 // sees half a file (docs/product.md §9.1 --ready-file).
 func (n *node) writeReadyFile(path string) error {
 	var b strings.Builder
-	for _, l := range n.listeners {
-		fmt.Fprintf(&b, "%s %s\n", l.name, l.addr)
+	for _, f := range n.fronts {
+		fmt.Fprintf(&b, "%s %s\n", f.Name(), f.Addr())
 	}
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, []byte(b.String()), 0o644); err != nil {
@@ -612,23 +598,24 @@ func (n *node) writeReadyFile(path string) error {
 	return os.Rename(tmp, path)
 }
 
+// addr is the address of the front called name; "" when it is off.
 func (n *node) addr(name string) string {
-	for _, l := range n.listeners {
-		if l.name == name {
-			return l.addr
+	for _, f := range n.fronts {
+		if f.Name() == name {
+			return f.Addr()
 		}
 	}
 	return ""
 }
 
-// run serves every listener until ctx is cancelled (SIGINT/SIGTERM) or one
+// run serves every front until ctx is cancelled (SIGINT/SIGTERM) or one
 // fails, then shuts all down gracefully and closes the database.
 func (n *node) run(ctx context.Context) error {
-	errc := make(chan error, len(n.listeners))
-	for _, l := range n.listeners {
+	errc := make(chan error, len(n.fronts))
+	for _, f := range n.fronts {
 		go func() {
-			if err := l.serve(); err != nil {
-				errc <- fmt.Errorf("%s listener: %w", l.name, err)
+			if err := f.Serve(); err != nil {
+				errc <- fmt.Errorf("%s listener: %w", f.Name(), err)
 				return
 			}
 			errc <- nil
@@ -652,7 +639,7 @@ func (n *node) run(ctx context.Context) error {
 	}()
 	n.warmStore(statsCtx)
 	n.admin.SetNotReady("")
-	n.log.Info("pidnode ready", "listeners", len(n.listeners))
+	n.log.Info("pidnode ready", "listeners", len(n.fronts))
 	var serveErr error
 	select {
 	case <-ctx.Done():
@@ -681,10 +668,8 @@ func (n *node) run(ctx context.Context) error {
 	// accepting while every response closes its connection (and /readyz
 	// says 503, so load balancers move away); then they stop.
 	if delay > 0 {
-		for _, l := range n.listeners {
-			if l.drain != nil {
-				l.drain()
-			}
+		for _, f := range n.fronts {
+			f.Drain()
 		}
 		time.Sleep(delay)
 	}
@@ -695,18 +680,18 @@ func (n *node) run(ctx context.Context) error {
 	sctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	var wg sync.WaitGroup
-	errs := make([]error, len(n.listeners))
-	for i, l := range n.listeners {
+	errs := make([]error, len(n.fronts))
+	for i, f := range n.fronts {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := l.shutdown(sctx); err != nil {
-				errs[i] = fmt.Errorf("%s shutdown: %w", l.name, err)
+			if err := f.Shutdown(sctx); err != nil {
+				errs[i] = fmt.Errorf("%s shutdown: %w", f.Name(), err)
 			}
 		}()
 	}
 	wg.Wait()
-	n.listeners = nil
+	n.fronts = nil
 	errs = append(errs, serveErr, n.closeAll())
 	return errors.Join(errs...)
 }
@@ -717,13 +702,13 @@ func (n *node) run(ctx context.Context) error {
 const shutdownGrace = 5 * time.Second
 
 // closeAll releases what startNode acquired; used on start-up failure and at
-// the end of run (which has shut the listeners down already).
+// the end of run (which has shut the fronts down already).
 func (n *node) closeAll() error {
 	var err error
-	for _, l := range n.listeners {
-		l.unbind()
+	for _, f := range n.fronts {
+		f.Unbind()
 	}
-	n.listeners = nil
+	n.fronts = nil
 	if n.stats != nil {
 		err = n.stats.Flush()
 	}

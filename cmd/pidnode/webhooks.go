@@ -41,6 +41,7 @@ func (n *node) startWebhooks() error {
 	if n.webhooks, err = webhook.New(wcfg); err != nil {
 		return err
 	}
+	n.addMetrics(n.webhooks)
 	n.addJob("webhooks", func(ctx context.Context) { n.webhooks.Run(ctx) })
 	return nil
 }

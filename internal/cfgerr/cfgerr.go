@@ -28,3 +28,8 @@ func (e *Error) Error() string {
 
 // Unwrap returns the package's sentinel.
 func (e *Error) Unwrap() error { return e.Err }
+
+// Required is the Error for a required Config field left unset.
+func Required(pkg, field string, sentinel error) *Error {
+	return &Error{Pkg: pkg, Field: field, Reason: "required", Err: sentinel}
+}

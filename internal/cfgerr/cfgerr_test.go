@@ -16,6 +16,7 @@ func TestError(t *testing.T) {
 			`cache: invalid Config.Shards "3": must be a power of two`},
 		{"without value", &Error{Pkg: "resolver", Field: "Cache", Reason: "required", Err: sentinel},
 			"resolver: invalid Config.Cache: required"},
+		{"required", Required("write", "Registry", sentinel), "write: invalid Config.Registry: required"},
 	} {
 		if got := tt.err.Error(); got != tt.want {
 			t.Errorf("%s: Error() = %q, want %q", tt.name, got, tt.want)

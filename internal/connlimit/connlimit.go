@@ -5,12 +5,18 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"strconv"
 	"sync"
 	"sync/atomic"
+
+	"pidnode/internal/cfgerr"
 )
 
-// ErrBadConfig is returned by New for a Config it cannot use.
+// ErrBadConfig is wrapped by every *ConfigError New returns.
 var ErrBadConfig = errors.New("connlimit: bad config")
+
+// ConfigError reports a Config field New rejected; it wraps ErrBadConfig.
+type ConfigError = cfgerr.Error
 
 // Config sets the limits. Zero values select the documented defaults.
 type Config struct {
@@ -86,8 +92,16 @@ type Limiter struct {
 
 // New validates cfg, fills in defaults and returns a Limiter.
 func New(cfg Config) (*Limiter, error) {
-	if cfg.Max <= 0 || cfg.PerSource < 0 || cfg.HighWater < 0 || cfg.Heavy < 0 {
-		return nil, fmt.Errorf("%w: Max must be positive, PerSource, HighWater and Heavy not negative (%+v)", ErrBadConfig, cfg)
+	if cfg.Max <= 0 {
+		return nil, &ConfigError{Pkg: "connlimit", Field: "Max", Value: strconv.Itoa(cfg.Max), Reason: "must be positive", Err: ErrBadConfig}
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"PerSource", cfg.PerSource}, {"HighWater", cfg.HighWater}, {"Heavy", cfg.Heavy}} {
+		if f.v < 0 {
+			return nil, &ConfigError{Pkg: "connlimit", Field: f.name, Value: strconv.Itoa(f.v), Reason: "must not be negative", Err: ErrBadConfig}
+		}
 	}
 	if cfg.PerSource == 0 {
 		cfg.PerSource = DefaultPerSource(cfg.Max)

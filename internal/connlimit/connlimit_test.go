@@ -90,8 +90,9 @@ func TestDefaults(t *testing.T) {
 		t.Errorf("defaults for 4: %+v", c)
 	}
 	for _, c := range []Config{{}, {Max: -1}, {Max: 1, PerSource: -1}, {Max: 1, Heavy: -1}, {Max: 1, HighWater: -1}} {
-		if _, err := New(c); !errors.Is(err, ErrBadConfig) {
-			t.Errorf("New(%+v) = %v, want ErrBadConfig", c, err)
+		var ce *ConfigError
+		if _, err := New(c); !errors.Is(err, ErrBadConfig) || !errors.As(err, &ce) {
+			t.Errorf("New(%+v) = %v, want a *ConfigError wrapping ErrBadConfig", c, err)
 		}
 	}
 }

@@ -24,28 +24,42 @@ var rules = map[string]struct {
 }{
 	"handlev":       {internal: []string{"internal/ascii", "internal/jsontext", "internal/unsafeconv"}, external: []string{"golang.org/x/net/idna"}},
 	"handlev/hsmsg": {internal: []string{"handlev", "internal/ascii"}},
-	"store":         {internal: []string{"handlev", "internal/procfloor", "internal/unsafeconv"}, external: []string{"go.etcd.io/bbolt"}},
-	"cache":         {internal: []string{"handlev", "internal/cfgerr", "internal/unsafeconv"}, external: []string{"github.com/hashicorp/golang-lru/v2", "golang.org/x/sync/"}},
-	"resolver":      {internal: []string{"handlev", "cache", "internal/ascii", "internal/conntimeout", "internal/promtext", "internal/tokenbucket", "internal/unsafeconv", "internal/cfgerr"}, external: []string{"github.com/valyala/fasthttp", "golang.org/x/net/"}},
+	"store":         {internal: []string{"handlev", "internal/cfgerr", "internal/procfloor", "internal/unsafeconv"}, external: []string{"go.etcd.io/bbolt"}},
+	"cache":         {internal: []string{"handlev", "internal/cfgerr", "internal/promtext", "internal/unsafeconv"}, external: []string{"github.com/hashicorp/golang-lru/v2", "golang.org/x/sync/"}},
+	"resolver":      {internal: []string{"handlev", "cache", "resolver/page", "internal/ascii", "internal/conntimeout", "internal/promtext", "internal/tokenbucket", "internal/unsafeconv", "internal/cfgerr"}, external: []string{"github.com/valyala/fasthttp", "golang.org/x/net/"}},
+	// The HTML of the resolver's pages, as bytes: no HTTP and no cache, so
+	// that what a page shows is decided by the resolver that calls it.
+	"resolver/page": {internal: []string{"handlev", "internal/ascii"}, notStd: []string{"net/http", "html/template"}},
 	"resolver/dns":  {internal: []string{"handlev", "cache", "internal/ascii", "internal/promtext", "internal/tokenbucket", "internal/connlimit", "internal/unsafeconv", "internal/cfgerr"}, external: []string{"github.com/miekg/dns"}},
-	"resolver/hdl":  {internal: []string{"handlev", "handlev/hsmsg", "cache", "internal/ascii", "internal/connlimit", "internal/tokenbucket"}},
+	"resolver/hdl":  {internal: []string{"handlev", "handlev/hsmsg", "cache", "internal/ascii", "internal/cfgerr", "internal/connlimit", "internal/promtext", "internal/tokenbucket"}},
 	"model":         {internal: []string{"handlev", "internal/jsontext", "internal/stdjson"}, external: []string{"github.com/BurntSushi/toml"}},
-	"registry":      {internal: []string{"handlev", "store", "internal/stdjson"}, external: []string{"go.etcd.io/bbolt"}},
+	"registry":      {internal: []string{"handlev", "store", "internal/cfgerr", "internal/stdjson"}, external: []string{"go.etcd.io/bbolt"}},
 	// The write service of identifiers: below every front that writes, above
 	// the data layers; no HTTP, so that its errors are Go errors each front
 	// maps in its own place.
-	"write": {internal: []string{"handlev", "store", "model", "registry", "internal/stdjson", "internal/refusal"}, notStd: []string{"net/http", "html/template"}},
+	"write": {internal: []string{"handlev", "store", "model", "registry", "internal/cfgerr", "internal/stdjson", "internal/refusal"}, notStd: []string{"net/http", "html/template"}},
 	// Who a secret or a session's key hash is, and the writes of keys:
 	// below every front that authenticates (the API, the console), above
 	// the registry; no HTTP, so that each front answers a refusal in its
 	// own way (model for the one shape of a field's validation error).
-	"access": {internal: []string{"model", "registry", "internal/refusal"}, notStd: []string{"net/http", "html/template"}},
+	// Admission (suspension, rate limits, maintenance) is here too, so
+	// that the API and the console admit through one function.
+	"access": {internal: []string{"model", "registry", "internal/cfgerr", "internal/refusal", "internal/tokenbucket"}, notStd: []string{"net/http", "html/template"}},
+	// The operator's decisions (applications, SNAAs) that the API's
+	// /ops/v1 routes and the console's operator pages share; no HTTP.
+	"operator": {internal: []string{"access", "handlev", "model", "registry", "internal/refusal"}, notStd: []string{"net/http", "html/template"}},
 	// The read functions of identifiers (one, a namespace's page, the
 	// history) that the API and the console share; no HTTP.
-	"read": {internal: []string{"handlev", "store", "model", "registry", "internal/stdjson", "internal/refusal"}, notStd: []string{"net/http", "html/template"}},
-	// admin imports stats and linkcheck only for the reply types the
-	// console reads, webhook only for the limits its schemas document.
-	"admin": {internal: []string{"access", "handlev", "store", "model", "read", "registry", "write", "stats", "linkcheck", "webhook", "internal/route", "internal/refusal", "internal/buildinfo", "internal/promtext", "internal/tokenbucket"}},
+	"read": {internal: []string{"handlev", "store", "model", "registry", "internal/cfgerr", "internal/stdjson", "internal/refusal"}, notStd: []string{"net/http", "html/template"}},
+	// admin imports webhook only for the limits its schemas document.
+	"admin": {internal: []string{"access", "console", "handlev", "store", "model", "operator", "read", "registry", "write", "stats", "webhook", "internal/httperr", "internal/route", "internal/refusal", "internal/buildinfo", "internal/promtext", "internal/tokenbucket"}},
+	// The HTML console and application form: the same services as the
+	// API (write, read, access, operator, stats' reads, linkcheck's
+	// listing), never admin; admin mounts it.
+	"console": {internal: []string{"access", "handlev", "linkcheck", "model", "operator", "read", "registry", "stats", "write", "internal/httperr", "internal/route"}},
+	// The one map from the services' errors to a problem, below both HTTP
+	// fronts.
+	"internal/httperr": {internal: []string{"access", "model", "operator", "read", "write", "internal/refusal", "internal/route"}},
 	// Resolution statistics, one feature whole (practice 18): the stats
 	// bucket through store, the flush and retention jobs, its routes as
 	// internal/route rows, its metrics. It reads cache.Counter's usage for
@@ -58,17 +72,17 @@ var rules = map[string]struct {
 	"internal/route": {},
 	// Link checks, one feature whole (practice 18): the checker (a job of
 	// cmd, reading records and writing through the registry, fetching only
-	// through internal/outbound), the results' bucket, its routes as
-	// internal/route rows and its metrics. admin imports it only for the
-	// reply types the console reads.
-	"linkcheck": {internal: []string{"handlev", "store", "registry", "internal/outbound", "internal/promtext", "internal/route"}, external: []string{"go.etcd.io/bbolt"}},
+	// through internal/outbound), the results' bucket and their listing,
+	// its routes as internal/route rows and its metrics. The console reads
+	// the listing (List); never the API or the console.
+	"linkcheck": {internal: []string{"handlev", "store", "registry", "internal/cfgerr", "internal/outbound", "internal/promtext", "internal/route"}, external: []string{"go.etcd.io/bbolt"}},
 	// cluster mode: etcd's client, zstd for the values it stores there, and
 	// the layers whose data it replicates. Nothing below cmd imports it.
 	"cluster": {internal: []string{"handlev", "store", "model", "registry", "stats", "internal/promtext"}, external: []string{"go.etcd.io/etcd/client/v3", "go.etcd.io/etcd/api/v3", "go.uber.org/zap", "google.golang.org/grpc", "github.com/klauspost/compress/zstd"}},
 	// Webhooks: the endpoints' routes as internal/route rows and their
 	// deliveries of the feed (registry), connecting out only through
 	// internal/outbound.
-	"webhook": {internal: []string{"handlev", "store", "registry", "internal/outbound", "internal/promtext", "internal/route"}, external: []string{"go.etcd.io/bbolt"}},
+	"webhook": {internal: []string{"handlev", "store", "registry", "internal/cfgerr", "internal/outbound", "internal/promtext", "internal/route"}, external: []string{"go.etcd.io/bbolt"}},
 	// Test support: an embedded etcd server. Only _test.go files import it
 	// (allowedInternal refuses it to every other file).
 	"internal/etcdtest":  {external: []string{"go.etcd.io/etcd/", "go.uber.org/zap"}},
@@ -82,9 +96,9 @@ var rules = map[string]struct {
 	// (the one JSON tokenizer and string encoder) below handlev, model and
 	// stdjson; unsafeconv below handlev, store, cache and the fronts.
 	"internal/procfloor": {},
-	"internal/connlimit": {},
+	"internal/connlimit": {internal: []string{"internal/cfgerr"}},
 	// Every TCP front's accept: cmd wraps each listener in it.
-	"internal/shed":        {internal: []string{"internal/connlimit", "internal/promtext"}},
+	"internal/shed":        {internal: []string{"internal/cfgerr", "internal/connlimit", "internal/promtext"}},
 	"internal/conntimeout": {},
 	"internal/ascii":       {},
 	"internal/promtext":    {},
@@ -273,6 +287,9 @@ func TestRulesCatchViolations(t *testing.T) {
 		{"admin", "stats", true},
 		{"cache", "stats", false},
 		{"resolver", "stats", false},
+		{"resolver", "resolver/page", true},
+		{"resolver/page", "cache", false},
+		{"resolver/page", "resolver", false},
 		{"internal/route", "admin", false},
 		{"linkcheck", "internal/route", true},
 		{"linkcheck", "admin", false},
@@ -280,11 +297,27 @@ func TestRulesCatchViolations(t *testing.T) {
 		{"webhook", "internal/route", true},
 		{"webhook", "admin", false},
 		{"webhook", "linkcheck", false},
+		{"console", "admin", false},
+		{"admin", "console", true},
+		{"console", "store", false},
+		{"operator", "admin", false},
+		{"operator", "console", false},
+		{"access", "operator", false},
+		{"console", "operator", true},
+		{"internal/httperr", "admin", false},
+		{"console", "linkcheck", true},
+		{"linkcheck", "console", false},
 	}
 	for _, c := range cases {
 		if got := allowedInternal(rules[c.from].internal, c.target); got != c.want {
 			t.Errorf("allowedInternal(%s → %s) = %v, want %v", c.from, c.target, got, c.want)
 		}
+	}
+	if hasPrefixAny("github.com/valyala/fasthttp", rules["resolver/page"].external) || !hasPrefixAny("net/http", rules["resolver/page"].notStd) {
+		t.Error("resolver/page may speak HTTP: rule is broken")
+	}
+	if !hasPrefixAny("net/http", rules["operator"].notStd) {
+		t.Error("operator may import net/http: rule is broken")
 	}
 	if !hasPrefixAny("net/http", rules["write"].notStd) {
 		t.Error("write may import net/http: rule is broken")

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os/exec"
@@ -108,8 +109,8 @@ func randomURL(n int) string {
 // namespace's writes with 507 storage-full while the shards not yet full
 // go on taking theirs (the registry shard's being full included), so the
 // cluster holds about three shards' worth; every record created resolves
-// on both nodes, /readyz and the metrics name the full shards, and an
-// approval with an unknown shard is refused.
+// on both nodes on every front (frontsAnswer), /readyz and the metrics
+// name the full shards, and an approval with an unknown shard is refused.
 func TestClusterShardsFill(t *testing.T) {
 	names := []string{"s0", "s1", "s2"}
 	opts := clusterEtcd
@@ -141,8 +142,8 @@ func TestClusterShardsFill(t *testing.T) {
 	}
 
 	coll := func(i int) string { return "/testpid/v2/handles/21.T12345/" + nss[i] + "/" }
-	// One short URL per shard, which every front can answer (a DNS reply
-	// holds no 600-digit URL).
+	// One record per shard made before it fills, which must resolve on
+	// every front once all are full.
 	short := make([]identifier, len(names))
 	for i := range names {
 		r := mustDo(t, "POST", []*node{a, b}[i%2].adminURL()+coll(i), payload("https://example.org/shard/"+names[i], "REGISTERED", resourceInfo("fill", "x")), auth(keys[i])...)
@@ -167,7 +168,9 @@ func TestClusterShardsFill(t *testing.T) {
 				defer wg.Done()
 				n := []*node{a, b}[w%2]
 				for {
-					url := randomURL(600)
+					// Long URLs fill a shard in fewer creates (a DNS URI
+					// record holds about 1 KB).
+					url := randomURL(900)
 					r := mustDo(t, "POST", n.adminURL()+coll(i), payload(url, "REGISTERED", resourceInfo("fill", "x")), auth(keys[i])...)
 					mu.Lock()
 					switch r.Status {
@@ -210,7 +213,8 @@ func TestClusterShardsFill(t *testing.T) {
 			}
 		}
 		for _, n := range []*node{a, b} {
-			if r := mustDo(t, "POST", n.adminURL()+coll(i), payload(randomURL(10), "REGISTERED", resourceInfo("fill", "x")), auth(keys[i])...); r.Status != http.StatusInsufficientStorage {
+			if r := mustDo(t, "POST", n.adminURL()+coll(i), payload(randomURL(10), "REGISTERED", resourceInfo("fill", "x")), auth(keys[i])...); r.Status != http.StatusInsufficientStorage ||
+				!strings.HasPrefix(r.Header.Get("Content-Type"), "application/problem+json") || !bytes.Contains(r.Body, []byte(`"type":"/problems/storage-full"`)) {
 				t.Fatalf("full shard %s through %s: %d %s", names[i], n.data, r.Status, r.Body)
 			}
 		}
@@ -225,22 +229,42 @@ func TestClusterShardsFill(t *testing.T) {
 		t.Errorf("three shards took %d creates, the smallest %d: want about three times one shard's", total, lo)
 	}
 
-	// Every acknowledged create resolves on both nodes.
+	// Every acknowledged create resolves on both nodes, on every front.
+	start := time.Now()
 	for i, rs := range records {
-		last := rs[len(rs)-1]
-		waitUntil(t, func() bool { return mustDo(t, "GET", b.resolverURL()+"/"+last.handle, nil).Status == http.StatusFound })
-		for _, m := range rs {
-			for _, n := range []*node{a, b} {
-				r := mustDo(t, "GET", n.resolverURL()+"/"+m.handle, nil)
-				if r.Status != http.StatusFound || r.Header.Get("Location") != m.url {
-					t.Fatalf("shard %s: %s on %s: %d %q, want %s", names[i], m.handle, n.data, r.Status, r.Header.Get("Location"), m.url)
-				}
-			}
-		}
 		for _, n := range []*node{a, b} {
+			last := rs[len(rs)-1]
+			waitUntil(t, func() bool { return mustDo(t, "GET", n.resolverURL()+"/"+last.handle, nil).Status == http.StatusFound })
 			checkFronts(t, n, short[i].Handle, "https://example.org/shard/"+names[i])
 		}
+		var (
+			wg    sync.WaitGroup
+			next  = make(chan made)
+			fails = make([]error, 8)
+		)
+		for w := range fails {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for m := range next {
+					for _, n := range []*node{a, b} {
+						if err := frontsAnswer(t, n, m.handle, m.url); err != nil && fails[w] == nil {
+							fails[w] = err
+						}
+					}
+				}
+			}()
+		}
+		for _, m := range rs {
+			next <- m
+		}
+		close(next)
+		wg.Wait()
+		if err := errors.Join(fails...); err != nil {
+			t.Fatalf("shard %s: %v", names[i], err)
+		}
 	}
+	t.Logf("%d records resolved on both nodes on every front in %v", total, time.Since(start))
 	for _, n := range []*node{a, b} {
 		s := readyzBody(t, n)
 		for _, name := range names {
@@ -259,14 +283,19 @@ func TestClusterShardsFill(t *testing.T) {
 // TestClusterShardsTwoNodes is TestClusterTwoNodes and TestClusterQuorumLoss
 // over two etcd shards, a namespace on each: writes through either node
 // resolve on both and go to their namespace's etcd only; concurrent creates
-// of one id give one winner; with the data shard's etcd gone, its
+// of one id give one winner; node b and the data shard's etcd SIGKILLed in
+// the middle of a burst of creates into both namespaces through a lose no
+// acknowledged create (the registry shard's all are), and b resumes from
+// its applied revisions; while the data shard's etcd is away, its
 // namespace's writes answer 503 while the registry shard's namespace takes
-// writes through both nodes, and they resume when it is back; a node away
-// while only the data shard compacts catches up; the exports are the same
-// bytes.
+// writes through both nodes, both resolve, and b restarted meanwhile
+// starts, and the writes resume when it is back; a node away while one shard compacts catches up, for each shard;
+// the exports are the same bytes.
 func TestClusterShardsTwoNodes(t *testing.T) {
 	names := []string{"s0", "s1"}
-	cs := startShards(t, clusterEtcd, names...)
+	opts := clusterEtcd
+	opts.Processes = true // members are killed
+	cs := startShards(t, opts, names...)
 	dir := t.TempDir()
 	a := startNode(t, filepath.Join(dir, "a"), shardFlags(cs, names, "a")...)
 	b := startNode(t, filepath.Join(dir, "b"), shardFlags(cs, names, "b")...)
@@ -288,10 +317,12 @@ func TestClusterShardsTwoNodes(t *testing.T) {
 
 	// Through each node into each namespace: on both nodes, and in its
 	// shard's etcd only.
+	var gone, goneURL string // a record of the data shard's namespace
 	for i := range nss {
 		for j, n := range []*node{a, b} {
 			url := "https://example.org/two/" + nss[i] + "/" + strconv.Itoa(j)
 			id := create(n, i, url)
+			gone, goneURL = id.Handle, url
 			other := []*node{b, a}[j]
 			waitUntil(t, func() bool {
 				return mustDo(t, "GET", other.resolverURL()+"/"+id.Handle, nil).Status == http.StatusFound
@@ -334,10 +365,64 @@ func TestClusterShardsTwoNodes(t *testing.T) {
 		}
 	}
 
+	// SIGKILL b and the data shard's etcd in the middle of a burst of
+	// creates through a into both namespaces: every create of the registry
+	// shard's namespace is acknowledged, those of the data shard's until
+	// its etcd goes (then one 503, undecided); b, restarted, resumes from its
+	// applied revisions, and every acknowledged create resolves on both.
+	var (
+		made     = map[string]string{} // handle → URL
+		refused  int
+		mu       sync.Mutex
+		burst    sync.WaitGroup
+		inFlight = make(chan struct{}, 4)
+	)
+	for w := 0; w < 4; w++ {
+		burst.Add(1)
+		go func() {
+			defer burst.Done()
+			var once sync.Once
+			started := func() { once.Do(func() { inFlight <- struct{}{} }) }
+			defer started()
+			for i := 0; i < 15; i++ {
+				url := fmt.Sprintf("https://example.org/burst/%d/%d", w, i)
+				r := mustDo(t, "POST", a.adminURL()+coll(w%2), payload(url, "REGISTERED", resourceInfo("burst", "x")), auth(keys[w%2])...)
+				if i == 2 {
+					started()
+				}
+				var id identifier
+				mu.Lock()
+				switch {
+				case r.Status == http.StatusCreated && json.Unmarshal(r.Body, &id) == nil:
+					made[id.Handle] = url
+				case r.Status == http.StatusServiceUnavailable && w%2 == 1:
+					refused++
+				default:
+					t.Errorf("burst create in %s through a: %d %s", nss[w%2], r.Status, r.Body)
+				}
+				mu.Unlock()
+				if r.Status != http.StatusCreated {
+					return // the rest would wait for etcd as long
+				}
+			}
+		}()
+	}
+	for range 4 {
+		<-inFlight
+	}
+	b.kill()
+	cs[1].Members()[0].Kill()
+	// b starts again while the data shard's etcd is still away (and the
+	// burst's last creates into it wait for it), from its applied
+	// revisions.
+	b = startNode(t, filepath.Join(dir, "b"), shardFlags(cs, names, "b")...)
+	if strings.Contains(b.stderr.String(), "loaded snapshot") {
+		t.Errorf("b loaded a snapshot on restart instead of resuming from its applied revisions:\n%s", b.stderr.String())
+	}
+
 	// The data shard's etcd gone: its namespace's writes answer 503, the
 	// registry shard's namespace's go on through both nodes, resolution of
 	// both goes on.
-	cs[1].Members()[0].Stop()
 	var wg sync.WaitGroup
 	for _, n := range []*node{a, b} {
 		wg.Add(1)
@@ -350,12 +435,18 @@ func TestClusterShardsTwoNodes(t *testing.T) {
 			}
 		}()
 	}
+	burst.Wait()
 	for _, n := range []*node{a, b} {
 		url := "https://example.org/two/meanwhile/" + filepath.Base(n.data)
 		id := create(n, 0, url)
 		checkFronts(t, n, id.Handle, url)
+		checkFronts(t, n, gone, goneURL)
 	}
 	wg.Wait()
+	t.Logf("burst: %d creates acknowledged, %d refused while shard s1's etcd was away", len(made), refused)
+	if len(made) < 30+6 {
+		t.Fatalf("burst: %d creates acknowledged, want the registry shard's 30 and the data shard's first 6 at least", len(made))
+	}
 	waitUntil(t, func() bool {
 		s := readyzBody(t, a)
 		return strings.Contains(s, "writes: unavailable: shard s1: ") && !strings.Contains(s, "shard s0")
@@ -365,21 +456,40 @@ func TestClusterShardsTwoNodes(t *testing.T) {
 		r := mustDo(t, "POST", b.adminURL()+coll(1), payload("https://example.org/two/back", "REGISTERED", resourceInfo("two", "x")), auth(keys[1])...)
 		return r.Status == http.StatusCreated
 	})
+	// Every create acknowledged in the burst, on both nodes.
+	for h, url := range made {
+		for _, n := range []*node{a, b} {
+			waitUntil(t, func() bool {
+				r := mustDo(t, "GET", n.resolverURL()+"/"+h, nil)
+				return r.Status == http.StatusFound && r.Header.Get("Location") == url
+			})
+		}
+	}
 
-	// b away while the data shard compacts the history it would resume
-	// from: it catches up by a snapshot and serves every write.
-	b.stop(20 * time.Second)
-	var away []string
-	for i := 0; i < 10; i++ {
-		away = append(away, create(a, i%2, "https://example.org/two/away/"+strconv.Itoa(i)).Handle)
-	}
-	cs[1].Compact()
-	b = startNode(t, filepath.Join(dir, "b"), shardFlags(cs, names, "b")...)
-	for _, h := range away {
-		waitUntil(t, func() bool { return mustDo(t, "GET", b.resolverURL()+"/"+h, nil).Status == http.StatusFound })
-	}
-	if !strings.Contains(b.stderr.String(), "swapped in a snapshot") {
-		t.Errorf("b did not resync after shard s1's compaction:\n%s", b.stderr.String())
+	// b away while one shard compacts the history it would resume from,
+	// the data shard, then the registry shard: it catches up by a snapshot
+	// that shard asks for and serves every write of both.
+	for _, k := range []int{1, 0} {
+		b.stop(20 * time.Second)
+		var away []string
+		for i := 0; i < 10; i++ {
+			away = append(away, create(a, i%2, fmt.Sprintf("https://example.org/two/away/%d/%d", k, i)).Handle)
+		}
+		cs[k].Compact()
+		b = startNode(t, filepath.Join(dir, "b"), shardFlags(cs, names, "b")...)
+		for _, h := range away {
+			waitUntil(t, func() bool { return mustDo(t, "GET", b.resolverURL()+"/"+h, nil).Status == http.StatusFound })
+		}
+		// The registry shard's lines name no shard.
+		resynced := false
+		for _, l := range strings.Split(b.stderr.String(), "\n") {
+			if strings.Contains(l, `msg="cluster: swapped in a snapshot"`) {
+				resynced = resynced || k == 0 && !strings.Contains(l, " shard=") || k > 0 && strings.Contains(l, " shard="+names[k]+" ")
+			}
+		}
+		if !resynced {
+			t.Errorf("b did not resync after shard %s's compaction:\n%s", names[k], b.stderr.String())
+		}
 	}
 
 	waitUntil(t, func() bool { n := auditLen(t, a); return n > 20 && n == auditLen(t, b) })

@@ -323,17 +323,37 @@ func export(t *testing.T, data string) []byte {
 // url on each.
 func checkFronts(t *testing.T, n *node, handle, url string) {
 	t.Helper()
-	r := mustDo(t, "GET", n.resolverURL()+"/"+handle, nil)
-	if r.Status != http.StatusFound || r.Header.Get("Location") != url {
-		t.Errorf("HTTP %s: %d Location %q, want %s", handle, r.Status, r.Header.Get("Location"), url)
+	if err := frontsAnswer(t, n, handle, url); err != nil {
+		t.Error(err)
+	}
+}
+
+// frontsAnswer resolves handle on every front of n and returns an error
+// unless each answers url: the HTTP redirect, /api/handles (Handle JSON),
+// DNS (a URI record, over TCP: a URL of a few hundred bytes needs more than
+// a plain UDP reply, and rate limiting of UDP answers would refuse a
+// caller that checks many records) and the native protocol over TCP and
+// over UDP.
+// It is safe to call from several goroutines.
+func frontsAnswer(t *testing.T, n *node, handle, url string) error {
+	r, err := do(defaultClient, "GET", n.resolverURL()+"/"+handle, nil)
+	if err != nil || r.Status != http.StatusFound || r.Header.Get("Location") != url {
+		return fmt.Errorf("HTTP %s on %s: %v %d Location %q, want %s", handle, n.data, err, r.Status, r.Header.Get("Location"), url)
+	}
+	r, err = do(defaultClient, "GET", n.resolverURL()+"/api/handles/"+handle, nil)
+	if err != nil || r.Status != http.StatusOK {
+		return fmt.Errorf("/api/handles/%s on %s: %v %d %s", handle, n.data, err, r.Status, r.Body)
+	}
+	if got, _ := handleJSONState(t, r.Body); got != url {
+		return fmt.Errorf("/api/handles/%s on %s: URL %q, want %s", handle, n.data, got, url)
 	}
 	// 21.T12345/svc/DMO/ID is ID.DMO.testpid.localhost in the default zone.
 	parts := strings.Split(handle, "/")
 	q := new(dns.Msg)
 	q.SetQuestion(parts[len(parts)-1]+"."+parts[len(parts)-2]+".testpid.localhost.", dns.TypeURI)
-	m, _, err := (&dns.Client{Timeout: 5 * time.Second}).Exchange(q, n.addr["dns"])
+	m, _, err := (&dns.Client{Net: "tcp", Timeout: 5 * time.Second}).Exchange(q, n.addr["dns"])
 	if err != nil {
-		t.Fatalf("DNS %s: %v", handle, err)
+		return fmt.Errorf("DNS %s on %s: %v", handle, n.data, err)
 	}
 	found := false
 	for _, rr := range m.Answer {
@@ -341,22 +361,25 @@ func checkFronts(t *testing.T, n *node, handle, url string) {
 			found = true
 		}
 	}
-	if !found {
-		t.Errorf("DNS URI %s: %v, want %s", handle, m.Answer, url)
+	if !found || m.Truncated {
+		return fmt.Errorf("DNS URI %s on %s: %v (truncated %v), want %s", handle, n.data, m.Answer, m.Truncated, url)
 	}
-	resp, err := (&hdl.Client{Addr: n.addr["hdl"], Timeout: 5 * time.Second}).Resolve(context.Background(), handle, nil, []string{"URL"}, 0)
-	if err != nil {
-		t.Fatalf("native %s: %v", handle, err)
-	}
-	found = false
-	for _, v := range resp.Values {
-		if string(v.Data) == url {
-			found = true
+	for _, udp := range []bool{false, true} {
+		resp, err := (&hdl.Client{Addr: n.addr["hdl"], UDP: udp, Timeout: 5 * time.Second}).Resolve(context.Background(), handle, nil, []string{"URL"}, 0)
+		if err != nil {
+			return fmt.Errorf("native %s on %s (UDP %v): %v", handle, n.data, udp, err)
+		}
+		found = false
+		for _, v := range resp.Values {
+			if string(v.Data) == url {
+				found = true
+			}
+		}
+		if resp.Message.Header.ResponseCode != hsmsg.RCSuccess || !found {
+			return fmt.Errorf("native %s on %s (UDP %v): RC %d values %v, want %s", handle, n.data, udp, resp.Message.Header.ResponseCode, resp.Values, url)
 		}
 	}
-	if resp.Message.Header.ResponseCode != hsmsg.RCSuccess || !found {
-		t.Errorf("native %s: RC %d values %v, want %s", handle, resp.Message.Header.ResponseCode, resp.Values, url)
-	}
+	return nil
 }
 
 func waitUntil(t *testing.T, cond func() bool) {
@@ -370,12 +393,14 @@ func waitUntil(t *testing.T, cond func() bool) {
 	}
 }
 
-// TestClusterQuorumLoss takes two of three etcd members away under a node:
+// TestClusterQuorumLoss kills two of three etcd members (SIGKILL) under a node:
 // resolution goes on, writes answer 503 with Retry-After in bounded time,
 // /readyz stays ready and says writes are unavailable; with the members
 // back, writes work again without restarting pidnode.
 func TestClusterQuorumLoss(t *testing.T) {
-	c := etcdtest.Start(t, 3, clusterEtcd)
+	opts := clusterEtcd
+	opts.Processes = true // members are killed
+	c := etcdtest.Start(t, 3, opts)
 	dir := t.TempDir()
 	a := startNode(t, filepath.Join(dir, "a"), append(clusterFlags(c, "a"), "--demo")...)
 	b := startNode(t, filepath.Join(dir, "b"), clusterFlags(c, "b")...)
@@ -385,8 +410,8 @@ func TestClusterQuorumLoss(t *testing.T) {
 	})
 
 	m := c.Members()
-	m[1].Stop()
-	m[2].Stop()
+	m[1].Kill()
+	m[2].Kill()
 	// Both nodes at once: each write waits for etcd up to its bound.
 	var wg sync.WaitGroup
 	for _, n := range []*node{a, b} {

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -23,17 +24,20 @@ import (
 
 // The admin API of a cluster is checked for linearizability rather than
 // hoped to have it: clients on two nodes create, update with If-Match and
-// read a few identifiers while etcd members are stopped and started and the
-// network between node b and etcd (toxiproxy) is slowed down or cut; the
-// history is checked with porcupine against a versioned register per
+// read a few identifiers while etcd members are killed with SIGKILL and
+// started again (a leader for a few seconds; then a leader and a follower,
+// which takes the quorum away for longer than a write waits for etcd) and
+// the network between node b and etcd (toxiproxy) is slowed down or cut;
+// the history is checked with porcupine against a versioned register per
 // identifier. An operation that got no answer, or 503 (etcd may have
 // decided it after all), may or may not have happened.
 
 type linInput struct {
-	op  string // create, update, read
-	id  string
-	ver uint64 // update: the If-Match version
-	url string // create, update: the value written
+	op    string // create, update, read
+	id    string
+	ver   uint64 // update: the If-Match version
+	url   string // create, update: the value written
+	shard int    // the etcd shard of id's namespace
 }
 
 type linOutput struct {
@@ -118,8 +122,9 @@ func TestClusterLinearizable(t *testing.T) {
 }
 
 // TestClusterShardsLinearizable is TestClusterLinearizable over two etcd
-// shards of three members each, a namespace on each: members of either
-// shard are stopped, and b's network to both is slowed down or cut.
+// shards of three members each, a namespace on each: shard s0 loses its
+// leader, shard s1 its quorum (and s0's namespace takes writes meanwhile),
+// and b's network to both is slowed down or cut.
 func TestClusterShardsLinearizable(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills etcd members for several seconds")
@@ -129,13 +134,21 @@ func TestClusterShardsLinearizable(t *testing.T) {
 
 // checkLinearizable runs the linearizability check on a cluster of shards
 // etcd clusters (one: --etcd-endpoints and the demo namespace; more:
-// --etcd-shard and a namespace on each).
+// --etcd-shard and a namespace on each). While the last shard has lost its
+// quorum no write of its namespace may be acknowledged, and in a cluster
+// of two shards the other shard's must go on being.
 func checkLinearizable(t *testing.T, shards int) {
 	cs := make([]*etcdtest.Cluster, shards)
 	names := make([]string, shards)
+	opts := clusterEtcd
+	opts.Processes = true // members are killed
+	var wg sync.WaitGroup
 	for i := range cs {
-		cs[i], names[i] = etcdtest.Start(t, 3, clusterEtcd), "s"+strconv.Itoa(i)
+		names[i] = "s" + strconv.Itoa(i)
+		wg.Add(1)
+		go func() { defer wg.Done(); cs[i] = etcdtest.Start(t, 3, opts) }()
 	}
+	wg.Wait()
 	dir := t.TempDir()
 	aFlags := append(clusterFlags(cs[0], "a"), "--demo")
 	if shards > 1 {
@@ -166,32 +179,42 @@ func checkLinearizable(t *testing.T, shards int) {
 	b := startNode(t, filepath.Join(dir, "b"), bFlags...)
 	nodes := []*node{a, b}
 	// Identifiers as namespace collection and id, with the namespace's key.
-	type linID struct{ coll, id, key string }
+	type linID struct {
+		coll, id, key string
+		shard         int
+	}
 	var ids []linID
 	if shards == 1 {
 		for _, id := range []string{"LIN-0", "LIN-1", "LIN-2"} {
-			ids = append(ids, linID{testColl, id, a.Key})
+			ids = append(ids, linID{testColl, id, a.Key, 0})
 		}
 	} else {
 		for i, name := range names {
 			ns := "LIN" + strconv.Itoa(i)
 			key, _ := onboardOn(t, a, ns, `"shard":"`+name+`","custom_ids":true`)
 			for _, id := range []string{"LIN-0", "LIN-1"} {
-				ids = append(ids, linID{"/testpid/v2/handles/21.T12345/" + ns + "/", id, key})
+				ids = append(ids, linID{"/testpid/v2/handles/21.T12345/" + ns + "/", id, key, i})
 			}
 		}
 	}
 	hc := httpClient(8 * time.Second)
 	start := time.Now()
 	now := func() int64 { return int64(time.Since(start)) }
-	stop := time.Now().Add(time.Duration(12-2*shards) * time.Second) // 10 s; 8 s over two shards, which take longer to start
+	stop := make(chan struct{})
+	stopped := func() bool {
+		select {
+		case <-stop:
+			return true
+		default:
+			return false
+		}
+	}
 
 	var (
 		mu      sync.Mutex
 		history []porcupine.Operation
 		counts  = map[string]int{}
 	)
-	var wg sync.WaitGroup
 	for client := 0; client < 6; client++ {
 		wg.Add(1)
 		go func() {
@@ -199,10 +222,10 @@ func checkLinearizable(t *testing.T, shards int) {
 			n := nodes[client%2]
 			rng := rand.New(rand.NewPCG(uint64(client), 7))
 			lastVer := map[string]uint64{}
-			for i := 0; time.Now().Before(stop); i++ {
+			for i := 0; !stopped(); i++ {
 				x := ids[rng.IntN(len(ids))]
 				id, key := x.coll+x.id, x.key
-				in := linInput{id: id}
+				in := linInput{id: id, shard: x.shard}
 				url := n.adminURL() + id
 				var r reply
 				var err error
@@ -254,49 +277,102 @@ func checkLinearizable(t *testing.T, shards int) {
 			}
 		}()
 	}
-	// Chaos: one member down at a time, now and then two (no quorum); b's
-	// network to etcd slowed down by 150 ms each way, or cut.
-	for round := 0; time.Now().Before(stop.Add(-time.Second)); round++ {
-		m := cs[round%len(cs)].Members()
-		switch round % 4 {
-		case 0, 1:
-			x := m[round%3]
-			x.Stop()
-			time.Sleep(700 * time.Millisecond)
-			x.Restart()
-		case 2:
-			x, y := m[round%3], m[(round+1)%3]
-			x.Stop()
-			y.Stop()
-			time.Sleep(700 * time.Millisecond)
-			y.Restart()
-			x.Restart()
-		case 3:
-			for _, p := range proxies {
-				for _, stream := range []string{"upstream", "downstream"} {
-					if _, err := p.Toxics.AddToxicJson(strings.NewReader(`{"name":"slow-` + stream + `","type":"latency","stream":"` + stream + `","attributes":{"latency":150}}`)); err != nil {
-						t.Fatal(err)
-					}
-				}
-			}
-			time.Sleep(700 * time.Millisecond)
-			for _, p := range proxies {
-				p.Toxics.ResetToxics(t.Context())
-				p.Stop()
-			}
-			time.Sleep(700 * time.Millisecond)
-			for _, p := range proxies {
-				if err := p.Start(); err != nil {
-					t.Fatal(err)
-				}
+	// Chaos, each member SIGKILLed and started again on its data: the
+	// first shard's leader for 2.5 s (a new one is elected); then the last
+	// shard's leader and a follower for 5.5 s, longer than a write waits
+	// for etcd (5 s) and a read for its sync (2 s); then b's network to etcd
+	// slowed down by 150 ms each way, and cut.
+	leader := func(c *etcdtest.Cluster) int {
+		cli := c.Client()
+		for i, m := range c.Members() {
+			x, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			st, err := cli.Status(x, m.Endpoint())
+			cancel()
+			if err == nil && st.Leader == st.Header.MemberId {
+				return i
 			}
 		}
-		time.Sleep(300 * time.Millisecond)
+		return 0
 	}
+	time.Sleep(time.Second)
+	m := cs[0].Members()
+	x := m[leader(cs[0])]
+	x.Kill()
+	time.Sleep(2500 * time.Millisecond)
+	x.Restart()
+	time.Sleep(300 * time.Millisecond)
+
+	lost := len(cs) - 1
+	m = cs[lost].Members()
+	l := leader(cs[lost])
+	x, y := m[l], m[(l+1)%3]
+	x.Kill()
+	y.Kill()
+	lostFrom := now()
+	if shards > 1 {
+		// The other shard's namespace takes creates through both nodes.
+		var pw sync.WaitGroup
+		for _, n := range nodes {
+			pw.Add(1)
+			go func() {
+				defer pw.Done()
+				began := time.Now()
+				r, err := do(hc, "POST", n.adminURL()+ids[0].coll, payload("https://example.org/meanwhile", "REGISTERED", resourceInfo("lin", "x")), auth(ids[0].key)...)
+				if err != nil || r.Status != http.StatusCreated {
+					t.Errorf("create in shard %s's namespace through %s while shard %s has no quorum: %v %d %s", names[0], n.data, names[lost], err, r.Status, r.Body)
+				}
+				t.Logf("create in shard %s's namespace through %s while shard %s has no quorum: %d after %v", names[0], filepath.Base(n.data), names[lost], r.Status, time.Since(began))
+			}()
+		}
+		pw.Wait()
+	}
+	time.Sleep(5500*time.Millisecond - time.Duration(now()-lostFrom))
+	lostUntil := now()
+	y.Restart()
+	x.Restart()
+	time.Sleep(300 * time.Millisecond)
+
+	for _, p := range proxies {
+		for _, stream := range []string{"upstream", "downstream"} {
+			if _, err := p.Toxics.AddToxicJson(strings.NewReader(`{"name":"slow-` + stream + `","type":"latency","stream":"` + stream + `","attributes":{"latency":150}}`)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	time.Sleep(700 * time.Millisecond)
+	for _, p := range proxies {
+		p.Toxics.ResetToxics(t.Context())
+		p.Stop()
+	}
+	time.Sleep(700 * time.Millisecond)
+	for _, p := range proxies {
+		if err := p.Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(time.Second)
+	close(stop)
 	wg.Wait()
 	t.Logf("%d operations: %v", len(history), counts)
 	if counts["create 201"] == 0 || counts["update 200"] == 0 || counts["read 200"] == 0 {
 		t.Fatalf("the run did not exercise every operation: %v", counts)
+	}
+	// Writes made and answered while shard lost had no quorum: none of its
+	// namespace's acknowledged.
+	others := 0
+	for _, op := range history {
+		in, out := op.Input.(linInput), op.Output.(linOutput)
+		if in.op == "read" || out.status != http.StatusOK && out.status != http.StatusCreated || op.Call < lostFrom || op.Return > lostUntil {
+			continue
+		}
+		if in.shard == lost {
+			t.Errorf("%s %s acknowledged while shard %s had no quorum", in.op, in.id, names[lost])
+		} else {
+			others++
+		}
+	}
+	if shards > 1 {
+		t.Logf("%d writes to shard %s acknowledged while shard %s had no quorum", others, names[0], names[lost])
 	}
 	res, info := porcupine.CheckOperationsVerbose(linModel.ToModel(), history, 60*time.Second)
 	if res != porcupine.Ok {

@@ -2,6 +2,7 @@ package shed
 
 import (
 	"fmt"
+	"strconv"
 	"sync/atomic"
 )
 
@@ -50,8 +51,13 @@ type Budget struct {
 // NewBudget validates cfg and fills its defaults. There must be room for at
 // least one public connection after Files and Reserve.
 func NewBudget(cfg BudgetConfig) (*Budget, error) {
-	if cfg.Descriptors <= 0 || cfg.Files < 0 || cfg.Reserve < 0 {
-		return nil, fmt.Errorf("%w: Descriptors must be positive, Files and Reserve not negative (%+v)", ErrBadConfig, cfg)
+	switch {
+	case cfg.Descriptors <= 0:
+		return nil, &ConfigError{Pkg: "shed", Field: "Descriptors", Value: strconv.Itoa(cfg.Descriptors), Reason: "must be positive", Err: ErrBadConfig}
+	case cfg.Files < 0:
+		return nil, &ConfigError{Pkg: "shed", Field: "Files", Value: strconv.Itoa(cfg.Files), Reason: "must not be negative", Err: ErrBadConfig}
+	case cfg.Reserve < 0:
+		return nil, &ConfigError{Pkg: "shed", Field: "Reserve", Value: strconv.Itoa(cfg.Reserve), Reason: "must not be negative", Err: ErrBadConfig}
 	}
 	if cfg.Files == 0 {
 		cfg.Files = DefaultFiles(cfg.Descriptors)
@@ -61,8 +67,8 @@ func NewBudget(cfg BudgetConfig) (*Budget, error) {
 		cfg.Reserve = DefaultReserve(conns)
 	}
 	if conns-cfg.Reserve < 1 {
-		return nil, fmt.Errorf("%w: %d descriptors leave no connection slot after %d for files and %d reserved for the admin listener",
-			ErrBadConfig, cfg.Descriptors, cfg.Files, cfg.Reserve)
+		return nil, &ConfigError{Pkg: "shed", Field: "Descriptors", Value: strconv.Itoa(cfg.Descriptors), Err: ErrBadConfig,
+			Reason: fmt.Sprintf("leaves no connection slot after %d for files and %d reserved for the admin listener", cfg.Files, cfg.Reserve)}
 	}
 	return &Budget{limit: int64(conns), reserve: int64(cfg.Reserve)}, nil
 }

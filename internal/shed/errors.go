@@ -1,6 +1,14 @@
 package shed
 
-import "errors"
+import (
+	"errors"
 
-// ErrBadConfig is returned by NewBudget for a BudgetConfig it cannot use.
+	"pidnode/internal/cfgerr"
+)
+
+// ErrBadConfig is wrapped by every *ConfigError NewBudget returns.
 var ErrBadConfig = errors.New("shed: bad config")
+
+// ConfigError reports a BudgetConfig field NewBudget rejected; it wraps
+// ErrBadConfig.
+type ConfigError = cfgerr.Error

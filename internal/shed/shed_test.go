@@ -74,8 +74,9 @@ func TestBudget(t *testing.T) {
 		t.Error("after one release: want the slot for admin only")
 	}
 	for _, c := range []BudgetConfig{{}, {Descriptors: -1}, {Descriptors: 64}, {Descriptors: 100, Files: 90, Reserve: 10}, {Descriptors: 100, Reserve: -1}} {
-		if _, err := NewBudget(c); !errors.Is(err, ErrBadConfig) {
-			t.Errorf("NewBudget(%+v) = %v, want ErrBadConfig", c, err)
+		var ce *ConfigError
+		if _, err := NewBudget(c); !errors.Is(err, ErrBadConfig) || !errors.As(err, &ce) {
+			t.Errorf("NewBudget(%+v) = %v, want a *ConfigError wrapping ErrBadConfig", c, err)
 		}
 	}
 }

@@ -9,7 +9,7 @@ import (
 // AppendMetrics appends the DNS front's counters in the Prometheus text format
 // (docs/architecture.md practice 13): names pidnode_dns_*, labels from fixed
 // sets only, never a name or a handle. cmd/pidnode adds them to the admin
-// listener's /metrics. It is safe to call concurrently with serving.
+// listener's /metrics, after the resolutions (EachResolution). It is safe to call concurrently with serving.
 func (s *Server) AppendMetrics(b []byte) []byte {
 	st := s.Stats()
 	b = promtext.CounterFamily(b, "pidnode_dns_queries_total", "DNS requests handed to the handler (UDP and TCP), including those rate limiting dropped.", st.Queries)
@@ -34,6 +34,20 @@ func (s *Server) AppendMetrics(b []byte) []byte {
 		b = promtext.GaugeFamily(b, "pidnode_dns_rrl_sources", "Source prefixes the rate limiter tracks now.", int64(s.rrl.len()))
 	}
 	return b
+}
+
+// EachResolution calls f with the DNS front's counters of
+// pidnode_resolver_resolutions_total (kind dns) for resolver.AppendResolutions,
+// whose results are named as the HTTP front's.
+func (s *Server) EachResolution(f func(kind, result string, n uint64)) {
+	st := s.Stats()
+	for _, r := range []struct {
+		result string
+		n      uint64
+	}{{"found", st.NoError}, {"nodata", st.NoData}, {"not_found", st.NXDomain}, {"refused", st.Refused},
+		{"error", st.ServFail}, {"bad_request", st.Other}} {
+		f("dns", r.result, r.n)
+	}
 }
 
 // WriteMetrics writes AppendMetrics's text to w.

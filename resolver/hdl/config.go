@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math"
 	"net/netip"
+	"strconv"
 	"time"
 
 	"pidnode/cache"
@@ -165,23 +166,32 @@ func BuildSite(cfg SiteConfig, pub *rsa.PublicKey) hsmsg.Site {
 
 func (cfg *Config) validate() error {
 	if cfg.Cache == nil {
-		return fmt.Errorf("%w: Cache is required", ErrBadConfig)
+		return configError("Cache", "", "required")
 	}
 	if cfg.Namer == nil {
-		return fmt.Errorf("%w: Namer is required", ErrBadConfig)
+		return configError("Namer", "", "required")
 	}
-	if !(cfg.SignedRate >= 0) || math.IsInf(cfg.SignedRate, 0) || cfg.SignedBurst < 0 {
-		return fmt.Errorf("%w: SignedRate %v, SignedBurst %d: want finite, non-negative", ErrBadConfig, cfg.SignedRate, cfg.SignedBurst)
+	if !(cfg.SignedRate >= 0) || math.IsInf(cfg.SignedRate, 0) {
+		return configError("SignedRate", fmt.Sprint(cfg.SignedRate), "must be finite and not negative")
 	}
-	if cfg.ReadTimeout < 0 || cfg.WriteTimeout < 0 || cfg.HeaderTimeout < 0 || cfg.SignedWait < 0 || cfg.MaxConns < 0 || cfg.MaxConnsPerSource < 0 || cfg.MaxPendingBytes < 0 {
-		return fmt.Errorf("%w: negative timeout or limit", ErrBadConfig)
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{
+		{"SignedBurst", int64(cfg.SignedBurst)}, {"ReadTimeout", int64(cfg.ReadTimeout)}, {"WriteTimeout", int64(cfg.WriteTimeout)},
+		{"HeaderTimeout", int64(cfg.HeaderTimeout)}, {"SignedWait", int64(cfg.SignedWait)}, {"MaxConns", int64(cfg.MaxConns)},
+		{"MaxConnsPerSource", int64(cfg.MaxConnsPerSource)}, {"MaxPendingBytes", int64(cfg.MaxPendingBytes)},
+	} {
+		if f.v < 0 {
+			return configError(f.name, strconv.FormatInt(f.v, 10), "must not be negative")
+		}
 	}
 	if p := cfg.Site.Port; p < 0 || p > 65535 {
-		return fmt.Errorf("%w: Site.Port %d out of range", ErrBadConfig, p)
+		return configError("Site.Port", strconv.Itoa(p), "must be a port number, 0 to 65535")
 	}
 	if k := cfg.SignKey; k != nil {
 		if err := k.Validate(); err != nil {
-			return fmt.Errorf("%w: SignKey: %v", ErrBadConfig, err)
+			return configError("SignKey", "", "must be a valid RSA key: "+err.Error())
 		}
 	}
 	if cfg.ReadTimeout == 0 {

@@ -4,9 +4,9 @@ import (
 	"context"
 	"crypto/rsa"
 	"errors"
-	"fmt"
 	"net"
 	"net/netip"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -70,11 +70,11 @@ func New(cfg Config) (*Server, error) {
 	}
 	lim, err := connlimit.New(connlimit.Config{Max: cfg.MaxConns, PerSource: cfg.MaxConnsPerSource})
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadConfig, err)
+		return nil, configError("MaxConnsPerSource", strconv.Itoa(cfg.MaxConnsPerSource), err.Error())
 	}
 	waiters, err := connlimit.New(connlimit.Config{Max: maxSignedWaiters, PerSource: perSourceSignedWaiters})
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadConfig, err)
+		return nil, err
 	}
 	s := &Server{
 		slots:   lim,

@@ -1,4 +1,4 @@
-package admin
+package console
 
 import (
 	"crypto/subtle"
@@ -10,7 +10,10 @@ import (
 	"strings"
 
 	"pidnode/access"
+	"pidnode/internal/httperr"
+	"pidnode/model"
 	"pidnode/registry"
+	"pidnode/write"
 )
 
 // The console (docs/product.md §4.2): an SNAA or the operator signs in with
@@ -20,12 +23,8 @@ import (
 // token lives in one HttpOnly, SameSite=Strict cookie (Secure on TLS).
 
 const (
-	// DefaultSessionIdle and DefaultSessionMax are the idle and absolute
-	// session lifetimes.
-	DefaultSessionIdle = access.DefaultSessionIdle
-	DefaultSessionMax  = access.DefaultSessionMax
-	// signinPerHour bounds sign-in attempts (and status look-ups) per address.
-	signinPerHour = 60
+	// SignInPerHour bounds sign-in attempts (and status look-ups) per address.
+	SignInPerHour = 60
 	// consoleMaxBody bounds a console form (a bulk upload included).
 	consoleMaxBody = 4 << 20
 )
@@ -57,12 +56,16 @@ func preCookieName(r *http.Request) string {
 type consoleUser struct {
 	Operator bool
 	// SNAA and Key are the SNAA's records (not for the operator).
-	SNAA SNAA
-	Key  Key
-	// p is the API's principal of the same SNAA key.
-	p     *principal
+	SNAA  registry.SNAA
+	Key   registry.Key
 	token string // the session token, for the CSRF token
 }
+
+// writer is u as the write service's Actor.
+func (u *consoleUser) writer() *write.Actor { return &write.Actor{SNAA: u.SNAA, Key: u.Key} }
+
+// actor is u in the audit log, as the API writes an SNAA key's writes.
+func (u *consoleUser) actor() string { return "snaa:" + u.SNAA.ID + " key:" + u.Key.ID }
 
 // Name is how the page header names the signed-in principal.
 func (u *consoleUser) Name() string {
@@ -101,7 +104,7 @@ func (s *Server) sessionOf(r *http.Request) (*consoleUser, error) {
 	if err := s.syncBeforeAuth(r); err != nil {
 		return nil, err
 	}
-	sess, err := s.sessions.Lookup(c.Value)
+	sess, err := s.cfg.Sessions.Lookup(c.Value)
 	switch {
 	case errors.Is(err, access.ErrSessionUnknown):
 		return nil, &errSignIn{"Your session has ended. Sign in again."}
@@ -116,16 +119,12 @@ func (s *Server) sessionOf(r *http.Request) (*consoleUser, error) {
 	case err != nil:
 		return nil, err
 	}
-	u := &consoleUser{Operator: sess.Operator, SNAA: sess.SNAA, Key: sess.Key, token: sess.Token}
-	if !sess.Operator {
-		u.p = &principal{snaa: sess.SNAA, key: sess.Key}
-	}
-	return u, nil
+	return &consoleUser{Operator: sess.Operator, SNAA: sess.SNAA, Key: sess.Key, token: sess.Token}, nil
 }
 
 // startSession stores a new session for sess and sets its cookie.
 func (s *Server) startSession(w http.ResponseWriter, r *http.Request, sess registry.Session) error {
-	tok, err := s.sessions.Start(sess)
+	tok, err := s.cfg.Sessions.Start(sess)
 	if err != nil {
 		return err
 	}
@@ -193,14 +192,14 @@ func (s *Server) console(operator bool, h consoleHandler) http.HandlerFunc {
 	}
 }
 
-func (s *Server) consoleRoutes() {
-	s.mux.HandleFunc("GET /console/assets/console.css", serveAsset)
-	s.mux.HandleFunc("GET /console/sign-in", func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) consoleRoutes(mux *http.ServeMux) {
+	mux.HandleFunc("GET /console/assets/console.css", serveAsset)
+	mux.HandleFunc("GET /console/sign-in", func(w http.ResponseWriter, r *http.Request) {
 		s.signInPage(w, r, http.StatusOK, "", nil)
 	})
-	s.mux.HandleFunc("POST /console/sign-in", s.signIn)
-	s.mux.HandleFunc("POST /console/sign-out", s.signOut)
-	s.mux.HandleFunc("GET /console/{$}", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("POST /console/sign-in", s.signIn)
+	mux.HandleFunc("POST /console/sign-out", s.signOut)
+	mux.HandleFunc("GET /console/{$}", func(w http.ResponseWriter, r *http.Request) {
 		u, err := s.sessionOf(r)
 		switch {
 		case err != nil:
@@ -217,16 +216,16 @@ func (s *Server) consoleRoutes() {
 			http.Redirect(w, r, "/console/ids", http.StatusSeeOther)
 		}
 	})
-	s.snaaConsoleRoutes()
-	s.opsConsoleRoutes()
-	s.mux.HandleFunc("/console/", func(w http.ResponseWriter, r *http.Request) {
+	s.snaaConsoleRoutes(mux)
+	s.opsConsoleRoutes(mux)
+	mux.HandleFunc("/console/", func(w http.ResponseWriter, r *http.Request) {
 		s.renderProblem(w, r, nil, problem(http.StatusNotFound, "no console page %s", r.URL.Path))
 	})
 }
 
 // signInPage shows the sign-in form with a fresh pre-session token (the
 // form's CSRF token, double-submitted in a cookie).
-func (s *Server) signInPage(w http.ResponseWriter, r *http.Request, status int, flash string, p *Problem) {
+func (s *Server) signInPage(w http.ResponseWriter, r *http.Request, status int, flash string, p *httperr.Problem) {
 	var b [24]byte
 	if _, err := io.ReadFull(s.rnd, b[:]); err != nil {
 		s.renderProblem(w, r, nil, err)
@@ -258,17 +257,17 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 	if !s.sessionForm(w, r) {
 		return
 	}
-	fail := func(p *Problem) { s.signInPage(w, r, p.Status, "", p) }
+	fail := func(p *httperr.Problem) { s.signInPage(w, r, p.Status, "", p) }
 	pre, err := r.Cookie(preCookieName(r))
 	if err != nil || pre.Value == "" || subtle.ConstantTimeCompare([]byte(pre.Value), []byte(r.PostForm.Get("csrf"))) != 1 {
 		fail(problem(http.StatusForbidden, "the sign-in form expired or was not sent from this site; try again"))
 		return
 	}
-	if s.refuseKeys && r.TLS == nil {
+	if s.cfg.RefuseKeys && r.TLS == nil {
 		fail(problem(http.StatusForbidden, "this admin listener is plain HTTP on a network address: it refuses keys, which would cross the network in clear text; use the node's HTTPS admin address"))
 		return
 	}
-	if err := s.limitAddr(s.signinRL, r, "sign-in attempts"); err != nil {
+	if err := limitAddr(s.cfg.SignInLimit, r, "sign-in attempts"); err != nil {
 		p, _ := problemOf(err)
 		fail(p)
 		return
@@ -277,22 +276,22 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 	var sess registry.Session
 	switch {
 	case key == "":
-		fail(&Problem{Status: http.StatusUnprocessableEntity, Title: problemTitles[422], Errors: []FieldError{{Field: "key", Message: "is required"}}})
+		fail(&httperr.Problem{Status: http.StatusUnprocessableEntity, Title: httperr.Titles[422], Errors: []model.FieldError{{Field: "key", Message: "is required"}}})
 		return
-	case s.keys.IsOperator(key):
-		sess = registry.Session{Operator: true, KeyHash: s.keys.OperatorHash()}
+	case s.cfg.Keys.IsOperator(key):
+		sess = registry.Session{Operator: true, KeyHash: s.cfg.Keys.OperatorHash()}
 	case !access.WellFormed(key):
-		fail(&Problem{Status: http.StatusUnauthorized, Title: problemTitles[401], Errors: []FieldError{{Field: "key", Message: "is not an API key of this node"}}})
+		fail(&httperr.Problem{Status: http.StatusUnauthorized, Title: httperr.Titles[401], Errors: []model.FieldError{{Field: "key", Message: "is not an API key of this node"}}})
 		return
 	default:
 		if err := s.syncBeforeAuth(r); err != nil {
 			s.renderProblem(w, r, nil, err)
 			return
 		}
-		k, sn, err := s.keys.Lookup(key)
+		k, sn, err := s.cfg.Keys.Lookup(key)
 		if err != nil {
 			if p, ok := problemOf(err); ok && p.Status == http.StatusUnauthorized {
-				fail(&Problem{Status: http.StatusUnauthorized, Title: problemTitles[401], Errors: []FieldError{{Field: "key", Message: "is unknown or revoked"}}})
+				fail(&httperr.Problem{Status: http.StatusUnauthorized, Title: httperr.Titles[401], Errors: []model.FieldError{{Field: "key", Message: "is unknown or revoked"}}})
 				return
 			}
 			s.renderProblem(w, r, nil, err)
@@ -307,7 +306,7 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 	// Whatever session cookie the browser had, it gets a new one: a token
 	// is only ever issued here, never taken from a request (no fixation).
 	if c, err := r.Cookie(sessionCookieName(r)); err == nil && c.Value != "" && len(c.Value) <= 100 {
-		s.sessions.End(access.TokenHash(c.Value))
+		s.cfg.Sessions.End(access.TokenHash(c.Value))
 	}
 	if err := s.startSession(w, r, sess); err != nil {
 		s.renderProblem(w, r, nil, err)
@@ -332,7 +331,7 @@ func (s *Server) signOut(w http.ResponseWriter, r *http.Request) {
 			s.renderProblem(w, r, nil, problem(http.StatusForbidden, "the form's CSRF token is missing or wrong; reload the page and try again"))
 			return
 		}
-		s.sessions.End(access.TokenHash(c.Value))
+		s.cfg.Sessions.End(access.TokenHash(c.Value))
 	}
 	clearCookie(w, r, sessionCookieName(r))
 	s.signInPage(w, r, http.StatusOK, "You are signed out.", nil)

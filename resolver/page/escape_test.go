@@ -1,4 +1,4 @@
-package resolver
+package page
 
 import (
 	"bytes"
@@ -71,7 +71,7 @@ func TestAppendEscapedMatchesReference(t *testing.T) {
 }
 
 // TestAppendShown: characters that are invisible or reorder text come out as
-// visible escapes; everything else as appendText writes it.
+// visible escapes; everything else as AppendText writes it.
 func TestAppendShown(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"https://a.org/x", "https://a.org/x"},
@@ -95,23 +95,41 @@ func TestValuesPageIsolatesData(t *testing.T) {
 		{Index: 1, Type: "URL", Data: []byte("https://\u202eevil.org/gro.elgoog")},
 		{Index: 2, Type: "URL\u202e", Data: []byte("https://a.org/\u2067x")},
 	}
-	page := string(appendValuesPage(nil, "21.T1/X", vs, nil))
+	page := string(AppendValues(nil, &Record{Handle: "21.T1/X", Path: []byte("21.T1/X"), Values: vs}, nil))
 	for _, want := range []string{
 		`<td class="d" dir="ltr">https://<span class="esc">\u202E</span>evil.org/gro.elgoog</td>`,
 		`<td class="t" dir="ltr">URL<span class="esc">\u202E</span></td>`,
 		`<a href="https://a.org/%E2%81%A7x">https://a.org/<span class="esc">\u2067</span>x</a>`,
-		`<link rel="stylesheet" href="` + stylePath + `" />`,
+		`<link rel="stylesheet" href="` + StylePath + `" />`,
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("values page lacks %q:\n%s", want, page)
 		}
 	}
-	if want := "td.t,td.d,.v{unicode-bidi:isolate}"; !strings.Contains(pageStyle, want) {
+	if want := "td.t,td.d,.v{unicode-bidi:isolate}"; !strings.Contains(style, want) {
 		t.Errorf("the pages' style sheet lacks %q", want)
 	}
 	for _, bad := range []string{"\u202e", "\u2067"} {
 		if strings.Contains(page, bad) {
 			t.Errorf("values page holds %U raw", []rune(bad)[0])
+		}
+	}
+}
+
+func TestAppendHTML(t *testing.T) {
+	tests := []struct{ in, attr, text string }{
+		{`<a href="x">&'`, "&lt;a href=&#34;x&#34;&gt;&amp;&#39;", `&lt;a href="x"&gt;&amp;'`},
+		{"a\x00b\x1bc\td\n", "a\uFFFDb\uFFFDc\td\n", "a\uFFFDb\uFFFDc\td\n"},
+		{"bad \xff\xfe utf8", "bad \uFFFD\uFFFD utf8", "bad \uFFFD\uFFFD utf8"},
+		{"c1 \u0085 ok ü€😀", "c1 \uFFFD ok ü€😀", "c1 \uFFFD ok ü€😀"},
+		{"cut \xe2\x82", "cut \uFFFD\uFFFD", "cut \uFFFD\uFFFD"},
+	}
+	for _, tc := range tests {
+		if got := string(AppendHTML(nil, tc.in)); got != tc.attr {
+			t.Errorf("AppendHTML(%q) = %q, want %q", tc.in, got, tc.attr)
+		}
+		if got := string(AppendText(nil, []byte(tc.in))); got != tc.text {
+			t.Errorf("AppendText(%q) = %q, want %q", tc.in, got, tc.text)
 		}
 	}
 }

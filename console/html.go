@@ -1,4 +1,4 @@
-package admin
+package console
 
 import (
 	"bytes"
@@ -11,7 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"pidnode/internal/httperr"
 	"pidnode/read"
+	"pidnode/registry"
 )
 
 // The HTML of the application form and the console (docs/product.md §4.2):
@@ -19,17 +21,17 @@ import (
 // holds a script or an inline style, so the Content-Security-Policy allows
 // neither; everything works without JavaScript.
 
-//go:embed templates/*.html assets/console.css assets/policy.txt
+//go:embed templates/*.html assets/console.css
 var consoleFS embed.FS
 
-// pageCSP is the Content-Security-Policy of every HTML page: nothing but
+// PageCSP is the Content-Security-Policy of every HTML page: nothing but
 // this origin's style sheet and images, forms only to this origin, never
 // framed.
-const pageCSP = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+const PageCSP = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
 // htmlHeaders sets the security headers of an HTML reply.
 func htmlHeaders(h http.Header) {
-	h.Set("Content-Security-Policy", pageCSP)
+	h.Set("Content-Security-Policy", PageCSP)
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "same-origin") // "no-referrer" would make Chromium send Origin: null with our own forms
@@ -49,7 +51,7 @@ type pageData struct {
 	Flash string
 	// Problem is the error to show at the top; its field errors are also
 	// shown next to their fields.
-	Problem *Problem
+	Problem *httperr.Problem
 	// D is the page's own data.
 	D any
 }
@@ -58,7 +60,7 @@ type pageData struct {
 // whose errors it shows.
 type fieldCtx struct {
 	N *formNode
-	P *Problem
+	P *httperr.Problem
 }
 
 // contactField is one contact's group of the application form.
@@ -66,15 +68,16 @@ type contactField struct{ Name, Label, Help string }
 
 var fieldIDRE = regexp.MustCompile(`[^A-Za-z0-9_]+`)
 
-// fieldID is the HTML id of the input named name (a JSON path).
-func fieldID(name string) string {
+// FieldID is the HTML id of the input named name (a JSON path, the field
+// of a problem's errors), which the page's list of errors links to.
+func FieldID(name string) string {
 	return "f-" + strings.Trim(fieldIDRE.ReplaceAllString(name, "-"), "-")
 }
 
 var pageFuncs = template.FuncMap{
-	"fieldID": fieldID,
+	"fieldID": FieldID,
 	// errs returns the messages of p's field errors for field name.
-	"errs": func(p *Problem, name string) []string {
+	"errs": func(p *httperr.Problem, name string) []string {
 		if p == nil {
 			return nil
 		}
@@ -103,7 +106,7 @@ var pageFuncs = template.FuncMap{
 	},
 	"join":  strings.Join,
 	"lower": strings.ToLower,
-	"fc":    func(n *formNode, p *Problem) fieldCtx { return fieldCtx{N: n, P: p} },
+	"fc":    func(n *formNode, p *httperr.Problem) fieldCtx { return fieldCtx{N: n, P: p} },
 	"inputType": func(kind string) string {
 		switch kind {
 		case "email", "url":
@@ -127,7 +130,9 @@ var pageFuncs = template.FuncMap{
 			{"administrative_contact", "Administrative contact", "The person who can speak for the organisation about this agreement."},
 		}
 	},
-	"states": func() []string { return []string{StateSubmitted, StateApproved, StateRejected, "ALL"} },
+	"states": func() []string {
+		return []string{registry.StateSubmitted, registry.StateApproved, registry.StateRejected, "ALL"}
+	},
 	// idOf is the id part of a display handle.
 	"idOf": func(h string) string { _, _, id := read.SplitDisplay(h); return id },
 	"add":  func(a, b int) int { return a + b },
@@ -187,7 +192,7 @@ func (s *Server) renderProblem(w http.ResponseWriter, r *http.Request, d *pageDa
 	if !ok {
 		s.log.Error("console request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	}
-	for k, v := range p.header {
+	for k, v := range p.Header {
 		if k != "WWW-Authenticate" {
 			w.Header().Set(k, v)
 		}

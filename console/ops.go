@@ -1,57 +1,49 @@
-package admin
+package console
 
 import (
-	"encoding/json"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 
+	"pidnode/internal/route"
+	"pidnode/operator"
 	"pidnode/registry"
 )
 
 // The operator's pages of the console (docs/product.md §4.2): the
-// application queue, SNAAs and their keys, the audit log. The reads are
-// the registry's, with the operator routes' checks; the keys are package
-// access's; the decisions on applications and SNAAs (approve, reject,
-// patch) run the operator route's handler (console_call.go).
+// application queue, SNAAs and their keys, the audit log. The reads and
+// the decisions on applications and SNAAs (approve, reject, change) are
+// package operator's, the keys package access's: the same functions the
+// operator routes call.
 
-func (s *Server) opsConsoleRoutes() {
-	s.mux.HandleFunc("GET /console/ops/applications", s.console(true, s.pageApps))
-	s.mux.HandleFunc("GET /console/ops/application", s.console(true, s.pageApp))
-	s.mux.HandleFunc("POST /console/ops/approve", s.console(true, s.pageApprove))
-	s.mux.HandleFunc("POST /console/ops/reject", s.console(true, s.pageReject))
-	s.mux.HandleFunc("GET /console/ops/snaas", s.console(true, s.pageSNAAs))
-	s.mux.HandleFunc("GET /console/ops/snaa", s.console(true, s.pageSNAA))
-	s.mux.HandleFunc("POST /console/ops/snaa", s.console(true, s.pageSNAAChange))
-	s.mux.HandleFunc("POST /console/ops/keys", s.console(true, s.pageOpsIssueKey))
-	s.mux.HandleFunc("POST /console/ops/keys/revoke", s.console(true, s.pageOpsRevokeKey))
-	s.mux.HandleFunc("GET /console/ops/audit", s.console(true, s.pageAudit))
+func (s *Server) opsConsoleRoutes(mux *http.ServeMux) {
+	mux.HandleFunc("GET /console/ops/applications", s.console(true, s.pageApps))
+	mux.HandleFunc("GET /console/ops/application", s.console(true, s.pageApp))
+	mux.HandleFunc("POST /console/ops/approve", s.console(true, s.pageApprove))
+	mux.HandleFunc("POST /console/ops/reject", s.console(true, s.pageReject))
+	mux.HandleFunc("GET /console/ops/snaas", s.console(true, s.pageSNAAs))
+	mux.HandleFunc("GET /console/ops/snaa", s.console(true, s.pageSNAA))
+	mux.HandleFunc("POST /console/ops/snaa", s.console(true, s.pageSNAAChange))
+	mux.HandleFunc("POST /console/ops/keys", s.console(true, s.pageOpsIssueKey))
+	mux.HandleFunc("POST /console/ops/keys/revoke", s.console(true, s.pageOpsRevokeKey))
+	mux.HandleFunc("GET /console/ops/audit", s.console(true, s.pageAudit))
 }
 
 type appsPage struct {
 	State string
-	Apps  []Application
+	Apps  []registry.Application
 }
 
 func (s *Server) pageApps(w http.ResponseWriter, r *http.Request, u *consoleUser, d *pageData) error {
 	state := r.URL.Query().Get("state")
 	if state == "" {
-		state = StateSubmitted
+		state = registry.StateSubmitted
 	}
 	if state == "ALL" {
 		state = ""
 	}
-	// The API's check of the state.
-	want := strings.ToUpper(state)
-	if want != "" && want != StateSubmitted && want != StateApproved && want != StateRejected {
-		return problem(http.StatusBadRequest, "state must be SUBMITTED, APPROVED or REJECTED")
-	}
-	var apps []Application
-	err := s.reg.View(func(tx registry.Tx) (err error) {
-		apps, err = tx.Applications(want)
-		return err
-	})
+	apps, err := s.cfg.Operator.Applications(state)
 	if err != nil {
 		return err
 	}
@@ -64,28 +56,15 @@ func (s *Server) pageApps(w http.ResponseWriter, r *http.Request, u *consoleUser
 }
 
 type appPage struct {
-	App      Application
+	App      registry.Application
 	Prefixes []string
-	Approved *ApproveResult
+	Approved *operator.ApproveResult
 	// Form is what was typed into the approve or reject form.
 	Form url.Values
 }
 
-func (s *Server) loadApp(r *http.Request, id string) (*Application, error) {
-	var a Application
-	var ok bool
-	err := s.reg.View(func(tx registry.Tx) (err error) {
-		a, ok, err = tx.Application(id)
-		return err
-	})
-	if err == nil && !ok {
-		err = problem(http.StatusNotFound, "no application %q", id)
-	}
-	return &a, err
-}
-
 func (s *Server) pageApp(w http.ResponseWriter, r *http.Request, u *consoleUser, d *pageData) error {
-	a, err := s.loadApp(r, r.URL.Query().Get("id"))
+	a, err := s.cfg.Operator.Application(r.URL.Query().Get("id"))
 	if err != nil {
 		return err
 	}
@@ -93,7 +72,7 @@ func (s *Server) pageApp(w http.ResponseWriter, r *http.Request, u *consoleUser,
 	if a.CustomIDs {
 		f.Set("custom_ids", "true")
 	}
-	d.Title, d.D = "Application "+a.ID, &appPage{App: *a, Prefixes: s.servedPrefixes(), Form: f}
+	d.Title, d.D = "Application "+a.ID, &appPage{App: *a, Prefixes: s.cfg.Operator.Prefixes(), Form: f}
 	s.render(w, http.StatusOK, "ops_app", d)
 	return nil
 }
@@ -102,46 +81,34 @@ func (s *Server) pageApprove(w http.ResponseWriter, r *http.Request, u *consoleU
 	f := r.PostForm
 	id := f.Get("id")
 	customIDs := f.Get("custom_ids") == "true"
-	req := ApproveRequest{Namespace: strings.TrimSpace(f.Get("namespace")), Prefixes: f["prefixes"], CustomIDs: &customIDs, Note: f.Get("note")}
-	if req.Prefixes == nil {
-		req.Prefixes = []string{} // none ticked: the API says at least one is needed
-	}
-	body, err := json.Marshal(req)
+	// None ticked (no prefixes) grants what the application asked for, as
+	// the API does when its body names none.
+	req := operator.ApproveRequest{Namespace: strings.TrimSpace(f.Get("namespace")), Prefixes: f["prefixes"], CustomIDs: &customIDs, Note: f.Get("note")}
+	res, err := s.cfg.Operator.Approve(id, req)
 	if err != nil {
-		return err
-	}
-	var res ApproveResult
-	rep := s.opCall(r, apiCall{method: "POST", path: "/ops/v1/applications/" + url.PathEscape(id) + "/approve", pathValues: map[string]string{"id": id}, body: body}, s.approveApplication)
-	if err := rep.decode(&res); err != nil {
-		a, lerr := s.loadApp(r, id)
+		a, lerr := s.cfg.Operator.Application(id)
 		if lerr != nil {
 			return err
 		}
 		d.Problem, _ = problemOf(err)
-		d.Title, d.D = "Application "+a.ID, &appPage{App: *a, Prefixes: s.servedPrefixes(), Form: f}
+		d.Title, d.D = "Application "+a.ID, &appPage{App: *a, Prefixes: s.cfg.Operator.Prefixes(), Form: f}
 		s.render(w, d.Problem.Status, "ops_app", d)
 		return nil
 	}
-	d.Title, d.D = "Application approved", &appPage{App: res.Application, Approved: &res}
+	d.Title, d.D = "Application approved", &appPage{App: res.Application, Approved: res}
 	s.render(w, http.StatusOK, "ops_approved", d)
 	return nil
 }
 
 func (s *Server) pageReject(w http.ResponseWriter, r *http.Request, u *consoleUser, d *pageData) error {
 	id := r.PostForm.Get("id")
-	body, err := json.Marshal(RejectRequest{Note: r.PostForm.Get("note")})
-	if err != nil {
-		return err
-	}
-	var a Application
-	rep := s.opCall(r, apiCall{method: "POST", path: "/ops/v1/applications/" + url.PathEscape(id) + "/reject", pathValues: map[string]string{"id": id}, body: body}, s.rejectApplication)
-	if err := rep.decode(&a); err != nil {
-		cur, lerr := s.loadApp(r, id)
+	if _, err := s.cfg.Operator.Reject(id, operator.RejectRequest{Note: r.PostForm.Get("note")}); err != nil {
+		cur, lerr := s.cfg.Operator.Application(id)
 		if lerr != nil {
 			return err
 		}
 		d.Problem, _ = problemOf(err)
-		d.Title, d.D = "Application "+cur.ID, &appPage{App: *cur, Prefixes: s.servedPrefixes(), Form: r.PostForm}
+		d.Title, d.D = "Application "+cur.ID, &appPage{App: *cur, Prefixes: s.cfg.Operator.Prefixes(), Form: r.PostForm}
 		s.render(w, d.Problem.Status, "ops_app", d)
 		return nil
 	}
@@ -150,11 +117,7 @@ func (s *Server) pageReject(w http.ResponseWriter, r *http.Request, u *consoleUs
 }
 
 func (s *Server) pageSNAAs(w http.ResponseWriter, r *http.Request, u *consoleUser, d *pageData) error {
-	var snaas []SNAA
-	err := s.reg.View(func(tx registry.Tx) (err error) {
-		snaas, err = tx.SNAAs()
-		return err
-	})
+	snaas, err := s.cfg.Operator.SNAAs()
 	if err != nil {
 		return err
 	}
@@ -164,23 +127,20 @@ func (s *Server) pageSNAAs(w http.ResponseWriter, r *http.Request, u *consoleUse
 }
 
 type snaaPage struct {
-	SNAA     SNAA
-	Keys     []Key
+	SNAA     registry.SNAA
+	Keys     []registry.Key
 	Prefixes []string
-	Issued   *IssuedKey
+	Issued   *operator.IssuedKey
 }
 
 func (s *Server) snaaPage(r *http.Request, id string) (*snaaPage, error) {
-	pg := &snaaPage{Prefixes: s.servedPrefixes()}
-	sn, ok, err := s.loadSNAA(id)
+	pg := &snaaPage{Prefixes: s.cfg.Operator.Prefixes()}
+	sn, err := s.cfg.Operator.SNAA(id)
 	if err != nil {
 		return nil, err
 	}
-	if !ok {
-		return nil, problem(http.StatusNotFound, "no SNAA %q", id)
-	}
-	pg.SNAA = sn
-	keys, err := s.keys.List(id)
+	pg.SNAA = *sn
+	keys, err := s.cfg.Keys.List(id)
 	if err != nil {
 		return nil, err
 	}
@@ -209,7 +169,7 @@ func (s *Server) pageSNAA(w http.ResponseWriter, r *http.Request, u *consoleUser
 func (s *Server) pageSNAAChange(w http.ResponseWriter, r *http.Request, u *consoleUser, d *pageData) error {
 	f := r.PostForm
 	id := f.Get("id")
-	var patch SNAAPatch
+	var patch operator.SNAAPatch
 	switch f.Get("action") {
 	case "suspend", "reinstate":
 		v := f.Get("action") == "suspend"
@@ -217,17 +177,11 @@ func (s *Server) pageSNAAChange(w http.ResponseWriter, r *http.Request, u *conso
 	default:
 		v := f.Get("custom_ids") == "true"
 		patch.CustomIDs = &v
+		// None ticked leaves the prefixes as they are, as the API does
+		// when its body names none.
 		patch.Prefixes = f["prefixes"]
-		if patch.Prefixes == nil {
-			patch.Prefixes = []string{}
-		}
 	}
-	body, err := json.Marshal(patch)
-	if err != nil {
-		return err
-	}
-	var sn SNAA
-	if err := s.opCall(r, apiCall{method: "PATCH", path: "/ops/v1/snaas/" + url.PathEscape(id), pathValues: map[string]string{"id": id}, body: body}, s.patchSNAA).decode(&sn); err != nil {
+	if _, err := s.cfg.Operator.PatchSNAA(id, patch); err != nil {
 		return err
 	}
 	http.Redirect(w, r, "/console/ops/snaa?done=changed&id="+url.QueryEscape(id), http.StatusSeeOther)
@@ -236,7 +190,7 @@ func (s *Server) pageSNAAChange(w http.ResponseWriter, r *http.Request, u *conso
 
 func (s *Server) pageOpsIssueKey(w http.ResponseWriter, r *http.Request, u *consoleUser, d *pageData) error {
 	id := r.PostForm.Get("id")
-	ik, ierr := s.issueKeyAs(ActorOperator, id, r.PostForm.Get("name"))
+	ik, ierr := s.issueKey(registry.ActorOperator, id, r.PostForm.Get("name"))
 	pg, err := s.snaaPage(r, id)
 	if err != nil {
 		return err
@@ -255,7 +209,7 @@ func (s *Server) pageOpsIssueKey(w http.ResponseWriter, r *http.Request, u *cons
 
 func (s *Server) pageOpsRevokeKey(w http.ResponseWriter, r *http.Request, u *consoleUser, d *pageData) error {
 	id, keyID := r.PostForm.Get("id"), r.PostForm.Get("key_id")
-	if err := s.keys.Revoke(ActorOperator, id, keyID); err != nil {
+	if err := s.cfg.Keys.Revoke(registry.ActorOperator, id, keyID); err != nil {
 		return err
 	}
 	http.Redirect(w, r, "/console/ops/snaa?done=revoked&id="+url.QueryEscape(id), http.StatusSeeOther)
@@ -268,7 +222,7 @@ type auditPage struct {
 }
 
 type auditRow struct {
-	AuditEntry
+	registry.AuditEntry
 	Before, After string
 }
 
@@ -280,20 +234,20 @@ func (s *Server) pageAudit(w http.ResponseWriter, r *http.Request, u *consoleUse
 			return problem(http.StatusBadRequest, "after must be a sequence number")
 		}
 	}
-	var list struct{ Entries []AuditEntry }
+	var list struct{ Entries []registry.AuditEntry }
 	var err error
-	if list.Entries, err = s.reg.AuditLog(after, 100); err != nil {
+	if list.Entries, err = s.cfg.Registry.AuditLog(after, 100); err != nil {
 		return err
 	}
 	pg := &auditPage{}
 	for _, e := range list.Entries {
 		row := auditRow{AuditEntry: e}
 		if e.Before != nil {
-			b, _ := marshal(e.Before)
+			b, _ := route.Marshal(e.Before)
 			row.Before = strings.TrimSpace(string(b))
 		}
 		if e.After != nil {
-			b, _ := marshal(e.After)
+			b, _ := route.Marshal(e.After)
 			row.After = strings.TrimSpace(string(b))
 		}
 		pg.Entries = append(pg.Entries, row)

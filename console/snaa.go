@@ -1,4 +1,4 @@
-package admin
+package console
 
 import (
 	"bytes"
@@ -16,34 +16,40 @@ import (
 	"time"
 
 	"pidnode/handlev"
+	"pidnode/internal/route"
 	"pidnode/model"
+	"pidnode/operator"
 	"pidnode/read"
+	"pidnode/registry"
+	"pidnode/stats"
 	"pidnode/write"
 )
 
-// The SNAA's pages of the console (docs/product.md §4.2). Every read and
-// write is the API route's (console_call.go), in the session's namespace.
+// The SNAA's pages of the console (docs/product.md §4.2), in the session's
+// namespace: reads through package read, writes through package write,
+// each admitted through access.Admission as the API admits the same
+// request, with the API's checks in the API's order.
 
-func (s *Server) snaaConsoleRoutes() {
-	s.mux.HandleFunc("GET /console/ids", s.console(false, s.pageIDs))
-	s.mux.HandleFunc("GET /console/new", s.console(false, s.pageNew))
-	s.mux.HandleFunc("POST /console/new", s.console(false, s.pageNew))
-	s.mux.HandleFunc("GET /console/id", s.console(false, s.pageID))
-	s.mux.HandleFunc("GET /console/edit", s.console(false, s.pageEdit))
-	s.mux.HandleFunc("POST /console/edit", s.console(false, s.pageEdit))
-	s.mux.HandleFunc("POST /console/status", s.console(false, s.pageStatus))
-	s.mux.HandleFunc("GET /console/bulk", s.console(false, s.pageBulk))
-	s.mux.HandleFunc("POST /console/bulk", s.console(false, s.pageBulk))
-	s.mux.HandleFunc("GET /console/keys", s.console(false, s.pageKeys))
-	s.mux.HandleFunc("POST /console/keys", s.console(false, s.pageKeys))
-	s.mux.HandleFunc("POST /console/keys/revoke", s.console(false, s.pageRevokeKey))
-	s.mux.HandleFunc("GET /console/links", s.console(false, s.pageLinks))
+func (s *Server) snaaConsoleRoutes(mux *http.ServeMux) {
+	mux.HandleFunc("GET /console/ids", s.console(false, s.pageIDs))
+	mux.HandleFunc("GET /console/new", s.console(false, s.pageNew))
+	mux.HandleFunc("POST /console/new", s.console(false, s.pageNew))
+	mux.HandleFunc("GET /console/id", s.console(false, s.pageID))
+	mux.HandleFunc("GET /console/edit", s.console(false, s.pageEdit))
+	mux.HandleFunc("POST /console/edit", s.console(false, s.pageEdit))
+	mux.HandleFunc("POST /console/status", s.console(false, s.pageStatus))
+	mux.HandleFunc("GET /console/bulk", s.console(false, s.pageBulk))
+	mux.HandleFunc("POST /console/bulk", s.console(false, s.pageBulk))
+	mux.HandleFunc("GET /console/keys", s.console(false, s.pageKeys))
+	mux.HandleFunc("POST /console/keys", s.console(false, s.pageKeys))
+	mux.HandleFunc("POST /console/keys/revoke", s.console(false, s.pageRevokeKey))
+	mux.HandleFunc("GET /console/links", s.console(false, s.pageLinks))
 }
 
-// consoleBase is the API base a console page works on: "test" is the test
+// consoleBase is the base a console page works on: "test" is the test
 // prefix's, anything else the production prefix's.
 func (s *Server) consoleBase(name string) (*base, string) {
-	if name == "test" && len(s.bases) > 1 {
+	if name == "test" {
 		return &s.bases[1], "test"
 	}
 	return &s.bases[0], "pid"
@@ -75,14 +81,14 @@ type idsPage struct {
 	Bases               []baseChoice
 	Status, URL, Cursor string
 	Statuses            []string
-	Items               []Identifier
+	Items               []read.Identifier
 	Next                string
 }
 
 // statusField is the model's field of type STATUS (what the fronts read to
 // hide a record or show a tombstone), or nil.
 func (s *Server) statusField() *model.FieldSpec {
-	for _, f := range s.model.Fields {
+	for _, f := range s.cfg.Model.Fields {
 		if f.Type == "STATUS" && f.Schema != nil && f.Schema.Type == "string" {
 			return f
 		}
@@ -106,13 +112,15 @@ func (s *Server) pageIDs(w http.ResponseWriter, r *http.Request, u *consoleUser,
 	// them (read.Plain).
 	lq := read.ListQuery{Status: strings.ToUpper(q.Get("status")), URL: q.Get("url"), Cursor: q.Get("cursor"), Limit: 50}
 	t, err := s.consoleTarget(r, u, b, http.MethodGet)
-	var items []Identifier
+	var items []read.Identifier
 	var next string
 	if err == nil {
-		if p := s.checkStatusFilter(lq.Status); p != nil {
+		if msg := s.cfg.Read.StatusFilter(lq.Status); msg != "" {
+			p := problem(http.StatusBadRequest, "status %s", msg)
+			p.Errors = []model.FieldError{{Field: "status", Message: msg}}
 			err = p
 		} else {
-			items, next, err = s.read.List(t.prefix, t.ns, lq)
+			items, next, err = s.cfg.Read.List(t.Prefix, t.Namespace, lq)
 		}
 	}
 	for i := range items {
@@ -182,13 +190,13 @@ func (s *Server) pageNew(w http.ResponseWriter, r *http.Request, u *consoleUser,
 // write service, with the API's checks in the API's order: admitted as a
 // PUT, the custom id checked before the payload, the body's size limit,
 // the payload decoded as the API decodes a body.
-func (s *Server) consoleCreate(r *http.Request, u *consoleUser, b *base, customID string, payload map[string]any) (*Identifier, error) {
+func (s *Server) consoleCreate(r *http.Request, u *consoleUser, b *base, customID string, payload map[string]any) (*read.Identifier, error) {
 	t, err := s.consoleTarget(r, u, b, http.MethodPut)
 	if err != nil {
 		return nil, err
 	}
 	if customID != "" {
-		if err := s.writes.CheckCustomID(u.p.writer(), t.write(), customID); err != nil {
+		if err := s.cfg.Writes.CheckCustomID(u.writer(), t, customID); err != nil {
 			return nil, err
 		}
 	}
@@ -200,12 +208,12 @@ func (s *Server) consoleCreate(r *http.Request, u *consoleUser, b *base, customI
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.writes.Create(u.p.writer(), t.write(), write.CreateRequest{CustomID: customID, Payload: obj})
+	res, err := s.cfg.Writes.Create(u.writer(), t, write.CreateRequest{CustomID: customID, Payload: obj})
 	if err != nil {
 		return nil, err
 	}
-	s.metrics.creates.Add(1)
-	return s.read.IdentifierOf(&res.Stored, *res.Content), nil
+	s.written(1, 0)
+	return s.cfg.Read.IdentifierOf(&res.Stored, *res.Content), nil
 }
 
 // consoleUpdate updates identifier id from a form's JSON body through the
@@ -219,46 +227,81 @@ func (s *Server) consoleUpdate(r *http.Request, u *consoleUser, b *base, id, ifM
 	if err != nil {
 		return err
 	}
-	res, err := s.writes.Update(u.p.writer(), t.write(), write.UpdateRequest{ID: id, Payload: obj, IfMatch: ifMatch})
+	res, err := s.cfg.Writes.Update(u.writer(), t, write.UpdateRequest{ID: id, Payload: obj, IfMatch: ifMatch})
 	if err == nil && res.Written {
-		s.metrics.updates.Add(1)
+		s.written(0, 1)
 	}
 	return err
 }
 
-// consoleBulk runs a bulk of JSON Lines through runBulk, admitted and
-// checked as the API's POST …/bulk: its items charged to the rate limit
-// (one request if refused before they are counted), refused in
-// maintenance, the body's size limit.
+// BulkResult is the outcome of one bulk item, as the API's reply gives it.
+type BulkResult struct {
+	Status int
+	Title  string
+	Handle string
+	Detail string
+	Errors []model.FieldError
+}
+
+// consoleBulk runs a bulk of JSON Lines as the API's POST …/bulk does:
+// admitted (its items charged to the rate limit once counted, one request
+// if refused before), refused in maintenance, the body's size limit, the
+// items decoded as the API decodes them (write.BulkItems), the write
+// service's Bulk, each item's result.
 func (s *Server) consoleBulk(r *http.Request, u *consoleUser, b *base, body []byte) ([]BulkResult, error) {
-	as := r.WithContext(r.Context())
-	as.Method = http.MethodPost
-	as.SetPathValue("id", "bulk")
-	if _, err := s.admit(as, u.Key, u.SNAA); err != nil {
+	if err := s.cfg.Admission.Admit(u.Key, u.SNAA, true, true); err != nil {
 		return nil, err
 	}
-	t, err := s.checkTarget(r, b, u.p, b.prefix, u.SNAA.Namespace)
+	t, err := checkBase(b, u)
 	if err != nil {
-		if lerr := s.limit(u.Key.ID, u.SNAA.ID); lerr != nil {
+		if lerr := s.cfg.Admission.Charge(u.Key.ID, u.SNAA.ID, 1); lerr != nil {
 			return nil, lerr
 		}
 		return nil, err
 	}
-	if err := s.checkWritable(); err != nil {
+	if err := s.cfg.Admission.Writable(); err != nil {
 		return nil, err
 	}
-	var readErr error
-	if int64(len(body)) > s.maxBody {
-		readErr, body = problem(http.StatusRequestEntityTooLarge, "request body of %d bytes exceeds the limit of %d bytes", len(body), s.maxBody), nil
+	var arr []any
+	if int64(len(body)) > s.cfg.MaxBodyBytes {
+		err = problem(http.StatusRequestEntityTooLarge, "request body of %d bytes exceeds the limit of %d bytes", len(body), s.cfg.MaxBodyBytes)
+	} else {
+		arr, err = write.BulkItems(body, true)
 	}
-	return s.runBulk(u.p, t, body, true, readErr)
+	if lerr := s.cfg.Admission.Charge(u.Key.ID, u.SNAA.ID, write.BulkCost(len(arr))); lerr != nil {
+		return nil, lerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.cfg.Writes.Bulk(u.writer(), t, arr)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]BulkResult, len(res))
+	var created, updated int
+	for i, it := range res {
+		switch {
+		case it.Err != nil:
+			p, _ := problemOf(it.Err)
+			out[i] = BulkResult{Status: p.Status, Title: p.Title, Detail: p.Detail, Errors: p.Errors}
+		case it.Created:
+			out[i] = BulkResult{Status: http.StatusCreated, Handle: it.Handle}
+			created++
+		default:
+			out[i] = BulkResult{Status: http.StatusOK, Handle: it.Handle}
+			updated++
+		}
+	}
+	s.written(created, updated)
+	return out, nil
 }
 
 // consoleBody is a form's JSON body as the API reads a request's: within
 // its size limit, decoded strictly.
 func (s *Server) consoleBody(body []byte) (map[string]any, error) {
-	if int64(len(body)) > s.maxBody {
-		return nil, problem(http.StatusRequestEntityTooLarge, "request body of %d bytes exceeds the limit of %d bytes", len(body), s.maxBody)
+	if int64(len(body)) > s.cfg.MaxBodyBytes {
+		return nil, problem(http.StatusRequestEntityTooLarge, "request body of %d bytes exceeds the limit of %d bytes", len(body), s.cfg.MaxBodyBytes)
 	}
 	return model.DecodeObject(body)
 }
@@ -273,25 +316,36 @@ func idURL(base, id, done string) string {
 
 // consoleTarget admits a request of u on its namespace on base b as the
 // API admits one with method (suspension, rate limit, and for a write
-// maintenance mode; a form's POST also reads) and checks the base's
-// prefix is u's.
-func (s *Server) consoleTarget(r *http.Request, u *consoleUser, b *base, method string) (target, error) {
-	as := r.WithContext(r.Context())
-	as.Method = method
-	if _, err := s.admit(as, u.Key, u.SNAA); err != nil {
-		return target{}, err
+// maintenance mode; a form's POST also reads) and checks that u may write
+// under the base's prefix.
+func (s *Server) consoleTarget(r *http.Request, u *consoleUser, b *base, method string) (write.Target, error) {
+	if err := s.cfg.Admission.Admit(u.Key, u.SNAA, method != http.MethodGet && method != http.MethodHead, false); err != nil {
+		return write.Target{}, err
 	}
-	return s.checkTarget(r, b, u.p, b.prefix, u.SNAA.Namespace)
+	return checkBase(b, u)
+}
+
+// checkBase is u's namespace under base b's prefix, if u may write there:
+// the API's checks of a path in u's own namespace.
+func checkBase(b *base, u *consoleUser) (write.Target, error) {
+	if b.prefix == "" {
+		return write.Target{}, problem(http.StatusNotFound, "this node has no test prefix; %s is not available", b.path)
+	}
+	if !u.SNAA.MayWrite(b.prefix) {
+		return write.Target{}, problem(http.StatusForbidden, "SNAA %s may not use prefix %s (allowed: %s)",
+			u.SNAA.ID, b.prefix, strings.Join(u.SNAA.Prefixes, ", "))
+	}
+	return write.Target{Prefix: b.prefix, Namespace: u.SNAA.Namespace}, nil
 }
 
 // readIdent reads identifier id through package read, its values as the
 // API's reply gives them (read.Plain).
-func (s *Server) readIdent(r *http.Request, u *consoleUser, b *base, id string) (*Identifier, error) {
+func (s *Server) readIdent(r *http.Request, u *consoleUser, b *base, id string) (*read.Identifier, error) {
 	t, err := s.consoleTarget(r, u, b, http.MethodGet)
 	if err != nil {
 		return nil, err
 	}
-	ident, err := s.read.Get(t.prefix, t.ns, id)
+	ident, err := s.cfg.Read.Get(t.Prefix, t.Namespace, id)
 	if err != nil {
 		return nil, err
 	}
@@ -347,13 +401,13 @@ func (s *Server) pageEdit(w http.ResponseWriter, r *http.Request, u *consoleUser
 
 // historyRow is one write of an identifier, as the page shows it.
 type historyRow struct {
-	HistoryEntry
+	read.HistoryEntry
 	Changed []string
 }
 
 // chart is the SVG bar chart of resolutions per day.
 type chart struct {
-	Days       []DayCount
+	Days       []stats.DayCount
 	Bars       []bar
 	Total, Max uint64
 	From, To   string
@@ -364,7 +418,7 @@ type bar struct {
 	Label      string
 }
 
-func newChart(st *Stats) *chart {
+func newChart(st *stats.Reply) *chart {
 	c := &chart{Total: st.Total, From: st.From, To: st.To}
 	// Every day of the range, those without resolutions too.
 	counts := map[string]uint64{}
@@ -376,12 +430,12 @@ func newChart(st *Stats) *chart {
 	if ferr == nil && terr == nil && !to.Before(from) && to.Sub(from) <= 400*24*time.Hour {
 		for d := from; !d.After(to); d = d.AddDate(0, 0, 1) {
 			k := d.Format(time.DateOnly)
-			c.Days = append(c.Days, DayCount{Date: k, Count: counts[k]})
+			c.Days = append(c.Days, stats.DayCount{Date: k, Count: counts[k]})
 		}
 	} else {
 		c.Days = st.Days
 	}
-	st = &Stats{Days: c.Days}
+	st = &stats.Reply{Days: c.Days}
 	for _, d := range st.Days {
 		c.Max = max(c.Max, d.Count)
 	}
@@ -440,7 +494,7 @@ func changedPaths(before, after any) []string {
 
 type idPage struct {
 	Base     string
-	Ident    *Identifier
+	Ident    *read.Identifier
 	History  []historyRow
 	Chart    *chart
 	Statuses []string
@@ -473,7 +527,7 @@ func (s *Server) pageID(w http.ResponseWriter, r *http.Request, u *consoleUser, 
 	if err != nil {
 		return err
 	}
-	hist, err := s.read.History(t.prefix, t.ns, id)
+	hist, err := s.cfg.Read.History(t.Prefix, t.Namespace, id)
 	if err != nil {
 		return err
 	}
@@ -482,12 +536,18 @@ func (s *Server) pageID(w http.ResponseWriter, r *http.Request, u *consoleUser, 
 		h.Before, h.After = read.Plain(h.Before), read.Plain(h.After)
 		pg.History = append(pg.History, historyRow{HistoryEntry: h, Changed: changedPaths(h.Before, h.After)})
 	}
-	path, pv := collection(b, u, id+"/stats")
-	var st Stats
-	if err := s.snaaCall(r, u, b, apiCall{method: "GET", path: path, pathValues: pv}, s.getHandles).decode(&st); err != nil {
-		return err
+	if s.cfg.Stats != nil {
+		// The API's GET …/{id}/stats, admitted as one more request.
+		if err := s.cfg.Admission.Admit(u.Key, u.SNAA, false, false); err != nil {
+			return err
+		}
+		from, to := s.cfg.StatsDays()
+		st, err := s.cfg.Stats(r.Context(), route.Target{Prefix: t.Prefix, Namespace: t.Namespace}, id, from, to)
+		if err != nil {
+			return err
+		}
+		pg.Chart = newChart(st)
 	}
-	pg.Chart = newChart(&st)
 	s.render(w, http.StatusOK, "id", d)
 	return nil
 }
@@ -499,9 +559,9 @@ type tombstone struct {
 	Related                             []string
 }
 
-func (s *Server) tombstoneOf(ident *Identifier, status string) *tombstone {
+func (s *Server) tombstoneOf(ident *read.Identifier, status string) *tombstone {
 	t := &tombstone{Status: status}
-	for _, f := range s.model.Fields {
+	for _, f := range s.cfg.Model.Fields {
 		v := ident.Metadata[f.Name]
 		switch f.Type {
 		case "RESOURCE":
@@ -527,7 +587,7 @@ func (s *Server) tombstoneOf(ident *Identifier, status string) *tombstone {
 type statusPage struct {
 	Base, ID, Status string
 	Version          uint64
-	Ident            *Identifier
+	Ident            *read.Identifier
 	Tomb             *tombstone
 }
 
@@ -690,8 +750,8 @@ func (s *Server) pageBulk(w http.ResponseWriter, r *http.Request, u *consoleUser
 }
 
 type keysPage struct {
-	Keys   []Key
-	Issued *IssuedKey
+	Keys   []registry.Key
+	Issued *operator.IssuedKey
 	Mine   string // the session's key id
 	Name   string
 }
@@ -704,7 +764,7 @@ func (s *Server) pageKeys(w http.ResponseWriter, r *http.Request, u *consoleUser
 	d.Title, d.D = "Your API keys", pg
 	if r.Method == http.MethodPost {
 		pg.Name = r.PostForm.Get("name")
-		ik, err := s.issueKeyAs(u.p.actor(), u.SNAA.ID, pg.Name)
+		ik, err := s.issueKey(u.actor(), u.SNAA.ID, pg.Name)
 		if err != nil {
 			p, ok := problemOf(err)
 			if !ok {
@@ -716,7 +776,7 @@ func (s *Server) pageKeys(w http.ResponseWriter, r *http.Request, u *consoleUser
 			s.log.Info("console: key issued by its SNAA", "snaa", u.SNAA.ID, "key", ik.ID)
 		}
 	}
-	keys, err := s.keys.List(u.SNAA.ID)
+	keys, err := s.cfg.Keys.List(u.SNAA.ID)
 	if err != nil {
 		return err
 	}
@@ -731,14 +791,14 @@ func (s *Server) pageKeys(w http.ResponseWriter, r *http.Request, u *consoleUser
 
 func (s *Server) pageRevokeKey(w http.ResponseWriter, r *http.Request, u *consoleUser, d *pageData) error {
 	keyID := r.PostForm.Get("key_id")
-	keys, err := s.keys.List(u.SNAA.ID)
+	keys, err := s.cfg.Keys.List(u.SNAA.ID)
 	if err != nil {
 		return err
 	}
-	if !slices.ContainsFunc(keys, func(k Key) bool { return k.ID == keyID }) {
+	if !slices.ContainsFunc(keys, func(k registry.Key) bool { return k.ID == keyID }) {
 		return problem(http.StatusNotFound, "you have no key %q", keyID)
 	}
-	if err := s.keys.Revoke(u.p.actor(), u.SNAA.ID, keyID); err != nil {
+	if err := s.cfg.Keys.Revoke(u.actor(), u.SNAA.ID, keyID); err != nil {
 		return err
 	}
 	// Revoking the session's own key ends the session with the next request.

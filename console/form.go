@@ -1,4 +1,4 @@
-package admin
+package console
 
 import (
 	"encoding/json"
@@ -18,8 +18,8 @@ import (
 //
 // The form is only a way of typing JSON: decodeForm turns the values into
 // the payload without checking anything (a number that does not parse is
-// sent as the text it is, and the API says what is wrong with it), and the
-// payload goes to the API's route.
+// sent as the text it is, and the write service says what is wrong with
+// it), and the payload goes to the write service as the API's body does.
 
 // formNode is one input, or a group of inputs, of a generated form.
 type formNode struct {
@@ -47,7 +47,7 @@ type formNode struct {
 // metadata fields.
 func (s *Server) payloadSchema() *model.Schema {
 	meta := &model.Schema{Type: "object", Properties: model.Props{Map: map[string]*model.Schema{}}}
-	for _, f := range s.model.Fields {
+	for _, f := range s.cfg.Model.Fields {
 		meta.Properties.Names = append(meta.Properties.Names, f.Name)
 		meta.Properties.Map[f.Name] = f.Schema
 		if f.Required {

@@ -1,0 +1,16 @@
+package store
+
+import (
+	"errors"
+	"testing"
+)
+
+// TestConfigError: a Config without a required field is a *ConfigError
+// naming it and wrapping the package's sentinel, not a panic later.
+func TestConfigError(t *testing.T) {
+	_, err := Open(Config{})
+	var ce *ConfigError
+	if !errors.Is(err, ErrConfig) || !errors.As(err, &ce) || ce.Field != "Path" {
+		t.Errorf("Open(Config{}) = %v, want a *ConfigError for Path", err)
+	}
+}
