@@ -30,9 +30,9 @@ func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error)
 // accepts besides JSON (route.JSONLinesTypes, which the feed writes).
 var jsonLinesTypes = route.JSONLinesTypes
 
-// readBodyOf is readBody that, if lines is true, also accepts the JSON Lines
-// media types (jsonLinesTypes); isLines reports that the client sent one.
-func readBodyOf(w http.ResponseWriter, r *http.Request, max int64, lines bool) (body []byte, isLines bool, err error) {
+// readBodyOf is readBody that, if bulk is true, also accepts the bulk format's JSON Lines
+// (jsonLinesTypes) and text/csv (model/bulk.go); kind is the one sent ("" for JSON).
+func readBodyOf(w http.ResponseWriter, r *http.Request, max int64, bulk bool) (body []byte, kind string, err error) {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		// "application/json" as it is, the common case, is its own media
 		// type without parameters.
@@ -40,35 +40,37 @@ func readBodyOf(w http.ResponseWriter, r *http.Request, max int64, lines bool) (
 		if ct != "application/json" {
 			mt, _, err = mime.ParseMediaType(ct)
 		}
-		isLines = err == nil && lines && slices.Contains(jsonLinesTypes, mt)
-		if err != nil || !(mt == "application/json" || strings.HasSuffix(mt, "+json") || isLines) {
-			if lines {
-				return nil, false, problem(http.StatusUnsupportedMediaType,
-					"Content-Type %q is not accepted; send application/json (an array) or application/jsonl or application/x-ndjson (JSON Lines)", ct)
+		if err == nil && bulk && (slices.Contains(jsonLinesTypes, mt) || mt == "text/csv") {
+			kind = mt
+		}
+		if err != nil || !(mt == "application/json" || strings.HasSuffix(mt, "+json") || kind != "") {
+			if bulk {
+				return nil, "", problem(http.StatusUnsupportedMediaType,
+					"Content-Type %q is not accepted; send application/json (an array), application/jsonl or application/x-ndjson (JSON Lines), or text/csv", ct)
 			}
-			return nil, false, problem(http.StatusUnsupportedMediaType,
+			return nil, "", problem(http.StatusUnsupportedMediaType,
 				"Content-Type %q is not accepted; send application/json", ct)
 		}
 	} else if r.ContentLength != 0 {
-		return nil, false, problem(http.StatusUnsupportedMediaType, "Content-Type is missing; send application/json")
+		return nil, "", problem(http.StatusUnsupportedMediaType, "Content-Type is missing; send application/json")
 	}
 	if r.ContentLength > max {
-		return nil, false, problem(http.StatusRequestEntityTooLarge,
+		return nil, "", problem(http.StatusRequestEntityTooLarge,
 			"request body of %d bytes exceeds the limit of %d bytes", r.ContentLength, max)
 	}
 	body, err = readAll(http.MaxBytesReader(w, r.Body, max), r.ContentLength)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return nil, false, problem(http.StatusRequestEntityTooLarge,
+			return nil, "", problem(http.StatusRequestEntityTooLarge,
 				"request body exceeds the limit of %d bytes", mbe.Limit)
 		}
-		return nil, false, problem(http.StatusBadRequest, "reading the request body: %v", err)
+		return nil, "", problem(http.StatusBadRequest, "reading the request body: %v", err)
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
-		return nil, false, problem(http.StatusBadRequest, "request body is empty; send a JSON object")
+		return nil, "", problem(http.StatusBadRequest, "request body is empty; send a JSON object")
 	}
-	return body, isLines, nil
+	return body, kind, nil
 }
 
 // readAll is io.ReadAll with room for size bytes (a request's

@@ -299,6 +299,9 @@ func (s *Server) listHandles(w http.ResponseWriter, r *http.Request, b *base, t 
 	if perr := s.checkStatusFilter(status); perr != nil {
 		return perr
 	}
+	if ok, err := searchHandles(s.read, s.log, w, r, t, limit); ok || err != nil {
+		return err
+	}
 	items, next, err := s.read.List(t.prefix, t.ns, read.ListQuery{Status: status, URL: q.Get("url"), Cursor: cur, Limit: limit})
 	if err != nil {
 		return err

@@ -17,7 +17,7 @@ type op struct {
 	auth    string // "", "operator", "snaa"
 	request string // component schema name of the JSON body
 	// jsonLines: the body may also be JSON Lines (jsonLinesTypes), one item
-	// of the request schema (an array) per line.
+	// of the request schema (an array) per line, or the bulk CSV.
 	jsonLines bool
 	ok        int    // success status
 	okSchema  string // component schema of the success body ("" = none)
@@ -29,6 +29,8 @@ type op struct {
 	// alt are the success body's other media types (Accept), each
 	// documented as text: name the type, desc the text's form.
 	alt []param
+	// export: the columns of the success body as an export (CSV, JSON Lines).
+	export string
 }
 
 type param struct{ name, desc string }
@@ -67,6 +69,10 @@ func (s *Server) buildOpenAPI() ([]byte, error) {
 			content := map[string]any{"application/json": map[string]any{"schema": ref(o.okSchema)}}
 			for _, a := range o.alt {
 				content[a.name] = map[string]any{"schema": map[string]any{"type": "string", "description": a.desc}}
+			}
+			if o.export != "" {
+				content["text/csv"] = map[string]any{"schema": map[string]any{"type": "string", "description": "RFC 4180 CSV with a header row, one identifier per row: " + o.export}}
+				content["application/x-ndjson"] = map[string]any{"schema": map[string]any{"type": "string", "description": "JSON Lines, one object per identifier: " + o.export}}
 			}
 			okr["content"] = content
 		} else if path == "/openapi.json" {
@@ -142,6 +148,7 @@ func (s *Server) buildOpenAPI() ([]byte, error) {
 					content[mt] = map[string]any{"schema": map[string]any{"type": "string",
 						"description": "JSON Lines: one item of " + o.request + " per line (at most " + strconv.Itoa(MaxBulkItems) + "); empty lines are skipped"}}
 				}
+				content["text/csv"] = map[string]any{"schema": map[string]any{"type": "string", "description": "RFC 4180 CSV: a header row naming the columns, then one item per row (at most " + strconv.Itoa(MaxBulkItems) + "). Columns: " + strings.Join(s.model.BulkColumns(), ", ") + "; op (create or update) is required, an empty cell sets nothing, a field stored as JSON and an object's property that is not a string are JSON text"}}
 			}
 			opn["requestBody"] = map[string]any{"required": true, "content": content}
 		}
@@ -327,7 +334,7 @@ func (s *Server) schemas() map[string]any {
 		"HandleCreate":   obj([]string{"url", "metadata"}, map[string]any{"url": httpURL, "metadata": ref("Metadata")}),
 		"HandleUpdate":   obj(nil, map[string]any{"url": httpURL, "metadata": obj(nil, updProps)}),
 		"Identifier":     ident,
-		"IdentifierList": obj([]string{"items"}, map[string]any{"items": arr(ref("Identifier")), "next_cursor": str()}),
+		"IdentifierList": obj([]string{"items"}, map[string]any{"items": arr(ref("Identifier")), "next_cursor": str(), "total": map[string]any{"type": "integer", "description": "search pages: the identifiers that match in all"}, "page": map[string]any{"type": "integer"}, "page_size": map[string]any{"type": "integer"}, "pages": map[string]any{"type": "integer"}}),
 		"History": obj([]string{"handle", "version", "changes", "change_log"}, map[string]any{"handle": str(),
 			"version": map[string]any{"type": "integer"}, "changes": arr(ref("HistoryEntry")), "change_log": arr(ref("ChangeEntry"))}),
 		"HistoryEntry": obj([]string{"seq", "time", "action"}, map[string]any{"seq": map[string]any{"type": "integer"}, "time": dt(),
@@ -356,9 +363,10 @@ func (s *Server) schemas() map[string]any {
 				"date": map[string]any{"type": "string", "format": "date"}, "count": map[string]any{"type": "integer"}})),
 			"retained_from": map[string]any{"type": "string", "format": "date", "description": "an identifier's statistics: the first day whose counts this node keeps (--stats-retention); absent when kept forever"}}),
 		"BulkRequest": map[string]any{"type": "array", "minItems": 1, "maxItems": MaxBulkItems, "items": obj(nil, map[string]any{
+			"op": map[string]any{"enum": []string{model.OpCreate, model.OpUpdate}, "description": "create: a new identifier (a taken id fails the item); update: an existing one (an unknown id fails the item); absent: an existing id updates, an unknown one creates"},
 			"id": map[string]any{"type": "string", "minLength": 1}, "url": httpURL, "metadata": obj(nil, updProps)})},
 		"BulkResponse": obj([]string{"items"}, map[string]any{"items": arr(obj([]string{"status"}, map[string]any{
-			"status": map[string]any{"type": "integer"}, "handle": str(), "type": str(), "title": str(), "detail": str(), "errors": arr(ref("FieldError"))}))}),
+			"status": map[string]any{"type": "integer"}, "handle": str(), "type": str(), "title": str(), "detail": str(), "errors": arr(ref("FieldError"))})), "created": map[string]any{"type": "integer"}, "updated": map[string]any{"type": "integer"}, "failed": map[string]any{"type": "integer"}}),
 		"WhoAmI": obj([]string{"snaa", "key", "base", "prefix", "may_write", "collection"}, map[string]any{
 			"snaa": ref("SNAA"), "key": obj([]string{"id", "name"}, map[string]any{"id": str(), "name": str()}),
 			"base": str(), "prefix": str(), "may_write": map[string]any{"type": "boolean"}, "collection": str()}),

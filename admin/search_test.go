@@ -10,6 +10,7 @@ import (
 
 	"pidnode/handlev"
 	"pidnode/store"
+	"pidnode/write"
 )
 
 // search lists the namespace with the given query and returns the handles of
@@ -153,15 +154,29 @@ func TestReindexURLs(t *testing.T) {
 	if got := e.search(a.Key.Secret, coll, q, 10); len(got) != 0 {
 		t.Fatalf("before reindex: %v", got)
 	}
-	n, err := ReindexURLs(e.db, e.namer, nil)
+	n, err := write.Reindex(e.db, e.namer, nil)
 	if err != nil || n != 2 {
-		t.Fatalf("ReindexURLs = %d, %v; want 2 entries", n, err)
+		t.Fatalf("write.Reindex = %d, %v; want 2 entries", n, err)
 	}
 	if got := e.search(a.Key.Secret, coll, q, 10); !slices.Equal(got, []string{"21.12345/svc/IMP/IMPORTED1"}) {
 		t.Fatalf("after reindex: %v", got)
 	}
 	if got := e.search(a.Key.Secret, coll, "url="+url.QueryEscape("https://landing.example.org/item/42"), 10); len(got) != 1 {
 		t.Fatalf("API-written record after reindex: %v", got)
+	}
+	// The rebuild files the imported record in the search index too: its
+	// words, and the namespace's total.
+	var page struct {
+		Items []Identifier
+		Total int
+	}
+	e.want(e.do("GET", coll+"?q=imported+example", a.Key.Secret, nil), 200).json(t, &page)
+	if len(page.Items) != 1 || page.Items[0].Handle != "21.12345/svc/IMP/IMPORTED1" || page.Total != 1 {
+		t.Fatalf("search q=imported after reindex: %+v", page)
+	}
+	e.want(e.do("GET", coll+"?page=1", a.Key.Secret, nil), 200).json(t, &page)
+	if page.Total != 2 {
+		t.Fatalf("total after reindex = %d, want 2", page.Total)
 	}
 }
 
@@ -324,8 +339,8 @@ func TestApproveIndexesImportedNamespace(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n, err := ReindexURLs(e.db, e.namer, nil); err != nil || n != 0 {
-		t.Fatalf("ReindexURLs = %d, %v; want 0 (no SNAA owns LATE)", n, err)
+	if n, err := write.Reindex(e.db, e.namer, nil); err != nil || n != 0 {
+		t.Fatalf("write.Reindex = %d, %v; want 0 (no SNAA owns LATE)", n, err)
 	}
 	a := e.snaa(map[string]any{"namespace": "LATE", "prefixes": []string{"21.12345", "21.T12345"}})
 	q := "url=" + url.QueryEscape("https://old.example.org/*")

@@ -155,6 +155,7 @@ func (s *Server) seedLoc(ctx context.Context, info DemoInfo, coll string) (strin
 		if err != nil || !ok {
 			return fmt.Errorf("reading %s back: found %v, %w", ident.Handle, ok, err)
 		}
+		old := st
 		vals := make([]handlev.Value, 0, len(st.Record.Values)+1)
 		vals = append(vals, st.Record.Values...)
 		vals = append(vals, handlev.Value{Index: demoLocIndex, Type: handlev.TypeLoc, Data: []byte(DemoLoc),
@@ -163,7 +164,10 @@ func (s *Server) seedLoc(ctx context.Context, info DemoInfo, coll string) (strin
 		st.Record.Values = vals
 		st.Version++
 		st.Updated = now
-		return tx.PutRecord(string(key), &st)
+		if err := tx.PutRecord(string(key), &st); err != nil {
+			return err
+		}
+		return tx.IndexRecord(string(key), &old, &st)
 	})
 	if err != nil {
 		return "", err

@@ -37,6 +37,15 @@ type Source interface {
 	Load(key string) (rec handlev.Record, found bool, err error)
 }
 
+// DerivedSource is a Source that keeps, beside each record, what its writer
+// derived from it (handlev.Derived); the cache then loads through
+// LoadDerived and hands it to Render in Entry.Derived. derived is nil for a
+// record stored without it, and is owned like rec.
+type DerivedSource interface {
+	Source
+	LoadDerived(key string) (rec handlev.Record, derived handlev.Derived, found bool, err error)
+}
+
 // Config configures a Cache. Zero values select the documented defaults.
 type Config struct {
 	// Source is read on a miss. Required.
@@ -124,6 +133,11 @@ type Entry struct {
 	// decided once when the entry is built; every public front renders from
 	// it. It shares Record's memory. Its Target is -1 for a not-found entry.
 	Public handlev.Public
+
+	// Derived is what the record's writer derived from it (DerivedSource),
+	// nil if the Source keeps none for it: Render may use it instead of
+	// parsing Record (handlev.Derived says how to check it applies).
+	Derived handlev.Derived
 
 	// View is Config.Render(e), or nil without a Render.
 	View any
@@ -215,6 +229,12 @@ func (e *Entry) buildWire() {
 // notResident marks an entry whose bytes no shard counts.
 const notResident = -1
 
+// Resident reports whether the entry is in the cache: false for one the
+// cache did not admit (it answers only the requests that loaded it) or
+// that has left it. A front may skip building, for such an entry, parts
+// that only pay off when the entry is read again.
+func (e *Entry) Resident() bool { return e.charged.Load() >= 0 }
+
 // Charge adds n bytes to what the entry holds: a part of its view built after
 // the entry (Config.Render, and every part a front builds on first use, once).
 // If the entry is in the cache, its shard's total grows by n and the shard
@@ -277,6 +297,7 @@ type Cache struct {
 	memory   int64 // Config.MemoryBudget
 
 	src    Source
+	dsrc   DerivedSource // src, if it is one
 	now    func() time.Time
 	negTTL int64
 	maxAge int64
@@ -367,6 +388,7 @@ func New(cfg Config) (*Cache, error) {
 
 		admitAll: cfg.AdmitAll,
 	}
+	c.dsrc, _ = cfg.Source.(DerivedSource)
 	per, extra := cfg.Entries/cfg.Shards, cfg.Entries%cfg.Shards
 	for i := range c.shards {
 		n := per
@@ -457,7 +479,7 @@ func (c *Cache) fill(s *shard, key string) (*Entry, error) {
 		return e, nil
 	}
 
-	rec, found, err := c.src.Load(key)
+	rec, derived, found, err := c.loadSource(key)
 	if err != nil {
 		return nil, &LoadError{Key: key, Err: err}
 	}
@@ -465,7 +487,7 @@ func (c *Cache) fill(s *shard, key string) (*Entry, error) {
 	if !found && c.alt != nil {
 		if alt, ok := c.alt(nil, []byte(key)); ok && string(alt) != key {
 			altKey := string(alt)
-			rec, found, err = c.src.Load(altKey)
+			rec, derived, found, err = c.loadSource(altKey)
 			if err != nil {
 				return nil, &LoadError{Key: altKey, Err: err}
 			}
@@ -474,7 +496,7 @@ func (c *Cache) fill(s *shard, key string) (*Entry, error) {
 			}
 		}
 	}
-	e := c.build(s, key, foundKey, rec, found)
+	e := c.build(s, key, foundKey, rec, derived, found)
 
 	s.mu.Lock()
 	if s.gen == gen {
@@ -530,17 +552,28 @@ func (s *shard) trim() {
 	}
 }
 
+// loadSource reads key from the Source, with its derived part if the Source keeps
+// one.
+func (c *Cache) loadSource(key string) (handlev.Record, handlev.Derived, bool, error) {
+	if c.dsrc != nil {
+		return c.dsrc.LoadDerived(key)
+	}
+	rec, found, err := c.src.Load(key)
+	return rec, nil, found, err
+}
+
 // build makes the immutable entry: the public view first, Render last. The encodings are left to
 // JSONBytes and WireBytes, which build them on first use.
-func (c *Cache) build(s *shard, lruKey, key string, rec handlev.Record, found bool) *Entry {
+func (c *Cache) build(s *shard, lruKey, key string, rec handlev.Record, derived handlev.Derived, found bool) *Entry {
 	e := &Entry{Key: key, Found: found, Public: handlev.Public{Target: -1}, s: s}
 	e.charged.Store(notResident)
 	if found {
 		e.Record = rec
+		e.Derived = derived
 		e.Public = handlev.NewPublic(&e.Record)
 		e.Status = e.Public.Status
 	}
-	e.size.Store(baseSize(key, lruKey, &e.Record, &e.Public))
+	e.size.Store(baseSize(key, lruKey, &e.Record, e.Derived, &e.Public))
 	// The clock is read only for entries that age: a found record without
 	// MaxAge (nearly every miss) never needs it, and reading it is not free.
 	switch {

@@ -77,13 +77,13 @@ const valueHeader = 40
 // baseSize is what an entry costs when it is published: the entry itself, its
 // keys, the LRU's bookkeeping, the record and the public view's own slice.
 // The view (Config.Render) is charged by the front that built it.
-func baseSize(key, lruKey string, rec *handlev.Record, pub *handlev.Public) int64 {
+func baseSize(key, lruKey string, rec *handlev.Record, derived handlev.Derived, pub *handlev.Public) int64 {
 	n := AllocSize(int(entryStruct)) + lruNodeBytes + mapSlotBytes + spanSlack
 	n += stringSize(lruKey)
 	if key != lruKey {
 		n += stringSize(key)
 	}
-	n += recordSize(rec)
+	n += recordSize(rec, derived)
 	if len(pub.Values) > 0 && unsafe.SliceData(pub.Values) != unsafe.SliceData(rec.Values) {
 		n += AllocSize(cap(pub.Values) * int(valueStruct))
 	}
@@ -93,17 +93,25 @@ func baseSize(key, lruKey string, rec *handlev.Record, pub *handlev.Public) int6
 func stringSize(s string) int64 { return AllocSize(len(s)) }
 
 // recordSize is the heap a record keeps alive. A record the store decoded keeps
-// its handle, data, reference handles and unusual type names in one buffer:
+// its handle, derived part (Entry.Derived), data, reference handles and
+// unusual type names in one buffer:
 // when those lie in one span no larger than their lengths plus the values'
 // encoding headers, that span is charged once; otherwise each part is charged
 // on its own. Well-known type names are static strings (handlev.InternedTypes)
 // and cost nothing.
-func recordSize(r *handlev.Record) int64 {
+func recordSize(r *handlev.Record, derived handlev.Derived) int64 {
 	n := AllocSize(cap(r.Values) * int(valueStruct))
 	var sp span
 	var parts, typeLens int64
 	sp.addString(r.Handle)
 	parts += stringSize(r.Handle)
+	if len(derived) > 0 {
+		// The store keeps it between the handle and the values, with its
+		// length before it.
+		sp.add(unsafe.SliceData(derived), cap(derived))
+		parts += AllocSize(cap(derived))
+		typeLens += 4
+	}
 	for i := range r.Values {
 		v := &r.Values[i]
 		if cap(v.Refs) > 0 {

@@ -262,11 +262,11 @@ func (s *Server) consoleBulk(r *http.Request, u *consoleUser, b *base, body []by
 	if err := s.cfg.Admission.Writable(); err != nil {
 		return nil, err
 	}
-	var arr []any
+	var arr []model.BulkItem
 	if int64(len(body)) > s.cfg.MaxBodyBytes {
 		err = problem(http.StatusRequestEntityTooLarge, "request body of %d bytes exceeds the limit of %d bytes", len(body), s.cfg.MaxBodyBytes)
 	} else {
-		arr, err = write.BulkItems(body, true)
+		arr, err = model.DecodeBulkJSON(body, true)
 	}
 	if lerr := s.cfg.Admission.Charge(u.Key.ID, u.SNAA.ID, write.BulkCost(len(arr))); lerr != nil {
 		return nil, lerr

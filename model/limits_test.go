@@ -11,7 +11,7 @@ import (
 	"pidnode/handlev"
 )
 
-func defaultModel(t *testing.T) *Model {
+func defaultModel(t testing.TB) *Model {
 	t.Helper()
 	m, err := LoadModel(DefaultModel)
 	if err != nil {

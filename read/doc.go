@@ -1,7 +1,9 @@
 // Package read holds the read functions of identifiers that every front
 // shows an SNAA: one identifier (Reader.Get), a page of a namespace
 // (Reader.List, by namespace range or by URL through the URL index, with a
-// status filter and an opaque cursor), an identifier's history
+// status filter and an opaque cursor), a numbered page of a search
+// (Reader.Search: words, status, sort order, total, through the registry's
+// search index) and its export (Reader.Export), an identifier's history
 // (Reader.History: the audited writes and the record's change log), and
 // the Identifier view they return, with its one encoder (AppendJSON, byte
 // for byte what encoding/json writes without HTML escaping).
@@ -13,7 +15,7 @@
 // # What it must not do
 //
 // It imports no net/http and knows no status code: a refusal is an *Error
-// around ErrNotFound or ErrBadCursor, which each front maps in its own
+// around ErrNotFound, ErrBadCursor or ErrBadQuery, which each front maps in its own
 // place (admin's problemOf). It does not authenticate: the caller passes
 // the prefix and namespace it has checked the reader may see. It writes
 // nothing.

@@ -16,6 +16,9 @@ var (
 	ErrNotFound = errors.New("read: no such identifier")
 	// ErrBadCursor: a list cursor that no page of this namespace gave.
 	ErrBadCursor = errors.New("read: invalid cursor")
+	// ErrBadQuery: a search's sort, page or page size is invalid, or its
+	// words match too many identifiers.
+	ErrBadQuery = errors.New("read: invalid search")
 )
 
 // Error is a refused read: Kind is one of the sentinels above, Detail what

@@ -13,7 +13,7 @@ import (
 
 // Replicated are the buckets whose contents a cluster replicates through
 // etcd (docs/product.md §10), in the order a snapshot loads them. The others
-// are derived (the URL index and the audit indexes, rebuilt by ApplyPut in the
+// are derived (the URL and search indexes and the audit indexes, rebuilt by ApplyPut in the
 // transaction that applies their data) or each node's own (statistics, key
 // last-used times, the store's meta).
 var Replicated = [][]byte{
@@ -35,7 +35,7 @@ func IsReplicated(bucket string) bool {
 
 // ApplyPut writes value (nil: delete) under key in a replicated bucket, as
 // another node decided it, and keeps the derived data of this database in
-// step in the same transaction: a record moves its URL index entry, an audit
+// step in the same transaction: a record moves its URL and search index entries, an audit
 // entry raises the audit log's sequence past its own, so that this node's
 // next entry follows it, and one of an identifier write is indexed by record
 // and by namespace (and wakes that namespace's feed readers at commit).
@@ -58,16 +58,16 @@ func (t Tx) ApplyPut(bucket string, key, value []byte) error {
 	return t.Put([]byte(bucket), key, value)
 }
 
-// applyRecord writes or deletes a record and moves its URL index entry,
-// whatever its namespace (see urlindex.go for why).
+// applyRecord writes or deletes a record and moves its record index
+// entries (IndexRecord), whatever its namespace (see urlindex.go for why).
 func (t Tx) applyRecord(key string, raw []byte) error {
 	old, ok, err := t.Record(key)
 	if err != nil {
 		return err
 	}
-	var oldURL, newURL string
+	var before, after *store.Stored
 	if ok {
-		oldURL = t.r.urlOf(&old)
+		before = &old
 	}
 	if raw == nil {
 		if err := t.DeleteRecord(key); err != nil {
@@ -78,12 +78,12 @@ func (t Tx) applyRecord(key string, raw []byte) error {
 		if err != nil {
 			return fmt.Errorf("registry: record %q: %w", key, err)
 		}
-		newURL = t.r.urlOf(&st)
+		after = &st
 		if err := t.PutRecordRaw(key, raw); err != nil {
 			return err
 		}
 	}
-	return t.IndexURL(key, oldURL, newURL)
+	return t.IndexRecord(key, before, after)
 }
 
 // urlOf is the URL the URL index files st under.
@@ -237,13 +237,15 @@ func (r *Registry) On(db *store.DB) (*Registry, error) {
 	return New(Config{DB: db, Namer: r.namer, URLIndex: r.urlIndex, Now: r.now})
 }
 
-// MarkIndexesBuilt records that the URL index and the per-record and
+// MarkIndexesBuilt records that the URL and search indexes and the per-record and
 // per-namespace audit indexes of a database filled by ApplyPut are complete
 // (ApplyPut maintains them), so that EnsureIndexes does not rebuild them.
 func (r *Registry) MarkIndexesBuilt() error {
 	return r.db.Update(func(tx *store.Tx) error {
-		if err := tx.Bolt().Bucket(store.BucketURLIndex).Put(urlIndexMarker, nil); err != nil {
-			return err
+		for _, idx := range [][]byte{store.BucketURLIndex, store.BucketSearch} {
+			if err := tx.Bolt().Bucket(idx).Put(urlIndexMarker, nil); err != nil {
+				return err
+			}
 		}
 		b := tx.Bolt().Bucket(store.BucketAudit)
 		if err := b.Put([]byte{auditIndexTag}, nil); err != nil {

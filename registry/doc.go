@@ -1,6 +1,6 @@
 // Package registry is the persistence of the admin API's buckets: the
 // applications, SNAAs and API keys, the idempotency records, the append-only
-// audit log with its per-record index, the URL index, and the group commit
+// audit log with its per-record index, the URL and search indexes, and the group commit
 // of identifier writes. (The stats bucket is package stats'.)
 //
 // It owns:
@@ -9,8 +9,10 @@
 //   - the audit log (Tx.Audit, Tx.AppendAudit, Tx.AppendHandleAudit), written
 //     in the transaction of the change it records, and read back by record
 //     (Tx.HandleAudit) or by sequence (AuditLog);
-//   - the URL index (urlindex.go), maintained by Tx.IndexURL in every write's
-//     transaction, walked by Tx.ScanNamespace and rebuilt by ReindexURLs;
+//   - the record indexes: the URL index (urlindex.go) and the search index
+//     (search.go: words, status, sort orders, totals), both maintained by
+//     Tx.IndexRecord in every record write's transaction, walked by
+//     Tx.ScanNamespace and Tx.Search, and rebuilt by Reindex;
 //   - group commit (Commit, commit.go): identifier writes that arrive while a
 //     transaction commits share the next one.
 //   - of the features' buckets only what the audit log and cluster mode

@@ -112,19 +112,27 @@ func (r *Registry) CommitAs(owner string, cost int, fn func(tx Tx) error) error 
 	return r.writes.updateAs(owner, cost, func(tx *store.Tx) error { return fn(Tx{tx, r}) })
 }
 
-// EnsureIndexes builds the URL index and the per-record and per-namespace
-// audit indexes of a database written before they existed (once; every
-// write then maintains them). built is the number of URL index entries written, -1 if the index
-// was already complete.
+// EnsureIndexes builds the URL and search indexes and the per-record and
+// per-namespace audit indexes of a database written before they existed
+// (once; every write then maintains them). built is the number of URL
+// index entries written, -1 if the URL index was already complete.
 func (r *Registry) EnsureIndexes() (built int, err error) {
-	done, err := urlIndexBuilt(r.db)
+	urls, err := indexBuilt(r.db, store.BucketURLIndex)
+	if err != nil {
+		return 0, err
+	}
+	search, err := indexBuilt(r.db, store.BucketSearch)
 	if err != nil {
 		return 0, err
 	}
 	built = -1
-	if !done {
-		if built, err = ReindexURLs(r.db, r.namer, r.urlIndex); err != nil {
-			return built, err
+	if !urls || !search {
+		n, err := reindex(r.db, r.namer, r.urlIndex, !urls, !search)
+		if err != nil {
+			return n, err
+		}
+		if !urls {
+			built = n
 		}
 	}
 	return built, r.reindexAudit()

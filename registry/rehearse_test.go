@@ -46,7 +46,7 @@ func TestRehearseCreateReadOnly(t *testing.T) {
 			if !tx.HasRecord(key) {
 				t.Error("HasRecord after PutRecord: false")
 			}
-			if err := tx.IndexURL(key, "", "https://example.org/"); err != nil {
+			if err := tx.IndexRecord(key, nil, &st); err != nil {
 				return err
 			}
 			tail, err := AuditTail(&AuditEntry{Actor: "test", Action: ActHandleCreate, Target: key})

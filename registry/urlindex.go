@@ -23,7 +23,7 @@ import (
 // Only full-form keys under the production and test prefixes, in namespaces
 // that belong to an SNAA, are indexed: those are the records the SNAA routes
 // list. Every create and update maintains the index in its own transaction
-// (Tx.IndexURL); ReindexURLs rebuilds it (after `pidnode import`, and
+// (Tx.IndexRecord); Reindex rebuilds it (after `pidnode import`, and
 // EnsureIndexes for a database written before the index existed).
 //
 // A cluster node (docs/product.md §10) indexes every record it applies
@@ -34,7 +34,7 @@ import (
 // approved. Applying only the entries of owned namespaces would lose them:
 // the other nodes learn of an approval as an SNAA entry alone, and a
 // snapshot, in etcd's key order, applies the records before the SNAAs. For
-// the same reason ReindexURLs indexes every namespace of a cluster node's
+// the same reason Reindex indexes every namespace of a cluster node's
 // copy (EnsureIndexes runs it after a new node's first snapshot). So a
 // node's URL searches answer as a single node's from the same data.
 //
@@ -63,9 +63,9 @@ func urlIndexKey(nsp []byte, url string, key []byte) []byte {
 	return append(k, key...)
 }
 
-// IndexURL moves key's index entry from oldURL to newURL (either may be ""),
-// inside the write transaction of the record change.
-func (t Tx) IndexURL(key, oldURL, newURL string) error {
+// indexURL moves key's index entry from oldURL to newURL (either may be ""),
+// inside the write transaction of the record change (IndexRecord).
+func (t Tx) indexURL(key, oldURL, newURL string) error {
 	if oldURL == newURL {
 		return nil
 	}
@@ -145,39 +145,33 @@ func (t Tx) ScanNamespace(byURL bool, rng, start []byte, fn func(k []byte, st *s
 // reindexChunk is how many records one rebuild transaction reads.
 const reindexChunk = 10000
 
-// ReindexURLs rebuilds the URL index from the records: it clears it, indexes
-// every full-form record under namer's production and test prefixes in a
-// namespace that belongs to an SNAA (on a cluster node's copy, in any
-// namespace), by the value at urlIndex, and marks the index complete. Records of namespaces no SNAA owns are skipped without being
+// Reindex rebuilds the record indexes (the URL index and the search index,
+// search.go) from the records: it clears them, indexes every full-form
+// record under namer's production and test prefixes in a namespace that
+// belongs to an SNAA (on a cluster node's copy, in any namespace), with the
+// landing page URL at value index urlIndex, and marks them complete. Records of namespaces no SNAA owns are skipped without being
 // read (a bulk import of foreign records costs a key scan); approving an SNAA
 // indexes its namespace's records then (IndexNamespace). It runs in
 // transactions of a few thousand records and must not race with writers: call
 // it offline (`pidnode import` does) or before serving (EnsureIndexes does when
-// the index is not marked complete). It returns the number of entries written.
-func ReindexURLs(db *store.DB, namer *handlev.Namer, urlIndex int32) (int, error) {
-	return reindexURLs(db, namer, urlIndex)
+// an index is not marked complete). It returns the number of URL index
+// entries written.
+func Reindex(db *store.DB, namer *handlev.Namer, urlIndex int32) (int, error) {
+	return reindex(db, namer, urlIndex, true, true)
 }
 
-func reindexURLs(db *store.DB, namer *handlev.Namer, urlIndex int32) (int, error) {
-	// Clear in chunks (a big index should not be one huge transaction).
-	for done := false; !done; {
-		err := db.Update(func(tx *store.Tx) error {
-			b := tx.Bolt().Bucket(store.BucketURLIndex)
-			var keys [][]byte
-			c := b.Cursor()
-			for k, _ := c.First(); k != nil && len(keys) < 50000; k, _ = c.Next() {
-				keys = append(keys, append([]byte(nil), k...))
-			}
-			done = len(keys) < 50000
-			for _, k := range keys {
-				if err := b.Delete(k); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return 0, fmt.Errorf("registry: clearing the URL index: %w", err)
+// reindex rebuilds the URL index (urls) and the search index (search).
+func reindex(db *store.DB, namer *handlev.Namer, urlIndex int32, urls, search bool) (int, error) {
+	var clear [][]byte
+	if urls {
+		clear = append(clear, store.BucketURLIndex)
+	}
+	if search {
+		clear = append(clear, store.BucketSearch)
+	}
+	for _, bucket := range clear {
+		if err := clearBucket(db, bucket); err != nil {
+			return 0, err
 		}
 	}
 	owned, err := ownedNamespaces(db, namer)
@@ -196,15 +190,47 @@ func reindexURLs(db *store.DB, namer *handlev.Namer, urlIndex int32) (int, error
 	}
 	total := 0
 	if len(owned) > 0 || rev > 0 {
-		total, err = indexRange(db, namer, urlIndex, nil, want)
+		r := &Registry{db: db, namer: namer, urlIndex: urlIndex}
+		total, err = r.indexRange(nil, want, urls, search)
 		if err != nil {
 			return total, err
 		}
 	}
 	err = db.Update(func(tx *store.Tx) error {
-		return tx.Bolt().Bucket(store.BucketURLIndex).Put(urlIndexMarker, nil)
+		for _, bucket := range clear {
+			if err := tx.Bolt().Bucket(bucket).Put(urlIndexMarker, nil); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	return total, err
+}
+
+// clearBucket deletes every key of bucket, in chunks (a big index should
+// not be one huge transaction).
+func clearBucket(db *store.DB, bucket []byte) error {
+	for done := false; !done; {
+		err := db.Update(func(tx *store.Tx) error {
+			b := tx.Bolt().Bucket(bucket)
+			var keys [][]byte
+			c := b.Cursor()
+			for k, _ := c.First(); k != nil && len(keys) < 50000; k, _ = c.Next() {
+				keys = append(keys, append([]byte(nil), k...))
+			}
+			done = len(keys) < 50000
+			for _, k := range keys {
+				if err := b.Delete(k); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("registry: clearing the %s index: %w", bucket, err)
+		}
+	}
+	return nil
 }
 
 // namespacePrefixes returns the key prefixes of namespace ns under the
@@ -241,20 +267,23 @@ func ownedNamespaces(db *store.DB, namer *handlev.Namer) (map[string]bool, error
 }
 
 // indexRange indexes the records whose key starts with prefix (nil: all) and
-// whose namespace want accepts, in transactions of reindexChunk records.
-// Writers may run meanwhile: each record is read and indexed in one write
-// transaction, and a Put of an entry a write already made is a no-op.
-func indexRange(db *store.DB, namer *handlev.Namer, urlIndex int32, prefix []byte, want func(nsp []byte) bool) (int, error) {
+// whose namespace want accepts, in the URL index (urls) and the search
+// index (search), in transactions of reindexChunk records. It returns the
+// number of URL index entries written. Writers may run meanwhile: each
+// record is read and indexed in one write transaction, a Put of an entry a
+// write already made is a no-op, and the search index replaces what its
+// forward entry says the record filed.
+func (r *Registry) indexRange(prefix []byte, want func(nsp []byte) bool, urls, search bool) (int, error) {
 	after := prefix
 	first := true
 	total := 0
 	for {
 		var n int
 		var last []byte
-		err := db.Update(func(tx *store.Tx) error {
+		err := r.db.Update(func(stx *store.Tx) error {
+			tx := Tx{stx, r}
 			n, last = 0, nil
-			idx := tx.Bolt().Bucket(store.BucketURLIndex)
-			c := tx.Bolt().Bucket(store.BucketRecords).Cursor()
+			c := tx.bucket(store.BucketRecords).Cursor()
 			var k []byte
 			if k, _ = c.Seek(after); !first && bytes.Equal(k, after) {
 				k, _ = c.Next()
@@ -262,7 +291,7 @@ func indexRange(db *store.DB, namer *handlev.Namer, urlIndex int32, prefix []byt
 			for read := 0; k != nil && bytes.HasPrefix(k, prefix) && read < reindexChunk; k, _ = c.Next() {
 				read++
 				last = k
-				nsp := namer.NamespaceOf(k)
+				nsp := r.namer.NamespaceOf(k)
 				if nsp == nil || !want(nsp) {
 					continue
 				}
@@ -270,15 +299,15 @@ func indexRange(db *store.DB, namer *handlev.Namer, urlIndex int32, prefix []byt
 				if err != nil || !ok {
 					return err
 				}
-				for i := range st.Record.Values {
-					if v := &st.Record.Values[i]; v.Index == urlIndex {
-						if ik := urlIndexKey(nsp, string(v.Data), k); ik != nil {
-							if err := idx.Put(ik, nil); err != nil {
-								return err
-							}
-							n++
-						}
-						break
+				if u := r.urlOf(&st); urls && urlIndexKey(nsp, u, k) != nil {
+					if err := tx.indexURL(string(k), "", u); err != nil {
+						return err
+					}
+					n++
+				}
+				if search {
+					if err := tx.indexSearch(string(k), &st); err != nil {
+						return err
 					}
 				}
 			}
@@ -286,7 +315,7 @@ func indexRange(db *store.DB, namer *handlev.Namer, urlIndex int32, prefix []byt
 			return nil
 		})
 		if err != nil {
-			return total, fmt.Errorf("registry: building the URL index: %w", err)
+			return total, fmt.Errorf("registry: building the record indexes: %w", err)
 		}
 		total += n
 		if len(last) == 0 {
@@ -301,7 +330,7 @@ func indexRange(db *store.DB, namer *handlev.Namer, urlIndex int32, prefix []byt
 func (r *Registry) IndexNamespace(ns string) (int, error) {
 	total := 0
 	for _, p := range namespacePrefixes(r.namer, ns) {
-		n, err := indexRange(r.db, r.namer, r.urlIndex, []byte(p), func([]byte) bool { return true })
+		n, err := r.indexRange([]byte(p), func([]byte) bool { return true }, true, true)
 		total += n
 		if err != nil {
 			return total, err
@@ -310,11 +339,12 @@ func (r *Registry) IndexNamespace(ns string) (int, error) {
 	return total, nil
 }
 
-// urlIndexBuilt reports whether the URL index is marked complete.
-func urlIndexBuilt(db *store.DB) (bool, error) {
+// indexBuilt reports whether the index in bucket (BucketURLIndex,
+// BucketSearch) is marked complete.
+func indexBuilt(db *store.DB, bucket []byte) (bool, error) {
 	built := false
 	err := db.View(func(tx *store.Tx) error {
-		built = tx.Bolt().Bucket(store.BucketURLIndex).Get(urlIndexMarker) != nil
+		built = tx.Bolt().Bucket(bucket).Get(urlIndexMarker) != nil
 		return nil
 	})
 	return built, err

@@ -14,10 +14,10 @@ import (
 // a snapshot's key order (records before SNAAs, docs/product.md §10),
 // answers every search an SNAA can make exactly as a single node's index
 // built from the same data: records imported before their namespace had an
-// SNAA (`pidnode import`, then ReindexURLs; a new node loads them as a
+// SNAA (`pidnode import`, then Reindex; a new node loads them as a
 // snapshot, then EnsureIndexes), the namespace approved later
 // (IndexNamespace on the single node; the other nodes apply the SNAA entry
-// alone), then updated and deleted by the admin API (IndexURL).
+// alone), then updated and deleted by the admin API (IndexRecord).
 func TestAppliedURLIndexSearchesAsSingleNode(t *testing.T) {
 	sdb, namer := openTest(t)
 	cdb, _ := openTest(t)
@@ -136,7 +136,7 @@ func TestAppliedURLIndexSearchesAsSingleNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ReindexURLs(sdb, namer, 1); err != nil {
+	if _, err := Reindex(sdb, namer, 1); err != nil {
 		t.Fatal(err)
 	}
 	// The cluster node loads them as a snapshot, then builds its indexes
@@ -169,13 +169,13 @@ func TestAppliedURLIndexSearchesAsSingleNode(t *testing.T) {
 		if err := tx.PutRecord(moved, rec(moved, "https://example.org/b")); err != nil {
 			return err
 		}
-		if err := tx.IndexURL(moved, "https://example.org/a", "https://example.org/b"); err != nil {
+		if err := tx.indexURL(moved, "https://example.org/a", "https://example.org/b"); err != nil {
 			return err
 		}
 		if err := tx.DeleteRecord(gone); err != nil {
 			return err
 		}
-		return tx.IndexURL(gone, "https://example.org/b", "")
+		return tx.indexURL(gone, "https://example.org/b", "")
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -86,14 +86,18 @@ var renditionStruct = cache.AllocSize(int(unsafe.Sizeof(rendition{})))
 
 // rendered returns x's Link fields rendered for s, built on first use and
 // charged to the entry; nil when s derives its base from each request's Host
-// (no Config.PublicURL) or x was rendered for another server sharing the
-// cache: the caller then fills the templates in per request.
+// (no Config.PublicURL), x was rendered for another server sharing the
+// cache, or the entry is not in the cache (so no later request would use
+// the rendition): the caller then fills the templates in per request.
 func (s *Server) rendered(v *view, x *extras) *rendition {
 	if s.publicURL == "" {
 		return nil
 	}
 	r := x.rendered.Load()
 	if r == nil {
+		if !v.entry.Resident() {
+			return nil
+		}
 		base := []byte(s.publicURL)
 		tmpl := x.at(x.link)
 		r = &rendition{srv: s}
@@ -279,13 +283,15 @@ const maxPooledBuilder = 256 << 10
 // holding nothing of the last build but its buffers' capacity).
 func (b *extBuilder) reset(v *view, x *extras) {
 	*b = extBuilder{v: v, x: x, buf: b.buf[:0], aux: b.aux[:0], locs: b.locs[:0], attrs: b.attrs[:0], vars: b.vars[:0],
-		headers: b.headers[:0], dropped: b.dropped[:0], links: clear0(b.links), rels: clear0(b.rels), cands: b.cands[:0]}
+		headers: b.headers[:0], dropped: b.dropped[:0], links: clear0(b.links), rels: clear0(b.rels), cands: b.cands[:0],
+		rvars: clear0(b.rvars[:cap(b.rvars)])}
 }
 
 // clear0 empties a slice of entries holding pointers, so that a pooled
-// builder keeps nothing alive.
+// builder keeps nothing alive. The slices grow from empty by append, so
+// nothing past len(s) was set since the last clear (rvars is passed whole).
 func clear0[T any](s []T) []T {
-	clear(s[:cap(s)])
+	clear(s)
 	return s[:0]
 }
 
@@ -316,8 +322,9 @@ type extBuilder struct {
 	links   []linkEntry
 	rels    [][]byte
 	cands   []candSpan
-	cat     []byte // schema.org type of the resource category, nil if none
-	mdLic   []byte // metadata license URL
+	rvars   []handlev.Variant // the derived variants, read into this
+	cat     []byte            // schema.org type of the resource category, nil if none
+	mdLic   []byte            // metadata license URL
 }
 
 type candSpan struct {
@@ -545,17 +552,7 @@ func parseChooseBy(attrs []handlev.LocAttr) ([4]uint8, uint8) {
 	var out [4]uint8
 	n := uint8(0)
 	for f := range strings.SplitSeq(s, ",") {
-		m := uint8(0)
-		switch strings.ToLower(strings.TrimSpace(f)) {
-		case "locatt":
-			m = chooseLocatt
-		case "country":
-			m = chooseCountry
-		case "score":
-			m = chooseScore
-		case "weighted":
-			m = chooseWeighted
-		}
+		m := chooseMethods[strings.ToLower(strings.TrimSpace(f))]
 		if m == 0 || n == 4 || bytes.IndexByte(out[:n], m) >= 0 {
 			continue
 		}
@@ -565,19 +562,15 @@ func parseChooseBy(attrs []handlev.LocAttr) ([4]uint8, uint8) {
 	return out, n
 }
 
+// chooseMethods are chooseby's method names.
+var chooseMethods = map[string]uint8{"locatt": chooseLocatt, "country": chooseCountry, "score": chooseScore, "weighted": chooseWeighted}
+
 // parseHTTPSC reads an http_sc attribute: 301, 302, 303, 307 or 308, else 0.
 func parseHTTPSC(s string) uint16 {
-	switch strings.TrimSpace(s) {
-	case "301":
-		return 301
-	case "302":
-		return 302
-	case "303":
-		return 303
-	case "307":
-		return 307
-	case "308":
-		return 308
+	switch s = strings.TrimSpace(s); s {
+	case "301", "302", "303", "307", "308":
+		n, _ := strconv.Atoi(s)
+		return uint16(n)
 	}
 	return 0
 }
@@ -628,13 +621,19 @@ var schemaTypes = map[string][]byte{
 }
 
 // resource reads the resource category and the representation variants
-// (handlev.ReadResource). A RESOURCE value that is not a JSON object gives
-// neither.
+// (handlev.ReadResource), from what the record's writer derived from val
+// when it did (cache.Entry.Derived). A RESOURCE value that is not a JSON
+// object gives neither.
 func (b *extBuilder) resource(val *handlev.Value) {
-	r, aux, ok := handlev.ReadResource(val.Data, b.aux)
-	b.aux = aux
+	r, ok, known := b.v.entry.Derived.Resource(val, b.rvars)
+	if !known {
+		r, b.aux, ok = handlev.ReadResource(val.Data, b.aux)
+	}
 	if !ok {
 		return
+	}
+	if cap(r.Variants) > cap(b.rvars) {
+		b.rvars = r.Variants[:0]
 	}
 	b.cat = schemaTypes[string(r.Category)]
 	b.x.varTTL, b.x.varTTLV = val.TTLType, val.TTL

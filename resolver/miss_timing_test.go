@@ -94,14 +94,23 @@ func missStore(tb testing.TB, namer *handlev.Namer) (*store.DB, []string) {
 // loaded machine disturbs less than wall time.
 //
 //	go test ./resolver -run '^$' -bench RedirectMiss -benchtime 50000x -cpuprofile miss.prof
-func BenchmarkRedirectMiss(b *testing.B) { benchRedirectMiss(b, nil) }
+func BenchmarkRedirectMiss(b *testing.B) { benchRedirectMiss(b, nil, 0) }
 
 // BenchmarkRedirectMissCounted is BenchmarkRedirectMiss with resolution
 // statistics on, as pidnode serve runs: every miss also registers its key in
 // the Counter (nearly every key is new to it in a uniform stream).
-func BenchmarkRedirectMissCounted(b *testing.B) { benchRedirectMiss(b, cache.NewCounter(0)) }
+func BenchmarkRedirectMissCounted(b *testing.B) { benchRedirectMiss(b, cache.NewCounter(0), 0) }
 
-func benchRedirectMiss(b *testing.B, counter *cache.Counter) {
+// BenchmarkRedirectMissHit is BenchmarkRedirectMiss's server and store
+// answering from its cache: uniform over missCache/2 records requested
+// before, so that one run gives the miss/hit ratio.
+//
+//	go test ./resolver -run '^$' -bench 'RedirectMiss' -benchtime 300000x
+func BenchmarkRedirectMissHit(b *testing.B) { benchRedirectMiss(b, nil, missCache/2) }
+
+// benchRedirectMiss draws from every record, or from the first hot ones
+// (each requested before the timer starts, so they are in the cache).
+func benchRedirectMiss(b *testing.B, counter *cache.Counter, hot int) {
 	namer := newNamer(b)
 	db, paths := missStore(b, namer)
 	c, err := cache.New(cache.Config{Source: db, Alt: namer.AppendAltKey, Render: Render, Entries: missCache})
@@ -120,6 +129,13 @@ func benchRedirectMiss(b *testing.B, counter *cache.Counter) {
 	order := make([]int, 1<<16)
 	for i := range order {
 		order[i] = rng.IntN(len(paths))
+		if hot > 0 {
+			order[i] = rng.IntN(hot)
+		}
+	}
+	for i := range hot * 3 { // the doorkeeper admits a key seen before
+		ctx.Request.SetRequestURI(paths[i%hot])
+		srv.Handler(&ctx)
 	}
 	runtime.GC()
 	runtime.LockOSThread()

@@ -19,6 +19,17 @@
 // what the binary encoding cannot hold exactly (ErrNotStorable), so a record
 // always reads back as written.
 //
+// Each record is stored with its derived part (handlev.AppendDerived: what a
+// reader would otherwise parse out of its values on every cache miss), written
+// by every writer through one encoder (record.go) and handed to the cache by
+// LoadDerived. Records in the plain format of a file written before it are
+// read as they are, without one (readers parse); each gets it when it is next
+// written, and all of them when an import rewrites the file (`pidnode import`
+// of any input, an empty one included).
+//
+// Record reads (Get, Load) share one read transaction between commits
+// (sharedread.go); every write retires it before it begins.
+//
 // # Caveats
 //
 // Memory returned by bbolt (Tx.Bolt().Bucket(…).Get, cursors) points into the

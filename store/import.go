@@ -595,8 +595,9 @@ func (p *importParse) read(r io.Reader, jobs chan<- *parseBatch) {
 func (b *parseBatch) decode() {
 	b.recs = make([]importRec, 0, len(b.ends))
 	var (
-		arena []byte
-		dec   handlev.RecordDecoder // values valid until the next line's
+		arena   []byte
+		derived []byte                // the line's derived part, reused
+		dec     handlev.RecordDecoder // values valid until the next line's
 	)
 	start := 0
 	for i, end := range b.ends {
@@ -615,12 +616,13 @@ func (b *parseBatch) decode() {
 		if checkStorable("", &s) != nil {
 			ir.rec.Values = cloneValues(values) // Import reports it with the key
 		} else {
-			size := encodedSize(&s)
+			derived = handlev.AppendDerived(derived[:0], values)
+			size := plainSize(&s) + 4 + len(derived)
 			if cap(arena)-len(arena) < size {
 				arena = make([]byte, 0, max(size, parseArenaBytes))
 			}
 			off := len(arena)
-			arena = appendStored(arena, &s)
+			arena = appendStoredWith(arena, &s, derived)
 			ir.val = arena[off:len(arena):len(arena)]
 		}
 		b.recs = append(b.recs, ir)
@@ -729,7 +731,7 @@ func freshOptions(size int64) *bbolt.Options {
 	}
 	if bits.UintSize == 64 {
 		// Mapped once for all it will hold: no remap while it grows.
-		opts.InitialMmapSize = int(max(2*size, initialMmapSize))
+		opts.InitialMmapSize = int(max(2*size, int64(initialMmapSize)))
 	}
 	return opts
 }
@@ -841,8 +843,13 @@ func feedMerge(w *freshWrite, old *bbolt.Bucket, src sortedSource, chunkRecords 
 	r, more, err := src.next()
 	for err == nil {
 		if ok != nil && (!more || bytes.Compare(ok, r.key) < 0) {
-			// A stored record no input record replaces: copied as it is.
-			if !emit(sortedRec{key: ok, val: ov}) {
+			// A stored record no input record replaces: copied as it is,
+			// or re-encoded with its derived part if stored without one.
+			val, err := upgradeRecord(ok, ov)
+			if err != nil {
+				return n, &ImportError{Line: r.line, Err: err}
+			}
+			if !emit(sortedRec{key: ok, val: val}) {
 				return n, nil // finish reports the write error
 			}
 			ok, ov = oc.Next()
@@ -886,6 +893,22 @@ func feedMerge(w *freshWrite, old *bbolt.Bucket, src sortedSource, chunkRecords 
 		w.send(chunk)
 	}
 	return n, nil
+}
+
+// upgradeRecord returns val, the stored record under key, in the current
+// format: val itself, or its re-encoding when it is in the plain format
+// (version and times kept), so that an import leaves every record with its
+// derived part.
+func upgradeRecord(key, val []byte) ([]byte, error) {
+	if len(val) == 0 || val[0] != recordFormatPlain {
+		return val, nil
+	}
+	s, err := decodeStored(val)
+	if err != nil {
+		setKey(err, string(key))
+		return nil, err
+	}
+	return encodeStored(&s), nil
 }
 
 // freshWrite commits the chunks mergeRecords hands it, one transaction each,
@@ -962,7 +985,7 @@ func checkHeader(b []byte) error {
 	if len(b) == 0 {
 		return &FormatError{Err: fmt.Errorf("%w: empty value", ErrCorrupt)}
 	}
-	if b[0] != recordFormat {
+	if b[0] != recordFormat && b[0] != recordFormatPlain {
 		return &FormatError{Format: b[0], Err: ErrUnknownFormat}
 	}
 	if len(b) < recordHeaderLen+4 {

@@ -95,19 +95,24 @@ func EncodeStored(key string, s *Stored) ([]byte, error) {
 	if err := checkStorable(key, s); err != nil {
 		return nil, err
 	}
-	return appendStored(make([]byte, 0, encodedSize(s)), s), nil
+	return encodeStored(s), nil
 }
 
 // PutRecordRaw stores raw, a record in this package's encoding, under key,
-// after checking that it decodes. raw must not be modified until the
-// transaction ends.
+// after checking that it decodes. A record in the plain format (written by
+// an older node) is stored re-encoded with its derived part. raw must not be
+// modified until the transaction ends.
 func (tx *Tx) PutRecordRaw(key string, raw []byte) error {
 	if key == "" {
 		return ErrEmptyKey
 	}
-	if _, err := decodeStored(raw); err != nil {
+	s, err := decodeStored(raw)
+	if err != nil {
 		setKey(err, key)
 		return err
+	}
+	if raw[0] == recordFormatPlain {
+		raw = encodeStored(&s)
 	}
 	return tx.Put(BucketRecords, []byte(key), raw)
 }
@@ -349,7 +354,9 @@ func (db *DB) Replace(fresh string) error {
 	}
 	bdb.MaxBatchDelay = batchDelay
 	bdb.MaxBatchSize = batchSize
+	db.beginWrite() // the old file's shared read transaction would keep it open
 	old := db.bdb.Swap(bdb)
+	db.endWrite()
 	db.wake(nil, true) // every topic may have changed
 	if err := old.Close(); err != nil {
 		db.log.Warn("store: closing the replaced file", "err", err)

@@ -46,6 +46,7 @@ var (
 	BucketSessions     = []byte("sessions")     // admin: console sessions by token hash
 	BucketWebhooks     = []byte("webhooks")     // admin: webhook endpoints, cursors, delivery logs
 	BucketLinkcheck    = []byte("linkcheck")    // admin: link check results (registry/linkcheck.go)
+	BucketSearch       = []byte("search")       // admin: words and sort keys of records (registry/search.go)
 )
 
 var allBuckets = [][]byte{
@@ -53,6 +54,7 @@ var allBuckets = [][]byte{
 	BucketURLIndex, BucketStats, BucketMeta, BucketIdempotency, BucketSessions,
 	BucketWebhooks,
 	BucketLinkcheck,
+	BucketSearch,
 }
 
 // metaSchemaKey is the key of the schema version (uint32 big-endian) in BucketMeta.
@@ -70,12 +72,14 @@ const (
 	// routes) can still share.
 	batchDelay = 500 * time.Microsecond
 	batchSize  = 1000
-	// initialMmapSize reserves address space so that growing the file rarely
-	// needs a remap; a remap waits for every open read transaction (Backup,
-	// Export), which would stall writers. Address space only, not memory.
-	// A bigger file gets twice its size (mmapSize).
-	initialMmapSize = 1 << 30
 )
+
+// initialMmapSize reserves address space so that growing the file rarely
+// needs a remap; a remap waits for every open read transaction (Backup,
+// Export), which would stall writers. Address space only, not memory.
+// A bigger file gets twice its size (mmapSize). A variable so that a test
+// can make a small file grow through remaps.
+var initialMmapSize = 1 << 30
 
 // Config configures Open.
 type Config struct {
@@ -109,6 +113,9 @@ type DB struct {
 	closeOnce     sync.Once
 	// sig are the commit signals (notify.go).
 	sig signals
+	// shared is the read transaction record reads share between commits
+	// (sharedread.go).
+	shared sharedReads
 }
 
 // Open opens (creating if needed) the database at cfg.Path, creates every bucket
@@ -246,6 +253,7 @@ func (db *DB) Close() error {
 	if err := os.Remove(LockFile(db.cfg.Path)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		db.log.Warn("store: removing the lock file", "err", err)
 	}
+	db.closeShared()
 	if err := db.bolt().Close(); err != nil {
 		return fmt.Errorf("store: close: %w", err)
 	}
@@ -297,6 +305,8 @@ func (db *DB) syncFreelist() error {
 	}
 	procfloor.Enter()
 	defer procfloor.Exit()
+	db.beginWrite()
+	defer db.endWrite()
 	err := db.retry(func(b *bbolt.DB) error {
 		return b.Update(func(tx *bbolt.Tx) error {
 			b.NoFreelistSync = false
@@ -363,6 +373,8 @@ func (db *DB) retry(op func(b *bbolt.DB) error) error {
 func (db *DB) Update(fn func(tx *Tx) error) error {
 	procfloor.Enter()
 	defer procfloor.Exit()
+	db.beginWrite()
+	defer db.endWrite()
 	err := db.retry(func(b *bbolt.DB) error {
 		return b.Batch(func(btx *bbolt.Tx) error {
 			b.NoFreelistSync = true // see syncFreelist
@@ -380,6 +392,8 @@ func (db *DB) Update(fn func(tx *Tx) error) error {
 func (db *DB) UpdateAlone(fn func(tx *Tx) error) error {
 	procfloor.Enter()
 	defer procfloor.Exit()
+	db.beginWrite()
+	defer db.endWrite()
 	err := db.retry(func(b *bbolt.DB) error {
 		return b.Update(func(btx *bbolt.Tx) error {
 			b.NoFreelistSync = true // see syncFreelist
@@ -437,18 +451,38 @@ func (db *DB) Load(key string) (handlev.Record, bool, error) {
 
 // Get returns the record stored under key with its version and times.
 func (db *DB) Get(key string) (Stored, bool, error) {
+	s, _, ok, err := db.GetDerived(key)
+	return s, ok, err
+}
+
+// LoadDerived is Load with the record's derived part (handlev.Derived; nil
+// for a record stored before it existed), which shares the record's memory.
+// It implements cache.DerivedSource.
+func (db *DB) LoadDerived(key string) (handlev.Record, handlev.Derived, bool, error) {
+	s, d, ok, err := db.GetDerived(key)
+	return s.Record, d, ok, err
+}
+
+// GetDerived is Get with the record's derived part.
+func (db *DB) GetDerived(key string) (Stored, handlev.Derived, bool, error) {
+	if r := db.sharedRead(); r != nil {
+		s, d, ok, err := readRecord(r.get(key), key)
+		r.release()
+		return s, d, ok, err
+	}
 	var (
 		s  Stored
+		d  handlev.Derived
 		ok bool
 	)
 	err := db.retry(func(b *bbolt.DB) error {
 		return b.View(func(btx *bbolt.Tx) error {
 			var err error
-			s, ok, err = getRecord(btx, key)
+			s, d, ok, err = getRecordDerived(btx, key)
 			return err
 		})
 	})
-	return s, ok, err
+	return s, d, ok, err
 }
 
 // Backup writes a consistent snapshot of the whole database file to w and returns

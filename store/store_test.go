@@ -197,7 +197,7 @@ func TestDecodeErrors(t *testing.T) {
 		want error
 	}{
 		{"empty", nil, ErrCorrupt},
-		{"unknown format", append([]byte{2}, good[1:]...), ErrUnknownFormat},
+		{"unknown format", append([]byte{recordFormat + 1}, good[1:]...), ErrUnknownFormat},
 		{"format zero", append([]byte{0}, good[1:]...), ErrUnknownFormat},
 		{"short header", good[:20], ErrCorrupt},
 		{"handle length past end", func() []byte {

@@ -71,7 +71,7 @@ func (tx *Tx) PutRecord(key string, s *Stored) error {
 		return fmt.Errorf("store: bucket %s missing", BucketRecords)
 	}
 	// bbolt keeps both slices until commit: fresh allocations, never reused.
-	v := appendStored(make([]byte, 0, encodedSize(s)), s)
+	v := encodeStored(s)
 	k := []byte(key)
 	tx.note(BucketRecords, k, v)
 	if tx.ov != nil {
@@ -150,6 +150,11 @@ func (tx *Tx) ForEachRecord(fn func(key string, s *Stored) error) error {
 
 // encodedSize is the exact length of appendStored(nil, s).
 func encodedSize(s *Stored) int {
+	return plainSize(s) + 4 + len(handlev.AppendDerived(nil, s.Record.Values))
+}
+
+// plainSize is the length of s's encoding without the derived part.
+func plainSize(s *Stored) int {
 	n := recordHeaderLen + 4 + len(s.Record.Handle) + 4
 	for i := range s.Record.Values {
 		v := &s.Record.Values[i]

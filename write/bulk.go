@@ -1,18 +1,11 @@
 package write
 
 import (
-	"bytes"
-	"fmt"
 	"time"
 
 	"pidnode/model"
 	"pidnode/registry"
 )
-
-// InvalidItem is a bulk item its caller could not decode as a value (a line
-// of JSON Lines that is well-formed JSON holding an invalid string): Bulk
-// fails that item with Err and writes the others.
-type InvalidItem struct{ Err error }
 
 // ItemResult is the outcome of one bulk item, in request order: Err is nil
 // for a success, which Created tells apart as a create or an update.
@@ -23,6 +16,9 @@ type ItemResult struct {
 }
 
 type bulkItem struct {
+	// op is the item's "op" (model.OpCreate, model.OpUpdate), or "" for
+	// an item without one (an existing id updates, an unknown one creates).
+	op  string
 	id  string
 	obj map[string]any // the item without "id"; nil when the item is refused before the transaction
 	res ItemResult
@@ -34,13 +30,18 @@ type bulkItem struct {
 }
 
 // Bulk makes up to MaxBulkItems creates and updates in t for a, in one
-// transaction (one commit). Each item is a decoded JSON value: an object
+// transaction (one commit). Each item is one of a bulk file (model's bulk
+// format, model/bulk.go): an item its caller could not read (Err) fails
+// with that error, and Value must be an object. With "op": "create" it is a create
+// (custom id with "id", generated without; a taken id fails the item);
+// with "op": "update" a merge update of the existing identifier "id" (an
+// unknown id fails the item, it never creates). Without "op", an item
 // with "id" of an existing identifier is a merge update, with an unknown
 // "id" a custom-id create, without "id" a create with a generated id. Each
 // item succeeds or fails on its own and a failed item writes nothing. Items
 // run the validation path of the single writes (check.go) and fail with
 // the same errors. The error is the whole bulk's.
-func (s *Service) Bulk(a *Actor, t Target, values []any) ([]ItemResult, error) {
+func (s *Service) Bulk(a *Actor, t Target, values []model.BulkItem) ([]ItemResult, error) {
 	if len(values) == 0 || len(values) > MaxBulkItems {
 		return nil, invalidField("(body)", "must hold 1 to 1000 items")
 	}
@@ -48,14 +49,22 @@ func (s *Service) Bulk(a *Actor, t Target, values []any) ([]ItemResult, error) {
 	for i, x := range values {
 		it := &bulkItem{}
 		items[i] = it
-		if bad, ok := x.(InvalidItem); ok {
-			it.res.Err = bad.Err
+		if x.Err != nil {
+			it.res.Err = x.Err
 			continue
 		}
-		obj, ok := x.(map[string]any)
+		obj, ok := x.Value.(map[string]any)
 		if !ok {
 			it.res.Err = invalidField("(item)", "must be an object")
 			continue
+		}
+		if opv, ok := obj["op"]; ok {
+			op, _ := opv.(string)
+			if op != model.OpCreate && op != model.OpUpdate {
+				it.res.Err = invalidField("op", `must be "create" or "update"`)
+				continue
+			}
+			it.op = op
 		}
 		if idv, ok := obj["id"]; ok {
 			ids, ok := idv.(string)
@@ -64,9 +73,14 @@ func (s *Service) Bulk(a *Actor, t Target, values []any) ([]ItemResult, error) {
 				continue
 			}
 			it.id = ids
+		} else if it.op == model.OpUpdate {
+			it.res.Err = invalidField("id", "is required: an update names the identifier it changes")
+			continue
+		}
+		if it.op != "" || it.id != "" {
 			rest := make(map[string]any, len(obj))
 			for k, v := range obj {
-				if k != "id" {
+				if k != "id" && k != "op" {
 					rest[k] = v
 				}
 			}
@@ -93,7 +107,7 @@ func (s *Service) Bulk(a *Actor, t Target, values []any) ([]ItemResult, error) {
 				err error
 			)
 			created := true
-			if it.pc != nil && !(it.id != "" && tx.HasRecord(it.pc.key)) {
+			if it.pc != nil && (it.op == model.OpCreate || !(it.id != "" && tx.HasRecord(it.pc.key))) {
 				wr, err = s.txCreatePrepared(tx, it.pc)
 			} else {
 				// An update, or a custom id created since prepareBulk
@@ -132,7 +146,9 @@ func (s *Service) Bulk(a *Actor, t Target, values []any) ([]ItemResult, error) {
 }
 
 // prepareBulk does before the transaction what the single writes do before
-// theirs: it tells creates from updates (an id that exists is an update),
+// theirs: it tells creates from updates (by op; without one, an id that
+// exists is an update), fails an update of an unknown id and a create of
+// a taken one,
 // runs a create's checks and builds its record (prepareCreate), so that the
 // bulk holds its commit group (registry.CommitAs) only for the writes.
 // Items refused here get their result and a nil obj. err is fatal.
@@ -154,9 +170,23 @@ func (s *Service) prepareBulk(a *Actor, t Target, items []*bulkItem, now time.Ti
 	if err != nil {
 		return err
 	}
+	// An update may name an id an earlier item of the bulk creates: the
+	// transaction runs the items in order.
+	created := map[string]bool{}
 	for _, it := range items {
-		if it.obj == nil || (it.key != "" && exists[it.key]) {
+		if it.obj == nil {
 			continue
+		}
+		found := it.key != "" && (exists[it.key] || it.op == model.OpUpdate && created[it.key])
+		switch {
+		case it.op == model.OpUpdate && !found:
+			it.res.Err, it.obj = refuse(ErrNotFound, "no identifier "+it.display+": an update changes an existing identifier; op create makes a new one"), nil
+			continue
+		case it.op == model.OpCreate && found:
+			it.res.Err, it.obj = refuse(ErrExists, "identifier "+it.display+" already exists; op update changes it"), nil
+			continue
+		case found || it.op == model.OpUpdate:
+			continue // an update
 		}
 		req, perr := s.checkCreate(a, t, it.id, it.obj)
 		if perr == nil {
@@ -165,52 +195,15 @@ func (s *Service) prepareBulk(a *Actor, t Target, items []*bulkItem, now time.Ti
 				return err
 			}
 			it.pc = &pc
+			if it.key != "" && perr == nil {
+				created[it.key] = true
+			}
 		}
 		if perr != nil {
 			it.res.Err, it.obj = perr, nil
 		}
 	}
 	return nil
-}
-
-// BulkItems decodes a bulk body: a JSON array of items, or JSON Lines (one
-// item per line; empty lines skipped). A body sent as JSON Lines (lines) is
-// read as such; a JSON one is told apart by its first character. A line
-// that is not JSON is a *model.SyntaxError naming the line; a well-formed
-// line whose value is not valid (a lone surrogate) is an InvalidItem, so
-// that this item fails and the others are written.
-func BulkItems(body []byte, lines bool) ([]any, error) {
-	trimmed := bytes.TrimLeft(body, " \t\r\n")
-	if lines || len(trimmed) > 0 && trimmed[0] != '[' {
-		var arr []any
-		for n, line := range bytes.Split(body, []byte("\n")) {
-			if line = bytes.TrimSpace(line); len(line) == 0 {
-				continue
-			}
-			v, err := model.DecodeAny(line)
-			if err != nil {
-				if se, ok := err.(*model.SyntaxError); ok {
-					return nil, &model.SyntaxError{Msg: fmt.Sprintf("line %d: %s", n+1, se.Msg)}
-				}
-				if ve, ok := err.(*model.ValidationError); ok {
-					arr = append(arr, InvalidItem{Err: ve})
-					continue
-				}
-				return nil, err
-			}
-			arr = append(arr, v)
-		}
-		return arr, nil
-	}
-	v, err := model.DecodeAny(body)
-	if err != nil {
-		return nil, err
-	}
-	arr, ok := v.([]any)
-	if !ok {
-		return nil, &model.ValidationError{Errors: []model.FieldError{{Field: "(body)", Message: "must be a JSON array (or JSON Lines) of {\"id\"?, \"url\"?, \"metadata\"?}"}}}
-	}
-	return arr, nil
 }
 
 // BulkCost is what a bulk of items costs the rate limits: its items, or

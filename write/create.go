@@ -189,7 +189,7 @@ const maxMintTries = 16
 
 // txCreatePrepared writes a prepared create inside tx: the id's collision
 // check (a taken generated candidate is replaced by a new one), the record,
-// its URL index entry and its audit entry. It does not modify pc, so that a
+// its record index entries and its audit entry. It does not modify pc, so that a
 // commit group can run it again. A client's error comes as a refusal.
 func (s *Service) txCreatePrepared(tx registry.Tx, pc *preparedCreate) (w writeResult, err error) {
 	display, tail := pc.display, pc.auditTail
@@ -222,7 +222,7 @@ func (s *Service) txCreatePrepared(tx registry.Tx, pc *preparedCreate) (w writeR
 		return w, s.storeRefusal(err)
 	}
 	w.written = true
-	if err := tx.IndexURL(w.key, "", pc.url); err != nil {
+	if err := tx.IndexRecord(w.key, nil, &w.stored); err != nil {
 		return w, err
 	}
 	return w, tx.AppendHandleAudit(w.key, tail)

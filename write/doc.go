@@ -11,7 +11,7 @@
 //     (model's *ValidationError and *SyntaxError for the payload, *Error
 //     wrapping one of this package's sentinels for the rest);
 //   - building the record from a payload (through model) and putting it,
-//     its URL index entry and its audit entry in one transaction;
+//     its record index entries (URL, search) and its audit entry in one transaction;
 //   - Idempotency-Key records: a repeated create with the same request
 //     replays the first one's identifier, with another request it fails;
 //   - telling the cache (Invalidator) about every written key after the

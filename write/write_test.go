@@ -153,8 +153,12 @@ func TestBulk(t *testing.T) {
 		t.Fatal(err)
 	}
 	upd := map[string]any{"id": "b1", "metadata": map[string]any{"status": "DEPRECATED"}}
-	bad := InvalidItem{Err: errors.New("bad line")}
-	res, err := s.Bulk(a, tg, []any{payload("new"), "not an object", upd, bad, map[string]any{"id": "bulk", "url": "https://x.example.org/"}})
+	var items []model.BulkItem
+	for _, v := range []any{payload("new"), "not an object", upd, nil, map[string]any{"id": "bulk", "url": "https://x.example.org/"}} {
+		items = append(items, model.BulkItem{Value: v})
+	}
+	items[3] = model.BulkItem{Err: errors.New("bad line")}
+	res, err := s.Bulk(a, tg, items)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +172,7 @@ func TestBulk(t *testing.T) {
 		t.Errorf("item 1 = %+v, want a ValidationError", res[1])
 	case res[2].Err != nil || res[2].Created:
 		t.Errorf("item 2 = %+v, want updated", res[2])
-	case res[3].Err != bad.Err:
+	case res[3].Err != items[3].Err:
 		t.Errorf("item 3 = %+v, want its own error", res[3])
 	case !errors.As(res[4].Err, &ve):
 		t.Errorf("item 4 = %+v, want the reserved id refused", res[4])

@@ -218,7 +218,7 @@ func TestPidctlAdminFlow(t *testing.T) {
 	}
 	// bulk from CSV: an update of the first identifier and a failing row.
 	csvFile := filepath.Join(dir, "items.csv")
-	os.WriteFile(csvFile, []byte("id,url,status\n"+strings.Split(id.Handle, "/")[3]+",,DEPRECATED\n,https://example.org/nometa,\n"), 0o600)
+	os.WriteFile(csvFile, []byte("op,id,url,status\nupdate,"+strings.Split(id.Handle, "/")[3]+",,DEPRECATED\ncreate,,https://example.org/nometa,\n"), 0o600)
 	code, out, errs = pidctl(t, append(sn, "bulk", csvFile)...)
 	if code != 1 || !strings.Contains(out, "200") || !strings.Contains(out, "422") || !strings.Contains(out, "2 items, 1 failed") {
 		t.Errorf("bulk csv: exit %d\n%s", code, out)

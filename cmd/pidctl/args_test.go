@@ -64,6 +64,8 @@ var parseRows = []struct {
 		map[string]string{"from": "2026-01-01", "to": "2026-01-31", "test": "true", "svc": "svc", "prod": "true"}, nil},
 	{[]string{"list", "--test", "--status", "REGISTERED", "--url", "https://x/*", "--limit", "10", "--cursor", "abc"}, "list", nil,
 		map[string]string{"test": "true", "status": "REGISTERED", "url": "https://x/*", "limit": "10", "cursor": "abc"}, nil},
+	{[]string{"list", "--q", "zinc oxide", "--sort=-changed", "--page", "2", "--format", "csv"}, "list", nil,
+		map[string]string{"q": "zinc oxide", "sort": "-changed", "page": "2", "format": "csv"}, nil},
 	{[]string{"bulk", "-", "--test"}, "bulk", []string{"-"}, map[string]string{"test": "true"}, nil},
 	{[]string{"hdl", "resolve", "21.1/X", "--server", "h:1", "--udp", "--timeout", "2s", "--type", "URL", "--type=EMAIL", "--index", "1", "--json"},
 		"hdl resolve", []string{"21.1/X"}, map[string]string{"server": "h:1", "udp": "true", "timeout": "2s", "json": "true"},

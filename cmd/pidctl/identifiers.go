@@ -432,7 +432,7 @@ func cmdList(c *client, pos []string) error {
 		return err
 	}
 	q := url.Values{}
-	for _, k := range []string{"status", "url", "limit", "cursor"} {
+	for _, k := range []string{"q", "sort", "page", "format", "status", "url", "limit", "cursor"} {
 		if v := c.v(k); v != "" {
 			q.Set(k, v)
 		}
@@ -441,24 +441,37 @@ func cmdList(c *client, pos []string) error {
 	if err != nil {
 		return err
 	}
+	if q.Has("format") {
+		_, err := c.out.Write(b)
+		return err
+	}
 	return c.emit(b, func() error {
 		var l struct {
 			Items []struct {
 				Handle, URL string
 				Metadata    map[string]any
+				Updated     string
 			}
-			NextCursor string `json:"next_cursor"`
+			NextCursor         string `json:"next_cursor"`
+			Total, Page, Pages int
 		}
 		if err := json.Unmarshal(b, &l); err != nil {
 			return err
 		}
 		var rows [][]string
 		for _, it := range l.Items {
-			rows = append(rows, []string{it.Handle, show(it.Metadata["status"]), it.URL})
+			label := ""
+			if ri, ok := it.Metadata["resource_info"].(map[string]any); ok {
+				label = show(ri["label"])
+			}
+			rows = append(rows, []string{it.Handle, show(it.Metadata["status"]), label, it.URL, it.Updated})
 		}
-		c.table("HANDLE\tSTATUS\tURL", rows)
+		c.table("HANDLE\tSTATUS\tLABEL\tURL\tCHANGED", rows)
 		if l.NextCursor != "" {
 			fmt.Fprintf(c.out, "more: --cursor %s\n", l.NextCursor)
+		}
+		if l.Page > 0 {
+			fmt.Fprintf(c.out, "page %d of %d (%d identifiers)\n", l.Page, l.Pages, l.Total)
 		}
 		return nil
 	})
@@ -476,11 +489,18 @@ func cmdBulk(c *client, pos []string) error {
 	if err != nil {
 		return err
 	}
-	var items []json.RawMessage
-	var lines []int
+	// The requests: batches of at most bulkLimit items, as JSON arrays or
+	// as CSV, and the line of the file each item starts on.
+	var (
+		batches [][]byte
+		ctype   = "application/json"
+		lines   []int
+	)
 	if strings.HasSuffix(strings.ToLower(name), ".csv") {
-		items, lines, err = csvItems(raw)
+		batches, lines, err = csvBatches(raw)
+		ctype = "text/csv"
 	} else {
+		var items []json.RawMessage
 		sc := bufio.NewScanner(bytes.NewReader(raw))
 		sc.Buffer(make([]byte, 1<<20), 16<<20)
 		for n := 1; sc.Scan(); n++ {
@@ -495,11 +515,16 @@ func cmdBulk(c *client, pos []string) error {
 			lines = append(lines, n)
 		}
 		err = sc.Err()
+		for i := 0; i < len(items) && err == nil; i += bulkLimit {
+			var b []byte
+			b, err = json.Marshal(items[i:min(i+bulkLimit, len(items))])
+			batches = append(batches, b)
+		}
 	}
 	if err != nil {
 		return err
 	}
-	if len(items) == 0 {
+	if len(lines) == 0 {
 		return usageErr("%s holds no items", name)
 	}
 	me, err := c.whoami()
@@ -517,34 +542,27 @@ func cmdBulk(c *client, pos []string) error {
 		} `json:"errors,omitempty"`
 	}
 	var all []result
-	for i := 0; i < len(items); i += bulkLimit {
-		j := min(i+bulkLimit, len(items))
-		b, _, err := c.do("POST", path, items[i:j])
+	var created, updated, failed int
+	for _, body := range batches {
+		b, _, err := c.do("POST", path, body, "Content-Type", ctype)
 		if err != nil {
 			return err
 		}
-		var r struct{ Items []result }
+		var r struct {
+			Items                    []result
+			Created, Updated, Failed int
+		}
 		if err := json.Unmarshal(b, &r); err != nil {
 			return err
 		}
 		all = append(all, r.Items...)
-		bad := 0
-		for _, x := range r.Items {
-			if x.Status >= 300 {
-				bad++
-			}
-		}
+		created, updated, failed = created+r.Created, updated+r.Updated, failed+r.Failed
 		// Progress on stderr, one line per request of up to 1000 items.
-		fmt.Fprintf(c.errw, "bulk: %d/%d items sent (%d%%), %d failed in this batch\n", j, len(items), j*100/len(items), bad)
-	}
-	failed := 0
-	for _, r := range all {
-		if r.Status >= 300 {
-			failed++
-		}
+		j := len(all)
+		fmt.Fprintf(c.errw, "bulk: %d/%d items sent (%d%%), %d failed in this batch\n", j, len(lines), j*100/len(lines), r.Failed)
 	}
 	if c.json {
-		b, _ := json.Marshal(map[string]any{"items": all})
+		b, _ := json.Marshal(map[string]any{"items": all, "created": created, "updated": updated, "failed": failed})
 		fmt.Fprintf(c.out, "%s\n", b)
 	} else {
 		var rows [][]string
@@ -556,7 +574,7 @@ func cmdBulk(c *client, pos []string) error {
 			rows = append(rows, []string{strconv.Itoa(lines[i]), strconv.Itoa(r.Status), r.Handle, strings.TrimSpace(msg)})
 		}
 		c.table("LINE\tSTATUS\tHANDLE\tERROR", rows)
-		fmt.Fprintf(c.out, "%d items, %d failed\n", len(all), failed)
+		fmt.Fprintf(c.out, "%d items, %d failed (%d created, %d updated)\n", len(all), failed, created, updated)
 	}
 	if failed > 0 {
 		return &apiError{Status: 422, Title: "bulk", Detail: fmt.Sprintf("%d of %d items failed", failed, len(all))}
@@ -564,25 +582,27 @@ func cmdBulk(c *client, pos []string) error {
 	return nil
 }
 
-// csvItems turns CSV rows into bulk items: columns id, url, status (sets
-// metadata.status) and metadata (a JSON object); other columns are an error.
-func csvItems(raw []byte) ([]json.RawMessage, []int, error) {
+// csvBatches cuts a bulk CSV file (model/bulk.go; the node reads its
+// columns) into bodies of at most bulkLimit rows, each with the file's
+// header row, and returns the line each row starts on. It reads the CSV
+// only to count rows: the cells go to the node as they are.
+func csvBatches(raw []byte) (bodies [][]byte, lines []int, err error) {
 	r := csv.NewReader(bytes.NewReader(raw))
 	r.FieldsPerRecord = -1
 	head, err := r.Read()
 	if err != nil {
 		return nil, nil, fmt.Errorf("CSV header: %w", err)
 	}
-	for _, h := range head {
-		switch h {
-		case "id", "url", "status", "metadata":
-		default:
-			return nil, nil, fmt.Errorf("CSV column %q: want id, url, status, metadata", h)
-		}
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	rows := 0
+	flush := func() {
+		w.Flush()
+		bodies = append(bodies, append([]byte(nil), buf.Bytes()...))
+		buf.Reset()
+		rows = 0
 	}
-	var items []json.RawMessage
-	var lines []int
-	for n := 2; ; n++ {
+	for {
 		rec, err := r.Read()
 		if err == io.EOF {
 			break
@@ -590,33 +610,18 @@ func csvItems(raw []byte) ([]json.RawMessage, []int, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		it := map[string]any{}
-		meta := map[string]any{}
-		for i, h := range head {
-			if i >= len(rec) || rec[i] == "" {
-				continue
-			}
-			switch h {
-			case "id", "url":
-				it[h] = rec[i]
-			case "status":
-				meta["status"] = rec[i]
-			case "metadata":
-				var m map[string]any
-				if err := json.Unmarshal([]byte(rec[i]), &m); err != nil {
-					return nil, nil, fmt.Errorf("line %d: metadata is not a JSON object: %v", n, err)
-				}
-				for k, v := range m {
-					meta[k] = v
-				}
-			}
+		if rows == 0 {
+			w.Write(head)
 		}
-		if len(meta) > 0 {
-			it["metadata"] = meta
+		line, _ := r.FieldPos(0)
+		w.Write(rec)
+		lines = append(lines, line)
+		if rows++; rows == bulkLimit {
+			flush()
 		}
-		b, _ := json.Marshal(it)
-		items = append(items, b)
-		lines = append(lines, n)
 	}
-	return items, lines, nil
+	if rows > 0 {
+		flush()
+	}
+	return bodies, lines, w.Error()
 }

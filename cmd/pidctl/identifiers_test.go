@@ -147,3 +147,60 @@ func TestPidctlHintsNameOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestPidctlListSearch: list --q finds by words of the URL and id, --sort
+// and --page give numbered pages with a total, --format csv exports every
+// match.
+func TestPidctlListSearch(t *testing.T) {
+	n := adminNode(t, nil)
+	sn := onboard(t, n, "LS")
+	meta := testMeta(t)
+	for _, c := range []struct{ id, url string }{{"ZINC-1", "https://example.org/zinc"}, {"CU-2", "https://example.org/copper"}, {"ZINC-3", "https://example.net/zinc"}} {
+		mustRun(t, append(sn, "create", "--custom-id", c.id, "--url", c.url, "--metadata", meta)...)
+	}
+	out := mustRun(t, append(sn, "list", "--q", "zinc example.net")...)
+	if !strings.Contains(out, "LS/ZINC-3") || strings.Contains(out, "ZINC-1") || !strings.Contains(out, "page 1 of 1 (1 identifiers)") {
+		t.Errorf("list --q 'zinc example.net':\n%s", out)
+	}
+	out = mustRun(t, append(sn, "list", "--sort", "-id", "--page", "2", "--limit", "2")...)
+	if !strings.Contains(out, "LS/CU-2") || strings.Contains(out, "ZINC") || !strings.Contains(out, "page 2 of 2 (3 identifiers)") {
+		t.Errorf("list --sort -id --page 2 --limit 2:\n%s", out)
+	}
+	out = mustRun(t, append(sn, "list", "--q", "zinc", "--format", "csv")...)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 3 || lines[0] != "handle,id,label,status,url,created,updated" || !strings.Contains(lines[1], ",ZINC-1,Sample,REGISTERED,https://example.org/zinc,") {
+		t.Errorf("list --q zinc --format csv:\n%s", out)
+	}
+	if code, _, errs := pidctl(t, append(sn, "list", "--sort", "size")...); code == 0 || !strings.Contains(errs, "sort") {
+		t.Errorf("list --sort size: exit %d, stderr %q; want a failure naming sort", code, errs)
+	}
+}
+
+// TestPidctlBulkCSV: bulk reads the bulk CSV (one column per model field);
+// each result names the line its row starts on (a quoted cell may span
+// lines), an update of an unknown id fails in words and creates nothing,
+// and the summary counts created, updated and failed rows.
+func TestPidctlBulkCSV(t *testing.T) {
+	n := adminNode(t, nil)
+	sn := onboard(t, n, "BC")
+	f := filepath.Join(t.TempDir(), "items.csv")
+	os.WriteFile(f, []byte("op,id,url,status,curation_contact,schema_version,metadata_license,resource_info.label,resource_info.description,resource_info.resource_category,resource_info.representation_variants\n"+
+		`create,B-1,https://example.org/b1,REGISTERED,c@example.org,v1.0.1,CC0-1.0,Boron,"two`+"\n"+`lines",SAMPLE,"[{""variant_url"":""https://example.org/b1.ttl""}]"`+"\n"+
+		"update,NONE-2,https://example.org/none,,,,,,,,\n"+
+		"update,B-1,,OBSOLETED,,,,,,,\n"), 0o600)
+	code, out, errs := pidctl(t, append(sn, "bulk", f)...)
+	if code != 1 || !strings.Contains(out, "3 items, 1 failed (1 created, 1 updated)") {
+		t.Fatalf("bulk: exit %d\n%s\n%s", code, out, errs)
+	}
+	for _, want := range []string{"2     201", "4     404", "no identifier 21.12345/svc/BC/NONE-2", "5     200"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("bulk output lacks %q:\n%s", want, out)
+		}
+	}
+	if out := mustRun(t, append(sn, "get", "21.12345/svc/BC/B-1")...); !strings.Contains(out, "OBSOLETED") {
+		t.Errorf("B-1 after the bulk:\n%s", out)
+	}
+	if code, _, errs := pidctl(t, append(sn, "get", "21.12345/svc/BC/NONE-2")...); code == 0 || !strings.Contains(errs, "404") {
+		t.Errorf("get of the unknown id: exit %d, %s; want a 404 (the update must not create it)", code, errs)
+	}
+}

@@ -14,10 +14,10 @@ import (
 	"sync"
 	"syscall"
 
-	"pidnode/admin"
 	"pidnode/handlev"
 	"pidnode/internal/buildinfo"
 	"pidnode/store"
+	"pidnode/write"
 )
 
 func main() {
@@ -210,11 +210,11 @@ func cmdImport(args []string, getenv func(string) string, stdin io.Reader, stdou
 	})
 	err = prefixHint(err)
 	if err == nil {
-		// Imported records under our own prefixes become searchable by URL
-		// (admin's URL index); records of other prefixes are not indexed.
+		// Imported records under our own prefixes become searchable by URL and words
+		// (the record indexes); records of other prefixes are not indexed.
 		var model []byte
 		if model, err = readModel(cfg.Model); err == nil {
-			_, err = admin.ReindexURLs(db, namer, model)
+			_, err = write.Reindex(db, namer, model)
 		}
 	}
 	if cerr := db.Close(); err == nil {

@@ -151,7 +151,7 @@ func ofRefusal(e *refusal.Error) *Problem {
 		status = http.StatusPreconditionFailed
 	case write.ErrIdempotencyMismatch:
 		status = http.StatusUnprocessableEntity
-	case read.ErrBadCursor, operator.ErrBadRequest:
+	case read.ErrBadCursor, read.ErrBadQuery, operator.ErrBadRequest:
 		status = http.StatusBadRequest
 	case access.ErrRateLimited:
 		status = http.StatusTooManyRequests

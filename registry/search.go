@@ -1,0 +1,556 @@
+package registry
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"go.etcd.io/bbolt"
+
+	"pidnode/handlev"
+	"pidnode/store"
+)
+
+// The search index (store.BucketSearch) answers the SNAA list's search
+// (words of the id, label, URL and description), its status filter, its
+// sort orders (id, label, created, changed) and its totals without reading
+// the records (docs/product.md §4). It covers the records the URL index
+// covers and is maintained in the same places, by Tx.IndexRecord in the
+// write transaction of every record change (the write service, a cluster
+// node's ApplyPut) and rebuilt with it (Reindex, EnsureIndexes,
+// IndexNamespace). The label and description are those of the record's
+// RESOURCE value, read as the fronts read them (handlev.ReadResource;
+// docs/metadata-model.md "What the fronts read"), the status its first
+// STATUS value.
+//
+// Keys, under the namespace key prefix nsp (as the URL index's) and a 0x00:
+//
+//	nsp 0 'w' word 0 key         one per distinct word of the record
+//	nsp 0 's' order value 0 key  one per sort order but the id's (which is
+//	                             the records bucket's own): 'l' (label,
+//	                             lower case, at most maxSortLabel bytes),
+//	                             'c' and 'u' (created, updated: 8 bytes
+//	                             big-endian)
+//	nsp 0 'f' key → doc          what the record filed (encodeDoc), so that
+//	                             a change removes exactly the old entries
+//	                             and a search checks and sorts its matches
+//	                             without reading records
+//	nsp 0 'n' → count            records filed in the namespace, 8 bytes
+//	                             big-endian
+//	nsp 0 'm' STATUS → count     those of that status
+//
+// Costs, for a namespace of N records and a page of S at page P:
+//   - a listing without words or status walks one sort order's keys:
+//     O(P·S) cursor steps, S records read; the total is one Get;
+//   - a status filter without words walks a sort order and reads the
+//     forward entries until the page is full: O(P·S / share of that status);
+//     its total is one Get;
+//   - a search reads the forward entries of the records having a word that
+//     starts with the query's longest word (m of them), checks the other
+//     words against them and sorts the matches: O(m log m), whatever the
+//     page; more than MaxSearchMatches candidates are refused
+//     (ErrSearchTooBroad) rather than scanned.
+//
+// urlIndexMarker, under no namespace, says the index is complete.
+
+// MaxSearchMatches bounds the records a search reads (see above).
+const MaxSearchMatches = 100000
+
+// maxWords bounds the distinct words filed per record (the id's, label's
+// and URL's come first); maxWordBytes the bytes of a word filed (a longer
+// query word is cut the same way, so it still matches by prefix);
+// maxSortLabel the label's sort value.
+const (
+	maxWords     = 1000
+	maxWordBytes = 32
+	maxSortLabel = 64
+)
+
+// ErrSearchTooBroad: a search's words match more than MaxSearchMatches
+// records.
+var ErrSearchTooBroad = errors.New("registry: search too broad")
+
+// Sort orders of SearchQuery.
+const (
+	SortID      byte = 'i'
+	SortLabel   byte = 'l'
+	SortCreated byte = 'c'
+	SortChanged byte = 'u'
+)
+
+// searchDoc is what one record files in the index.
+type searchDoc struct {
+	label            []byte // sort value: lower case, no NUL, at most maxSortLabel bytes
+	status           string
+	created, updated uint64
+	words            []string // sorted, distinct
+}
+
+// SearchWords splits text into the index's words: maximal runs of letters
+// and digits, lower case, each cut to maxWordBytes, distinct, in order of
+// first appearance, at most maxWords.
+func SearchWords(text ...string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, s := range text {
+		start := -1
+		flush := func(end int) {
+			if start < 0 {
+				return
+			}
+			w := cutWord(strings.ToLower(s[start:end]))
+			start = -1
+			if !seen[w] && len(out) < maxWords {
+				seen[w] = true
+				out = append(out, w)
+			}
+		}
+		for i, r := range s {
+			if unicode.IsLetter(r) || unicode.IsDigit(r) {
+				if start < 0 {
+					start = i
+				}
+				continue
+			}
+			flush(i)
+		}
+		flush(len(s))
+	}
+	return out
+}
+
+// RecordText returns what the search index files of a record besides its
+// id and URL: the label and description of its first RESOURCE value
+// (handlev.ReadResource, as the fronts read them) and its status, the
+// first STATUS value in upper case. The slices point into st.
+func RecordText(st *store.Stored) (label, description []byte, status string) {
+	res, stat := false, false
+	for i := range st.Record.Values {
+		v := &st.Record.Values[i]
+		switch {
+		case !res && strings.EqualFold(v.Type, "RESOURCE"):
+			r, _, _ := handlev.ReadResource(v.Data, nil)
+			label, description, res = r.Label, r.Description, true
+		case !stat && strings.EqualFold(v.Type, handlev.TypeStatus):
+			status, stat = strings.ToUpper(string(v.Data)), true
+		}
+	}
+	return label, description, status
+}
+
+// cutWord cuts w to maxWordBytes on a rune boundary.
+func cutWord(w string) string {
+	if len(w) <= maxWordBytes {
+		return w
+	}
+	n := maxWordBytes
+	for n > 0 && !utf8.RuneStart(w[n]) {
+		n--
+	}
+	return w[:n]
+}
+
+// docOf is what the record st stored under key (in a namespace of key
+// prefix nsp) files.
+func (r *Registry) docOf(nsp []byte, key string, st *store.Stored) searchDoc {
+	d := searchDoc{created: sortTime(st.Created.UnixNano()), updated: sortTime(st.Updated.UnixNano())}
+	label, desc, status := RecordText(st)
+	d.status = strings.ReplaceAll(status, "\x00", "")
+	lab := bytes.ReplaceAll(bytes.ToLower(label), []byte{0}, nil)
+	if len(lab) > maxSortLabel {
+		lab = []byte(cutWordBytes(lab, maxSortLabel))
+	}
+	d.label = lab
+	// The id as written (its words) and as stored (one word, as the namer
+	// normalises it), so that the id typed either way is found.
+	id := key[len(nsp):]
+	if _, _, did, form := r.namer.Split([]byte(st.Record.Handle)); form == handlev.FormFull {
+		id = string(did) + " " + id
+	}
+	// The URL's scheme is a word of nearly every record: filing it would
+	// cost every write a page and find everything.
+	u := r.urlOf(st)
+	if _, rest, ok := strings.Cut(u, "://"); ok {
+		u = rest
+	}
+	d.words = SearchWords(id, string(label), u, string(desc))
+	slices.Sort(d.words)
+	return d
+}
+
+func cutWordBytes(b []byte, n int) string {
+	for n > 0 && !utf8.RuneStart(b[n]) {
+		n--
+	}
+	return string(b[:n])
+}
+
+// sortTime maps a Unix time in nanoseconds to a value whose big-endian
+// bytes sort as the times do.
+func sortTime(ns int64) uint64 { return uint64(ns) ^ 1<<63 }
+
+// encodeDoc and decodeDoc are the forward entry's format: the label and the
+// status as uvarint-length-prefixed bytes, created and updated as 8 bytes,
+// then each word length-prefixed.
+func encodeDoc(d *searchDoc) []byte {
+	b := binary.AppendUvarint(nil, uint64(len(d.label)))
+	b = append(b, d.label...)
+	b = binary.AppendUvarint(b, uint64(len(d.status)))
+	b = append(b, d.status...)
+	b = binary.BigEndian.AppendUint64(b, d.created)
+	b = binary.BigEndian.AppendUint64(b, d.updated)
+	for _, w := range d.words {
+		b = binary.AppendUvarint(b, uint64(len(w)))
+		b = append(b, w...)
+	}
+	return b
+}
+
+func decodeDoc(b []byte) (searchDoc, bool) {
+	var d searchDoc
+	next := func() ([]byte, bool) {
+		n, k := binary.Uvarint(b)
+		if k <= 0 || n > uint64(len(b)-k) {
+			return nil, false
+		}
+		v := b[k : k+int(n)]
+		b = b[k+int(n):]
+		return v, true
+	}
+	lab, ok := next()
+	if !ok {
+		return d, false
+	}
+	st, ok := next()
+	if !ok || len(b) < 16 {
+		return d, false
+	}
+	d.label, d.status = append([]byte(nil), lab...), string(st)
+	d.created, d.updated = binary.BigEndian.Uint64(b), binary.BigEndian.Uint64(b[8:])
+	b = b[16:]
+	for len(b) > 0 {
+		w, ok := next()
+		if !ok {
+			return d, false
+		}
+		d.words = append(d.words, string(w))
+	}
+	return d, true
+}
+
+// searchKey builds nsp 0 kind parts... 0 key.
+func searchKey(nsp []byte, kind byte, value []byte, key string) []byte {
+	k := make([]byte, 0, len(nsp)+len(value)+len(key)+4)
+	k = append(k, nsp...)
+	k = append(k, 0, kind)
+	k = append(k, value...)
+	k = append(k, 0)
+	return append(k, key...)
+}
+
+// sortValue is d's value in sort order o.
+func (d *searchDoc) sortValue(o byte) []byte {
+	switch o {
+	case SortLabel:
+		return append([]byte{o}, d.label...)
+	case SortCreated:
+		return binary.BigEndian.AppendUint64([]byte{o}, d.created)
+	case SortChanged:
+		return binary.BigEndian.AppendUint64([]byte{o}, d.updated)
+	}
+	return []byte{SortID}
+}
+
+// entries are the keys d files for key.
+func (d *searchDoc) entries(nsp []byte, key string) [][]byte {
+	out := make([][]byte, 0, len(d.words)+5)
+	for _, w := range d.words {
+		out = append(out, searchKey(nsp, 'w', []byte(w), key))
+	}
+	for _, o := range []byte{SortLabel, SortCreated, SortChanged} {
+		out = append(out, searchKey(nsp, 's', d.sortValue(o), key))
+	}
+	return out
+}
+
+func forwardKey(nsp []byte, key string) []byte {
+	k := append(append([]byte(nil), nsp...), 0, 'f')
+	return append(k, key...)
+}
+
+// countKey is the key of the namespace's total (status "") or of its
+// total of one status.
+func countKey(nsp []byte, status string) []byte {
+	if status == "" {
+		return append(append([]byte(nil), nsp...), 0, 'n')
+	}
+	k := append(append([]byte(nil), nsp...), 0, 'm')
+	return append(k, status...)
+}
+
+func addCount(t Tx, k []byte, delta int64) error {
+	var n uint64
+	if v := t.Get(store.BucketSearch, k); len(v) == 8 {
+		n = binary.BigEndian.Uint64(v)
+	}
+	n = uint64(int64(n) + delta)
+	if n == 0 || int64(n) < 0 {
+		return t.PutDerived(store.BucketSearch, k, nil)
+	}
+	return t.PutDerived(store.BucketSearch, k, binary.BigEndian.AppendUint64(nil, n))
+}
+
+// addStatusCount counts a record of status in or out (a record without a
+// status is in the total only).
+func addStatusCount(t Tx, nsp []byte, status string, delta int64) error {
+	if status == "" {
+		return nil
+	}
+	return addCount(t, countKey(nsp, status), delta)
+}
+
+// indexSearch files st (nil: the record is gone) under key, replacing what
+// the key filed before (its forward entry says what).
+func (t Tx) indexSearch(key string, st *store.Stored) error {
+	nsp := t.r.namer.NamespaceOf([]byte(key))
+	if nsp == nil || bytes.IndexByte([]byte(key), 0) >= 0 {
+		return nil
+	}
+	// Through Get and PutDerived: a cluster node rehearses a write on a
+	// read transaction with its writes in memory (store.DB.Rehearse).
+	fk := forwardKey(nsp, key)
+	var old, cur [][]byte
+	var oldDoc *searchDoc
+	if v := t.Get(store.BucketSearch, fk); v != nil {
+		if d, ok := decodeDoc(v); ok {
+			oldDoc = &d
+			old = d.entries(nsp, key)
+		}
+	}
+	var newDoc *searchDoc
+	if st != nil {
+		d := t.r.docOf(nsp, key, st)
+		newDoc = &d
+		cur = d.entries(nsp, key)
+	}
+	// Only the entries that change are written: each costs a page.
+	var keep, had map[string]bool
+	if len(old) > 0 {
+		keep, had = make(map[string]bool, len(cur)), make(map[string]bool, len(old))
+		for _, k := range cur {
+			keep[string(k)] = true
+		}
+	}
+	for _, k := range old {
+		had[string(k)] = true
+		if !keep[string(k)] {
+			if err := t.PutDerived(store.BucketSearch, k, nil); err != nil {
+				return err
+			}
+		}
+	}
+	for _, k := range cur {
+		if !had[string(k)] {
+			if err := t.PutDerived(store.BucketSearch, k, []byte{}); err != nil {
+				return err
+			}
+		}
+	}
+	if oldDoc != nil {
+		if err := addCount(t, countKey(nsp, ""), -1); err != nil {
+			return err
+		}
+		if err := addStatusCount(t, nsp, oldDoc.status, -1); err != nil {
+			return err
+		}
+	}
+	if newDoc == nil {
+		return t.PutDerived(store.BucketSearch, fk, nil)
+	}
+	if err := addCount(t, countKey(nsp, ""), 1); err != nil {
+		return err
+	}
+	if err := addStatusCount(t, nsp, newDoc.status, 1); err != nil {
+		return err
+	}
+	return t.PutDerived(store.BucketSearch, fk, encodeDoc(newDoc))
+}
+
+// IndexRecord keeps the record indexes (the URL index and the search
+// index) of key in step with a change of its record from old to st (either
+// nil: created, deleted), inside the write transaction of the change. Every
+// path that writes a record calls it.
+func (t Tx) IndexRecord(key string, old, st *store.Stored) error {
+	var oldURL, newURL string
+	if old != nil {
+		oldURL = t.r.urlOf(old)
+	}
+	if st != nil {
+		newURL = t.r.urlOf(st)
+	}
+	if err := t.indexURL(key, oldURL, newURL); err != nil {
+		return err
+	}
+	return t.indexSearch(key, st)
+}
+
+// SearchQuery selects a page of a namespace through the search index.
+type SearchQuery struct {
+	// Words: every one must start a word of the record (SearchWords of
+	// the client's text). Status, if set, is the exact status (upper
+	// case).
+	Words  []string
+	Status string
+	// Sort is one of SortID, SortLabel, SortCreated, SortChanged (zero:
+	// SortID); Desc reverses it.
+	Sort byte
+	Desc bool
+	// Offset and Limit: the page.
+	Offset, Limit int
+}
+
+// Search returns the storage keys of the page q selects in the namespace of
+// key prefix nsp (NamespaceKey) and how many records match in all. Its
+// costs are at the top of this file.
+func (t Tx) Search(nsp string, q SearchQuery) (keys []string, total int, err error) {
+	limit := max(q.Limit, 0)
+	total, err = t.SearchEach(nsp, q, func(key string) bool {
+		if len(keys) == limit {
+			return false
+		}
+		keys = append(keys, key)
+		return true
+	})
+	return keys, total, err
+}
+
+// SearchEach is Search calling fn with each matching key from q.Offset on,
+// in order, until fn returns false (q.Limit is not used).
+func (t Tx) SearchEach(nsp string, q SearchQuery, fn func(key string) bool) (total int, err error) {
+	b := t.bucket(store.BucketSearch)
+	if q.Sort == 0 {
+		q.Sort = SortID
+	}
+	if len(q.Words) == 0 {
+		if v := b.Get(countKey([]byte(nsp), q.Status)); len(v) == 8 {
+			total = int(binary.BigEndian.Uint64(v))
+		}
+		skip := q.Offset
+		err := walkOrder(t, []byte(nsp), q.Sort, q.Desc, func(key []byte) bool {
+			if q.Status != "" {
+				d, ok := decodeDoc(b.Get(forwardKey([]byte(nsp), string(key))))
+				if !ok || d.status != q.Status {
+					return true
+				}
+			}
+			if skip > 0 {
+				skip--
+				return true
+			}
+			return fn(string(key))
+		})
+		return total, err
+	}
+	// The longest word is the likeliest to be the rarest.
+	words := make([]string, len(q.Words))
+	for i, w := range q.Words {
+		words[i] = cutWord(w)
+	}
+	lead := slices.MaxFunc(words, func(a, b string) int { return len(a) - len(b) })
+	type match struct {
+		sort []byte
+		key  string
+	}
+	var matches []match
+	seen := map[string]bool{}
+	pre := append(append([]byte(nsp), 0, 'w'), lead...)
+	c := b.Cursor()
+	for k, _ := c.Seek(pre); k != nil && bytes.HasPrefix(k, pre); k, _ = c.Next() {
+		key := string(recordKeyOfIndex(k))
+		if seen[key] {
+			continue
+		}
+		if seen[key] = true; len(seen) > MaxSearchMatches {
+			return 0, ErrSearchTooBroad
+		}
+		d, ok := decodeDoc(b.Get(forwardKey([]byte(nsp), key)))
+		if !ok || (q.Status != "" && d.status != q.Status) || !d.hasAll(words) {
+			continue
+		}
+		matches = append(matches, match{d.sortValue(q.Sort), key})
+	}
+	slices.SortFunc(matches, func(a, b match) int {
+		c := bytes.Compare(a.sort, b.sort)
+		if c == 0 {
+			c = strings.Compare(a.key, b.key)
+		}
+		if q.Desc {
+			return -c
+		}
+		return c
+	})
+	for i := max(q.Offset, 0); i < len(matches); i++ {
+		if !fn(matches[i].key) {
+			break
+		}
+	}
+	return len(matches), nil
+}
+
+// hasAll reports whether every word starts one of d's words.
+func (d *searchDoc) hasAll(words []string) bool {
+	for _, w := range words {
+		i, _ := slices.BinarySearch(d.words, w)
+		if i == len(d.words) || !strings.HasPrefix(d.words[i], w) {
+			return false
+		}
+	}
+	return true
+}
+
+// walkOrder calls fn with the record key of each record of namespace nsp
+// in sort order o (reversed if desc), until fn returns false: the keys of
+// the records bucket for SortID, else the entries of the order in the
+// search bucket. key is valid only during fn.
+func walkOrder(t Tx, nsp []byte, o byte, desc bool, fn func(key []byte) bool) error {
+	pre := append(append([]byte(nil), nsp...), 0, 's', o)
+	end := append(append([]byte(nil), nsp...), 0, 's', o+1)
+	c := t.bucket(store.BucketSearch).Cursor()
+	keyOf := recordKeyOfIndex
+	if o == SortID {
+		pre = append([]byte(nil), nsp...)
+		end = append(append([]byte(nil), nsp[:len(nsp)-1]...), nsp[len(nsp)-1]+1)
+		c = t.bucket(store.BucketRecords).Cursor()
+		keyOf = func(k []byte) []byte { return k }
+	}
+	var k []byte
+	switch {
+	case !desc:
+		k, _ = c.Seek(pre)
+	default:
+		if k, _ = c.Seek(end); k == nil {
+			k, _ = c.Last()
+		} else {
+			k, _ = c.Prev()
+		}
+	}
+	for ; k != nil && bytes.HasPrefix(k, pre); k = step(c, desc) {
+		if !fn(keyOf(k)) {
+			return nil
+		}
+	}
+	return nil
+}
+
+func step(c *bbolt.Cursor, desc bool) []byte {
+	if desc {
+		k, _ := c.Prev()
+		return k
+	}
+	k, _ := c.Next()
+	return k
+}
