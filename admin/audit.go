@@ -3,6 +3,8 @@ package admin
 import (
 	"net/http"
 	"strconv"
+
+	"pidnode/internal/route"
 )
 
 // listAudit serves GET /ops/v1/audit (operator.AuditQuery).
@@ -14,20 +16,11 @@ func (s *Server) listAudit(w http.ResponseWriter, r *http.Request) error {
 	return err
 }
 
-// pageParams reads ?after= (or cursor=) and ?limit= (default 100, at most 1000).
+// pageParams reads ?after= (or cursor=) and ?limit= (route.PageParams).
 func pageParams(r *http.Request) (after string, limit int, p *Problem) {
-	q := r.URL.Query()
-	after = q.Get("after")
-	if after == "" {
-		after = q.Get("cursor")
-	}
-	limit = 100
-	if l := q.Get("limit"); l != "" {
-		n, err := strconv.Atoi(l)
-		if err != nil || n < 1 || n > 1000 {
-			return "", 0, problem(http.StatusBadRequest, "limit must be an integer from 1 to 1000")
-		}
-		limit = n
+	after, limit, rerr := route.PageParams(r)
+	if rerr != nil {
+		return "", 0, problem(rerr.Status, "%s", rerr.Detail)
 	}
 	return after, limit, nil
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"pidnode/internal/route"
 	"pidnode/model"
 )
 
@@ -26,9 +27,8 @@ func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error)
 }
 
 // jsonLinesTypes are the media types of JSON Lines that the bulk route
-// accepts besides JSON: application/jsonl (https://jsonlines.org) and the
-// older, widely sent application/x-ndjson (https://github.com/ndjson/ndjson-spec).
-var jsonLinesTypes = []string{"application/jsonl", "application/x-ndjson"}
+// accepts besides JSON (route.JSONLinesTypes, which the feed writes).
+var jsonLinesTypes = route.JSONLinesTypes
 
 // readBodyOf is readBody that, if bulk is true, also accepts the bulk format's JSON Lines
 // (jsonLinesTypes) and text/csv (model/bulk.go); kind is the one sent ("" for JSON).

@@ -7,15 +7,18 @@
 //   - the routes served by Server.Handler: /ops/v1/… (operator key: applications,
 //     SNAAs, keys, audit log, backup), /pid/v2/… and /testpid/v2/… (SNAA keys:
 //     create with generated or custom ids, merge update, read, list and search
-//     by URL, history, resolution statistics, bulk, the namespace's change
-//     feed (events.go), the SNAA's own keys (snaakeys.go); DELETE of an
-//     identifier answers 405), the public application route /apply/v1/…,
+//     by URL, history, bulk, the SNAA's own keys (snaakeys.go); DELETE of
+//     an identifier answers 405; the features' routes under the namespace
+//     (statistics, link checks, the change feed, webhooks) are their
+//     packages'), the public application route /apply/v1/…,
 //     /openapi.json, /healthz, /readyz and /metrics;
 //   - the bearer key of a request (package access finds it, and admits it:
 //     suspension, rate limits, maintenance), the SNAA's prefixes and
 //     namespace on a path;
 //   - the namespace route table (nsroutes.go), into which the features in
-//     packages of their own (package stats) hand their internal/route rows;
+//     packages of their own (stats, linkcheck, webhook) hand their
+//     internal/route rows, with what the API lends their handlers
+//     (route.Call: the caller, the body decoder, the maintenance refusal);
 //   - reading a request's body and writing the reply, problem+json
 //     included.
 //
@@ -29,8 +32,8 @@
 // the same mux, so that a page and a route answer one request the same way.
 // admin knows nothing else of it.
 //
-// What it stores itself (webhooks, through opWriteAs) it stores through
-// package registry, which also commits identifier writes in groups.
+// It stores nothing itself: the features' data (link-check results,
+// webhooks) is their packages', which store it through package registry.
 //
 // It must not: bind listeners (cmd/pidnode does), import cache or resolver (the
 // write service invalidates the read path through write.Invalidator), write

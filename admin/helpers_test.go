@@ -13,8 +13,13 @@ import (
 
 	"pidnode/cache"
 	"pidnode/handlev"
+	"pidnode/internal/route"
+	"pidnode/linkcheck"
+	"pidnode/model"
+	"pidnode/registry"
 	"pidnode/stats"
 	"pidnode/store"
+	"pidnode/webhook"
 )
 
 const (
@@ -42,6 +47,13 @@ func newEnv(t *testing.T, mod ...func(*Config)) *env {
 // newEnvAt is newEnv on the database file at path (which may exist).
 func newEnvAt(t *testing.T, path string, mod ...func(*Config)) *env {
 	t.Helper()
+	return newEnvWith(t, path, nil, mod...)
+}
+
+// newEnvWith is newEnvAt with the webhook feature's routes (the feed's and
+// the endpoints') configured by hooks.
+func newEnvWith(t *testing.T, path string, hooks []func(*webhook.RoutesConfig), mod ...func(*Config)) *env {
+	t.Helper()
 	db, err := store.Open(store.Config{Path: path, NoSync: true})
 	if err != nil {
 		t.Fatal(err)
@@ -59,9 +71,8 @@ func newEnvAt(t *testing.T, path string, mod ...func(*Config)) *env {
 	for _, m := range mod {
 		m(&cfg)
 	}
-	if cfg.Routes == nil { // the statistics feature, as a node has it
-		cfg.Stats = stats.New(stats.Config{DB: db, Namer: e.namer, Now: cfg.Now})
-		cfg.Routes = cfg.Stats.Routes()
+	if cfg.Routes == nil { // the features with routes of their own, as a node has them
+		cfg.Routes = featureRoutes(t, db, e.namer, &cfg, hooks...)
 	}
 	e.srv, err = New(cfg)
 	if err != nil {
@@ -70,6 +81,37 @@ func newEnvAt(t *testing.T, path string, mod ...func(*Config)) *env {
 	e.ts = httptest.NewServer(e.srv.Handler())
 	t.Cleanup(e.close)
 	return e
+}
+
+// featureRoutes are the routes of the features in packages of their own,
+// over db, as cmd/pidnode hands them to a node's API; it sets cfg.Stats to
+// the statistics feature whose routes they include, as a node does.
+func featureRoutes(t *testing.T, db *store.DB, namer *handlev.Namer, cfg *Config, hooks ...func(*webhook.RoutesConfig)) []route.Route {
+	t.Helper()
+	mod, err := model.LoadModel(model.DefaultModel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := registry.New(registry.Config{DB: db, Namer: namer, URLIndex: mod.URL.Index, Now: cfg.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w webhook.Writer
+	if cfg.Writer != nil {
+		w = cfg.Writer
+	}
+	wcfg := webhook.RoutesConfig{Registry: reg, Writer: w, Rand: cfg.Rand, Now: cfg.Now}
+	for _, h := range hooks {
+		h(&wcfg)
+	}
+	feed, err := webhook.Routes(wcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Stats = stats.New(stats.Config{DB: db, Namer: namer, Now: cfg.Now})
+	rs := cfg.Stats.Routes()
+	rs = append(rs, feed...)
+	return append(rs, linkcheck.Routes(db, namer)...)
 }
 
 // close stops the server and closes the database, as a node's shutdown

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"pidnode/internal/route"
 )
 
 // Defaults NewListener uses for zero ListenerConfig fields.
@@ -55,7 +57,7 @@ type Listener struct {
 	draining atomic.Bool
 	// drained is closed by Drain and Shutdown: the change feed's streams,
 	// which would otherwise hold Shutdown until its deadline, end on it
-	// (drainingOf), and their clients reconnect with Last-Event-ID.
+	// (route.Draining), and their clients reconnect with Last-Event-ID.
 	drained   chan struct{}
 	drainOnce sync.Once
 }
@@ -93,7 +95,7 @@ func NewListener(cfg ListenerConfig) (*Listener, error) {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	l := &Listener{drained: make(chan struct{})}
-	drainCtx := context.WithValue(context.Background(), drainKey{}, (<-chan struct{})(l.drained))
+	drainCtx := route.WithDraining(context.Background(), l.drained)
 	l.hs = &http.Server{
 		BaseContext:       func(net.Listener) context.Context { return drainCtx },
 		Handler:           closeConns(cfg.Handler, &l.draining),

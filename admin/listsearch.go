@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 
+	"pidnode/internal/route"
 	"pidnode/read"
 )
 
@@ -13,7 +14,7 @@ import (
 // an export); ok is false for cursor pages. log hears of an export cut short.
 func searchHandles(rd *read.Reader, log *slog.Logger, w http.ResponseWriter, r *http.Request, t target, limit int) (ok bool, err error) {
 	types := map[string]string{read.FormatCSV: "text/csv", read.FormatJSONL: "application/x-ndjson", "text/csv": read.FormatCSV, jsonLinesTypes[0]: read.FormatJSONL, jsonLinesTypes[1]: read.FormatJSONL} // the export's media types by format, and back
-	accept := types[firstAccepted(r.Header.Get("Accept"), []string{"application/json", "text/csv", jsonLinesTypes[0], jsonLinesTypes[1]})]
+	accept := types[route.FirstAccepted(r.Header.Get("Accept"), []string{"application/json", "text/csv", jsonLinesTypes[0], jsonLinesTypes[1]})]
 	sq, format, ok, err := read.ParseSearch(r.URL.Query(), accept, limit)
 	if err != nil || !ok {
 		return ok, err

@@ -1,6 +1,8 @@
 package admin
 
 import (
+	"encoding/hex"
+	"errors"
 	"net/http"
 	"slices"
 	"strings"
@@ -12,10 +14,10 @@ import (
 // other than the identifiers themselves come from one table, nsTable,
 // built from each feature's rows (bulkRoute, historyRoute, the rows of the
 // features in packages of their own (Config.Routes: route.Route, such as
-// stats.Service.Routes), eventsRoute, linkcheckRoutes, webhookRoute), which
-// also yields the custom ids they reserve (reserved) and their OpenAPI
-// operations (ops). A new route of a namespace feature is one row in its
-// file.
+// stats.Service.Routes, linkcheck.Routes, webhook.Routes)), which also
+// yields the custom ids they reserve (reserved) and their
+// OpenAPI operations (ops). A new route of a namespace feature is one row
+// in its package (or file).
 //
 // ServeMux cannot serve them by pattern, so one pattern per method takes
 // everything under the collection and routeFor dispatches by the table:
@@ -65,29 +67,73 @@ func newNSTable(s *Server, features []route.Route) nsTable {
 	var tb nsTable
 	tb = append(tb, bulkRoute(s), historyRoute(s))
 	for _, f := range features {
-		tb = append(tb, featureRoute(f))
+		tb = append(tb, featureRoute(s, f))
 	}
-	tb = append(tb, eventsRoute(s))
-	tb = append(tb, linkcheckRoutes(s)...)
-	return append(tb, webhookRoute(s))
+	return tb
 }
 
 // featureRoute is a feature's row in the table: its handler gets the
 // checked target; its operations' documentation becomes the API's.
-func featureRoute(f route.Route) nsRoute {
+func featureRoute(s *Server, f route.Route) nsRoute {
 	rt := nsRoute{name: f.Name, suffix: f.Suffix, tree: f.Tree,
-		h: func(w http.ResponseWriter, r *http.Request, _ *principal, t target, id string) error {
-			return f.H(w, r, route.Target{Prefix: t.prefix, Namespace: t.ns}, id)
+		h: func(w http.ResponseWriter, r *http.Request, p *principal, t target, id string) error {
+			err := f.H(w, r, route.Target{Prefix: t.prefix, Namespace: t.ns, Call: s.callOf(w, r, p)}, id)
+			var re *route.Error
+			if errors.As(err, &re) && re.Limit != "" {
+				if i := slices.Index(refusedNames[:], re.Limit); i >= 0 {
+					s.metrics.refused(i)
+				}
+			}
+			return err
 		}}
 	for _, o := range f.Ops {
 		d := o.Doc
-		doc := op{summary: d.Summary, auth: d.Auth, ok: d.OK, okSchema: d.OKSchema, errs: d.Errs, tag: d.Tag}
+		doc := op{summary: d.Summary, auth: d.Auth, request: d.Request, ok: d.OK, okSchema: d.OKSchema, okHeads: d.OKHeads, errs: d.Errs, tag: d.Tag}
 		for _, q := range d.Query {
 			doc.query = append(doc.query, param{q.Name, q.Desc})
+		}
+		for _, h := range d.Headers {
+			doc.headers = append(doc.headers, param{h.Name, h.Desc})
+		}
+		for _, a := range d.Alt {
+			doc.alt = append(doc.alt, param{a.Name, a.Desc})
 		}
 		rt.ops = append(rt.ops, nsOp{o.Method, o.Path, doc})
 	}
 	return rt
+}
+
+// callOf is what a feature's handler gets of the API for the request r of
+// the caller p.
+func (s *Server) callOf(w http.ResponseWriter, r *http.Request, p *principal) *route.Call {
+	return &route.Call{SNAA: p.snaa.ID, KeyID: p.key.ID, Actor: p.actor(), Writable: s.checkWritable,
+		DecodeJSON: func(max int64, v any) error {
+			body, err := readBody(w, r, max)
+			if err != nil {
+				return err
+			}
+			return decodeStrict(body, v)
+		},
+		KeyValid:   func() error { return s.keyValid(p) },
+		KeyChanges: s.keys.Changes,
+		Stream: func() func() {
+			s.metrics.eventStreams.Add(1)
+			return func() { s.metrics.eventStreams.Add(-1) }
+		}}
+}
+
+// keyValid looks the key p called with up again (by bearer key or console
+// session): nil while it is valid and its SNAA not suspended. A look-up
+// after a change of keys or SNAAs reads the store once per key; the others
+// hit the auth cache.
+func (s *Server) keyValid(p *principal) error {
+	var sum [32]byte
+	if n, err := hex.Decode(sum[:], []byte(p.key.Hash)); err == nil && n == len(sum) {
+		if _, sn, err := s.keys.LookupSum(sum); err == nil && !sn.Suspended {
+			return nil
+		}
+	}
+	return invalidToken("this API key was revoked, or its SNAA suspended, as the stream opened")
 }
 
 // firstSegment and lastSegment cut a path id at its first and last '/'.
@@ -137,21 +183,22 @@ func (tb nsTable) reserved(id string) bool {
 }
 
 // reservedMsg is the refusal of a reserved custom id, naming what the
-// table reserves.
+// table reserves: the collection routes' names in the table's order, the
+// tree routes' after the others.
 func (tb nsTable) reservedMsg() string {
-	var names, trees, suffixes []string
+	var names, treeNames, trees, suffixes []string
 	for _, rt := range tb {
 		switch {
+		case rt.tree:
+			treeNames = append(treeNames, `"`+rt.name+`"`)
+			trees = append(trees, `"`+rt.name+`/"`)
 		case rt.name != "":
 			names = append(names, `"`+rt.name+`"`)
-			if rt.tree {
-				trees = append(trees, `"`+rt.name+`/"`)
-			}
 		case rt.suffix != "":
 			suffixes = append(suffixes, `"/`+rt.suffix+`"`)
 		}
 	}
-	return strings.Join(names, ", ") + " and ids starting with " + orList(trees) + " or ending in " + orList(suffixes) + " are reserved by the API"
+	return strings.Join(append(names, treeNames...), ", ") + " and ids starting with " + orList(trees) + " or ending in " + orList(suffixes) + " are reserved by the API"
 }
 
 // orList joins "a", "b" and "c" as `a, b or c`.

@@ -27,11 +27,9 @@ type op struct {
 	headers   []param
 	okHeads   []string // response headers on success: "Location", "ETag"
 	tag       string
-	// feed: the success body may also be JSON Lines (one Event per line)
-	// or a Server-Sent Events stream, as Accept asks (events.go).
-	feed bool
-	// csv: the success body may also be CSV (Accept: text/csv).
-	csv bool
+	// alt are the success body's other media types (Accept), each
+	// documented as text: name the type, desc the text's form.
+	alt []param
 	// export: the columns of the success body as an export (CSV, JSON Lines).
 	export string
 }
@@ -70,21 +68,12 @@ func (s *Server) buildOpenAPI() ([]byte, error) {
 		okr := map[string]any{"description": "success"}
 		if o.okSchema != "" {
 			content := map[string]any{"application/json": map[string]any{"schema": ref(o.okSchema)}}
-			if o.feed {
-				for _, mt := range jsonLinesTypes {
-					content[mt] = map[string]any{"schema": map[string]any{"type": "string",
-						"description": "JSON Lines: one Event per line, in sequence order; the last line's seq is the next after"}}
-				}
-				content["text/event-stream"] = map[string]any{"schema": map[string]any{"type": "string",
-					"description": "Server-Sent Events: per event the fields id (seq), event (action) and data (the Event as JSON); lines starting with ':' are heartbeats"}}
+			for _, a := range o.alt {
+				content[a.name] = map[string]any{"schema": map[string]any{"type": "string", "description": a.desc}}
 			}
 			if o.export != "" {
 				content["text/csv"] = map[string]any{"schema": map[string]any{"type": "string", "description": "RFC 4180 CSV with a header row, one identifier per row: " + o.export}}
 				content["application/x-ndjson"] = map[string]any{"schema": map[string]any{"type": "string", "description": "JSON Lines, one object per identifier: " + o.export}}
-			}
-			if o.csv {
-				content["text/csv"] = map[string]any{"schema": map[string]any{"type": "string",
-					"description": "RFC 4180 CSV with a header row: handle, url, kind, state, status, error, final_url, checked, since, first_failure, failures; a next page is in the Link header (rel=\"next\")"}}
 			}
 			okr["content"] = content
 		} else if path == "/openapi.json" {

@@ -103,7 +103,8 @@ type Config struct {
 	// the next request on.
 	SyncAuth func(ctx context.Context) error
 	// Routes are the namespace routes of the features that own theirs
-	// (stats.Service.Routes): rows of the table beside the API's own
+	// (stats.Service.Routes, webhook.Routes, linkcheck.Routes, in the
+	// order their reserved ids are named): rows of the table beside the API's own
 	// (nsroutes.go), which give their dispatch, the custom ids they reserve
 	// and their OpenAPI operations.
 	Routes []route.Route
@@ -116,17 +117,6 @@ type Config struct {
 	// SessionIdle and SessionMax are the console's idle and absolute
 	// session expiry; if zero, DefaultSessionIdle and DefaultSessionMax.
 	SessionIdle, SessionMax time.Duration
-	// EventStreamsPerKey, EventStreamsPerSNAA and EventStreams bound the
-	// change feed's open Server-Sent Events streams per SNAA key and per
-	// SNAA (all its keys together; 429 beyond) and on the node (503
-	// beyond); if zero, DefaultEventStreamsPerKey,
-	// DefaultEventStreamsPerSNAA and DefaultEventStreams. EventHeartbeat is
-	// how often an idle stream gets a comment line (so that proxies keep it
-	// open); if zero, DefaultEventHeartbeat. A stream ends within a second
-	// of its key's revocation or its SNAA's suspension, whatever the
-	// heartbeat.
-	EventStreamsPerKey, EventStreamsPerSNAA, EventStreams int
-	EventHeartbeat                                        time.Duration
 }
 
 // DefaultSessionIdle and DefaultSessionMax are the console's idle and
@@ -189,10 +179,6 @@ type Server struct {
 	// pages are the HTML console and application form (package console),
 	// mounted on the same mux.
 	pages *console.Server
-	// streams counts the open event streams; evBeat is their heartbeat
-	// (events.go).
-	streams eventStreams
-	evBeat  time.Duration
 }
 
 // base is one of the SNAA API bases and the prefix it writes under.
@@ -292,21 +278,6 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.applyRL = s.adm.AddrLimit(s.policy.PerHour)
-	s.streams.maxKey, s.streams.maxSNAA, s.streams.limit, s.evBeat = cfg.EventStreamsPerKey, cfg.EventStreamsPerSNAA, cfg.EventStreams, cfg.EventHeartbeat
-	if s.streams.maxKey <= 0 {
-		s.streams.maxKey = DefaultEventStreamsPerKey
-	}
-	if s.streams.maxSNAA <= 0 {
-		s.streams.maxSNAA = DefaultEventStreamsPerSNAA
-	}
-	if s.streams.limit <= 0 {
-		s.streams.limit = DefaultEventStreams
-	}
-	if s.evBeat <= 0 {
-		s.evBeat = DefaultEventHeartbeat
-	}
-	// The namespace routes' table documents the stream limits: built
-	// once they are set.
 	s.ns = newNSTable(s, cfg.Routes)
 	reserved := s.ns.reservedMsg()
 	s.writes, err = write.New(write.Config{Registry: s.reg, Writer: s.w, Namer: cfg.Namer, Model: mod, Invalidator: cfg.Invalidator,

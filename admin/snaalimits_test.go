@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"pidnode/webhook"
 )
 
 // metricLine returns the value of the metric line that starts with name
@@ -97,7 +99,7 @@ func TestKeysPerSNAA(t *testing.T) {
 // EventStreamsPerSNAA streams, however many keys it has, so another SNAA
 // still gets a stream on a node whose limit the first would otherwise fill.
 func TestEventStreamsPerSNAA(t *testing.T) {
-	e := newStreamEnv(t, ListenerConfig{}, func(c *Config) {
+	e := newStreamEnv(t, ListenerConfig{}, func(c *webhook.RoutesConfig) {
 		c.EventStreamsPerKey, c.EventStreamsPerSNAA, c.EventStreams = 2, 3, 5
 	})
 	a := e.snaa(map[string]any{"namespace": "EPA"})

@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"pidnode/webhook"
 )
 
 // hooksPath is the webhook collection of an SNAA's namespace under the
@@ -21,7 +23,7 @@ func TestWebhookRoutes(t *testing.T) {
 	key, ns := a.Key.Secret, a.SNAA.Namespace
 	e.want(e.do("POST", "/pid/v2/handles/"+testPrefix+"/"+ns+"/", key, validPayload()), 201)
 
-	var created Webhook
+	var created webhook.View
 	r := e.want(e.do("POST", hooksPath(ns), key, map[string]any{"url": "https://hooks.example.org/in", "kinds": []string{"handle.create"}, "description": "ci"}), 201)
 	r.json(t, &created)
 	e.conform("Webhook", r.Body)
@@ -35,7 +37,7 @@ func TestWebhookRoutes(t *testing.T) {
 		t.Fatalf("Location %q", loc)
 	}
 
-	var list WebhookList
+	var list webhook.List
 	r = e.want(e.do("GET", hooksPath(ns), key, nil), 200)
 	r.json(t, &list)
 	e.conform("WebhookList", r.Body)
@@ -51,7 +53,7 @@ func TestWebhookRoutes(t *testing.T) {
 	e.conform("WebhookDeliveries", r.Body)
 
 	// Every kind when kinds is absent; after sets the cursor.
-	var all Webhook
+	var all webhook.View
 	e.want(e.do("POST", hooksPath(ns), key, map[string]any{"url": "http://hooks.example.org/2", "after": 0}), 201).json(t, &all)
 	if len(all.Kinds) != 4 || all.Cursor != 0 {
 		t.Fatalf("default kinds %v, cursor %d", all.Kinds, all.Cursor)
@@ -78,7 +80,7 @@ func TestWebhookRoutes(t *testing.T) {
 		t.Fatalf("audit:\n%s\nwant:\n%s", strings.Join(actions, "\n"), strings.Join(want, "\n"))
 	}
 	// Not in the namespace's feed.
-	var page EventPage
+	var page webhook.EventPage
 	e.want(e.do("GET", "/pid/v2/handles/"+testPrefix+"/"+ns+"/events", key, nil), 200).json(t, &page)
 	for _, ev := range page.Events {
 		if !strings.HasPrefix(ev.Action, "handle.") {
@@ -120,7 +122,7 @@ func TestWebhookRegistrationRefused(t *testing.T) {
 			}
 		})
 	}
-	for i := 0; i < MaxWebhooksPerNamespace; i++ {
+	for i := 0; i < webhook.MaxPerNamespace; i++ {
 		e.want(e.do("POST", hooksPath(ns), key, map[string]any{"url": "https://example.org/x"}), 201)
 	}
 	e.want(e.do("POST", hooksPath(ns), key, map[string]any{"url": "https://example.org/x"}), 409)
@@ -140,7 +142,7 @@ func TestWebhookRegistrationRefused(t *testing.T) {
 func TestWebhookIsolation(t *testing.T) {
 	e := newEnv(t)
 	a, b := e.snaa(nil), e.snaa(nil)
-	var hook Webhook
+	var hook webhook.View
 	e.want(e.do("POST", hooksPath(a.SNAA.Namespace), a.Key.Secret, map[string]any{"url": "https://example.org/a"}), 201).json(t, &hook)
 	one := hooksPath(a.SNAA.Namespace) + "/" + hook.ID
 	bk := b.Key.Secret
@@ -154,33 +156,10 @@ func TestWebhookIsolation(t *testing.T) {
 	mine := hooksPath(b.SNAA.Namespace) + "/" + hook.ID
 	e.want(e.do("GET", mine, bk, nil), 404)
 	e.want(e.do("DELETE", mine, bk, nil), 404)
-	var list WebhookList
+	var list webhook.List
 	e.want(e.do("GET", hooksPath(b.SNAA.Namespace), bk, nil), 200).json(t, &list)
 	if len(list.Webhooks) != 0 {
 		t.Fatalf("B lists %+v", list.Webhooks)
 	}
 	e.want(e.do("GET", one, a.Key.Secret, nil), 200)
-}
-
-// FuzzWebhookRequest: the registration decoder never panics, and what it
-// accepts is a URL it would connect to and known kinds.
-func FuzzWebhookRequest(f *testing.F) {
-	for _, s := range []string{
-		`{"url":"https://hooks.example.org/in","kinds":["handle.create","linkcheck.broken"],"description":"ci","after":12}`,
-		`{"url":"http://[::1]:8080/x"}`, `{"url":"https://u@h/"}`, `{"kinds":null}`, `[]`, `{"url":"https://h/","after":1e30}`,
-	} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		req, err := decodeWebhookRequest(b)
-		if err != nil {
-			return
-		}
-		if msg := checkWebhookURL(req.URL); msg != "" {
-			t.Fatalf("accepted url %q: %s", req.URL, msg)
-		}
-		if len(req.Kinds) == 0 {
-			t.Fatalf("accepted without kinds: %s", b)
-		}
-	})
 }

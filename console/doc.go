@@ -18,10 +18,10 @@
 // It has no read, write or decision of its own. Each page calls the
 // functions the JSON API's handlers call, with the session's key where the
 // API has the bearer key's: access.Admission (suspension, rate limits,
-// maintenance), package read (identifiers, their history, link results),
+// maintenance), package read (identifiers, their history),
 // write.Service (creates, updates, bulks), operator.Service (applications,
 // SNAAs), access.Keys (issuing and revoking keys), stats.Service.Read (the
-// chart). Its refusals are therefore the API's, and internal/httperr
+// chart), linkcheck.List (the namespace's link results). Its refusals are therefore the API's, and internal/httperr
 // turns them into the problem a page shows (status, detail, the fields'
 // errors next to their inputs).
 //

@@ -3,14 +3,14 @@ package console
 import (
 	"net/http"
 
+	"pidnode/linkcheck"
 	"pidnode/model"
-	"pidnode/read"
 	"pidnode/registry"
 )
 
 // The console's view of the link checker's findings (docs/product.md §4.4):
-// the namespace's listing, read through package read as the API's route
-// reads it.
+// the namespace's listing, read through package linkcheck, which owns the
+// results, as the API's route reads it.
 
 type linksPage struct {
 	Base    string
@@ -28,18 +28,21 @@ func (s *Server) pageLinks(w http.ResponseWriter, r *http.Request, u *consoleUse
 		States: []string{registry.LinkBroken, registry.LinkRecovering, registry.LinkFailing, "all"}}
 	d.Title, d.D = "Link checks", pg
 	// The API's GET …/{ns}/linkcheck: admitted as a request, the same
-	// state filter and cursor, its page of package read.
+	// state filter and cursor, its page of linkcheck.List.
 	st, given := q.Get("state"), q.Get("state") != ""
 	t, err := s.consoleTarget(r, u, b, http.MethodGet)
 	if err == nil {
-		states, ok := read.LinkStates(st, given)
+		states, ok := linkcheck.States(st, given)
 		if !ok {
-			const msg = "must be one of broken, recovering, failing, all"
-			p := problem(http.StatusBadRequest, "state %s", msg)
-			p.Errors = []model.FieldError{{Field: "state", Message: msg}}
+			p := problem(http.StatusBadRequest, "state %s", linkcheck.StatesMsg)
+			p.Errors = []model.FieldError{{Field: "state", Message: linkcheck.StatesMsg}}
 			err = p
 		} else {
-			pg.Targets, pg.Next, err = s.cfg.Read.Links(t.Prefix, t.Namespace, states, q.Get("cursor"), 50)
+			err = s.cfg.Registry.View(func(tx registry.Tx) error {
+				page, err := linkcheck.List(tx.Tx, s.cfg.Namer, t.Prefix, t.Namespace, states, q.Get("cursor"), 50)
+				pg.Targets, pg.Next = page.Targets, page.NextCursor
+				return err
+			})
 		}
 	}
 	if err != nil {

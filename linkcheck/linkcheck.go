@@ -102,6 +102,17 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// UserAgent is the checker's User-Agent (Config.UserAgent): the service
+// and its version, its public URL and the operator's contact, so that a
+// site's operator knows who checks and whom to ask.
+func UserAgent(version, publicURL, contact string) string {
+	s := "pidnode/" + version + " (+" + publicURL
+	if contact != "" {
+		s += "; " + contact
+	}
+	return s + ")"
+}
+
 // Checker is the link checker. Run runs it; its metrics and CheckRecord
 // are safe to use concurrently with Run.
 type Checker struct {
@@ -273,7 +284,7 @@ func (c *Checker) CheckRecord(ctx context.Context, key string) ([]registry.LinkR
 	}
 	var out []registry.LinkResult
 	err = c.reg.View(func(tx registry.Tx) (err error) {
-		out, err = tx.LinkResults(key)
+		out, err = Results(tx.Tx, key)
 		return err
 	})
 	return out, err
@@ -321,7 +332,7 @@ func (c *Checker) write(items []*item, cursor *string) error {
 			}
 		}
 		if cursor != nil {
-			return tx.SetLinkCursor(*cursor)
+			return setSweepCursor(tx.Tx, *cursor)
 		}
 		return nil
 	})
@@ -334,14 +345,14 @@ func (c *Checker) apply(tx registry.Tx, it *item) error {
 		if it.lapEnd {
 			to = ""
 		}
-		for _, gone := range tx.LinkKeysBetween(it.cleanFrom, to, cleanupBatch) {
+		for _, gone := range keysBetween(tx.Tx, it.cleanFrom, to, cleanupBatch) {
 			if err := c.drop(tx, gone, nil); err != nil {
 				return err
 			}
 		}
 		if it.lapEnd {
 			if it.lapRecords > 0 {
-				return tx.SetLinkLapRecords(it.lapRecords)
+				return setLapRecords(tx.Tx, it.lapRecords)
 			}
 			return nil
 		}
@@ -354,7 +365,7 @@ func (c *Checker) apply(tx registry.Tx, it *item) error {
 		}
 	}
 	for i, t := range it.urls {
-		old, had, err := tx.LinkResult(it.key, t.url)
+		old, had, err := result(tx.Tx, it.key, t.url)
 		if err != nil {
 			return err
 		}
@@ -366,7 +377,7 @@ func (c *Checker) apply(tx registry.Tx, it *item) error {
 			prev = &old
 		}
 		r, action := c.rules.next(prev, it.handle, t.url, t.kind, &it.outcomes[i])
-		if err := tx.PutLinkResult(it.key, prev, &r); err != nil {
+		if err := PutResult(tx.Tx, c.reg.Namer(), it.key, prev, &r); err != nil {
 			return err
 		}
 		if action != "" {
@@ -381,7 +392,7 @@ func (c *Checker) apply(tx registry.Tx, it *item) error {
 // drop removes the results of the record key whose URL keep lacks (all
 // when keep is nil).
 func (c *Checker) drop(tx registry.Tx, key string, keep map[string]bool) error {
-	rs, err := tx.LinkResults(key)
+	rs, err := Results(tx.Tx, key)
 	if err != nil {
 		return err
 	}
@@ -389,7 +400,7 @@ func (c *Checker) drop(tx registry.Tx, key string, keep map[string]bool) error {
 		if keep[rs[i].URL] {
 			continue
 		}
-		if err := tx.DeleteLinkResult(key, &rs[i]); err != nil {
+		if err := deleteResult(tx.Tx, c.reg.Namer(), key, &rs[i]); err != nil {
 			return err
 		}
 	}
@@ -519,7 +530,7 @@ func (r *run) sweep() {
 	var cursor string
 	var n int
 	if err := c.reg.View(func(tx registry.Tx) error {
-		cursor, n = tx.LinkCursor(), tx.LinkLapRecords()
+		cursor, n = sweepCursor(tx.Tx), lapRecords(tx.Tx)
 		if n == 0 {
 			n = estimateRecords(tx)
 		}
@@ -638,14 +649,14 @@ func (r *run) dispatchDue() {
 	c := r.c
 	var items []*item
 	err := c.reg.View(func(tx registry.Tx) error {
-		for _, d := range tx.DueLinks(c.now(), 256) {
+		for _, d := range dueLinks(tx.Tx, c.now(), 256) {
 			r.mu.Lock()
 			busy := r.inflight[d.Key+"\x00"+d.URL]
 			r.mu.Unlock()
 			if busy {
 				continue
 			}
-			old, ok, err := tx.LinkResult(d.Key, d.URL)
+			old, ok, err := result(tx.Tx, d.Key, d.URL)
 			if err != nil || !ok {
 				continue
 			}

@@ -273,14 +273,14 @@ func TestStates(t *testing.T) {
 	listed := func() (states []string, broken uint64) {
 		t.Helper()
 		e.reg.View(func(tx registry.Tx) error {
-			rs, _, err := tx.NamespaceLinks(nsp, nil, "", 100)
+			rs, _, err := namespaceResults(tx.Tx, nsp, nil, "", 100)
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, r := range rs {
 				states = append(states, r.State)
 			}
-			broken = tx.BrokenLinks()[nsp]
+			broken = brokenCounts(tx.Tx)[nsp]
 			return nil
 		})
 		return states, broken
@@ -414,7 +414,7 @@ func TestSweepPoliteness(t *testing.T) {
 	// A result of a record that does not exist: the lap drops it.
 	goneKey, _, _ := e.namer.Key(e.namer.Full("21.12345", "NS", "ZZ"))
 	err := e.reg.Update(func(tx registry.Tx) error {
-		return tx.PutLinkResult(goneKey, nil, &registry.LinkResult{Handle: "x", URL: "http://gone/", State: registry.LinkBroken})
+		return PutResult(tx.Tx, e.namer, goneKey, nil, &registry.LinkResult{Handle: "x", URL: "http://gone/", State: registry.LinkBroken})
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -431,7 +431,7 @@ func TestSweepPoliteness(t *testing.T) {
 			for k, _ := c.First(); k != nil && k[0] < 0xF5; k, _ = c.Next() {
 				got++
 			}
-			_, gone, _ = tx.LinkResult(goneKey, "http://gone/")
+			_, gone, _ = result(tx.Tx, goneKey, "http://gone/")
 			gone = !gone
 			return nil
 		})
@@ -462,7 +462,7 @@ func TestSweepPoliteness(t *testing.T) {
 	}
 	// The broken count of the gone record's namespace went with it.
 	e.reg.View(func(tx registry.Tx) error {
-		if b := tx.BrokenLinks(); len(b) != 0 {
+		if b := brokenCounts(tx.Tx); len(b) != 0 {
 			t.Errorf("broken counts after the lap: %v", b)
 		}
 		return nil
@@ -500,8 +500,8 @@ func TestDueRecheck(t *testing.T) {
 		var r registry.LinkResult
 		var due int
 		e.reg.View(func(tx registry.Tx) error {
-			r, _, _ = tx.LinkResult(key, srv.URL+"/d")
-			due = len(tx.DueLinks(clk.now().Add(1000*time.Hour), 10))
+			r, _, _ = result(tx.Tx, key, srv.URL+"/d")
+			due = len(dueLinks(tx.Tx, clk.now().Add(1000*time.Hour), 10))
 			return nil
 		})
 		if r.State == registry.LinkBroken && due == 0 {

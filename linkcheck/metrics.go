@@ -61,7 +61,7 @@ func (c *Checker) AppendMetrics(b []byte) []byte {
 	const broken = "pidnode_linkcheck_broken_targets"
 	b = promtext.Header(b, broken, promtext.Gauge, "Broken URLs per namespace (prefix/svc/namespace).")
 	var counts map[string]uint64
-	_ = c.reg.View(func(tx registry.Tx) error { counts = tx.BrokenLinks(); return nil })
+	_ = c.reg.View(func(tx registry.Tx) error { counts = brokenCounts(tx.Tx); return nil })
 	names := make([]string, 0, len(counts))
 	for ns := range counts {
 		names = append(names, ns)

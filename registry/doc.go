@@ -15,9 +15,11 @@
 //     Tx.ScanNamespace and Tx.Search, and rebuilt by Reindex;
 //   - group commit (Commit, commit.go): identifier writes that arrive while a
 //     transaction commits share the next one.
-//   - webhook endpoints (webhook.go): their configuration and secret, the
-//     durable cursor of their deliveries in the namespace's feed, and a log
-//     of their last attempts; package webhook delivers.
+//   - of the features' buckets only what the audit log and cluster mode
+//     share with them: the link check result type and states
+//     (linkcheck.go), the webhook audit actions and kinds and the signal
+//     of an applied change to an endpoint (webhook.go); packages linkcheck
+//     and webhook own the buckets themselves.
 //
 // It must not know about HTTP or decide what a client may do: it stores and
 // reads what the admin API (package admin) has decided. It imports handlev,

@@ -23,6 +23,7 @@ import (
 
 	"pidnode/admin"
 	"pidnode/handlev"
+	"pidnode/model"
 	"pidnode/registry"
 	"pidnode/store"
 	"pidnode/webhook"
@@ -61,15 +62,23 @@ func startNode(t testing.TB, path string, cfg webhook.Config) *node {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := admin.New(admin.Config{DB: db, Namer: namer, OperatorKey: opKey, Now: cfg.Now})
+	mod, err := model.LoadModel(model.DefaultModel)
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg, err := registry.New(registry.Config{DB: db, Namer: namer, URLIndex: srv.Model().URL.Index})
+	reg, err := registry.New(registry.Config{DB: db, Namer: namer, URLIndex: mod.URL.Index})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Registry, cfg.Event = reg, admin.FeedEvent
+	hooks, err := webhook.Routes(webhook.RoutesConfig{Registry: reg, Now: cfg.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := admin.New(admin.Config{DB: db, Namer: namer, OperatorKey: opKey, Now: cfg.Now, Routes: hooks})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Registry, cfg.Event = reg, webhook.FeedEvent
 	eng, err := webhook.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -172,23 +181,23 @@ func (n *node) create(i int) string {
 
 // register registers url for every kind from the namespace's current end
 // and returns the endpoint (with its secret).
-func (n *node) register(url string) admin.Webhook {
+func (n *node) register(url string) webhook.View {
 	n.t.Helper()
-	var w admin.Webhook
+	var w webhook.View
 	n.must(201, "POST", n.coll()+"webhooks", n.key, map[string]any{"url": url}, &w)
 	return w
 }
 
-func (n *node) webhook(id string) admin.Webhook {
+func (n *node) webhook(id string) webhook.View {
 	n.t.Helper()
-	var w admin.Webhook
+	var w webhook.View
 	n.must(200, "GET", n.coll()+"webhooks/"+id, n.key, nil, &w)
 	return w
 }
 
-func (n *node) deliveries(id string) []registry.WebhookDelivery {
+func (n *node) deliveries(id string) []webhook.Delivery {
 	n.t.Helper()
-	var d admin.WebhookDeliveries
+	var d webhook.Deliveries
 	n.must(200, "GET", n.coll()+"webhooks/"+id+"/deliveries", n.key, nil, &d)
 	return d.Deliveries
 }
@@ -197,7 +206,7 @@ func (n *node) deliveries(id string) []registry.WebhookDelivery {
 // compared with.
 func (n *node) feedSeqs(after uint64) []uint64 {
 	n.t.Helper()
-	var page admin.EventPage
+	var page webhook.EventPage
 	n.must(200, "GET", n.coll()+"events?limit=1000&after="+strconv.FormatUint(after, 10), n.key, nil, &page)
 	var out []uint64
 	for _, e := range page.Events {
@@ -564,7 +573,7 @@ func TestDisabledAfterADay(t *testing.T) {
 		t.Fatal("a disabled endpoint was tried again")
 	}
 	up.Store(true)
-	var en admin.Webhook
+	var en webhook.View
 	n.must(200, "POST", n.coll()+"webhooks/"+hook.ID+"/enable", n.key, nil, &en)
 	if en.State != "active" || en.Failures != 0 || en.Cursor != hook.Cursor {
 		t.Fatalf("enabled: %+v", en)

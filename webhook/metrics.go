@@ -38,10 +38,10 @@ func (e *Engine) AppendMetrics(b []byte) []byte {
 	}
 	var active, failing, disabled int64
 	e.reg.View(func(tx registry.Tx) error {
-		all, err := tx.Webhooks("")
+		all, err := endpoints(tx.Tx, "")
 		for _, w := range all {
 			switch {
-			case w.State == registry.WebhookDisabled:
+			case w.State == Disabled:
 				disabled++
 			case w.Failures > 0:
 				failing++

@@ -210,9 +210,9 @@ func (e *Engine) Run(ctx context.Context) {
 // scan starts a worker for each active endpoint without one and stops the
 // workers of endpoints deleted or disabled.
 func (e *Engine) scan(ctx context.Context) error {
-	var all []registry.Webhook
+	var all []Endpoint
 	if err := e.reg.View(func(tx registry.Tx) (err error) {
-		all, err = tx.Webhooks("")
+		all, err = endpoints(tx.Tx, "")
 		return err
 	}); err != nil {
 		return err
@@ -222,7 +222,7 @@ func (e *Engine) scan(ctx context.Context) error {
 	active := map[string]bool{}
 	for i := range all {
 		wh := &all[i]
-		if wh.State != registry.WebhookActive {
+		if wh.State != Active {
 			continue
 		}
 		k := wh.Namespace + wh.ID
@@ -277,13 +277,13 @@ func (e *Engine) work(ctx context.Context, w *worker, nsp, id string) {
 	for ctx.Err() == nil {
 		wake := e.reg.WaitNamespaceAudit(nsp) // before the read: see its doc
 		var (
-			wh      registry.Webhook
+			wh      Endpoint
 			ok      bool
 			paused  bool
 			entries []registry.AuditEntry
 		)
 		err := e.reg.View(func(tx registry.Tx) (err error) {
-			if wh, ok, err = tx.Webhook(nsp, id); err != nil || !ok || wh.State != registry.WebhookActive {
+			if wh, ok, err = endpoint(tx.Tx, nsp, id); err != nil || !ok || wh.State != Active {
 				return err
 			}
 			if sn, found, err := tx.SNAA(wh.SNAAID); err == nil && found && sn.Suspended {
@@ -298,7 +298,7 @@ func (e *Engine) work(ctx context.Context, w *worker, nsp, id string) {
 			e.sleep(ctx, nil, e.cfg.Rescan)
 			continue
 		}
-		if !ok || wh.State != registry.WebhookActive {
+		if !ok || wh.State != Active {
 			return
 		}
 		if paused {
@@ -367,7 +367,7 @@ func (e *Engine) sleep(ctx context.Context, wake <-chan struct{}, d time.Duratio
 
 // batchOf builds the POST of the endpoint's kinds among entries (in seq
 // order), up to MaxBatch events and MaxBatchBytes.
-func (e *Engine) batchOf(wh *registry.Webhook, entries []registry.AuditEntry) (*batch, error) {
+func (e *Engine) batchOf(wh *Endpoint, entries []registry.AuditEntry) (*batch, error) {
 	b := &batch{}
 	body := append(make([]byte, 0, 1024), `{"endpoint":`...)
 	body = strconv.AppendQuote(body, wh.ID)
@@ -415,9 +415,9 @@ func marshal(v any) ([]byte, error) {
 
 // deliver POSTs b to the endpoint and returns the log entry of the attempt
 // (without its number).
-func (e *Engine) deliver(ctx context.Context, wh *registry.Webhook, b *batch) registry.WebhookDelivery {
+func (e *Engine) deliver(ctx context.Context, wh *Endpoint, b *batch) Delivery {
 	start := e.now()
-	d := registry.WebhookDelivery{Time: start.UTC(), FirstSeq: b.first, LastSeq: b.last, Events: b.events}
+	d := Delivery{Time: start.UTC(), FirstSeq: b.first, LastSeq: b.last, Events: b.events}
 	began := time.Now()
 	defer func() { d.DurationMS = float64(time.Since(began).Microseconds()) / 1000 }()
 	rctx, cancel := context.WithTimeout(ctx, e.cfg.Timeout)
@@ -467,16 +467,16 @@ func (e *Engine) backoff(n int) time.Duration {
 // and the disabling if the endpoint has failed for DisableAfter. It
 // compares the cursor and attempt count wh was read with: errConflict if
 // they changed, errGone if the endpoint is no longer active.
-func (e *Engine) record(wh *registry.Webhook, b *batch, d registry.WebhookDelivery) error {
+func (e *Engine) record(wh *Endpoint, b *batch, d Delivery) error {
 	now := e.now().UTC()
-	var disabled *registry.Webhook
+	var disabled *Endpoint
 	err := e.w.Update(func(tx registry.Tx) error {
 		disabled = nil
-		cur, ok, err := tx.Webhook(wh.Namespace, wh.ID)
+		cur, ok, err := endpoint(tx.Tx, wh.Namespace, wh.ID)
 		if err != nil {
 			return err
 		}
-		if !ok || cur.State != registry.WebhookActive {
+		if !ok || cur.State != Active {
 			return errGone
 		}
 		if cur.Cursor != wh.Cursor || cur.Attempts != wh.Attempts {
@@ -499,7 +499,7 @@ func (e *Engine) record(wh *registry.Webhook, b *batch, d registry.WebhookDelive
 			cur.NextAttempt = &next
 			cur.LastError = describe(&d)
 			if now.Sub(*cur.FailingSince) >= e.cfg.DisableAfter {
-				cur.State, cur.DisabledAt, cur.NextAttempt = registry.WebhookDisabled, &now, nil
+				cur.State, cur.DisabledAt, cur.NextAttempt = Disabled, &now, nil
 				cur.DisabledReason = fmt.Sprintf("disabled by the node: every delivery failed since %s (%d attempts); last: %s; fix the endpoint and enable it again",
 					cur.FailingSince.Format(time.RFC3339), cur.Failures, cur.LastError)
 				if err := tx.Audit("node", registry.ActWebhookDisable, cur.Prefix+"/"+cur.NS+"/webhooks/"+cur.ID, nil,
@@ -509,10 +509,10 @@ func (e *Engine) record(wh *registry.Webhook, b *batch, d registry.WebhookDelive
 				disabled = &cur
 			}
 		}
-		if err := tx.LogWebhookDelivery(cur.ID, &d); err != nil {
+		if err := logDelivery(tx.Tx, cur.ID, &d); err != nil {
 			return err
 		}
-		return tx.PutWebhook(&cur)
+		return putEndpoint(tx.Tx, &cur)
 	})
 	if err != nil {
 		return err
@@ -528,7 +528,7 @@ func (e *Engine) record(wh *registry.Webhook, b *batch, d registry.WebhookDelive
 }
 
 // describe is an attempt's failure in one line.
-func describe(d *registry.WebhookDelivery) string {
+func describe(d *Delivery) string {
 	if d.Status != 0 {
 		return "HTTP " + strconv.Itoa(d.Status)
 	}

@@ -11,8 +11,12 @@ import (
 
 	"pidnode/admin"
 	"pidnode/handlev"
+	"pidnode/linkcheck"
+	"pidnode/model"
+	"pidnode/registry"
 	"pidnode/stats"
 	"pidnode/store"
+	"pidnode/webhook"
 )
 
 const opKey = "operator-key-for-pidctl-tests-0123"
@@ -43,8 +47,21 @@ func adminNode(t *testing.T, mod func(*admin.Config)) *node {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := admin.Config{DB: db, Namer: namer, OperatorKey: opKey,
-		Routes: stats.New(stats.Config{DB: db, Namer: namer}).Routes()} // as a node has them
+	m, err := model.LoadModel(model.DefaultModel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := registry.New(registry.Config{DB: db, Namer: namer, URLIndex: m.URL.Index})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hooks, err := webhook.Routes(webhook.RoutesConfig{Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The features' routes, as a node has them.
+	routes := append(stats.New(stats.Config{DB: db, Namer: namer}).Routes(), hooks...)
+	cfg := admin.Config{DB: db, Namer: namer, OperatorKey: opKey, Routes: append(routes, linkcheck.Routes(db, namer)...)}
 	if mod != nil {
 		mod(&cfg)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"pidnode/linkcheck"
 	"pidnode/model"
 	"pidnode/registry"
 )
@@ -140,7 +141,7 @@ func TestPidctlLinkcheck(t *testing.T) {
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	r := registry.LinkResult{Handle: display, URL: "https://broken.example.org/x", Kind: "target", State: registry.LinkBroken,
 		Status: 404, Error: "http", Failures: 3, FirstFailure: &now, Checked: now, Since: now}
-	if err := reg.Update(func(tx registry.Tx) error { return tx.PutLinkResult(key, nil, &r) }); err != nil {
+	if err := reg.Update(func(tx registry.Tx) error { return linkcheck.PutResult(tx.Tx, n.namer, key, nil, &r) }); err != nil {
 		t.Fatal(err)
 	}
 	out := mustRun(t, append(sn, "linkcheck")...)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 
+	"pidnode/model"
 	"pidnode/registry"
 )
 
@@ -47,14 +48,22 @@ func (n *node) runJobs(ctx context.Context) {
 	n.cluster.Lead(ctx, "jobs", all)
 }
 
-// jobRegistry is the registry the jobs read and (on a single node) write
-// through, built once over the node's database with the admin server's
-// metadata model; bind must have built the admin server.
+// jobRegistry is the registry the jobs and the features' routes read and
+// (on a single node) write through, built once over the node's database
+// with the node's metadata model (--model), as the admin server loads it.
 func (n *node) jobRegistry() (*registry.Registry, error) {
 	if n.jobReg != nil {
 		return n.jobReg, nil
 	}
-	reg, err := registry.New(registry.Config{DB: n.db, Namer: n.namer, URLIndex: n.admin.Model().URL.Index})
+	mb := n.model
+	if len(mb) == 0 {
+		mb = model.DefaultModel
+	}
+	mod, err := model.LoadModel(mb)
+	if err != nil {
+		return nil, fileError("model file", n.cfg.Model, "model", err)
+	}
+	reg, err := registry.New(registry.Config{DB: n.db, Namer: n.namer, URLIndex: mod.URL.Index})
 	if err != nil {
 		return nil, err
 	}

@@ -114,7 +114,7 @@ func (n *node) startLinkcheck() error {
 		Timeout:     cfg.LinkcheckTimeout.Duration,
 		MaxBytes:    int64(cfg.LinkcheckMaxBytes),
 		Allow:       allow,
-		UserAgent:   linkcheckUserAgent(buildinfo.Read().Version, cfg.PublicURL, cfg.LinkcheckContact),
+		UserAgent:   linkcheck.UserAgent(buildinfo.Read().Version, cfg.PublicURL, cfg.LinkcheckContact),
 		Logger:      n.log.With("job", "linkcheck"),
 	}
 	if lcfg.HostDelay == 0 {
@@ -134,14 +134,4 @@ func (n *node) startLinkcheck() error {
 	n.log.Info("link checker on", "settings", c.String(), "user_agent", lcfg.UserAgent)
 	n.addJob("linkcheck", c.Run)
 	return nil
-}
-
-// linkcheckUserAgent names the service, its public URL and the operator's
-// contact, so that a site's operator knows who checks and whom to ask.
-func linkcheckUserAgent(version, publicURL, contact string) string {
-	s := "pidnode/" + version + " (+" + publicURL
-	if contact != "" {
-		s += "; " + contact
-	}
-	return s + ")"
 }

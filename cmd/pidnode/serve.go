@@ -27,6 +27,7 @@ import (
 	"pidnode/handlev"
 	"pidnode/internal/geoip"
 	"pidnode/internal/shed"
+	"pidnode/linkcheck"
 	"pidnode/registry"
 	"pidnode/resolver"
 	"pidnode/stats"
@@ -301,8 +302,9 @@ func (n *node) bindResolver() error {
 	return nil
 }
 
-// bindAdmin builds the admin server and the statistics feature whose routes
-// it serves, and binds the admin listener when --admin-addr is set.
+// bindAdmin builds the admin server and the features whose routes it serves
+// (statistics, webhooks and the change feed, link checks), and binds the
+// admin listener when --admin-addr is set.
 func (n *node) bindAdmin() error {
 	cfg := n.cfg
 	publicURL := cfg.PublicURL
@@ -346,7 +348,14 @@ func (n *node) bindAdmin() error {
 	}
 	n.stats = stats.New(scfg)
 	n.addMetrics(n.stats)
-	acfg.Routes, acfg.Stats = n.stats.Routes(), n.stats
+	feed, err := n.webhookRoutes()
+	if err != nil {
+		if adminLn != nil {
+			adminLn.Close()
+		}
+		return err
+	}
+	acfg.Routes, acfg.Stats = append(append(n.stats.Routes(), feed...), linkcheck.Routes(n.db, n.namer)...), n.stats
 	a, err := admin.New(acfg)
 	if err != nil {
 		if adminLn != nil {

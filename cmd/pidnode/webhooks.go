@@ -3,9 +3,23 @@ package main
 import (
 	"context"
 
-	"pidnode/admin"
+	"pidnode/internal/route"
 	"pidnode/webhook"
 )
+
+// webhookRoutes are the webhook endpoints' routes on the admin API, which
+// commit through etcd in cluster mode.
+func (n *node) webhookRoutes() ([]route.Route, error) {
+	reg, err := n.jobRegistry()
+	if err != nil {
+		return nil, err
+	}
+	rcfg := webhook.RoutesConfig{Registry: reg, Logger: n.log.With("listener", "admin")}
+	if n.cluster != nil {
+		rcfg.Writer = n.cluster
+	}
+	return webhook.Routes(rcfg)
+}
 
 // startWebhooks builds the webhook deliverer (docs/product.md §4.5) and
 // registers it as a job of the cluster: it runs on this node while it
@@ -20,7 +34,7 @@ func (n *node) startWebhooks() error {
 	if err != nil {
 		return err
 	}
-	wcfg := webhook.Config{Registry: reg, Allow: allow, Event: admin.FeedEvent, Logger: n.log.With("job", "webhooks")}
+	wcfg := webhook.Config{Registry: reg, Allow: allow, Event: webhook.FeedEvent, Logger: n.log.With("job", "webhooks")}
 	if n.cluster != nil {
 		wcfg.Writer = n.cluster
 	}

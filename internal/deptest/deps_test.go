@@ -50,12 +50,13 @@ var rules = map[string]struct {
 	"operator": {internal: []string{"access", "handlev", "model", "registry", "internal/refusal"}, notStd: []string{"net/http", "html/template"}},
 	// The read functions of identifiers (one, a namespace's page, the
 	// history) that the API and the console share; no HTTP.
-	"read":  {internal: []string{"handlev", "store", "model", "registry", "internal/cfgerr", "internal/stdjson", "internal/refusal"}, notStd: []string{"net/http", "html/template"}},
-	"admin": {internal: []string{"access", "console", "handlev", "store", "model", "operator", "read", "registry", "write", "stats", "internal/httperr", "internal/route", "internal/refusal", "internal/buildinfo", "internal/promtext", "internal/tokenbucket"}},
+	"read": {internal: []string{"handlev", "store", "model", "registry", "internal/cfgerr", "internal/stdjson", "internal/refusal"}, notStd: []string{"net/http", "html/template"}},
+	// admin imports webhook only for the limits its schemas document.
+	"admin": {internal: []string{"access", "console", "handlev", "store", "model", "operator", "read", "registry", "write", "stats", "webhook", "internal/httperr", "internal/route", "internal/refusal", "internal/buildinfo", "internal/promtext", "internal/tokenbucket"}},
 	// The HTML console and application form: the same services as the
-	// API (write, read, access, operator, stats' reads), never admin; admin
-	// mounts it.
-	"console": {internal: []string{"access", "handlev", "model", "operator", "read", "registry", "stats", "write", "internal/httperr", "internal/route"}},
+	// API (write, read, access, operator, stats' reads, linkcheck's
+	// listing), never admin; admin mounts it.
+	"console": {internal: []string{"access", "handlev", "linkcheck", "model", "operator", "read", "registry", "stats", "write", "internal/httperr", "internal/route"}},
 	// The one map from the services' errors to a problem, below both HTTP
 	// fronts.
 	"internal/httperr": {internal: []string{"access", "model", "operator", "read", "write", "internal/refusal", "internal/route"}},
@@ -69,16 +70,19 @@ var rules = map[string]struct {
 	// The shape of a namespace route a feature builds and the API
 	// registers: below admin and the features.
 	"internal/route": {},
-	// The link checker: a job of cmd, reading records and writing results
-	// through the registry, fetching only through internal/outbound. Nothing
-	// below cmd imports it (admin reads its results through registry).
-	"linkcheck": {internal: []string{"handlev", "store", "registry", "internal/cfgerr", "internal/outbound", "internal/promtext"}},
+	// Link checks, one feature whole (practice 18): the checker (a job of
+	// cmd, reading records and writing through the registry, fetching only
+	// through internal/outbound), the results' bucket and their listing,
+	// its routes as internal/route rows and its metrics. The console reads
+	// the listing (List); never the API or the console.
+	"linkcheck": {internal: []string{"handlev", "store", "registry", "internal/cfgerr", "internal/outbound", "internal/promtext", "internal/route"}, external: []string{"go.etcd.io/bbolt"}},
 	// cluster mode: etcd's client, zstd for the values it stores there, and
 	// the layers whose data it replicates. Nothing below cmd imports it.
 	"cluster": {internal: []string{"handlev", "store", "model", "registry", "stats", "internal/promtext"}, external: []string{"go.etcd.io/etcd/client/v3", "go.etcd.io/etcd/api/v3", "go.uber.org/zap", "google.golang.org/grpc", "github.com/klauspost/compress/zstd"}},
-	// Webhook deliveries: the feed (registry), connecting out only through
-	// internal/outbound. Only cmd imports it.
-	"webhook": {internal: []string{"handlev", "store", "registry", "internal/cfgerr", "internal/outbound", "internal/promtext"}, external: []string{"go.etcd.io/bbolt"}},
+	// Webhooks: the endpoints' routes as internal/route rows and their
+	// deliveries of the feed (registry), connecting out only through
+	// internal/outbound.
+	"webhook": {internal: []string{"handlev", "store", "registry", "internal/cfgerr", "internal/outbound", "internal/promtext", "internal/route"}, external: []string{"go.etcd.io/bbolt"}},
 	// Test support: an embedded etcd server. Only _test.go files import it
 	// (allowedInternal refuses it to every other file).
 	"internal/etcdtest":  {external: []string{"go.etcd.io/etcd/", "go.uber.org/zap"}},
@@ -287,6 +291,12 @@ func TestRulesCatchViolations(t *testing.T) {
 		{"resolver/page", "cache", false},
 		{"resolver/page", "resolver", false},
 		{"internal/route", "admin", false},
+		{"linkcheck", "internal/route", true},
+		{"linkcheck", "admin", false},
+		{"linkcheck", "webhook", false},
+		{"webhook", "internal/route", true},
+		{"webhook", "admin", false},
+		{"webhook", "linkcheck", false},
 		{"console", "admin", false},
 		{"admin", "console", true},
 		{"console", "store", false},
@@ -295,6 +305,8 @@ func TestRulesCatchViolations(t *testing.T) {
 		{"access", "operator", false},
 		{"console", "operator", true},
 		{"internal/httperr", "admin", false},
+		{"console", "linkcheck", true},
+		{"linkcheck", "console", false},
 	}
 	for _, c := range cases {
 		if got := allowedInternal(rules[c.from].internal, c.target); got != c.want {

@@ -27,7 +27,7 @@ const (
 // split. A package or type over the limit and not listed fails, and so does
 // a listed one that has come under the limit (so that its entry goes).
 var oversized = map[string]int{
-	"type admin.Server": 88,
+	"type admin.Server": 73,
 }
 
 // roomSizes returns the non-test lines of each package directory and the

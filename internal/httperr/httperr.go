@@ -106,7 +106,14 @@ func Of(err error) (p *Problem, ok bool) {
 	case errors.As(err, &rf):
 		return ofRefusal(rf), true
 	case errors.As(err, &rte):
-		return New(rte.Status, "%s", rte.Detail), true
+		p = New(rte.Status, "%s", rte.Detail)
+		for _, f := range rte.Fields {
+			p.Errors = append(p.Errors, model.FieldError{Field: f.Field, Message: f.Message})
+		}
+		for k, v := range rte.Header {
+			p.With(k, v)
+		}
+		return p, true
 	case errors.Is(err, access.ErrUnknownKey):
 		return InvalidToken("unknown API key"), true
 	case errors.Is(err, access.ErrRevokedKey):

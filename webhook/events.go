@@ -1,17 +1,15 @@
-package admin
+package webhook
 
 import (
-	"context"
-	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"pidnode/internal/route"
 	"pidnode/registry"
 )
 
@@ -23,7 +21,7 @@ import (
 // reconnection. A cluster numbers an entry alike on every node, so a cursor
 // is valid on every node.
 
-// Defaults New uses for zero event stream fields of Config.
+// Defaults Routes uses for zero event stream fields of RoutesConfig.
 //
 // DefaultEventStreamsPerSNAA is two keys' worth, so that a key being
 // rotated in can open its streams before the old key's close, and no more,
@@ -76,10 +74,17 @@ type EventPage struct {
 
 // eventOf builds the feed's view of an identifier write's audit entry, whose
 // before and after are write.AuditContent's (url, metadata).
-func eventOf(e *AuditEntry) Event {
+func eventOf(e *registry.AuditEntry) Event {
 	_, kid, _ := strings.Cut(e.Actor, " key:")
 	return Event{Seq: e.Seq, Time: e.Time.UTC(), Action: e.Action, Handle: e.Target, KeyID: kid, KeyName: e.KeyName,
 		Before: eventState(e.Before), After: eventState(e.After)}
+}
+
+// FeedEvent is the change feed's event of an audit entry, the objects a
+// delivery carries (cmd hands it to Config.Event).
+func FeedEvent(e *registry.AuditEntry) any {
+	ev := eventOf(e)
+	return &ev
 }
 
 func eventState(v any) *EventState {
@@ -114,10 +119,10 @@ const (
 // eventFormat picks the feed's format from Accept: the first media range
 // (in the client's order, q=0 ranges skipped) that names one, JSON if none
 // does. ctype is the Content-Type of the reply: a JSON Lines client gets the
-// JSON Lines type it asked for (jsonLinesTypes, as the bulk route takes).
+// JSON Lines type it asked for (route.JSONLinesTypes, as the bulk route takes).
 func eventFormat(accept string) (format int, ctype string) {
-	offered := append([]string{"text/event-stream", "application/json"}, jsonLinesTypes...)
-	switch mt := firstAccepted(accept, offered); mt {
+	offered := append([]string{"text/event-stream", "application/json"}, route.JSONLinesTypes...)
+	switch mt := route.FirstAccepted(accept, offered); mt {
 	case "text/event-stream":
 		return feedSSE, mt
 	case "", "application/json":
@@ -125,32 +130,6 @@ func eventFormat(accept string) (format int, ctype string) {
 	default:
 		return feedLines, mt
 	}
-}
-
-// firstAccepted is the first media range of Accept, in the client's order
-// and q=0 ranges skipped, that is one of offered (lower case); "" if none
-// is.
-func firstAccepted(accept string, offered []string) string {
-	for _, part := range strings.Split(accept, ",") {
-		mt, params, _ := strings.Cut(part, ";")
-		mt = strings.ToLower(strings.TrimSpace(mt))
-		if !qZero(params) && slices.Contains(offered, mt) {
-			return mt
-		}
-	}
-	return ""
-}
-
-// qZero reports whether media type parameters hold q=0.
-func qZero(params string) bool {
-	for _, p := range strings.Split(params, ";") {
-		k, v, _ := strings.Cut(p, "=")
-		if strings.EqualFold(strings.TrimSpace(k), "q") {
-			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			return err == nil && f == 0
-		}
-	}
-	return false
 }
 
 // DefaultEventLimit and MaxEventLimit bound ?limit= of the feed.
@@ -164,12 +143,8 @@ const (
 // (a reconnecting EventSource sends its original URL and the last id it
 // saw), and ?limit= (1–MaxEventLimit, default DefaultEventLimit; in a stream
 // the size of each read). A bad value is a 400 naming the parameter.
-func eventParams(q url.Values, lastEventID []string) (after uint64, limit int, p *Problem) {
-	bad := func(field, msg string) *Problem {
-		pr := problem(http.StatusBadRequest, "%s %s", field, msg)
-		pr.Errors = []FieldError{{Field: field, Message: msg}}
-		return pr
-	}
+func eventParams(q url.Values, lastEventID []string) (after uint64, limit int, err error) {
+	bad := func(field, msg string) error { return route.FieldErrorf(field, msg) }
 	if v, ok := q["after"]; ok {
 		if len(v) != 1 {
 			return 0, 0, bad("after", "must be given once")
@@ -204,50 +179,39 @@ func eventParams(q url.Values, lastEventID []string) (after uint64, limit int, p
 	return after, limit, nil
 }
 
-// parseSeq parses a sequence number: ASCII digits only (no sign, no
-// spaces), at most 20 of them, within uint64.
-func parseSeq(s string) (uint64, bool) {
-	if s == "" || len(s) > 20 {
-		return 0, false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return 0, false
-		}
-	}
-	n, err := strconv.ParseUint(s, 10, 64)
-	return n, err == nil
-}
-
 // eventsRoute is the namespace route GET …/{ns}/events.
-func eventsRoute(s *Server) nsRoute {
-	return nsRoute{name: "events", h: func(w http.ResponseWriter, r *http.Request, p *principal, t target, _ string) error {
-		return s.events(w, r, p, t)
-	}, ops: []nsOp{{"GET", "events", op{summary: "The namespace's change feed: every identifier write (create, update, bulk item) from the audit log, in sequence order, with time, action, handle, key, and URL and status before and after. " +
+func (s *routes) eventsRoute() route.Route {
+	alt := []route.Param{{Name: "text/event-stream", Desc: "Server-Sent Events: per event the fields id (seq), event (action) and data (the Event as JSON); lines starting with ':' are heartbeats"}}
+	for _, mt := range route.JSONLinesTypes {
+		alt = append(alt, route.Param{Name: mt, Desc: "JSON Lines: one Event per line, in sequence order; the last line's seq is the next after"})
+	}
+	return route.Route{Name: "events", H: func(w http.ResponseWriter, r *http.Request, t route.Target, _ string) error {
+		return s.events(w, r, t)
+	}, Ops: []route.Op{{Method: "GET", Path: "events", Doc: route.Doc{Summary: "The namespace's change feed: every identifier write (create, update, bulk item) from the audit log, in sequence order, with time, action, handle, key, and URL and status before and after. " +
 		"As JSON (a page and next_after), as JSON Lines (Accept: application/jsonl or application/x-ndjson), or as a Server-Sent Events stream (Accept: text/event-stream: id is the sequence number, event the action, data the Event; " +
 		"the stream stays open and sends each new write as it commits, with a comment line as heartbeat). Sequence numbers are the same on every node of a cluster, so a cursor is valid on any node. " +
 		"A key may hold " + strconv.Itoa(s.streams.maxKey) + " streams at once (429 beyond), the node " + strconv.Itoa(s.streams.limit) + " (503 beyond)",
-		auth: "snaa", ok: 200, okSchema: "EventPage", feed: true, errs: []int{503},
-		query: []param{{"after", "sequence number to start after (default 0: from the first event); the last seq you received"},
-			{"limit", "1–" + strconv.Itoa(MaxEventLimit) + ", default " + strconv.Itoa(DefaultEventLimit) + "; in a stream, the size of each read"}},
-		headers: []param{{"Accept", "application/json (default), application/jsonl or application/x-ndjson (JSON Lines), or text/event-stream (Server-Sent Events)"},
-			{"Last-Event-ID", "a stream's resumption point: the id of the last event received (sent by a reconnecting EventSource); overrides after"}},
-		tag: "snaa"}}}}
+		Auth: "snaa", OK: 200, OKSchema: "EventPage", Alt: alt, Errs: []int{503},
+		Query: []route.Param{{Name: "after", Desc: "sequence number to start after (default 0: from the first event); the last seq you received"},
+			{Name: "limit", Desc: "1–" + strconv.Itoa(MaxEventLimit) + ", default " + strconv.Itoa(DefaultEventLimit) + "; in a stream, the size of each read"}},
+		Headers: []route.Param{{Name: "Accept", Desc: "application/json (default), application/jsonl or application/x-ndjson (JSON Lines), or text/event-stream (Server-Sent Events)"},
+			{Name: "Last-Event-ID", Desc: "a stream's resumption point: the id of the last event received (sent by a reconnecting EventSource); overrides after"}},
+		Tag: "snaa"}}}}
 }
 
 // events serves GET …/handles/{prefix}/{ns}/events.
-func (s *Server) events(w http.ResponseWriter, r *http.Request, p *principal, t target) error {
-	after, limit, perr := eventParams(r.URL.Query(), r.Header.Values("Last-Event-ID"))
-	if perr != nil {
-		return perr
+func (s *routes) events(w http.ResponseWriter, r *http.Request, t route.Target) error {
+	after, limit, err := eventParams(r.URL.Query(), r.Header.Values("Last-Event-ID"))
+	if err != nil {
+		return err
 	}
-	nsp, err := s.reg.NamespaceKey(t.prefix, t.ns)
+	nsp, err := s.reg.NamespaceKey(t.Prefix, t.Namespace)
 	if err != nil {
 		return err
 	}
 	format, ctype := eventFormat(r.Header.Get("Accept"))
 	if format == feedSSE {
-		return s.eventStream(w, r, p, nsp, after, limit)
+		return s.eventStream(w, r, t.Call, nsp, after, limit)
 	}
 	es, err := s.readEvents(nsp, after, limit)
 	if err != nil {
@@ -257,7 +221,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, p *principal, t 
 	if format == feedLines {
 		var b []byte
 		for i := range es {
-			line, err := marshal(&es[i])
+			line, err := route.Marshal(&es[i])
 			if err != nil {
 				return err
 			}
@@ -272,13 +236,13 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, p *principal, t 
 	if len(es) > 0 {
 		page.NextAfter = es[len(es)-1].Seq
 	}
-	writeJSON(w, http.StatusOK, &page)
+	route.WriteJSON(w, http.StatusOK, &page)
 	return nil
 }
 
 // readEvents returns up to limit events of the namespace nsp after seq after.
-func (s *Server) readEvents(nsp string, after uint64, limit int) ([]Event, error) {
-	var entries []AuditEntry
+func (s *routes) readEvents(nsp string, after uint64, limit int) ([]Event, error) {
+	var entries []registry.AuditEntry
 	err := s.reg.View(func(tx registry.Tx) (err error) {
 		entries, err = tx.NamespaceAudit(nsp, after, limit)
 		return err
@@ -294,8 +258,8 @@ func (s *Server) readEvents(nsp string, after uint64, limit int) ([]Event, error
 }
 
 // eventStreams counts the open event streams, per key, per SNAA and in
-// all, against Config.EventStreamsPerKey, Config.EventStreamsPerSNAA and
-// Config.EventStreams. Safe for concurrent use.
+// all, against RoutesConfig.EventStreamsPerKey, EventStreamsPerSNAA and
+// EventStreams. Safe for concurrent use.
 type eventStreams struct {
 	mu                     sync.Mutex
 	perKey, perSNAA        map[string]int
@@ -303,26 +267,29 @@ type eventStreams struct {
 	maxKey, maxSNAA, limit int
 }
 
-// acquire takes a stream slot for key of SNAA snaa, or returns the problem
-// to answer and the limit that refused (refusedKeyStreams…): 429 when the
-// key or its SNAA holds its share, 503 when the node holds its limit.
-func (l *eventStreams) acquire(key, snaa string) (release func(), reason int, p *Problem) {
+// acquire takes a stream slot for key of SNAA snaa, or returns the
+// refusal, naming the limit that refused (key_streams, snaa_streams,
+// node_streams): 429 when the key or its SNAA holds its share, 503 when
+// the node holds its limit.
+func (l *eventStreams) acquire(key, snaa string) (release func(), refusal *route.Error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	refuse := func(limit string, status int, format string, args ...any) (func(), *route.Error) {
+		e := route.Errorf(status, format, args...)
+		e.Header, e.Limit = map[string]string{"Retry-After": "10"}, limit
+		return nil, e
+	}
 	if l.perKey[key] >= l.maxKey {
-		return nil, refusedKeyStreams, problem(http.StatusTooManyRequests,
-			"this key already has %d open event streams, the most one key may hold; close one, or page with ?after= instead", l.maxKey).
-			with("Retry-After", "10")
+		return refuse("key_streams", http.StatusTooManyRequests,
+			"this key already has %d open event streams, the most one key may hold; close one, or page with ?after= instead", l.maxKey)
 	}
 	if l.perSNAA[snaa] >= l.maxSNAA {
-		return nil, refusedSNAAStreams, problem(http.StatusTooManyRequests,
-			"the keys of SNAA %s already have %d open event streams together, the most one SNAA may hold; close one, or page with ?after= instead", snaa, l.maxSNAA).
-			with("Retry-After", "10")
+		return refuse("snaa_streams", http.StatusTooManyRequests,
+			"the keys of SNAA %s already have %d open event streams together, the most one SNAA may hold; close one, or page with ?after= instead", snaa, l.maxSNAA)
 	}
 	if l.total >= l.limit {
-		return nil, refusedNodeStreams, problem(http.StatusServiceUnavailable,
-			"this node serves %d event streams, its limit; retry later or page with ?after=", l.limit).
-			with("Retry-After", "10")
+		return refuse("node_streams", http.StatusServiceUnavailable,
+			"this node serves %d event streams, its limit; retry later or page with ?after=", l.limit)
 	}
 	if l.perKey == nil {
 		l.perKey, l.perSNAA = map[string]int{}, map[string]int{}
@@ -340,42 +307,43 @@ func (l *eventStreams) acquire(key, snaa string) (release func(), reason int, p 
 		if l.perSNAA[snaa]--; l.perSNAA[snaa] <= 0 {
 			delete(l.perSNAA, snaa)
 		}
-	}, 0, nil
+	}, nil
 }
 
 // eventStream serves the feed as Server-Sent Events (text/event-stream):
 // each event as "id: <seq>", "event: <action>" and "data: <Event JSON>",
 // first those after after, then each new one as its write commits. It
 // sleeps on the namespace's commit signal (registry.WaitNamespaceAudit), so
-// an idle stream costs no reads; a comment line every Config.EventHeartbeat
-// keeps proxies from closing it. It also wakes when keys or SNAAs change on
-// this node (authCache.changes: an operator write here, or one applied from
-// another node), and looks its key up again then. The stream ends when the
+// an idle stream costs no reads; a comment line every
+// RoutesConfig.EventHeartbeat keeps proxies from closing it. It also wakes
+// when keys or SNAAs change on this node (Call.KeyChanges: an operator
+// write here, or one applied from another node), and looks its key up
+// again then. The stream ends when the
 // client goes, the key is revoked or its SNAA suspended, or the listener
 // drains (the client reconnects elsewhere with Last-Event-ID).
-func (s *Server) eventStream(w http.ResponseWriter, r *http.Request, p *principal, nsp string, after uint64, batch int) error {
+func (s *routes) eventStream(w http.ResponseWriter, r *http.Request, c *route.Call, nsp string, after uint64, batch int) error {
 	ctx := r.Context()
-	drain := drainingOf(ctx)
+	drain := route.Draining(ctx)
 	select {
 	case <-drain:
-		return problem(http.StatusServiceUnavailable, "this node is shutting down; reconnect to another node").with("Retry-After", "1")
+		e := route.Errorf(http.StatusServiceUnavailable, "this node is shutting down; reconnect to another node")
+		e.Header = map[string]string{"Retry-After": "1"}
+		return e
 	default:
 	}
-	release, reason, perr := s.streams.acquire(p.key.ID, p.snaa.ID)
-	if perr != nil {
-		s.metrics.refused(reason)
-		return perr
+	release, refusal := s.streams.acquire(c.KeyID, c.SNAA)
+	if refusal != nil {
+		return refusal
 	}
 	defer release()
 	// Taken before the key is looked up again: a revocation committed
 	// after the request's own look-up either shows in this one or closes
 	// authChanged.
-	authChanged := s.keys.Changes()
-	if !s.streamKeyValid(p) {
-		return invalidToken("this API key was revoked, or its SNAA suspended, as the stream opened")
+	authChanged := c.KeyChanges()
+	if err := c.KeyValid(); err != nil {
+		return err
 	}
-	s.metrics.eventStreams.Add(1)
-	defer s.metrics.eventStreams.Add(-1)
+	defer c.Stream()()
 
 	// The listener's WriteTimeout, set when the request was read, would cut
 	// the stream after its first minute: each write sets its own deadline
@@ -435,12 +403,12 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request, p *principa
 			case <-drain:
 				return nil
 			case <-authChanged:
-				authChanged = s.keys.Changes()
-				if !s.streamKeyValid(p) {
+				authChanged = c.KeyChanges()
+				if c.KeyValid() != nil {
 					return nil
 				}
 			case <-beat.C:
-				if !s.streamKeyValid(p) || !send([]byte(": keep-alive\n\n")) {
+				if c.KeyValid() != nil || !send([]byte(": keep-alive\n\n")) {
 					return nil
 				}
 			}
@@ -448,23 +416,10 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request, p *principa
 	}
 }
 
-// streamKeyValid reports whether the key a stream was opened with (by
-// bearer key or console session) is still valid and its SNAA not
-// suspended. A look-up after a change of keys or SNAAs reads the store
-// once per key; the others hit the auth cache.
-func (s *Server) streamKeyValid(p *principal) bool {
-	var sum [32]byte
-	if n, err := hex.Decode(sum[:], []byte(p.key.Hash)); err != nil || n != len(sum) {
-		return false
-	}
-	_, sn, err := s.keys.LookupSum(sum)
-	return err == nil && !sn.Suspended
-}
-
 // appendSSE appends one event as a Server-Sent Events message. The JSON has
 // no newline inside (marshal's trailing one is the data line's end).
 func appendSSE(dst []byte, e *Event) ([]byte, error) {
-	js, err := marshal(e)
+	js, err := route.Marshal(e)
 	if err != nil {
 		return dst, err
 	}
@@ -475,15 +430,4 @@ func appendSSE(dst []byte, e *Event) ([]byte, error) {
 	dst = append(dst, "\ndata: "...)
 	dst = append(dst, js...)
 	return append(dst, '\n'), nil
-}
-
-// drainKey is the context key under which the Listener hands its handlers
-// the channel closed when it drains or shuts down.
-type drainKey struct{}
-
-// drainingOf returns the channel that is closed when the listener serving
-// ctx's request drains, or nil (never closed) outside a Listener.
-func drainingOf(ctx context.Context) <-chan struct{} {
-	c, _ := ctx.Value(drainKey{}).(<-chan struct{})
-	return c
 }
