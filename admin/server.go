@@ -114,10 +114,16 @@ type Config struct {
 	// Stats, if set, is the statistics feature, whose reads the console's
 	// identifier page charts (its routes come through Routes).
 	Stats *stats.Service
+	// Webhooks, if set, lists a namespace's webhook endpoints for the
+	// console's overview (webhook.Views, adapted by cmd).
+	Webhooks func(prefix, ns string) ([]WebhookView, uint64, error)
 	// SessionIdle and SessionMax are the console's idle and absolute
 	// session expiry; if zero, DefaultSessionIdle and DefaultSessionMax.
 	SessionIdle, SessionMax time.Duration
 }
+
+// WebhookView is what the console's webhooks page shows of an endpoint.
+type WebhookView = console.WebhookView
 
 // DefaultSessionIdle and DefaultSessionMax are the console's idle and
 // absolute session lifetimes (package access).
@@ -325,6 +331,7 @@ func (s *Server) newPages(cfg Config) (*console.Server, error) {
 	if cfg.Stats != nil {
 		pc.Stats, pc.StatsDays = cfg.Stats.Read, cfg.Stats.Days
 	}
+	pc.Webhooks = cfg.Webhooks
 	return console.New(pc)
 }
 

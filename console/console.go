@@ -61,6 +61,10 @@ type Config struct {
 	// StatsDays is the chart's range (stats.Service.Days); required with
 	// Stats.
 	StatsDays func() (from, to time.Time)
+	// Webhooks, if set, lists the webhook endpoints of namespace ns under
+	// prefix and the sequence number of its feed's newest entry
+	// (webhook.Views); if nil, the webhooks page says the node has none.
+	Webhooks func(prefix, ns string) ([]WebhookView, uint64, error)
 	// SyncAuth, if set, is called before a session's key is looked up (a
 	// cluster node catching up with etcd, as the API does).
 	SyncAuth func(ctx context.Context) error

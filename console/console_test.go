@@ -184,7 +184,7 @@ func TestConsoleOnItsOwn(t *testing.T) {
 	st, body = h.do("GET", "/console/events", nil)
 	h.want("change feed", st, body, 200, "created identifier", "/OWN1/", "fields changed")
 	st, body = h.do("GET", "/console/webhooks", nil)
-	h.want("webhooks", st, body, 200, "Your namespace has no webhook endpoint.")
+	h.want("webhooks", st, body, 200, "This node delivers no webhooks.")
 	st, body = h.do("GET", "/console/stats", nil)
 	h.want("statistics", st, body, 200, "This node keeps no resolution statistics.")
 	st, body = h.do("GET", "/console/events?before=x", nil)

@@ -3,15 +3,15 @@ package console
 import (
 	"net/http"
 	"strconv"
-
-	"pidnode/registry"
+	"time"
 )
 
-// Read-only overviews of what the namespace's feed features keep, read
-// through the registry as their API routes read it: the change feed (the
-// namespace's identifier writes in the audit log, GET …/{ns}/events) and
-// the webhook endpoints with their delivery state (GET …/{ns}/webhooks).
-// Creating or changing an endpoint stays with the API.
+// Read-only overviews of what the namespace's feed features keep: the
+// change feed (the namespace's identifier writes in the audit log, read
+// through the registry as GET …/{ns}/events reads it) and the webhook
+// endpoints with their delivery state (Config.Webhooks, the webhook
+// feature's, as GET …/{ns}/webhooks lists them). Creating or changing an
+// endpoint stays with the API.
 
 type feedPage struct {
 	Base         string
@@ -62,41 +62,41 @@ func (s *Server) pageEvents(w http.ResponseWriter, r *http.Request, u *consoleUs
 	return nil
 }
 
+// WebhookView is what the webhooks page shows of an endpoint: where it
+// delivers, which kinds of events, its state, how far its deliveries are
+// (Cursor, a sequence number of the feed) and its failures. Never a secret.
+type WebhookView struct {
+	URL, Description, State, DisabledReason, LastError string
+	Kinds                                              []string
+	Cursor                                             uint64
+	Failures                                           int
+	LastSuccess                                        *time.Time
+}
+
 type webhooksPage struct {
 	Base     string
 	Bases    []baseChoice
-	Webhooks []registry.Webhook
+	Enabled  bool
+	Webhooks []WebhookView
 	// Last is the seq of the feed's newest entry, against which each
 	// endpoint's cursor says how far its deliveries are.
 	Last uint64
 }
 
 // pageWebhooks lists the namespace's webhook endpoints and their delivery
-// state (never a secret).
+// state, read through Config.Webhooks (the webhook feature's).
 func (s *Server) pageWebhooks(w http.ResponseWriter, r *http.Request, u *consoleUser, d *pageData) error {
 	b, bn := s.consoleBase(r.URL.Query().Get("base"))
-	pg := &webhooksPage{Base: bn, Bases: s.baseChoices(u, bn)}
+	pg := &webhooksPage{Base: bn, Bases: s.baseChoices(u, bn), Enabled: s.cfg.Webhooks != nil}
 	d.Title, d.D = "Webhooks", pg
 	t, err := s.consoleTarget(r, u, b, http.MethodGet)
 	if err != nil {
 		return err
 	}
-	nsp, err := s.cfg.Registry.NamespaceKey(t.Prefix, t.Namespace)
-	if err != nil {
-		return err
-	}
-	err = s.cfg.Registry.View(func(tx registry.Tx) (err error) {
-		if pg.Webhooks, err = tx.Webhooks(nsp); err != nil {
+	if s.cfg.Webhooks != nil {
+		if pg.Webhooks, pg.Last, err = s.cfg.Webhooks(t.Prefix, t.Namespace); err != nil {
 			return err
 		}
-		pg.Last, err = tx.NamespaceAuditLast(nsp)
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	for i := range pg.Webhooks {
-		pg.Webhooks[i].Secret = ""
 	}
 	s.render(w, http.StatusOK, "webhooks", d)
 	return nil
