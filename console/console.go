@@ -147,8 +147,20 @@ func problem(status int, format string, args ...any) *httperr.Problem {
 	return httperr.New(status, format, args...)
 }
 
-// problemOf is the problem a page shows for err (httperr.Of).
-func problemOf(err error) (*httperr.Problem, bool) { return httperr.Of(err) }
+// problemOf is the problem a page shows for err (httperr.Of); a form's
+// faulty fields are counted in words, each listed below it.
+func problemOf(err error) (*httperr.Problem, bool) {
+	p, ok := httperr.Of(err)
+	if n := len(p.Errors); n > 0 && p.Status == http.StatusUnprocessableEntity {
+		c := *p
+		c.Detail = "1 field needs a change"
+		if n > 1 {
+			c.Detail = fmt.Sprintf("%d fields need a change", n)
+		}
+		p = &c
+	}
+	return p, ok
+}
 
 // syncBeforeAuth runs Config.SyncAuth before a key is looked up.
 func (s *Server) syncBeforeAuth(r *http.Request) error {

@@ -239,6 +239,15 @@ func TestStewardConflictHistoryMessages(t *testing.T) {
 	n := startConsoleNode(t)
 	st := onboard(t, n, "Steward Lab", "STW")
 	b := newTab(t, n.admin, "steward")
+	// The public pages a steward meets first.
+	for _, pg := range []struct{ path, name, says string }{
+		{"/", "index", "pidnode"}, {"/apply", "apply", "Policy for Sub-Name Assigning Authorities"},
+		{"/apply/status", "apply-status", "Status token"}, {"/console/sign-in", "sign-in", "Sign in"},
+		{"/console/no-such-page", "not-found", "no console page"},
+	} {
+		b.open(pg.path)
+		b.see(b.look(pg.name), pg.says)
+	}
 	b.signIn(st.key)
 
 	// All of a form's errors at once, in words.
@@ -301,6 +310,11 @@ func TestStewardConflictHistoryMessages(t *testing.T) {
 	if first := row(2); !strings.Contains(first, "Created") || !strings.Contains(first, "(empty)") || !strings.Contains(first, "Sample to edit") {
 		t.Errorf("the first history entry:\n%s", first)
 	}
+
+	// A tombstone is previewed before it is set.
+	b.do(chromedp.SetValue(chromedp.CSS("#f-newstatus"), "OBSOLETED"))
+	b.submit("form[action='/console/status'] button", "#tombstone")
+	b.see(b.look("tombstone-preview"), "OBSOLETED", "Label from the browser", "Set the status to OBSOLETED")
 
 	// The overviews of the namespace.
 	for _, pg := range []struct{ path, name, says string }{
