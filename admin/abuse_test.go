@@ -90,14 +90,14 @@ func TestAbuseNo5xx(t *testing.T) {
 		{"related identifiers over the value limit", withMeta("related_identifiers", relatedIDs(700, 400)), 422, "metadata.related_identifiers", limit},
 		{"huge array", withInfo("representation_variants", variants), 422, "metadata.resource_info.representation_variants", "at most 100"},
 		{"deeply nested metadata", withMeta("related_identifiers", nested), 400, "", "nests deeper"},
-		{"many fields", map[string]any{"url": "https://e.org/", "metadata": manyFields}, 422, "", "unknown field"},
+		{"many fields", map[string]any{"url": "https://e.org/", "metadata": manyFields}, 422, "", "is not a field here"},
 		{"long url", map[string]any{"url": "https://e.org/" + strings.Repeat("a", 5000), "metadata": validPayload()["metadata"]}, 422, "url", "2048"},
 		{"long curation_contact", withMeta("curation_contact", strings.Repeat("a", 100000)+"@e.org"), 422, "metadata.curation_contact", "254"},
 		{"long status", withMeta("status", strings.Repeat("A", 100000)), 422, "metadata.status", ""},
 		{"long schema_version", withMeta("schema_version", strings.Repeat("1", 100000)), 422, "metadata.schema_version", ""},
 		{"long label", withInfo("label", strings.Repeat("é", 100000)), 422, "metadata.resource_info.label", "1000"},
 		{"long description", withInfo("description", strings.Repeat("d", 200000)), 422, "metadata.resource_info.description", "10000"},
-		{"long unknown key", withMeta(strings.Repeat("k", 200000), 1), 422, "", "unknown field"},
+		{"long unknown key", withMeta(strings.Repeat("k", 200000), 1), 422, "", "is not a field here"},
 		{"body over the request limit", withInfo("description", strings.Repeat("d", 2<<20)), 413, "", "exceeds the limit"},
 	}
 	for _, tc := range cases {

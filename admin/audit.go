@@ -2,37 +2,17 @@ package admin
 
 import (
 	"net/http"
-	"strconv"
 
 	"pidnode/internal/route"
 )
 
-// AuditLog returns up to limit entries with a sequence number above after.
-func (s *Server) AuditLog(after uint64, limit int) ([]AuditEntry, error) {
-	return s.reg.AuditLog(after, limit)
-}
-
+// listAudit serves GET /ops/v1/audit (operator.AuditQuery).
 func (s *Server) listAudit(w http.ResponseWriter, r *http.Request) error {
-	after, limit, p := pageParams(r)
-	if p != nil {
-		return p
+	out, err := s.ops.AuditList(r.URL.Query().Get, 100)
+	if err == nil {
+		writeJSON(w, http.StatusOK, out)
 	}
-	var a uint64
-	if after != "" {
-		var err error
-		if a, err = strconv.ParseUint(after, 10, 64); err != nil {
-			return problem(http.StatusBadRequest, "after must be a sequence number")
-		}
-	}
-	es, err := s.AuditLog(a, limit)
-	if err != nil {
-		return err
-	}
-	if es == nil {
-		es = []AuditEntry{}
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"entries": es})
-	return nil
+	return err
 }
 
 // pageParams reads ?after= (or cursor=) and ?limit= (route.PageParams).

@@ -293,7 +293,7 @@ func TestConsoleJourney(t *testing.T) {
 	bad.Set("metadata.resource_info.representation_variants[0].size", "twelve")
 	bad.Set("metadata.status", "")
 	p = b.post("/console/new", bad)
-	wantPage(t, p, 422, `value="twelve"`, "must be an integer")
+	wantPage(t, p, 422, `value="twelve"`, "must be a whole number")
 	for _, field := range []string{"metadata.resource_info.representation_variants[0].size", "metadata.status"} {
 		if !regexp.MustCompile(`(?s)<label for="` + regexp.QuoteMeta(console.FieldID(field)) + `">[^<]*(<span[^>]*>[^<]*</span>)?</label>\s*(<p class="help"[^>]*>[^<]*</p>\s*)?<p class="error"`).MatchString(p.Body) {
 			t.Errorf("no error next to %s:\n%s", field, p.Body)
@@ -329,30 +329,44 @@ func TestConsoleJourney(t *testing.T) {
 	ef.Set("version", "1")
 	ef.Set("metadata.resource_info.description", "")
 	p = b.post("/console/edit", ef)
-	wantPage(t, p, 200, "Your changes were saved.", "Edited label", "metadata.resource_info")
-	if strings.Contains(p.Body, "a description text") {
-		t.Error("the emptied description is still there")
+	wantPage(t, p, 200, "Your changes were saved.", "Edited label", "Resource info › Label", "<del>Created in the console</del>", "<ins>Edited label</ins>")
+	// The emptied description is gone: only the history's before column
+	// still shows it.
+	if n := strings.Count(p.Body, "a description text"); n != 2 || !strings.Contains(p.Body, "<del>a description text</del>") || !strings.Contains(p.Body, "<ins>a description text</ins>") {
+		t.Errorf("the emptied description is shown %d times, not only in the history (created, removed)", n)
 	}
-	// A stale version is refused with the API's 412.
-	wantPage(t, b.post("/console/edit", ef), 412, "is at version 2")
+	// A stale version is refused with the API's 412; the page shows the
+	// saved version beside the edit, and sending the form again saves the
+	// edit on top of the saved version.
+	ef.Set("metadata.resource_info.label", "Stale edit")
+	p = b.post("/console/edit", ef)
+	wantPage(t, p, 412, "version 2 was saved while you were editing version 1", `name="version" value="2"`,
+		"Apply my edit on top of version 2", "<td class=\"saved\">Edited label</td><td class=\"mine\">Stale edit</td>")
+	ef.Set("version", "2")
+	wantPage(t, b.post("/console/edit", ef), 200, "Your changes were saved.", "<ins>Stale edit</ins>")
+	ef.Set("metadata.resource_info.label", "Edited label")
+	ef.Set("version", "3")
+	wantPage(t, b.post("/console/edit", ef), 200, "Your changes were saved.")
 
 	// Status change with the tombstone preview.
-	p = b.post("/console/status", url.Values{"base": {"test"}, "id": {id}, "version": {"2"}, "status": {"OBSOLETED"}})
+	p = b.post("/console/status", url.Values{"base": {"test"}, "id": {id}, "version": {"4"}, "status": {"OBSOLETED"}})
 	wantPage(t, p, 200, "tombstone", "Edited label", `name="confirm" value="yes"`)
-	p = b.post("/console/status", url.Values{"base": {"test"}, "id": {id}, "version": {"2"}, "status": {"OBSOLETED"}, "confirm": {"yes"}})
+	p = b.post("/console/status", url.Values{"base": {"test"}, "id": {id}, "version": {"4"}, "status": {"OBSOLETED"}, "confirm": {"yes"}})
 	wantPage(t, p, 200, "The status was changed.", "(now OBSOLETED)")
 
-	// Bulk: JSON Lines and CSV, results per row.
-	jl := `{"url":"https://bulk.example.org/1","metadata":{"curation_contact":"c@example.org","status":"REGISTERED","schema_version":"v1.0.1","metadata_license":"CC0-1.0","resource_info":{"resource_category":"DEVICE","representation_variants":[{"media_type":"text/html"}]}}}
-{"url":"not a url"}`
+	// Bulk: JSON Lines and CSV in the shared bulk format, results summarised.
+	jl := `{"op":"create","url":"https://bulk.example.org/1","metadata":{"curation_contact":"c@example.org","status":"REGISTERED","schema_version":"v1.0.1","metadata_license":"CC0-1.0","resource_info":{"resource_category":"DEVICE","representation_variants":[{"media_type":"text/html"}]}}}
+{"op":"create","url":"not a url"}`
+	wantPage(t, b.get("/console/bulk/template?base=test"), 200, "op,id,url,curation_contact,status")
 	b.get("/console/bulk?base=test")
 	p = b.post("/console/bulk", url.Values{"base": {"test"}, "format": {"jsonl"}, "text": {jl}})
-	wantPage(t, p, 200, `<td>201</td>`, `<td>422</td>`)
-	csvText := "url,metadata.curation_contact,metadata.status,metadata.schema_version,metadata.metadata_license,metadata.resource_info.resource_category,metadata.resource_info.representation_variants[0].media_type\n" +
-		"https://csv.example.org/1,c@example.org,REGISTERED,v1.0.1,CC0-1.0,DEVICE,text/html\n" +
-		"https://csv.example.org/2,c@example.org,NOPE,v1.0.1,CC0-1.0,DEVICE,text/html\n"
+	wantPage(t, p, 200, "1 created, 0 updated, 1 failed.", "<td>created</td>", "<td>failed</td>")
+	csvText := "op,url,curation_contact,status,schema_version,metadata_license,resource_info.resource_category,resource_info.representation_variants\n" +
+		`create,https://csv.example.org/1,c@example.org,REGISTERED,v1.0.1,CC0-1.0,DEVICE,"[{""media_type"":""text/html""}]"` + "\n" +
+		`create,https://csv.example.org/2,c@example.org,NOPE,v1.0.1,CC0-1.0,DEVICE,"[{""media_type"":""text/html""}]"` + "\n" +
+		`update,,,,,,,,` + "\n" + `update,NO-SUCH-ID,https://csv.example.org/3,,,,,,` + "\n"
 	p = b.post("/console/bulk", url.Values{"base": {"test"}, "format": {"csv"}, "text": {csvText}})
-	wantPage(t, p, 200, `<td>201</td>`, `<td>422</td>`, "metadata.status")
+	wantPage(t, p, 200, "1 created, 0 updated, 3 failed.", "Status must be one of")
 	p = b.get("/console/ids?base=test&url=" + url.QueryEscape("https://csv.example.org/*"))
 	if n := len(idLinkRE.FindAllString(p.Body, -1)); n != 1 {
 		t.Errorf("URL search found %d identifiers, want 1", n)
@@ -365,6 +379,9 @@ func TestConsoleJourney(t *testing.T) {
 	newKey := keyRE.FindStringSubmatch(p.Body)[1]
 	firstID := regexp.MustCompile(`name="key_id" value="(key_[a-z0-9]+)"`).FindStringSubmatch(p.Body)[1]
 	p = b.post("/console/keys/revoke", url.Values{"key_id": {firstID}})
+	wantPage(t, p, 200, "Revoke this key?", "It is the key you signed in with", `name="confirm" value="yes"`)
+	e.want(e.do("GET", "/testpid/v2/me", key, nil), 200)
+	p = b.post("/console/keys/revoke", url.Values{"key_id": {firstID}, "confirm": {"yes"}})
 	wantPage(t, p, 401, "revoked")
 	wantPage(t, b.get("/console/ids"), 401, "Sign in")
 	e.want(e.do("GET", "/testpid/v2/me", key, nil), 401)
@@ -376,7 +393,7 @@ func TestConsoleJourney(t *testing.T) {
 	op := e.browser()
 	op.signIn(testOpKey)
 	p = op.get("/console/ops/audit")
-	wantPage(t, p, 200, "key.issue", "key.revoke")
+	wantPage(t, p, 200, "issued key", "revoked key", "with key")
 }
 
 // nsOf is the namespace of the key's SNAA.
@@ -660,7 +677,7 @@ type = "integer"
 	}
 	f := url.Values{"base": {"test"}, "url": {"https://tiny.example.org/"}, "metadata.colour": {"GREEN"},
 		"metadata.parts#n": {"2"}, "metadata.parts[0].weight": {"3"}, "metadata.parts[1].weight": {"4"}}
-	wantPage(t, b.post("/console/new", f), 200, "The identifier was created.", "GREEN", "weight")
+	wantPage(t, b.post("/console/new", f), 200, "The identifier was created.", "GREEN", "Weight")
 }
 
 func TestConsoleCookieOverTLS(t *testing.T) {
@@ -759,6 +776,6 @@ func TestConsoleOpsRefusals(t *testing.T) {
 	wantPage(t, op.get("/console/ops/applications?state=rejected"), 200, "Applications")
 	wantPage(t, op.get("/console/ops/application?id=app_none"), 404, "no application")
 	wantPage(t, op.get("/console/ops/snaa?id=snaa_none"), 404, "no SNAA")
-	wantPage(t, op.get("/console/ops/audit?after=x"), 400, "after must be a sequence number")
+	wantPage(t, op.get("/console/ops/audit?before=x"), 400, "before must be the sequence number of an audit entry")
 	wantPage(t, op.get("/console/ops/audit"), 200, "Audit log")
 }

@@ -169,8 +169,9 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, b *base, p *prin
 	a := p.writer()
 	if customID != "" {
 		// Refused before the body is read; the write service runs the same
-		// check again as step 2 of its validation path.
-		if err := s.writes.CheckCustomID(a, t.write(), customID); err != nil {
+		// check again as step 2 of its validation path. A faulty id (not a
+		// forbidden one) is reported with the payload's faulty fields.
+		if err := s.writes.CheckCustomID(a, t.write(), customID); err != nil && !write.IsFieldError(err) {
 			return err
 		}
 	}

@@ -180,7 +180,7 @@ func TestWriteLifecycle(t *testing.T) {
 	}
 
 	// Every write is in the audit log with before and after.
-	r = e.want(e.do("GET", "/ops/v1/audit?limit=1000", testOpKey, nil), 200)
+	r = e.want(e.do("GET", "/ops/v1/audit?after=0&limit=1000", testOpKey, nil), 200)
 	e.conform("AuditList", r.Body)
 	var al struct{ Entries []AuditEntry }
 	r.json(t, &al)

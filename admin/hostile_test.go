@@ -31,7 +31,7 @@ func TestHostilePayloads(t *testing.T) {
 		{"huge label within limit", strings.Replace(valid, `"Sample 42"`, `"`+strings.Repeat("é", 5000)+`"`, 1), "", 422, "at most 1000 characters"},
 		{"wrong top-level type", `["url"]`, "", 422, "must be a JSON object"},
 		{"string body", `"hello"`, "", 422, "must be a JSON object"},
-		{"metadata wrong type", `{"url":"https://e.org/","metadata":[1,2]}`, "", 422, "must be an object"},
+		{"metadata wrong type", `{"url":"https://e.org/","metadata":[1,2]}`, "", 422, "must be a group of fields"},
 		{"duplicate top-level key", `{"url":"https://a.org/","url":"https://b.org/","metadata":{}}`, "", 400, `duplicate key "url"`},
 		{"duplicate nested key", strings.Replace(valid, `"status":"REGISTERED"`, `"status":"REGISTERED","status":"OBSOLETED"`, 1), "", 400, `duplicate key "status"`},
 		{"invalid UTF-8", strings.Replace(valid, "Sample 42", "Sample \xff\xfe", 1), "", 400, "not valid UTF-8"},
@@ -54,7 +54,7 @@ func TestHostilePayloads(t *testing.T) {
 		{"oversized body", `{"url":"https://e.org/","metadata":{"resource_info":{"label":"` + strings.Repeat("x", 65<<10) + `"}}}`, "", 413, "exceeds the limit"},
 		{"form content type", valid, "application/x-www-form-urlencoded", 415, "not accepted"},
 		{"text content type", valid, "text/plain", 415, "not accepted"},
-		{"huge number", strings.Replace(valid, "12345", strings.Repeat("9", 400), 1), "", 422, "integer"},
+		{"huge number", strings.Replace(valid, "12345", strings.Repeat("9", 400), 1), "", 422, "whole number"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"sort"
@@ -312,7 +313,7 @@ func (s *Server) schemas() map[string]any {
 			"status_token": map[string]any{"type": "string", "description": "shown only once; the bearer token of status_url"}, "status_url": str()}),
 		"ApplicationStatus": obj([]string{"id", "state", "submitted"}, map[string]any{"id": str(),
 			"state":     map[string]any{"type": "string", "enum": []string{StateSubmitted, StateApproved, StateRejected}},
-			"submitted": dt(), "decided": dt(), "reason": str(), "contact": str()}),
+			"submitted": dt(), "decided": dt(), "reason": str(), "contact": str(), "namespace": str(), "prefixes": arr(str())}),
 		"Application":     app,
 		"ApplicationList": obj([]string{"applications"}, map[string]any{"applications": arr(ref("Application"))}),
 		"ApproveRequest": obj(nil, map[string]any{"namespace": map[string]any{"type": "string", "pattern": "^[0-9A-Za-z]{1,16}$"},
@@ -329,7 +330,7 @@ func (s *Server) schemas() map[string]any {
 		"AuditEntry": obj([]string{"seq", "time", "actor", "action", "target"}, map[string]any{
 			"seq": map[string]any{"type": "integer"}, "time": dt(), "actor": str(), "key_name": str(), "action": str(), "target": str(),
 			"before": map[string]any{}, "after": map[string]any{}}),
-		"AuditList":      obj([]string{"entries"}, map[string]any{"entries": arr(ref("AuditEntry"))}),
+		"AuditList":      obj([]string{"entries"}, map[string]any{"entries": arr(ref("AuditEntry")), "next": str()}),
 		"Metadata":       obj(metaReq, metaProps),
 		"HandleCreate":   obj([]string{"url", "metadata"}, map[string]any{"url": httpURL, "metadata": ref("Metadata")}),
 		"HandleUpdate":   obj(nil, map[string]any{"url": httpURL, "metadata": obj(nil, updProps)}),
@@ -379,6 +380,15 @@ func schemaJSON(s *model.Schema) map[string]any {
 	m := map[string]any{"type": s.Type}
 	if s.Description != "" {
 		m["description"] = s.Description
+	}
+	if s.Example != "" { // the model writes every example as text; a number's is a number
+		m["examples"] = []any{s.Example}
+		if (s.Type == "integer" || s.Type == "number") && json.Valid([]byte(s.Example)) {
+			m["examples"] = []any{json.Number(s.Example)}
+		}
+	}
+	if s.Default != nil {
+		m["default"] = *s.Default
 	}
 	if len(s.Enum) > 0 {
 		m["enum"] = s.Enum

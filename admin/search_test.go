@@ -232,7 +232,7 @@ func TestHistoryFromAuditLog(t *testing.T) {
 	}
 	// The audit log listing is unaffected by the per-record index entries.
 	var al struct{ Entries []AuditEntry }
-	e.want(e.do("GET", "/ops/v1/audit?limit=1000", testOpKey, nil), 200).json(t, &al)
+	e.want(e.do("GET", "/ops/v1/audit?after=0&limit=1000", testOpKey, nil), 200).json(t, &al)
 	for i, en := range al.Entries {
 		if en.Seq != uint64(i+1) {
 			t.Fatalf("audit entry %d has seq %d", i, en.Seq)

@@ -114,10 +114,16 @@ type Config struct {
 	// Stats, if set, is the statistics feature, whose reads the console's
 	// identifier page charts (its routes come through Routes).
 	Stats *stats.Service
+	// Webhooks, if set, lists a namespace's webhook endpoints for the
+	// console's overview (webhook.Views, adapted by cmd).
+	Webhooks func(prefix, ns string) ([]WebhookView, uint64, error)
 	// SessionIdle and SessionMax are the console's idle and absolute
 	// session expiry; if zero, DefaultSessionIdle and DefaultSessionMax.
 	SessionIdle, SessionMax time.Duration
 }
+
+// WebhookView is what the console's webhooks page shows of an endpoint.
+type WebhookView = console.WebhookView
 
 // DefaultSessionIdle and DefaultSessionMax are the console's idle and
 // absolute session lifetimes (package access).
@@ -325,6 +331,7 @@ func (s *Server) newPages(cfg Config) (*console.Server, error) {
 	if cfg.Stats != nil {
 		pc.Stats, pc.StatsDays = cfg.Stats.Read, cfg.Stats.Days
 	}
+	pc.Webhooks = cfg.Webhooks
 	return console.New(pc)
 }
 
@@ -416,7 +423,8 @@ func (s *Server) routesInit() {
 		op{summary: "Revoke a key; it fails from the next request on", auth: "operator", ok: 204, tag: "operator"})
 	s.methodFallback("/ops/v1/snaas/{id}/keys/{key_id}", "DELETE")
 	s.handle("GET", "/ops/v1/audit", s.op(s.listAudit),
-		op{summary: "Read the append-only audit log", auth: "operator", ok: 200, okSchema: "AuditList", query: []param{{"after", "sequence number to start after"}, {"limit", "1–1000, default 100"}}, tag: "operator"})
+		op{summary: "Read the append-only audit log: a page newest first (next names the following page's before), filtered by SNAA, action and time; or, with after, the entries after that sequence number oldest first, to follow the log", auth: "operator", ok: 200, okSchema: "AuditList",
+			query: []param{{"limit", "1–1000, default 100"}, {"before", "the page ends below this sequence number (a page's next)"}, {"snaa", "only entries about this SNAA: made with its keys, about it or its keys, or writes in its namespace"}, {"action", "only this action (handle.update), or a family of them with a trailing dot (key.)"}, {"from", "only entries at or after this date (YYYY-MM-DD) or RFC 3339 time"}, {"to", "only entries up to this date (inclusive) or before this RFC 3339 time"}, {"after", "sequence number to start after, oldest first (no other filter applies)"}}, tag: "operator"})
 	s.methodFallback("/ops/v1/audit", "GET")
 	s.handle("GET", "/ops/v1/backup", s.op(s.backup),
 		op{summary: "Stream a consistent snapshot of the database (bbolt file)", auth: "operator", ok: 200, okSchema: "", tag: "operator"})

@@ -241,7 +241,7 @@ func TestStreamEndsOnRevocation(t *testing.T) {
 	br.signIn(third.Secret)
 	br.get("/console/keys")
 	start = time.Now()
-	if p := br.post("/console/keys/revoke", url.Values{"key_id": {second.ID}}); p.Status != 200 {
+	if p := br.post("/console/keys/revoke", url.Values{"key_id": {second.ID}, "confirm": {"yes"}}); p.Status != 200 {
 		t.Fatalf("console revocation: %d", p.Status)
 	}
 	ended("console revocation", keep, start)

@@ -67,7 +67,7 @@ func TestWebhookRoutes(t *testing.T) {
 	var audit struct {
 		Entries []AuditEntry `json:"entries"`
 	}
-	e.want(e.do("GET", "/ops/v1/audit?limit=1000", testOpKey, nil), 200).json(t, &audit)
+	e.want(e.do("GET", "/ops/v1/audit?after=0&limit=1000", testOpKey, nil), 200).json(t, &audit)
 	var actions []string
 	for _, en := range audit.Entries {
 		if strings.HasPrefix(en.Action, "webhook.") {

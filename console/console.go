@@ -61,6 +61,10 @@ type Config struct {
 	// StatsDays is the chart's range (stats.Service.Days); required with
 	// Stats.
 	StatsDays func() (from, to time.Time)
+	// Webhooks, if set, lists the webhook endpoints of namespace ns under
+	// prefix and the sequence number of its feed's newest entry
+	// (webhook.Views); if nil, the webhooks page says the node has none.
+	Webhooks func(prefix, ns string) ([]WebhookView, uint64, error)
 	// SyncAuth, if set, is called before a session's key is looked up (a
 	// cluster node catching up with etcd, as the API does).
 	SyncAuth func(ctx context.Context) error
@@ -143,8 +147,20 @@ func problem(status int, format string, args ...any) *httperr.Problem {
 	return httperr.New(status, format, args...)
 }
 
-// problemOf is the problem a page shows for err (httperr.Of).
-func problemOf(err error) (*httperr.Problem, bool) { return httperr.Of(err) }
+// problemOf is the problem a page shows for err (httperr.Of); a form's
+// faulty fields are counted in words, each listed below it.
+func problemOf(err error) (*httperr.Problem, bool) {
+	p, ok := httperr.Of(err)
+	if n := len(p.Errors); n > 0 && p.Status == http.StatusUnprocessableEntity {
+		c := *p
+		c.Detail = "1 field needs a change"
+		if n > 1 {
+			c.Detail = fmt.Sprintf("%d fields need a change", n)
+		}
+		p = &c
+	}
+	return p, ok
+}
 
 // syncBeforeAuth runs Config.SyncAuth before a key is looked up.
 func (s *Server) syncBeforeAuth(r *http.Request) error {

@@ -2,14 +2,18 @@
 // (docs/product.md §4.2): the pages a person with a browser uses on the
 // admin listener, at "/" (the index page), /apply (the form and the status
 // of an application) and /console/ (an SNAA's identifiers, forms, bulk
-// uploads, keys and link checks; the operator's application queue, SNAAs,
-// keys and audit log).
+// uploads, keys, link checks, statistics, change feed and webhooks; the
+// operator's application queue, SNAAs, keys and audit log).
 //
 // It owns: the html/template pages and the one style sheet, embedded; the
 // sign-in (a key exchanged for a server-side session of package access),
 // the session cookie (HttpOnly, SameSite=Strict, __Host- on TLS), the
 // same-origin and CSRF checks of every form; the forms generated from the
-// metadata model (form.go) and CSV bulk uploads turned into JSON Lines.
+// metadata model (form.go), with the model's descriptions and examples as
+// help and errors named by the fields' labels; the field-by-field diff of
+// two versions (diff.go: the history, the audit log, an edit conflict);
+// the confirmation pages of destructive actions; CSV bulk uploads turned
+// into JSON Lines.
 //
 // It has no read, write or decision of its own. Each page calls the
 // functions the JSON API's handlers call, with the session's key where the

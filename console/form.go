@@ -24,10 +24,11 @@ import (
 // formNode is one input, or a group of inputs, of a generated form.
 type formNode struct {
 	// Name is the JSON path: the input's name and the API error's field.
-	Name     string
-	Label    string
-	Help     string
-	Required bool
+	Name  string
+	Label string
+	// Help is the model's description, Example its example value.
+	Help, Example string
+	Required      bool
 	// Kind: text, email, url, number, textarea, select, object, list, json.
 	Kind    string
 	Options []string
@@ -57,7 +58,7 @@ func (s *Server) payloadSchema() *model.Schema {
 	return &model.Schema{Type: "object", Required: []string{"url", "metadata"}, Properties: model.Props{
 		Names: []string{"url", "metadata"},
 		Map: map[string]*model.Schema{
-			"url":      {Type: "string", Format: "http-url", Description: "the landing page: where the identifier redirects (an http or https URL)"},
+			"url":      {Type: "string", Format: "http-url", Description: "The landing page: where the identifier redirects; an http or https address.", Example: "https://repository.example.org/sample/42"},
 			"metadata": meta,
 		}}}
 }
@@ -107,7 +108,7 @@ func structured(s *model.Schema) bool {
 // decoded JSON value, or nil). fresh fills const values and one empty item
 // of each required list.
 func buildForm(name, label string, s *model.Schema, required bool, x any, fresh bool) *formNode {
-	n := &formNode{Name: name, Label: label, Help: s.Description, Required: required, Index: -1}
+	n := &formNode{Name: name, Label: label, Help: s.Description, Example: s.Example, Required: required, Index: -1}
 	if s.MaxLength != nil {
 		n.MaxLen = *s.MaxLength
 	}
@@ -180,8 +181,12 @@ func buildForm(name, label string, s *model.Schema, required bool, x any, fresh 
 		n.Kind = "text"
 	}
 	n.Value = formatScalar(x)
-	if x == nil && fresh && s.Const != nil {
+	switch {
+	case x != nil || !fresh:
+	case s.Const != nil:
 		n.Value = *s.Const
+	case s.Default != nil:
+		n.Value = *s.Default
 	}
 	return n
 }
@@ -360,4 +365,39 @@ func editList(v map[string]any, op string) bool {
 		cur = next
 	}
 	return false
+}
+
+// fieldLabel names the field of an error (a JSON path such as
+// "metadata.resource_info.representation_variants[0].variant_url") as the
+// form labels it: "Resource info › Representation variant 1 › Variant url".
+func fieldLabel(path string) string {
+	switch path {
+	case "", "(body)", "(item)":
+		return "The form"
+	case "(record)":
+		return "The record"
+	case "id":
+		return "Custom id"
+	}
+	return pathLabel(path)
+}
+
+// pathLabel names a value's path for a person: each member humanised, a
+// list's item by its number.
+func pathLabel(path string) string {
+	var parts []string
+	for _, seg := range strings.Split(strings.TrimPrefix(path, "metadata."), ".") {
+		name, idx, ok := strings.Cut(seg, "[")
+		if !ok {
+			parts = append(parts, humanize(name))
+			continue
+		}
+		n, err := strconv.Atoi(strings.TrimSuffix(idx, "]"))
+		if err != nil {
+			parts = append(parts, humanize(seg))
+			continue
+		}
+		parts = append(parts, humanize(strings.TrimSuffix(name, "s"))+" "+strconv.Itoa(n+1))
+	}
+	return strings.Join(parts, " › ")
 }

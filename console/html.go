@@ -56,6 +56,26 @@ type pageData struct {
 	D any
 }
 
+// confirmPage asks before a destructive action (revoking a key,
+// suspending an SNAA): the form posts Fields and confirm=yes to Action.
+type confirmPage struct {
+	Says           []string
+	Action, Button string
+	Cancel         string
+	Fields         map[string]string
+}
+
+// confirmed reports whether the form is the confirmation's; if not, it
+// shows the confirmation page instead.
+func (s *Server) confirmed(w http.ResponseWriter, r *http.Request, d *pageData, title string, c *confirmPage) bool {
+	if r.PostForm.Get("confirm") == "yes" {
+		return true
+	}
+	d.Title, d.D = title, c
+	s.render(w, http.StatusOK, "confirm", d)
+	return false
+}
+
 // fieldCtx is what the "field" template gets: a form node and the problem
 // whose errors it shows.
 type fieldCtx struct {
@@ -75,7 +95,9 @@ func FieldID(name string) string {
 }
 
 var pageFuncs = template.FuncMap{
-	"fieldID": FieldID,
+	"fieldID":    FieldID,
+	"fieldLabel": fieldLabel,
+	"humanize":   humanize,
 	// errs returns the messages of p's field errors for field name.
 	"errs": func(p *httperr.Problem, name string) []string {
 		if p == nil {

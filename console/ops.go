@@ -131,6 +131,9 @@ type snaaPage struct {
 	Keys     []registry.Key
 	Prefixes []string
 	Issued   *operator.IssuedKey
+	// Stats are the namespace's resolutions per prefix from From to To.
+	Stats    []prefixTotal
+	From, To string
 }
 
 func (s *Server) snaaPage(r *http.Request, id string) (*snaaPage, error) {
@@ -145,6 +148,19 @@ func (s *Server) snaaPage(r *http.Request, id string) (*snaaPage, error) {
 		return nil, err
 	}
 	pg.Keys = keys
+	if s.cfg.Stats != nil {
+		// The namespace's resolutions per prefix, as GET …/{ns}/stats.
+		from, to := s.cfg.StatsDays()
+		for _, p := range sn.Prefixes {
+			st, err := s.cfg.Stats(r.Context(), route.Target{Prefix: p, Namespace: sn.Namespace}, "", from, to)
+			if err != nil {
+				return nil, err
+			}
+			c := newChart(st)
+			pg.Stats = append(pg.Stats, prefixTotal{Prefix: p, Total: c.Total, Max: c.Max})
+			pg.From, pg.To = c.From, c.To
+		}
+	}
 	return pg, nil
 }
 
@@ -155,7 +171,11 @@ func (s *Server) pageSNAA(w http.ResponseWriter, r *http.Request, u *consoleUser
 	}
 	switch r.URL.Query().Get("done") {
 	case "changed":
-		d.Flash = "The SNAA was changed."
+		d.Flash = "The SNAA's permissions were saved."
+	case "suspended":
+		d.Flash = "The SNAA is suspended: its keys are refused until you reinstate it."
+	case "reinstated":
+		d.Flash = "The SNAA is reinstated: its keys work again."
 	case "revoked":
 		d.Flash = "The key was revoked."
 	}
@@ -170,10 +190,26 @@ func (s *Server) pageSNAAChange(w http.ResponseWriter, r *http.Request, u *conso
 	f := r.PostForm
 	id := f.Get("id")
 	var patch operator.SNAAPatch
+	done := "changed"
 	switch f.Get("action") {
 	case "suspend", "reinstate":
 		v := f.Get("action") == "suspend"
 		patch.Suspended = &v
+		done = "reinstated"
+		if v {
+			done = "suspended"
+			sn, err := s.cfg.Operator.SNAA(id)
+			if err != nil {
+				return err
+			}
+			if !s.confirmed(w, r, d, "Suspend "+sn.Organisation+"?", &confirmPage{
+				Says: []string{"While suspended, every request with a key of " + sn.Organisation + " (" + sn.Namespace + ") is refused and its console sessions end; its identifiers keep resolving.",
+					"You can reinstate it later from its page."},
+				Action: "/console/ops/snaa", Button: "Suspend " + sn.Organisation, Cancel: "/console/ops/snaa?id=" + url.QueryEscape(id),
+				Fields: map[string]string{"id": id, "action": "suspend"}}) {
+				return nil
+			}
+		}
 	default:
 		v := f.Get("custom_ids") == "true"
 		patch.CustomIDs = &v
@@ -184,7 +220,7 @@ func (s *Server) pageSNAAChange(w http.ResponseWriter, r *http.Request, u *conso
 	if _, err := s.cfg.Operator.PatchSNAA(id, patch); err != nil {
 		return err
 	}
-	http.Redirect(w, r, "/console/ops/snaa?done=changed&id="+url.QueryEscape(id), http.StatusSeeOther)
+	http.Redirect(w, r, "/console/ops/snaa?done="+done+"&id="+url.QueryEscape(id), http.StatusSeeOther)
 	return nil
 }
 
@@ -209,6 +245,16 @@ func (s *Server) pageOpsIssueKey(w http.ResponseWriter, r *http.Request, u *cons
 
 func (s *Server) pageOpsRevokeKey(w http.ResponseWriter, r *http.Request, u *consoleUser, d *pageData) error {
 	id, keyID := r.PostForm.Get("id"), r.PostForm.Get("key_id")
+	sn, err := s.cfg.Operator.SNAA(id)
+	if err != nil {
+		return err
+	}
+	if !s.confirmed(w, r, d, "Revoke this key?", &confirmPage{
+		Says:   []string{"Revoke key " + keyID + " of " + sn.Organisation + " (" + sn.Namespace + ")? Every request made with it fails from then on; a revoked key cannot be restored."},
+		Action: "/console/ops/keys/revoke", Button: "Revoke the key", Cancel: "/console/ops/snaa?id=" + url.QueryEscape(id),
+		Fields: map[string]string{"id": id, "key_id": keyID}}) {
+		return nil
+	}
 	if err := s.cfg.Keys.Revoke(registry.ActorOperator, id, keyID); err != nil {
 		return err
 	}
@@ -218,44 +264,113 @@ func (s *Server) pageOpsRevokeKey(w http.ResponseWriter, r *http.Request, u *con
 
 type auditPage struct {
 	Entries []auditRow
-	Next    string
+	// Filter is the page's query (snaa, action, from, to); Next and
+	// Newest link the next (older) page and the first, "" if none.
+	Filter       url.Values
+	Next, Newest string
+	SNAAs        []registry.SNAA
+	Actions      []string
 }
 
+// auditRow is one audit entry as a sentence, its changes folded below it.
 type auditRow struct {
 	registry.AuditEntry
-	Before, After string
+	Who, What string
+	Changes   []fieldChange
+}
+
+// auditActions are the actions the audit page filters by.
+var auditActions = []string{
+	registry.ActApplicationSubmit, registry.ActApplicationApprove, registry.ActApplicationReject,
+	registry.ActSNAACreate, registry.ActSNAAUpdate, registry.ActKeyIssue, registry.ActKeyRevoke,
+	registry.ActHandleCreate, registry.ActHandleUpdate, registry.ActLinkBroken, registry.ActLinkRecovered,
+	registry.ActWebhookCreate, registry.ActWebhookDelete, registry.ActWebhookEnable, registry.ActWebhookDisable,
+}
+
+// auditVerbs say what an action did, before its target.
+var auditVerbs = map[string]string{
+	registry.ActApplicationSubmit: "submitted application", registry.ActApplicationApprove: "approved application",
+	registry.ActApplicationReject: "rejected application", registry.ActSNAACreate: "created SNAA",
+	registry.ActSNAAUpdate: "changed SNAA", registry.ActKeyIssue: "issued key", registry.ActKeyRevoke: "revoked key",
+	registry.ActHandleCreate: "created identifier", registry.ActHandleUpdate: "changed identifier",
+	registry.ActLinkBroken: "found a broken link of", registry.ActLinkRecovered: "found the link working again of",
+	registry.ActWebhookCreate: "created webhook", registry.ActWebhookDelete: "deleted webhook",
+	registry.ActWebhookEnable: "enabled webhook", registry.ActWebhookDisable: "disabled webhook",
+}
+
+// auditWho names an entry's actor for a person: the operator, the link
+// checker, or an SNAA (by its organisation if names has it) with the key it
+// used.
+func auditWho(e *registry.AuditEntry, names map[string]string) string {
+	switch {
+	case e.Actor == registry.ActorOperator:
+		return "The operator"
+	case strings.HasPrefix(e.Actor, "snaa:"):
+		sn, key, _ := strings.Cut(strings.TrimPrefix(e.Actor, "snaa:"), " key:")
+		who := "SNAA " + sn
+		if n := names[sn]; n != "" {
+			who = n
+		}
+		switch {
+		case e.KeyName != "":
+			who += " with key “" + e.KeyName + "”"
+		case key != "":
+			who += " with key " + key
+		}
+		return who
+	case e.Actor == "":
+		return "Someone"
+	}
+	return strings.ToUpper(e.Actor[:1]) + e.Actor[1:]
 }
 
 func (s *Server) pageAudit(w http.ResponseWriter, r *http.Request, u *consoleUser, d *pageData) error {
-	var after uint64
-	if a := r.URL.Query().Get("after"); a != "" {
-		var err error
-		if after, err = strconv.ParseUint(a, 10, 64); err != nil {
-			return problem(http.StatusBadRequest, "after must be a sequence number")
+	q := r.URL.Query()
+	pg := &auditPage{Actions: auditActions, Filter: url.Values{}}
+	for _, k := range []string{"snaa", "action", "from", "to"} {
+		if v := strings.TrimSpace(q.Get(k)); v != "" {
+			pg.Filter.Set(k, v)
 		}
-	}
-	var list struct{ Entries []registry.AuditEntry }
-	var err error
-	if list.Entries, err = s.cfg.Registry.AuditLog(after, 100); err != nil {
-		return err
-	}
-	pg := &auditPage{}
-	for _, e := range list.Entries {
-		row := auditRow{AuditEntry: e}
-		if e.Before != nil {
-			b, _ := route.Marshal(e.Before)
-			row.Before = strings.TrimSpace(string(b))
-		}
-		if e.After != nil {
-			b, _ := route.Marshal(e.After)
-			row.After = strings.TrimSpace(string(b))
-		}
-		pg.Entries = append(pg.Entries, row)
-	}
-	if n := len(list.Entries); n == 100 {
-		pg.Next = strconv.FormatUint(list.Entries[n-1].Seq, 10)
 	}
 	d.Title, d.D = "Audit log", pg
+	if q.Get("before") != "" {
+		pg.Newest = "/console/ops/audit?" + pg.Filter.Encode()
+	}
+	snaas, err := s.cfg.Operator.SNAAs()
+	if err != nil {
+		return err
+	}
+	pg.SNAAs = snaas
+	names := map[string]string{}
+	for _, sn := range snaas {
+		names[sn.ID] = sn.Organisation + " (" + sn.Namespace + ")"
+	}
+	aq, err := operator.AuditQuery(q.Get, 50)
+	if err != nil {
+		d.Problem, _ = problemOf(err)
+		s.render(w, d.Problem.Status, "ops_audit", d)
+		return nil
+	}
+	entries, next, err := s.cfg.Operator.Audit(aq)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		what := auditVerbs[e.Action]
+		if what == "" {
+			what = e.Action
+		}
+		pg.Entries = append(pg.Entries, auditRow{AuditEntry: e, Who: auditWho(&e, names), What: what,
+			Changes: fieldChanges(e.Before, e.After)})
+	}
+	if next != 0 {
+		nq := url.Values{}
+		for k, v := range pg.Filter {
+			nq[k] = v
+		}
+		nq.Set("before", strconv.FormatUint(next, 10))
+		pg.Next = "/console/ops/audit?" + nq.Encode()
+	}
 	s.render(w, http.StatusOK, "ops_audit", d)
 	return nil
 }

@@ -1,16 +1,11 @@
 package console
 
 import (
-	"bytes"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
-	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -21,7 +16,6 @@ import (
 	"pidnode/operator"
 	"pidnode/read"
 	"pidnode/registry"
-	"pidnode/stats"
 	"pidnode/write"
 )
 
@@ -32,6 +26,7 @@ import (
 
 func (s *Server) snaaConsoleRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /console/ids", s.console(false, s.pageIDs))
+	mux.HandleFunc("GET /console/ids/export", s.console(false, s.pageExport))
 	mux.HandleFunc("GET /console/new", s.console(false, s.pageNew))
 	mux.HandleFunc("POST /console/new", s.console(false, s.pageNew))
 	mux.HandleFunc("GET /console/id", s.console(false, s.pageID))
@@ -40,10 +35,14 @@ func (s *Server) snaaConsoleRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /console/status", s.console(false, s.pageStatus))
 	mux.HandleFunc("GET /console/bulk", s.console(false, s.pageBulk))
 	mux.HandleFunc("POST /console/bulk", s.console(false, s.pageBulk))
+	mux.HandleFunc("GET /console/bulk/template", s.console(false, s.pageBulkTemplate))
 	mux.HandleFunc("GET /console/keys", s.console(false, s.pageKeys))
 	mux.HandleFunc("POST /console/keys", s.console(false, s.pageKeys))
 	mux.HandleFunc("POST /console/keys/revoke", s.console(false, s.pageRevokeKey))
 	mux.HandleFunc("GET /console/links", s.console(false, s.pageLinks))
+	mux.HandleFunc("GET /console/stats", s.console(false, s.pageStats))
+	mux.HandleFunc("GET /console/events", s.console(false, s.pageEvents))
+	mux.HandleFunc("GET /console/webhooks", s.console(false, s.pageWebhooks))
 }
 
 // consoleBase is the base a console page works on: "test" is the test
@@ -76,15 +75,6 @@ func (s *Server) baseChoices(u *consoleUser, cur string) []baseChoice {
 	return out
 }
 
-type idsPage struct {
-	Base                string
-	Bases               []baseChoice
-	Status, URL, Cursor string
-	Statuses            []string
-	Items               []read.Identifier
-	Next                string
-}
-
 // statusField is the model's field of type STATUS (what the fronts read to
 // hide a record or show a tombstone), or nil.
 func (s *Server) statusField() *model.FieldSpec {
@@ -103,39 +93,6 @@ func (s *Server) statuses() []string {
 	return nil
 }
 
-func (s *Server) pageIDs(w http.ResponseWriter, r *http.Request, u *consoleUser, d *pageData) error {
-	q := r.URL.Query()
-	b, bn := s.consoleBase(q.Get("base"))
-	pg := &idsPage{Base: bn, Bases: s.baseChoices(u, bn), Status: q.Get("status"), URL: q.Get("url"), Cursor: q.Get("cursor"), Statuses: s.statuses()}
-	d.Title, d.D = "Your identifiers", pg
-	// The API's checks of the status filter, the values as its reply gives
-	// them (read.Plain).
-	lq := read.ListQuery{Status: strings.ToUpper(q.Get("status")), URL: q.Get("url"), Cursor: q.Get("cursor"), Limit: 50}
-	t, err := s.consoleTarget(r, u, b, http.MethodGet)
-	var items []read.Identifier
-	var next string
-	if err == nil {
-		if msg := s.cfg.Read.StatusFilter(lq.Status); msg != "" {
-			p := problem(http.StatusBadRequest, "status %s", msg)
-			p.Errors = []model.FieldError{{Field: "status", Message: msg}}
-			err = p
-		} else {
-			items, next, err = s.cfg.Read.List(t.Prefix, t.Namespace, lq)
-		}
-	}
-	for i := range items {
-		items[i] = *items[i].Plain()
-	}
-	if err != nil {
-		d.Problem, _ = problemOf(err)
-		s.render(w, d.Problem.Status, "ids", d)
-		return nil
-	}
-	pg.Items, pg.Next = items, next
-	s.render(w, http.StatusOK, "ids", d)
-	return nil
-}
-
 // formPage is the data of the create and edit forms.
 type formPage struct {
 	Base    string
@@ -145,6 +102,18 @@ type formPage struct {
 	Custom  bool   // the SNAA may choose custom ids
 	Version uint64 // edit: the version the form was filled from
 	Handle  string
+	// Conflict is set when the edit was refused because a newer version
+	// was saved meanwhile (412): the form then carries that version.
+	Conflict *conflict
+}
+
+// conflict is the current version of an identifier beside an edit that
+// was made on an older one: Changes has the current values as Before and
+// the edit's as After.
+type conflict struct {
+	Version uint64
+	Updated time.Time
+	Changes []fieldChange
 }
 
 // listOp is the list button pressed, if any ("add:…" or "remove:…").
@@ -196,7 +165,7 @@ func (s *Server) consoleCreate(r *http.Request, u *consoleUser, b *base, customI
 		return nil, err
 	}
 	if customID != "" {
-		if err := s.cfg.Writes.CheckCustomID(u.writer(), t, customID); err != nil {
+		if err := s.cfg.Writes.CheckCustomID(u.writer(), t, customID); err != nil && !write.IsFieldError(err) {
 			return nil, err
 		}
 	}
@@ -232,69 +201,6 @@ func (s *Server) consoleUpdate(r *http.Request, u *consoleUser, b *base, id, ifM
 		s.written(0, 1)
 	}
 	return err
-}
-
-// BulkResult is the outcome of one bulk item, as the API's reply gives it.
-type BulkResult struct {
-	Status int
-	Title  string
-	Handle string
-	Detail string
-	Errors []model.FieldError
-}
-
-// consoleBulk runs a bulk of JSON Lines as the API's POST …/bulk does:
-// admitted (its items charged to the rate limit once counted, one request
-// if refused before), refused in maintenance, the body's size limit, the
-// items decoded as the API decodes them (write.BulkItems), the write
-// service's Bulk, each item's result.
-func (s *Server) consoleBulk(r *http.Request, u *consoleUser, b *base, body []byte) ([]BulkResult, error) {
-	if err := s.cfg.Admission.Admit(u.Key, u.SNAA, true, true); err != nil {
-		return nil, err
-	}
-	t, err := checkBase(b, u)
-	if err != nil {
-		if lerr := s.cfg.Admission.Charge(u.Key.ID, u.SNAA.ID, 1); lerr != nil {
-			return nil, lerr
-		}
-		return nil, err
-	}
-	if err := s.cfg.Admission.Writable(); err != nil {
-		return nil, err
-	}
-	var arr []model.BulkItem
-	if int64(len(body)) > s.cfg.MaxBodyBytes {
-		err = problem(http.StatusRequestEntityTooLarge, "request body of %d bytes exceeds the limit of %d bytes", len(body), s.cfg.MaxBodyBytes)
-	} else {
-		arr, err = model.DecodeBulkJSON(body, true)
-	}
-	if lerr := s.cfg.Admission.Charge(u.Key.ID, u.SNAA.ID, write.BulkCost(len(arr))); lerr != nil {
-		return nil, lerr
-	}
-	if err != nil {
-		return nil, err
-	}
-	res, err := s.cfg.Writes.Bulk(u.writer(), t, arr)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]BulkResult, len(res))
-	var created, updated int
-	for i, it := range res {
-		switch {
-		case it.Err != nil:
-			p, _ := problemOf(it.Err)
-			out[i] = BulkResult{Status: p.Status, Title: p.Title, Detail: p.Detail, Errors: p.Errors}
-		case it.Created:
-			out[i] = BulkResult{Status: http.StatusCreated, Handle: it.Handle}
-			created++
-		default:
-			out[i] = BulkResult{Status: http.StatusOK, Handle: it.Handle}
-			updated++
-		}
-	}
-	s.written(created, updated)
-	return out, nil
 }
 
 // consoleBody is a form's JSON body as the API reads a request's: within
@@ -391,7 +297,20 @@ func (s *Server) pageEdit(w http.ResponseWriter, r *http.Request, u *consoleUser
 	}
 	if err := s.consoleUpdate(r, u, b, id, ifMatch, body); err != nil {
 		d.Problem, _ = problemOf(err)
-		pg.Form = buildForm("", "", s.payloadSchema(), true, s.formPayload(r.PostForm, false), false)
+		mine := s.formPayload(r.PostForm, false)
+		pg.Form = buildForm("", "", s.payloadSchema(), true, mine, false)
+		if d.Problem.Status == http.StatusPreconditionFailed {
+			// Someone saved a newer version: show it beside this edit, and
+			// let the form save on top of it (its ETag) when sent again.
+			cur, err := s.readIdent(r, u, b, id)
+			if err != nil {
+				return err
+			}
+			pg.Conflict = &conflict{Version: cur.Version, Updated: cur.Updated,
+				Changes: fieldChanges(map[string]any{"url": cur.URL, "metadata": cur.Metadata}, mine)}
+			pg.Version, pg.Handle = cur.Version, cur.Handle
+			d.Problem.Detail = fmt.Sprintf("version %d was saved while you were editing version %s; nothing of your edit is lost", cur.Version, q.Get("version"))
+		}
 		s.render(w, d.Problem.Status, "edit", d)
 		return nil
 	}
@@ -399,97 +318,11 @@ func (s *Server) pageEdit(w http.ResponseWriter, r *http.Request, u *consoleUser
 	return nil
 }
 
-// historyRow is one write of an identifier, as the page shows it.
+// historyRow is one write of an identifier, as the page shows it: who,
+// when, and each field's value before and after.
 type historyRow struct {
 	read.HistoryEntry
-	Changed []string
-}
-
-// chart is the SVG bar chart of resolutions per day.
-type chart struct {
-	Days       []stats.DayCount
-	Bars       []bar
-	Total, Max uint64
-	From, To   string
-}
-
-type bar struct {
-	X, Y, W, H string
-	Label      string
-}
-
-func newChart(st *stats.Reply) *chart {
-	c := &chart{Total: st.Total, From: st.From, To: st.To}
-	// Every day of the range, those without resolutions too.
-	counts := map[string]uint64{}
-	for _, d := range st.Days {
-		counts[d.Date] = d.Count
-	}
-	from, ferr := time.Parse(time.DateOnly, st.From)
-	to, terr := time.Parse(time.DateOnly, st.To)
-	if ferr == nil && terr == nil && !to.Before(from) && to.Sub(from) <= 400*24*time.Hour {
-		for d := from; !d.After(to); d = d.AddDate(0, 0, 1) {
-			k := d.Format(time.DateOnly)
-			c.Days = append(c.Days, stats.DayCount{Date: k, Count: counts[k]})
-		}
-	} else {
-		c.Days = st.Days
-	}
-	st = &stats.Reply{Days: c.Days}
-	for _, d := range st.Days {
-		c.Max = max(c.Max, d.Count)
-	}
-	n := len(st.Days)
-	if n == 0 {
-		return c
-	}
-	const width, height = 600.0, 150.0
-	w := width / float64(n)
-	f := func(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) }
-	for i, d := range st.Days {
-		h := 0.0
-		if c.Max > 0 {
-			h = height * float64(d.Count) / float64(c.Max)
-		}
-		if d.Count > 0 && h < 1 {
-			h = 1
-		}
-		c.Bars = append(c.Bars, bar{X: f(float64(i)*w + 1), Y: f(height - h), W: f(max(w-2, 1)), H: f(h), Label: fmt.Sprintf("%s: %d", d.Date, d.Count)})
-	}
-	return c
-}
-
-// changedPaths names what a history entry changed: the URL and the
-// metadata fields whose JSON differs.
-func changedPaths(before, after any) []string {
-	bm, _ := before.(map[string]any)
-	am, _ := after.(map[string]any)
-	var out []string
-	if fmt.Sprint(bm["url"]) != fmt.Sprint(am["url"]) {
-		out = append(out, "url")
-	}
-	bmeta, _ := bm["metadata"].(map[string]any)
-	ameta, _ := am["metadata"].(map[string]any)
-	keys := map[string]bool{}
-	for k := range bmeta {
-		keys[k] = true
-	}
-	for k := range ameta {
-		keys[k] = true
-	}
-	var ks []string
-	for k := range keys {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	for _, k := range ks {
-		x, _ := json.Marshal(bmeta[k])
-		y, _ := json.Marshal(ameta[k])
-		if !bytes.Equal(x, y) {
-			out = append(out, "metadata."+k)
-		}
-	}
-	return out
+	Changes []fieldChange
 }
 
 type idPage struct {
@@ -534,7 +367,7 @@ func (s *Server) pageID(w http.ResponseWriter, r *http.Request, u *consoleUser, 
 	for i := len(hist.Changes) - 1; i >= 0; i-- {
 		h := hist.Changes[i]
 		h.Before, h.After = read.Plain(h.Before), read.Plain(h.After)
-		pg.History = append(pg.History, historyRow{HistoryEntry: h, Changed: changedPaths(h.Before, h.After)})
+		pg.History = append(pg.History, historyRow{HistoryEntry: h, Changes: fieldChanges(h.Before, h.After)})
 	}
 	if s.cfg.Stats != nil {
 		// The API's GET …/{id}/stats, admitted as one more request.
@@ -627,128 +460,6 @@ func (s *Server) pageStatus(w http.ResponseWriter, r *http.Request, u *consoleUs
 	return nil
 }
 
-type bulkPage struct {
-	Base    string
-	Bases   []baseChoice
-	Format  string
-	Text    string
-	Results []bulkRow
-}
-
-type bulkRow struct {
-	Row int
-	BulkResult
-}
-
-var listIndexRE = regexp.MustCompile(`^(.*)\[(\d+)\]`)
-
-// csvToLines turns CSV whose header names the generated form's inputs ("id",
-// "url", "metadata.status", "metadata.resource_info.representation_variants[0].variant_url")
-// into JSON Lines, each row decoded as the form is.
-func (s *Server) csvToLines(text string) ([]byte, error) {
-	rd := csv.NewReader(strings.NewReader(text))
-	rd.FieldsPerRecord = -1
-	head, err := rd.Read()
-	if err != nil {
-		return nil, problem(http.StatusBadRequest, "CSV: the first row must name the columns: %v", err)
-	}
-	var out bytes.Buffer
-	for row := 1; ; row++ {
-		rec, err := rd.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, problem(http.StatusBadRequest, "CSV row %d: %v", row, err)
-		}
-		f := url.Values{}
-		for i, h := range head {
-			if i >= len(rec) || rec[i] == "" {
-				continue
-			}
-			h = strings.TrimSpace(h)
-			f.Set(h, rec[i])
-			// Every list an input names holds at least up to its index.
-			for p := h; ; {
-				m := listIndexRE.FindStringSubmatch(p)
-				if m == nil {
-					break
-				}
-				n, _ := strconv.Atoi(m[2])
-				if cur, _ := strconv.Atoi(f.Get(m[1] + "#n")); cur < n+1 {
-					f.Set(m[1]+"#n", strconv.Itoa(n+1))
-				}
-				p = m[1]
-			}
-		}
-		item := s.formPayload(f, false)
-		if id := strings.TrimSpace(f.Get("id")); id != "" {
-			item["id"] = id
-		}
-		b, err := json.Marshal(item)
-		if err != nil {
-			return nil, err
-		}
-		out.Write(b)
-		out.WriteByte('\n')
-	}
-	return out.Bytes(), nil
-}
-
-func (s *Server) pageBulk(w http.ResponseWriter, r *http.Request, u *consoleUser, d *pageData) error {
-	q := r.URL.Query()
-	if r.Method == http.MethodPost {
-		q = r.PostForm
-	}
-	b, bn := s.consoleBase(q.Get("base"))
-	pg := &bulkPage{Base: bn, Bases: s.baseChoices(u, bn), Format: q.Get("format")}
-	d.Title, d.D = "Bulk upload", pg
-	if r.Method == http.MethodGet {
-		s.render(w, http.StatusOK, "bulk", d)
-		return nil
-	}
-	text := r.PostForm.Get("text")
-	if r.MultipartForm != nil {
-		if fh := r.MultipartForm.File["file"]; len(fh) > 0 && fh[0].Size > 0 {
-			f, err := fh[0].Open()
-			if err != nil {
-				return err
-			}
-			raw, err := io.ReadAll(io.LimitReader(f, consoleMaxBody))
-			f.Close()
-			if err != nil {
-				return err
-			}
-			text = string(raw)
-			if strings.HasSuffix(strings.ToLower(fh[0].Filename), ".csv") && pg.Format == "" {
-				pg.Format = "csv"
-			}
-		}
-	}
-	pg.Text = text
-	body := []byte(text)
-	if pg.Format == "csv" {
-		lines, err := s.csvToLines(text)
-		if err != nil {
-			d.Problem, _ = problemOf(err)
-			s.render(w, d.Problem.Status, "bulk", d)
-			return nil
-		}
-		body = lines
-	}
-	items, err := s.consoleBulk(r, u, b, body)
-	if err != nil {
-		d.Problem, _ = problemOf(err)
-		s.render(w, d.Problem.Status, "bulk", d)
-		return nil
-	}
-	for i, it := range items {
-		pg.Results = append(pg.Results, bulkRow{Row: i + 1, BulkResult: it})
-	}
-	s.render(w, http.StatusOK, "bulk", d)
-	return nil
-}
-
 type keysPage struct {
 	Keys   []registry.Key
 	Issued *operator.IssuedKey
@@ -762,6 +473,9 @@ type keysPage struct {
 func (s *Server) pageKeys(w http.ResponseWriter, r *http.Request, u *consoleUser, d *pageData) error {
 	pg := &keysPage{Mine: u.Key.ID}
 	d.Title, d.D = "Your API keys", pg
+	if r.Method == http.MethodGet && r.URL.Query().Get("done") == "revoked" {
+		d.Flash = "The key was revoked."
+	}
 	if r.Method == http.MethodPost {
 		pg.Name = r.PostForm.Get("name")
 		ik, err := s.issueKey(u.actor(), u.SNAA.ID, pg.Name)
@@ -795,13 +509,22 @@ func (s *Server) pageRevokeKey(w http.ResponseWriter, r *http.Request, u *consol
 	if err != nil {
 		return err
 	}
-	if !slices.ContainsFunc(keys, func(k registry.Key) bool { return k.ID == keyID }) {
+	i := slices.IndexFunc(keys, func(k registry.Key) bool { return k.ID == keyID })
+	if i < 0 {
 		return problem(http.StatusNotFound, "you have no key %q", keyID)
+	}
+	says := []string{"Revoke key “" + keys[i].Name + "” (" + keyID + ")? Every request made with it fails from then on; a revoked key cannot be restored."}
+	if keyID == u.Key.ID {
+		says = append(says, "It is the key you signed in with: revoking it ends this session.")
+	}
+	if !s.confirmed(w, r, d, "Revoke this key?", &confirmPage{Says: says, Action: "/console/keys/revoke", Button: "Revoke the key",
+		Cancel: "/console/keys", Fields: map[string]string{"key_id": keyID}}) {
+		return nil
 	}
 	if err := s.cfg.Keys.Revoke(u.actor(), u.SNAA.ID, keyID); err != nil {
 		return err
 	}
 	// Revoking the session's own key ends the session with the next request.
-	http.Redirect(w, r, "/console/keys", http.StatusSeeOther)
+	http.Redirect(w, r, "/console/keys?done=revoked", http.StatusSeeOther)
 	return nil
 }

@@ -221,25 +221,25 @@ func ValidNamespace(ns string) error {
 // them, so such an id could never be resolved over HTTP. Errors wrap ErrBadCustomID.
 func ValidCustomID(id string) error {
 	if id == "" || len(id) > MaxCustomIDLen {
-		return fmt.Errorf("%w: %q: want 1–%d characters", ErrBadCustomID, id, MaxCustomIDLen)
+		return fmt.Errorf("%w: %q must be 1 to %d characters long", ErrBadCustomID, id, MaxCustomIDLen)
 	}
 	if !isAlnumByte(id[0]) {
-		return fmt.Errorf("%w: %q: must start with a letter or digit", ErrBadCustomID, id)
+		return fmt.Errorf("%w: %q must start with a letter or a digit", ErrBadCustomID, id)
 	}
 	for i := 1; i < len(id); i++ {
 		c := id[i]
 		if !isAlnumByte(c) && c != '.' && c != '/' && c != '-' {
-			return fmt.Errorf("%w: %q: character %q at %d: want A-Z a-z 0-9 . / -", ErrBadCustomID, id, c, i)
+			return fmt.Errorf("%w: %q may hold only letters A to Z, digits, dots, slashes and hyphens, not %q (character %d)", ErrBadCustomID, id, c, i+1)
 		}
 		if c == '/' && id[i-1] == '/' {
-			return fmt.Errorf("%w: %q: empty segment (//) at %d", ErrBadCustomID, id, i-1)
+			return fmt.Errorf("%w: %q must not hold two slashes in a row (character %d)", ErrBadCustomID, id, i)
 		}
 	}
 	if c := id[len(id)-1]; c == '/' || c == '.' {
-		return fmt.Errorf("%w: %q: must not end with %q", ErrBadCustomID, id, c)
+		return fmt.Errorf("%w: %q must not end with %q", ErrBadCustomID, id, c)
 	}
 	if at := dotSegment([]byte(id)); at >= 0 {
-		return fmt.Errorf("%w: %q: dot segment at %d", ErrBadCustomID, id, at)
+		return fmt.Errorf("%w: %q must not hold a part of only dots between slashes (character %d)", ErrBadCustomID, id, at+1)
 	}
 	return nil
 }

@@ -85,9 +85,15 @@ func (f *FieldSpec) createdDesc() string {
 // const, pattern, format, min/maxLength, minimum/maximum, min/maxItems, items,
 // properties, required, additionalProperties) plus Discriminator, which picks
 // extra rules by the value of one property.
+//
+// Description, Example and Default are for people: a validation message
+// explains a pattern by its description and example (never by the pattern),
+// and a form shows them as help and starts a new record's input with Default.
 type Schema struct {
 	Type                 string         `json:"type"`
 	Description          string         `json:"description,omitempty"`
+	Example              string         `json:"example,omitempty"`
+	Default              *string        `json:"default,omitempty"`
 	Enum                 []string       `json:"enum,omitempty"`
 	Const                *string        `json:"const,omitempty"`
 	Pattern              string         `json:"pattern,omitempty"`

@@ -90,27 +90,27 @@ func payloadFrom(top map[string]any, at string) (*Payload, []FieldError) {
 	p := &Payload{}
 	for k := range top {
 		if k != "url" && k != "metadata" {
-			val.add(at+k, "unknown field; allowed: url, metadata")
+			val.add(at+k, "is not a field here; the fields are url, metadata")
 		}
 	}
 	if x, ok := top["url"]; ok && x != nil {
 		if s, ok := x.(string); ok {
 			p.URL = &s
 		} else {
-			val.add(at+"url", "must be a string, not %s", jsonType(x))
+			val.add(at+"url", "must be a web address (text), not %s", jsonType(x))
 		}
 	} else if ok {
-		val.add(at+"url", "must not be null: an identifier always has a landing page")
+		val.add(at+"url", "must have a value: an identifier always has a landing page")
 	}
 	if x, ok := top["metadata"]; ok && x != nil {
 		if m, ok := x.(map[string]any); ok {
 			p.Metadata = m
 			p.HasMeta = true
 		} else {
-			val.add(at+"metadata", "must be an object, not %s", jsonType(x))
+			val.add(at+"metadata", "must be a group of fields, not %s", jsonType(x))
 		}
 	} else if ok {
-		val.add(at+"metadata", "must not be null")
+		val.add(at+"metadata", "must have a value")
 	}
 	sortErrs(val.errs)
 	return p, val.errs
@@ -166,7 +166,7 @@ func (m *Model) ValidateRecord(u *string, meta map[string]any, unknownNull map[s
 		}
 	}
 	for _, k := range unknown {
-		v.add("metadata."+k, "unknown field; allowed: %s", m.fieldNames())
+		v.add("metadata."+k, "is not a field here; the fields are %s", m.fieldNames())
 	}
 	buf := make([]byte, 0, 1024) // checkValueSize's
 	for _, f := range m.Fields {

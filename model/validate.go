@@ -83,19 +83,19 @@ func (v *validator) validate(s *Schema, x any) {
 	case "string":
 		str, ok := x.(string)
 		if !ok {
-			v.add(v.path(), "must be a string, not %s", jsonType(x))
+			v.add(v.path(), "must be text, not %s", jsonType(x))
 			return
 		}
 		v.checkString(s, str)
 	case "integer":
 		n, ok := x.(json.Number)
 		if !ok {
-			v.add(v.path(), "must be an integer, not %s", jsonType(x))
+			v.add(v.path(), "must be a whole number, not %s", jsonType(x))
 			return
 		}
 		i, err := strconv.ParseInt(string(n), 10, 64)
 		if err != nil {
-			v.add(v.path(), "must be an integer between -2^63 and 2^63-1, not %s", truncate(string(n), 40))
+			v.add(v.path(), "must be a whole number no larger than 9223372036854775807, not %s", truncate(string(n), 40))
 			return
 		}
 		v.checkRange(s, float64(i))
@@ -119,14 +119,14 @@ func (v *validator) validate(s *Schema, x any) {
 	case "array":
 		a, ok := x.([]any)
 		if !ok {
-			v.add(v.path(), "must be an array, not %s", jsonType(x))
+			v.add(v.path(), "must be a list, not %s", jsonType(x))
 			return
 		}
 		if s.MinItems != nil && len(a) < *s.MinItems {
-			v.add(v.path(), "must have at least %d item(s)", *s.MinItems)
+			v.add(v.path(), "needs at least %d %s", *s.MinItems, plural(*s.MinItems, "entry", "entries"))
 		}
 		if s.MaxItems != nil && len(a) > *s.MaxItems {
-			v.add(v.path(), "must have at most %d items, has %d", *s.MaxItems, len(a))
+			v.add(v.path(), "may have at most %d entries, has %d", *s.MaxItems, len(a))
 		}
 		for i, e := range a {
 			v.push(pathSeg{idx: i, item: true})
@@ -136,7 +136,7 @@ func (v *validator) validate(s *Schema, x any) {
 	case "object":
 		o, ok := x.(map[string]any)
 		if !ok {
-			v.add(v.path(), "must be an object, not %s", jsonType(x))
+			v.add(v.path(), "must be a group of named fields, not %s", jsonType(x))
 			return
 		}
 		v.checkObject(s, o, true)
@@ -153,19 +153,19 @@ func (v *validator) checkObject(s *Schema, o map[string]any, top bool) {
 		}
 		slices.Sort(unknown)
 		for _, k := range unknown {
-			v.add(join(v.path(), k), "unknown field; allowed: %s", strings.Join(s.Properties.Names, ", "))
+			v.add(join(v.path(), k), "is not a field here; the fields are %s", strings.Join(s.Properties.Names, ", "))
 		}
 	}
 	for _, k := range s.Required {
 		if x, ok := o[k]; !ok || x == nil {
-			v.add(join(v.path(), k), "is required")
+			v.add(join(v.path(), k), "%s", requiredMsg(s.Properties.Map[k]))
 		}
 	}
 	for _, k := range s.Properties.Names {
 		x, ok := o[k]
 		if !ok || x == nil {
 			if ok && !slices.Contains(s.Required, k) {
-				v.add(join(v.path(), k), "must not be null (omit the field instead)")
+				v.add(join(v.path(), k), "must have a value; to leave it empty, leave the field out")
 			}
 			continue
 		}
@@ -204,7 +204,7 @@ func (v *validator) checkString(s *Schema, str string) {
 		return
 	}
 	if s.MinLength != nil && n < *s.MinLength {
-		v.add(v.path(), "must be at least %d character(s)", *s.MinLength)
+		v.add(v.path(), "needs at least %d %s", *s.MinLength, plural(*s.MinLength, "character", "characters"))
 	}
 	if HasControl(str) && s.Format != "" {
 		v.add(v.path(), "must not contain control characters")
@@ -215,7 +215,7 @@ func (v *validator) checkString(s *Schema, str string) {
 		return
 	}
 	if len(s.Enum) > 0 && !slices.Contains(s.Enum, str) {
-		v.add(v.path(), "must be one of %s; got %q", strings.Join(s.Enum, ", "), truncate(str, 64))
+		v.add(v.path(), "must be one of %s, not %q", strings.Join(s.Enum, ", "), truncate(str, 64))
 		return
 	}
 	switch s.Format {
@@ -227,13 +227,13 @@ func (v *validator) checkString(s *Schema, str string) {
 	case "date-time":
 		if _, err := time.Parse(time.RFC3339, str); err != nil {
 			if _, err2 := time.Parse("2006-01-02", str); err2 != nil {
-				v.add(v.path(), "must be an ISO 8601 date-time such as 2025-03-11T09:43:14Z")
+				v.add(v.path(), "must be a date such as 2025-03-11, or a date and time such as 2025-03-11T09:43:14Z")
 				return
 			}
 		}
 	}
 	if s.re != nil && !s.matches(str) {
-		v.add(v.path(), "must match %s", s.Pattern)
+		v.add(v.path(), "%s", patternMsg(s))
 	}
 }
 
@@ -253,22 +253,65 @@ func join(path, k string) string {
 	return path + "." + k
 }
 
+// jsonType names the kind of value x in words a person who never read JSON
+// understands (a validation message names no JSON type).
 func jsonType(x any) string {
 	switch x.(type) {
 	case nil:
-		return "null"
+		return "empty"
 	case string:
-		return "a string"
+		return "text"
 	case json.Number:
 		return "a number"
 	case bool:
-		return "a boolean"
+		return "true or false"
 	case []any:
-		return "an array"
+		return "a list"
 	case map[string]any:
-		return "an object"
+		return "a group of fields"
 	}
 	return "unknown"
+}
+
+// patternMsg is the message of a value that does not match s's pattern:
+// the pattern says it to a program, the model's description and example say
+// it to a person, so the message never shows the pattern.
+func patternMsg(s *Schema) string {
+	switch {
+	case s.Description != "" && s.Example != "":
+		return fmt.Sprintf("is not in the expected form: %s For example: %s", sentence(s.Description), s.Example)
+	case s.Example != "":
+		return "is not in the expected form; for example: " + s.Example
+	case s.Description != "":
+		return "is not in the expected form: " + sentence(s.Description)
+	}
+	return "is not in the expected form"
+}
+
+// requiredMsg is the message of a missing required property of schema s
+// (nil for a discriminator's property), with the example to copy if the
+// model has one.
+func requiredMsg(s *Schema) string {
+	if s != nil && s.Example != "" {
+		return "is required; for example: " + s.Example
+	}
+	return "is required"
+}
+
+// sentence ends s with a full stop.
+func sentence(s string) string {
+	s = strings.TrimSpace(s)
+	if s != "" && !strings.HasSuffix(s, ".") {
+		s += "."
+	}
+	return s
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 func truncate(s string, n int) string {

@@ -227,15 +227,23 @@ type ApplicationStatus struct {
 	Reason string `json:"reason,omitempty"`
 	// Contact is who to contact for the key, once approved.
 	Contact string `json:"contact,omitempty"`
+	// Namespace and Prefixes are what an approval granted: the SNAA's
+	// namespace and the prefixes it may write under.
+	Namespace string   `json:"namespace,omitempty"`
+	Prefixes  []string `json:"prefixes,omitempty"`
 }
 
 // Status returns the state of application id if tok is its status token;
 // any mismatch is the same ErrNotFound, so that ids cannot be probed.
 func (s *Service) Status(id, tok string) (*ApplicationStatus, error) {
 	var a registry.Application
+	var sn registry.SNAA
 	var ok bool
 	err := s.reg.View(func(tx registry.Tx) (err error) {
-		a, ok, err = tx.Application(id)
+		if a, ok, err = tx.Application(id); err != nil || !ok || a.SNAAID == "" {
+			return err
+		}
+		sn, _, err = tx.SNAA(a.SNAAID)
 		return err
 	})
 	if err != nil {
@@ -255,6 +263,7 @@ func (s *Service) Status(id, tok string) (*ApplicationStatus, error) {
 		st.Reason = a.Note
 	case registry.StateApproved:
 		st.Contact = s.policy.Contact
+		st.Namespace, st.Prefixes = sn.Namespace, sn.Prefixes
 	}
 	return st, nil
 }

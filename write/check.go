@@ -1,6 +1,7 @@
 package write
 
 import (
+	"errors"
 	"strings"
 
 	"pidnode/handlev"
@@ -37,7 +38,7 @@ func (s *Service) CheckCustomID(a *Actor, t Target, id string) error {
 		return refuse(ErrForbidden, "SNAA "+a.SNAA.ID+" may not choose custom ids; ask the operator to allow them, or create with a generated id")
 	}
 	if err := handlev.ValidCustomID(id); err != nil {
-		return invalidField("id", strings.TrimPrefix(err.Error(), "handlev: "))
+		return invalidField("id", strings.TrimPrefix(err.Error(), "handlev: bad custom id: "))
 	}
 	if s.reserved != nil {
 		if msg, ok := s.reserved(id); ok {
@@ -52,13 +53,33 @@ func (s *Service) CheckCustomID(a *Actor, t Target, id string) error {
 }
 
 // checkCreate runs steps 2 to 4 of a create: customID "" is a generated id.
+// A custom id that is faulty (not forbidden) is reported with the payload's
+// faulty fields, so that a form shows every error at once.
 func (s *Service) checkCreate(a *Actor, t Target, customID string, obj map[string]any) (*model.Write, error) {
 	if customID != "" {
 		if err := s.CheckCustomID(a, t, customID); err != nil {
-			return nil, err
+			var ve *model.ValidationError
+			if !errors.As(err, &ve) {
+				return nil, err
+			}
+			_, perr := s.model.CheckCreate(obj)
+			var pve *model.ValidationError
+			if errors.As(perr, &pve) {
+				ve.Errors = append(ve.Errors, pve.Errors...)
+			}
+			return nil, ve
 		}
 	}
 	return s.model.CheckCreate(obj)
+}
+
+// IsFieldError reports whether err is a faulty field (of a custom id, say)
+// rather than a refusal: a front that checks a custom id before reading the
+// body goes on reading it, so that Create reports the id's error together
+// with the payload's.
+func IsFieldError(err error) bool {
+	var ve *model.ValidationError
+	return errors.As(err, &ve)
 }
 
 func invalidField(field, msg string) *model.ValidationError {

@@ -356,6 +356,12 @@ func (n *node) bindAdmin() error {
 		return err
 	}
 	acfg.Routes, acfg.Stats = append(append(n.stats.Routes(), feed...), linkcheck.Routes(n.db, n.namer)...), n.stats
+	if acfg.Webhooks, err = n.webhookViews(); err != nil {
+		if adminLn != nil {
+			adminLn.Close()
+		}
+		return err
+	}
 	a, err := admin.New(acfg)
 	if err != nil {
 		if adminLn != nil {

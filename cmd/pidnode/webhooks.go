@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 
+	"pidnode/admin"
 	"pidnode/internal/route"
 	"pidnode/webhook"
 )
@@ -19,6 +20,24 @@ func (n *node) webhookRoutes() ([]route.Route, error) {
 		rcfg.Writer = n.cluster
 	}
 	return webhook.Routes(rcfg)
+}
+
+// webhookViews lists a namespace's webhook endpoints for the console's
+// overview page (webhook.Views), in the console's words.
+func (n *node) webhookViews() (func(prefix, ns string) ([]admin.WebhookView, uint64, error), error) {
+	reg, err := n.jobRegistry()
+	if err != nil {
+		return nil, err
+	}
+	return func(prefix, ns string) ([]admin.WebhookView, uint64, error) {
+		vs, last, err := webhook.Views(reg, prefix, ns)
+		out := make([]admin.WebhookView, len(vs))
+		for i, v := range vs {
+			out[i] = admin.WebhookView{URL: v.URL, Description: v.Description, State: v.State, DisabledReason: v.DisabledReason,
+				LastError: v.LastError, Kinds: v.Kinds, Cursor: v.Cursor, Failures: v.Failures, LastSuccess: v.LastSuccess}
+		}
+		return out, last, err
+	}, nil
 }
 
 // startWebhooks builds the webhook deliverer (docs/product.md §4.5) and

@@ -157,9 +157,16 @@ func xssMeta(status, url string) map[string]any {
 	}}
 }
 
-// shots is where screenshots go: bench/results/e2e with PIDNODE_E2E_SHOTS,
-// else a temporary directory that is kept and logged.
+// shots is where screenshots go: the directory PIDNODE_E2E_SHOTS_DIR names,
+// bench/results/e2e with PIDNODE_E2E_SHOTS, else a temporary directory
+// that is kept and logged.
 func shots(t *testing.T) string {
+	if d := os.Getenv("PIDNODE_E2E_SHOTS_DIR"); d != "" {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
 	if os.Getenv("PIDNODE_E2E_SHOTS") != "" {
 		d, _ := filepath.Abs("../../../bench/results/e2e")
 		if err := os.MkdirAll(d, 0o755); err != nil {

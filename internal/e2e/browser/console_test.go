@@ -20,17 +20,17 @@ import (
 )
 
 // consoleNode is the real binary without demo data, with statistics
-// flushed every second.
+// flushed every second (and flags, if given).
 type consoleNode struct {
 	resolver, admin, opKey string
 }
 
-func startConsoleNode(t *testing.T) *consoleNode {
+func startConsoleNode(t *testing.T, flags ...string) *consoleNode {
 	t.Helper()
 	data := t.TempDir()
 	ready := filepath.Join(data, "ready")
-	cmd := exec.Command(binPath, "serve", "--data", data, "--resolver-addr", "127.0.0.1:0",
-		"--admin-addr", "127.0.0.1:0", "--dns-addr", "", "--hdl-addr", "", "--ready-file", ready, "--stats-interval", "1s")
+	cmd := exec.Command(binPath, append([]string{"serve", "--data", data, "--resolver-addr", "127.0.0.1:0",
+		"--admin-addr", "127.0.0.1:0", "--dns-addr", "", "--hdl-addr", "", "--ready-file", ready, "--stats-interval", "1s"}, flags...)...)
 	out, errb := &syncBuf{}, &syncBuf{}
 	cmd.Stdout, cmd.Stderr = out, errb
 	if err := cmd.Start(); err != nil {
@@ -322,6 +322,7 @@ func TestConsoleJourney(t *testing.T) {
 		if err := chromedp.Do(tctx, focus); err != nil {
 			t.Fatalf("%s: emulating focus: %v", name, err)
 		}
+		axeCheck(t, tctx, name)
 		a, err := chromedp.Run(tctx, chromedp.Evaluate[a11yFindings](readA11y))
 		if err != nil {
 			t.Fatalf("%s: reading contrast and focus: %v", name, err)
@@ -413,7 +414,7 @@ func TestConsoleJourney(t *testing.T) {
 	// Forgetting to agree: the form comes back with the error and what was typed.
 	submit(t, "form[action='/apply'] button[type=submit]", "#problem")
 	p := look(t, "apply-error")
-	want(t, p, "policy_version", "is required")
+	want(t, p, "Policy version", "is required")
 	do(t, chromedp.Click(chromedp.CSS("#f-policy_version")))
 	submit(t, "form[action='/apply'] button[type=submit]", "#status-token")
 	want(t, look(t, "apply-done"), "only this once")
@@ -448,7 +449,7 @@ func TestConsoleJourney(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS("#f-url"), landing),
 		chromedp.SendKeys(chromedp.CSS("#f-metadata-curation_contact"), "curator@example.org"),
 		chromedp.SetValue(chromedp.CSS("#f-metadata-status"), "REGISTERED"),
-		chromedp.SendKeys(chromedp.CSS("#f-metadata-schema_version"), "v1.0.1"),
+		chromedp.SetValue(chromedp.CSS("#f-metadata-schema_version"), "v1.0.1"),
 		chromedp.SendKeys(chromedp.CSS("#f-metadata-resource_info-label"), "Cu/ZnO sample from the browser"),
 		chromedp.SetValue(chromedp.CSS("#f-metadata-resource_info-resource_category"), "SAMPLE"),
 		chromedp.SendKeys(chromedp.CSS("#f-metadata-resource_info-representation_variants-0-variant_url"), "https://example.org/sample.ttl"),
@@ -459,7 +460,7 @@ func TestConsoleJourney(t *testing.T) {
 	do(t, chromedp.SendKeys(chromedp.CSS("#f-metadata-resource_info-representation_variants-1-variant_url"), "https://example.org/sample.json"),
 		chromedp.SendKeys(chromedp.CSS("#f-metadata-resource_info-representation_variants-1-size"), "many"))
 	submit(t, "form.model button[name=save]:not(.default-submit)", "#problem")
-	want(t, look(t, "snaa-new-error"), "must be an integer")
+	want(t, look(t, "snaa-new-error"), "must be a whole number")
 	do(t, chromedp.SetValue(chromedp.CSS("#f-metadata-resource_info-representation_variants-1-size"), "2048"))
 	submit(t, "form.model button[name=save]:not(.default-submit)", "#resolve-link")
 	p = look(t, "snaa-created")
@@ -499,7 +500,7 @@ func TestConsoleJourney(t *testing.T) {
 	if p.Bars == 0 {
 		t.Error("no chart bars")
 	}
-	want(t, p, "Resolutions per day", "Created", "Changed", "metadata.resource_info")
+	want(t, p, "Resolutions per day", "Created", "Changed", "Resource info › Label")
 	if !strings.Contains(p.Text, "2 resolutions") {
 		t.Errorf("the chart does not count the 2 resolutions:\n%s", p.Text)
 	}
@@ -510,12 +511,14 @@ func TestConsoleJourney(t *testing.T) {
 	want(t, look(t, "snaa-key-issued"), "only this once", "rotated")
 	newKey := text(t, "#new-key")
 	secrets = append(secrets, newKey)
-	submit(t, "button[aria-label='Revoke key initial']", "#f-key")
+	submit(t, "button[aria-label='Revoke key initial']", "#confirm")
+	want(t, look(t, "snaa-revoke-confirm"), "Revoke this key?", "It is the key you signed in with")
+	submit(t, "#confirm button.danger", "#f-key")
 	want(t, look(t, "snaa-session-ended"), "revoked")
 	do(t, chromedp.Navigate(n.admin+"/console/ids"), chromedp.WaitVisible(chromedp.CSS("#f-key")))
 	signIn(t, newKey)
 	do(t, chromedp.Navigate(n.admin+"/console/ids?base=test"))
-	want(t, look(t, "snaa-new-key-signed-in"), "Your identifiers", handle)
+	want(t, look(t, "snaa-new-key-signed-in"), "Your identifiers", handle[strings.LastIndexByte(handle, '/')+1:], "Cu/ZnO sample, edited")
 
 	dialogs.Range(func(k, _ any) bool {
 		t.Errorf("a JavaScript dialog opened: %v", k)
