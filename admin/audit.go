@@ -12,7 +12,7 @@ func (s *Server) AuditLog(after uint64, limit int) ([]AuditEntry, error) {
 	return s.reg.AuditLog(after, limit)
 }
 
-func (s *Server) listAudit(w http.ResponseWriter, r *http.Request) error {
+func (s *opsAPI) listAudit(w http.ResponseWriter, r *http.Request) error {
 	after, limit, p := pageParams(r)
 	if p != nil {
 		return p
@@ -24,7 +24,7 @@ func (s *Server) listAudit(w http.ResponseWriter, r *http.Request) error {
 			return problem(http.StatusBadRequest, "after must be a sequence number")
 		}
 	}
-	es, err := s.AuditLog(a, limit)
+	es, err := s.reg.AuditLog(a, limit)
 	if err != nil {
 		return err
 	}
