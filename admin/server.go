@@ -3,7 +3,6 @@ package admin
 import (
 	"context"
 	"crypto/rand"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -14,6 +13,7 @@ import (
 	"pidnode/access"
 	"pidnode/console"
 	"pidnode/handlev"
+	"pidnode/internal/cfgerr"
 	"pidnode/internal/httperr"
 	"pidnode/internal/route"
 	"pidnode/model"
@@ -189,11 +189,15 @@ type base struct {
 
 // New validates cfg, loads the model and builds the routes.
 func New(cfg Config) (*Server, error) {
-	if cfg.DB == nil || cfg.Namer == nil {
-		return nil, fmt.Errorf("%w: DB and Namer are required", ErrConfig)
+	if cfg.DB == nil {
+		return nil, cfgerr.Required("admin", "DB", ErrConfig)
+	}
+	if cfg.Namer == nil {
+		return nil, cfgerr.Required("admin", "Namer", ErrConfig)
 	}
 	if len(cfg.OperatorKey) < 16 {
-		return nil, fmt.Errorf("%w: OperatorKey must be at least 16 characters", ErrConfig)
+		// The key is a secret: the error does not show it.
+		return nil, &ConfigError{Pkg: "admin", Field: "OperatorKey", Reason: "must be at least 16 characters", Err: ErrConfig}
 	}
 	mb := cfg.Model
 	if len(mb) == 0 {

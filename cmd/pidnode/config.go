@@ -320,7 +320,10 @@ func (c *Config) settings() []setting {
 					switch {
 					case ok:
 						if err := cluster.CheckShardName(name); err != nil {
-							return errors.New(strings.TrimPrefix(err.Error(), "cluster: invalid configuration: "))
+							if ce := (*cluster.ConfigError)(nil); errors.As(err, &ce) {
+								return fmt.Errorf("shard name %q %s", ce.Value, ce.Reason)
+							}
+							return err
 						}
 						if url == "" {
 							return fmt.Errorf("shard %s: want NAME=URL,URL…", name)
