@@ -1,7 +1,7 @@
 package admin
 
 import (
-	"fmt"
+	"errors"
 	"net"
 	"net/http"
 
@@ -22,12 +22,19 @@ type Policy = operator.Policy
 func DefaultPolicy() *Policy { return operator.DefaultPolicy() }
 
 // CheckPolicy checks a policy and fills in its defaults
-// (operator.CheckPolicy); its error wraps ErrConfig.
+// (operator.CheckPolicy); a refusal is a *ConfigError for field Policy
+// whose Reason says why.
 func CheckPolicy(p *Policy) error {
-	if err := operator.CheckPolicy(p); err != nil {
-		return fmt.Errorf("%w: %v", ErrConfig, err)
+	err := operator.CheckPolicy(p)
+	if err == nil {
+		return nil
 	}
-	return nil
+	reason := err.Error()
+	var pe *operator.PolicyError
+	if errors.As(err, &pe) {
+		reason = pe.Reason
+	}
+	return &ConfigError{Pkg: "admin", Field: "Policy", Reason: reason, Err: ErrConfig}
 }
 
 // applyMaxBody bounds the body of an application (form or JSON).

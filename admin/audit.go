@@ -7,7 +7,7 @@ import (
 )
 
 // listAudit serves GET /ops/v1/audit (operator.AuditQuery).
-func (s *Server) listAudit(w http.ResponseWriter, r *http.Request) error {
+func (s *opsAPI) listAudit(w http.ResponseWriter, r *http.Request) error {
 	out, err := s.ops.AuditList(r.URL.Query().Get, 100)
 	if err == nil {
 		writeJSON(w, http.StatusOK, out)

@@ -39,17 +39,17 @@ func invalidToken(detail string) *Problem {
 }
 
 // op wraps an operator route: only the operator key passes.
-func (s *Server) op(h handlerFunc) handlerFunc {
+func (g *gate) op(h handlerFunc) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		tok, p := bearer(r)
 		if p != nil {
 			return p
 		}
-		if s.keys.IsOperator(tok) {
+		if g.keys.IsOperator(tok) {
 			return h(w, r)
 		}
 		if access.WellFormed(tok) {
-			if _, _, err := s.keys.Lookup(tok); err == nil {
+			if _, _, err := g.keys.Lookup(tok); err == nil {
 				return problem(http.StatusForbidden, "operator routes need the operator key; this is an SNAA key")
 			} else if !errors.Is(err, access.ErrUnknownKey) && !errors.Is(err, access.ErrRevokedKey) {
 				return err
@@ -80,26 +80,26 @@ func principalOf(r *http.Request) *principal {
 }
 
 // snaa wraps an SNAA route: a valid, unrevoked key of a SNAA that is not suspended.
-func (s *Server) snaa(b *base, h func(w http.ResponseWriter, r *http.Request, b *base) error) handlerFunc {
+func (g *gate) snaa(b *base, h func(w http.ResponseWriter, r *http.Request, b *base) error) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		tok, p := bearer(r)
 		if p != nil {
 			return p
 		}
-		if s.keys.IsOperator(tok) {
+		if g.keys.IsOperator(tok) {
 			return problem(http.StatusForbidden, "the operator key cannot write identifiers; use an SNAA's key")
 		}
 		if !access.WellFormed(tok) {
 			return invalidToken(fmt.Sprintf("malformed key: an API key is %q followed by %d base32 characters", KeyPrefix, access.KeySecretLen-len(KeyPrefix)))
 		}
-		if err := s.syncBeforeAuth(r); err != nil {
+		if err := g.syncBeforeAuth(r); err != nil {
 			return err
 		}
-		k, sn, err := s.keys.Lookup(tok)
+		k, sn, err := g.keys.Lookup(tok)
 		if err != nil {
 			return err
 		}
-		ctx, err := s.admit(r, k, sn)
+		ctx, err := g.admit(r, k, sn)
 		if err != nil {
 			return err
 		}
@@ -111,8 +111,8 @@ func (s *Server) snaa(b *base, h func(w http.ResponseWriter, r *http.Request, b 
 // key, or by a console session's key hash): the SNAA is not suspended, the
 // key's use is noted, the rate limit charged, writes are possible. It
 // returns the request's context with the principal.
-func (s *Server) admit(r *http.Request, k Key, sn SNAA) (context.Context, error) {
-	if err := s.adm.Admit(k, sn, r.Method != http.MethodGet && r.Method != http.MethodHead, isBulk(r)); err != nil {
+func (g *gate) admit(r *http.Request, k Key, sn SNAA) (context.Context, error) {
+	if err := g.adm.Admit(k, sn, r.Method != http.MethodGet && r.Method != http.MethodHead, isBulk(r)); err != nil {
 		return nil, err
 	}
 	return context.WithValue(r.Context(), authKey, &principal{snaa: sn, key: k}), nil
@@ -126,11 +126,11 @@ type Writer = write.Writer
 // that cannot be synced answers 503: its write could not be made either,
 // and a read could be stale, which the admin API never is (the resolver
 // fronts are where reads go on whatever etcd does).
-func (s *Server) syncBeforeAuth(r *http.Request) error {
-	if s.syncAuth == nil {
+func (g *gate) syncBeforeAuth(r *http.Request) error {
+	if g.syncAuth == nil {
 		return nil
 	}
-	return s.syncAuth(r.Context())
+	return g.syncAuth(r.Context())
 }
 
 // AuthChanged drops the cached keys and SNAAs, for a writer that changes

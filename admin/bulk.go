@@ -16,7 +16,7 @@ type BulkSummary = httperr.BulkSummary // the bulk's reply
 
 // bulkRoute is the namespace route POST …/{ns}/bulk: a bulk (bulkOf) whose
 // body is the bulk format (model/bulk.go: JSON, JSON Lines or CSV).
-func bulkRoute(s *Server) nsRoute {
+func bulkRoute(s *snaaAPI) nsRoute {
 	return nsRoute{name: "bulk", h: func(w http.ResponseWriter, r *http.Request, p *principal, t target, _ string) error {
 		if err := s.checkWritable(); err != nil {
 			return err
@@ -39,7 +39,7 @@ func bulkRoute(s *Server) nsRoute {
 // bulkOf is a bulk of up to MaxBulkItems items once they are decoded
 // (decodeErr: decoding the body failed): the rate limit charged, the write
 // service's Bulk (one transaction), each item's result (httperr.Bulk).
-func (s *Server) bulkOf(p *principal, t target, items []model.BulkItem, decodeErr error) (*BulkSummary, error) {
+func (s *snaaAPI) bulkOf(p *principal, t target, items []model.BulkItem, decodeErr error) (*BulkSummary, error) {
 	if lerr := s.adm.Charge(p.key.ID, p.snaa.ID, write.BulkCost(len(items))); lerr != nil {
 		return nil, lerr
 	}

@@ -46,8 +46,10 @@
 // segment is "history", "stats" or "linkcheck", which would collide with
 // routes.
 //
-// Routes: every API route is registered with its OpenAPI operation
-// (Server.handle), and /openapi.json is built from what is registered; the
+// Routes: each route set is a type of its own, opsAPI (the operator's) and
+// snaaAPI (an SNAA's), both holding the shared gate (keys, auth, limits);
+// every API route is registered with its OpenAPI operation (router.handle),
+// and /openapi.json is built from what is registered; the
 // routes under a namespace come from one table (nsroutes.go) whose rows
 // each feature's file builds. A console page is not an API route and is not
 // documented there.

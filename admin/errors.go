@@ -4,13 +4,15 @@ import (
 	"errors"
 	"fmt"
 
+	"pidnode/internal/cfgerr"
 	"pidnode/internal/httperr"
 	"pidnode/model"
 )
 
 // Sentinel errors returned by New and the Server's methods.
 var (
-	// ErrConfig: Config is missing a required field or holds an invalid value.
+	// ErrConfig is wrapped by every *ConfigError New, NewListener and
+	// CheckPolicy return.
 	ErrConfig = errors.New("admin: invalid configuration")
 	// ErrModel: Config.Model is malformed. New returns it wrapped in a
 	// *model.ModelError that names the faulty part.
@@ -18,6 +20,10 @@ var (
 	// ErrNotEmpty: SeedDemo was called on a database that already holds SNAAs.
 	ErrNotEmpty = errors.New("admin: database is not empty")
 )
+
+// ConfigError reports a field New (Config), NewListener (ListenerConfig)
+// or CheckPolicy (the Policy) rejected; it wraps ErrConfig.
+type ConfigError = cfgerr.Error
 
 // FieldError is one faulty field of a request, in a Problem's errors.
 type FieldError = model.FieldError

@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -9,6 +10,68 @@ import (
 	"pidnode/read"
 	"pidnode/write"
 )
+
+// snaaAPI is an SNAA's routes (docs/product.md §4) on each base, /pid/v2
+// and /testpid/v2, each behind one of the SNAA's keys (gate.snaa): who it
+// is (…/me), its own keys (snaakeys.go), and the identifiers of its
+// namespace: create, merge update, read, list and search (listsearch.go),
+// history, bulk (bulk.go), and the features' routes under the namespace
+// from the table (nsroutes.go). The writes are package write's, the reads
+// package read's; snaaAPI checks the path against the caller, reads the
+// request and writes the reply.
+type snaaAPI struct {
+	*gate
+	// ns is the namespace route table; the write service is handed the
+	// custom ids it reserves.
+	ns nsTable
+	// writes makes the identifier writes (create, update, bulk); read
+	// reads them (one, a namespace's page, the history).
+	writes  *write.Service
+	read    *read.Reader
+	model   *model.Model
+	maxBody int64
+	log     *slog.Logger
+}
+
+// routes registers the SNAA routes of base b on rt.
+func (s *snaaAPI) routes(rt *router, b *base) {
+	p := b.path
+	where := "the production prefix"
+	if b.test {
+		where = "the test prefix"
+	}
+	idem := param{"Idempotency-Key", "a retried create with the same key and body returns the same identifier"}
+	rt.handle("GET", p+"/me", s.snaa(b, s.whoami),
+		op{summary: "The calling SNAA, its namespace and whether it may write under " + where, auth: "snaa", ok: 200, okSchema: "WhoAmI", tag: "snaa"})
+	rt.methodFallback(p+"/me", "GET")
+	s.keyRoutes(rt, b)
+	rt.handle("PUT", p, s.snaa(b, s.createCustomQuery),
+		op{summary: "Create an identifier with a custom id under " + where + " (namespace from the key)", auth: "snaa", request: "HandleCreate", ok: 201, okSchema: "Identifier", errs: []int{409}, query: []param{{"customid", "the custom id (required)"}}, headers: []param{idem}, okHeads: []string{"Location", "ETag"}, tag: "snaa"})
+	rt.methodFallback(p, "PUT")
+	// One pattern serves the collection (empty id: create with a generated
+	// id, list) and the items (custom ids may hold '/'); ServeMux cannot
+	// register "{ns}/{$}" beside "{ns}/{id...}" for different methods.
+	// The routes under the collection besides the identifiers come
+	// from the namespace table (nsroutes.go), with their operations.
+	hp := p + "/handles/{prefix}/{ns}/{id...}"
+	coll, item := p+"/handles/{prefix}/{ns}/", p+"/handles/{prefix}/{ns}/{id}"
+	get := s.ns.ops("GET", coll, item)
+	get[coll] = op{summary: "List the namespace's identifiers: cursor pages, or with q, sort or page numbered pages of a search with their total, or with format (or Accept) an export of every match", auth: "snaa", ok: 200, okSchema: "IdentifierList", query: []param{{"status", "only this status"}, {"url", "only identifiers with this landing page URL; a trailing * matches a URL prefix (reverse lookup through the URL index); cursor pages only"}, {"q", "words, each of which must start a word of the id, label, landing page URL or description (any case; letters and digits make words)"}, {"sort", "id (default), label, created or changed; a leading - reverses the order"}, {"page", "page number from 1 (a search page: total, page, page_size and pages in the reply)"}, {"format", "csv or jsonl: every match of the search as an export (at most 100000), in place of a page"}, {"limit", "1–1000, default 100 (the page size)"}, {"cursor", "next_cursor of the previous page; cursor pages only"}}, headers: []param{{"Accept", "application/json (default), text/csv or application/x-ndjson (an export, as format)"}}, export: "columns " + strings.Join(read.SummaryColumns, ", "), tag: "snaa"}
+	get[item] = op{summary: "Read an identifier", auth: "snaa", ok: 200, okSchema: "Identifier", okHeads: []string{"ETag"}, headers: []param{{"If-None-Match", "ETag of a copy you hold: 304 if unchanged"}}, tag: "snaa"}
+	rt.handleDocs("GET", hp, s.snaa(b, s.getHandles), get)
+	put := s.ns.ops("PUT", coll, item)
+	put[coll] = op{summary: "Create an identifier with a generated id under " + where, auth: "snaa", request: "HandleCreate", ok: 201, okSchema: "Identifier", headers: []param{idem}, okHeads: []string{"Location", "ETag"}, tag: "snaa"}
+	put[item] = op{summary: "Update an identifier by merge (present fields replace, null removes an optional field, absent fields stay); with If-None-Match: * create it with this custom id. Identifiers are persistent: there is no DELETE (405); to retire one, set metadata.status to OBSOLETED or DEPRECATED", auth: "snaa", request: "HandleUpdate", ok: 200, okSchema: "Identifier", errs: []int{409, 412}, headers: []param{{"If-Match", "ETag (version) the update is based on: 412 if it changed"}, {"If-None-Match", "\"*\": create with this custom id (201, or 412 if it exists)"}, idem}, okHeads: []string{"ETag"}, tag: "snaa"}
+	rt.handleDocs("PUT", hp, s.snaa(b, s.putHandles), put)
+	post := s.ns.ops("POST", coll, item)
+	post[coll] = op{summary: "Create an identifier with a generated id under " + where + " (same as PUT)", auth: "snaa", request: "HandleCreate", ok: 201, okSchema: "Identifier", errs: []int{405}, headers: []param{idem}, okHeads: []string{"Location", "ETag"}, tag: "snaa"}
+	rt.handleDocs("POST", hp, s.snaa(b, s.postHandles), post)
+	// DELETE on an identifier or the collection is 405 (identifiers are
+	// persistent), which the OpenAPI description leaves out: only the
+	// namespace routes' DELETEs are operations.
+	rt.handleDocs("DELETE", hp, s.deleteOn(b), s.ns.ops("DELETE", coll, item))
+	rt.methodFallback(hp, "GET, PUT, POST")
+}
 
 // target is the identifier (or namespace) a request addresses, after the
 // authorisation checks.
@@ -22,7 +85,7 @@ func (t target) write() write.Target { return write.Target{Prefix: t.prefix, Nam
 
 // checkTarget verifies that the path's prefix belongs to base b and the
 // namespace to the caller, and that the caller may write under the prefix.
-func (s *Server) checkTarget(r *http.Request, b *base, p *principal, pathPrefix, pathNS string) (target, error) {
+func (s *snaaAPI) checkTarget(r *http.Request, b *base, p *principal, pathPrefix, pathNS string) (target, error) {
 	if b.prefix == "" {
 		return target{}, problem(http.StatusNotFound, "this node has no test prefix; %s is not available", b.path)
 	}
@@ -45,7 +108,7 @@ func (s *Server) checkTarget(r *http.Request, b *base, p *principal, pathPrefix,
 	return target{prefix: b.prefix, ns: p.snaa.Namespace}, nil
 }
 
-func (s *Server) getHandles(w http.ResponseWriter, r *http.Request, b *base) error {
+func (s *snaaAPI) getHandles(w http.ResponseWriter, r *http.Request, b *base) error {
 	p := principalOf(r)
 	t, err := s.checkTarget(r, b, p, r.PathValue("prefix"), r.PathValue("ns"))
 	if err != nil {
@@ -61,7 +124,7 @@ func (s *Server) getHandles(w http.ResponseWriter, r *http.Request, b *base) err
 	return s.readHandle(w, r, b, t, id)
 }
 
-func (s *Server) putHandles(w http.ResponseWriter, r *http.Request, b *base) error {
+func (s *snaaAPI) putHandles(w http.ResponseWriter, r *http.Request, b *base) error {
 	p := principalOf(r)
 	t, err := s.checkTarget(r, b, p, r.PathValue("prefix"), r.PathValue("ns"))
 	if err != nil {
@@ -83,7 +146,7 @@ func (s *Server) putHandles(w http.ResponseWriter, r *http.Request, b *base) err
 	return s.update(w, r, b, p, t, id)
 }
 
-func (s *Server) postHandles(w http.ResponseWriter, r *http.Request, b *base) error {
+func (s *snaaAPI) postHandles(w http.ResponseWriter, r *http.Request, b *base) error {
 	p := principalOf(r)
 	t, err := s.checkTarget(r, b, p, r.PathValue("prefix"), r.PathValue("ns"))
 	if err != nil {
@@ -105,7 +168,7 @@ func (s *Server) postHandles(w http.ResponseWriter, r *http.Request, b *base) er
 }
 
 // createCustomQuery serves PUT {base}?customid={id}: the namespace is the key's.
-func (s *Server) createCustomQuery(w http.ResponseWriter, r *http.Request, b *base) error {
+func (s *snaaAPI) createCustomQuery(w http.ResponseWriter, r *http.Request, b *base) error {
 	p := principalOf(r)
 	t, err := s.checkTarget(r, b, p, "", "")
 	if err != nil {
@@ -121,7 +184,7 @@ func (s *Server) createCustomQuery(w http.ResponseWriter, r *http.Request, b *ba
 
 // deleteOn serves DELETE on base b's identifier pattern: the namespace
 // routes (webhooks) with an SNAA's key, identifiers never.
-func (s *Server) deleteOn(b *base) handlerFunc {
+func (s *snaaAPI) deleteOn(b *base) handlerFunc {
 	routes := s.snaa(b, func(w http.ResponseWriter, r *http.Request, b *base) error {
 		p := principalOf(r)
 		t, err := s.checkTarget(r, b, p, r.PathValue("prefix"), r.PathValue("ns"))
@@ -139,14 +202,14 @@ func (s *Server) deleteOn(b *base) handlerFunc {
 	}
 }
 
-func (s *Server) deleteHandle(w http.ResponseWriter, r *http.Request) error {
+func (s *snaaAPI) deleteHandle(w http.ResponseWriter, r *http.Request) error {
 	return problem(http.StatusMethodNotAllowed,
 		"identifiers are persistent and cannot be deleted; to retire one, update metadata.status to OBSOLETED "+
 			"(optionally with an IS_OBSOLETED_BY related identifier) or DEPRECATED, and it will resolve to a tombstone page").
 		with("Allow", "GET, PUT")
 }
 
-func (s *Server) whoami(w http.ResponseWriter, r *http.Request, b *base) error {
+func (s *snaaAPI) whoami(w http.ResponseWriter, r *http.Request, b *base) error {
 	p := principalOf(r)
 	writeJSON(w, http.StatusOK, map[string]any{
 		"snaa":       p.snaa,
@@ -165,7 +228,7 @@ const idemKeyMax = 255
 // create makes a new identifier through the write service: generated
 // (customID == "") or custom. ifAbsent: the client sent If-None-Match: *
 // (a taken id is 412 rather than 409).
-func (s *Server) create(w http.ResponseWriter, r *http.Request, b *base, p *principal, t target, customID string, ifAbsent bool) error {
+func (s *snaaAPI) create(w http.ResponseWriter, r *http.Request, b *base, p *principal, t target, customID string, ifAbsent bool) error {
 	a := p.writer()
 	if customID != "" {
 		// Refused before the body is read; the write service runs the same
@@ -212,7 +275,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, b *base, p *prin
 	return nil
 }
 
-func (s *Server) update(w http.ResponseWriter, r *http.Request, b *base, p *principal, t target, id string) error {
+func (s *snaaAPI) update(w http.ResponseWriter, r *http.Request, b *base, p *principal, t target, id string) error {
 	ifMatch := r.Header.Get("If-Match")
 	body, err := readBody(w, r, s.maxBody)
 	if err != nil {
@@ -234,7 +297,7 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, b *base, p *prin
 	return nil
 }
 
-func (s *Server) readHandle(w http.ResponseWriter, r *http.Request, b *base, t target, id string) error {
+func (s *snaaAPI) readHandle(w http.ResponseWriter, r *http.Request, b *base, t target, id string) error {
 	ident, err := s.read.Get(t.prefix, t.ns, id)
 	if err != nil {
 		return err
@@ -253,7 +316,7 @@ func (s *Server) readHandle(w http.ResponseWriter, r *http.Request, b *base, t t
 type HistoryEntry = read.HistoryEntry
 
 // historyRoute is the namespace route GET …/{id}/history.
-func historyRoute(s *Server) nsRoute {
+func historyRoute(s *snaaAPI) nsRoute {
 	return nsRoute{suffix: "history", h: func(w http.ResponseWriter, r *http.Request, _ *principal, t target, id string) error {
 		return s.history(w, r, t, id)
 	}, ops: []nsOp{{"GET", "history", op{summary: "The identifier's history: every write from the audit log (time, key, URL and metadata before and after), and the record's change log (value index 16)", auth: "snaa", ok: 200, okSchema: "History", okHeads: []string{"ETag"}, tag: "snaa"}}}}
@@ -263,7 +326,7 @@ func historyRoute(s *Server) nsRoute {
 // oldest first (records imported offline have none until their first write
 // through the API), and the record's own change log (value index 16) as
 // change_log.
-func (s *Server) history(w http.ResponseWriter, r *http.Request, t target, id string) error {
+func (s *snaaAPI) history(w http.ResponseWriter, r *http.Request, t target, id string) error {
 	h, err := s.read.History(t.prefix, t.ns, id)
 	if err != nil {
 		return err
@@ -276,7 +339,7 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request, t target, id st
 // checkStatusFilter refuses a ?status= that no identifier can have, when the
 // model's status field lists its values: a typo would otherwise list nothing
 // and look like an empty namespace.
-func (s *Server) checkStatusFilter(status string) *Problem {
+func (s *snaaAPI) checkStatusFilter(status string) *Problem {
 	msg := s.read.StatusFilter(status)
 	if msg == "" {
 		return nil
@@ -290,7 +353,7 @@ func (s *Server) checkStatusFilter(status string) *Problem {
 // The walk is package read's (Reader.List): the namespace's range, or the URL
 // index with url (exact, or a prefix ending in '*'), never records of other
 // namespaces; the cursor is opaque and checked to lie inside the namespace.
-func (s *Server) listHandles(w http.ResponseWriter, r *http.Request, b *base, t target) error {
+func (s *snaaAPI) listHandles(w http.ResponseWriter, r *http.Request, b *base, t target) error {
 	cur, limit, p := pageParams(r)
 	if p != nil {
 		return p

@@ -40,26 +40,15 @@ const (
 var refusedNames = [refusedLimits]string{"key_rate", "snaa_rate", "key_streams", "snaa_streams", "node_streams", "snaa_keys"}
 
 // limit applies the rate limits to an authenticated SNAA request.
-func (s *Server) limit(keyID, snaaID string) error { return s.adm.Charge(keyID, snaaID, 1) }
+func (g *gate) limit(keyID, snaaID string) error { return g.adm.Charge(keyID, snaaID, 1) }
 
 // SetReadOnly switches maintenance mode: while on, every write answers 503
 // (reads keep working), on the API and in the console alike. Safe for
 // concurrent use.
-func (s *Server) SetReadOnly(on bool) { s.adm.SetReadOnly(on) }
+func (s *Server) SetReadOnly(on bool) { s.gate.adm.SetReadOnly(on) }
 
-func (s *Server) checkWritable() error { return s.adm.Writable() }
-
-// backup streams a consistent snapshot of the database (docs/product.md §8).
-func (s *Server) backup(w http.ResponseWriter, r *http.Request) error {
-	w.Header().Set("Content-Type", "application/octet-stream")
-	w.Header().Set("Content-Disposition", `attachment; filename="pidnode-`+s.now().UTC().Format("20060102T150405Z")+`.db"`)
-	if _, err := s.db.Backup(w); err != nil {
-		// Headers are gone; the client sees a truncated body and the log the cause.
-		s.log.Error("backup failed", "err", err)
-		panic(http.ErrAbortHandler)
-	}
-	return nil
-}
+// checkWritable refuses a write in maintenance mode (503).
+func (g *gate) checkWritable() error { return g.adm.Writable() }
 
 // isBulk reports whether r is a bulk write (POST …/{ns}/bulk), which access.Admission
 // charges by its items.

@@ -3,14 +3,15 @@ package admin
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"pidnode/internal/cfgerr"
 	"pidnode/internal/route"
 )
 
@@ -66,7 +67,7 @@ type Listener struct {
 // served until Serve.
 func NewListener(cfg ListenerConfig) (*Listener, error) {
 	if cfg.Handler == nil {
-		return nil, fmt.Errorf("%w: ListenerConfig.Handler is required", ErrConfig)
+		return nil, cfgerr.Required("admin", "Handler", ErrConfig)
 	}
 	for _, l := range []struct {
 		name string
@@ -77,7 +78,7 @@ func NewListener(cfg ListenerConfig) (*Listener, error) {
 		{"MaxHeaderBytes", int64(cfg.MaxHeaderBytes)},
 	} {
 		if l.v < 0 {
-			return nil, fmt.Errorf("%w: ListenerConfig.%s is negative (%d)", ErrConfig, l.name, l.v)
+			return nil, &ConfigError{Pkg: "admin", Field: l.name, Value: strconv.FormatInt(l.v, 10), Reason: "must not be negative", Err: ErrConfig}
 		}
 	}
 	orDefault := func(d, def time.Duration) time.Duration {

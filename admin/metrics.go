@@ -133,7 +133,7 @@ var latencyLe = func() []string {
 func (s *Server) WriteMetrics(w io.Writer) error {
 	b := make([]byte, 0, 16<<10)
 	m := &s.metrics
-	rateAll, rateKey, rateSNAA := s.adm.Refusals()
+	rateAll, rateKey, rateSNAA := s.gate.adm.Refusals()
 
 	m.mu.Lock()
 	routes := make([]string, 0, len(m.routes))

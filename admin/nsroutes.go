@@ -63,7 +63,7 @@ type nsTable []nsRoute
 // newNSTable builds s's table from the features' rows: admin's own, and
 // after bulk and history those of features in packages of their own. Their
 // order is the order in which reservedMsg names the reserved ids.
-func newNSTable(s *Server, features []route.Route) nsTable {
+func newNSTable(s *snaaAPI, features []route.Route) nsTable {
 	var tb nsTable
 	tb = append(tb, bulkRoute(s), historyRoute(s))
 	for _, f := range features {
@@ -74,7 +74,7 @@ func newNSTable(s *Server, features []route.Route) nsTable {
 
 // featureRoute is a feature's row in the table: its handler gets the
 // checked target; its operations' documentation becomes the API's.
-func featureRoute(s *Server, f route.Route) nsRoute {
+func featureRoute(s *snaaAPI, f route.Route) nsRoute {
 	rt := nsRoute{name: f.Name, suffix: f.Suffix, tree: f.Tree,
 		h: func(w http.ResponseWriter, r *http.Request, p *principal, t target, id string) error {
 			err := f.H(w, r, route.Target{Prefix: t.prefix, Namespace: t.ns, Call: s.callOf(w, r, p)}, id)
@@ -105,7 +105,7 @@ func featureRoute(s *Server, f route.Route) nsRoute {
 
 // callOf is what a feature's handler gets of the API for the request r of
 // the caller p.
-func (s *Server) callOf(w http.ResponseWriter, r *http.Request, p *principal) *route.Call {
+func (s *snaaAPI) callOf(w http.ResponseWriter, r *http.Request, p *principal) *route.Call {
 	return &route.Call{SNAA: p.snaa.ID, KeyID: p.key.ID, Actor: p.actor(), Writable: s.checkWritable,
 		DecodeJSON: func(max int64, v any) error {
 			body, err := readBody(w, r, max)
@@ -126,10 +126,10 @@ func (s *Server) callOf(w http.ResponseWriter, r *http.Request, p *principal) *r
 // session): nil while it is valid and its SNAA not suspended. A look-up
 // after a change of keys or SNAAs reads the store once per key; the others
 // hit the auth cache.
-func (s *Server) keyValid(p *principal) error {
+func (g *gate) keyValid(p *principal) error {
 	var sum [32]byte
 	if n, err := hex.Decode(sum[:], []byte(p.key.Hash)); err == nil && n == len(sum) {
-		if _, sn, err := s.keys.LookupSum(sum); err == nil && !sn.Suspended {
+		if _, sn, err := g.keys.LookupSum(sum); err == nil && !sn.Suspended {
 			return nil
 		}
 	}

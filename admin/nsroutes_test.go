@@ -12,7 +12,7 @@ func TestNamespaceTable(t *testing.T) {
 	e := newEnv(t)
 	s := e.srv
 	const wantMsg = `"bulk", "stats", "events", "linkcheck", "webhooks" and ids starting with "webhooks/" or ending in "/history", "/stats" or "/linkcheck" are reserved by the API`
-	if got := s.ns.reservedMsg(); got != wantMsg {
+	if got := s.snaaAPI.ns.reservedMsg(); got != wantMsg {
 		t.Errorf("ns.reservedMsg() = %q, want %q", got, wantMsg)
 	}
 	for id, want := range map[string]bool{
@@ -20,7 +20,7 @@ func TestNamespaceTable(t *testing.T) {
 		"a/history": true, "a/b/Stats": true, "x/linkcheck": true, "history": true,
 		"bulk/x": false, "events/x": false, "a/webhooks": false, "item-1": false, "a/historyx": false, "statsx": false,
 	} {
-		if got := s.ns.reserved(id); got != want {
+		if got := s.snaaAPI.ns.reserved(id); got != want {
 			t.Errorf("ns.reserved(%q) = %v, want %v", id, got, want)
 		}
 	}
@@ -38,12 +38,12 @@ func TestNamespaceTable(t *testing.T) {
 		{"GET", "x/HISTORY", "", false},
 		{"GET", "item-1", "", false},
 	} {
-		_, id, ok := s.ns.routeFor(c.method, c.id)
+		_, id, ok := s.snaaAPI.ns.routeFor(c.method, c.id)
 		if ok != c.found || id != c.wantID {
 			t.Errorf("ns.routeFor(%s, %q) = %q, %v; want %q, %v", c.method, c.id, id, ok, c.wantID, c.found)
 		}
 	}
-	if got := s.ns.ops(http.MethodDelete, "/c/", "/c/{id}"); len(got) != 1 || got["/c/webhooks/{webhook_id}"].summary == "" {
+	if got := s.snaaAPI.ns.ops(http.MethodDelete, "/c/", "/c/{id}"); len(got) != 1 || got["/c/webhooks/{webhook_id}"].summary == "" {
 		t.Errorf("ns.ops(DELETE) = %v, want the webhook endpoint only", got)
 	}
 }

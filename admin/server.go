@@ -3,12 +3,9 @@ package admin
 import (
 	"context"
 	"crypto/rand"
-	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"net/http"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -16,6 +13,7 @@ import (
 	"pidnode/access"
 	"pidnode/console"
 	"pidnode/handlev"
+	"pidnode/internal/cfgerr"
 	"pidnode/internal/httperr"
 	"pidnode/internal/route"
 	"pidnode/model"
@@ -133,24 +131,26 @@ const (
 )
 
 // Server is the admin API. It is safe for concurrent use.
+//
+// It wires the route sets, each a type of its own over the shared gate
+// (auth.go: keys, admission, limits): opsAPI, the operator's /ops/v1 routes
+// (ops.go); snaaAPI, an SNAA's routes under /pid/v2 and /testpid/v2
+// (handles.go); the public application routes (apply.go) and the meta
+// routes (/healthz, /readyz, /metrics, /openapi.json) are Server's own. The
+// embedded router registers them all on one mux and writes every error reply.
 type Server struct {
-	db      *store.DB
-	namer   *handlev.Namer
-	inv     Invalidator
-	model   *model.Model
-	maxBody int64
-	public  string
-	log     *slog.Logger
-	now     func() time.Time
-	rnd     io.Reader
-	mux     *http.ServeMux
-	routes  []routeInfo
-	ns      nsTable // the namespace routes (nsroutes.go)
-	bases   []base
-	openapi []byte
-	// adm admits SNAA requests (suspension, rate limits, maintenance) on
-	// the API and in the console (access.Admission).
-	adm          *access.Admission
+	*router
+	db           *store.DB
+	namer        *handlev.Namer
+	inv          Invalidator
+	model        *model.Model
+	maxBody      int64
+	public       string
+	log          *slog.Logger
+	now          func() time.Time
+	rnd          io.Reader
+	bases        []base
+	openapi      []byte
 	extraMetrics func(w io.Writer) error
 	refuseKeys   bool
 	notReady     atomic.Pointer[string]
@@ -162,21 +162,20 @@ type Server struct {
 	// w commits the writes: reg, or Config.Writer.
 	w          Writer
 	writeState func() error
-	syncAuth   func(ctx context.Context) error
 	// commits counts the committed groups and the writes they held, for
 	// /metrics (calls/groups is the mean group size).
 	commits struct{ groups, calls atomic.Uint64 }
-	// writes makes the identifier writes (create, update, bulk); read
-	// reads them (one, a namespace's page, the history).
-	writes *write.Service
-	read   *read.Reader
+	// gate says who a request is and admits it; opsAPI and snaaAPI hold it.
+	gate *gate
 	// keys says who a secret is (the operator, an SNAA's key), caches
-	// valid keys and batches their last-used times; operator writes
-	// invalidate it (opWrite).
+	// valid keys and batches their last-used times (gate.keys).
 	keys *access.Keys
 	// ops makes the operator's decisions (applications, SNAAs), the
 	// console's too.
 	ops *operator.Service
+	// opsAPI and snaaAPI are the operator's and the SNAAs' route sets.
+	opsAPI  *opsAPI
+	snaaAPI *snaaAPI
 	// policy is the application policy; applyRL limits the public
 	// applications per client address, the JSON route's and the form's
 	// (apply.go).
@@ -194,19 +193,17 @@ type base struct {
 	test   bool
 }
 
-// routeInfo is a registered operation: what /openapi.json documents.
-type routeInfo struct {
-	Method, Pattern string
-	doc             op
-}
-
 // New validates cfg, loads the model and builds the routes.
 func New(cfg Config) (*Server, error) {
-	if cfg.DB == nil || cfg.Namer == nil {
-		return nil, fmt.Errorf("%w: DB and Namer are required", ErrConfig)
+	if cfg.DB == nil {
+		return nil, cfgerr.Required("admin", "DB", ErrConfig)
+	}
+	if cfg.Namer == nil {
+		return nil, cfgerr.Required("admin", "Namer", ErrConfig)
 	}
 	if len(cfg.OperatorKey) < 16 {
-		return nil, fmt.Errorf("%w: OperatorKey must be at least 16 characters", ErrConfig)
+		// The key is a secret: the error does not show it.
+		return nil, &ConfigError{Pkg: "admin", Field: "OperatorKey", Reason: "must be at least 16 characters", Err: ErrConfig}
 	}
 	mb := cfg.Model
 	if len(mb) == 0 {
@@ -217,7 +214,8 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		db: cfg.DB, namer: cfg.Namer, inv: cfg.Invalidator, model: mod,
+		router: &router{},
+		db:     cfg.DB, namer: cfg.Namer, inv: cfg.Invalidator, model: mod,
 		maxBody: cfg.MaxBodyBytes, public: strings.TrimRight(cfg.PublicURL, "/"),
 		log: cfg.Logger, now: cfg.Now, rnd: cfg.Rand,
 		extraMetrics: cfg.Metrics, refuseKeys: cfg.RefuseKeys,
@@ -228,6 +226,7 @@ func New(cfg Config) (*Server, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	s.router.log = s.log
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -242,7 +241,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.w, s.writeState, s.syncAuth = s.reg, cfg.WriteState, cfg.SyncAuth
+	s.w, s.writeState = s.reg, cfg.WriteState
 	if cfg.Writer != nil {
 		s.w = cfg.Writer
 	}
@@ -257,8 +256,9 @@ func New(cfg Config) (*Server, error) {
 	} else {
 		s.bases = append(s.bases, base{path: "/testpid/v2", test: true})
 	}
-	s.adm = access.NewAdmission(access.AdmissionConfig{Keys: s.keys, RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst,
-		SNAARateLimit: cfg.SNAARateLimit, SNAARateBurst: cfg.SNAARateBurst, Now: s.now})
+	s.gate = &gate{keys: s.keys, syncAuth: cfg.SyncAuth, metrics: &s.metrics,
+		adm: access.NewAdmission(access.AdmissionConfig{Keys: s.keys, RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst,
+			SNAARateLimit: cfg.SNAARateLimit, SNAARateBurst: cfg.SNAARateBurst, Now: s.now})}
 	if cfg.Policy == nil {
 		s.policy = DefaultPolicy()
 	} else {
@@ -283,18 +283,21 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.applyRL = s.adm.AddrLimit(s.policy.PerHour)
-	s.ns = newNSTable(s, cfg.Routes)
-	reserved := s.ns.reservedMsg()
-	s.writes, err = write.New(write.Config{Registry: s.reg, Writer: s.w, Namer: cfg.Namer, Model: mod, Invalidator: cfg.Invalidator,
-		ReservedID: func(id string) (string, bool) { return reserved, s.ns.reserved(id) }, Now: s.now, Rand: s.rnd, IdempotencyTTL: cfg.IdempotencyTTL, Logger: s.log})
+	s.applyRL = s.gate.adm.AddrLimit(s.policy.PerHour)
+	s.opsAPI = &opsAPI{gate: s.gate, ops: s.ops, reg: s.reg, db: cfg.DB, maxBody: s.maxBody, log: s.log, now: s.now}
+	sa := &snaaAPI{gate: s.gate, model: mod, maxBody: s.maxBody, log: s.log}
+	sa.ns = newNSTable(sa, cfg.Routes)
+	reserved := sa.ns.reservedMsg()
+	sa.writes, err = write.New(write.Config{Registry: s.reg, Writer: s.w, Namer: cfg.Namer, Model: mod, Invalidator: cfg.Invalidator,
+		ReservedID: func(id string) (string, bool) { return reserved, sa.ns.reserved(id) }, Now: s.now, Rand: s.rnd, IdempotencyTTL: cfg.IdempotencyTTL, Logger: s.log})
 	if err != nil {
 		return nil, err
 	}
-	s.read, err = read.New(read.Config{DB: cfg.DB, Registry: s.reg, Namer: cfg.Namer, Model: mod, PublicURL: s.public})
+	sa.read, err = read.New(read.Config{DB: cfg.DB, Registry: s.reg, Namer: cfg.Namer, Model: mod, PublicURL: s.public})
 	if err != nil {
 		return nil, err
 	}
+	s.snaaAPI = sa
 	if s.pages, err = s.newPages(cfg); err != nil {
 		return nil, err
 	}
@@ -319,9 +322,9 @@ func (s *Server) newPages(cfg Config) (*console.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	pc := console.Config{Namer: s.namer, Model: s.model, Registry: s.reg, Keys: s.keys, Sessions: sessions, Admission: s.adm,
-		Writes: s.writes, Read: s.read, Operator: s.ops, ApplyLimit: s.applyRL, SignInLimit: s.adm.AddrLimit(console.SignInPerHour),
-		SyncAuth: s.syncAuth, RefuseKeys: s.refuseKeys, MaxBodyBytes: s.maxBody, PublicURL: s.public,
+	pc := console.Config{Namer: s.namer, Model: s.model, Registry: s.reg, Keys: s.keys, Sessions: sessions, Admission: s.gate.adm,
+		Writes: s.snaaAPI.writes, Read: s.snaaAPI.read, Operator: s.ops, ApplyLimit: s.applyRL, SignInLimit: s.gate.adm.AddrLimit(console.SignInPerHour),
+		SyncAuth: s.gate.syncAuth, RefuseKeys: s.refuseKeys, MaxBodyBytes: s.maxBody, PublicURL: s.public,
 		Written: func(created, updated int) {
 			s.metrics.creates.Add(uint64(created))
 			s.metrics.updates.Add(uint64(updated))
@@ -344,34 +347,9 @@ func (s *Server) Model() *model.Model { return s.model }
 // Close writes the pending key last-used times. Call it before closing the DB.
 func (s *Server) Close() error { return s.keys.Flush() }
 
-// handlerFunc is a route handler; a returned error becomes a problem reply.
-type handlerFunc func(w http.ResponseWriter, r *http.Request) error
-
-// handle registers h for "METHOD /pattern" with its OpenAPI operation.
-func (s *Server) handle(method, pattern string, h handlerFunc, doc op) {
-	s.handleDocs(method, pattern, h, map[string]op{pattern: doc})
-}
-
-// handleDocs registers h for "METHOD /pattern", a pattern that serves
-// several documented paths: docs maps each path to its operation.
-func (s *Server) handleDocs(method, pattern string, h handlerFunc, docs map[string]op) {
-	for _, d := range slices.Sorted(maps.Keys(docs)) {
-		s.routes = append(s.routes, routeInfo{Method: method, Pattern: d, doc: docs[d]})
-	}
-	s.mux.HandleFunc(method+" "+pattern, func(w http.ResponseWriter, r *http.Request) {
-		if err := h(w, r); err != nil {
-			s.writeError(w, r, err)
-		}
-	})
-}
-
-// methodFallback answers 405 problem+json for other methods on a path.
-func (s *Server) methodFallback(pattern string, allow string) {
-	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-		s.writeError(w, r, problem(http.StatusMethodNotAllowed, "%s is not allowed here; allowed: %s", r.Method, allow).with("Allow", allow))
-	})
-}
-
+// routesInit registers every route: the meta routes, the public
+// application routes, the console's pages, the operator's routes
+// (docs/product.md §4.1) and the SNAA routes (§4) on both bases.
 func (s *Server) routesInit() {
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -391,84 +369,9 @@ func (s *Server) routesInit() {
 	// stays a problem+json 404.
 	s.pages.Mount(s.mux)
 
-	// Operator routes (docs/product.md §4.1).
-	s.handle("POST", "/ops/v1/applications", s.op(s.submitApplication),
-		op{summary: "Submit an SNAA application", auth: "operator", request: "ApplicationRequest", ok: 201, okSchema: "Application", okHeads: []string{"Location"}, tag: "operator"})
-	s.handle("GET", "/ops/v1/applications", s.op(s.listApplications),
-		op{summary: "List applications", auth: "operator", ok: 200, okSchema: "ApplicationList", query: []param{{"state", "SUBMITTED, APPROVED or REJECTED"}}, tag: "operator"})
-	s.methodFallback("/ops/v1/applications", "GET, POST")
-	s.handle("GET", "/ops/v1/applications/{id}", s.op(s.getApplication),
-		op{summary: "Read an application", auth: "operator", ok: 200, okSchema: "Application", tag: "operator"})
-	s.methodFallback("/ops/v1/applications/{id}", "GET")
-	s.handle("POST", "/ops/v1/applications/{id}/approve", s.op(s.approveApplication),
-		op{summary: "Approve an application: creates the SNAA, assigns its namespace, issues its first key", auth: "operator", request: "ApproveRequest", ok: 200, okSchema: "ApproveResult", errs: []int{409}, tag: "operator"})
-	s.methodFallback("/ops/v1/applications/{id}/approve", "POST")
-	s.handle("POST", "/ops/v1/applications/{id}/reject", s.op(s.rejectApplication),
-		op{summary: "Reject an application", auth: "operator", request: "RejectRequest", ok: 200, okSchema: "Application", errs: []int{409}, tag: "operator"})
-	s.methodFallback("/ops/v1/applications/{id}/reject", "POST")
-	s.handle("GET", "/ops/v1/snaas", s.op(s.listSNAAs),
-		op{summary: "List SNAAs (never a key secret)", auth: "operator", ok: 200, okSchema: "SNAAList", tag: "operator"})
-	s.methodFallback("/ops/v1/snaas", "GET")
-	s.handle("GET", "/ops/v1/snaas/{id}", s.op(s.getSNAA),
-		op{summary: "Read an SNAA", auth: "operator", ok: 200, okSchema: "SNAA", tag: "operator"})
-	s.handle("PATCH", "/ops/v1/snaas/{id}", s.op(s.patchSNAA),
-		op{summary: "Change an SNAA (custom ids, prefixes, suspension, keys it may hold)", auth: "operator", request: "SNAAPatch", ok: 200, okSchema: "SNAA", tag: "operator"})
-	s.methodFallback("/ops/v1/snaas/{id}", "GET, PATCH")
-	s.handle("GET", "/ops/v1/snaas/{id}/keys", s.op(s.listKeys),
-		op{summary: "List an SNAA's keys (never a secret)", auth: "operator", ok: 200, okSchema: "KeyList", tag: "operator"})
-	s.handle("POST", "/ops/v1/snaas/{id}/keys", s.op(s.issueKey),
-		op{summary: "Issue a key; the only time its secret is shown. 409 (type /problems/key-limit) when the SNAA holds as many unrevoked keys as it may", auth: "operator", request: "KeyRequest", ok: 201, okSchema: "IssuedKey", errs: []int{409}, tag: "operator"})
-	s.methodFallback("/ops/v1/snaas/{id}/keys", "GET, POST")
-	s.handle("DELETE", "/ops/v1/snaas/{id}/keys/{key_id}", s.op(s.revokeKey),
-		op{summary: "Revoke a key; it fails from the next request on", auth: "operator", ok: 204, tag: "operator"})
-	s.methodFallback("/ops/v1/snaas/{id}/keys/{key_id}", "DELETE")
-	s.handle("GET", "/ops/v1/audit", s.op(s.listAudit),
-		op{summary: "Read the append-only audit log: a page newest first (next names the following page's before), filtered by SNAA, action and time; or, with after, the entries after that sequence number oldest first, to follow the log", auth: "operator", ok: 200, okSchema: "AuditList",
-			query: []param{{"limit", "1–1000, default 100"}, {"before", "the page ends below this sequence number (a page's next)"}, {"snaa", "only entries about this SNAA: made with its keys, about it or its keys, or writes in its namespace"}, {"action", "only this action (handle.update), or a family of them with a trailing dot (key.)"}, {"from", "only entries at or after this date (YYYY-MM-DD) or RFC 3339 time"}, {"to", "only entries up to this date (inclusive) or before this RFC 3339 time"}, {"after", "sequence number to start after, oldest first (no other filter applies)"}}, tag: "operator"})
-	s.methodFallback("/ops/v1/audit", "GET")
-	s.handle("GET", "/ops/v1/backup", s.op(s.backup),
-		op{summary: "Stream a consistent snapshot of the database (bbolt file)", auth: "operator", ok: 200, okSchema: "", tag: "operator"})
-	s.methodFallback("/ops/v1/backup", "GET")
-
-	// SNAA routes (docs/product.md §4), on both bases.
+	s.opsAPI.routes(s.router)
 	for i := range s.bases {
-		b := &s.bases[i]
-		p := b.path
-		where := "the production prefix"
-		if b.test {
-			where = "the test prefix"
-		}
-		idem := param{"Idempotency-Key", "a retried create with the same key and body returns the same identifier"}
-		s.handle("GET", p+"/me", s.snaa(b, s.whoami),
-			op{summary: "The calling SNAA, its namespace and whether it may write under " + where, auth: "snaa", ok: 200, okSchema: "WhoAmI", tag: "snaa"})
-		s.methodFallback(p+"/me", "GET")
-		s.snaaKeyRoutes(b)
-		s.handle("PUT", p, s.snaa(b, s.createCustomQuery),
-			op{summary: "Create an identifier with a custom id under " + where + " (namespace from the key)", auth: "snaa", request: "HandleCreate", ok: 201, okSchema: "Identifier", errs: []int{409}, query: []param{{"customid", "the custom id (required)"}}, headers: []param{idem}, okHeads: []string{"Location", "ETag"}, tag: "snaa"})
-		s.methodFallback(p, "PUT")
-		// One pattern serves the collection (empty id: create with a generated
-		// id, list) and the items (custom ids may hold '/'); ServeMux cannot
-		// register "{ns}/{$}" beside "{ns}/{id...}" for different methods.
-		// The routes under the collection besides the identifiers come
-		// from the namespace table (nsroutes.go), with their operations.
-		hp := p + "/handles/{prefix}/{ns}/{id...}"
-		coll, item := p+"/handles/{prefix}/{ns}/", p+"/handles/{prefix}/{ns}/{id}"
-		get := s.ns.ops("GET", coll, item)
-		get[coll] = op{summary: "List the namespace's identifiers: cursor pages, or with q, sort or page numbered pages of a search with their total, or with format (or Accept) an export of every match", auth: "snaa", ok: 200, okSchema: "IdentifierList", query: []param{{"status", "only this status"}, {"url", "only identifiers with this landing page URL; a trailing * matches a URL prefix (reverse lookup through the URL index); cursor pages only"}, {"q", "words, each of which must start a word of the id, label, landing page URL or description (any case; letters and digits make words)"}, {"sort", "id (default), label, created or changed; a leading - reverses the order"}, {"page", "page number from 1 (a search page: total, page, page_size and pages in the reply)"}, {"format", "csv or jsonl: every match of the search as an export (at most 100000), in place of a page"}, {"limit", "1–1000, default 100 (the page size)"}, {"cursor", "next_cursor of the previous page; cursor pages only"}}, headers: []param{{"Accept", "application/json (default), text/csv or application/x-ndjson (an export, as format)"}}, export: "columns " + strings.Join(read.SummaryColumns, ", "), tag: "snaa"}
-		get[item] = op{summary: "Read an identifier", auth: "snaa", ok: 200, okSchema: "Identifier", okHeads: []string{"ETag"}, headers: []param{{"If-None-Match", "ETag of a copy you hold: 304 if unchanged"}}, tag: "snaa"}
-		s.handleDocs("GET", hp, s.snaa(b, s.getHandles), get)
-		put := s.ns.ops("PUT", coll, item)
-		put[coll] = op{summary: "Create an identifier with a generated id under " + where, auth: "snaa", request: "HandleCreate", ok: 201, okSchema: "Identifier", headers: []param{idem}, okHeads: []string{"Location", "ETag"}, tag: "snaa"}
-		put[item] = op{summary: "Update an identifier by merge (present fields replace, null removes an optional field, absent fields stay); with If-None-Match: * create it with this custom id. Identifiers are persistent: there is no DELETE (405); to retire one, set metadata.status to OBSOLETED or DEPRECATED", auth: "snaa", request: "HandleUpdate", ok: 200, okSchema: "Identifier", errs: []int{409, 412}, headers: []param{{"If-Match", "ETag (version) the update is based on: 412 if it changed"}, {"If-None-Match", "\"*\": create with this custom id (201, or 412 if it exists)"}, idem}, okHeads: []string{"ETag"}, tag: "snaa"}
-		s.handleDocs("PUT", hp, s.snaa(b, s.putHandles), put)
-		post := s.ns.ops("POST", coll, item)
-		post[coll] = op{summary: "Create an identifier with a generated id under " + where + " (same as PUT)", auth: "snaa", request: "HandleCreate", ok: 201, okSchema: "Identifier", errs: []int{405}, headers: []param{idem}, okHeads: []string{"Location", "ETag"}, tag: "snaa"}
-		s.handleDocs("POST", hp, s.snaa(b, s.postHandles), post)
-		// DELETE on an identifier or the collection is 405 (identifiers are
-		// persistent), which the OpenAPI description leaves out: only the
-		// namespace routes' DELETEs are operations.
-		s.handleDocs("DELETE", hp, s.deleteOn(b), s.ns.ops("DELETE", coll, item))
-		s.methodFallback(hp, "GET, PUT, POST")
+		s.snaaAPI.routes(s.router, &s.bases[i])
 	}
 }
 
@@ -557,23 +460,3 @@ func writeJSON(w http.ResponseWriter, status int, v any) { route.WriteJSON(w, st
 
 // marshal is json.Marshal without HTML escaping, with a trailing newline.
 func marshal(v any) ([]byte, error) { return route.Marshal(v) }
-
-// writeError is the one place that maps errors to problem+json replies.
-func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	p, ok := problemOf(err)
-	switch {
-	case !ok:
-		// Unexpected errors (database, encoding) are logged, never shown.
-		s.log.Error("admin request failed", "method", r.Method, "path", r.URL.Path, "err", err)
-	case p.Status >= 500:
-		s.log.Error("admin request failed", "method", r.Method, "path", r.URL.Path, "status", p.Status, "detail", p.Detail)
-	}
-	for k, v := range p.header {
-		w.Header().Set(k, v)
-	}
-	b, _ := marshal(p)
-	w.Header().Set("Content-Type", "application/problem+json")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(p.Status)
-	w.Write(b)
-}

@@ -15,24 +15,23 @@ import "net/http"
 // every limit on keys holds for both.
 
 // snaaKeyRoutes registers the routes on base b.
-func (s *Server) snaaKeyRoutes(b *base) {
+func (s *snaaAPI) keyRoutes(rt *router, b *base) {
 	p := b.path
-	s.handle("GET", p+"/keys", s.snaa(b, s.ownKeys),
+	rt.handle("GET", p+"/keys", s.snaa(b, s.ownKeys),
 		op{summary: "The calling SNAA's keys (never a secret); the same on either base", auth: "snaa", ok: 200, okSchema: "KeyList", tag: "snaa"})
-	s.handle("POST", p+"/keys", s.snaa(b, s.issueOwnKey),
+	rt.handle("POST", p+"/keys", s.snaa(b, s.issueOwnKey),
 		op{summary: "Issue the calling SNAA another key (rotation); the only time its secret is shown; the same on either base", auth: "snaa", request: "KeyRequest", ok: 201, okSchema: "IssuedKey", tag: "snaa"})
-	s.methodFallback(p+"/keys", "GET, POST")
-	s.handle("DELETE", p+"/keys/{key_id}", s.snaa(b, s.revokeOwnKey),
+	rt.methodFallback(p+"/keys", "GET, POST")
+	rt.handle("DELETE", p+"/keys/{key_id}", s.snaa(b, s.revokeOwnKey),
 		op{summary: "Revoke one of the calling SNAA's keys (the calling key too); it fails from the next request on; the same on either base", auth: "snaa", ok: 204, tag: "snaa"})
-	s.methodFallback(p+"/keys/{key_id}", "DELETE")
+	rt.methodFallback(p+"/keys/{key_id}", "DELETE")
 }
 
-func (s *Server) ownKeys(w http.ResponseWriter, r *http.Request, b *base) error {
-	r.SetPathValue("id", principalOf(r).snaa.ID)
-	return s.listKeys(w, r)
+func (s *snaaAPI) ownKeys(w http.ResponseWriter, r *http.Request, b *base) error {
+	return s.writeKeys(w, principalOf(r).snaa.ID)
 }
 
-func (s *Server) issueOwnKey(w http.ResponseWriter, r *http.Request, b *base) error {
+func (s *snaaAPI) issueOwnKey(w http.ResponseWriter, r *http.Request, b *base) error {
 	req, err := readJSON[KeyRequest](w, r, s.maxBody)
 	if err != nil {
 		return err
@@ -50,7 +49,7 @@ func (s *Server) issueOwnKey(w http.ResponseWriter, r *http.Request, b *base) er
 // revokeOwnKey revokes one of the caller's keys: Keys.Revoke finds the key
 // among its SNAA's only (404 otherwise). Revoking the key of the request
 // itself is allowed; it fails from the next request on.
-func (s *Server) revokeOwnKey(w http.ResponseWriter, r *http.Request, b *base) error {
+func (s *snaaAPI) revokeOwnKey(w http.ResponseWriter, r *http.Request, b *base) error {
 	p := principalOf(r)
 	if err := s.keys.Revoke(p.actor(), p.snaa.ID, r.PathValue("key_id")); err != nil {
 		return err

@@ -105,11 +105,11 @@ type Shard struct {
 // CheckShardName reports whether name is a valid Shard.Name.
 func CheckShardName(name string) error {
 	if name == "" || len(name) > 32 {
-		return fmt.Errorf("%w: shard name %q must be 1 to 32 characters", ErrConfig, name)
+		return configError("Shards.Name", name, "must be 1 to 32 characters")
 	}
 	for _, r := range name {
 		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-') {
-			return fmt.Errorf("%w: shard name %q may hold only a-z, 0-9 and -", ErrConfig, name)
+			return configError("Shards.Name", name, "may hold only a-z, 0-9 and -")
 		}
 	}
 	return nil
@@ -200,11 +200,17 @@ func Dial(cfg Config) (*Node, error) {
 	if len(cfg.Shards) == 0 && len(cfg.Endpoints) > 0 {
 		cfg.Shards = []Shard{{Name: DefaultShard, Endpoints: cfg.Endpoints}}
 	}
-	if len(cfg.Shards) == 0 || cfg.DB == nil || cfg.Registry == nil || cfg.NodeName == "" {
-		return nil, fmt.Errorf("%w: Endpoints or Shards, DB, Registry and NodeName are required", ErrConfig)
-	}
-	if len(cfg.Shards) > MaxShards {
-		return nil, fmt.Errorf("%w: at most %d shards", ErrConfig, MaxShards)
+	switch {
+	case len(cfg.Shards) == 0:
+		return nil, configError("Endpoints", "", "required (or Shards)")
+	case cfg.DB == nil:
+		return nil, required("DB")
+	case cfg.Registry == nil:
+		return nil, required("Registry")
+	case cfg.NodeName == "":
+		return nil, required("NodeName")
+	case len(cfg.Shards) > MaxShards:
+		return nil, configError("Shards", fmt.Sprint(len(cfg.Shards)), fmt.Sprintf("must hold at most %d shards", MaxShards))
 	}
 	seen := map[string]bool{}
 	for _, sh := range cfg.Shards {
@@ -212,10 +218,10 @@ func Dial(cfg Config) (*Node, error) {
 			return nil, err
 		}
 		if seen[sh.Name] {
-			return nil, fmt.Errorf("%w: shard %q named twice", ErrConfig, sh.Name)
+			return nil, configError("Shards.Name", sh.Name, "must not name two shards")
 		}
 		if len(sh.Endpoints) == 0 {
-			return nil, fmt.Errorf("%w: shard %q has no endpoints", ErrConfig, sh.Name)
+			return nil, configError("Shards.Endpoints", "", fmt.Sprintf("required for shard %q", sh.Name))
 		}
 		seen[sh.Name] = true
 	}
@@ -224,7 +230,7 @@ func Dial(cfg Config) (*Node, error) {
 		cfg.Prefix = DefaultPrefix
 	}
 	if !strings.HasPrefix(cfg.Prefix, "/") || !strings.HasSuffix(cfg.Prefix, "/") {
-		return nil, fmt.Errorf("%w: prefix %q must start and end with /", ErrConfig, cfg.Prefix)
+		return nil, configError("Prefix", cfg.Prefix, "must start and end with /")
 	}
 	if cfg.DialTimeout <= 0 {
 		cfg.DialTimeout = DefaultDialTimeout

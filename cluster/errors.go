@@ -5,10 +5,14 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"pidnode/internal/cfgerr"
 )
 
 var (
-	// ErrConfig: Config is missing a required field or has a bad one.
+	// ErrConfig is wrapped by every *ConfigError (a Config field Dial,
+	// Reclaim or Register refuses, CheckNodeName's and CheckShardName's
+	// refusals), and by the refusals of a namespace move's arguments.
 	ErrConfig = errors.New("cluster: invalid configuration")
 
 	// ErrUnreachable: etcd did not answer within Config.DialTimeout.
@@ -43,6 +47,18 @@ var (
 	// retried.
 	ErrConflict = errors.New("cluster: write kept conflicting with concurrent writes")
 )
+
+// ConfigError reports a Config field that Dial, Reclaim or Register refused,
+// or a name CheckNodeName or CheckShardName refused; it wraps ErrConfig.
+type ConfigError = cfgerr.Error
+
+// required is the *ConfigError for a required field left unset.
+func required(field string) *ConfigError { return cfgerr.Required("cluster", field, ErrConfig) }
+
+// configError is the *ConfigError for field with the rejected value v.
+func configError(field, v, reason string) *ConfigError {
+	return &ConfigError{Pkg: "cluster", Field: field, Value: v, Reason: reason, Err: ErrConfig}
+}
 
 // UnreachableError says which endpoints did not answer and why.
 type UnreachableError struct {

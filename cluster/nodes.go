@@ -63,11 +63,11 @@ func (e *NameTakenError) Unwrap() error { return ErrNameTaken }
 func CheckNodeName(name string) error {
 	switch {
 	case name == "":
-		return fmt.Errorf("%w: the node name is empty", ErrConfig)
+		return configError("NodeName", "", "must not be empty")
 	case strings.IndexByte(name, 0) >= 0:
-		return fmt.Errorf("%w: node name %q holds a NUL byte", ErrConfig, name)
+		return configError("NodeName", name, "must not hold a NUL byte")
 	case name == SeedNodeName:
-		return fmt.Errorf("%w: node name %q is reserved for the statistics loaded by `pidnode cluster seed`", ErrConfig, name)
+		return configError("NodeName", name, "is reserved for the statistics loaded by `pidnode cluster seed`")
 	}
 	return nil
 }

@@ -43,7 +43,7 @@ type ReclaimResult struct {
 // --quota-backend-bytes).
 func Reclaim(ctx context.Context, cfg Config) (*ReclaimResult, error) {
 	if len(cfg.Endpoints) == 0 {
-		return nil, fmt.Errorf("%w: Endpoints is required", ErrConfig)
+		return nil, required("Endpoints")
 	}
 	if cfg.DialTimeout <= 0 {
 		cfg.DialTimeout = DefaultDialTimeout

@@ -18,8 +18,8 @@ const TypeResource = "RESOURCE"
 // keeps it beside the record's encoding; every writer makes it with
 // AppendDerived, and a reader asks Resource, which tells it to parse the
 // value itself when the bytes do not describe that value (a record stored
-// before, another version of this layout, or a value whose strings have
-// escapes, which ReadResource decodes into memory of its own).
+// before this layout existed, another version of it, or a value whose
+// strings have escapes, which ReadResource decodes into memory of its own).
 //
 // Layout: derivedVersion; then derivedNone, or derivedBad (the value is not
 // a JSON object) or derivedResource, each with the value's Index (int4) and

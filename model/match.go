@@ -7,8 +7,8 @@ import (
 )
 
 // A model's patterns are matched against the same few strings over and
-// over (every create's media types); the regexp engine was a percent of a
-// create's CPU. matchMemo remembers the verdicts for the strings of up to
+// over (every create's media types), and running the regexp engine for each
+// is CPU a create need not spend. matchMemo remembers the verdicts for the strings of up to
 // matchMemoMaxLen bytes, one per slot of a small table (a later string
 // replaces an earlier one in its slot): bounded memory, and a verdict is
 // the regexp's own, so the answers are the same.

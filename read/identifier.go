@@ -66,8 +66,8 @@ func (r *Reader) IdentifierOf(st *store.Stored, c model.Content) *Identifier {
 
 // AppendJSON appends ident's JSON as encoding/json writes it without HTML
 // escaping (the members in Identifier's order, a newline after), without
-// reflection: the create reply's encoding was a large part of a create's
-// CPU. ok is false for an Identifier stdjson cannot encode as encoding/json
+// reflection, the costly part of encoding/json: every create and read
+// reply is encoded here. ok is false for an Identifier stdjson cannot encode as encoding/json
 // would (metadata of other Go types, a time outside RFC 3339): the caller
 // then uses encoding/json.
 func (ident *Identifier) AppendJSON(dst []byte) (_ []byte, ok bool) {

@@ -384,12 +384,13 @@ func clusterError(cfg *Config, err error) error {
 	var ue *cluster.UnreachableError
 	var le *cluster.LimitError
 	var te *cluster.NameTakenError
+	var ce *cluster.ConfigError
 	switch {
 	case errors.As(err, &te):
 		return &startError{msg: fmt.Sprintf("node name %s is held by another running node (host %s, data directory %s)", te.Name, te.Holder.Host, te.Holder.Data),
 			hint: fmt.Sprintf("give each node its own --node-name, or stop that node (a crashed node's name is free after %d s)", cluster.NameTTL), err: err}
-	case errors.Is(err, cluster.ErrConfig) && cluster.CheckNodeName(cfg.NodeName) != nil:
-		return &startError{msg: strings.TrimPrefix(cluster.CheckNodeName(cfg.NodeName).Error(), "cluster: invalid configuration: "),
+	case errors.As(err, &ce) && ce.Field == "NodeName":
+		return &startError{msg: fmt.Sprintf("node name %q %s", ce.Value, ce.Reason),
 			hint: "choose another --node-name", err: err}
 	case errors.As(err, &le):
 		return &startError{msg: le.Error(),

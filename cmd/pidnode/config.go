@@ -135,8 +135,8 @@ func defaultConfig() Config {
 		// reports (docs/product.md §10 Statistics).
 		StatsRetention: 400,
 		// Identifier writes per second per key (a bulk item counts as one):
-		// the node commits ~2,000–2,500 creates/s with fsync, so one key gets
-		// at most ~5 % of it and twenty keys at full rate still fit, while 100/s
+		// a small share of what one node commits with fsync (bench/results
+		// has the figure), so twenty keys at full rate still fit, while 100/s
 		// (360,000 an hour) is far beyond an SNAA's registrations.
 		AdminRate:       100,
 		EtcdPrefix:      "/pidnode/",
@@ -320,7 +320,10 @@ func (c *Config) settings() []setting {
 					switch {
 					case ok:
 						if err := cluster.CheckShardName(name); err != nil {
-							return errors.New(strings.TrimPrefix(err.Error(), "cluster: invalid configuration: "))
+							if ce := (*cluster.ConfigError)(nil); errors.As(err, &ce) {
+								return fmt.Errorf("shard name %q %s", ce.Value, ce.Reason)
+							}
+							return err
 						}
 						if url == "" {
 							return fmt.Errorf("shard %s: want NAME=URL,URL…", name)

@@ -543,6 +543,10 @@ func readPolicy(path string) (*admin.Policy, error) {
 	if err == nil {
 		err = admin.CheckPolicy(&p)
 	}
+	if ce := (*admin.ConfigError)(nil); errors.As(err, &ce) {
+		// The file's reader needs the reason, not admin's Config field.
+		return nil, &startError{msg: "policy file " + path + ": " + ce.Reason, hint: "fix it or check --policy-file", err: err}
+	}
 	if err != nil {
 		return nil, fileError("policy file", path, "policy-file", err)
 	}

@@ -597,7 +597,7 @@ func TestStartFailsPolicy(t *testing.T) {
 	for _, tc := range []struct{ name, file, want string }{
 		{"missing", missing, "policy file " + missing + ": no such file or directory; check --policy-file"},
 		{"unknown key", unknown, "policy file " + unknown + ": unknown key \"max_open\" (known: version, title, text, contact, max_open_per_email, applications_per_hour); fix it or check --policy-file"},
-		{"no text", noText, "policy file " + noText + ": invalid configuration: policy: version, title and text are required; fix it or check --policy-file"},
+		{"no text", noText, "policy file " + noText + ": version, title and text are required; fix it or check --policy-file"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			data := filepath.Join(t.TempDir(), "data")

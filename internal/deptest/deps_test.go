@@ -52,7 +52,7 @@ var rules = map[string]struct {
 	// history) that the API and the console share; no HTTP.
 	"read": {internal: []string{"handlev", "store", "model", "registry", "internal/cfgerr", "internal/stdjson", "internal/refusal"}, notStd: []string{"net/http", "html/template"}},
 	// admin imports webhook only for the limits its schemas document.
-	"admin": {internal: []string{"access", "console", "handlev", "store", "model", "operator", "read", "registry", "write", "stats", "webhook", "internal/httperr", "internal/route", "internal/refusal", "internal/buildinfo", "internal/promtext", "internal/tokenbucket"}},
+	"admin": {internal: []string{"access", "console", "handlev", "store", "model", "operator", "read", "registry", "write", "stats", "webhook", "internal/cfgerr", "internal/httperr", "internal/route", "internal/refusal", "internal/buildinfo", "internal/promtext", "internal/tokenbucket"}},
 	// The HTML console and application form: the same services as the
 	// API (write, read, access, operator, stats' reads, linkcheck's
 	// listing), never admin; admin mounts it.
@@ -78,7 +78,7 @@ var rules = map[string]struct {
 	"linkcheck": {internal: []string{"handlev", "store", "registry", "internal/cfgerr", "internal/outbound", "internal/promtext", "internal/route"}, external: []string{"go.etcd.io/bbolt"}},
 	// cluster mode: etcd's client, zstd for the values it stores there, and
 	// the layers whose data it replicates. Nothing below cmd imports it.
-	"cluster": {internal: []string{"handlev", "store", "model", "registry", "stats", "internal/promtext"}, external: []string{"go.etcd.io/etcd/client/v3", "go.etcd.io/etcd/api/v3", "go.uber.org/zap", "google.golang.org/grpc", "github.com/klauspost/compress/zstd"}},
+	"cluster": {internal: []string{"handlev", "store", "model", "registry", "stats", "internal/cfgerr", "internal/promtext"}, external: []string{"go.etcd.io/etcd/client/v3", "go.etcd.io/etcd/api/v3", "go.uber.org/zap", "google.golang.org/grpc", "github.com/klauspost/compress/zstd"}},
 	// Webhooks: the endpoints' routes as internal/route rows and their
 	// deliveries of the feed (registry), connecting out only through
 	// internal/outbound.

@@ -46,9 +46,9 @@ type Config struct {
 
 	// SignedRate is the sustained number of signed replies (to certified, CT,
 	// requests) per second one source (an IPv4 address, an IPv6 /64) may
-	// get, and SignedBurst how many at once (if zero, 2×SignedRate): a
-	// signature costs about 15 plain replies of CPU, and anyone may ask for
-	// one. A CT request beyond the budget waits for its turn, up to
+	// get, and SignedBurst how many at once (if zero, 2×SignedRate): an
+	// RSA signature costs far more CPU than a plain reply, and anyone may
+	// ask for one. A CT request beyond the budget waits for its turn, up to
 	// SignedWait, and is then answered signed; one whose turn would come
 	// later gets RC 3 (SERVER_TOO_BUSY), unsigned (pace.go says why). If
 	// SignedRate is zero, signed replies are not limited.

@@ -13,8 +13,8 @@ import (
 
 // Signed replies are paced, not refused.
 //
-// A signature costs about 15 plain replies of CPU and anyone may ask for one,
-// so each source gets SignedRate signatures a second. A certified request
+// An RSA signature costs far more CPU than a plain reply and anyone may ask
+// for one, so each source gets SignedRate signatures a second. A certified request
 // beyond that budget cannot be refused in a way the CNRI client reports as
 // "busy": the client checks the reply's signature before it reads the reply
 // code, so an unsigned RC 3 reaches its user as MISSING_OR_INVALID_SIGNATURE,
