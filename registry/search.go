@@ -277,7 +277,11 @@ func (d *searchDoc) entries(nsp []byte, id string) [][]byte {
 		buf = b
 	}
 	for _, w := range d.words {
-		add(append(append(appendEntry(buf, nsp, 'w'), w...), append([]byte{0}, did...)...))
+		if idCovers(id, w) {
+			continue
+		}
+		b := append(appendEntry(buf, nsp, 'w'), w...)
+		add(append(append(b, 0), did...))
 	}
 	// nsp 0 's' 'l' label 0 id 0 created
 	b := appendEntry(buf, nsp, 's', []byte{SortLabel}, d.label, []byte{0}, []byte(id), []byte{0})
@@ -287,6 +291,29 @@ func (d *searchDoc) entries(nsp []byte, id string) [][]byte {
 	b = append(append(b, id...), 0)
 	add(binary.BigEndian.AppendUint64(b, d.created))
 	return out
+}
+
+// idCovers reports whether the id (as stored, upper case) starts with w in
+// upper case: then the records bucket's keys find the record by w (Search
+// seeks them), and w is not filed. The id's first word and its stored
+// form, one random page each, are such words.
+func idCovers(id, w string) bool {
+	if len(w) > len(id) {
+		return false
+	}
+	for i := 0; i < len(w); i++ {
+		if upperASCII(w[i]) != id[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func upperASCII(c byte) byte {
+	if 'a' <= c && c <= 'z' {
+		return c - 'a' + 'A'
+	}
+	return c
 }
 
 // forwardKey is nsp 0 'f' docID: the forward entries in key order are the
@@ -550,21 +577,40 @@ func (t Tx) SearchEach(nsp string, q SearchQuery, fn func(key string) bool) (tot
 	}
 	var matches []match
 	seen := map[string]bool{}
+	consider := func(did []byte) error {
+		if did == nil || seen[string(did)] {
+			return nil
+		}
+		if seen[string(did)] = true; len(seen) > MaxSearchMatches {
+			return ErrSearchTooBroad
+		}
+		d, ok := decodeDoc(b.Get(append(appendEntry(nil, ns, 'f'), did...)))
+		if ok && (q.Status == "" || d.status == q.Status) && d.hasAll(words) {
+			matches = append(matches, match{d.sortValue(q.Sort), nsp + string(did[8:])})
+		}
+		return nil
+	}
 	pre := append(appendEntry(nil, ns, 'w'), lead...)
 	c := b.Cursor()
 	for k, _ := c.Seek(pre); k != nil && bytes.HasPrefix(k, pre); k, _ = c.Next() {
-		did := docIDOf(ns, k)
-		if did == nil || seen[string(did)] {
+		if err := consider(docIDOf(ns, k)); err != nil {
+			return 0, err
+		}
+	}
+	// The words the id covers (idCovers) are found by the records' keys.
+	pre = append([]byte(nsp), lead...)
+	for i := len(nsp); i < len(pre); i++ {
+		pre[i] = upperASCII(pre[i])
+	}
+	c = t.bucket(store.BucketRecords).Cursor()
+	for k, v := c.Seek(pre); k != nil && bytes.HasPrefix(k, pre); k, v = c.Next() {
+		st, err := store.DecodeStored(v)
+		if err != nil {
 			continue
 		}
-		if seen[string(did)] = true; len(seen) > MaxSearchMatches {
-			return 0, ErrSearchTooBroad
+		if err := consider(appendDocID(nil, sortTime(st.Created.UnixNano()), string(k[len(nsp):]))); err != nil {
+			return 0, err
 		}
-		d, ok := decodeDoc(b.Get(append(appendEntry(nil, ns, 'f'), did...)))
-		if !ok || (q.Status != "" && d.status != q.Status) || !d.hasAll(words) {
-			continue
-		}
-		matches = append(matches, match{d.sortValue(q.Sort), nsp + string(did[8:])})
 	}
 	slices.SortFunc(matches, func(a, b match) int {
 		c := bytes.Compare(a.sort, b.sort)
