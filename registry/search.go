@@ -27,33 +27,42 @@ import (
 // docs/metadata-model.md "What the fronts read"), the status its first
 // STATUS value.
 //
-// Keys, under the namespace key prefix nsp (as the URL index's) and a 0x00:
+// Keys, under the namespace key prefix nsp (as the URL index's) and a 0x00,
+// where did is the record's docID (appendDocID: created time, 8 bytes
+// big-endian, then the id, the storage key after nsp):
 //
-//	nsp 0 'w' word 0 key         one per distinct word of the record
-//	nsp 0 's' order value 0 key  one per sort order but the id's (which is
-//	                             the records bucket's own): 'l' (label,
-//	                             lower case, at most maxSortLabel bytes),
-//	                             'c' and 'u' (created, updated: 8 bytes
-//	                             big-endian)
-//	nsp 0 'f' key → doc          what the record filed (encodeDoc), so that
-//	                             a change removes exactly the old entries
-//	                             and a search checks and sorts its matches
-//	                             without reading records
-//	nsp 0 'n' → count            records filed in the namespace, 8 bytes
-//	                             big-endian
-//	nsp 0 'm' STATUS → count     those of that status
+//	nsp 0 'w' word 0 did          one per distinct word of the record but
+//	                              those its id starts with (idCovers)
+//	nsp 0 'f' did → doc           what the record filed (encodeDoc), so that
+//	                              a change removes exactly the old entries
+//	                              and a search checks and sorts its matches
+//	                              without reading records; in key order,
+//	                              the records by creation (SortCreated)
+//	nsp 0 's' 'l' label 0 id 0 created   the label order (lower case, at
+//	                              most maxSortLabel bytes)
+//	nsp 0 's' 'u' updated id 0 created   the changed order
+//	nsp 0 'n' → count             records filed in the namespace, 8 bytes
+//	                              big-endian
+//	nsp 0 'm' STATUS → count      those of that status
+//
+// A create's entries of a word and its forward entry are the last of
+// their ranges, so the creates of one commit share those pages; each word
+// only one record has still costs a page. searchLayout, the value of the
+// index's marker, names this layout.
 //
 // Costs, for a namespace of N records and a page of S at page P:
 //   - a listing without words or status walks one sort order's keys:
 //     O(P·S) cursor steps, S records read; the total is one Get;
 //   - a status filter without words walks a sort order and reads the
-//     forward entries until the page is full: O(P·S / share of that status);
-//     its total is one Get;
+//     forward entries until the page is full: O(P·S / share of that status)
+//     (in id order each record read is decoded for its created time); its
+//     total is one Get;
 //   - a search reads the forward entries of the records having a word that
-//     starts with the query's longest word (m of them), checks the other
-//     words against them and sorts the matches: O(m log m), whatever the
-//     page; more than MaxSearchMatches candidates are refused
-//     (ErrSearchTooBroad) rather than scanned.
+//     starts with the query's longest word (m of them: the word's entries
+//     and the records whose id starts with it), checks the other words
+//     against them and sorts the matches: O(m log m), whatever the page;
+//     more than MaxSearchMatches candidates are refused (ErrSearchTooBroad)
+//     rather than scanned.
 //
 // urlIndexMarker, under no namespace, says the index is complete.
 
@@ -94,33 +103,92 @@ type searchDoc struct {
 // and digits, lower case, each cut to maxWordBytes, distinct, in order of
 // first appearance, at most maxWords.
 func SearchWords(text ...string) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, s := range text {
-		start := -1
-		flush := func(end int) {
-			if start < 0 {
-				return
+	// The words are cut from one string holding them all, lower case,
+	// one after another: one allocation for all of them.
+	var buf []byte
+	var ends []int
+	var seen map[string]bool // past a few words; until then a scan
+	isNew := func(start int) bool {
+		w := buf[start:]
+		if seen == nil && len(ends) < 32 {
+			from := 0
+			for _, e := range ends {
+				if string(buf[from:e]) == string(w) {
+					return false
+				}
+				from = e
 			}
-			w := cutWord(strings.ToLower(s[start:end]))
-			start = -1
-			if !seen[w] && len(out) < maxWords {
-				seen[w] = true
-				out = append(out, w)
+			return true
+		}
+		if seen == nil {
+			seen = make(map[string]bool, 2*len(ends))
+			from := 0
+			for _, e := range ends {
+				seen[string(buf[from:e])] = true
+				from = e
 			}
 		}
-		for i, r := range s {
-			if unicode.IsLetter(r) || unicode.IsDigit(r) {
-				if start < 0 {
-					start = i
+		if seen[string(w)] {
+			return false
+		}
+		seen[string(w)] = true
+		return true
+	}
+	for _, s := range text {
+		for i := 0; i < len(s) && len(ends) < maxWords; {
+			c := s[i]
+			if c < utf8.RuneSelf {
+				if !isAlnumASCII(c) {
+					i++
+					continue
 				}
+			} else if r, n := utf8.DecodeRuneInString(s[i:]); !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+				i += n
 				continue
 			}
-			flush(i)
+			start := len(buf)
+			for i < len(s) {
+				c := s[i]
+				if c < utf8.RuneSelf {
+					if !isAlnumASCII(c) {
+						break
+					}
+					if 'A' <= c && c <= 'Z' {
+						c += 'a' - 'A'
+					}
+					buf = append(buf, c)
+					i++
+					continue
+				}
+				r, n := utf8.DecodeRuneInString(s[i:])
+				if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+					break
+				}
+				buf = utf8.AppendRune(buf, unicode.ToLower(r))
+				i += n
+			}
+			buf = buf[:start+len(cutWord(string(buf[start:])))]
+			if isNew(start) {
+				ends = append(ends, len(buf))
+			} else {
+				buf = buf[:start]
+			}
 		}
-		flush(len(s))
+	}
+	if len(ends) == 0 {
+		return nil
+	}
+	all := string(buf)
+	out := make([]string, len(ends))
+	from := 0
+	for i, e := range ends {
+		out[i], from = all[from:e], e
 	}
 	return out
+}
+
+func isAlnumASCII(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }
 
 // RecordText returns what the search index files of a record besides its
