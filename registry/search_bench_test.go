@@ -92,6 +92,7 @@ func BenchmarkSearch1M(b *testing.B) {
 		{"list-by-id", SearchQuery{}},
 		{"list-by-label", SearchQuery{Sort: SortLabel}},
 		{"list-by-changed-desc", SearchQuery{Sort: SortChanged, Desc: true}},
+		{"status-by-id", SearchQuery{Status: "SUBMITTED"}},
 		{"status-by-created", SearchQuery{Status: "SUBMITTED", Sort: SortCreated}},
 		{"page-500-by-id", SearchQuery{Offset: 10000}},
 		{"id-prefix", SearchQuery{Words: SearchWords(firstID)}},
