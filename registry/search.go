@@ -744,7 +744,7 @@ func walkOrder(t Tx, nsp []byte, o byte, desc, docs bool, fn func(id, doc []byte
 	case !desc:
 		k, v = c.Seek(pre)
 	default:
-		if k, v = c.Seek(end); k == nil {
+		if k, _ = c.Seek(end); k == nil {
 			k, v = c.Last()
 		} else {
 			k, v = c.Prev()
@@ -756,8 +756,10 @@ func walkOrder(t Tx, nsp []byte, o byte, desc, docs bool, fn func(id, doc []byte
 		case SortID:
 			id = k[len(nsp):]
 			// The forward entry is under the record's created time.
-			if st, err := store.DecodeStored(v); docs && err == nil {
-				doc = b.Get(forwardKey(nsp, sortTime(st.Created.UnixNano()), string(id)))
+			if docs {
+				if st, err := store.DecodeStored(v); err == nil {
+					doc = b.Get(forwardKey(nsp, sortTime(st.Created.UnixNano()), string(id)))
+				}
 			}
 		case SortCreated:
 			id, doc = k[len(pre)+8:], v
