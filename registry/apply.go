@@ -243,7 +243,7 @@ func (r *Registry) On(db *store.DB) (*Registry, error) {
 func (r *Registry) MarkIndexesBuilt() error {
 	return r.db.Update(func(tx *store.Tx) error {
 		for _, idx := range [][]byte{store.BucketURLIndex, store.BucketSearch} {
-			if err := tx.Bolt().Bucket(idx).Put(urlIndexMarker, nil); err != nil {
+			if err := tx.Bolt().Bucket(idx).Put(urlIndexMarker, markerValue(idx)); err != nil {
 				return err
 			}
 		}

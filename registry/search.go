@@ -27,33 +27,42 @@ import (
 // docs/metadata-model.md "What the fronts read"), the status its first
 // STATUS value.
 //
-// Keys, under the namespace key prefix nsp (as the URL index's) and a 0x00:
+// Keys, under the namespace key prefix nsp (as the URL index's) and a 0x00,
+// where did is the record's docID (appendDocID: created time, 8 bytes
+// big-endian, then the id, the storage key after nsp):
 //
-//	nsp 0 'w' word 0 key         one per distinct word of the record
-//	nsp 0 's' order value 0 key  one per sort order but the id's (which is
-//	                             the records bucket's own): 'l' (label,
-//	                             lower case, at most maxSortLabel bytes),
-//	                             'c' and 'u' (created, updated: 8 bytes
-//	                             big-endian)
-//	nsp 0 'f' key → doc          what the record filed (encodeDoc), so that
-//	                             a change removes exactly the old entries
-//	                             and a search checks and sorts its matches
-//	                             without reading records
-//	nsp 0 'n' → count            records filed in the namespace, 8 bytes
-//	                             big-endian
-//	nsp 0 'm' STATUS → count     those of that status
+//	nsp 0 'w' word 0 did          one per distinct word of the record but
+//	                              those its id starts with (idCovers)
+//	nsp 0 'f' did → doc           what the record filed (encodeDoc), so that
+//	                              a change removes exactly the old entries
+//	                              and a search checks and sorts its matches
+//	                              without reading records; in key order,
+//	                              the records by creation (SortCreated)
+//	nsp 0 's' 'l' label 0 id 0 created   the label order (lower case, at
+//	                              most maxSortLabel bytes)
+//	nsp 0 's' 'u' updated id 0 created   the changed order
+//	nsp 0 'n' → count             records filed in the namespace, 8 bytes
+//	                              big-endian
+//	nsp 0 'm' STATUS → count      those of that status
+//
+// A create's entries of a word and its forward entry are the last of
+// their ranges, so the creates of one commit share those pages; each word
+// only one record has still costs a page. searchLayout, the value of the
+// index's marker, names this layout.
 //
 // Costs, for a namespace of N records and a page of S at page P:
 //   - a listing without words or status walks one sort order's keys:
 //     O(P·S) cursor steps, S records read; the total is one Get;
 //   - a status filter without words walks a sort order and reads the
-//     forward entries until the page is full: O(P·S / share of that status);
-//     its total is one Get;
+//     forward entries until the page is full: O(P·S / share of that status)
+//     (in id order each record read is decoded for its created time); its
+//     total is one Get;
 //   - a search reads the forward entries of the records having a word that
-//     starts with the query's longest word (m of them), checks the other
-//     words against them and sorts the matches: O(m log m), whatever the
-//     page; more than MaxSearchMatches candidates are refused
-//     (ErrSearchTooBroad) rather than scanned.
+//     starts with the query's longest word (m of them: the word's entries
+//     and the records whose id starts with it), checks the other words
+//     against them and sorts the matches: O(m log m), whatever the page;
+//     more than MaxSearchMatches candidates are refused (ErrSearchTooBroad)
+//     rather than scanned.
 //
 // urlIndexMarker, under no namespace, says the index is complete.
 
@@ -94,33 +103,92 @@ type searchDoc struct {
 // and digits, lower case, each cut to maxWordBytes, distinct, in order of
 // first appearance, at most maxWords.
 func SearchWords(text ...string) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, s := range text {
-		start := -1
-		flush := func(end int) {
-			if start < 0 {
-				return
+	// The words are cut from one string holding them all, lower case,
+	// one after another: one allocation for all of them.
+	var buf []byte
+	var ends []int
+	var seen map[string]bool // past a few words; until then a scan
+	isNew := func(start int) bool {
+		w := buf[start:]
+		if seen == nil && len(ends) < 32 {
+			from := 0
+			for _, e := range ends {
+				if string(buf[from:e]) == string(w) {
+					return false
+				}
+				from = e
 			}
-			w := cutWord(strings.ToLower(s[start:end]))
-			start = -1
-			if !seen[w] && len(out) < maxWords {
-				seen[w] = true
-				out = append(out, w)
+			return true
+		}
+		if seen == nil {
+			seen = make(map[string]bool, 2*len(ends))
+			from := 0
+			for _, e := range ends {
+				seen[string(buf[from:e])] = true
+				from = e
 			}
 		}
-		for i, r := range s {
-			if unicode.IsLetter(r) || unicode.IsDigit(r) {
-				if start < 0 {
-					start = i
+		if seen[string(w)] {
+			return false
+		}
+		seen[string(w)] = true
+		return true
+	}
+	for _, s := range text {
+		for i := 0; i < len(s) && len(ends) < maxWords; {
+			c := s[i]
+			if c < utf8.RuneSelf {
+				if !isAlnumASCII(c) {
+					i++
+					continue
 				}
+			} else if r, n := utf8.DecodeRuneInString(s[i:]); !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+				i += n
 				continue
 			}
-			flush(i)
+			start := len(buf)
+			for i < len(s) {
+				c := s[i]
+				if c < utf8.RuneSelf {
+					if !isAlnumASCII(c) {
+						break
+					}
+					if 'A' <= c && c <= 'Z' {
+						c += 'a' - 'A'
+					}
+					buf = append(buf, c)
+					i++
+					continue
+				}
+				r, n := utf8.DecodeRuneInString(s[i:])
+				if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+					break
+				}
+				buf = utf8.AppendRune(buf, unicode.ToLower(r))
+				i += n
+			}
+			buf = buf[:start+len(cutWord(string(buf[start:])))]
+			if isNew(start) {
+				ends = append(ends, len(buf))
+			} else {
+				buf = buf[:start]
+			}
 		}
-		flush(len(s))
+	}
+	if len(ends) == 0 {
+		return nil
+	}
+	all := string(buf)
+	out := make([]string, len(ends))
+	from := 0
+	for i, e := range ends {
+		out[i], from = all[from:e], e
 	}
 	return out
+}
+
+func isAlnumASCII(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }
 
 // RecordText returns what the search index files of a record besides its
@@ -242,54 +310,124 @@ func decodeDoc(b []byte) (searchDoc, bool) {
 	return d, true
 }
 
-// searchKey builds nsp 0 kind parts... 0 key.
-func searchKey(nsp []byte, kind byte, value []byte, key string) []byte {
-	k := make([]byte, 0, len(nsp)+len(value)+len(key)+4)
-	k = append(k, nsp...)
-	k = append(k, 0, kind)
-	k = append(k, value...)
-	k = append(k, 0)
-	return append(k, key...)
+// docID is the record's name in the index: its created time (8 bytes,
+// sortTime) then its id (the storage key after the namespace prefix).
+// Entries end in it, so that a create's entries of a word, or of the
+// forward range, are the last of their range: the creates of one commit
+// share those pages instead of each writing pages of its own.
+func appendDocID(b []byte, created uint64, id string) []byte {
+	b = binary.BigEndian.AppendUint64(b, created)
+	return append(b, id...)
 }
 
-// sortValue is d's value in sort order o.
-func (d *searchDoc) sortValue(o byte) []byte {
-	switch o {
-	case SortLabel:
-		return append([]byte{o}, d.label...)
-	case SortCreated:
-		return binary.BigEndian.AppendUint64([]byte{o}, d.created)
-	case SortChanged:
-		return binary.BigEndian.AppendUint64([]byte{o}, d.updated)
+// appendEntry appends nsp 0 kind value to b.
+func appendEntry(b, nsp []byte, kind byte, value ...[]byte) []byte {
+	b = append(b, nsp...)
+	b = append(b, 0, kind)
+	for _, v := range value {
+		b = append(b, v...)
 	}
-	return []byte{SortID}
+	return b
 }
 
-// entries are the keys d files for key.
-func (d *searchDoc) entries(nsp []byte, key string) [][]byte {
-	out := make([][]byte, 0, len(d.words)+5)
+// entries are the keys d files for the record of id (the key after nsp),
+// all in one allocation. The forward entry is not among them.
+func (d *searchDoc) entries(nsp []byte, id string) [][]byte {
+	did := appendDocID(make([]byte, 0, 8+len(id)), d.created, id)
+	n := len(d.label) + 2*len(id) + 8 + 2*(len(nsp)+16+len(did))
 	for _, w := range d.words {
-		out = append(out, searchKey(nsp, 'w', []byte(w), key))
+		n += len(nsp) + len(w) + len(did) + 4
 	}
-	for _, o := range []byte{SortLabel, SortCreated, SortChanged} {
-		out = append(out, searchKey(nsp, 's', d.sortValue(o), key))
+	buf := make([]byte, 0, n)
+	out := make([][]byte, 0, len(d.words)+2)
+	add := func(b []byte) {
+		out = append(out, b[len(buf):len(b):len(b)])
+		buf = b
 	}
+	for _, w := range d.words {
+		if idCovers(id, w) {
+			continue
+		}
+		b := append(appendEntry(buf, nsp, 'w'), w...)
+		add(append(append(b, 0), did...))
+	}
+	// nsp 0 's' 'l' label 0 id 0 created
+	b := appendEntry(buf, nsp, 's', []byte{SortLabel}, d.label, []byte{0}, []byte(id), []byte{0})
+	add(binary.BigEndian.AppendUint64(b, d.created))
+	// nsp 0 's' 'u' updated id 0 created
+	b = binary.BigEndian.AppendUint64(appendEntry(buf, nsp, 's', []byte{SortChanged}), d.updated)
+	b = append(append(b, id...), 0)
+	add(binary.BigEndian.AppendUint64(b, d.created))
 	return out
 }
 
-func forwardKey(nsp []byte, key string) []byte {
-	k := append(append([]byte(nil), nsp...), 0, 'f')
-	return append(k, key...)
+// idCovers reports whether the id (as stored, upper case) starts with w in
+// upper case: then the records bucket's keys find the record by w (Search
+// seeks them), and w is not filed. The id's first word and its stored
+// form, one random page each, are such words.
+func idCovers(id, w string) bool {
+	if len(w) > len(id) {
+		return false
+	}
+	for i := 0; i < len(w); i++ {
+		if upperASCII(w[i]) != id[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func upperASCII(c byte) byte {
+	if 'a' <= c && c <= 'z' {
+		return c - 'a' + 'A'
+	}
+	return c
+}
+
+// forwardKey is nsp 0 'f' docID: the forward entries in key order are the
+// records in order of creation (the SortCreated order).
+func forwardKey(nsp []byte, created uint64, id string) []byte {
+	return appendDocID(appendEntry(make([]byte, 0, len(nsp)+10+len(id)), nsp, 'f'), created, id)
+}
+
+// docIDOf returns the docID at the end of index entry k of namespace nsp
+// (a 'w', 'f' or 's' entry), nil if k is none.
+func docIDOf(nsp, k []byte) []byte {
+	if len(k) < len(nsp)+2 {
+		return nil
+	}
+	rest := k[len(nsp)+2:]
+	switch k[len(nsp)+1] {
+	case 'f':
+		return rest
+	case 'w':
+		if i := bytes.IndexByte(rest, 0); i >= 0 && len(rest)-i > 8 {
+			return rest[i+1:]
+		}
+	case 's':
+		// label 0 id 0 created, or updated id 0 created
+		if len(rest) < 1+8+1+8 {
+			return nil
+		}
+		var id []byte
+		if rest[0] == SortLabel {
+			i := bytes.IndexByte(rest, 0)
+			id = rest[i+1 : len(rest)-9]
+		} else {
+			id = rest[1+8 : len(rest)-9]
+		}
+		return appendDocID(nil, binary.BigEndian.Uint64(rest[len(rest)-8:]), string(id))
+	}
+	return nil
 }
 
 // countKey is the key of the namespace's total (status "") or of its
 // total of one status.
 func countKey(nsp []byte, status string) []byte {
 	if status == "" {
-		return append(append([]byte(nil), nsp...), 0, 'n')
+		return appendEntry(nil, nsp, 'n')
 	}
-	k := append(append([]byte(nil), nsp...), 0, 'm')
-	return append(k, status...)
+	return appendEntry(nil, nsp, 'm', []byte(status))
 }
 
 func addCount(t Tx, k []byte, delta int64) error {
@@ -314,70 +452,109 @@ func addStatusCount(t Tx, nsp []byte, status string, delta int64) error {
 }
 
 // indexSearch files st (nil: the record is gone) under key, replacing what
-// the key filed before (its forward entry says what).
-func (t Tx) indexSearch(key string, st *store.Stored) error {
+// the record filed before: the forward entry under old's created time (old
+// is the record as it was, nil if it was not there; a record's created
+// time never changes).
+func (t Tx) indexSearch(key string, old, st *store.Stored) error {
 	nsp := t.r.namer.NamespaceOf([]byte(key))
-	if nsp == nil || bytes.IndexByte([]byte(key), 0) >= 0 {
+	if nsp == nil || strings.IndexByte(key, 0) >= 0 {
 		return nil
 	}
+	id := key[len(nsp):]
 	// Through Get and PutDerived: a cluster node rehearses a write on a
 	// read transaction with its writes in memory (store.DB.Rehearse).
-	fk := forwardKey(nsp, key)
-	var old, cur [][]byte
+	var oldFK []byte
 	var oldDoc *searchDoc
-	if v := t.Get(store.BucketSearch, fk); v != nil {
-		if d, ok := decodeDoc(v); ok {
-			oldDoc = &d
-			old = d.entries(nsp, key)
+	if old != nil {
+		oldFK = forwardKey(nsp, sortTime(old.Created.UnixNano()), id)
+		if v := t.Get(store.BucketSearch, oldFK); v != nil {
+			if d, ok := decodeDoc(v); ok {
+				oldDoc = &d
+			}
 		}
 	}
 	var newDoc *searchDoc
+	var newFK []byte
 	if st != nil {
 		d := t.r.docOf(nsp, key, st)
 		newDoc = &d
-		cur = d.entries(nsp, key)
+		newFK = forwardKey(nsp, d.created, id)
+	}
+	var prev, cur [][]byte
+	if oldDoc != nil {
+		prev = oldDoc.entries(nsp, id)
+	}
+	if newDoc != nil {
+		cur = newDoc.entries(nsp, id)
 	}
 	// Only the entries that change are written: each costs a page.
-	var keep, had map[string]bool
-	if len(old) > 0 {
-		keep, had = make(map[string]bool, len(cur)), make(map[string]bool, len(old))
-		for _, k := range cur {
-			keep[string(k)] = true
+	cmp := func(a, b []byte) int { return bytes.Compare(a, b) }
+	if len(prev) > 0 {
+		slices.SortFunc(prev, cmp)
+		slices.SortFunc(cur, cmp)
+	}
+	i, j := 0, 0
+	for i < len(prev) || j < len(cur) {
+		c := 0
+		switch {
+		case i == len(prev):
+			c = 1
+		case j == len(cur):
+			c = -1
+		default:
+			c = bytes.Compare(prev[i], cur[j])
+		}
+		var err error
+		switch {
+		case c < 0:
+			err = t.PutDerived(store.BucketSearch, prev[i], nil)
+			i++
+		case c > 0:
+			err = t.PutDerived(store.BucketSearch, cur[j], []byte{})
+			j++
+		default:
+			i, j = i+1, j+1
+		}
+		if err != nil {
+			return err
 		}
 	}
-	for _, k := range old {
-		had[string(k)] = true
-		if !keep[string(k)] {
-			if err := t.PutDerived(store.BucketSearch, k, nil); err != nil {
-				return err
-			}
-		}
-	}
-	for _, k := range cur {
-		if !had[string(k)] {
-			if err := t.PutDerived(store.BucketSearch, k, []byte{}); err != nil {
-				return err
-			}
-		}
-	}
+	var total int64
+	var oldStatus, newStatus string
 	if oldDoc != nil {
-		if err := addCount(t, countKey(nsp, ""), -1); err != nil {
+		total--
+		oldStatus = oldDoc.status
+		if newDoc == nil || !bytes.Equal(oldFK, newFK) {
+			if err := t.PutDerived(store.BucketSearch, oldFK, nil); err != nil {
+				return err
+			}
+		}
+	}
+	if newDoc != nil {
+		total++
+		newStatus = newDoc.status
+	}
+	if total != 0 {
+		if err := addCount(t, countKey(nsp, ""), total); err != nil {
 			return err
 		}
-		if err := addStatusCount(t, nsp, oldDoc.status, -1); err != nil {
-			return err
+	}
+	if oldStatus != newStatus || oldDoc == nil || newDoc == nil {
+		if oldDoc != nil {
+			if err := addStatusCount(t, nsp, oldStatus, -1); err != nil {
+				return err
+			}
+		}
+		if newDoc != nil {
+			if err := addStatusCount(t, nsp, newStatus, 1); err != nil {
+				return err
+			}
 		}
 	}
 	if newDoc == nil {
-		return t.PutDerived(store.BucketSearch, fk, nil)
+		return nil
 	}
-	if err := addCount(t, countKey(nsp, ""), 1); err != nil {
-		return err
-	}
-	if err := addStatusCount(t, nsp, newDoc.status, 1); err != nil {
-		return err
-	}
-	return t.PutDerived(store.BucketSearch, fk, encodeDoc(newDoc))
+	return t.PutDerived(store.BucketSearch, newFK, encodeDoc(newDoc))
 }
 
 // IndexRecord keeps the record indexes (the URL index and the search
@@ -395,7 +572,7 @@ func (t Tx) IndexRecord(key string, old, st *store.Stored) error {
 	if err := t.indexURL(key, oldURL, newURL); err != nil {
 		return err
 	}
-	return t.indexSearch(key, st)
+	return t.indexSearch(key, old, st)
 }
 
 // SearchQuery selects a page of a namespace through the search index.
@@ -432,17 +609,18 @@ func (t Tx) Search(nsp string, q SearchQuery) (keys []string, total int, err err
 // in order, until fn returns false (q.Limit is not used).
 func (t Tx) SearchEach(nsp string, q SearchQuery, fn func(key string) bool) (total int, err error) {
 	b := t.bucket(store.BucketSearch)
+	ns := []byte(nsp)
 	if q.Sort == 0 {
 		q.Sort = SortID
 	}
 	if len(q.Words) == 0 {
-		if v := b.Get(countKey([]byte(nsp), q.Status)); len(v) == 8 {
+		if v := b.Get(countKey(ns, q.Status)); len(v) == 8 {
 			total = int(binary.BigEndian.Uint64(v))
 		}
 		skip := q.Offset
-		err := walkOrder(t, []byte(nsp), q.Sort, q.Desc, func(key []byte) bool {
+		err := walkOrder(t, ns, q.Sort, q.Desc, q.Status != "", func(id, doc []byte) bool {
 			if q.Status != "" {
-				d, ok := decodeDoc(b.Get(forwardKey([]byte(nsp), string(key))))
+				d, ok := decodeDoc(doc)
 				if !ok || d.status != q.Status {
 					return true
 				}
@@ -451,7 +629,7 @@ func (t Tx) SearchEach(nsp string, q SearchQuery, fn func(key string) bool) (tot
 				skip--
 				return true
 			}
-			return fn(string(key))
+			return fn(nsp + string(id))
 		})
 		return total, err
 	}
@@ -467,21 +645,40 @@ func (t Tx) SearchEach(nsp string, q SearchQuery, fn func(key string) bool) (tot
 	}
 	var matches []match
 	seen := map[string]bool{}
-	pre := append(append([]byte(nsp), 0, 'w'), lead...)
+	consider := func(did []byte) error {
+		if did == nil || seen[string(did)] {
+			return nil
+		}
+		if seen[string(did)] = true; len(seen) > MaxSearchMatches {
+			return ErrSearchTooBroad
+		}
+		d, ok := decodeDoc(b.Get(append(appendEntry(nil, ns, 'f'), did...)))
+		if ok && (q.Status == "" || d.status == q.Status) && d.hasAll(words) {
+			matches = append(matches, match{d.sortValue(q.Sort), nsp + string(did[8:])})
+		}
+		return nil
+	}
+	pre := append(appendEntry(nil, ns, 'w'), lead...)
 	c := b.Cursor()
 	for k, _ := c.Seek(pre); k != nil && bytes.HasPrefix(k, pre); k, _ = c.Next() {
-		key := string(recordKeyOfIndex(k))
-		if seen[key] {
+		if err := consider(docIDOf(ns, k)); err != nil {
+			return 0, err
+		}
+	}
+	// The words the id covers (idCovers) are found by the records' keys.
+	pre = append([]byte(nsp), lead...)
+	for i := len(nsp); i < len(pre); i++ {
+		pre[i] = upperASCII(pre[i])
+	}
+	c = t.bucket(store.BucketRecords).Cursor()
+	for k, v := c.Seek(pre); k != nil && bytes.HasPrefix(k, pre); k, v = c.Next() {
+		st, err := store.DecodeStored(v)
+		if err != nil {
 			continue
 		}
-		if seen[key] = true; len(seen) > MaxSearchMatches {
-			return 0, ErrSearchTooBroad
+		if err := consider(appendDocID(nil, sortTime(st.Created.UnixNano()), string(k[len(nsp):]))); err != nil {
+			return 0, err
 		}
-		d, ok := decodeDoc(b.Get(forwardKey([]byte(nsp), key)))
-		if !ok || (q.Status != "" && d.status != q.Status) || !d.hasAll(words) {
-			continue
-		}
-		matches = append(matches, match{d.sortValue(q.Sort), key})
 	}
 	slices.SortFunc(matches, func(a, b match) int {
 		c := bytes.Compare(a.sort, b.sort)
@@ -501,6 +698,19 @@ func (t Tx) SearchEach(nsp string, q SearchQuery, fn func(key string) bool) (tot
 	return len(matches), nil
 }
 
+// sortValue is d's value in sort order o (ties go by key).
+func (d *searchDoc) sortValue(o byte) []byte {
+	switch o {
+	case SortLabel:
+		return d.label
+	case SortCreated:
+		return binary.BigEndian.AppendUint64(nil, d.created)
+	case SortChanged:
+		return binary.BigEndian.AppendUint64(nil, d.updated)
+	}
+	return nil
+}
+
 // hasAll reports whether every word starts one of d's words.
 func (d *searchDoc) hasAll(words []string) bool {
 	for _, w := range words {
@@ -512,45 +722,66 @@ func (d *searchDoc) hasAll(words []string) bool {
 	return true
 }
 
-// walkOrder calls fn with the record key of each record of namespace nsp
-// in sort order o (reversed if desc), until fn returns false: the keys of
-// the records bucket for SortID, else the entries of the order in the
-// search bucket. key is valid only during fn.
-func walkOrder(t Tx, nsp []byte, o byte, desc bool, fn func(key []byte) bool) error {
-	pre := append(append([]byte(nil), nsp...), 0, 's', o)
-	end := append(append([]byte(nil), nsp...), 0, 's', o+1)
-	c := t.bucket(store.BucketSearch).Cursor()
-	keyOf := recordKeyOfIndex
-	if o == SortID {
-		pre = append([]byte(nil), nsp...)
-		end = append(append([]byte(nil), nsp[:len(nsp)-1]...), nsp[len(nsp)-1]+1)
-		c = t.bucket(store.BucketRecords).Cursor()
-		keyOf = func(k []byte) []byte { return k }
+// walkOrder calls fn with the id (the key after nsp) and the forward entry
+// of each record of namespace nsp in sort order o (reversed if desc), until
+// fn returns false: the keys of the records bucket for SortID, the forward
+// entries for SortCreated, else the entries of the order. doc is nil unless
+// docs. id and doc are valid only during fn.
+func walkOrder(t Tx, nsp []byte, o byte, desc, docs bool, fn func(id, doc []byte) bool) error {
+	b := t.bucket(store.BucketSearch)
+	pre := appendEntry(nil, nsp, 's', []byte{o})
+	if o == SortCreated {
+		pre = appendEntry(nil, nsp, 'f')
 	}
-	var k []byte
+	c := b.Cursor()
+	if o == SortID {
+		pre = nsp
+		c = t.bucket(store.BucketRecords).Cursor()
+	}
+	end := append(append([]byte(nil), pre[:len(pre)-1]...), pre[len(pre)-1]+1)
+	var k, v []byte
 	switch {
 	case !desc:
-		k, _ = c.Seek(pre)
+		k, v = c.Seek(pre)
 	default:
 		if k, _ = c.Seek(end); k == nil {
-			k, _ = c.Last()
+			k, v = c.Last()
 		} else {
-			k, _ = c.Prev()
+			k, v = c.Prev()
 		}
 	}
-	for ; k != nil && bytes.HasPrefix(k, pre); k = step(c, desc) {
-		if !fn(keyOf(k)) {
+	for ; k != nil && bytes.HasPrefix(k, pre); k, v = step(c, desc) {
+		var id, doc []byte
+		switch o {
+		case SortID:
+			id = k[len(nsp):]
+			// The forward entry is under the record's created time.
+			if docs {
+				if st, err := store.DecodeStored(v); err == nil {
+					doc = b.Get(forwardKey(nsp, sortTime(st.Created.UnixNano()), string(id)))
+				}
+			}
+		case SortCreated:
+			id, doc = k[len(pre)+8:], v
+		default:
+			did := docIDOf(nsp, k)
+			if did == nil {
+				continue
+			}
+			if id = did[8:]; docs {
+				doc = b.Get(append(appendEntry(nil, nsp, 'f'), did...))
+			}
+		}
+		if !fn(id, doc) {
 			return nil
 		}
 	}
 	return nil
 }
 
-func step(c *bbolt.Cursor, desc bool) []byte {
+func step(c *bbolt.Cursor, desc bool) ([]byte, []byte) {
 	if desc {
-		k, _ := c.Prev()
-		return k
+		return c.Prev()
 	}
-	k, _ := c.Next()
-	return k
+	return c.Next()
 }

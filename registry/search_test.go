@@ -267,3 +267,73 @@ func TestEnsureIndexesBuildsSearch(t *testing.T) {
 		t.Errorf("search legacy after EnsureIndexes = %q, %v; want %q", keys, err, k)
 	}
 }
+
+// A search index marked complete in an older layout (its marker holds no
+// layout, its entries end in the record's key) is rebuilt by EnsureIndexes:
+// the old entries go, the search finds the record, the marker holds the
+// current layout.
+func TestEnsureIndexesRebuildsOldSearchLayout(t *testing.T) {
+	db, namer := openTest(t)
+	reg, err := New(Config{DB: db, Namer: namer, URLIndex: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := namer.Full("21.T12345", "OLD", "R1")
+	k, _, _ := namer.Key(h)
+	nsp, _ := reg.NamespaceKey("21.T12345", "OLD")
+	old := []string{nsp + "\x00wlegacy\x00" + k, nsp + "\x00f" + k, nsp + "\x00n"}
+	err = reg.Update(func(tx Tx) error {
+		if err := tx.PutSNAA(&SNAA{ID: "s1", Namespace: "OLD", Prefixes: []string{"21.T12345"}}); err != nil {
+			return err
+		}
+		if err := tx.PutRecord(k, searchRec(h, "https://old.example.org/r1", "REGISTERED", "Legacy record", "", 1, 2)); err != nil {
+			return err
+		}
+		if err := tx.indexURL(k, "", "https://old.example.org/r1"); err != nil {
+			return err
+		}
+		if err := tx.Bolt().Bucket(store.BucketURLIndex).Put(urlIndexMarker, nil); err != nil {
+			return err
+		}
+		for _, e := range old {
+			if err := tx.Bolt().Bucket(store.BucketSearch).Put([]byte(e), []byte{}); err != nil {
+				return err
+			}
+		}
+		return tx.Bolt().Bucket(store.BucketSearch).Put(urlIndexMarker, nil)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if built, err := reg.EnsureIndexes(); err != nil || built != -1 {
+		t.Fatalf("EnsureIndexes = %d, %v; want -1 (the URL index was complete)", built, err)
+	}
+	dump := dumpBucket(t, db, store.BucketSearch)
+	for _, e := range old[:2] {
+		if slices.ContainsFunc(dump, func(s string) bool { return strings.HasPrefix(s, fmt.Sprintf("%q=", e)) }) {
+			t.Errorf("old-layout entry %q survived EnsureIndexes", e)
+		}
+	}
+	if !slices.Contains(dump, fmt.Sprintf("%q=%x", urlIndexMarker, searchLayout)) {
+		t.Errorf("search marker after EnsureIndexes: %q; want the layout %x", dump, searchLayout)
+	}
+	for _, q := range []SearchQuery{{Words: []string{"legacy"}}, {Words: []string{"r1"}}, {Sort: SortCreated}} {
+		var keys []string
+		var total int
+		q.Limit = 10
+		err = reg.View(func(tx Tx) error {
+			keys, total, err = tx.Search(nsp, q)
+			return err
+		})
+		if err != nil || !slices.Equal(keys, []string{k}) || total != 1 {
+			t.Errorf("Search(%+v) after EnsureIndexes = %q, %d, %v; want %q, 1", q, keys, total, err, k)
+		}
+	}
+	// Marked in the current layout, it is left alone.
+	if built, err := reg.EnsureIndexes(); err != nil || built != -1 {
+		t.Fatalf("EnsureIndexes again = %d, %v", built, err)
+	}
+	if again := dumpBucket(t, db, store.BucketSearch); !slices.Equal(again, dump) {
+		t.Errorf("EnsureIndexes rewrote a current index:\n%q\n%q", dump, again)
+	}
+}

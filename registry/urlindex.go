@@ -42,6 +42,20 @@ import (
 // says the index is complete.
 var urlIndexMarker = []byte("\x00built")
 
+// searchLayout is the value of the search index's marker: the layout of
+// its entries (search.go). An index marked otherwise was written in an
+// older layout, and EnsureIndexes rebuilds it.
+var searchLayout = []byte{2}
+
+// markerValue is the value of bucket's urlIndexMarker when its index is
+// complete and current.
+func markerValue(bucket []byte) []byte {
+	if bytes.Equal(bucket, store.BucketSearch) {
+		return searchLayout
+	}
+	return []byte{}
+}
+
 // NamespaceKey returns the key prefix of namespace ns under prefix: the
 // part every key of its identifiers begins with, which the indexes, the
 // audit log and the feed are kept by.
@@ -198,7 +212,7 @@ func reindex(db *store.DB, namer *handlev.Namer, urlIndex int32, urls, search bo
 	}
 	err = db.Update(func(tx *store.Tx) error {
 		for _, bucket := range clear {
-			if err := tx.Bolt().Bucket(bucket).Put(urlIndexMarker, nil); err != nil {
+			if err := tx.Bolt().Bucket(bucket).Put(urlIndexMarker, markerValue(bucket)); err != nil {
 				return err
 			}
 		}
@@ -306,7 +320,7 @@ func (r *Registry) indexRange(prefix []byte, want func(nsp []byte) bool, urls, s
 					n++
 				}
 				if search {
-					if err := tx.indexSearch(string(k), &st); err != nil {
+					if err := tx.indexSearch(string(k), &st, &st); err != nil {
 						return err
 					}
 				}
@@ -340,11 +354,12 @@ func (r *Registry) IndexNamespace(ns string) (int, error) {
 }
 
 // indexBuilt reports whether the index in bucket (BucketURLIndex,
-// BucketSearch) is marked complete.
+// BucketSearch) is marked complete, in the current layout.
 func indexBuilt(db *store.DB, bucket []byte) (bool, error) {
 	built := false
 	err := db.View(func(tx *store.Tx) error {
-		built = tx.Bolt().Bucket(bucket).Get(urlIndexMarker) != nil
+		v := tx.Bolt().Bucket(bucket).Get(urlIndexMarker)
+		built = v != nil && bytes.Equal(v, markerValue(bucket))
 		return nil
 	})
 	return built, err

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"os"
@@ -298,6 +299,10 @@ func (tx *Tx) NextSequence(bucket []byte) (uint64, error) {
 	return seq, nil
 }
 
+// searchFillPercent is how full BucketSearch's pages are left when they
+// split.
+const searchFillPercent = 0.9
+
 // PutDerived writes value (nil: deletes) under key in bucket as data
 // derived from other data (an index), which a rehearsal does not report
 // (Put). key and value must not be modified until the transaction ends.
@@ -309,6 +314,11 @@ func (tx *Tx) PutDerived(bucket, key, value []byte) error {
 	b := tx.tx.Bucket(bucket)
 	if b == nil {
 		return fmt.Errorf("store: bucket %s missing", bucket)
+	}
+	if bytes.Equal(bucket, BucketSearch) {
+		// Its writes append to the ends of ranges (registry/search.go):
+		// a split there leaves the left page full, not half empty.
+		b.FillPercent = searchFillPercent
 	}
 	if value == nil {
 		return b.Delete(key)
