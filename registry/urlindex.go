@@ -156,8 +156,13 @@ func (t Tx) ScanNamespace(byURL bool, rng, start []byte, fn func(k []byte, st *s
 	return nil
 }
 
-// reindexChunk is how many records one rebuild transaction reads.
-const reindexChunk = 10000
+// reindexChunk is how many records one rebuild transaction reads. bbolt
+// splits a leaf only at commit, so every entry a transaction inserts into a
+// leaf shifts the ones after it: the cost of a transaction grows with the
+// square of the index entries it adds to one leaf (a rebuild adds a dozen
+// search entries per record, in key order of the records, not of the
+// entries). Smaller chunks bound that; each one costs a commit and its fsync.
+const reindexChunk = 2000
 
 // Reindex rebuilds the record indexes (the URL index and the search index,
 // search.go) from the records: it clears them, indexes every full-form
