@@ -278,14 +278,14 @@ var Breakdowns = []Breakdown{
 	{Rows: []string{"negotiated"}, Profile: "negotiated redirect", PerRequest: "negotiated", Shares: pageShares},
 	{Rows: []string{"tombstone"}, Profile: "tombstone", PerRequest: "tombstone", Shares: pageShares},
 	{Rows: []string{"admin_64"}, Profile: AdminProfile, Shares: []Share{
-		{What: "the admin API's creates", Symbol: "pidnode/admin.(*Server).create"},
+		{What: "the admin API's creates", Symbol: "pidnode/admin.(*snaaAPI).create"},
 		{What: "bbolt's commits", Symbol: "go.etcd.io/bbolt.(*Tx).Commit"},
 		{What: "fdatasync", Symbol: "syscall.Fdatasync"},
 		{What: "the collector", Symbol: "runtime.gcBgMarkWorker"},
 		{What: "the kernel", Kernel: true},
 	}},
 	{Rows: []string{"mixed"}, Profile: MixedProfile, Shares: []Share{
-		{What: "the admin API's creates", Symbol: "pidnode/admin.(*Server).create"},
+		{What: "the admin API's creates", Symbol: "pidnode/admin.(*snaaAPI).create"},
 		{What: "bbolt's commits", Symbol: "go.etcd.io/bbolt.(*Tx).Commit"},
 		{What: "fdatasync", Symbol: "syscall.Fdatasync"},
 		{What: "the resolver's handler", Symbol: "pidnode/resolver.(*Server).Handler"},
