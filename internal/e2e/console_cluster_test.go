@@ -112,7 +112,7 @@ func TestClusterConsoleSession(t *testing.T) {
 	_, page, _ = consoleReq(t, "GET", a.adminURL()+"/console/keys", other, nil)
 	csrf = html.UnescapeString(csrfFieldRE.FindStringSubmatch(page)[1])
 	first := regexp.MustCompile(`name="key_id" value="(key_[a-z0-9]+)"`).FindStringSubmatch(page)[1]
-	if st, body, _ := consoleReq(t, "POST", a.adminURL()+"/console/keys/revoke", other, url.Values{"csrf": {csrf}, "key_id": {first}}); st != http.StatusSeeOther {
+	if st, body, _ := consoleReq(t, "POST", a.adminURL()+"/console/keys/revoke", other, url.Values{"csrf": {csrf}, "key_id": {first}, "confirm": {"yes"}}); st != http.StatusSeeOther {
 		t.Fatalf("revoking on a: %d\n%s", st, body)
 	}
 	if st, body, _ := consoleReq(t, "GET", b.adminURL()+"/console/ids", cookie, nil); st != http.StatusUnauthorized || !strings.Contains(body, "revoked") {
