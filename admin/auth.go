@@ -92,7 +92,7 @@ func (s *Server) snaa(b *base, h func(w http.ResponseWriter, r *http.Request, b 
 		if !access.WellFormed(tok) {
 			return invalidToken(fmt.Sprintf("malformed key: an API key is %q followed by %d base32 characters", KeyPrefix, access.KeySecretLen-len(KeyPrefix)))
 		}
-		if err := s.syncBeforeAuth(r); err != nil {
+		if err := s.syncBeforeAuth(r, strings.ToUpper(strings.ReplaceAll(r.PathValue("ns"), "-", ""))); err != nil {
 			return err
 		}
 		k, sn, err := s.keys.Lookup(tok)
@@ -122,15 +122,16 @@ func (s *Server) admit(r *http.Request, k Key, sn SNAA) (context.Context, error)
 // registry on a single node, a cluster node's etcd transactions otherwise.
 type Writer = write.Writer
 
-// syncBeforeAuth runs Config.SyncAuth before a key is looked up. A request
-// that cannot be synced answers 503: its write could not be made either,
-// and a read could be stale, which the admin API never is (the resolver
-// fronts are where reads go on whatever etcd does).
-func (s *Server) syncBeforeAuth(r *http.Request) error {
+// syncBeforeAuth runs Config.SyncAuth before a key is looked up, for the
+// namespace the path names (as checkTarget compares it; "" for none). A
+// request that cannot be synced answers 503: its write could not be made
+// either, and a read could be stale, which the admin API never is (the
+// resolver fronts are where reads go on whatever etcd does).
+func (s *Server) syncBeforeAuth(r *http.Request, namespace string) error {
 	if s.syncAuth == nil {
 		return nil
 	}
-	return s.syncAuth(r.Context())
+	return s.syncAuth(r.Context(), namespace)
 }
 
 // AuthChanged drops the cached keys and SNAAs, for a writer that changes

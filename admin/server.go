@@ -100,8 +100,9 @@ type Config struct {
 	// SyncAuth, if set, is called before an API key is looked up: a cluster
 	// node waits there until its copy has applied every write etcd had
 	// acknowledged, so that a key revoked through any node is refused from
-	// the next request on.
-	SyncAuth func(ctx context.Context) error
+	// the next request on, and with it the namespace the path names
+	// (upper case, no hyphens; "" for none).
+	SyncAuth func(ctx context.Context, namespace string) error
 	// Routes are the namespace routes of the features that own theirs
 	// (stats.Service.Routes): rows of the table beside the API's own
 	// (nsroutes.go), which give their dispatch, the custom ids they reserve
@@ -166,7 +167,7 @@ type Server struct {
 	// w commits the writes: reg, or Config.Writer.
 	w          Writer
 	writeState func() error
-	syncAuth   func(ctx context.Context) error
+	syncAuth   func(ctx context.Context, namespace string) error
 	// commits counts the committed groups and the writes they held, for
 	// /metrics (calls/groups is the mean group size).
 	commits struct{ groups, calls atomic.Uint64 }
@@ -342,9 +343,13 @@ func (s *Server) newPages(cfg Config) (*console.Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	var consoleSync func(context.Context) error // no namespace before its session lookup
+	if s.syncAuth != nil {
+		consoleSync = func(ctx context.Context) error { return s.syncAuth(ctx, "") }
+	}
 	pc := console.Config{Namer: s.namer, Model: s.model, Registry: s.reg, Keys: s.keys, Sessions: sessions, Admission: s.adm,
 		Writes: s.writes, Read: s.read, Operator: s.ops, ApplyLimit: s.applyRL, SignInLimit: s.adm.AddrLimit(console.SignInPerHour),
-		SyncAuth: s.syncAuth, RefuseKeys: s.refuseKeys, MaxBodyBytes: s.maxBody, PublicURL: s.public,
+		SyncAuth: consoleSync, RefuseKeys: s.refuseKeys, MaxBodyBytes: s.maxBody, PublicURL: s.public,
 		Written: func(created, updated int) {
 			s.metrics.creates.Add(uint64(created))
 			s.metrics.updates.Add(uint64(updated))

@@ -484,24 +484,26 @@ const syncTimeout = 2 * time.Second
 // that arrives meanwhile), so a busy node reads etcd's revision about once
 // per round trip rather than once per request.
 //
-// In a cluster of several shards it syncs the registry shard so (keys and
-// SNAAs are its), and every other shard that is Connected at the same time
-// without failing for one: a read of a namespace of a shard cut off from
-// this node answers from the local copy, as resolution does, and the
-// other shards' requests go on.
-func (n *Node) Sync(ctx context.Context) error {
+// In a cluster of several shards it syncs the registry shard (keys and
+// SNAAs are its) and, for a request about namespace (its prefix; "" for
+// none), that namespace's shard if it is Connected, at the same time and
+// without failing for it: a read of a namespace of a shard cut off from
+// this node answers from the local copy, as resolution does, and its write
+// fails on its own. It syncs no other shard, so that a request never waits
+// for a shard it does not read (one without quorum that still counts as
+// connected takes the whole timeout).
+func (n *Node) Sync(ctx context.Context, namespace string) error {
 	ctx, cancel := context.WithTimeout(ctx, syncTimeout)
 	defer cancel()
-	var wg sync.WaitGroup
-	for _, s := range n.shards[1:] {
-		if s.Connected() {
-			wg.Add(1)
-			go func() { defer wg.Done(); s.sync(ctx) }()
-		}
+	done := make(chan struct{})
+	if s := n.shardOfNamespace(namespace); s != n.shard && s.Connected() {
+		go func() { defer close(done); s.sync(ctx) }()
+	} else {
+		close(done)
 	}
 	err := n.shard.sync(ctx)
 	n.countRefusal(err)
-	wg.Wait()
+	<-done
 	return err
 }
 
