@@ -92,7 +92,7 @@ func (g *gate) snaa(b *base, h func(w http.ResponseWriter, r *http.Request, b *b
 		if !access.WellFormed(tok) {
 			return invalidToken(fmt.Sprintf("malformed key: an API key is %q followed by %d base32 characters", KeyPrefix, access.KeySecretLen-len(KeyPrefix)))
 		}
-		if err := g.syncBeforeAuth(r); err != nil {
+		if err := g.syncBeforeAuth(r, strings.ToUpper(strings.ReplaceAll(r.PathValue("ns"), "-", ""))); err != nil {
 			return err
 		}
 		k, sn, err := g.keys.Lookup(tok)
@@ -122,15 +122,16 @@ func (g *gate) admit(r *http.Request, k Key, sn SNAA) (context.Context, error) {
 // registry on a single node, a cluster node's etcd transactions otherwise.
 type Writer = write.Writer
 
-// syncBeforeAuth runs Config.SyncAuth before a key is looked up. A request
-// that cannot be synced answers 503: its write could not be made either,
-// and a read could be stale, which the admin API never is (the resolver
-// fronts are where reads go on whatever etcd does).
-func (g *gate) syncBeforeAuth(r *http.Request) error {
+// syncBeforeAuth runs Config.SyncAuth before a key is looked up, for the
+// namespace the path names (as checkTarget compares it; "" for none). A
+// request that cannot be synced answers 503: its write could not be made
+// either, and a read could be stale, which the admin API never is (the
+// resolver fronts are where reads go on whatever etcd does).
+func (g *gate) syncBeforeAuth(r *http.Request, namespace string) error {
 	if g.syncAuth == nil {
 		return nil
 	}
-	return g.syncAuth(r.Context())
+	return g.syncAuth(r.Context(), namespace)
 }
 
 // AuthChanged drops the cached keys and SNAAs, for a writer that changes

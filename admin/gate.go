@@ -24,7 +24,7 @@ type gate struct {
 	// the API and in the console (access.Admission).
 	adm *access.Admission
 	// syncAuth is Config.SyncAuth (nil on a single node).
-	syncAuth func(ctx context.Context) error
+	syncAuth func(ctx context.Context, namespace string) error
 	// metrics are the Server's, which the route sets count in.
 	metrics *metrics
 }

@@ -98,8 +98,9 @@ type Config struct {
 	// SyncAuth, if set, is called before an API key is looked up: a cluster
 	// node waits there until its copy has applied every write etcd had
 	// acknowledged, so that a key revoked through any node is refused from
-	// the next request on.
-	SyncAuth func(ctx context.Context) error
+	// the next request on, and with it the namespace the path names
+	// (upper case, no hyphens; "" for none).
+	SyncAuth func(ctx context.Context, namespace string) error
 	// Routes are the namespace routes of the features that own theirs
 	// (stats.Service.Routes, webhook.Routes, linkcheck.Routes, in the
 	// order their reserved ids are named): rows of the table beside the API's own

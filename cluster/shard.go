@@ -131,6 +131,18 @@ func (n *Node) shardOfSNAA(id string) (*shard, error) {
 	return n.shard, nil
 }
 
+// shardOfNamespace is the shard that holds namespace's records: the
+// registry shard for "", for a namespace of no SNAA and for one whose shard
+// this node does not have (nothing of it is applied here).
+func (n *Node) shardOfNamespace(namespace string) *shard {
+	if r := n.routes.Load(); r != nil && namespace != "" {
+		if s, ok := r.byNS[namespace]; ok {
+			return s
+		}
+	}
+	return n.shard
+}
+
 // missingShard is the error of a write to shard name, which this node is
 // not configured with (its --etcd-shard list lags the cluster's).
 func missingShard(name string) error {

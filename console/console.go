@@ -65,9 +65,11 @@ type Config struct {
 	// prefix and the sequence number of its feed's newest entry
 	// (webhook.Views); if nil, the webhooks page says the node has none.
 	Webhooks func(prefix, ns string) ([]WebhookView, uint64, error)
-	// SyncAuth, if set, is called before a session's key is looked up (a
-	// cluster node catching up with etcd, as the API does).
-	SyncAuth func(ctx context.Context) error
+	// SyncAuth, if set, is called before a session's key is looked up with
+	// no namespace, and after it with the SNAA's namespace (a cluster node
+	// catching up with the registry's etcd shard and the namespace's, as
+	// the API does).
+	SyncAuth func(ctx context.Context, namespace string) error
 	// RefuseKeys makes the sign-in page refuse keys sent over plain HTTP
 	// (the listener is plain HTTP on a network address).
 	RefuseKeys bool
@@ -162,12 +164,13 @@ func problemOf(err error) (*httperr.Problem, bool) {
 	return p, ok
 }
 
-// syncBeforeAuth runs Config.SyncAuth before a key is looked up.
-func (s *Server) syncBeforeAuth(r *http.Request) error {
+// syncBeforeAuth runs Config.SyncAuth before a key is looked up, and
+// again with the namespace once the session's SNAA is known (ns "" before).
+func (s *Server) syncBeforeAuth(r *http.Request, ns string) error {
 	if s.cfg.SyncAuth == nil {
 		return nil
 	}
-	return s.cfg.SyncAuth(r.Context())
+	return s.cfg.SyncAuth(r.Context(), ns)
 }
 
 // issueKey issues a key for SNAA snaaID, audited as actor (the operator,

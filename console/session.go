@@ -101,7 +101,7 @@ func (s *Server) sessionOf(r *http.Request) (*consoleUser, error) {
 	if err != nil || c.Value == "" || len(c.Value) > 100 {
 		return nil, &errSignIn{""}
 	}
-	if err := s.syncBeforeAuth(r); err != nil {
+	if err := s.syncBeforeAuth(r, ""); err != nil {
 		return nil, err
 	}
 	sess, err := s.cfg.Sessions.Lookup(c.Value)
@@ -118,6 +118,12 @@ func (s *Server) sessionOf(r *http.Request) (*consoleUser, error) {
 		return nil, &errSignIn{"The key this session was started with was revoked. Sign in with another key."}
 	case err != nil:
 		return nil, err
+	}
+	if ns := sess.SNAA.Namespace; !sess.Operator && ns != "" {
+		// The pages read the namespace: its shard catches up as well.
+		if err := s.syncBeforeAuth(r, ns); err != nil {
+			return nil, err
+		}
 	}
 	return &consoleUser{Operator: sess.Operator, SNAA: sess.SNAA, Key: sess.Key, token: sess.Token}, nil
 }
@@ -284,7 +290,7 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 		fail(&httperr.Problem{Status: http.StatusUnauthorized, Title: httperr.Titles[401], Errors: []model.FieldError{{Field: "key", Message: "is not an API key of this node"}}})
 		return
 	default:
-		if err := s.syncBeforeAuth(r); err != nil {
+		if err := s.syncBeforeAuth(r, ""); err != nil {
 			s.renderProblem(w, r, nil, err)
 			return
 		}

@@ -412,6 +412,15 @@ func TestClusterShardsTwoNodes(t *testing.T) {
 	}
 	b.kill()
 	cs[1].Members()[0].Kill()
+	// A create of the registry shard's namespace right away, while a still
+	// counts the data shard as connected (its last answer is recent): it
+	// syncs only the shards it reads, so it does not wait out the data
+	// shard's sync timeout.
+	start := time.Now()
+	create(a, 0, "https://example.org/two/quorumless")
+	if took := time.Since(start); took >= time.Second {
+		t.Errorf("create in the registry shard's namespace while the data shard has no quorum took %v, want < 1s", took)
+	}
 	// b starts again while the data shard's etcd is still away (and the
 	// burst's last creates into it wait for it), from its applied
 	// revisions.
