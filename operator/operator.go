@@ -16,6 +16,7 @@ import (
 
 	"pidnode/access"
 	"pidnode/handlev"
+	"pidnode/internal/cfgerr"
 	"pidnode/model"
 	"pidnode/registry"
 )
@@ -65,8 +66,13 @@ type Service struct {
 
 // New returns the Service of cfg.
 func New(cfg Config) (*Service, error) {
-	if cfg.Registry == nil || cfg.Keys == nil || cfg.Namer == nil || cfg.Rand == nil {
-		return nil, fmt.Errorf("%w: Registry, Keys, Namer and Rand are required", ErrConfig)
+	for _, f := range []struct {
+		name  string
+		unset bool
+	}{{"Registry", cfg.Registry == nil}, {"Keys", cfg.Keys == nil}, {"Namer", cfg.Namer == nil}, {"Rand", cfg.Rand == nil}} {
+		if f.unset {
+			return nil, cfgerr.Required("operator", f.name, ErrConfig)
+		}
 	}
 	s := &Service{reg: cfg.Registry, keys: cfg.Keys, namer: cfg.Namer, prefixes: cfg.Prefixes,
 		shard: cfg.ChooseShard, policy: cfg.Policy, rnd: cfg.Rand, now: cfg.Now, log: cfg.Logger}

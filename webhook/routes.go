@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -16,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"pidnode/internal/cfgerr"
 	"pidnode/internal/route"
 	"pidnode/registry"
 )
@@ -81,7 +81,7 @@ type routes struct {
 // API's table.
 func Routes(cfg RoutesConfig) ([]route.Route, error) {
 	if cfg.Registry == nil {
-		return nil, fmt.Errorf("%w: Registry is required", ErrConfig)
+		return nil, cfgerr.Required("webhook", "RoutesConfig.Registry", ErrConfig)
 	}
 	s := &routes{reg: cfg.Registry, w: cfg.Writer, rnd: cfg.Rand, now: cfg.Now, log: cfg.Logger, evBeat: cfg.EventHeartbeat}
 	s.streams.maxKey, s.streams.maxSNAA, s.streams.limit = cfg.EventStreamsPerKey, cfg.EventStreamsPerSNAA, cfg.EventStreams
