@@ -48,7 +48,7 @@ func TestAdminKeyRefusalByBoundAddress(t *testing.T) {
 			if code, _ := call(t, plain, "GET", base+"/ops/v1/snaas", "not-a-key", nil); !insecure && code != 403 {
 				t.Errorf("bound %s: a wrong key got %d, want 403", b.addr, code)
 			}
-			if code, _ := call(t, plain, "GET", base+"/readyz", "", nil); code != 200 {
+			if code := readyzEventually(t, plain, base); code != 200 {
 				t.Errorf("bound %s insecure=%v: keyless /readyz = %d", b.addr, insecure, code)
 			}
 			stopTestNode(t, cancel, done)

@@ -211,10 +211,25 @@ func TestAdminRefusesKeysOverPlainHTTP(t *testing.T) {
 		case insecure && code != 200:
 			t.Errorf("--admin-insecure: operator key got %d %s, want 200", code, body)
 		}
-		if code, _ := call(t, plain, "GET", base+"/readyz", "", nil); code != 200 {
+		if code := readyzEventually(t, plain, base); code != 200 {
 			t.Errorf("insecure=%v: /readyz = %d", insecure, code)
 		}
 		stopTestNode(t, cancel, done)
+	}
+}
+
+// readyzEventually is the keyless /readyz of the admin listener at base,
+// asked until it answers 200 or 5 s pass: the ready file is written once the
+// fronts serve, /readyz turns 200 after the store is warmed as well.
+func readyzEventually(t *testing.T, c *http.Client, base string) int {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		code, _ := call(t, c, "GET", base+"/readyz", "", nil)
+		if code == 200 || time.Now().After(deadline) {
+			return code
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
