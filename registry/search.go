@@ -22,7 +22,8 @@ import (
 // covers and is maintained in the same places, by Tx.IndexRecord in the
 // write transaction of every record change (the write service, a cluster
 // node's ApplyPut) and rebuilt with it (Reindex, EnsureIndexes,
-// IndexNamespace). The label and description are those of the record's
+// IndexNamespace); the write transaction leaves the word entries to
+// MergeSearch (searchmerge.go), the record pending until then. The label and description are those of the record's
 // RESOURCE value, read as the fronts read them (handlev.ReadResource;
 // docs/metadata-model.md "What the fronts read"), the status its first
 // STATUS value.
@@ -32,7 +33,10 @@ import (
 // big-endian, then the id, the storage key after nsp):
 //
 //	nsp 0 'w' word 0 did          one per distinct word of the record but
-//	                              those its id starts with (idCovers)
+//	                              those its id starts with (idCovers);
+//	                              between merges, a superset (searchmerge.go)
+//	nsp 0 'p' did → words         the record is pending: its words under 'w'
+//	                              are those listed, not yet its own
 //	nsp 0 'f' did → doc           what the record filed (encodeDoc), so that
 //	                              a change removes exactly the old entries
 //	                              and a search checks and sorts its matches
@@ -45,10 +49,10 @@ import (
 //	                              big-endian
 //	nsp 0 'm' STATUS → count      those of that status
 //
-// A create's entries of a word and its forward entry are the last of
-// their ranges, so the creates of one commit share those pages; each word
-// only one record has still costs a page. searchLayout, the value of the
-// index's marker, names this layout.
+// A create's forward, pending and changed-order entries are the last of
+// their ranges, so the creates of one commit share those pages; its label
+// order entry costs a page. searchLayout, the value of the index's marker,
+// names this layout.
 //
 // Costs, for a namespace of N records and a page of S at page P:
 //   - a listing without words or status walks one sort order's keys:
@@ -61,10 +65,12 @@ import (
 //     starts with the query's longest word (m of them: the word's entries
 //     and the records whose id starts with it), checks the other words
 //     against them and sorts the matches: O(m log m), whatever the page;
-//     more than MaxSearchMatches candidates are refused (ErrSearchTooBroad)
-//     rather than scanned.
+//     the pending records (a few merge intervals' creates) are checked
+//     the same way; more than MaxSearchMatches candidates are refused
+//     (ErrSearchTooBroad) rather than scanned.
 //
-// urlIndexMarker, under no namespace, says the index is complete.
+// urlIndexMarker, under no namespace, says the index is complete;
+// pendingNSPrefix nsp, that the namespace may have pending records.
 
 // MaxSearchMatches bounds the records a search reads (see above).
 const MaxSearchMatches = 100000
@@ -271,11 +277,31 @@ func encodeDoc(d *searchDoc) []byte {
 	b = append(b, d.status...)
 	b = binary.BigEndian.AppendUint64(b, d.created)
 	b = binary.BigEndian.AppendUint64(b, d.updated)
-	for _, w := range d.words {
+	return encodeWords(b, d.words)
+}
+
+// encodeWords appends each word, length-prefixed (the forward entry's tail,
+// a pending entry's value).
+func encodeWords(b []byte, words []string) []byte {
+	for _, w := range words {
 		b = binary.AppendUvarint(b, uint64(len(w)))
 		b = append(b, w...)
 	}
 	return b
+}
+
+// decodeWords is encodeWords' inverse; nil if b is malformed.
+func decodeWords(b []byte) []string {
+	var out []string
+	for len(b) > 0 {
+		n, k := binary.Uvarint(b)
+		if k <= 0 || n > uint64(len(b)-k) {
+			return nil
+		}
+		out = append(out, string(b[k:k+int(n)]))
+		b = b[k+int(n):]
+	}
+	return out
 }
 
 func decodeDoc(b []byte) (searchDoc, bool) {
@@ -299,13 +325,10 @@ func decodeDoc(b []byte) (searchDoc, bool) {
 	}
 	d.label, d.status = append([]byte(nil), lab...), string(st)
 	d.created, d.updated = binary.BigEndian.Uint64(b), binary.BigEndian.Uint64(b[8:])
-	b = b[16:]
-	for len(b) > 0 {
-		w, ok := next()
-		if !ok {
+	if b = b[16:]; len(b) > 0 {
+		if d.words = decodeWords(b); d.words == nil {
 			return d, false
 		}
-		d.words = append(d.words, string(w))
 	}
 	return d, true
 }
@@ -330,26 +353,16 @@ func appendEntry(b, nsp []byte, kind byte, value ...[]byte) []byte {
 	return b
 }
 
-// entries are the keys d files for the record of id (the key after nsp),
-// all in one allocation. The forward entry is not among them.
+// entries are the sort entries d files for the record of id (the key after
+// nsp), in one allocation. The word entries and the forward entry are not
+// among them.
 func (d *searchDoc) entries(nsp []byte, id string) [][]byte {
-	did := appendDocID(make([]byte, 0, 8+len(id)), d.created, id)
-	n := len(d.label) + 2*len(id) + 8 + 2*(len(nsp)+16+len(did))
-	for _, w := range d.words {
-		n += len(nsp) + len(w) + len(did) + 4
-	}
+	n := len(d.label) + 2*len(id) + 2*(len(nsp)+20)
 	buf := make([]byte, 0, n)
-	out := make([][]byte, 0, len(d.words)+2)
+	out := make([][]byte, 0, 2)
 	add := func(b []byte) {
 		out = append(out, b[len(buf):len(b):len(b)])
 		buf = b
-	}
-	for _, w := range d.words {
-		if idCovers(id, w) {
-			continue
-		}
-		b := append(appendEntry(buf, nsp, 'w'), w...)
-		add(append(append(b, 0), did...))
 	}
 	// nsp 0 's' 'l' label 0 id 0 created
 	b := appendEntry(buf, nsp, 's', []byte{SortLabel}, d.label, []byte{0}, []byte(id), []byte{0})
@@ -359,6 +372,24 @@ func (d *searchDoc) entries(nsp []byte, id string) [][]byte {
 	b = append(append(b, id...), 0)
 	add(binary.BigEndian.AppendUint64(b, d.created))
 	return out
+}
+
+// filedWords are the words of d the record of id files under 'w': all but
+// those its id covers (idCovers), sorted.
+func (d *searchDoc) filedWords(id string) []string {
+	out := make([]string, 0, len(d.words))
+	for _, w := range d.words {
+		if !idCovers(id, w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// wordKey is nsp 0 'w' word 0 did.
+func wordKey(nsp []byte, w string, did []byte) []byte {
+	b := append(appendEntry(make([]byte, 0, len(nsp)+len(w)+len(did)+3), nsp, 'w'), w...)
+	return append(append(b, 0), did...)
 }
 
 // idCovers reports whether the id (as stored, upper case) starts with w in
@@ -390,15 +421,27 @@ func forwardKey(nsp []byte, created uint64, id string) []byte {
 	return appendDocID(appendEntry(make([]byte, 0, len(nsp)+10+len(id)), nsp, 'f'), created, id)
 }
 
+// pendingKey is nsp 0 'p' docID: the record's words are not all filed
+// (MergeSearch). Its value: the words that are (encodeWords).
+func pendingKey(nsp, did []byte) []byte {
+	return append(appendEntry(make([]byte, 0, len(nsp)+2+len(did)), nsp, 'p'), did...)
+}
+
+// pendingNSPrefix, then a namespace key prefix: that namespace may have
+// pending records. Under no namespace, as urlIndexMarker.
+var pendingNSPrefix = []byte("\x00pending\x00")
+
+func pendingNSKey(nsp []byte) []byte { return append(slices.Clip(pendingNSPrefix), nsp...) }
+
 // docIDOf returns the docID at the end of index entry k of namespace nsp
-// (a 'w', 'f' or 's' entry), nil if k is none.
+// (a 'w', 'f', 'p' or 's' entry), nil if k is none.
 func docIDOf(nsp, k []byte) []byte {
 	if len(k) < len(nsp)+2 {
 		return nil
 	}
 	rest := k[len(nsp)+2:]
 	switch k[len(nsp)+1] {
-	case 'f':
+	case 'f', 'p':
 		return rest
 	case 'w':
 		if i := bytes.IndexByte(rest, 0); i >= 0 && len(rest)-i > 8 {
@@ -452,10 +495,16 @@ func addStatusCount(t Tx, nsp []byte, status string, delta int64) error {
 }
 
 // indexSearch files st (nil: the record is gone) under key, replacing what
-// the record filed before: the forward entry under old's created time (old
-// is the record as it was, nil if it was not there; a record's created
-// time never changes).
+// the record filed before, its words included: the forward entry under
+// old's created time (old is the record as it was, nil if it was not there;
+// a record's created time never changes). The rebuilds call it.
 func (t Tx) indexSearch(key string, old, st *store.Stored) error {
+	return t.fileSearch(key, old, st, false)
+}
+
+// fileSearch is indexSearch leaving the word entries to MergeSearch if
+// deferWords (the record pending until then).
+func (t Tx) fileSearch(key string, old, st *store.Stored, deferWords bool) error {
 	nsp := t.r.namer.NamespaceOf([]byte(key))
 	if nsp == nil || strings.IndexByte(key, 0) >= 0 {
 		return nil
@@ -487,37 +536,11 @@ func (t Tx) indexSearch(key string, old, st *store.Stored) error {
 	if newDoc != nil {
 		cur = newDoc.entries(nsp, id)
 	}
-	// Only the entries that change are written: each costs a page.
-	cmp := func(a, b []byte) int { return bytes.Compare(a, b) }
-	if len(prev) > 0 {
-		slices.SortFunc(prev, cmp)
-		slices.SortFunc(cur, cmp)
+	if err := t.putDiff(prev, cur); err != nil {
+		return err
 	}
-	i, j := 0, 0
-	for i < len(prev) || j < len(cur) {
-		c := 0
-		switch {
-		case i == len(prev):
-			c = 1
-		case j == len(cur):
-			c = -1
-		default:
-			c = bytes.Compare(prev[i], cur[j])
-		}
-		var err error
-		switch {
-		case c < 0:
-			err = t.PutDerived(store.BucketSearch, prev[i], nil)
-			i++
-		case c > 0:
-			err = t.PutDerived(store.BucketSearch, cur[j], []byte{})
-			j++
-		default:
-			i, j = i+1, j+1
-		}
-		if err != nil {
-			return err
-		}
+	if err := t.fileWords(nsp, id, old, oldDoc, newDoc, deferWords); err != nil {
+		return err
 	}
 	var total int64
 	var oldStatus, newStatus string
@@ -557,6 +580,118 @@ func (t Tx) indexSearch(key string, old, st *store.Stored) error {
 	return t.PutDerived(store.BucketSearch, newFK, encodeDoc(newDoc))
 }
 
+// putDiff removes the keys of prev that cur lacks and adds those of cur
+// that prev lacks (empty values): only the entries that change are
+// written, each costs a page. It sorts both.
+func (t Tx) putDiff(prev, cur [][]byte) error {
+	cmp := func(a, b []byte) int { return bytes.Compare(a, b) }
+	slices.SortFunc(prev, cmp)
+	slices.SortFunc(cur, cmp)
+	i, j := 0, 0
+	for i < len(prev) || j < len(cur) {
+		c := 0
+		switch {
+		case i == len(prev):
+			c = 1
+		case j == len(cur):
+			c = -1
+		default:
+			c = bytes.Compare(prev[i], cur[j])
+		}
+		var err error
+		switch {
+		case c < 0:
+			err = t.PutDerived(store.BucketSearch, prev[i], nil)
+			i++
+		case c > 0:
+			err = t.PutDerived(store.BucketSearch, cur[j], []byte{})
+			j++
+		default:
+			i, j = i+1, j+1
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fileWords keeps the word entries of the record of id in step with its
+// change from old (oldDoc what it filed) to newDoc: at once, or (deferWords)
+// by leaving the record pending.
+func (t Tx) fileWords(nsp []byte, id string, old *store.Stored, oldDoc, newDoc *searchDoc, deferWords bool) error {
+	var oldDID, newDID []byte
+	if old != nil {
+		oldDID = appendDocID(nil, sortTime(old.Created.UnixNano()), id)
+	}
+	if newDoc != nil {
+		newDID = appendDocID(nil, newDoc.created, id)
+	}
+	// filed: the words under 'w' for oldDID.
+	var filed []string
+	pending := false
+	if oldDID != nil {
+		if v := t.Get(store.BucketSearch, pendingKey(nsp, oldDID)); v != nil {
+			filed, pending = decodeWords(v), true
+		} else if oldDoc != nil {
+			filed = oldDoc.filedWords(id)
+		}
+	}
+	var want []string
+	if newDoc != nil {
+		want = newDoc.filedWords(id)
+	}
+	if oldDID != nil && !bytes.Equal(oldDID, newDID) {
+		// Gone, or under another created time: oldDID's words go.
+		if err := t.settleWords(nsp, oldDID, filed, pending, nil, deferWords); err != nil {
+			return err
+		}
+		filed, pending = nil, false
+		if newDID != nil {
+			if v := t.Get(store.BucketSearch, pendingKey(nsp, newDID)); v != nil {
+				filed, pending = decodeWords(v), true
+			}
+		}
+	}
+	if newDID == nil {
+		return nil
+	}
+	return t.settleWords(nsp, newDID, filed, pending, want, deferWords)
+}
+
+// settleWords brings the word entries of did from filed to want (pending:
+// did's pending entry holds filed): at once, or (deferWords) by leaving
+// did pending, its pending entry holding what is filed.
+func (t Tx) settleWords(nsp, did []byte, filed []string, pending bool, want []string, deferWords bool) error {
+	pk := pendingKey(nsp, did)
+	if deferWords {
+		if pending || slices.Equal(filed, want) {
+			return nil
+		}
+		if mk := pendingNSKey(nsp); t.Get(store.BucketSearch, mk) == nil {
+			if err := t.PutDerived(store.BucketSearch, mk, []byte{}); err != nil {
+				return err
+			}
+		}
+		return t.PutDerived(store.BucketSearch, pk, encodeWords([]byte{}, filed))
+	}
+	if err := t.putDiff(wordKeys(nsp, did, filed), wordKeys(nsp, did, want)); err != nil {
+		return err
+	}
+	if pending {
+		return t.PutDerived(store.BucketSearch, pk, nil)
+	}
+	return nil
+}
+
+func wordKeys(nsp, did []byte, words []string) [][]byte {
+	out := make([][]byte, len(words))
+	for i, w := range words {
+		out[i] = wordKey(nsp, w, did)
+	}
+	return out
+}
+
 // IndexRecord keeps the record indexes (the URL index and the search
 // index) of key in step with a change of its record from old to st (either
 // nil: created, deleted), inside the write transaction of the change. Every
@@ -572,7 +707,7 @@ func (t Tx) IndexRecord(key string, old, st *store.Stored) error {
 	if err := t.indexURL(key, oldURL, newURL); err != nil {
 		return err
 	}
-	return t.indexSearch(key, old, st)
+	return t.fileSearch(key, old, st, true)
 }
 
 // SearchQuery selects a page of a namespace through the search index.
@@ -677,6 +812,14 @@ func (t Tx) SearchEach(nsp string, q SearchQuery, fn func(key string) bool) (tot
 			continue
 		}
 		if err := consider(appendDocID(nil, sortTime(st.Created.UnixNano()), string(k[len(nsp):]))); err != nil {
+			return 0, err
+		}
+	}
+	// The pending records' words may not be filed yet: each is checked.
+	pre = appendEntry(nil, ns, 'p')
+	c = b.Cursor()
+	for k, _ := c.Seek(pre); k != nil && bytes.HasPrefix(k, pre); k, _ = c.Next() {
+		if err := consider(docIDOf(ns, k)); err != nil {
 			return 0, err
 		}
 	}
