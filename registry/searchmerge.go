@@ -3,6 +3,7 @@ package registry
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"slices"
 	"time"
 
@@ -28,16 +29,16 @@ import (
 // writers it holds up wait tens of milliseconds at most.
 const MergeBatch = 2000
 
-// MergeSearch files the words of up to max pending records in one write
+// MergeSearch files the words of up to limit pending records in one write
 // transaction and returns how many it filed; without pending records it
 // takes no writer lock. It may run beside the writers at any time.
-func (r *Registry) MergeSearch(max int) (int, error) {
+func (r *Registry) MergeSearch(limit int) (int, error) {
 	var any bool
 	if err := r.View(func(t Tx) error {
 		k, _ := t.bucket(store.BucketSearch).Cursor().Seek(pendingNSPrefix)
 		any = bytes.HasPrefix(k, pendingNSPrefix)
 		return nil
-	}); err != nil || !any || max <= 0 {
+	}); err != nil || !any || limit <= 0 {
 		return 0, err
 	}
 	n := 0
@@ -46,7 +47,7 @@ func (r *Registry) MergeSearch(max int) (int, error) {
 		b := t.bucket(store.BucketSearch)
 		type item struct {
 			nsp, did []byte
-			filed    []string
+			filed    []byte // the pending entry's value
 		}
 		var items []item
 		var nss, done [][]byte
@@ -55,38 +56,61 @@ func (r *Registry) MergeSearch(max int) (int, error) {
 			nss = append(nss, bytes.Clone(k[len(pendingNSPrefix):]))
 		}
 		for _, nsp := range nss {
-			if len(items) == max {
+			if len(items) == limit {
 				break
 			}
 			pre := appendEntry(nil, nsp, 'p')
 			more := false
 			for k, v := c.Seek(pre); bytes.HasPrefix(k, pre); k, v = c.Next() {
-				if len(items) == max {
+				if len(items) == limit {
 					more = true
 					break
 				}
-				items = append(items, item{nsp, bytes.Clone(k[len(pre):]), decodeWords(v)})
+				items = append(items, item{nsp, bytes.Clone(k[len(pre):]), bytes.Clone(v)})
 			}
 			if !more {
 				done = append(done, pendingNSKey(nsp))
 			}
 		}
 		var gone, added [][]byte
-		for _, it := range items {
-			var want []string
-			if d, ok := decodeDoc(b.Get(append(appendEntry(nil, it.nsp, 'f'), it.did...))); ok {
-				want = d.filedWords(string(it.did[8:]))
+		var arena []byte
+		key := func(nsp []byte, w, did []byte) []byte {
+			n := len(nsp) + len(w) + len(did) + 3
+			if cap(arena)-len(arena) < n {
+				arena = make([]byte, 0, max(64<<10, n))
 			}
-			gone = append(gone, pendingKey(it.nsp, it.did))
-			filed := wordKeys(it.nsp, it.did, it.filed)
-			for _, k := range wordKeys(it.nsp, it.did, want) {
-				if i := slices.IndexFunc(filed, func(f []byte) bool { return bytes.Equal(f, k) }); i >= 0 {
-					filed = slices.Delete(filed, i, i+1)
-				} else {
-					added = append(added, k)
+			start := len(arena)
+			arena = append(append(append(appendEntry(arena, nsp, 'w'), w...), 0), did...)
+			return arena[start:len(arena):len(arena)]
+		}
+		var filed, want [][]byte
+		for _, it := range items {
+			id := it.did[8:]
+			filed, _ = splitWords(filed[:0], it.filed)
+			want = want[:0]
+			if tail, ok := docWordsTail(b.Get(append(appendEntry(nil, it.nsp, 'f'), it.did...))); ok {
+				all, _ := splitWords(nil, bytes.Clone(tail))
+				for _, w := range all {
+					if !idCovers(string(id), string(w)) {
+						want = append(want, w)
+					}
 				}
 			}
-			gone = append(gone, filed...)
+			gone = append(gone, pendingKey(it.nsp, it.did))
+			// Both sorted: one walk finds what goes and what comes.
+			i, j := 0, 0
+			for i < len(filed) || j < len(want) {
+				switch c := cmpWords(filed, want, i, j); {
+				case c < 0:
+					gone = append(gone, key(it.nsp, filed[i], it.did))
+					i++
+				case c > 0:
+					added = append(added, key(it.nsp, want[j], it.did))
+					j++
+				default:
+					i, j = i+1, j+1
+				}
+			}
 		}
 		gone = append(gone, done...)
 		// In key order: neighbouring Puts find their page where the last
@@ -131,4 +155,44 @@ func (r *Registry) RunSearchMerge(ctx context.Context, every time.Duration, onEr
 		case <-tick.C:
 		}
 	}
+}
+
+// cmpWords compares a[i] with b[j], an exhausted side last.
+func cmpWords(a, b [][]byte, i, j int) int {
+	switch {
+	case i == len(a):
+		return 1
+	case j == len(b):
+		return -1
+	}
+	return bytes.Compare(a[i], b[j])
+}
+
+// splitWords appends the words of b (encodeWords) to out, as slices of b;
+// ok is false if b is malformed (out then holds the words before).
+func splitWords(out [][]byte, b []byte) ([][]byte, bool) {
+	for len(b) > 0 {
+		n, k := binary.Uvarint(b)
+		if k <= 0 || n > uint64(len(b)-k) {
+			return out, false
+		}
+		out = append(out, b[k:k+int(n)])
+		b = b[k+int(n):]
+	}
+	return out, true
+}
+
+// docWordsTail returns the words of forward entry b (encodeDoc), encoded.
+func docWordsTail(b []byte) ([]byte, bool) {
+	for range 2 { // the label, the status
+		n, k := binary.Uvarint(b)
+		if k <= 0 || n > uint64(len(b)-k) {
+			return nil, false
+		}
+		b = b[k+int(n):]
+	}
+	if len(b) < 16 {
+		return nil, false
+	}
+	return b[16:], true
 }
