@@ -35,8 +35,9 @@ import (
 //	nsp 0 'w' word 0 did          one per distinct word of the record but
 //	                              those its id starts with (idCovers);
 //	                              between merges, a superset (searchmerge.go)
-//	nsp 0 'p' did → words         the record is pending: its words under 'w'
-//	                              are those listed, not yet its own
+//	nsp 0 'p' did → flags words   the record is pending: its words under 'w'
+//	                              are those listed, not yet its own; for a
+//	                              create, its 'l' entry is not filed either
 //	nsp 0 'f' did → doc           what the record filed (encodeDoc), so that
 //	                              a change removes exactly the old entries
 //	                              and a search checks and sorts its matches
@@ -50,8 +51,8 @@ import (
 //	nsp 0 'm' STATUS → count      those of that status
 //
 // A create's forward, pending and changed-order entries are the last of
-// their ranges, so the creates of one commit share those pages; its label
-// order entry costs a page. searchLayout, the value of the index's marker,
+// their ranges, so the creates of one commit share those pages.
+// searchLayout, the value of the index's marker,
 // names this layout.
 //
 // Costs, for a namespace of N records and a page of S at page P:
@@ -422,9 +423,25 @@ func forwardKey(nsp []byte, created uint64, id string) []byte {
 }
 
 // pendingKey is nsp 0 'p' docID: the record's words are not all filed
-// (MergeSearch). Its value: the words that are (encodeWords).
+// (MergeSearch). Its value (encodePending): flags (pendingLabel), then the
+// words that are filed (encodeWords).
 func pendingKey(nsp, did []byte) []byte {
 	return append(appendEntry(make([]byte, 0, len(nsp)+2+len(did)), nsp, 'p'), did...)
+}
+
+// pendingLabel, a pending entry's flag: the record's label order entry is
+// not filed either (a create's: MergeSearch files it).
+const pendingLabel byte = 1
+
+func encodePending(flags byte, filed []string) []byte { return encodeWords([]byte{flags}, filed) }
+
+// decodePending is encodePending's inverse (an empty value: no flags, no
+// words).
+func decodePending(v []byte) (flags byte, filed []string) {
+	if len(v) == 0 {
+		return 0, nil
+	}
+	return v[0], decodeWords(v[1:])
 }
 
 // pendingNSPrefix, then a namespace key prefix: that namespace may have
@@ -533,13 +550,21 @@ func (t Tx) fileSearch(key string, old, st *store.Stored, deferWords bool) error
 	if oldDoc != nil {
 		prev = oldDoc.entries(nsp, id)
 	}
+	// A new record's label order entry lands anywhere in the order, a
+	// page of its own: deferred with its words.
+	var labelKey []byte
+	labelLater := false
 	if newDoc != nil {
 		cur = newDoc.entries(nsp, id)
+		labelKey = cur[0]
+		if labelLater = deferWords && (oldDoc == nil || !bytes.Equal(oldFK, newFK)); labelLater {
+			cur = cur[1:]
+		}
 	}
 	if err := t.putDiff(prev, cur); err != nil {
 		return err
 	}
-	if err := t.fileWords(nsp, id, old, oldDoc, newDoc, deferWords); err != nil {
+	if err := t.fileWords(nsp, id, old, oldDoc, newDoc, deferWords, labelLater, labelKey); err != nil {
 		return err
 	}
 	var total int64
@@ -618,8 +643,9 @@ func (t Tx) putDiff(prev, cur [][]byte) error {
 
 // fileWords keeps the word entries of the record of id in step with its
 // change from old (oldDoc what it filed) to newDoc: at once, or (deferWords)
-// by leaving the record pending.
-func (t Tx) fileWords(nsp []byte, id string, old *store.Stored, oldDoc, newDoc *searchDoc, deferWords bool) error {
+// by leaving the record pending, with its label order entry labelKey too if
+// labelLater.
+func (t Tx) fileWords(nsp []byte, id string, old *store.Stored, oldDoc, newDoc *searchDoc, deferWords, labelLater bool, labelKey []byte) error {
 	var oldDID, newDID []byte
 	if old != nil {
 		oldDID = appendDocID(nil, sortTime(old.Created.UnixNano()), id)
@@ -629,10 +655,12 @@ func (t Tx) fileWords(nsp []byte, id string, old *store.Stored, oldDoc, newDoc *
 	}
 	// filed: the words under 'w' for oldDID.
 	var filed []string
+	var flags byte
 	pending := false
 	if oldDID != nil {
 		if v := t.Get(store.BucketSearch, pendingKey(nsp, oldDID)); v != nil {
-			filed, pending = decodeWords(v), true
+			flags, filed = decodePending(v)
+			pending = true
 		} else if oldDoc != nil {
 			filed = oldDoc.filedWords(id)
 		}
@@ -643,29 +671,44 @@ func (t Tx) fileWords(nsp []byte, id string, old *store.Stored, oldDoc, newDoc *
 	}
 	if oldDID != nil && !bytes.Equal(oldDID, newDID) {
 		// Gone, or under another created time: oldDID's words go.
-		if err := t.settleWords(nsp, oldDID, filed, pending, nil, deferWords); err != nil {
+		if err := t.settleWords(nsp, oldDID, pendingOf{flags, filed, pending}, nil, deferWords, 0, nil); err != nil {
 			return err
 		}
-		filed, pending = nil, false
+		filed, flags, pending = nil, 0, false
 		if newDID != nil {
 			if v := t.Get(store.BucketSearch, pendingKey(nsp, newDID)); v != nil {
-				filed, pending = decodeWords(v), true
+				flags, filed = decodePending(v)
+				pending = true
 			}
 		}
 	}
 	if newDID == nil {
 		return nil
 	}
-	return t.settleWords(nsp, newDID, filed, pending, want, deferWords)
+	var add byte
+	if labelLater {
+		add = pendingLabel
+	}
+	return t.settleWords(nsp, newDID, pendingOf{flags, filed, pending}, want, deferWords, add, labelKey)
 }
 
-// settleWords brings the word entries of did from filed to want (pending:
-// did's pending entry holds filed): at once, or (deferWords) by leaving
-// did pending, its pending entry holding what is filed.
-func (t Tx) settleWords(nsp, did []byte, filed []string, pending bool, want []string, deferWords bool) error {
+// pendingOf is what a docID has filed: its pending entry's flags and words
+// if it is pending, else the words of its forward entry.
+type pendingOf struct {
+	flags   byte
+	filed   []string
+	pending bool
+}
+
+// settleWords brings the word entries of did from what p has filed to
+// want: at once (then labelKey, the record's label order entry, is filed
+// if p's was pending), or (deferWords) by leaving did pending, its pending
+// entry holding what is filed and p's flags with add.
+func (t Tx) settleWords(nsp, did []byte, p pendingOf, want []string, deferWords bool, add byte, labelKey []byte) error {
 	pk := pendingKey(nsp, did)
 	if deferWords {
-		if pending || slices.Equal(filed, want) {
+		flags := p.flags | add
+		if p.pending && flags == p.flags || !p.pending && flags == 0 && slices.Equal(p.filed, want) {
 			return nil
 		}
 		if mk := pendingNSKey(nsp); t.Get(store.BucketSearch, mk) == nil {
@@ -673,15 +716,20 @@ func (t Tx) settleWords(nsp, did []byte, filed []string, pending bool, want []st
 				return err
 			}
 		}
-		return t.PutDerived(store.BucketSearch, pk, encodeWords([]byte{}, filed))
+		return t.PutDerived(store.BucketSearch, pk, encodePending(flags, p.filed))
 	}
-	if err := t.putDiff(wordKeys(nsp, did, filed), wordKeys(nsp, did, want)); err != nil {
+	if err := t.putDiff(wordKeys(nsp, did, p.filed), wordKeys(nsp, did, want)); err != nil {
 		return err
 	}
-	if pending {
-		return t.PutDerived(store.BucketSearch, pk, nil)
+	if !p.pending {
+		return nil
 	}
-	return nil
+	if p.flags&pendingLabel != 0 && labelKey != nil {
+		if err := t.PutDerived(store.BucketSearch, labelKey, []byte{}); err != nil {
+			return err
+		}
+	}
+	return t.PutDerived(store.BucketSearch, pk, nil)
 }
 
 func wordKeys(nsp, did []byte, words []string) [][]byte {
@@ -893,7 +941,31 @@ func walkOrder(t Tx, nsp []byte, o byte, desc, docs bool, fn func(id, doc []byte
 			k, v = c.Prev()
 		}
 	}
-	for ; k != nil && bytes.HasPrefix(k, pre); k, v = step(c, desc) {
+	// The label order lacks the pending creates' entries: they are read
+	// from the pending entries and walked beside it.
+	var extra [][]byte
+	if o == SortLabel {
+		extra = pendingLabelKeys(b, nsp)
+		if desc {
+			slices.Reverse(extra)
+		}
+	}
+	for {
+		fromOrder := k != nil && bytes.HasPrefix(k, pre)
+		if len(extra) > 0 && (!fromOrder || (bytes.Compare(extra[0], k) < 0) != desc) {
+			did := docIDOf(nsp, extra[0])
+			var doc []byte
+			if docs {
+				doc = b.Get(append(appendEntry(nil, nsp, 'f'), did...))
+			}
+			if extra = extra[1:]; !fn(did[8:], doc) {
+				return nil
+			}
+			continue
+		}
+		if !fromOrder {
+			return nil
+		}
 		var id, doc []byte
 		switch o {
 		case SortID:
@@ -909,6 +981,7 @@ func walkOrder(t Tx, nsp []byte, o byte, desc, docs bool, fn func(id, doc []byte
 		default:
 			did := docIDOf(nsp, k)
 			if did == nil {
+				k, v = step(c, desc)
 				continue
 			}
 			if id = did[8:]; docs {
@@ -918,8 +991,37 @@ func walkOrder(t Tx, nsp []byte, o byte, desc, docs bool, fn func(id, doc []byte
 		if !fn(id, doc) {
 			return nil
 		}
+		k, v = step(c, desc)
 	}
-	return nil
+}
+
+// pendingLabelKeys returns, sorted, the label order entries of namespace
+// nsp's pending records whose entry is not filed (pendingLabel).
+func pendingLabelKeys(b *bbolt.Bucket, nsp []byte) [][]byte {
+	var out [][]byte
+	pre := appendEntry(nil, nsp, 'p')
+	c := b.Cursor()
+	for k, v := c.Seek(pre); bytes.HasPrefix(k, pre); k, v = c.Next() {
+		if len(v) == 0 || v[0]&pendingLabel == 0 {
+			continue
+		}
+		did := k[len(pre):]
+		if lk := labelKeyOf(nsp, did, b.Get(append(appendEntry(nil, nsp, 'f'), did...))); lk != nil && b.Get(lk) == nil {
+			out = append(out, lk)
+		}
+	}
+	slices.SortFunc(out, bytes.Compare)
+	return out
+}
+
+// labelKeyOf is the label order entry of the record did whose forward
+// entry is fwd; nil if fwd is none.
+func labelKeyOf(nsp, did, fwd []byte) []byte {
+	d, ok := decodeDoc(fwd)
+	if !ok || len(did) < 8 {
+		return nil
+	}
+	return d.entries(nsp, string(did[8:]))[0]
 }
 
 func step(c *bbolt.Cursor, desc bool) ([]byte, []byte) {

@@ -174,6 +174,12 @@ func testSearchIndexFollowsWrites(t *testing.T, merge string) {
 	if got, _ := search(SearchQuery{Words: []string{"iron"}}); !slices.Equal(got, []string{"AAA-1"}) {
 		t.Errorf("after the label change, iron finds %q; want AAA-1", got)
 	}
+	if got, _ := search(SearchQuery{Sort: SortLabel}); !slices.Equal(got, []string{"CCC-3", "BBB-2", "AAA-1"}) {
+		t.Errorf("after the label change, by label %q; want CCC-3 BBB-2 AAA-1", got)
+	}
+	if got, _ := search(SearchQuery{Sort: SortLabel, Desc: true, Limit: 2}); !slices.Equal(got, []string{"AAA-1", "BBB-2"}) {
+		t.Errorf("after the label change, by label reversed %q; want AAA-1 BBB-2", got)
+	}
 	if got, total := search(SearchQuery{Status: "REGISTERED"}); !slices.Equal(got, []string{"CCC-3"}) || total != 1 {
 		t.Errorf("after the status change, REGISTERED = %q, %d; want CCC-3, 1", got, total)
 	}
@@ -189,6 +195,12 @@ func testSearchIndexFollowsWrites(t *testing.T, merge string) {
 	put("DDD-4", searchRec(hD, "https://example.org/d", "", "Dolomite", "", 40, 500))
 	if _, total := search(SearchQuery{}); total != 3 {
 		t.Errorf("with a record without status, total = %d, want 3", total)
+	}
+	if got, _ := search(SearchQuery{Sort: SortLabel, Desc: true}); !slices.Equal(got, []string{"AAA-1", "DDD-4", "CCC-3"}) {
+		t.Errorf("after a delete and a create, by label reversed %q; want AAA-1 DDD-4 CCC-3", got)
+	}
+	if got, _ := search(SearchQuery{Sort: SortLabel, Offset: 1, Limit: 1}); !slices.Equal(got, []string{"DDD-4"}) {
+		t.Errorf("after a delete and a create, second by label %q; want DDD-4", got)
 	}
 	if got, total := search(SearchQuery{Status: "REGISTERED"}); !slices.Equal(got, []string{"CCC-3"}) || total != 1 {
 		t.Errorf("with a record without status, REGISTERED = %q, %d; want CCC-3, 1", got, total)

@@ -10,17 +10,20 @@ import (
 	"pidnode/store"
 )
 
-// The write path files a record's sort entries, forward entry and counts
-// in its own transaction, but leaves its words pending (fileSearch): a
-// word only one record has would cost every create a page of its own, and
-// the words of one create land on as many pages as it has words. Search
+// The write path files a record's forward entry, changed order entry and
+// counts in its own transaction, but leaves its words pending (fileSearch),
+// and a new record's label order entry too: a word only one record has
+// would cost every create a page of its own, the words of one create land
+// on as many pages as it has words, and its label anywhere in the order. Search
 // checks the pending records one by one, so a search sees every committed
 // write; MergeSearch files their words later, many records to a
 // transaction, where records sharing a word share its pages.
 //
 // A pending record has the entry nsp 0 'p' docID, whose value lists the
 // words filed under 'w' for it (those of an earlier version; none for a new
-// record), and its namespace the marker pendingNSPrefix nsp. The 'w'
+// record) after a flag saying whether its label order entry waits too
+// (pendingLabel; walkOrder reads those beside the order), and its
+// namespace the marker pendingNSPrefix nsp. The 'w'
 // entries are a superset hint between merges: Search checks each candidate
 // against its forward entry, so a word an update removed finds nothing.
 
@@ -47,7 +50,7 @@ func (r *Registry) MergeSearch(limit int) (int, error) {
 		b := t.bucket(store.BucketSearch)
 		type item struct {
 			nsp, did []byte
-			filed    []byte // the pending entry's value
+			filed    []byte // the pending entry's value (encodePending)
 		}
 		var items []item
 		var nss, done [][]byte
@@ -86,9 +89,21 @@ func (r *Registry) MergeSearch(limit int) (int, error) {
 		var filed, want [][]byte
 		for _, it := range items {
 			id := it.did[8:]
-			filed, _ = splitWords(filed[:0], it.filed)
+			var flags byte
+			if len(it.filed) > 0 {
+				flags = it.filed[0]
+				filed, _ = splitWords(filed[:0], it.filed[1:])
+			} else {
+				filed = filed[:0]
+			}
 			want = want[:0]
-			if tail, ok := docWordsTail(b.Get(append(appendEntry(nil, it.nsp, 'f'), it.did...))); ok {
+			fwd := b.Get(append(appendEntry(nil, it.nsp, 'f'), it.did...))
+			if flags&pendingLabel != 0 {
+				if lk := labelKeyOf(it.nsp, it.did, fwd); lk != nil && b.Get(lk) == nil {
+					added = append(added, lk)
+				}
+			}
+			if tail, ok := docWordsTail(fwd); ok {
 				all, _ := splitWords(nil, bytes.Clone(tail))
 				for _, w := range all {
 					if !idCovers(string(id), string(w)) {

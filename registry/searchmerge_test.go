@@ -21,7 +21,8 @@ func pendingEntries(t *testing.T, dump []string) []string {
 }
 
 // MergeSearch files at most its batch per call, in two namespaces, every
-// search answering the same before, between and after the merges; when
+// search and label order page answering the same before, between and after
+// the merges; when
 // nothing is pending the namespaces' markers are gone.
 func TestMergeSearchBatches(t *testing.T) {
 	db, namer := openTest(t)
@@ -67,11 +68,21 @@ func TestMergeSearchBatches(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			for _, desc := range []bool{false, true} {
+				err := reg.View(func(tx Tx) error {
+					keys, total, err := tx.Search(nsps[ns], SearchQuery{Sort: SortLabel, Desc: desc, Offset: 1, Limit: 3})
+					fmt.Fprintf(&b, "%s by label desc=%v: %d %q\n", ns, desc, total, keys)
+					return err
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
 		}
 		return b.String()
 	}
 	want := answers()
-	if !strings.Contains(want, `NA ["quartz"]: 3`) || !strings.Contains(want, `NB ["sample" "3"]: 1`) {
+	if !strings.Contains(want, `NA ["quartz"]: 3`) || !strings.Contains(want, `NB ["sample" "3"]: 1`) || !strings.Contains(want, `NA by label desc=true: 5 ["21.T12345/SVC/NA/R3" "21.T12345/SVC/NA/R2" "21.T12345/SVC/NA/R1"]`) {
 		t.Fatalf("before any merge:\n%s", want)
 	}
 	if p := pendingEntries(t, dumpBucket(t, db, store.BucketSearch)); len(p) != 12 {
