@@ -22,7 +22,8 @@ import (
 // covers and is maintained in the same places, by Tx.IndexRecord in the
 // write transaction of every record change (the write service, a cluster
 // node's ApplyPut) and rebuilt with it (Reindex, EnsureIndexes,
-// IndexNamespace). The label and description are those of the record's
+// IndexNamespace); the write transaction leaves the word entries to
+// MergeSearch (searchmerge.go), the record pending until then. The label and description are those of the record's
 // RESOURCE value, read as the fronts read them (handlev.ReadResource;
 // docs/metadata-model.md "What the fronts read"), the status its first
 // STATUS value.
@@ -32,7 +33,11 @@ import (
 // big-endian, then the id, the storage key after nsp):
 //
 //	nsp 0 'w' word 0 did          one per distinct word of the record but
-//	                              those its id starts with (idCovers)
+//	                              those its id starts with (idCovers);
+//	                              between merges, a superset (searchmerge.go)
+//	nsp 0 'p' did → flags words   the record is pending: its words under 'w'
+//	                              are those listed, not yet its own; for a
+//	                              create, its 'l' entry is not filed either
 //	nsp 0 'f' did → doc           what the record filed (encodeDoc), so that
 //	                              a change removes exactly the old entries
 //	                              and a search checks and sorts its matches
@@ -45,10 +50,10 @@ import (
 //	                              big-endian
 //	nsp 0 'm' STATUS → count      those of that status
 //
-// A create's entries of a word and its forward entry are the last of
-// their ranges, so the creates of one commit share those pages; each word
-// only one record has still costs a page. searchLayout, the value of the
-// index's marker, names this layout.
+// A create's forward, pending and changed-order entries are the last of
+// their ranges, so the creates of one commit share those pages.
+// searchLayout, the value of the index's marker,
+// names this layout.
 //
 // Costs, for a namespace of N records and a page of S at page P:
 //   - a listing without words or status walks one sort order's keys:
@@ -61,10 +66,12 @@ import (
 //     starts with the query's longest word (m of them: the word's entries
 //     and the records whose id starts with it), checks the other words
 //     against them and sorts the matches: O(m log m), whatever the page;
-//     more than MaxSearchMatches candidates are refused (ErrSearchTooBroad)
-//     rather than scanned.
+//     the pending records (a few merge intervals' creates) are checked
+//     the same way; more than MaxSearchMatches candidates are refused
+//     (ErrSearchTooBroad) rather than scanned.
 //
-// urlIndexMarker, under no namespace, says the index is complete.
+// urlIndexMarker, under no namespace, says the index is complete;
+// pendingNSPrefix nsp, that the namespace may have pending records.
 
 // MaxSearchMatches bounds the records a search reads (see above).
 const MaxSearchMatches = 100000
@@ -271,11 +278,31 @@ func encodeDoc(d *searchDoc) []byte {
 	b = append(b, d.status...)
 	b = binary.BigEndian.AppendUint64(b, d.created)
 	b = binary.BigEndian.AppendUint64(b, d.updated)
-	for _, w := range d.words {
+	return encodeWords(b, d.words)
+}
+
+// encodeWords appends each word, length-prefixed (the forward entry's tail,
+// a pending entry's value).
+func encodeWords(b []byte, words []string) []byte {
+	for _, w := range words {
 		b = binary.AppendUvarint(b, uint64(len(w)))
 		b = append(b, w...)
 	}
 	return b
+}
+
+// decodeWords is encodeWords' inverse; nil if b is malformed.
+func decodeWords(b []byte) []string {
+	var out []string
+	for len(b) > 0 {
+		n, k := binary.Uvarint(b)
+		if k <= 0 || n > uint64(len(b)-k) {
+			return nil
+		}
+		out = append(out, string(b[k:k+int(n)]))
+		b = b[k+int(n):]
+	}
+	return out
 }
 
 func decodeDoc(b []byte) (searchDoc, bool) {
@@ -299,13 +326,10 @@ func decodeDoc(b []byte) (searchDoc, bool) {
 	}
 	d.label, d.status = append([]byte(nil), lab...), string(st)
 	d.created, d.updated = binary.BigEndian.Uint64(b), binary.BigEndian.Uint64(b[8:])
-	b = b[16:]
-	for len(b) > 0 {
-		w, ok := next()
-		if !ok {
+	if b = b[16:]; len(b) > 0 {
+		if d.words = decodeWords(b); d.words == nil {
 			return d, false
 		}
-		d.words = append(d.words, string(w))
 	}
 	return d, true
 }
@@ -330,26 +354,16 @@ func appendEntry(b, nsp []byte, kind byte, value ...[]byte) []byte {
 	return b
 }
 
-// entries are the keys d files for the record of id (the key after nsp),
-// all in one allocation. The forward entry is not among them.
+// entries are the sort entries d files for the record of id (the key after
+// nsp), in one allocation. The word entries and the forward entry are not
+// among them.
 func (d *searchDoc) entries(nsp []byte, id string) [][]byte {
-	did := appendDocID(make([]byte, 0, 8+len(id)), d.created, id)
-	n := len(d.label) + 2*len(id) + 8 + 2*(len(nsp)+16+len(did))
-	for _, w := range d.words {
-		n += len(nsp) + len(w) + len(did) + 4
-	}
+	n := len(d.label) + 2*len(id) + 2*(len(nsp)+20)
 	buf := make([]byte, 0, n)
-	out := make([][]byte, 0, len(d.words)+2)
+	out := make([][]byte, 0, 2)
 	add := func(b []byte) {
 		out = append(out, b[len(buf):len(b):len(b)])
 		buf = b
-	}
-	for _, w := range d.words {
-		if idCovers(id, w) {
-			continue
-		}
-		b := append(appendEntry(buf, nsp, 'w'), w...)
-		add(append(append(b, 0), did...))
 	}
 	// nsp 0 's' 'l' label 0 id 0 created
 	b := appendEntry(buf, nsp, 's', []byte{SortLabel}, d.label, []byte{0}, []byte(id), []byte{0})
@@ -359,6 +373,24 @@ func (d *searchDoc) entries(nsp []byte, id string) [][]byte {
 	b = append(append(b, id...), 0)
 	add(binary.BigEndian.AppendUint64(b, d.created))
 	return out
+}
+
+// filedWords are the words of d the record of id files under 'w': all but
+// those its id covers (idCovers), sorted.
+func (d *searchDoc) filedWords(id string) []string {
+	out := make([]string, 0, len(d.words))
+	for _, w := range d.words {
+		if !idCovers(id, w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// wordKey is nsp 0 'w' word 0 did.
+func wordKey(nsp []byte, w string, did []byte) []byte {
+	b := append(appendEntry(make([]byte, 0, len(nsp)+len(w)+len(did)+3), nsp, 'w'), w...)
+	return append(append(b, 0), did...)
 }
 
 // idCovers reports whether the id (as stored, upper case) starts with w in
@@ -390,15 +422,43 @@ func forwardKey(nsp []byte, created uint64, id string) []byte {
 	return appendDocID(appendEntry(make([]byte, 0, len(nsp)+10+len(id)), nsp, 'f'), created, id)
 }
 
+// pendingKey is nsp 0 'p' docID: the record's words are not all filed
+// (MergeSearch). Its value (encodePending): flags (pendingLabel), then the
+// words that are filed (encodeWords).
+func pendingKey(nsp, did []byte) []byte {
+	return append(appendEntry(make([]byte, 0, len(nsp)+2+len(did)), nsp, 'p'), did...)
+}
+
+// pendingLabel, a pending entry's flag: the record's label order entry is
+// not filed either (a create's: MergeSearch files it).
+const pendingLabel byte = 1
+
+func encodePending(flags byte, filed []string) []byte { return encodeWords([]byte{flags}, filed) }
+
+// decodePending is encodePending's inverse (an empty value: no flags, no
+// words).
+func decodePending(v []byte) (flags byte, filed []string) {
+	if len(v) == 0 {
+		return 0, nil
+	}
+	return v[0], decodeWords(v[1:])
+}
+
+// pendingNSPrefix, then a namespace key prefix: that namespace may have
+// pending records. Under no namespace, as urlIndexMarker.
+var pendingNSPrefix = []byte("\x00pending\x00")
+
+func pendingNSKey(nsp []byte) []byte { return append(slices.Clip(pendingNSPrefix), nsp...) }
+
 // docIDOf returns the docID at the end of index entry k of namespace nsp
-// (a 'w', 'f' or 's' entry), nil if k is none.
+// (a 'w', 'f', 'p' or 's' entry), nil if k is none.
 func docIDOf(nsp, k []byte) []byte {
 	if len(k) < len(nsp)+2 {
 		return nil
 	}
 	rest := k[len(nsp)+2:]
 	switch k[len(nsp)+1] {
-	case 'f':
+	case 'f', 'p':
 		return rest
 	case 'w':
 		if i := bytes.IndexByte(rest, 0); i >= 0 && len(rest)-i > 8 {
@@ -452,10 +512,16 @@ func addStatusCount(t Tx, nsp []byte, status string, delta int64) error {
 }
 
 // indexSearch files st (nil: the record is gone) under key, replacing what
-// the record filed before: the forward entry under old's created time (old
-// is the record as it was, nil if it was not there; a record's created
-// time never changes).
+// the record filed before, its words included: the forward entry under
+// old's created time (old is the record as it was, nil if it was not there;
+// a record's created time never changes). The rebuilds call it.
 func (t Tx) indexSearch(key string, old, st *store.Stored) error {
+	return t.fileSearch(key, old, st, false)
+}
+
+// fileSearch is indexSearch leaving the word entries to MergeSearch if
+// deferWords (the record pending until then).
+func (t Tx) fileSearch(key string, old, st *store.Stored, deferWords bool) error {
 	nsp := t.r.namer.NamespaceOf([]byte(key))
 	if nsp == nil || strings.IndexByte(key, 0) >= 0 {
 		return nil
@@ -484,40 +550,22 @@ func (t Tx) indexSearch(key string, old, st *store.Stored) error {
 	if oldDoc != nil {
 		prev = oldDoc.entries(nsp, id)
 	}
+	// A new record's label order entry lands anywhere in the order, a
+	// page of its own: deferred with its words.
+	var labelKey []byte
+	labelLater := false
 	if newDoc != nil {
 		cur = newDoc.entries(nsp, id)
+		labelKey = cur[0]
+		if labelLater = deferWords && (oldDoc == nil || !bytes.Equal(oldFK, newFK)); labelLater {
+			cur = cur[1:]
+		}
 	}
-	// Only the entries that change are written: each costs a page.
-	cmp := func(a, b []byte) int { return bytes.Compare(a, b) }
-	if len(prev) > 0 {
-		slices.SortFunc(prev, cmp)
-		slices.SortFunc(cur, cmp)
+	if err := t.putDiff(prev, cur); err != nil {
+		return err
 	}
-	i, j := 0, 0
-	for i < len(prev) || j < len(cur) {
-		c := 0
-		switch {
-		case i == len(prev):
-			c = 1
-		case j == len(cur):
-			c = -1
-		default:
-			c = bytes.Compare(prev[i], cur[j])
-		}
-		var err error
-		switch {
-		case c < 0:
-			err = t.PutDerived(store.BucketSearch, prev[i], nil)
-			i++
-		case c > 0:
-			err = t.PutDerived(store.BucketSearch, cur[j], []byte{})
-			j++
-		default:
-			i, j = i+1, j+1
-		}
-		if err != nil {
-			return err
-		}
+	if err := t.fileWords(nsp, id, old, oldDoc, newDoc, deferWords, labelLater, labelKey); err != nil {
+		return err
 	}
 	var total int64
 	var oldStatus, newStatus string
@@ -557,6 +605,141 @@ func (t Tx) indexSearch(key string, old, st *store.Stored) error {
 	return t.PutDerived(store.BucketSearch, newFK, encodeDoc(newDoc))
 }
 
+// putDiff removes the keys of prev that cur lacks and adds those of cur
+// that prev lacks (empty values): only the entries that change are
+// written, each costs a page. It sorts both.
+func (t Tx) putDiff(prev, cur [][]byte) error {
+	cmp := func(a, b []byte) int { return bytes.Compare(a, b) }
+	slices.SortFunc(prev, cmp)
+	slices.SortFunc(cur, cmp)
+	i, j := 0, 0
+	for i < len(prev) || j < len(cur) {
+		c := 0
+		switch {
+		case i == len(prev):
+			c = 1
+		case j == len(cur):
+			c = -1
+		default:
+			c = bytes.Compare(prev[i], cur[j])
+		}
+		var err error
+		switch {
+		case c < 0:
+			err = t.PutDerived(store.BucketSearch, prev[i], nil)
+			i++
+		case c > 0:
+			err = t.PutDerived(store.BucketSearch, cur[j], []byte{})
+			j++
+		default:
+			i, j = i+1, j+1
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fileWords keeps the word entries of the record of id in step with its
+// change from old (oldDoc what it filed) to newDoc: at once, or (deferWords)
+// by leaving the record pending, with its label order entry labelKey too if
+// labelLater.
+func (t Tx) fileWords(nsp []byte, id string, old *store.Stored, oldDoc, newDoc *searchDoc, deferWords, labelLater bool, labelKey []byte) error {
+	var oldDID, newDID []byte
+	if old != nil {
+		oldDID = appendDocID(nil, sortTime(old.Created.UnixNano()), id)
+	}
+	if newDoc != nil {
+		newDID = appendDocID(nil, newDoc.created, id)
+	}
+	// filed: the words under 'w' for oldDID.
+	var filed []string
+	var flags byte
+	pending := false
+	if oldDID != nil {
+		if v := t.Get(store.BucketSearch, pendingKey(nsp, oldDID)); v != nil {
+			flags, filed = decodePending(v)
+			pending = true
+		} else if oldDoc != nil {
+			filed = oldDoc.filedWords(id)
+		}
+	}
+	var want []string
+	if newDoc != nil {
+		want = newDoc.filedWords(id)
+	}
+	if oldDID != nil && !bytes.Equal(oldDID, newDID) {
+		// Gone, or under another created time: oldDID's words go.
+		if err := t.settleWords(nsp, oldDID, pendingOf{flags, filed, pending}, nil, deferWords, 0, nil); err != nil {
+			return err
+		}
+		filed, flags, pending = nil, 0, false
+		if newDID != nil {
+			if v := t.Get(store.BucketSearch, pendingKey(nsp, newDID)); v != nil {
+				flags, filed = decodePending(v)
+				pending = true
+			}
+		}
+	}
+	if newDID == nil {
+		return nil
+	}
+	var add byte
+	if labelLater {
+		add = pendingLabel
+	}
+	return t.settleWords(nsp, newDID, pendingOf{flags, filed, pending}, want, deferWords, add, labelKey)
+}
+
+// pendingOf is what a docID has filed: its pending entry's flags and words
+// if it is pending, else the words of its forward entry.
+type pendingOf struct {
+	flags   byte
+	filed   []string
+	pending bool
+}
+
+// settleWords brings the word entries of did from what p has filed to
+// want: at once (then labelKey, the record's label order entry, is filed
+// if p's was pending), or (deferWords) by leaving did pending, its pending
+// entry holding what is filed and p's flags with add.
+func (t Tx) settleWords(nsp, did []byte, p pendingOf, want []string, deferWords bool, add byte, labelKey []byte) error {
+	pk := pendingKey(nsp, did)
+	if deferWords {
+		flags := p.flags | add
+		if p.pending && flags == p.flags || !p.pending && flags == 0 && slices.Equal(p.filed, want) {
+			return nil
+		}
+		if mk := pendingNSKey(nsp); t.Get(store.BucketSearch, mk) == nil {
+			if err := t.PutDerived(store.BucketSearch, mk, []byte{}); err != nil {
+				return err
+			}
+		}
+		return t.PutDerived(store.BucketSearch, pk, encodePending(flags, p.filed))
+	}
+	if err := t.putDiff(wordKeys(nsp, did, p.filed), wordKeys(nsp, did, want)); err != nil {
+		return err
+	}
+	if !p.pending {
+		return nil
+	}
+	if p.flags&pendingLabel != 0 && labelKey != nil {
+		if err := t.PutDerived(store.BucketSearch, labelKey, []byte{}); err != nil {
+			return err
+		}
+	}
+	return t.PutDerived(store.BucketSearch, pk, nil)
+}
+
+func wordKeys(nsp, did []byte, words []string) [][]byte {
+	out := make([][]byte, len(words))
+	for i, w := range words {
+		out[i] = wordKey(nsp, w, did)
+	}
+	return out
+}
+
 // IndexRecord keeps the record indexes (the URL index and the search
 // index) of key in step with a change of its record from old to st (either
 // nil: created, deleted), inside the write transaction of the change. Every
@@ -572,7 +755,7 @@ func (t Tx) IndexRecord(key string, old, st *store.Stored) error {
 	if err := t.indexURL(key, oldURL, newURL); err != nil {
 		return err
 	}
-	return t.indexSearch(key, old, st)
+	return t.fileSearch(key, old, st, true)
 }
 
 // SearchQuery selects a page of a namespace through the search index.
@@ -680,6 +863,14 @@ func (t Tx) SearchEach(nsp string, q SearchQuery, fn func(key string) bool) (tot
 			return 0, err
 		}
 	}
+	// The pending records' words may not be filed yet: each is checked.
+	pre = appendEntry(nil, ns, 'p')
+	c = b.Cursor()
+	for k, _ := c.Seek(pre); k != nil && bytes.HasPrefix(k, pre); k, _ = c.Next() {
+		if err := consider(docIDOf(ns, k)); err != nil {
+			return 0, err
+		}
+	}
 	slices.SortFunc(matches, func(a, b match) int {
 		c := bytes.Compare(a.sort, b.sort)
 		if c == 0 {
@@ -750,7 +941,31 @@ func walkOrder(t Tx, nsp []byte, o byte, desc, docs bool, fn func(id, doc []byte
 			k, v = c.Prev()
 		}
 	}
-	for ; k != nil && bytes.HasPrefix(k, pre); k, v = step(c, desc) {
+	// The label order lacks the pending creates' entries: they are read
+	// from the pending entries and walked beside it.
+	var extra [][]byte
+	if o == SortLabel {
+		extra = pendingLabelKeys(b, nsp)
+		if desc {
+			slices.Reverse(extra)
+		}
+	}
+	for {
+		fromOrder := k != nil && bytes.HasPrefix(k, pre)
+		if len(extra) > 0 && (!fromOrder || (bytes.Compare(extra[0], k) < 0) != desc) {
+			did := docIDOf(nsp, extra[0])
+			var doc []byte
+			if docs {
+				doc = b.Get(append(appendEntry(nil, nsp, 'f'), did...))
+			}
+			if extra = extra[1:]; !fn(did[8:], doc) {
+				return nil
+			}
+			continue
+		}
+		if !fromOrder {
+			return nil
+		}
 		var id, doc []byte
 		switch o {
 		case SortID:
@@ -766,6 +981,7 @@ func walkOrder(t Tx, nsp []byte, o byte, desc, docs bool, fn func(id, doc []byte
 		default:
 			did := docIDOf(nsp, k)
 			if did == nil {
+				k, v = step(c, desc)
 				continue
 			}
 			if id = did[8:]; docs {
@@ -775,8 +991,37 @@ func walkOrder(t Tx, nsp []byte, o byte, desc, docs bool, fn func(id, doc []byte
 		if !fn(id, doc) {
 			return nil
 		}
+		k, v = step(c, desc)
 	}
-	return nil
+}
+
+// pendingLabelKeys returns, sorted, the label order entries of namespace
+// nsp's pending records whose entry is not filed (pendingLabel).
+func pendingLabelKeys(b *bbolt.Bucket, nsp []byte) [][]byte {
+	var out [][]byte
+	pre := appendEntry(nil, nsp, 'p')
+	c := b.Cursor()
+	for k, v := c.Seek(pre); bytes.HasPrefix(k, pre); k, v = c.Next() {
+		if len(v) == 0 || v[0]&pendingLabel == 0 {
+			continue
+		}
+		did := k[len(pre):]
+		if lk := labelKeyOf(nsp, did, b.Get(append(appendEntry(nil, nsp, 'f'), did...))); lk != nil && b.Get(lk) == nil {
+			out = append(out, lk)
+		}
+	}
+	slices.SortFunc(out, bytes.Compare)
+	return out
+}
+
+// labelKeyOf is the label order entry of the record did whose forward
+// entry is fwd; nil if fwd is none.
+func labelKeyOf(nsp, did, fwd []byte) []byte {
+	d, ok := decodeDoc(fwd)
+	if !ok || len(did) < 8 {
+		return nil
+	}
+	return d.entries(nsp, string(did[8:]))[0]
 }
 
 func step(c *bbolt.Cursor, desc bool) ([]byte, []byte) {

@@ -41,11 +41,19 @@ func dumpBucket(t *testing.T, db *store.DB, bucket []byte) []string {
 }
 
 // The search index follows every change of a record in the write's own
-// transaction (IndexRecord): a create files its words, an update that
-// changes the label drops the old label's words, a delete drops every
-// entry; and what writes leave behind is byte for byte what Reindex
-// builds from the same records.
+// transaction (IndexRecord): a create is found by its words, an update that
+// changes the label no longer by the old label's words, a delete by
+// nothing; with every record's words pending (never merged), filed (merged
+// after every write) or filed but for the last write (merged before every
+// write); and what writes leave behind, merged, is byte for byte what
+// Reindex builds from the same records.
 func TestSearchIndexFollowsWrites(t *testing.T) {
+	for _, merge := range []string{"never", "after", "before"} {
+		t.Run("merge="+merge, func(t *testing.T) { testSearchIndexFollowsWrites(t, merge) })
+	}
+}
+
+func testSearchIndexFollowsWrites(t *testing.T, merge string) {
 	db, namer := openTest(t)
 	reg, err := New(Config{DB: db, Namer: namer, URLIndex: 1})
 	if err != nil {
@@ -65,9 +73,18 @@ func TestSearchIndexFollowsWrites(t *testing.T) {
 		idOf[k] = id
 		return k, h
 	}
+	mergeAll := func() {
+		t.Helper()
+		if _, err := reg.MergeSearch(MergeBatch); err != nil {
+			t.Fatal(err)
+		}
+	}
 	put := func(id string, st *store.Stored) {
 		t.Helper()
 		k, _ := key(id)
+		if merge == "before" {
+			mergeAll()
+		}
 		err := reg.Update(func(tx Tx) error {
 			old, ok, err := tx.Record(k)
 			if err != nil {
@@ -88,6 +105,9 @@ func TestSearchIndexFollowsWrites(t *testing.T) {
 		})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if merge == "after" {
+			mergeAll()
 		}
 	}
 	search := func(q SearchQuery) ([]string, int) {
@@ -154,6 +174,12 @@ func TestSearchIndexFollowsWrites(t *testing.T) {
 	if got, _ := search(SearchQuery{Words: []string{"iron"}}); !slices.Equal(got, []string{"AAA-1"}) {
 		t.Errorf("after the label change, iron finds %q; want AAA-1", got)
 	}
+	if got, _ := search(SearchQuery{Sort: SortLabel}); !slices.Equal(got, []string{"CCC-3", "BBB-2", "AAA-1"}) {
+		t.Errorf("after the label change, by label %q; want CCC-3 BBB-2 AAA-1", got)
+	}
+	if got, _ := search(SearchQuery{Sort: SortLabel, Desc: true, Limit: 2}); !slices.Equal(got, []string{"AAA-1", "BBB-2"}) {
+		t.Errorf("after the label change, by label reversed %q; want AAA-1 BBB-2", got)
+	}
 	if got, total := search(SearchQuery{Status: "REGISTERED"}); !slices.Equal(got, []string{"CCC-3"}) || total != 1 {
 		t.Errorf("after the status change, REGISTERED = %q, %d; want CCC-3, 1", got, total)
 	}
@@ -170,6 +196,12 @@ func TestSearchIndexFollowsWrites(t *testing.T) {
 	if _, total := search(SearchQuery{}); total != 3 {
 		t.Errorf("with a record without status, total = %d, want 3", total)
 	}
+	if got, _ := search(SearchQuery{Sort: SortLabel, Desc: true}); !slices.Equal(got, []string{"AAA-1", "DDD-4", "CCC-3"}) {
+		t.Errorf("after a delete and a create, by label reversed %q; want AAA-1 DDD-4 CCC-3", got)
+	}
+	if got, _ := search(SearchQuery{Sort: SortLabel, Offset: 1, Limit: 1}); !slices.Equal(got, []string{"DDD-4"}) {
+		t.Errorf("after a delete and a create, second by label %q; want DDD-4", got)
+	}
 	if got, total := search(SearchQuery{Status: "REGISTERED"}); !slices.Equal(got, []string{"CCC-3"}) || total != 1 {
 		t.Errorf("with a record without status, REGISTERED = %q, %d; want CCC-3, 1", got, total)
 	}
@@ -180,6 +212,9 @@ func TestSearchIndexFollowsWrites(t *testing.T) {
 		return tx.PutSNAA(&SNAA{ID: "s1", Namespace: "NS", Prefixes: []string{"21.T12345"}})
 	}); err != nil {
 		t.Fatal(err)
+	}
+	if n, err := reg.MergeSearch(MergeBatch); err != nil || (merge == "after" && n != 0) {
+		t.Fatalf("last merge: %d records, %v", n, err)
 	}
 	before := dumpBucket(t, db, store.BucketSearch)
 	if _, err := Reindex(db, namer, 1); err != nil {

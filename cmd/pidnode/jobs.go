@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"sync"
+	"time"
 
 	"pidnode/model"
 	"pidnode/registry"
@@ -69,4 +70,23 @@ func (n *node) jobRegistry() (*registry.Registry, error) {
 	}
 	n.jobReg = reg
 	return reg, nil
+}
+
+// searchMergeEvery is how often the node files the words its writes left
+// pending in the search index (registry.MergeSearch): often enough that a
+// search checks few records one by one, seldom enough that a merge shares
+// pages among many records.
+const searchMergeEvery = 250 * time.Millisecond
+
+// mergeSearch files the pending words of the search index until ctx ends.
+// Every node runs it, the cluster's too: the index is the node's own.
+func (n *node) mergeSearch(ctx context.Context) {
+	reg, err := n.jobRegistry()
+	if err != nil {
+		n.log.Error("search index merge not started", "err", err)
+		return
+	}
+	reg.RunSearchMerge(ctx, searchMergeEvery, func(err error) {
+		n.log.Warn("search index merge failed; the records stay pending", "err", err)
+	})
 }

@@ -647,6 +647,11 @@ func (n *node) run(ctx context.Context) error {
 		defer close(jobsDone)
 		n.runJobs(statsCtx)
 	}()
+	mergeDone := make(chan struct{})
+	go func() {
+		defer close(mergeDone)
+		n.mergeSearch(statsCtx)
+	}()
 	n.warmStore(statsCtx)
 	n.admin.SetNotReady("")
 	n.log.Info("pidnode ready", "listeners", len(n.fronts))
@@ -685,6 +690,7 @@ func (n *node) run(ctx context.Context) error {
 	}
 	stopStats()
 	<-jobsDone
+	<-mergeDone
 	<-retentionDone
 	<-statsDone // closeAll flushes the last counts
 	sctx, cancel := context.WithDeadline(context.Background(), deadline)
