@@ -835,8 +835,12 @@ func (t Tx) SearchEach(nsp string, q SearchQuery, fn func(key string) bool) (tot
 		if seen[string(did)] = true; len(seen) > MaxSearchMatches {
 			return ErrSearchTooBroad
 		}
-		d, ok := decodeDoc(b.Get(append(appendEntry(nil, ns, 'f'), did...)))
-		if ok && (q.Status == "" || d.status == q.Status) && d.hasAll(words) {
+		fwd := b.Get(append(appendEntry(nil, ns, 'f'), did...))
+		if !docHasAll(fwd, words) {
+			return nil
+		}
+		d, ok := decodeDoc(fwd)
+		if ok && (q.Status == "" || d.status == q.Status) {
 			matches = append(matches, match{d.sortValue(q.Sort), nsp + string(did[8:])})
 		}
 		return nil
@@ -900,6 +904,35 @@ func (d *searchDoc) sortValue(o byte) []byte {
 		return binary.BigEndian.AppendUint64(nil, d.updated)
 	}
 	return nil
+}
+
+// docHasAll is hasAll on forward entry fwd (encodeDoc) as it is stored,
+// without decoding it: false if fwd is none or malformed.
+func docHasAll(fwd []byte, words []string) bool {
+	tail, ok := docWordsTail(fwd)
+	if !ok {
+		return false
+	}
+	for _, w := range words {
+		found := false
+		// The words are sorted: the first not below w is the one to check.
+		for b := tail; len(b) > 0; {
+			n, k := binary.Uvarint(b)
+			if k <= 0 || n > uint64(len(b)-k) {
+				return false
+			}
+			dw := b[k : k+int(n)]
+			b = b[k+int(n):]
+			if string(dw) >= w {
+				found = strings.HasPrefix(string(dw), w)
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
 }
 
 // hasAll reports whether every word starts one of d's words.
@@ -1015,13 +1048,16 @@ func pendingLabelKeys(b *bbolt.Bucket, nsp []byte) [][]byte {
 }
 
 // labelKeyOf is the label order entry of the record did whose forward
-// entry is fwd; nil if fwd is none.
+// entry is fwd (encodeDoc): nsp 0 's' 'l' label 0 id 0 created, as
+// searchDoc.entries makes it; nil if fwd is none or malformed.
 func labelKeyOf(nsp, did, fwd []byte) []byte {
-	d, ok := decodeDoc(fwd)
-	if !ok || len(did) < 8 {
+	n, k := binary.Uvarint(fwd)
+	if k <= 0 || n > uint64(len(fwd)-k) || len(did) < 8 {
 		return nil
 	}
-	return d.entries(nsp, string(did[8:]))[0]
+	label := fwd[k : k+int(n)]
+	b := appendEntry(make([]byte, 0, len(nsp)+len(label)+len(did)+6), nsp, 's', []byte{SortLabel}, label, []byte{0}, did[8:], []byte{0})
+	return append(b, did[:8]...)
 }
 
 func step(c *bbolt.Cursor, desc bool) ([]byte, []byte) {
