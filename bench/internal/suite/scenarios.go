@@ -260,7 +260,7 @@ var Breakdowns = []Breakdown{
 	{Rows: []string{"import"}, Profile: ImportProfile, Shares: []Share{
 		{What: "the kernel", Kernel: true},
 		{What: "decoding the JSON and encoding the records", Symbol: "pidnode/store.(*parseBatch).decode"},
-		{What: "merging and building the records' pages", Symbol: "pidnode/store.mergeRecords"},
+		{What: "merging and building the records' pages", Symbol: "pidnode/store.writeRecordPages"},
 		{What: "writing the pages into the page cache", Symbol: "pidnode/store.(*pageWriter).flusher"},
 		{What: "bbolt's consistency check", Symbol: "go.etcd.io/bbolt.(*Tx).check"},
 		{What: "page faults (fresh memory, the file's mapping)", Symbol: "asm_exc_page_fault"},
