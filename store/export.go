@@ -13,12 +13,6 @@ const (
 	// longest record text (handlev.MaxRecordJSON), so that every record the
 	// writers are allowed to store can be exported and imported back.
 	MaxImportLine = handlev.MaxRecordJSON
-	// importChunkRecords and importChunkBytes (keys and encoded records) bound
-	// one import transaction. Import writes in key order, so a transaction
-	// fills consecutive leaf pages; the bounds keep a transaction and its
-	// dirty pages to a few hundred MB.
-	importChunkRecords = 50000
-	importChunkBytes   = 64 << 20
 )
 
 // Export writes every record as one JSON line, in key order:

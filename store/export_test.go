@@ -189,8 +189,8 @@ func TestImportErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			db := openTest(t, "", true)
-			db.importChunkRecords = 1000 // several chunks' worth before the bad line
-			setImportRunBytes(t, 64<<10) // several spilled runs too
+			db.importFlushBytes = 16 << 10 // several flushes' worth before the bad line
+			setImportRunBytes(t, 64<<10)   // several spilled runs too
 			n, err := db.Import(strings.NewReader(tt.in), keyFn)
 			var ie *ImportError
 			if !errors.As(err, &ie) || ie.Line != tt.line {
@@ -274,7 +274,7 @@ func testImportUnsorted(t *testing.T) {
 			Handle: fmt.Sprintf("21.T11148/U%05d", i)}})
 	}
 	putAll(t, db, pre)
-	db.importChunkRecords = 1000 // several chunks
+	db.importFlushBytes = 16 << 10 // several flushes
 
 	// Lines in a scrambled order (a permutation by a step coprime with
 	// distinct), then a second pass over half of them, so that repeats fall

@@ -27,7 +27,7 @@ type importRec struct {
 	line   int    // 1-based input line
 	handle string // display handle, for key
 	// val is the record's stored encoding (appendStored) with version and times
-	// still zero; the chunk's transaction fills them in. It points into the
+	// still zero; mergeRecords fills them in. It points into the
 	// batch's arena and is not modified by anything else.
 	val []byte
 	// rec holds the decoded values only when checkStorable refused the record
@@ -67,9 +67,9 @@ var importRunBytes = 2 << 30
 // memory up to importRunBytes and beyond that in sorted runs in an unlinked
 // temporary file next to the database, merged afterwards. A bad line stops the
 // import with an *ImportError naming it. Then it writes a new database into a
-// fresh file beside the open one (importFile): every bucket copied, and the
-// stored records merged with the imported ones in key order, so that every
-// write appends and pages are left full. That file is not synced while it is
+// fresh file beside the open one (importFile): the stored records merged with
+// the imported ones in key order, written straight in bbolt's page format with
+// full pages (pageWriter), and every other bucket copied. That file is not synced while it is
 // written; once complete it must pass bbolt's consistency check, and it is
 // synced and renamed over the database (Replace). Any error, and a crash or
 // kill at any point before the rename, leaves the database as it was: n is
@@ -80,8 +80,8 @@ var importRunBytes = 2 << 30
 // Readers may go on; see Replace.
 //
 // JSON decoding and record encoding, the costly parts of validation, run on
-// GOMAXPROCS goroutines; while writing, the merge runs on the calling
-// goroutine and bbolt's Puts and commits on another. key is called from the
+// GOMAXPROCS goroutines; while writing, the merge and the page building run on
+// the calling goroutine and the file writes on another. key is called from the
 // calling goroutine, in input order, so it need not be safe for concurrent
 // use. r is not read after Import returns: on an error Import first waits for
 // a Read in progress to return.
@@ -645,25 +645,34 @@ func cloneValues(vs []handlev.Value) []handlev.Value {
 func importFile(path string) string { return path + ".import" }
 
 // writeImport writes the database Import leaves into a fresh file beside the
-// open one: every bucket of the open file copied, and its records merged with
-// src. The fresh file is written without a sync per transaction; once complete
-// it passes bbolt's consistency check, is synced, and Replace renames it over
-// the database. On any error before the rename the fresh file is removed and
-// the open file has not been written to. importBytes is the size of src's keys
-// and values, for sizing the fresh file's mapping. n is the number of records
-// taken from src.
+// open one: its records bucket written straight in bbolt's page format from
+// the open file's records merged with src (pageWriter), then every other
+// bucket of the open file copied into it through bbolt. The fresh file is
+// written without a sync; once complete it passes bbolt's consistency check,
+// is synced, and Replace renames it over the database. On any error before
+// the rename the fresh file is removed and the open file has not been written
+// to. importBytes is the size of src's keys and values, for sizing the fresh
+// file's mapping. n is the number of records taken from src.
 func (db *DB) writeImport(src sortedSource, importBytes int64) (n int, err error) {
 	path := importFile(db.cfg.Path)
 	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return 0, fmt.Errorf("store: import: %w", err)
 	}
 	// The old file is read in one transaction, which also keeps the memory of
-	// the records copied from it valid until the last fresh commit.
+	// the records copied from it valid until the fresh file is written.
 	old, err := db.bolt().Begin(false)
 	if err != nil {
 		return 0, fmt.Errorf("store: %w", err)
 	}
 	defer old.Rollback() // a no-op once rolled back below
+	defer func() {
+		if err != nil {
+			os.Remove(path)
+		}
+	}()
+	if n, err = writeRecordPages(path, old.Bucket(BucketRecords), src, db.importFlushBytes); err != nil {
+		return 0, err
+	}
 	fresh, err := bbolt.Open(path, 0o600, freshOptions(old.Size()+importBytes))
 	if err != nil {
 		return 0, fmt.Errorf("store: import: open %s: %w", path, err)
@@ -673,14 +682,8 @@ func (db *DB) writeImport(src sortedSource, importBytes int64) (n int, err error
 		if open {
 			fresh.Close()
 		}
-		if err != nil {
-			os.Remove(path)
-		}
 	}()
 	if err := copyBuckets(fresh, old); err != nil {
-		return 0, err
-	}
-	if n, err = mergeRecords(fresh, old.Bucket(BucketRecords), src, db.importChunkRecords); err != nil {
 		return 0, err
 	}
 	// One commit with the freelist written, so that Open reads it instead of
@@ -718,6 +721,35 @@ func (db *DB) writeImport(src sortedSource, importBytes int64) (n int, err error
 	return n, nil
 }
 
+// writeRecordPages creates the file at path holding only BucketRecords, with
+// the records of old (nil if the open file has none) merged with src and old's
+// sequence (mergeRecords), written by a pageWriter that flushes every
+// flushBytes. It returns the number of records taken from src.
+func writeRecordPages(path string, old *bbolt.Bucket, src sortedSource, flushBytes int) (int, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return 0, fmt.Errorf("store: import: %w", err)
+	}
+	defer f.Close() // for the error returns; closed below otherwise
+	w := newPageWriter(f, flushBytes)
+	n, err := mergeRecords(w, old, src)
+	if err != nil {
+		w.stop()
+		return 0, err
+	}
+	var seq uint64
+	if old != nil {
+		seq = old.Sequence()
+	}
+	if err := w.finish(seq); err != nil {
+		return 0, err
+	}
+	if err := f.Close(); err != nil {
+		return 0, fmt.Errorf("store: import: close %s: %w", path, err)
+	}
+	return n, nil
+}
+
 // freshOptions are the bbolt options of the file Import writes. Nothing is
 // synced while it is written: until it is renamed over the database it is
 // nobody's data, and writeImport syncs it once, whole, before the rename.
@@ -747,18 +779,18 @@ func checkFile(b *bbolt.DB) error {
 	})
 }
 
-// copyBuckets copies every top-level bucket of old into fresh, one
-// transaction per bucket, with their sequences; BucketRecords only as an
-// empty bucket with its sequence (mergeRecords fills it).
+// copyBuckets copies every top-level bucket of old but BucketRecords (which
+// writeRecordPages wrote) into fresh, one transaction per bucket, with their
+// sequences.
 func copyBuckets(fresh *bbolt.DB, old *bbolt.Tx) error {
 	return old.ForEach(func(name []byte, ob *bbolt.Bucket) error {
+		if bytes.Equal(name, BucketRecords) {
+			return nil
+		}
 		err := fresh.Update(func(tx *bbolt.Tx) error {
 			nb, err := tx.CreateBucket(name)
 			if err != nil {
 				return err
-			}
-			if bytes.Equal(name, BucketRecords) {
-				return nb.SetSequence(ob.Sequence())
 			}
 			return copyBucket(nb, ob)
 		})
@@ -794,50 +826,21 @@ func copyBucket(nb, ob *bbolt.Bucket) error {
 	return nil
 }
 
-// mergeRecords writes into fresh's BucketRecords the records of old (nil if
-// the open file has none) and of src, in key order, and returns the number
-// of records taken from src. Records of src replace those of old under the
+// mergeRecords hands w the records of old (nil if the open file has none)
+// and of src, in key order, and returns the number of records taken from src. Records of src replace those of old under the
 // same key, and later ones of src earlier ones: the record written is the
 // last of src under its key, with Version the stored one's plus one per record
 // of src under the key (1 for the first if none was stored), Created the
 // stored one's or now, and Updated now.
-//
-// The merge runs on the calling goroutine and hands chunks of up to
-// chunkRecords records or importChunkBytes to a writer goroutine, whose only
-// work is bbolt's Put and Commit; keys arrive in increasing order, so every
-// Put appends to the last leaf page.
-func mergeRecords(fresh *bbolt.DB, old *bbolt.Bucket, src sortedSource, chunkRecords int) (int, error) {
-	w := startFreshWrite(fresh)
-	n, err := feedMerge(w, old, src, chunkRecords)
-	// A write error comes first: it is why the feed stopped.
-	if werr := w.finish(); werr != nil {
-		return 0, werr
-	}
-	return n, err
-}
-
-func feedMerge(w *freshWrite, old *bbolt.Bucket, src sortedSource, chunkRecords int) (int, error) {
+func mergeRecords(w *pageWriter, old *bbolt.Bucket, src sortedSource) (int, error) {
 	var (
-		ok, ov     []byte
-		oc         *bbolt.Cursor
-		chunk      []sortedRec
-		chunkBytes int
-		n          int
+		ok, ov []byte
+		oc     *bbolt.Cursor
+		n      int
 	)
 	if old != nil {
 		oc = old.Cursor()
 		ok, ov = oc.First()
-	}
-	emit := func(r sortedRec) bool {
-		if len(chunk) >= chunkRecords || chunkBytes >= importChunkBytes {
-			if !w.send(chunk) {
-				return false
-			}
-			chunk, chunkBytes = make([]sortedRec, 0, len(chunk)), 0
-		}
-		chunk = append(chunk, r)
-		chunkBytes += len(r.key) + len(r.val)
-		return true
 	}
 	now := uint64(timeToNanos(time.Now().UTC()))
 	r, more, err := src.next()
@@ -849,8 +852,8 @@ func feedMerge(w *freshWrite, old *bbolt.Bucket, src sortedSource, chunkRecords 
 			if err != nil {
 				return n, &ImportError{Line: r.line, Err: err}
 			}
-			if !emit(sortedRec{key: ok, val: val}) {
-				return n, nil // finish reports the write error
+			if err := w.add(ok, val); err != nil {
+				return n, err
 			}
 			ok, ov = oc.Next()
 			continue
@@ -882,17 +885,11 @@ func feedMerge(w *freshWrite, old *bbolt.Bucket, src sortedSource, chunkRecords 
 		binary.BigEndian.PutUint64(last.val[1:], version)
 		binary.BigEndian.PutUint64(last.val[9:], created)
 		binary.BigEndian.PutUint64(last.val[17:], now)
-		if !emit(last) {
-			return n, nil
+		if err := w.add(last.key, last.val); err != nil {
+			return n, err
 		}
 	}
-	if err != nil {
-		return n, err
-	}
-	if len(chunk) > 0 {
-		w.send(chunk)
-	}
-	return n, nil
+	return n, err
 }
 
 // upgradeRecord returns val, the stored record under key, in the current
@@ -910,74 +907,6 @@ func upgradeRecord(key, val []byte) ([]byte, error) {
 	}
 	return encodeStored(&s), nil
 }
-
-// freshWrite commits the chunks mergeRecords hands it, one transaction each,
-// on a goroutine of its own.
-type freshWrite struct {
-	db     *bbolt.DB
-	chunks chan []sortedRec
-	failed chan struct{} // closed when a commit failed; no more chunks are written
-	done   chan struct{} // closed when the goroutine has returned
-	err    error         // first write error; read after done
-}
-
-func startFreshWrite(db *bbolt.DB) *freshWrite {
-	w := &freshWrite{
-		db:     db,
-		chunks: make(chan []sortedRec, 1), // one chunk written, one waiting, one being filled
-		failed: make(chan struct{}),
-		done:   make(chan struct{}),
-	}
-	go w.run()
-	return w
-}
-
-func (w *freshWrite) run() {
-	defer close(w.done)
-	for chunk := range w.chunks {
-		err := w.db.Update(func(tx *bbolt.Tx) error {
-			b := tx.Bucket(BucketRecords)
-			b.FillPercent = importAppendFill
-			for i := range chunk {
-				// bbolt keeps both slices until commit; nothing else writes to them.
-				if err := b.Put(chunk[i].key, chunk[i].val); err != nil {
-					return fmt.Errorf("put %q: %w", chunk[i].key, err)
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			w.err = fmt.Errorf("store: import: %w", err)
-			close(w.failed)
-			for range w.chunks { // later chunks are dropped
-			}
-			return
-		}
-	}
-}
-
-// send queues chunk for its transaction. It reports false if an earlier
-// chunk's commit failed (the chunk is then not written).
-func (w *freshWrite) send(chunk []sortedRec) bool {
-	select {
-	case w.chunks <- chunk:
-		return true
-	case <-w.failed:
-		return false
-	}
-}
-
-// finish waits for the queued chunks to be committed and returns the first
-// write error.
-func (w *freshWrite) finish() error {
-	close(w.chunks)
-	<-w.done
-	return w.err
-}
-
-// importAppendFill is the fill percent of the records bucket Import writes:
-// keys arrive in order, so pages are left full.
-const importAppendFill = 1.0
 
 // checkHeader checks what Import reads of a record it replaces: the format byte
 // and the header (version, created). The rest is overwritten unread.

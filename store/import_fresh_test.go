@@ -52,12 +52,12 @@ func importLine(handle, url string) string {
 	return fmt.Sprintf(`{"handle":%q,"values":[{"index":1,"type":"URL","data":%q}]}`+"\n", handle, url)
 }
 
-// A write that fails after a transaction's worth of records (here a stored
+// A write that fails after several flushes' worth of records (here a stored
 // record it would replace is corrupt) leaves the database exactly as it
 // was: no record written, none replaced, nothing left beside the file.
 func TestImportWriteErrorLeavesDatabase(t *testing.T) {
 	db := openTest(t, "", true)
-	db.importChunkRecords = 100 // the corrupt record comes several transactions in
+	db.importFlushBytes = 16 << 10 // the corrupt record comes several flushes in
 	var in strings.Builder
 	for i := range 1000 {
 		in.WriteString(importLine(fmt.Sprintf("21.T11148/R%04d", i), fmt.Sprintf("https://example.org/%d", i)))
@@ -98,7 +98,7 @@ func TestImportWriteErrorLeavesDatabase(t *testing.T) {
 // a file that passes bbolt's check, with nothing beside it.
 func TestImportKeepsOtherBuckets(t *testing.T) {
 	db := openTest(t, "", true)
-	db.importChunkRecords = 50
+	db.importFlushBytes = 16 << 10
 	var in strings.Builder
 	for i := 0; i < 400; i += 2 {
 		in.WriteString(importLine(fmt.Sprintf("21.T11148/R%04d", i), "https://example.org/old"))

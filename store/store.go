@@ -98,9 +98,9 @@ type DB struct {
 	bdb atomic.Pointer[bbolt.DB]
 	cfg Config
 	log *slog.Logger
-	// importChunkRecords bounds Import's transactions; importChunkRecords
-	// unless a test lowers it.
-	importChunkRecords int
+	// importFlushBytes is how much of the fresh file Import's page writer
+	// fills before writing it out; importFlushBytes unless a test lowers it.
+	importFlushBytes int
 
 	// Freelist checkpoints (see freelistSyncIdle): dirty is set by every
 	// commit that did not write the freelist, lastCommit is its time (unix ns).
@@ -184,7 +184,7 @@ func Open(cfg Config) (*DB, error) {
 		return nil, err
 	}
 	log.Info("store opened", "path", cfg.Path, "schema", SchemaVersion, "nosync", cfg.NoSync)
-	db := &DB{cfg: cfg, log: log, importChunkRecords: importChunkRecords,
+	db := &DB{cfg: cfg, log: log, importFlushBytes: importFlushBytes,
 		syncIdle: freelistSyncIdle, stop: make(chan struct{}), stopped: make(chan struct{})}
 	db.bdb.Store(bdb)
 	go db.checkpointFreelist()
