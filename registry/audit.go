@@ -64,11 +64,12 @@ func AuditTail(e *AuditEntry) ([]byte, error) {
 	t := struct {
 		Actor   string `json:"actor"`
 		KeyName string `json:"key_name,omitempty"`
+		Person  string `json:"person,omitempty"`
 		Action  string `json:"action"`
 		Target  string `json:"target"`
 		Before  any    `json:"before,omitempty"`
 		After   any    `json:"after,omitempty"`
-	}{e.Actor, e.KeyName, e.Action, e.Target, e.Before, e.After}
+	}{e.Actor, e.KeyName, e.Person, e.Action, e.Target, e.Before, e.After}
 	return json.Marshal(&t)
 }
 
@@ -80,6 +81,10 @@ func appendTailHead(dst []byte, e *AuditEntry) []byte {
 	if e.KeyName != "" {
 		dst = append(dst, `,"key_name":`...)
 		dst = stdjson.AppendString(dst, e.KeyName, true)
+	}
+	if e.Person != "" {
+		dst = append(dst, `,"person":`...)
+		dst = stdjson.AppendString(dst, e.Person, true)
 	}
 	dst = append(dst, `,"action":`...)
 	dst = stdjson.AppendString(dst, e.Action, true)
