@@ -48,6 +48,10 @@ var rules = map[string]struct {
 	// The operator's decisions (applications, SNAAs) that the API's
 	// /ops/v1 routes and the console's operator pages share; no HTTP.
 	"operator": {internal: []string{"access", "handlev", "model", "registry", "internal/cfgerr", "internal/refusal"}, notStd: []string{"net/http", "html/template"}},
+	// The accounts of people (invitations, passwords, TOTP, lockout,
+	// roles, OpenID Connect verification) below the console and the API;
+	// no HTTP but the OpenID Connect client's requests to the provider.
+	"people": {internal: []string{"access", "model", "registry", "internal/cfgerr", "internal/refusal", "internal/promtext"}, external: []string{"github.com/coreos/go-oidc/v3/", "golang.org/x/oauth2", "golang.org/x/crypto/"}, notStd: []string{"html/template"}},
 	// The read functions of identifiers (one, a namespace's page, the
 	// history) that the API and the console share; no HTTP.
 	"read": {internal: []string{"handlev", "store", "model", "registry", "internal/cfgerr", "internal/stdjson", "internal/refusal"}, notStd: []string{"net/http", "html/template"}},
