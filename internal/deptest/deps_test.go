@@ -58,12 +58,12 @@ var rules = map[string]struct {
 	// admin imports webhook only for the limits its schemas document.
 	"admin": {internal: []string{"access", "console", "handlev", "store", "model", "operator", "read", "registry", "write", "stats", "webhook", "internal/cfgerr", "internal/httperr", "internal/route", "internal/refusal", "internal/buildinfo", "internal/promtext", "internal/tokenbucket"}},
 	// The HTML console and application form: the same services as the
-	// API (write, read, access, operator, stats' reads, linkcheck's
-	// listing), never admin; admin mounts it.
-	"console": {internal: []string{"access", "handlev", "linkcheck", "model", "operator", "read", "registry", "stats", "write", "internal/httperr", "internal/route"}},
+	// API (write, read, access, operator, people, stats' reads,
+	// linkcheck's listing), never admin; admin mounts it.
+	"console": {internal: []string{"access", "handlev", "linkcheck", "model", "operator", "people", "read", "registry", "stats", "write", "internal/httperr", "internal/route"}},
 	// The one map from the services' errors to a problem, below both HTTP
 	// fronts.
-	"internal/httperr": {internal: []string{"access", "model", "operator", "read", "write", "internal/refusal", "internal/route"}},
+	"internal/httperr": {internal: []string{"access", "model", "operator", "people", "read", "write", "internal/refusal", "internal/route"}},
 	// Resolution statistics, one feature whole (practice 18): the stats
 	// bucket through store, the flush and retention jobs, its routes as
 	// internal/route rows, its metrics. It reads cache.Counter's usage for
