@@ -56,7 +56,7 @@ var rules = map[string]struct {
 	// history) that the API and the console share; no HTTP.
 	"read": {internal: []string{"handlev", "store", "model", "registry", "internal/cfgerr", "internal/stdjson", "internal/refusal"}, notStd: []string{"net/http", "html/template"}},
 	// admin imports webhook only for the limits its schemas document.
-	"admin": {internal: []string{"access", "console", "handlev", "store", "model", "operator", "read", "registry", "write", "stats", "webhook", "internal/cfgerr", "internal/httperr", "internal/route", "internal/refusal", "internal/buildinfo", "internal/promtext", "internal/tokenbucket"}},
+	"admin": {internal: []string{"access", "console", "handlev", "store", "model", "operator", "people", "read", "registry", "write", "stats", "webhook", "internal/cfgerr", "internal/httperr", "internal/route", "internal/refusal", "internal/buildinfo", "internal/promtext", "internal/tokenbucket"}},
 	// The HTML console and application form: the same services as the
 	// API (write, read, access, operator, people, stats' reads,
 	// linkcheck's listing), never admin; admin mounts it.
