@@ -116,8 +116,8 @@ var rules = map[string]struct {
 	"internal/unsafeconv": {},
 	"internal/cfgerr":     {},
 	"internal/refusal":    {},
-	"internal":            {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "access", "read", "write", "model", "registry", "internal"}, external: []string{""}},
-	"cmd":                 {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "access", "read", "write", "model", "registry", "stats", "cluster", "webhook", "linkcheck", "internal"}, external: []string{""}},
+	"internal":            {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "access", "read", "write", "model", "registry", "people", "internal"}, external: []string{""}},
+	"cmd":                 {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "access", "read", "write", "model", "registry", "stats", "cluster", "webhook", "linkcheck", "people", "internal"}, external: []string{""}},
 	"bench":               {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "access", "read", "write", "model", "registry", "cluster", "internal", "bench"}, external: []string{""}},
 }
 
