@@ -333,8 +333,8 @@ func auditWho(e *registry.AuditEntry, names map[string]string) string {
 	return strings.ToUpper(e.Actor[:1]) + e.Actor[1:]
 }
 
-// auditPerson names the person of an entry: by e-mail address where the
-// entry has it (identifier writes), else by id.
+// auditPerson names the person of an entry: by e-mail address, which every
+// entry a person's session wrote has (registry.Tx.Audit), else by id.
 func auditPerson(e *registry.AuditEntry, id string) string {
 	if e.Person != "" {
 		return e.Person

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.etcd.io/bbolt"
@@ -32,9 +33,22 @@ const (
 const ActorOperator = "operator"
 
 // Audit appends an entry to the audit log inside the write transaction, so a
-// write and its audit entry commit together or not at all.
+// write and its audit entry commit together or not at all. An actor that
+// names a person (PersonActor) gets the person's e-mail address as the
+// entry's Person, read in the same transaction, so that the log names
+// whoever it was even after the person is removed.
 func (t Tx) Audit(actor, action, target string, before, after any) error {
-	tail, err := AuditTail(&AuditEntry{Actor: actor, Action: action, Target: target, Before: before, After: after})
+	e := &AuditEntry{Actor: actor, Action: action, Target: target, Before: before, After: after}
+	if _, id, ok := strings.Cut(actor, " person:"); ok {
+		p, found, err := t.People().Person(id)
+		if err != nil {
+			return err
+		}
+		if found {
+			e.Person = p.Email
+		}
+	}
+	tail, err := AuditTail(e)
 	if err != nil {
 		return err
 	}
