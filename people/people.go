@@ -499,15 +499,22 @@ const KeyOnly = "the operator key"
 // the console and the API: reading (GET, HEAD) is a viewer's; writing keys,
 // people or webhooks, and every write on the operator's routes, an
 // admin's; other writes (identifiers) an editor's; the backup no person's
-// (KeyOnly).
+// (KeyOnly). Routes are told apart by whole path segments, so that an
+// identifier or namespace named like one ("keystone-7") is not mistaken
+// for it.
 func NeedRole(method, path string, operator bool) string {
-	if strings.HasSuffix(path, "/backup") {
+	seg := strings.Split(strings.Trim(path, "/"), "/")
+	at := func(i int, name string) bool { return i < len(seg) && seg[i] == name }
+	if at(0, "ops") && at(1, "v1") && at(2, "backup") {
 		return KeyOnly
 	}
 	if method == "GET" || method == "HEAD" {
 		return registry.RoleViewer
 	}
-	if operator || strings.Contains(path, "/keys") || strings.Contains(path, "/people") || strings.Contains(path, "/webhooks") {
+	manages := (at(0, "console") && (at(1, "keys") || at(1, "people"))) || // the console's pages
+		(at(1, "v2") && at(2, "keys")) || // the API's /{pid}/v2/keys…
+		(at(1, "v2") && at(2, "handles") && at(5, "webhooks")) // …/handles/{prefix}/{ns}/webhooks…
+	if operator || manages {
 		return registry.RoleAdmin
 	}
 	return registry.RoleEditor

@@ -312,6 +312,17 @@ func TestNeedRole(t *testing.T) {
 		{"POST", "/console/ops/approve", true, registry.RoleEditor, false},
 		{"POST", "/ops/v1/applications/a/approve", true, registry.RoleAdmin, true},
 		{"GET", "/ops/v1/backup", true, registry.RoleAdmin, false},
+		{"DELETE", "/testpid/v2/keys/k1", false, registry.RoleEditor, false},
+		{"POST", "/console/keys/revoke", false, registry.RoleEditor, false},
+		{"POST", "/console/people/change", false, registry.RoleEditor, false},
+		{"DELETE", "/pid/v2/handles/21.T/NS/webhooks/w1", false, registry.RoleEditor, false},
+		// Identifiers and namespaces whose names only begin like those
+		// routes are an editor's to write and a viewer's to read.
+		{"PUT", "/pid/v2/handles/21.T/NS/keystone-7", false, registry.RoleEditor, true},
+		{"PUT", "/pid/v2/handles/21.T/NS/people-archive", false, registry.RoleEditor, true},
+		{"PUT", "/pid/v2/handles/21.T/keys/X", false, registry.RoleEditor, true},
+		{"PUT", "/pid/v2/handles/21.T/NS/webhooks2", false, registry.RoleEditor, true},
+		{"GET", "/pid/v2/handles/21.T/NS/backup", false, registry.RoleViewer, true},
 	} {
 		if got := Allows(c.role, NeedRole(c.method, c.path, c.operator)); got != c.ok {
 			t.Errorf("Allows(%s, NeedRole(%s %s, %v)) = %v, want %v", c.role, c.method, c.path, c.operator, got, c.ok)
