@@ -95,7 +95,9 @@ func (a *Admission) Admit(k registry.Key, sn registry.SNAA, write, bulk bool) er
 	if sn.Suspended {
 		return refuse(ErrSuspended, "SNAA "+sn.ID+" is suspended; contact the operator")
 	}
-	a.keys.Touch(k.Hash)
+	if k.Hash != "" { // a person's admission identity has none
+		a.keys.Touch(k.Hash)
+	}
 	if !bulk {
 		if err := a.Charge(k.ID, sn.ID, 1); err != nil {
 			return err

@@ -24,7 +24,9 @@
 //     has checked, stored by the token's hash through the Writer (so that
 //     every node of a cluster knows them), ended by their idle or absolute
 //     lifetime or their key's revocation (typed errors, one per reason),
-//     and the CSRF token derived from a session's token.
+//     and the CSRF token derived from a session's token; a person's
+//     session (registry.Session.PersonID) is ended by the person's removal,
+//     the person being read afresh on every look-up.
 //
 // # What it must not do
 //

@@ -45,6 +45,9 @@ var (
 	// ErrSessionOperatorChanged: the operator key has changed since the
 	// operator's session started.
 	ErrSessionOperatorChanged = errors.New("access: operator key changed")
+	// ErrSessionPersonRemoved: the person the session was started for was
+	// removed.
+	ErrSessionPersonRemoved = errors.New("access: session's person removed")
 )
 
 // RevokedError is the look-up of a revoked key.

@@ -127,13 +127,34 @@ func TestLookupRevocation(t *testing.T) {
 	}
 }
 
-// TestLastUsed: a use is written by Flush, and shown by WithPending before.
+// TestLastUsed: the first use is written at once, in the background; a
+// later one within the interval is shown by WithPending and written by
+// Flush.
 func TestLastUsed(t *testing.T) {
 	k, reg := newKeys(t)
 	secret := putKey(t, reg, "s1", "k1")
 	key, _, err := k.Lookup(secret)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The first Touch starts a flush of its own; wait until it is written,
+	// so that no flush under way can take the next use from the pending
+	// ones before WithPending reads them.
+	k.Touch(key.Hash)
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		var first registry.Key
+		if err := reg.View(func(tx registry.Tx) (err error) {
+			first, _, err = tx.KeyByHash(key.Hash)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if first.LastUsed != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the first use was not written")
+		}
 	}
 	k.Touch(key.Hash)
 	shown := key

@@ -108,12 +108,18 @@ func NewSessions(cfg SessionsConfig) (*Sessions, error) {
 	return s, nil
 }
 
-// Session is a found session: the operator's, or an SNAA key's.
+// Session is a found session: the operator's, an SNAA key's, or a
+// person's (of an SNAA, or with Operator of the operator's).
 type Session struct {
 	Operator bool
-	// SNAA and Key are the SNAA's records (not for the operator).
+	// SNAA and Key are the SNAA's records (not for the operator). For a
+	// person, Key is only its admission identity: ID and SNAAID the
+	// person's, no hash, no name.
 	SNAA registry.SNAA
 	Key  registry.Key
+	// Person is the signed-in person, without its secrets; nil for a
+	// key's session.
+	Person *registry.PersonView
 	// Hash is the token's hash (what is stored), Token the token itself.
 	Hash, Token string
 }
@@ -136,7 +142,8 @@ func TokenHash(tok string) string {
 }
 
 // Start stores a new session for sess (its Operator, SNAAID, KeyID and
-// KeyHash set by the caller, who has checked the key) and returns its
+// KeyHash set by the caller, who has checked the key, or its PersonID and
+// SNAAID, for a person the caller has signed in) and returns its
 // token. Sessions that have expired are deleted in the same transaction.
 func (s *Sessions) Start(sess registry.Session) (string, error) {
 	var b [32]byte
@@ -167,13 +174,29 @@ func (s *Sessions) Start(sess registry.Session) (string, error) {
 // stored fails with ErrSessionUnknown; one that has expired, been idle too
 // long, or whose key was revoked (or whose operator key changed) is ended
 // and fails with ErrSessionExpired, ErrSessionIdle, ErrSessionKeyRevoked or
-// ErrSessionOperatorChanged. Other errors are the registry's.
+// ErrSessionOperatorChanged; a person's whose person was removed (or whose
+// SNAA is gone) with ErrSessionPersonRemoved. Other errors are the
+// registry's. A person is read in the transaction that finds the session,
+// never from a cache: a removal applied on this node (from any node of a
+// cluster) ends the session on its next request.
 func (s *Sessions) Lookup(tok string) (*Session, error) {
 	hash := TokenHash(tok)
-	var sess registry.Session
-	var ok bool
+	var (
+		sess      registry.Session
+		ok        bool
+		person    registry.Person
+		personOK  bool
+		personSN  registry.SNAA
+		personSNs bool
+	)
 	err := s.reg.View(func(tx registry.Tx) (err error) {
-		sess, ok, err = tx.Session(hash)
+		if sess, ok, err = tx.Session(hash); err != nil || !ok || sess.PersonID == "" {
+			return err
+		}
+		if person, personOK, err = tx.People().Person(sess.PersonID); err != nil || !personOK || person.SNAAID == "" {
+			return err
+		}
+		personSN, personSNs, err = tx.SNAA(person.SNAAID)
 		return err
 	})
 	if err != nil {
@@ -198,7 +221,16 @@ func (s *Sessions) Lookup(tok string) (*Session, error) {
 		return end(ErrSessionIdle)
 	}
 	u := &Session{Operator: sess.Operator, Hash: hash, Token: tok}
-	if sess.Operator {
+	if sess.PersonID != "" {
+		if !personOK || person.SNAAID != sess.SNAAID || (person.SNAAID != "" && !personSNs) {
+			return end(ErrSessionPersonRemoved)
+		}
+		v := person.View()
+		u.Person, u.Operator = &v, person.SNAAID == ""
+		if !u.Operator {
+			u.SNAA, u.Key = personSN, registry.Key{ID: person.ID, SNAAID: person.SNAAID}
+		}
+	} else if sess.Operator {
 		if !s.keys.IsOperatorHash(sess.KeyHash) {
 			return end(ErrSessionOperatorChanged)
 		}

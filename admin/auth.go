@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"pidnode/access"
+	"pidnode/registry"
 	"pidnode/write"
 )
 
@@ -41,6 +42,11 @@ func invalidToken(detail string) *Problem {
 // op wraps an operator route: only the operator key passes.
 func (g *gate) op(h handlerFunc) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
+		if sess, err := g.session(r, true); err != nil {
+			return err
+		} else if sess != nil {
+			return h(w, r.WithContext(context.WithValue(r.Context(), authKey, &principal{person: sess.Person})))
+		}
 		tok, p := bearer(r)
 		if p != nil {
 			return p
@@ -63,16 +69,19 @@ type ctxKey int
 
 const authKey ctxKey = 0
 
-// principal is the authenticated SNAA of a request.
+// principal is the authenticated SNAA of a request: a key, or a person's session.
 type principal struct {
-	snaa SNAA
-	key  Key
+	snaa   SNAA
+	key    Key
+	person *registry.PersonView
 }
 
-func (p *principal) actor() string { return "snaa:" + p.snaa.ID + " key:" + p.key.ID }
+func (p *principal) actor() string { return p.writer().Name() }
 
 // writer is p as the write service's Actor.
-func (p *principal) writer() *write.Actor { return &write.Actor{SNAA: p.snaa, Key: p.key} }
+func (p *principal) writer() *write.Actor {
+	return &write.Actor{SNAA: p.snaa, Key: p.key, Person: p.person}
+}
 
 func principalOf(r *http.Request) *principal {
 	p, _ := r.Context().Value(authKey).(*principal)
@@ -82,6 +91,15 @@ func principalOf(r *http.Request) *principal {
 // snaa wraps an SNAA route: a valid, unrevoked key of a SNAA that is not suspended.
 func (g *gate) snaa(b *base, h func(w http.ResponseWriter, r *http.Request, b *base) error) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
+		if sess, err := g.session(r, false); err != nil {
+			return err
+		} else if sess != nil {
+			ctx, err := g.admit(r, sess.Key, sess.SNAA, sess.Person)
+			if err != nil {
+				return err
+			}
+			return h(w, r.WithContext(ctx), b)
+		}
 		tok, p := bearer(r)
 		if p != nil {
 			return p
@@ -99,7 +117,7 @@ func (g *gate) snaa(b *base, h func(w http.ResponseWriter, r *http.Request, b *b
 		if err != nil {
 			return err
 		}
-		ctx, err := g.admit(r, k, sn)
+		ctx, err := g.admit(r, k, sn, nil)
 		if err != nil {
 			return err
 		}
@@ -111,11 +129,11 @@ func (g *gate) snaa(b *base, h func(w http.ResponseWriter, r *http.Request, b *b
 // key, or by a console session's key hash): the SNAA is not suspended, the
 // key's use is noted, the rate limit charged, writes are possible. It
 // returns the request's context with the principal.
-func (g *gate) admit(r *http.Request, k Key, sn SNAA) (context.Context, error) {
+func (g *gate) admit(r *http.Request, k Key, sn SNAA, person *registry.PersonView) (context.Context, error) {
 	if err := g.adm.Admit(k, sn, r.Method != http.MethodGet && r.Method != http.MethodHead, isBulk(r)); err != nil {
 		return nil, err
 	}
-	return context.WithValue(r.Context(), authKey, &principal{snaa: sn, key: k}), nil
+	return context.WithValue(r.Context(), authKey, &principal{snaa: sn, key: k, person: person}), nil
 }
 
 // Writer commits the API's writes (write.Writer): the database's own

@@ -7,6 +7,7 @@ import (
 
 	"pidnode/access"
 	"pidnode/operator"
+	"pidnode/people"
 )
 
 // gate is the shared base of the route sets (opsAPI, snaaAPI), which each
@@ -27,6 +28,12 @@ type gate struct {
 	syncAuth func(ctx context.Context, namespace string) error
 	// metrics are the Server's, which the route sets count in.
 	metrics *metrics
+	// session checks a console session on an API request without a key
+	// (console.Server.APISession); set once the console is built.
+	session func(r *http.Request, operator bool) (*access.Session, error)
+	// people are the accounts of people: a person's event stream lives
+	// while the person does.
+	people *people.Service
 }
 
 // issueKeyAs issues a key for SNAA snaaID, audited as actor (the operator,

@@ -123,10 +123,17 @@ func (s *snaaAPI) callOf(w http.ResponseWriter, r *http.Request, p *principal) *
 }
 
 // keyValid looks the key p called with up again (by bearer key or console
-// session): nil while it is valid and its SNAA not suspended. A look-up
-// after a change of keys or SNAAs reads the store once per key; the others
-// hit the auth cache.
+// session): nil while it is valid and its SNAA not suspended, or, for a
+// person's session, while the person is not removed. A look-up after a
+// change of keys or SNAAs reads the store once per key; the others hit the
+// auth cache.
 func (g *gate) keyValid(p *principal) error {
+	if p.person != nil {
+		if g.people.Present(p.person.ID, p.snaa.ID) {
+			return nil
+		}
+		return invalidToken("this person was removed, or their SNAA suspended, as the stream opened")
+	}
 	var sum [32]byte
 	if n, err := hex.Decode(sum[:], []byte(p.key.Hash)); err == nil && n == len(sum) {
 		if _, sn, err := g.keys.LookupSum(sum); err == nil && !sn.Suspended {

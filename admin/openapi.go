@@ -328,7 +328,7 @@ func (s *Server) schemas() map[string]any {
 		"KeyList":       obj([]string{"keys"}, map[string]any{"keys": arr(ref("Key"))}),
 		"IssuedKey":     issued,
 		"AuditEntry": obj([]string{"seq", "time", "actor", "action", "target"}, map[string]any{
-			"seq": map[string]any{"type": "integer"}, "time": dt(), "actor": str(), "key_name": str(), "action": str(), "target": str(),
+			"seq": map[string]any{"type": "integer"}, "time": dt(), "actor": str(), "key_name": str(), "person": str(), "action": str(), "target": str(),
 			"before": map[string]any{}, "after": map[string]any{}}),
 		"AuditList":      obj([]string{"entries"}, map[string]any{"entries": arr(ref("AuditEntry")), "next": str()}),
 		"Metadata":       obj(metaReq, metaProps),
@@ -339,7 +339,7 @@ func (s *Server) schemas() map[string]any {
 		"History": obj([]string{"handle", "version", "changes", "change_log"}, map[string]any{"handle": str(),
 			"version": map[string]any{"type": "integer"}, "changes": arr(ref("HistoryEntry")), "change_log": arr(ref("ChangeEntry"))}),
 		"HistoryEntry": obj([]string{"seq", "time", "action"}, map[string]any{"seq": map[string]any{"type": "integer"}, "time": dt(),
-			"action": map[string]any{"enum": feedActions}, "key_id": str(), "key_name": str(),
+			"action": map[string]any{"enum": feedActions}, "key_id": str(), "key_name": str(), "person": str(),
 			"before": map[string]any{}, "after": map[string]any{}}),
 		"ChangeEntry": change,
 		"EventState": obj(nil, map[string]any{"url": str(), "status": str(), "linkcheck": obj([]string{"state"}, map[string]any{
@@ -354,7 +354,7 @@ func (s *Server) schemas() map[string]any {
 		"LinkcheckPage":   obj([]string{"targets"}, map[string]any{"targets": arr(ref("LinkResult")), "next_cursor": str()}),
 		"LinkcheckRecord": obj([]string{"handle", "results"}, map[string]any{"handle": str(), "results": arr(ref("LinkResult"))}),
 		"Event": obj([]string{"seq", "time", "action", "handle"}, map[string]any{"seq": map[string]any{"type": "integer", "minimum": 1}, "time": dt(),
-			"action": map[string]any{"enum": feedActions}, "handle": str(), "key_id": str(), "key_name": str(),
+			"action": map[string]any{"enum": feedActions}, "handle": str(), "key_id": str(), "key_name": str(), "person": str(),
 			"before": ref("EventState"), "after": ref("EventState")}),
 		"EventPage": obj([]string{"events", "next_after"}, map[string]any{"events": arr(ref("Event")),
 			"next_after": map[string]any{"type": "integer", "minimum": 0, "description": "the after of the next page: the last event's seq, or this request's after when there was none"}}),

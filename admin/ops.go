@@ -92,6 +92,14 @@ func (s *opsAPI) submitApplication(w http.ResponseWriter, r *http.Request) error
 	return nil
 }
 
+// opActor is who an operator request is audited as: its session's person, or the operator.
+func opActor(r *http.Request) string {
+	if p := principalOf(r); p != nil && p.person != nil {
+		return p.actor()
+	}
+	return ActorOperator
+}
+
 // SubmitApplication validates and stores an application in state SUBMITTED.
 func (s *Server) SubmitApplication(req ApplicationRequest) (*Application, error) {
 	return s.ops.Submit(ActorOperator, req, "", "", 0)
@@ -123,7 +131,7 @@ func (s *opsAPI) approveApplication(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	res, err := s.ops.Approve(r.PathValue("id"), req)
+	res, err := s.ops.As(opActor(r)).Approve(r.PathValue("id"), req)
 	if err != nil {
 		return err
 	}
@@ -141,7 +149,7 @@ func (s *opsAPI) rejectApplication(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	app, err := s.ops.Reject(r.PathValue("id"), req)
+	app, err := s.ops.As(opActor(r)).Reject(r.PathValue("id"), req)
 	if err != nil {
 		return err
 	}
@@ -175,7 +183,7 @@ func (s *opsAPI) patchSNAA(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	sn, err := s.ops.PatchSNAA(r.PathValue("id"), req)
+	sn, err := s.ops.As(opActor(r)).PatchSNAA(r.PathValue("id"), req)
 	if err != nil {
 		return err
 	}
@@ -193,7 +201,7 @@ func (s *opsAPI) issueKey(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ik, err := s.issueKeyAs(ActorOperator, r.PathValue("id"), req.Name)
+	ik, err := s.issueKeyAs(opActor(r), r.PathValue("id"), req.Name)
 	if err != nil {
 		return err
 	}
@@ -206,7 +214,7 @@ func (s *opsAPI) listKeys(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *opsAPI) revokeKey(w http.ResponseWriter, r *http.Request) error {
-	if err := s.keys.Revoke(ActorOperator, r.PathValue("id"), r.PathValue("key_id")); err != nil {
+	if err := s.keys.Revoke(opActor(r), r.PathValue("id"), r.PathValue("key_id")); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

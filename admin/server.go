@@ -18,6 +18,7 @@ import (
 	"pidnode/internal/route"
 	"pidnode/model"
 	"pidnode/operator"
+	"pidnode/people"
 	"pidnode/read"
 	"pidnode/registry"
 	"pidnode/stats"
@@ -116,6 +117,8 @@ type Config struct {
 	// Webhooks, if set, lists a namespace's webhook endpoints for the
 	// console's overview (webhook.Views, adapted by cmd).
 	Webhooks func(prefix, ns string) ([]WebhookView, uint64, error)
+	// OIDC, if set, signs people in through it instead of a password.
+	OIDC *people.OIDC
 	// SessionIdle and SessionMax are the console's idle and absolute
 	// session expiry; if zero, DefaultSessionIdle and DefaultSessionMax.
 	SessionIdle, SessionMax time.Duration
@@ -260,6 +263,9 @@ func New(cfg Config) (*Server, error) {
 	s.gate = &gate{keys: s.keys, syncAuth: cfg.SyncAuth, metrics: &s.metrics,
 		adm: access.NewAdmission(access.AdmissionConfig{Keys: s.keys, RateLimit: cfg.RateLimit, RateBurst: cfg.RateBurst,
 			SNAARateLimit: cfg.SNAARateLimit, SNAARateBurst: cfg.SNAARateBurst, Now: s.now})}
+	if s.gate.people, err = people.New(people.Config{Registry: s.reg, Keys: s.keys, Now: s.now, Rand: s.rnd, Logger: s.log}); err != nil {
+		return nil, err
+	}
 	if cfg.Policy == nil {
 		s.policy = DefaultPolicy()
 	} else {
@@ -302,6 +308,7 @@ func New(cfg Config) (*Server, error) {
 	if s.pages, err = s.newPages(cfg); err != nil {
 		return nil, err
 	}
+	s.gate.session = s.pages.APISession
 	if err := s.ensureIndexes(); err != nil {
 		return nil, err
 	}
@@ -331,7 +338,7 @@ func (s *Server) newPages(cfg Config) (*console.Server, error) {
 			s.metrics.updates.Add(uint64(updated))
 		},
 		KeyLimited: func() { s.metrics.refused(refusedSNAAKeys) },
-		Logger:     s.log, Rand: s.rnd}
+		Logger:     s.log, Rand: s.rnd, People: s.gate.people, OIDC: cfg.OIDC}
 	if cfg.Stats != nil {
 		pc.Stats, pc.StatsDays = cfg.Stats.Read, cfg.Stats.Days
 	}
@@ -341,6 +348,10 @@ func (s *Server) newPages(cfg Config) (*console.Server, error) {
 
 // Handler returns the admin API's HTTP handler.
 func (s *Server) Handler() http.Handler { return s.handler }
+
+// People returns the accounts of people, whose families cmd adds to
+// /metrics.
+func (s *Server) People() *people.Service { return s.gate.people }
 
 // Model returns the metadata model in use.
 func (s *Server) Model() *model.Model { return s.model }

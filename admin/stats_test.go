@@ -13,6 +13,13 @@ import (
 	"pidnode/stats"
 )
 
+// Stats and DayCount are the statistics reply (stats.Reply), as the route
+// sends it.
+type (
+	Stats    = stats.Reply
+	DayCount = stats.DayCount
+)
+
 // newStats is the statistics feature over c's database, namer and clock,
 // with sc's counter and settings, its routes registered in c.
 func newStats(c *Config, sc stats.Config) *stats.Service {

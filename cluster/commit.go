@@ -120,16 +120,16 @@ const commitLanes = 1
 // call is one queued write.
 type call = registry.Call[func(tx registry.Tx) error]
 
-// Update is Commit for the operator's writes (applications, SNAAs, keys),
-// alone rather than grouped. Their checks read more than they write (a
-// namespace no SNAA has yet), so their transaction also requires that
-// nothing under the SNAA, application and key buckets changed since the
-// rehearsal: operator writes are rare, and a conflict only means one more
-// rehearsal.
+// Update is Commit for the operator's writes (applications, SNAAs, keys,
+// people), alone rather than grouped. Their checks read more than they
+// write (a namespace no SNAA has yet, an invitation not yet used), so their
+// transaction also requires that nothing under the SNAA, application, key
+// and people buckets changed since the rehearsal: such writes are rare, and
+// a conflict only means one more rehearsal.
 func (n *Node) Update(fn func(tx registry.Tx) error) error {
 	var err error
 	c := &call{Fn: fn}
-	n.runGroup([]*call{c}, []string{"snaas", "applications", "keys"}, func(_ *call, e error) { err = e })
+	n.runGroup([]*call{c}, []string{"snaas", "applications", "keys", "people"}, func(_ *call, e error) { err = e })
 	return err
 }
 

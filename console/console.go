@@ -17,6 +17,7 @@ import (
 	"pidnode/internal/route"
 	"pidnode/model"
 	"pidnode/operator"
+	"pidnode/people"
 	"pidnode/read"
 	"pidnode/registry"
 	"pidnode/stats"
@@ -83,6 +84,12 @@ type Config struct {
 	Written func(created, updated int)
 	// KeyLimited, if set, is told of a key refused by its SNAA's key limit.
 	KeyLimited func()
+	// People, if set, are the accounts of people (people.go): the people
+	// pages, joining by invitation, signing in with a password. OIDC, if
+	// set with People, signs people in through the OpenID Connect provider
+	// instead of a password.
+	People *people.Service
+	OIDC   *people.OIDC
 	// Logger receives a line per failed request and per sign-in; nil
 	// discards.
 	Logger *slog.Logger
@@ -94,6 +101,7 @@ type Config struct {
 // Server serves the console and the application form. Safe for
 // concurrent use.
 type Server struct {
+	sessionLookup
 	cfg   Config
 	log   *slog.Logger
 	rnd   io.Reader
@@ -117,6 +125,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("%w: StatsDays is required with Stats", ErrConfig)
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, rnd: cfg.Rand}
+	s.sessionLookup = sessionLookup{s}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

@@ -13,7 +13,11 @@
 // help and errors named by the fields' labels; the field-by-field diff of
 // two versions (diff.go: the history, the audit log, an edit conflict);
 // the confirmation pages of destructive actions; CSV bulk uploads turned
-// into JSON Lines.
+// into JSON Lines; the people pages, joining by invitation and a person's
+// sign-in, by password or OpenID Connect (people.go, over package people),
+// each person's role checked on every page (people.NeedRole); and the check
+// of a console session on an API request (Server.APISession), which admin
+// calls when a request has no Authorization header.
 //
 // It has no read, write or decision of its own. Each page calls the
 // functions the JSON API's handlers call, with the session's key where the

@@ -84,7 +84,7 @@ func (s *Server) pageApprove(w http.ResponseWriter, r *http.Request, u *consoleU
 	// None ticked (no prefixes) grants what the application asked for, as
 	// the API does when its body names none.
 	req := operator.ApproveRequest{Namespace: strings.TrimSpace(f.Get("namespace")), Prefixes: f["prefixes"], CustomIDs: &customIDs, Note: f.Get("note")}
-	res, err := s.cfg.Operator.Approve(id, req)
+	res, err := s.cfg.Operator.As(u.actor()).Approve(id, req)
 	if err != nil {
 		a, lerr := s.cfg.Operator.Application(id)
 		if lerr != nil {
@@ -102,7 +102,7 @@ func (s *Server) pageApprove(w http.ResponseWriter, r *http.Request, u *consoleU
 
 func (s *Server) pageReject(w http.ResponseWriter, r *http.Request, u *consoleUser, d *pageData) error {
 	id := r.PostForm.Get("id")
-	if _, err := s.cfg.Operator.Reject(id, operator.RejectRequest{Note: r.PostForm.Get("note")}); err != nil {
+	if _, err := s.cfg.Operator.As(u.actor()).Reject(id, operator.RejectRequest{Note: r.PostForm.Get("note")}); err != nil {
 		cur, lerr := s.cfg.Operator.Application(id)
 		if lerr != nil {
 			return err
@@ -217,7 +217,7 @@ func (s *Server) pageSNAAChange(w http.ResponseWriter, r *http.Request, u *conso
 		// when its body names none.
 		patch.Prefixes = f["prefixes"]
 	}
-	if _, err := s.cfg.Operator.PatchSNAA(id, patch); err != nil {
+	if _, err := s.cfg.Operator.As(u.actor()).PatchSNAA(id, patch); err != nil {
 		return err
 	}
 	http.Redirect(w, r, "/console/ops/snaa?done="+done+"&id="+url.QueryEscape(id), http.StatusSeeOther)
@@ -226,7 +226,7 @@ func (s *Server) pageSNAAChange(w http.ResponseWriter, r *http.Request, u *conso
 
 func (s *Server) pageOpsIssueKey(w http.ResponseWriter, r *http.Request, u *consoleUser, d *pageData) error {
 	id := r.PostForm.Get("id")
-	ik, ierr := s.issueKey(registry.ActorOperator, id, r.PostForm.Get("name"))
+	ik, ierr := s.issueKey(u.actor(), id, r.PostForm.Get("name"))
 	pg, err := s.snaaPage(r, id)
 	if err != nil {
 		return err
@@ -255,7 +255,7 @@ func (s *Server) pageOpsRevokeKey(w http.ResponseWriter, r *http.Request, u *con
 		Fields: map[string]string{"id": id, "key_id": keyID}}) {
 		return nil
 	}
-	if err := s.cfg.Keys.Revoke(registry.ActorOperator, id, keyID); err != nil {
+	if err := s.cfg.Keys.Revoke(u.actor(), id, keyID); err != nil {
 		return err
 	}
 	http.Redirect(w, r, "/console/ops/snaa?done=revoked&id="+url.QueryEscape(id), http.StatusSeeOther)
@@ -285,6 +285,7 @@ var auditActions = []string{
 	registry.ActSNAACreate, registry.ActSNAAUpdate, registry.ActKeyIssue, registry.ActKeyRevoke,
 	registry.ActHandleCreate, registry.ActHandleUpdate, registry.ActLinkBroken, registry.ActLinkRecovered,
 	registry.ActWebhookCreate, registry.ActWebhookDelete, registry.ActWebhookEnable, registry.ActWebhookDisable,
+	registry.ActPersonInvite, registry.ActPersonJoin, registry.ActPersonRole, registry.ActPersonRemove, registry.ActPersonWithdraw,
 }
 
 // auditVerbs say what an action did, before its target.
@@ -296,22 +297,30 @@ var auditVerbs = map[string]string{
 	registry.ActLinkBroken: "found a broken link of", registry.ActLinkRecovered: "found the link working again of",
 	registry.ActWebhookCreate: "created webhook", registry.ActWebhookDelete: "deleted webhook",
 	registry.ActWebhookEnable: "enabled webhook", registry.ActWebhookDisable: "disabled webhook",
+	registry.ActPersonInvite: "invited", registry.ActPersonJoin: "joined as",
+	registry.ActPersonRole: "changed the role of person", registry.ActPersonRemove: "removed person",
+	registry.ActPersonWithdraw: "withdrew the invitation of",
 }
 
-// auditWho names an entry's actor for a person: the operator, the link
-// checker, or an SNAA (by its organisation if names has it) with the key it
-// used.
+// auditWho names an entry's actor for a person: the operator or one of
+// the operator's people, the link checker, or an SNAA (by its organisation
+// if names has it) with the key or the person it used.
 func auditWho(e *registry.AuditEntry, names map[string]string) string {
 	switch {
 	case e.Actor == registry.ActorOperator:
 		return "The operator"
+	case strings.HasPrefix(e.Actor, registry.ActorOperator+" person:"):
+		return "The operator's person " + auditPerson(e, strings.TrimPrefix(e.Actor, registry.ActorOperator+" person:"))
 	case strings.HasPrefix(e.Actor, "snaa:"):
 		sn, key, _ := strings.Cut(strings.TrimPrefix(e.Actor, "snaa:"), " key:")
+		sn, person, isPerson := strings.Cut(sn, " person:")
 		who := "SNAA " + sn
 		if n := names[sn]; n != "" {
 			who = n
 		}
 		switch {
+		case isPerson:
+			who += ", person " + auditPerson(e, person)
 		case e.KeyName != "":
 			who += " with key “" + e.KeyName + "”"
 		case key != "":
@@ -322,6 +331,15 @@ func auditWho(e *registry.AuditEntry, names map[string]string) string {
 		return "Someone"
 	}
 	return strings.ToUpper(e.Actor[:1]) + e.Actor[1:]
+}
+
+// auditPerson names the person of an entry: by e-mail address, which every
+// entry a person's session wrote has (registry.Tx.Audit), else by id.
+func auditPerson(e *registry.AuditEntry, id string) string {
+	if e.Person != "" {
+		return e.Person
+	}
+	return id
 }
 
 func (s *Server) pageAudit(w http.ResponseWriter, r *http.Request, u *consoleUser, d *pageData) error {

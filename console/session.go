@@ -52,23 +52,48 @@ func preCookieName(r *http.Request) string {
 	return preCookiePlan
 }
 
+// SessionToken is the console session token r's cookie carries ("" if
+// none), for the API, which accepts a console session too.
+func SessionToken(r *http.Request) string {
+	c, err := r.Cookie(sessionCookieName(r))
+	if err != nil || len(c.Value) > 100 {
+		return ""
+	}
+	return c.Value
+}
+
 // consoleUser is the principal of a console request.
 type consoleUser struct {
 	Operator bool
 	// SNAA and Key are the SNAA's records (not for the operator).
-	SNAA  registry.SNAA
-	Key   registry.Key
-	token string // the session token, for the CSRF token
+	SNAA registry.SNAA
+	Key  registry.Key
+	// Person is the signed-in person (people.go); nil for a key.
+	Person *registry.PersonView
+	token  string // the session token, for the CSRF token
 }
 
 // writer is u as the write service's Actor.
-func (u *consoleUser) writer() *write.Actor { return &write.Actor{SNAA: u.SNAA, Key: u.Key} }
+func (u *consoleUser) writer() *write.Actor {
+	return &write.Actor{SNAA: u.SNAA, Key: u.Key, Person: u.Person}
+}
 
 // actor is u in the audit log, as the API writes an SNAA key's writes.
-func (u *consoleUser) actor() string { return "snaa:" + u.SNAA.ID + " key:" + u.Key.ID }
+func (u *consoleUser) actor() string {
+	if u.Person != nil {
+		return registry.PersonActor(u.Person.SNAAID, u.Person.ID)
+	}
+	if u.Operator {
+		return registry.ActorOperator
+	}
+	return "snaa:" + u.SNAA.ID + " key:" + u.Key.ID
+}
 
 // Name is how the page header names the signed-in principal.
 func (u *consoleUser) Name() string {
+	if u.Person != nil {
+		return personName(u)
+	}
 	if u.Operator {
 		return "operator"
 	}
@@ -101,31 +126,55 @@ func (s *Server) sessionOf(r *http.Request) (*consoleUser, error) {
 	if err != nil || c.Value == "" || len(c.Value) > 100 {
 		return nil, &errSignIn{""}
 	}
-	if err := s.syncBeforeAuth(r, ""); err != nil {
+	sess, err := s.lookup(r, c.Value)
+	if err != nil {
+		return nil, sessionError(err)
+	}
+	return &consoleUser{Operator: sess.Operator, SNAA: sess.SNAA, Key: sess.Key, Person: sess.Person, token: sess.Token}, nil
+}
+
+// sessionLookup finds the console session of a request, for the pages
+// (Server.sessionOf) and for the API (APISession); Server embeds it.
+type sessionLookup struct{ s *Server }
+
+// lookup returns the session of token tok after the syncs: the registry's
+// before the look-up, and the shard of the session's namespace once its
+// SNAA is known (the pages and the API read the namespace). Its errors are
+// access.Sessions.Lookup's and Config.SyncAuth's.
+func (l sessionLookup) lookup(r *http.Request, tok string) (*access.Session, error) {
+	if err := l.s.syncBeforeAuth(r, ""); err != nil {
 		return nil, err
 	}
-	sess, err := s.cfg.Sessions.Lookup(c.Value)
-	switch {
-	case errors.Is(err, access.ErrSessionUnknown):
-		return nil, &errSignIn{"Your session has ended. Sign in again."}
-	case errors.Is(err, access.ErrSessionExpired):
-		return nil, &errSignIn{"Your session has expired. Sign in again."}
-	case errors.Is(err, access.ErrSessionIdle):
-		return nil, &errSignIn{"Your session ended after a time without use. Sign in again."}
-	case errors.Is(err, access.ErrSessionOperatorChanged):
-		return nil, &errSignIn{"The operator key has changed. Sign in again."}
-	case errors.Is(err, access.ErrSessionKeyRevoked):
-		return nil, &errSignIn{"The key this session was started with was revoked. Sign in with another key."}
-	case err != nil:
+	sess, err := l.s.cfg.Sessions.Lookup(tok)
+	if err != nil {
 		return nil, err
 	}
 	if ns := sess.SNAA.Namespace; !sess.Operator && ns != "" {
-		// The pages read the namespace: its shard catches up as well.
-		if err := s.syncBeforeAuth(r, ns); err != nil {
+		if err := l.s.syncBeforeAuth(r, ns); err != nil {
 			return nil, err
 		}
 	}
-	return &consoleUser{Operator: sess.Operator, SNAA: sess.SNAA, Key: sess.Key, token: sess.Token}, nil
+	return sess, nil
+}
+
+// sessionError is the error of a session look-up: *errSignIn with the
+// reason the session ended, or err.
+func sessionError(err error) error {
+	switch {
+	case errors.Is(err, access.ErrSessionUnknown):
+		return &errSignIn{"Your session has ended. Sign in again."}
+	case errors.Is(err, access.ErrSessionExpired):
+		return &errSignIn{"Your session has expired. Sign in again."}
+	case errors.Is(err, access.ErrSessionIdle):
+		return &errSignIn{"Your session ended after a time without use. Sign in again."}
+	case errors.Is(err, access.ErrSessionOperatorChanged):
+		return &errSignIn{"The operator key has changed. Sign in again."}
+	case errors.Is(err, access.ErrSessionPersonRemoved):
+		return &errSignIn{"Your account was removed from this node."}
+	case errors.Is(err, access.ErrSessionKeyRevoked):
+		return &errSignIn{"The key this session was started with was revoked. Sign in with another key."}
+	}
+	return err
 }
 
 // startSession stores a new session for sess and sets its cookie.
@@ -181,6 +230,10 @@ func (s *Server) console(operator bool, h consoleHandler) http.HandlerFunc {
 			}
 			return
 		}
+		if err := roleAllows(u, r); err != nil {
+			s.renderProblem(w, r, d, err)
+			return
+		}
 		if r.Method == http.MethodPost {
 			if err := readForm(w, r, consoleMaxBody); err != nil {
 				s.renderProblem(w, r, d, err)
@@ -224,6 +277,7 @@ func (s *Server) consoleRoutes(mux *http.ServeMux) {
 	})
 	s.snaaConsoleRoutes(mux)
 	s.opsConsoleRoutes(mux)
+	peoplePages{s}.routes(mux)
 	mux.HandleFunc("/console/", func(w http.ResponseWriter, r *http.Request) {
 		s.renderProblem(w, r, nil, problem(http.StatusNotFound, "no console page %s", r.URL.Path))
 	})
@@ -232,15 +286,33 @@ func (s *Server) consoleRoutes(mux *http.ServeMux) {
 // signInPage shows the sign-in form with a fresh pre-session token (the
 // form's CSRF token, double-submitted in a cookie).
 func (s *Server) signInPage(w http.ResponseWriter, r *http.Request, status int, flash string, p *httperr.Problem) {
-	var b [24]byte
-	if _, err := io.ReadFull(s.rnd, b[:]); err != nil {
+	pre, err := preSession(w, r, s.rnd)
+	if err != nil {
 		s.renderProblem(w, r, nil, err)
 		return
+	}
+	s.render(w, status, "signin", &pageData{Title: "Sign in", CSRF: pre, Flash: flash, Problem: p, D: signInOptions(&s.cfg)})
+}
+
+// preSession sets a fresh pre-session token (from rnd) in its cookie and
+// returns it: the CSRF token of a form posted without a session (sign-in,
+// joining), double-submitted.
+func preSession(w http.ResponseWriter, r *http.Request, rnd io.Reader) (string, error) {
+	var b [24]byte
+	if _, err := io.ReadFull(rnd, b[:]); err != nil {
+		return "", err
 	}
 	pre := base64.RawURLEncoding.EncodeToString(b[:])
 	http.SetCookie(w, &http.Cookie{Name: preCookieName(r), Value: pre, Path: "/", HttpOnly: true,
 		Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode, MaxAge: 3600})
-	s.render(w, status, "signin", &pageData{Title: "Sign in", CSRF: pre, Flash: flash, Problem: p})
+	return pre, nil
+}
+
+// checkPreSession reports whether the form's csrf is the pre-session
+// cookie's token.
+func checkPreSession(r *http.Request) bool {
+	pre, err := r.Cookie(preCookieName(r))
+	return err == nil && pre.Value != "" && subtle.ConstantTimeCompare([]byte(pre.Value), []byte(r.PostForm.Get("csrf"))) == 1
 }
 
 // sessionForm starts a sign-in or sign-out post: the console's headers, a
@@ -264,8 +336,7 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	fail := func(p *httperr.Problem) { s.signInPage(w, r, p.Status, "", p) }
-	pre, err := r.Cookie(preCookieName(r))
-	if err != nil || pre.Value == "" || subtle.ConstantTimeCompare([]byte(pre.Value), []byte(r.PostForm.Get("csrf"))) != 1 {
+	if !checkPreSession(r) {
 		fail(problem(http.StatusForbidden, "the sign-in form expired or was not sent from this site; try again"))
 		return
 	}

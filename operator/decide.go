@@ -147,7 +147,7 @@ func (s *Service) Approve(appID string, req ApproveRequest) (*ApproveResult, err
 	}
 	now := s.now().UTC()
 	var res ApproveResult
-	err = s.keys.Update(registry.ActorOperator, nil, func(tx registry.Tx) ([]access.Change, error) {
+	err = s.keys.Update(s.auditActor(), nil, func(tx registry.Tx) ([]access.Change, error) {
 		app, ok, err := tx.Application(appID)
 		if err != nil {
 			return nil, err
@@ -254,7 +254,7 @@ func (s *Service) Reject(id string, req RejectRequest) (*registry.Application, e
 	}
 	now := s.now().UTC()
 	var app registry.Application
-	err := s.keys.Update(registry.ActorOperator, nil, func(tx registry.Tx) ([]access.Change, error) {
+	err := s.keys.Update(s.auditActor(), nil, func(tx registry.Tx) ([]access.Change, error) {
 		var ok bool
 		var err error
 		app, ok, err = tx.Application(id)
@@ -306,7 +306,7 @@ func (s *Service) PatchSNAA(id string, req SNAAPatch) (*registry.SNAA, error) {
 		return nil, &model.ValidationError{Errors: []model.FieldError{{Field: "max_keys", Message: fmt.Sprintf("must be an integer from 1 to %d, or 0 for the default (%d)", access.MaxKeysPerSNAA, access.DefaultKeysPerSNAA)}}}
 	}
 	var sn registry.SNAA
-	err := s.keys.Update(registry.ActorOperator, nil, func(tx registry.Tx) ([]access.Change, error) {
+	err := s.keys.Update(s.auditActor(), nil, func(tx registry.Tx) ([]access.Change, error) {
 		var ok bool
 		var err error
 		sn, ok, err = tx.SNAA(id)

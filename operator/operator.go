@@ -62,6 +62,25 @@ type Service struct {
 	rnd      io.Reader
 	now      func() time.Time
 	log      *slog.Logger
+	// actor is who the decisions are audited as (As); "" is the operator.
+	actor string
+}
+
+// As returns a Service whose decisions (Approve, Reject, PatchSNAA) are
+// audited as actor, one of the operator's people ("operator person:<id>"),
+// instead of the operator. It shares everything else with s.
+func (s *Service) As(actor string) *Service {
+	c := *s
+	c.actor = actor
+	return &c
+}
+
+// auditActor is who s's decisions are audited as.
+func (s *Service) auditActor() string {
+	if s.actor == "" {
+		return registry.ActorOperator
+	}
+	return s.actor
 }
 
 // New returns the Service of cfg.

@@ -77,15 +77,18 @@ func (r *Reader) Get(prefix, ns, id string) (*Identifier, error) {
 }
 
 // HistoryEntry is one change of an identifier, from the audit log: when, by
-// which key, and the URL and metadata before and after.
+// which key (or which person), and the URL and metadata before and after.
 type HistoryEntry struct {
 	Seq     uint64    `json:"seq"`
 	Time    time.Time `json:"time"`
 	Action  string    `json:"action"`
 	KeyID   string    `json:"key_id,omitempty"`
 	KeyName string    `json:"key_name,omitempty"`
-	Before  any       `json:"before,omitempty"`
-	After   any       `json:"after,omitempty"`
+	// Person is the e-mail address of the person whose session made the
+	// change.
+	Person string `json:"person,omitempty"`
+	Before any    `json:"before,omitempty"`
+	After  any    `json:"after,omitempty"`
 }
 
 // History is an identifier's history: every audited write, oldest first
@@ -127,7 +130,7 @@ func (r *Reader) History(prefix, ns, id string) (*History, error) {
 	h := &History{Handle: st.Record.Handle, Version: st.Version, Changes: make([]HistoryEntry, len(entries))}
 	for i, e := range entries {
 		_, kid, _ := strings.Cut(e.Actor, " key:")
-		h.Changes[i] = HistoryEntry{Seq: e.Seq, Time: e.Time, Action: e.Action, KeyID: kid, KeyName: e.KeyName, Before: e.Before, After: e.After}
+		h.Changes[i] = HistoryEntry{Seq: e.Seq, Time: e.Time, Action: e.Action, KeyID: kid, KeyName: e.KeyName, Person: e.Person, Before: e.Before, After: e.After}
 	}
 	h.ChangeLog = r.model.Extract(st.Record.Values).Changes
 	if h.ChangeLog == nil {

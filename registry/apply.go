@@ -20,7 +20,7 @@ var Replicated = [][]byte{
 	store.BucketSNAAs, store.BucketApplications, store.BucketKeys,
 	store.BucketIdempotency, store.BucketSessions, store.BucketAudit, store.BucketRecords,
 	store.BucketWebhooks,
-	store.BucketLinkcheck,
+	store.BucketLinkcheck, store.BucketPeople,
 }
 
 // IsReplicated reports whether bucket is one of Replicated.

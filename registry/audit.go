@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.etcd.io/bbolt"
@@ -32,9 +33,22 @@ const (
 const ActorOperator = "operator"
 
 // Audit appends an entry to the audit log inside the write transaction, so a
-// write and its audit entry commit together or not at all.
+// write and its audit entry commit together or not at all. An actor that
+// names a person (PersonActor) gets the person's e-mail address as the
+// entry's Person, read in the same transaction, so that the log names
+// whoever it was even after the person is removed.
 func (t Tx) Audit(actor, action, target string, before, after any) error {
-	tail, err := AuditTail(&AuditEntry{Actor: actor, Action: action, Target: target, Before: before, After: after})
+	e := &AuditEntry{Actor: actor, Action: action, Target: target, Before: before, After: after}
+	if _, id, ok := strings.Cut(actor, " person:"); ok {
+		p, found, err := t.People().Person(id)
+		if err != nil {
+			return err
+		}
+		if found {
+			e.Person = p.Email
+		}
+	}
+	tail, err := AuditTail(e)
 	if err != nil {
 		return err
 	}
@@ -64,11 +78,12 @@ func AuditTail(e *AuditEntry) ([]byte, error) {
 	t := struct {
 		Actor   string `json:"actor"`
 		KeyName string `json:"key_name,omitempty"`
+		Person  string `json:"person,omitempty"`
 		Action  string `json:"action"`
 		Target  string `json:"target"`
 		Before  any    `json:"before,omitempty"`
 		After   any    `json:"after,omitempty"`
-	}{e.Actor, e.KeyName, e.Action, e.Target, e.Before, e.After}
+	}{e.Actor, e.KeyName, e.Person, e.Action, e.Target, e.Before, e.After}
 	return json.Marshal(&t)
 }
 
@@ -80,6 +95,10 @@ func appendTailHead(dst []byte, e *AuditEntry) []byte {
 	if e.KeyName != "" {
 		dst = append(dst, `,"key_name":`...)
 		dst = stdjson.AppendString(dst, e.KeyName, true)
+	}
+	if e.Person != "" {
+		dst = append(dst, `,"person":`...)
+		dst = stdjson.AppendString(dst, e.Person, true)
 	}
 	dst = append(dst, `,"action":`...)
 	dst = stdjson.AppendString(dst, e.Action, true)

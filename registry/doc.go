@@ -1,5 +1,6 @@
 // Package registry is the persistence of the admin API's buckets: the
-// applications, SNAAs and API keys, the idempotency records, the append-only
+// applications, SNAAs and API keys, people and their invitations
+// (people.go, Tx.People), the idempotency records, the append-only
 // audit log with its per-record index, the URL and search indexes, and the group commit
 // of identifier writes. (The stats bucket is package stats'.)
 //

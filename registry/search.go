@@ -906,8 +906,9 @@ func (d *searchDoc) sortValue(o byte) []byte {
 	return nil
 }
 
-// docHasAll is hasAll on forward entry fwd (encodeDoc) as it is stored,
-// without decoding it: false if fwd is none or malformed.
+// docHasAll reports whether every word starts one of the words of forward
+// entry fwd (encodeDoc), read as it is stored, without decoding it: false
+// if fwd is none or malformed.
 func docHasAll(fwd []byte, words []string) bool {
 	tail, ok := docWordsTail(fwd)
 	if !ok {
@@ -929,17 +930,6 @@ func docHasAll(fwd []byte, words []string) bool {
 			}
 		}
 		if !found {
-			return false
-		}
-	}
-	return true
-}
-
-// hasAll reports whether every word starts one of d's words.
-func (d *searchDoc) hasAll(words []string) bool {
-	for _, w := range words {
-		i, _ := slices.BinarySearch(d.words, w)
-		if i == len(d.words) || !strings.HasPrefix(d.words[i], w) {
 			return false
 		}
 	}

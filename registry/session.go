@@ -19,10 +19,14 @@ type Session struct {
 	Operator bool `json:"operator,omitempty"`
 	// SNAAID and KeyID name the SNAA key the session was started with;
 	// KeyHash is that key's hash (its record's key in store.BucketKeys).
-	SNAAID  string    `json:"snaa_id,omitempty"`
-	KeyID   string    `json:"key_id,omitempty"`
-	KeyHash string    `json:"key_hash"`
-	Created time.Time `json:"created"`
+	SNAAID  string `json:"snaa_id,omitempty"`
+	KeyID   string `json:"key_id,omitempty"`
+	KeyHash string `json:"key_hash"`
+	// PersonID names the person the session was started for (with
+	// SNAAID, or for an operator person without); KeyHash is then empty.
+	// Removing the person deletes its sessions (PeopleTx.Delete).
+	PersonID string    `json:"person_id,omitempty"`
+	Created  time.Time `json:"created"`
 	// Expires is the absolute end; Seen is when the session was last used,
 	// written at most once per the console's refresh interval (a coarse
 	// time: idle expiry is checked against it and each node's own finer

@@ -90,10 +90,13 @@ type AuditEntry struct {
 	Actor string    `json:"actor"`
 	// KeyName is the name of the SNAA key that made an identifier write.
 	KeyName string `json:"key_name,omitempty"`
-	Action  string `json:"action"`
-	Target  string `json:"target"`
-	Before  any    `json:"before,omitempty"`
-	After   any    `json:"after,omitempty"`
+	// Person is the e-mail address of the person whose session made the
+	// write (docs/product.md §4.6); empty for a key's write.
+	Person string `json:"person,omitempty"`
+	Action string `json:"action"`
+	Target string `json:"target"`
+	Before any    `json:"before,omitempty"`
+	After  any    `json:"after,omitempty"`
 }
 
 // IdemRecord remembers a create made with an Idempotency-Key, stored as JSON in

@@ -47,6 +47,7 @@ var (
 	BucketWebhooks     = []byte("webhooks")     // admin: webhook endpoints, cursors, delivery logs
 	BucketLinkcheck    = []byte("linkcheck")    // admin: link check results (registry/linkcheck.go)
 	BucketSearch       = []byte("search")       // admin: words and sort keys of records (registry/search.go)
+	BucketPeople       = []byte("people")       // admin: people, their invitations and indexes (registry/people.go)
 )
 
 var allBuckets = [][]byte{
@@ -55,6 +56,7 @@ var allBuckets = [][]byte{
 	BucketWebhooks,
 	BucketLinkcheck,
 	BucketSearch,
+	BucketPeople,
 }
 
 // metaSchemaKey is the key of the schema version (uint32 big-endian) in BucketMeta.

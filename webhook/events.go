@@ -46,6 +46,7 @@ type Event struct {
 	Handle  string      `json:"handle"`
 	KeyID   string      `json:"key_id,omitempty"`
 	KeyName string      `json:"key_name,omitempty"`
+	Person  string      `json:"person,omitempty"` // the e-mail address of the person who wrote
 	Before  *EventState `json:"before,omitempty"`
 	After   *EventState `json:"after,omitempty"`
 }
@@ -77,7 +78,7 @@ type EventPage struct {
 func eventOf(e *registry.AuditEntry) Event {
 	_, kid, _ := strings.Cut(e.Actor, " key:")
 	return Event{Seq: e.Seq, Time: e.Time.UTC(), Action: e.Action, Handle: e.Target, KeyID: kid, KeyName: e.KeyName,
-		Before: eventState(e.Before), After: eventState(e.After)}
+		Person: e.Person, Before: eventState(e.Before), After: eventState(e.After)}
 }
 
 // FeedEvent is the change feed's event of an audit entry, the objects a

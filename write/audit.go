@@ -45,13 +45,13 @@ func AuditContentJSON(c model.Content) (after, meta []byte, err error) {
 
 // createAuditTail is the audit entry of a create of display by a.
 func createAuditTail(a *Actor, display string, after []byte) ([]byte, error) {
-	return registry.AuditTailAfter(&registry.AuditEntry{Actor: a.Name(), KeyName: a.Key.Name, Action: registry.ActHandleCreate, Target: display}, after)
+	return registry.AuditTailAfter(&registry.AuditEntry{Actor: a.Name(), KeyName: a.Key.Name, Person: a.email(), Action: registry.ActHandleCreate, Target: display}, after)
 }
 
 // auditHandle audits an identifier write by a and indexes the entry under
 // the record's storage key.
 func auditHandle(tx registry.Tx, a *Actor, action, key, display string, before, after any) error {
-	tail, err := registry.AuditTail(&registry.AuditEntry{Actor: a.Name(), KeyName: a.Key.Name, Action: action, Target: display, Before: before, After: after})
+	tail, err := registry.AuditTail(&registry.AuditEntry{Actor: a.Name(), KeyName: a.Key.Name, Person: a.email(), Action: action, Target: display, Before: before, After: after})
 	if err != nil {
 		return err
 	}

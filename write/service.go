@@ -114,14 +114,31 @@ func New(cfg Config) (*Service, error) {
 	return s, nil
 }
 
-// Actor is the SNAA key that makes a write, as its caller admitted it.
+// Actor is the SNAA key, or the SNAA's person, that makes a write, as its
+// caller admitted it.
 type Actor struct {
 	SNAA registry.SNAA
 	Key  registry.Key
+	// Person is the person whose session makes the write; nil for a
+	// key's write (Key is then only the person's admission identity).
+	Person *registry.PersonView
 }
 
 // Name is the actor of the write's audit entry.
-func (a *Actor) Name() string { return "snaa:" + a.SNAA.ID + " key:" + a.Key.ID }
+func (a *Actor) Name() string {
+	if a.Person != nil {
+		return registry.PersonActor(a.SNAA.ID, a.Person.ID)
+	}
+	return "snaa:" + a.SNAA.ID + " key:" + a.Key.ID
+}
+
+// email is the address of the write's person ("" for a key's write).
+func (a *Actor) email() string {
+	if a.Person == nil {
+		return ""
+	}
+	return a.Person.Email
+}
 
 func (a *Actor) agent() model.Agent {
 	return model.Agent{Name: a.SNAA.Organisation, EmailAddress: a.SNAA.TechnicalContact.Email, Role: "OWNER"}

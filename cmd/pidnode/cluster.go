@@ -206,7 +206,7 @@ func cmdClusterMove(args []string, getenv func(string) string, stdout, stderr io
 // copy takes as long as the data needs (ctx: until the node is stopped).
 func (n *node) dialCluster(ctx context.Context) error {
 	c, err := dialEtcd(n.cfg, n.db, n.namer, n.model, n.cache, func(buckets map[string]bool) {
-		if a := n.admin; a != nil && (buckets["keys"] || buckets["snaas"]) {
+		if a := n.admin; a != nil && (buckets["keys"] || buckets["snaas"] || buckets["people"]) {
 			a.AuthChanged()
 		}
 	}, n.log.With("part", "cluster"))

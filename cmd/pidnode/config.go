@@ -86,6 +86,8 @@ type Config struct {
 	EtcdPasswordFile string   `toml:"etcd_password_file"`
 	// The link checker (linkcheck.go).
 	LinkcheckConfig
+	// Institutional sign-in (oidc.go).
+	OIDCConfig
 	// demoLinkcheckOff: --demo turned the link checker off, as no
 	// --linkcheck-interval was given (the banner says so).
 	demoLinkcheckOff bool
@@ -353,7 +355,7 @@ func (c *Config) settings() []setting {
 		str("etcd-ca", "CA certificate file that etcd's server certificates are checked against (empty = the system roots when etcd URLs are https)", &c.EtcdCA),
 		str("etcd-username", "etcd user name (with --etcd-password-file)", &c.EtcdUsername),
 		str("etcd-password-file", "file holding the etcd user's password", &c.EtcdPasswordFile),
-	}, c.linkcheckSettings()...)
+	}, append(c.linkcheckSettings(), c.oidcSettings()...)...)
 }
 
 func parseBool(v string) (bool, error) {

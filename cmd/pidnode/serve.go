@@ -356,6 +356,12 @@ func (n *node) bindAdmin() error {
 		return err
 	}
 	acfg.Routes, acfg.Stats = append(append(n.stats.Routes(), feed...), linkcheck.Routes(n.db, n.namer)...), n.stats
+	if acfg.OIDC, err = newOIDC(context.Background(), cfg.OIDCConfig); err != nil {
+		if adminLn != nil {
+			adminLn.Close()
+		}
+		return err
+	}
 	if acfg.Webhooks, err = n.webhookViews(); err != nil {
 		if adminLn != nil {
 			adminLn.Close()
@@ -375,6 +381,7 @@ func (n *node) bindAdmin() error {
 	// Not ready until run serves every listener (docs/product.md §4 /readyz).
 	a.SetNotReady("listeners not serving yet")
 	n.admin = a
+	n.addMetrics(a.People())
 	if cfg.AdminAddr != "" {
 		ln := adminLn
 		srv, err := admin.NewListener(admin.ListenerConfig{Handler: a.Handler(), Logger: n.log, ReadHeaderTimeout: cfg.AdminHeaderTimeout.Duration})

@@ -48,18 +48,22 @@ var rules = map[string]struct {
 	// The operator's decisions (applications, SNAAs) that the API's
 	// /ops/v1 routes and the console's operator pages share; no HTTP.
 	"operator": {internal: []string{"access", "handlev", "model", "registry", "internal/cfgerr", "internal/refusal"}, notStd: []string{"net/http", "html/template"}},
+	// The accounts of people (invitations, passwords, TOTP, lockout,
+	// roles, OpenID Connect verification) below the console and the API;
+	// no HTTP but the OpenID Connect client's requests to the provider.
+	"people": {internal: []string{"access", "model", "registry", "internal/cfgerr", "internal/refusal", "internal/promtext"}, external: []string{"github.com/coreos/go-oidc/v3/", "golang.org/x/oauth2", "golang.org/x/crypto/"}, notStd: []string{"html/template"}},
 	// The read functions of identifiers (one, a namespace's page, the
 	// history) that the API and the console share; no HTTP.
 	"read": {internal: []string{"handlev", "store", "model", "registry", "internal/cfgerr", "internal/stdjson", "internal/refusal"}, notStd: []string{"net/http", "html/template"}},
 	// admin imports webhook only for the limits its schemas document.
-	"admin": {internal: []string{"access", "console", "handlev", "store", "model", "operator", "read", "registry", "write", "stats", "webhook", "internal/cfgerr", "internal/httperr", "internal/route", "internal/refusal", "internal/buildinfo", "internal/promtext", "internal/tokenbucket"}},
+	"admin": {internal: []string{"access", "console", "handlev", "store", "model", "operator", "people", "read", "registry", "write", "stats", "webhook", "internal/cfgerr", "internal/httperr", "internal/route", "internal/refusal", "internal/buildinfo", "internal/promtext", "internal/tokenbucket"}},
 	// The HTML console and application form: the same services as the
-	// API (write, read, access, operator, stats' reads, linkcheck's
-	// listing), never admin; admin mounts it.
-	"console": {internal: []string{"access", "handlev", "linkcheck", "model", "operator", "read", "registry", "stats", "write", "internal/httperr", "internal/route"}},
+	// API (write, read, access, operator, people, stats' reads,
+	// linkcheck's listing), never admin; admin mounts it.
+	"console": {internal: []string{"access", "handlev", "linkcheck", "model", "operator", "people", "read", "registry", "stats", "write", "internal/httperr", "internal/route"}},
 	// The one map from the services' errors to a problem, below both HTTP
 	// fronts.
-	"internal/httperr": {internal: []string{"access", "model", "operator", "read", "write", "internal/refusal", "internal/route"}},
+	"internal/httperr": {internal: []string{"access", "model", "operator", "people", "read", "write", "internal/refusal", "internal/route"}},
 	// Resolution statistics, one feature whole (practice 18): the stats
 	// bucket through store, the flush and retention jobs, its routes as
 	// internal/route rows, its metrics. It reads cache.Counter's usage for
@@ -112,8 +116,8 @@ var rules = map[string]struct {
 	"internal/unsafeconv": {},
 	"internal/cfgerr":     {},
 	"internal/refusal":    {},
-	"internal":            {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "access", "read", "write", "model", "registry", "internal"}, external: []string{""}},
-	"cmd":                 {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "access", "read", "write", "model", "registry", "stats", "cluster", "webhook", "linkcheck", "internal"}, external: []string{""}},
+	"internal":            {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "access", "read", "write", "model", "registry", "people", "internal"}, external: []string{""}},
+	"cmd":                 {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "access", "read", "write", "model", "registry", "stats", "cluster", "webhook", "linkcheck", "people", "internal"}, external: []string{""}},
 	"bench":               {internal: []string{"handlev", "handlev/hsmsg", "store", "cache", "resolver", "resolver/dns", "resolver/hdl", "admin", "access", "read", "write", "model", "registry", "cluster", "internal", "bench"}, external: []string{""}},
 }
 

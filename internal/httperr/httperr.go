@@ -21,6 +21,7 @@ import (
 	"pidnode/internal/route"
 	"pidnode/model"
 	"pidnode/operator"
+	"pidnode/people"
 	"pidnode/read"
 	"pidnode/write"
 )
@@ -141,11 +142,15 @@ func Of(err error) (p *Problem, ok bool) {
 func ofRefusal(e *refusal.Error) *Problem {
 	status := http.StatusInternalServerError
 	switch e.Kind {
+	case people.ErrDenied, people.ErrOIDC:
+		status = http.StatusUnauthorized
+	case people.ErrLocked:
+		status = http.StatusTooManyRequests
 	case write.ErrForbidden, access.ErrSuspended:
 		status = http.StatusForbidden
-	case write.ErrNotFound, read.ErrNotFound, access.ErrNoSNAA, access.ErrNoKey, operator.ErrNotFound:
+	case write.ErrNotFound, read.ErrNotFound, access.ErrNoSNAA, access.ErrNoKey, operator.ErrNotFound, people.ErrNotFound:
 		status = http.StatusNotFound
-	case write.ErrExists, operator.ErrConflict:
+	case write.ErrExists, operator.ErrConflict, people.ErrConflict:
 		status = http.StatusConflict
 	case write.ErrPrecondition:
 		status = http.StatusPreconditionFailed
