@@ -22,6 +22,8 @@ func main() {
 	r, err := report.Read(*in)
 	switch {
 	case err != nil:
+	case *readme && filepath.IsAbs(*in):
+		err = fmt.Errorf("-readme: give %s relative to the repository root, as the README's marker names it", *in)
 	case *readme:
 		err = writeReadme(r, filepath.ToSlash(filepath.Clean(*in)), *out)
 	default:
