@@ -152,6 +152,28 @@ func (r *Row) verdict() (target, verdict string, missed bool) {
 	return "", "", false
 }
 
+// figures formats a row's pidnode figure, baseline and ratio cells, for the
+// report and the README's table alike.
+func (r *Row) figures() (val, base, ratio string) {
+	val = "n/a"
+	if r.Value != nil {
+		val = fmtNum(*r.Value) + " " + r.Unit
+	}
+	base = "–"
+	switch {
+	case r.BaselineNA != "":
+		// The like-for-like check refused the comparison.
+		base = cell(r.BaselineNA)
+	case r.Baseline != nil:
+		base = fmtNum(*r.Baseline) + " (" + r.BaselineLabel + ")"
+	}
+	ratio = "–"
+	if q, ok := r.ratio(); ok {
+		ratio = fmt.Sprintf("%.2f×", q)
+	}
+	return val, base, ratio
+}
+
 func cell(s string) string {
 	s = strings.ReplaceAll(s, "|", `\|`)
 	s = strings.ReplaceAll(s, "\n", " ")
@@ -171,22 +193,7 @@ func writeTable(w io.Writer, title, setup string, rows []Row, svgName string) {
 	var missed []string
 	for i := range rows {
 		r := &rows[i]
-		val := "n/a"
-		if r.Value != nil {
-			val = fmtNum(*r.Value) + " " + r.Unit
-		}
-		base := "–"
-		switch {
-		case r.BaselineNA != "":
-			// The like-for-like check refused the comparison.
-			base = cell(r.BaselineNA)
-		case r.Baseline != nil:
-			base = fmtNum(*r.Baseline) + " (" + r.BaselineLabel + ")"
-		}
-		ratio := "–"
-		if q, ok := r.ratio(); ok {
-			ratio = fmt.Sprintf("%.2f×", q)
-		}
+		val, base, ratio := r.figures()
 		target, verdict, miss := r.verdict()
 		if miss {
 			m := fmt.Sprintf("- %s: %s, target %s — %s", r.Figure, val, target, strings.ReplaceAll(verdict, "**", ""))

@@ -3,7 +3,8 @@
 // target, verdict, command and notes; every missed target again under
 // "Targets missed" with what the run measured behind it; the like-for-like
 // responses, memory, hit ratio and profile sections) and the SVG chart beside
-// it (requests per server CPU-second and p99 per scenario and system).
+// it (requests per server CPU-second and p99 per scenario and system), and
+// the README's short table of the figures with a target (readme.go).
 //
 // bench/internal/suite fills a Results and writes it; bench/cmd/report
 // renders a recorded one again. It is the suite's only renderer. Part of
