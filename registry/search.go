@@ -490,6 +490,9 @@ func countKey(nsp []byte, status string) []byte {
 	return appendEntry(nil, nsp, 'm', []byte(status))
 }
 
+// countValue is a count's value: 8 bytes big-endian.
+func countValue(n uint64) []byte { return binary.BigEndian.AppendUint64(nil, n) }
+
 func addCount(t Tx, k []byte, delta int64) error {
 	var n uint64
 	if v := t.Get(store.BucketSearch, k); len(v) == 8 {
@@ -499,7 +502,7 @@ func addCount(t Tx, k []byte, delta int64) error {
 	if n == 0 || int64(n) < 0 {
 		return t.PutDerived(store.BucketSearch, k, nil)
 	}
-	return t.PutDerived(store.BucketSearch, k, binary.BigEndian.AppendUint64(nil, n))
+	return t.PutDerived(store.BucketSearch, k, countValue(n))
 }
 
 // addStatusCount counts a record of status in or out (a record without a
@@ -509,6 +512,47 @@ func addStatusCount(t Tx, nsp []byte, status string, delta int64) error {
 		return nil
 	}
 	return addCount(t, countKey(nsp, status), delta)
+}
+
+// searchNamespace returns the namespace key prefix under which the record
+// of key files its search entries, nil if it files none.
+func (r *Registry) searchNamespace(key string) []byte {
+	nsp := r.namer.NamespaceOf([]byte(key))
+	if nsp == nil || strings.IndexByte(key, 0) >= 0 {
+		return nil
+	}
+	return nsp
+}
+
+// searchEntries emits every search entry the record st stored under key
+// files, as indexSearch files them for a new record, and adds it to the
+// counts (key → count) its namespace's totals are to hold.
+func (r *Registry) searchEntries(key string, st *store.Stored, counts map[string]uint64, emit func(k, v []byte) error) error {
+	nsp := r.searchNamespace(key)
+	if nsp == nil {
+		return nil
+	}
+	id := key[len(nsp):]
+	d := r.docOf(nsp, key, st)
+	for _, e := range d.entries(nsp, id) {
+		if err := emit(e, []byte{}); err != nil {
+			return err
+		}
+	}
+	did := appendDocID(nil, d.created, id)
+	for _, w := range d.filedWords(id) {
+		if err := emit(wordKey(nsp, w, did), []byte{}); err != nil {
+			return err
+		}
+	}
+	if err := emit(forwardKey(nsp, d.created, id), encodeDoc(&d)); err != nil {
+		return err
+	}
+	counts[string(countKey(nsp, ""))]++
+	if d.status != "" {
+		counts[string(countKey(nsp, d.status))]++
+	}
+	return nil
 }
 
 // indexSearch files st (nil: the record is gone) under key, replacing what
@@ -522,8 +566,8 @@ func (t Tx) indexSearch(key string, old, st *store.Stored) error {
 // fileSearch is indexSearch leaving the word entries to MergeSearch if
 // deferWords (the record pending until then).
 func (t Tx) fileSearch(key string, old, st *store.Stored, deferWords bool) error {
-	nsp := t.r.namer.NamespaceOf([]byte(key))
-	if nsp == nil || strings.IndexByte(key, 0) >= 0 {
+	nsp := t.r.searchNamespace(key)
+	if nsp == nil {
 		return nil
 	}
 	id := key[len(nsp):]

@@ -156,42 +156,43 @@ func (t Tx) ScanNamespace(byURL bool, rng, start []byte, fn func(k []byte, st *s
 	return nil
 }
 
-// reindexChunk is how many records one rebuild transaction reads. bbolt
-// splits a leaf only at commit, so every entry a transaction inserts into a
-// leaf shifts the ones after it: the cost of a transaction grows with the
-// square of the index entries it adds to one leaf (a rebuild adds a dozen
-// search entries per record, in key order of the records, not of the
-// entries). Smaller chunks bound that; each one costs a commit and its fsync.
+// reindexChunk is how many records one IndexNamespace transaction reads.
+// bbolt splits a leaf only at commit, so every entry a transaction inserts
+// into a leaf shifts the ones after it: the cost of a transaction grows with
+// the square of the index entries it adds to one leaf (a record adds a
+// dozen search entries, in key order of the records, not of the entries).
+// Smaller chunks bound that; each one costs a commit and its fsync.
 const reindexChunk = 2000
 
 // Reindex rebuilds the record indexes (the URL index and the search index,
 // search.go) from the records: it clears them, indexes every full-form
 // record under namer's production and test prefixes in a namespace that
 // belongs to an SNAA (on a cluster node's copy, in any namespace), with the
-// landing page URL at value index urlIndex, and marks them complete. Records of namespaces no SNAA owns are skipped without being
-// read (a bulk import of foreign records costs a key scan); approving an SNAA
-// indexes its namespace's records then (IndexNamespace). It runs in
-// transactions of a few thousand records and must not race with writers: call
-// it offline (`pidnode import` does) or before serving (EnsureIndexes does when
-// an index is not marked complete). It returns the number of URL index
-// entries written.
+// landing page URL at value index urlIndex, and marks them complete. Records
+// of namespaces no SNAA owns are skipped without being read (a bulk import
+// of foreign records costs a key scan); approving an SNAA indexes its
+// namespace's records then (IndexNamespace). The entries are collected,
+// sorted and appended in key order (store.DB.RebuildDerived), in several
+// transactions; the indexes are marked complete in the last, so an
+// interrupted rebuild is redone by EnsureIndexes at the next start. It must
+// not race with writers: call it offline (`pidnode import` does) or before
+// serving (EnsureIndexes does when an index is not marked complete). It
+// returns the number of URL index entries written.
 func Reindex(db *store.DB, namer *handlev.Namer, urlIndex int32) (int, error) {
 	return reindex(db, namer, urlIndex, true, true)
 }
 
 // reindex rebuilds the URL index (urls) and the search index (search).
 func reindex(db *store.DB, namer *handlev.Namer, urlIndex int32, urls, search bool) (int, error) {
-	var clear [][]byte
+	var buckets [][]byte
 	if urls {
-		clear = append(clear, store.BucketURLIndex)
+		buckets = append(buckets, store.BucketURLIndex)
 	}
 	if search {
-		clear = append(clear, store.BucketSearch)
+		buckets = append(buckets, store.BucketSearch)
 	}
-	for _, bucket := range clear {
-		if err := clearBucket(db, bucket); err != nil {
-			return 0, err
-		}
+	if len(buckets) == 0 {
+		return 0, nil
 	}
 	owned, err := ownedNamespaces(db, namer)
 	if err != nil {
@@ -207,16 +208,21 @@ func reindex(db *store.DB, namer *handlev.Namer, urlIndex int32, urls, search bo
 	if rev > 0 {
 		want = func([]byte) bool { return true }
 	}
+	r := &Registry{db: db, namer: namer, urlIndex: urlIndex}
 	total := 0
-	if len(owned) > 0 || rev > 0 {
-		r := &Registry{db: db, namer: namer, urlIndex: urlIndex}
-		total, err = r.indexRange(nil, want, urls, search)
-		if err != nil {
-			return total, err
+	err = db.RebuildDerived(buckets, func(stx *store.Tx, emit func(i int, k, v []byte) error) error {
+		if len(owned) == 0 && rev == 0 {
+			return nil
 		}
+		n, err := r.indexEntries(Tx{stx, r}, want, urls, search, emit)
+		total = n
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("registry: building the record indexes: %w", err)
 	}
-	err = db.Update(func(tx *store.Tx) error {
-		for _, bucket := range clear {
+	err = db.UpdateAlone(func(tx *store.Tx) error {
+		for _, bucket := range buckets {
 			if err := tx.Bolt().Bucket(bucket).Put(urlIndexMarker, markerValue(bucket)); err != nil {
 				return err
 			}
@@ -226,30 +232,51 @@ func reindex(db *store.DB, namer *handlev.Namer, urlIndex int32, urls, search bo
 	return total, err
 }
 
-// clearBucket deletes every key of bucket, in chunks (a big index should
-// not be one huge transaction).
-func clearBucket(db *store.DB, bucket []byte) error {
-	for done := false; !done; {
-		err := db.Update(func(tx *store.Tx) error {
-			b := tx.Bolt().Bucket(bucket)
-			var keys [][]byte
-			c := b.Cursor()
-			for k, _ := c.First(); k != nil && len(keys) < 50000; k, _ = c.Next() {
-				keys = append(keys, append([]byte(nil), k...))
-			}
-			done = len(keys) < 50000
-			for _, k := range keys {
-				if err := b.Delete(k); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
+// indexEntries emits every entry the record indexes hold for the records
+// whose namespace want accepts: the URL index's (as bucket 0, when urls)
+// and the search index's (as the next bucket, when search), computed as
+// IndexRecord computes them for one record, and the search index's counts.
+// It returns the number of URL index entries.
+func (r *Registry) indexEntries(tx Tx, want func(nsp []byte) bool, urls, search bool, emit func(i int, k, v []byte) error) (int, error) {
+	urlBucket, searchBucket := 0, 0
+	if urls {
+		searchBucket = 1
+	}
+	n := 0
+	counts := map[string]uint64{}
+	c := tx.bucket(store.BucketRecords).Cursor()
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		nsp := r.namer.NamespaceOf(k)
+		if nsp == nil || !want(nsp) {
+			continue
+		}
+		st, ok, err := tx.Record(string(k))
 		if err != nil {
-			return fmt.Errorf("registry: clearing the %s index: %w", bucket, err)
+			return n, err
+		}
+		if !ok {
+			continue
+		}
+		if urls {
+			if uk := urlIndexKey(nsp, r.urlOf(&st), k); uk != nil {
+				if err := emit(urlBucket, uk, []byte{}); err != nil {
+					return n, err
+				}
+				n++
+			}
+		}
+		if search {
+			if err := r.searchEntries(string(k), &st, counts, func(k, v []byte) error { return emit(searchBucket, k, v) }); err != nil {
+				return n, err
+			}
 		}
 	}
-	return nil
+	for k, v := range counts {
+		if err := emit(searchBucket, []byte(k), countValue(v)); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }
 
 // namespacePrefixes returns the key prefixes of namespace ns under the
