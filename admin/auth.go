@@ -91,9 +91,15 @@ func principalOf(r *http.Request) *principal {
 // snaa wraps an SNAA route: a valid, unrevoked key of a SNAA that is not suspended.
 func (g *gate) snaa(b *base, h func(w http.ResponseWriter, r *http.Request, b *base) error) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
+		ns := strings.ToUpper(strings.ReplaceAll(r.PathValue("ns"), "-", ""))
 		if sess, err := g.session(r, false); err != nil {
 			return err
 		} else if sess != nil {
+			// A person's session reads and writes as a key does: on a
+			// cluster node, after the namespace's shard is caught up.
+			if err := g.syncBeforeAuth(r, ns); err != nil {
+				return err
+			}
 			ctx, err := g.admit(r, sess.Key, sess.SNAA, sess.Person)
 			if err != nil {
 				return err
@@ -110,7 +116,7 @@ func (g *gate) snaa(b *base, h func(w http.ResponseWriter, r *http.Request, b *b
 		if !access.WellFormed(tok) {
 			return invalidToken(fmt.Sprintf("malformed key: an API key is %q followed by %d base32 characters", KeyPrefix, access.KeySecretLen-len(KeyPrefix)))
 		}
-		if err := g.syncBeforeAuth(r, strings.ToUpper(strings.ReplaceAll(r.PathValue("ns"), "-", ""))); err != nil {
+		if err := g.syncBeforeAuth(r, ns); err != nil {
 			return err
 		}
 		k, sn, err := g.keys.Lookup(tok)
