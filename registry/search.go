@@ -291,16 +291,38 @@ func encodeWords(b []byte, words []string) []byte {
 	return b
 }
 
+// nextWord splits the first word off b (encodeWords); ok is false if b is
+// empty or malformed.
+func nextWord(b []byte) (w, rest []byte, ok bool) {
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)-k) {
+		return nil, nil, false
+	}
+	return b[k : k+int(n)], b[k+int(n):], true
+}
+
+// splitWords appends the words of b (encodeWords) to out, as slices of b;
+// ok is false if b is malformed (out then holds the words before).
+func splitWords(out [][]byte, b []byte) ([][]byte, bool) {
+	for len(b) > 0 {
+		w, rest, ok := nextWord(b)
+		if !ok {
+			return out, false
+		}
+		out, b = append(out, w), rest
+	}
+	return out, true
+}
+
 // decodeWords is encodeWords' inverse; nil if b is malformed.
 func decodeWords(b []byte) []string {
 	var out []string
 	for len(b) > 0 {
-		n, k := binary.Uvarint(b)
-		if k <= 0 || n > uint64(len(b)-k) {
+		w, rest, ok := nextWord(b)
+		if !ok {
 			return nil
 		}
-		out = append(out, string(b[k:k+int(n)]))
-		b = b[k+int(n):]
+		out, b = append(out, string(w)), rest
 	}
 	return out
 }
@@ -365,14 +387,20 @@ func (d *searchDoc) entries(nsp []byte, id string) [][]byte {
 		out = append(out, b[len(buf):len(b):len(b)])
 		buf = b
 	}
-	// nsp 0 's' 'l' label 0 id 0 created
-	b := appendEntry(buf, nsp, 's', []byte{SortLabel}, d.label, []byte{0}, []byte(id), []byte{0})
-	add(binary.BigEndian.AppendUint64(b, d.created))
+	add(appendLabelKey(buf, nsp, d.label, []byte(id), d.created))
 	// nsp 0 's' 'u' updated id 0 created
-	b = binary.BigEndian.AppendUint64(appendEntry(buf, nsp, 's', []byte{SortChanged}), d.updated)
+	b := binary.BigEndian.AppendUint64(appendEntry(buf, nsp, 's', []byte{SortChanged}), d.updated)
 	b = append(append(b, id...), 0)
 	add(binary.BigEndian.AppendUint64(b, d.created))
 	return out
+}
+
+// appendLabelKey appends the label order entry of the record id created at
+// created (sortTime) with sort label label: nsp 0 's' 'l' label 0 id 0
+// created.
+func appendLabelKey(b, nsp, label, id []byte, created uint64) []byte {
+	b = appendEntry(b, nsp, 's', []byte{SortLabel}, label, []byte{0}, id, []byte{0})
+	return binary.BigEndian.AppendUint64(b, created)
 }
 
 // filedWords are the words of d the record of id files under 'w': all but
@@ -653,9 +681,16 @@ func (t Tx) fileSearch(key string, old, st *store.Stored, deferWords bool) error
 // that prev lacks (empty values): only the entries that change are
 // written, each costs a page. It sorts both.
 func (t Tx) putDiff(prev, cur [][]byte) error {
-	cmp := func(a, b []byte) int { return bytes.Compare(a, b) }
-	slices.SortFunc(prev, cmp)
-	slices.SortFunc(cur, cmp)
+	slices.SortFunc(prev, bytes.Compare)
+	slices.SortFunc(cur, bytes.Compare)
+	return diffSorted(prev, cur,
+		func(k []byte) error { return t.PutDerived(store.BucketSearch, k, nil) },
+		func(k []byte) error { return t.PutDerived(store.BucketSearch, k, []byte{}) })
+}
+
+// diffSorted walks prev and cur, both sorted, once: gone hears of each key
+// only prev has, added of each only cur has; the first error ends the walk.
+func diffSorted(prev, cur [][]byte, gone, added func(k []byte) error) error {
 	i, j := 0, 0
 	for i < len(prev) || j < len(cur) {
 		c := 0
@@ -670,10 +705,10 @@ func (t Tx) putDiff(prev, cur [][]byte) error {
 		var err error
 		switch {
 		case c < 0:
-			err = t.PutDerived(store.BucketSearch, prev[i], nil)
+			err = gone(prev[i])
 			i++
 		case c > 0:
-			err = t.PutDerived(store.BucketSearch, cur[j], []byte{})
+			err = added(cur[j])
 			j++
 		default:
 			i, j = i+1, j+1
@@ -962,13 +997,11 @@ func docHasAll(fwd []byte, words []string) bool {
 		found := false
 		// The words are sorted: the first not below w is the one to check.
 		for b := tail; len(b) > 0; {
-			n, k := binary.Uvarint(b)
-			if k <= 0 || n > uint64(len(b)-k) {
+			dw, rest, ok := nextWord(b)
+			if !ok {
 				return false
 			}
-			dw := b[k : k+int(n)]
-			b = b[k+int(n):]
-			if string(dw) >= w {
+			if b = rest; string(dw) >= w {
 				found = strings.HasPrefix(string(dw), w)
 				break
 			}
@@ -1082,16 +1115,14 @@ func pendingLabelKeys(b *bbolt.Bucket, nsp []byte) [][]byte {
 }
 
 // labelKeyOf is the label order entry of the record did whose forward
-// entry is fwd (encodeDoc): nsp 0 's' 'l' label 0 id 0 created, as
-// searchDoc.entries makes it; nil if fwd is none or malformed.
+// entry is fwd (encodeDoc, its label first); nil if fwd is none or
+// malformed.
 func labelKeyOf(nsp, did, fwd []byte) []byte {
-	n, k := binary.Uvarint(fwd)
-	if k <= 0 || n > uint64(len(fwd)-k) || len(did) < 8 {
+	label, _, ok := nextWord(fwd)
+	if !ok || len(did) < 8 {
 		return nil
 	}
-	label := fwd[k : k+int(n)]
-	b := appendEntry(make([]byte, 0, len(nsp)+len(label)+len(did)+6), nsp, 's', []byte{SortLabel}, label, []byte{0}, did[8:], []byte{0})
-	return append(b, did[:8]...)
+	return appendLabelKey(nil, nsp, label, did[8:], binary.BigEndian.Uint64(did))
 }
 
 func step(c *bbolt.Cursor, desc bool) ([]byte, []byte) {

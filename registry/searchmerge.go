@@ -113,19 +113,9 @@ func (r *Registry) MergeSearch(limit int) (int, error) {
 			}
 			gone = append(gone, pendingKey(it.nsp, it.did))
 			// Both sorted: one walk finds what goes and what comes.
-			i, j := 0, 0
-			for i < len(filed) || j < len(want) {
-				switch c := cmpWords(filed, want, i, j); {
-				case c < 0:
-					gone = append(gone, key(it.nsp, filed[i], it.did))
-					i++
-				case c > 0:
-					added = append(added, key(it.nsp, want[j], it.did))
-					j++
-				default:
-					i, j = i+1, j+1
-				}
-			}
+			diffSorted(filed, want,
+				func(w []byte) error { gone = append(gone, key(it.nsp, w, it.did)); return nil },
+				func(w []byte) error { added = append(added, key(it.nsp, w, it.did)); return nil })
 		}
 		gone = append(gone, done...)
 		// In key order: neighbouring Puts find their page where the last
@@ -170,31 +160,6 @@ func (r *Registry) RunSearchMerge(ctx context.Context, every time.Duration, onEr
 		case <-tick.C:
 		}
 	}
-}
-
-// cmpWords compares a[i] with b[j], an exhausted side last.
-func cmpWords(a, b [][]byte, i, j int) int {
-	switch {
-	case i == len(a):
-		return 1
-	case j == len(b):
-		return -1
-	}
-	return bytes.Compare(a[i], b[j])
-}
-
-// splitWords appends the words of b (encodeWords) to out, as slices of b;
-// ok is false if b is malformed (out then holds the words before).
-func splitWords(out [][]byte, b []byte) ([][]byte, bool) {
-	for len(b) > 0 {
-		n, k := binary.Uvarint(b)
-		if k <= 0 || n > uint64(len(b)-k) {
-			return out, false
-		}
-		out = append(out, b[k:k+int(n)])
-		b = b[k+int(n):]
-	}
-	return out, true
 }
 
 // docWordsTail returns the words of forward entry b (encodeDoc), encoded.
