@@ -59,24 +59,10 @@ func TestReindexEqualsMaintainedIndexes(t *testing.T) {
 		err := reg.Update(func(tx Tx) error {
 			for i := from; i < to; i++ {
 				k, st := rec(i, at)
-				old, ok, err := tx.Record(k)
-				if err != nil {
-					return err
-				}
-				var before *store.Stored
-				if ok {
-					before = &old
-				}
 				if del {
 					st = nil
-					err = tx.DeleteRecord(k)
-				} else {
-					err = tx.PutRecord(k, st)
 				}
-				if err != nil {
-					return err
-				}
-				if err := tx.IndexRecord(k, before, st); err != nil {
+				if err := writeIndexed(tx, k, st); err != nil {
 					return err
 				}
 			}

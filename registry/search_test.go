@@ -24,6 +24,28 @@ func searchRec(handle, url, status, label, desc string, created, updated int64) 
 		}}}
 }
 
+// writeIndexed writes st under k (nil: deletes it) with its indexes, as
+// every record writer does (IndexRecord with the record as it was).
+func writeIndexed(tx Tx, k string, st *store.Stored) error {
+	old, ok, err := tx.Record(k)
+	if err != nil {
+		return err
+	}
+	var before *store.Stored
+	if ok {
+		before = &old
+	}
+	if st == nil {
+		err = tx.DeleteRecord(k)
+	} else {
+		err = tx.PutRecord(k, st)
+	}
+	if err != nil {
+		return err
+	}
+	return tx.IndexRecord(k, before, st)
+}
+
 // dumpBucket returns every key and value of bucket, for comparing indexes.
 func dumpBucket(t *testing.T, db *store.DB, bucket []byte) []string {
 	t.Helper()
@@ -85,24 +107,7 @@ func testSearchIndexFollowsWrites(t *testing.T, merge string) {
 		if merge == "before" {
 			mergeAll()
 		}
-		err := reg.Update(func(tx Tx) error {
-			old, ok, err := tx.Record(k)
-			if err != nil {
-				return err
-			}
-			var before *store.Stored
-			if ok {
-				before = &old
-			}
-			if st == nil {
-				if err := tx.DeleteRecord(k); err != nil {
-					return err
-				}
-			} else if err := tx.PutRecord(k, st); err != nil {
-				return err
-			}
-			return tx.IndexRecord(k, before, st)
-		})
+		err := reg.Update(func(tx Tx) error { return writeIndexed(tx, k, st) })
 		if err != nil {
 			t.Fatal(err)
 		}

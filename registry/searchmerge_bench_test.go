@@ -25,10 +25,7 @@ func BenchmarkMergeSearch(b *testing.B) {
 				}
 				st := searchRec(h, fmt.Sprintf("https://example.org/item/%d", j), "REGISTERED",
 					fmt.Sprintf("Sample %d of lot %d", j, j%97), "A grey powder from the benchmark", int64(j), int64(j))
-				if err := tx.PutRecord(k, st); err != nil {
-					return err
-				}
-				if err := tx.IndexRecord(k, nil, st); err != nil {
+				if err := writeIndexed(tx, k, st); err != nil {
 					return err
 				}
 			}

@@ -45,12 +45,7 @@ func TestMergeSearchBatches(t *testing.T) {
 				t.Fatal(err)
 			}
 			st := searchRec(h, "https://example.org/"+ns, "REGISTERED", fmt.Sprintf("Sample %d %s", i, []string{"quartz", "mica"}[i%2]), "", int64(10+i), int64(10+i))
-			if err := reg.Update(func(tx Tx) error {
-				if err := tx.PutRecord(k, st); err != nil {
-					return err
-				}
-				return tx.IndexRecord(k, nil, st)
-			}); err != nil {
+			if err := reg.Update(func(tx Tx) error { return writeIndexed(tx, k, st) }); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -127,12 +122,7 @@ func TestRunSearchMerge(t *testing.T) {
 	h := namer.Full("21.T12345", "NS", "R-1")
 	k, _, _ := namer.Key(h)
 	st := searchRec(h, "https://example.org/r", "REGISTERED", "Basalt", "", 10, 10)
-	if err := reg.Update(func(tx Tx) error {
-		if err := tx.PutRecord(k, st); err != nil {
-			return err
-		}
-		return tx.IndexRecord(k, nil, st)
-	}); err != nil {
+	if err := reg.Update(func(tx Tx) error { return writeIndexed(tx, k, st) }); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(5 * time.Second)
