@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"fmt"
 	"path/filepath"
 
@@ -31,11 +32,18 @@ const rebuildFill = 1.0
 // rebuildTxBytes, each page filled before the next is begun: every Put is an
 // append, bbolt's cheap case.
 //
+// group, if set, stores several entries as one: it hears every key of
+// buckets[i] once, in key order (a repeated key at most once more, with the
+// same answer), and returns the key it is stored under and true, or false
+// to store it as it is. Entries grouped under the same key one after
+// another are stored as one, their values concatenated in key order. The
+// key it returns is copied.
+//
 // It is not one transaction: a caller that needs all or nothing marks the
 // buckets complete after it returns (an error or a crash on the way leaves
 // them emptied or partly filled, and unmarked). It must not race with
 // writers of the buckets.
-func (db *DB) RebuildDerived(buckets [][]byte, fill func(tx *Tx, emit func(i int, k, v []byte) error) error) error {
+func (db *DB) RebuildDerived(buckets [][]byte, group func(i int, k []byte) ([]byte, bool), fill func(tx *Tx, emit func(i int, k, v []byte) error) error) error {
 	if len(buckets) == 0 || len(buckets) > 255 {
 		return fmt.Errorf("store: rebuild of %d buckets", len(buckets))
 	}
@@ -83,6 +91,9 @@ func (db *DB) RebuildDerived(buckets [][]byte, fill func(tx *Tx, emit func(i int
 	if err != nil {
 		return err
 	}
+	if group != nil {
+		src = &groupedSource{src: src, group: group}
+	}
 	for done := false; !done; {
 		err := db.UpdateAlone(func(tx *Tx) error {
 			bs := make([]*bbolt.Bucket, len(buckets))
@@ -111,4 +122,59 @@ func (db *DB) RebuildDerived(buckets [][]byte, fill func(tx *Tx, emit func(i int
 		}
 	}
 	return nil
+}
+
+// groupedSource is src with the runs of records its group function puts
+// under one key combined (RebuildDerived).
+type groupedSource struct {
+	src   sortedSource
+	group func(i int, k []byte) ([]byte, bool)
+	// held is a record read ahead, with what group said of it.
+	held            sortedRec
+	heldKey         []byte
+	heldOK, holding bool
+}
+
+// read returns the next record and what group says of it.
+func (g *groupedSource) read() (r sortedRec, gk []byte, grouped, ok bool, err error) {
+	if g.holding {
+		g.holding = false
+		return g.held, g.heldKey, g.heldOK, true, nil
+	}
+	r, ok, err = g.src.next()
+	if err != nil || !ok {
+		return r, nil, false, ok, err
+	}
+	gk, grouped = g.group(int(r.key[0]), r.key[1:])
+	return r, gk, grouped, true, nil
+}
+
+func (g *groupedSource) next() (sortedRec, bool, error) {
+	r, gk, grouped, ok, err := g.read()
+	if err != nil || !ok || !grouped {
+		return r, ok, err
+	}
+	key := append([]byte{r.key[0]}, gk...)
+	val := append([]byte(nil), r.val...)
+	last, prev := 0, r.key // the last value's offset in val, and its key
+	for {
+		n, nk, ng, ok, err := g.read()
+		if err != nil {
+			return sortedRec{}, false, err
+		}
+		if !ok {
+			break
+		}
+		if bytes.Equal(n.key, prev) {
+			val = append(val[:last], n.val...) // the last of repeated keys wins
+			continue
+		}
+		if !ng || n.key[0] != key[0] || !bytes.Equal(nk, key[1:]) {
+			g.held, g.heldKey, g.heldOK, g.holding = n, append(g.heldKey[:0], nk...), ng, true
+			break
+		}
+		last, prev = len(val), n.key
+		val = append(val, n.val...)
+	}
+	return sortedRec{key: key, val: val, line: r.line}, true, nil
 }
