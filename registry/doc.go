@@ -11,7 +11,8 @@
 //     in the transaction of the change it records, and read back by record
 //     (Tx.HandleAudit) or by sequence (AuditLog);
 //   - the record indexes: the URL index (urlindex.go) and the search index
-//     (search.go: words, status, sort orders, totals), both maintained by
+//     (search.go: words, in blocks of records (searchwords.go), status, sort
+//     orders, totals), both maintained by
 //     Tx.IndexRecord in every record write's transaction, walked by
 //     Tx.ScanNamespace and Tx.Search, and rebuilt by Reindex;
 //   - group commit (Commit, commit.go): identifier writes that arrive while a

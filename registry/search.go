@@ -32,9 +32,11 @@ import (
 // where did is the record's docID (appendDocID: created time, 8 bytes
 // big-endian, then the id, the storage key after nsp):
 //
-//	nsp 0 'w' word 0 did          one per distinct word of the record but
-//	                              those its id starts with (idCovers);
-//	                              between merges, a superset (searchmerge.go)
+//	nsp 0 'w' word 0 [did] → dids the records having the word, in blocks
+//	                              (searchwords.go): every distinct word of
+//	                              a record but those its id starts with
+//	                              (idCovers); between merges, a superset
+//	                              (searchmerge.go)
 //	nsp 0 'p' did → flags words   the record is pending: its words under 'w'
 //	                              are those listed, not yet its own; for a
 //	                              create, its 'l' entry is not filed either
@@ -415,12 +417,6 @@ func (d *searchDoc) filedWords(id string) []string {
 	return out
 }
 
-// wordKey is nsp 0 'w' word 0 did.
-func wordKey(nsp []byte, w string, did []byte) []byte {
-	b := append(appendEntry(make([]byte, 0, len(nsp)+len(w)+len(did)+3), nsp, 'w'), w...)
-	return append(append(b, 0), did...)
-}
-
 // idCovers reports whether the id (as stored, upper case) starts with w in
 // upper case: then the records bucket's keys find the record by w (Search
 // seeks them), and w is not filed. The id's first word and its stored
@@ -479,7 +475,7 @@ var pendingNSPrefix = []byte("\x00pending\x00")
 func pendingNSKey(nsp []byte) []byte { return append(slices.Clip(pendingNSPrefix), nsp...) }
 
 // docIDOf returns the docID at the end of index entry k of namespace nsp
-// (a 'w', 'f', 'p' or 's' entry), nil if k is none.
+// (an 'f', 'p' or 's' entry), nil if k is none.
 func docIDOf(nsp, k []byte) []byte {
 	if len(k) < len(nsp)+2 {
 		return nil
@@ -488,10 +484,6 @@ func docIDOf(nsp, k []byte) []byte {
 	switch k[len(nsp)+1] {
 	case 'f', 'p':
 		return rest
-	case 'w':
-		if i := bytes.IndexByte(rest, 0); i >= 0 && len(rest)-i > 8 {
-			return rest[i+1:]
-		}
 	case 's':
 		// label 0 id 0 created, or updated id 0 created
 		if len(rest) < 1+8+1+8 {
@@ -567,9 +559,10 @@ func (r *Registry) searchEntries(key string, st *store.Stored, counts map[string
 			return err
 		}
 	}
+	// One entry per word, which the rebuild files in blocks (wordGroup).
 	did := appendDocID(nil, d.created, id)
 	for _, w := range d.filedWords(id) {
-		if err := emit(wordKey(nsp, w, did), []byte{}); err != nil {
+		if err := emit(append(wordPrefix(nsp, []byte(w)), did...), appendBlockDoc(nil, did)); err != nil {
 			return err
 		}
 	}
@@ -797,7 +790,11 @@ func (t Tx) settleWords(nsp, did []byte, p pendingOf, want []string, deferWords 
 		}
 		return t.PutDerived(store.BucketSearch, pk, encodePending(flags, p.filed))
 	}
-	if err := t.putDiff(wordKeys(nsp, did, p.filed), wordKeys(nsp, did, want)); err != nil {
+	ch := map[string]*wordChange{}
+	diffSorted(stringBytes(p.filed), stringBytes(want),
+		func(w []byte) error { ch[string(wordPrefix(nsp, w))] = &wordChange{del: [][]byte{did}}; return nil },
+		func(w []byte) error { ch[string(wordPrefix(nsp, w))] = &wordChange{add: [][]byte{did}}; return nil })
+	if err := t.changeWords(ch); err != nil {
 		return err
 	}
 	if !p.pending {
@@ -811,10 +808,11 @@ func (t Tx) settleWords(nsp, did []byte, p pendingOf, want []string, deferWords 
 	return t.PutDerived(store.BucketSearch, pk, nil)
 }
 
-func wordKeys(nsp, did []byte, words []string) [][]byte {
+// stringBytes is words as byte slices.
+func stringBytes(words []string) [][]byte {
 	out := make([][]byte, len(words))
 	for i, w := range words {
-		out[i] = wordKey(nsp, w, did)
+		out[i] = []byte(w)
 	}
 	return out
 }
@@ -926,8 +924,13 @@ func (t Tx) SearchEach(nsp string, q SearchQuery, fn func(key string) bool) (tot
 	}
 	pre := append(appendEntry(nil, ns, 'w'), lead...)
 	c := b.Cursor()
-	for k, _ := c.Seek(pre); k != nil && bytes.HasPrefix(k, pre); k, _ = c.Next() {
-		if err := consider(docIDOf(ns, k)); err != nil {
+	for k, v := c.Seek(pre); k != nil && bytes.HasPrefix(k, pre); k, v = c.Next() {
+		var err error
+		eachBlockDoc(v, func(did []byte) bool {
+			err = consider(did)
+			return err == nil
+		})
+		if err != nil {
 			return 0, err
 		}
 	}

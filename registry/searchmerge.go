@@ -75,16 +75,18 @@ func (r *Registry) MergeSearch(limit int) (int, error) {
 				done = append(done, pendingNSKey(nsp))
 			}
 		}
+		// gone and added: the pending and label order entries to drop and
+		// file; ch: the words' changes.
 		var gone, added [][]byte
-		var arena []byte
-		key := func(nsp []byte, w, did []byte) []byte {
-			n := len(nsp) + len(w) + len(did) + 3
-			if cap(arena)-len(arena) < n {
-				arena = make([]byte, 0, max(64<<10, n))
+		ch := map[string]*wordChange{}
+		change := func(nsp, w []byte) *wordChange {
+			pre := wordPrefix(nsp, w)
+			wc := ch[string(pre)]
+			if wc == nil {
+				wc = &wordChange{}
+				ch[string(pre)] = wc
 			}
-			start := len(arena)
-			arena = append(append(append(appendEntry(arena, nsp, 'w'), w...), 0), did...)
-			return arena[start:len(arena):len(arena)]
+			return wc
 		}
 		var filed, want [][]byte
 		for _, it := range items {
@@ -112,10 +114,14 @@ func (r *Registry) MergeSearch(limit int) (int, error) {
 				}
 			}
 			gone = append(gone, pendingKey(it.nsp, it.did))
-			// Both sorted: one walk finds what goes and what comes.
+			// Both sorted: one walk finds what goes and what comes. The
+			// items come in docID order, so each word's lists do too.
 			diffSorted(filed, want,
-				func(w []byte) error { gone = append(gone, key(it.nsp, w, it.did)); return nil },
-				func(w []byte) error { added = append(added, key(it.nsp, w, it.did)); return nil })
+				func(w []byte) error { wc := change(it.nsp, w); wc.del = append(wc.del, it.did); return nil },
+				func(w []byte) error { wc := change(it.nsp, w); wc.add = append(wc.add, it.did); return nil })
+		}
+		if err := t.changeWords(ch); err != nil {
+			return err
 		}
 		gone = append(gone, done...)
 		// In key order: neighbouring Puts find their page where the last

@@ -45,7 +45,7 @@ var urlIndexMarker = []byte("\x00built")
 // searchLayout is the value of the search index's marker: the layout of
 // its entries (search.go). An index marked otherwise was written in an
 // older layout, and EnsureIndexes rebuilds it.
-var searchLayout = []byte{2}
+var searchLayout = []byte{3}
 
 // markerValue is the value of bucket's urlIndexMarker when its index is
 // complete and current.
@@ -210,7 +210,11 @@ func reindex(db *store.DB, namer *handlev.Namer, urlIndex int32, urls, search bo
 	}
 	r := &Registry{db: db, namer: namer, urlIndex: urlIndex}
 	total := 0
-	err = db.RebuildDerived(buckets, func(stx *store.Tx, emit func(i int, k, v []byte) error) error {
+	var group func(i int, k []byte) ([]byte, bool)
+	if search {
+		group = wordGroup(len(buckets) - 1)
+	}
+	err = db.RebuildDerived(buckets, group, func(stx *store.Tx, emit func(i int, k, v []byte) error) error {
 		if len(owned) == 0 && rev == 0 {
 			return nil
 		}
