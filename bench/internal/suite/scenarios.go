@@ -138,7 +138,7 @@ type Comparison struct {
 
 // Comparisons is the table of ratio rows, in report order.
 var Comparisons = []Comparison{
-	{Row: "hit_nginx", Figure: "redirect, cache hit, vs nginx map, like-for-like (pidnode's status, headers and body)", Scenario: "redirect", Baseline: "nginx-lfl", BaselineLabel: "nginx (1 worker)", Target: 1.0, LikeForLike: NginxLFL},
+	{Row: "hit_nginx", Figure: "redirect, cache hit, vs nginx map, like-for-like (pidnode's status, headers and body)", Scenario: "redirect", Baseline: "nginx-lfl", BaselineLabel: "nginx (1 worker)", Target: 0.95, LikeForLike: NginxLFL},
 	{Row: "hit_fasthttp", Figure: "redirect, cache hit, vs bare fasthttp map, like-for-like", Scenario: "redirect", Baseline: "map-lfl", BaselineLabel: "fasthttp map", Target: 0.95, LikeForLike: MapLFL},
 	{Row: "hit_nginx_min", Figure: "redirect, cache hit, vs nginx's plainest 302 (minimal, for reference)", Scenario: "redirect", Baseline: "nginx-min", BaselineLabel: "nginx minimal"},
 	{Row: "hit_fasthttp_min", Figure: "redirect, cache hit, vs the fasthttp map's plainest 302 (minimal, for reference)", Scenario: "redirect", Baseline: "map-min", BaselineLabel: "fasthttp map minimal"},
@@ -175,7 +175,7 @@ var Targets = []FixedTarget{
 	{Row: "mixed", Figure: "redirects while the admin API takes writes (16 writers)", Unit: "req/server-CPU-s", Kind: report.RatioMin, Value: 0.8, BaselineLabel: "pidnode redirect, no writes"},
 	{Row: "admin_64", Figure: "admin creates, 64 client(s), fsync on", Unit: "creates/s", Kind: report.Min, Value: 5000},
 	{Row: "mem_budget", Figure: "RssAnon growth over the base, uniform misses over redirect, /api/handles and ?noredirect (target: within --cache-bytes)", Unit: "MiB", Kind: report.Max},
-	{Row: "dns", Figure: "DNS TXT queries vs bare miekg/dns map", Unit: "queries/server-CPU-s", Kind: report.RatioMin, Value: 0.9, BaselineLabel: "miekg/dns map"},
+	{Row: "dns", Figure: "DNS TXT queries vs bare miekg/dns map", Unit: "queries/server-CPU-s", Kind: report.RatioMin, Value: 1.3, BaselineLabel: "miekg/dns map"},
 }
 
 // targetOf is row id's target from Targets or Comparisons, nil when it has
