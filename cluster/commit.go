@@ -492,24 +492,32 @@ const syncTimeout = 2 * time.Second
 //
 // In a cluster of several shards it syncs the registry shard (keys and
 // SNAAs are its) and, for a request about namespace (its prefix; "" for
-// none), that namespace's shard if it is Connected, at the same time and
-// without failing for it: a read of a namespace of a shard cut off from
-// this node answers from the local copy, as resolution does, and its write
-// fails on its own. It syncs no other shard, so that a request never waits
-// for a shard it does not read (one without quorum that still counts as
-// connected takes the whole timeout).
+// none), that namespace's shard, at the same time, and fails if either
+// fails: the request may read that namespace's records, and a read from a
+// copy that has not caught up could be stale (a shard this node does not
+// count as Connected fails at once). It syncs no other shard, so that a
+// request never waits for a shard it does not read (one without quorum
+// that still counts as connected takes the whole timeout).
 func (n *Node) Sync(ctx context.Context, namespace string) error {
 	ctx, cancel := context.WithTimeout(ctx, syncTimeout)
 	defer cancel()
+	var nsErr error
 	done := make(chan struct{})
-	if s := n.shardOfNamespace(namespace); s != n.shard && s.Connected() {
-		go func() { defer close(done); s.sync(ctx) }()
-	} else {
+	switch s := n.shardOfNamespace(namespace); {
+	case s == n.shard:
 		close(done)
+	case !s.Connected():
+		close(done)
+		nsErr = &UnavailableError{Err: fmt.Errorf("shard %s: no answer from its etcd within %v, or no live watch", s.label(), LiveWindow)}
+	default:
+		go func() { defer close(done); nsErr = s.sync(ctx) }()
 	}
 	err := n.shard.sync(ctx)
-	n.countRefusal(err)
 	<-done
+	if err == nil {
+		err = nsErr
+	}
+	n.countRefusal(err)
 	return err
 }
 

@@ -381,3 +381,52 @@ func checkLinearizable(t *testing.T, shards int) {
 		t.Fatalf("history is %s (visualisation: %s)", res, path)
 	}
 }
+
+// A keyed admin read of a namespace whose shard this node cannot sync with
+// answers 503, never the local copy: node b's connection to the data
+// shard's etcd is cut (it still counts the shard as connected for a few
+// seconds, then no longer), a writes the record through its own, and b's
+// reads of it, before and after it stops counting the shard as connected,
+// are 503 until b is reconnected and has caught up, then the new value.
+func TestClusterShardReadsNeverStale(t *testing.T) {
+	names := []string{"s0", "s1"}
+	cs := startShards(t, clusterEtcd, names...)
+	dir := t.TempDir()
+	a := startNode(t, filepath.Join(dir, "a"), shardFlags(cs, names, "a")...)
+	srv := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(prometheus.NewRegistry()), zerolog.Nop())
+	p := toxiproxy.NewProxy(srv, "etcd-s1", "127.0.0.1:0", strings.TrimPrefix(cs[1].Endpoints(), "http://"))
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Stop)
+	b := startNode(t, filepath.Join(dir, "b"), "--etcd-shard", "s0="+cs[0].Endpoints(), "--etcd-shard", "s1=http://"+p.Listen,
+		"--node-name", "b", "--admin-rate", "0")
+	key, _ := onboardOn(t, a, "STALE", `"shard":"s1","custom_ids":true`)
+	url := a.adminURL() + "/testpid/v2/handles/21.T12345/STALE/R-1"
+	if r := mustDo(t, "PUT", url, payload("https://example.org/first", "REGISTERED", resourceInfo("stale", "x")), append(auth(key), "If-None-Match", "*")...); r.Status != http.StatusCreated {
+		t.Fatalf("create: %d %s", r.Status, r.Body)
+	}
+	bURL := b.adminURL() + "/testpid/v2/handles/21.T12345/STALE/R-1"
+	read := func() (int, string) {
+		r := mustDo(t, "GET", bURL, nil, auth(key)...)
+		var v identifier
+		json.Unmarshal(r.Body, &v)
+		return r.Status, v.URL
+	}
+	waitUntil(t, func() bool { s, u := read(); return s == http.StatusOK && u == "https://example.org/first" })
+
+	p.Stop()
+	if r := mustDo(t, "PUT", url, payload("https://example.org/second", "REGISTERED", resourceInfo("stale", "x")), append(auth(key), "If-Match", etag(1))...); r.Status != http.StatusOK {
+		t.Fatalf("update through a: %d %s", r.Status, r.Body)
+	}
+	// Past the 3 s after which b no longer counts the shard as connected.
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); {
+		if s, u := read(); s != http.StatusServiceUnavailable {
+			t.Fatalf("read through b cut off from the data shard after a's update: %d %q, want 503", s, u)
+		}
+	}
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, func() bool { s, u := read(); return s == http.StatusOK && u == "https://example.org/second" })
+}
