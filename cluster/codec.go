@@ -47,7 +47,8 @@ const maxValueBytes = 64 << 20
 
 // codecs are the one encoder and decoder of every node, built on first
 // use; both are safe for concurrent use (EncodeAll and DecodeAll keep
-// pools of their own state). They fail only on a damaged zstdDict, which
+// pools of their own state; the encoder's holds one state, which
+// concurrent encodes wait for). They fail only on a damaged zstdDict, which
 // every test of this package would show.
 var codecs = sync.OnceValues(func() (*zstd.Encoder, *zstd.Decoder) {
 	enc, err := zstd.NewWriter(nil,
@@ -63,7 +64,12 @@ var codecs = sync.OnceValues(func() (*zstd.Encoder, *zstd.Decoder) {
 		// nothing, and building their Huffman table was a third of the
 		// encoder's time.
 		zstd.WithNoEntropyCompression(true),
-		zstd.WithLowerEncoderMem(true))
+		zstd.WithLowerEncoderMem(true),
+		// One encoder, not one per CPU: a node encodes in its commit
+		// group (one at a time per shard), and each encode restores the
+		// encoder's dictionary-primed match table (a few hundred KiB), so
+		// encoders taken in turn keep none of it in the CPU's cache.
+		zstd.WithEncoderConcurrency(1))
 	if err != nil {
 		panic(fmt.Sprintf("cluster: zstd encoder: %v", err))
 	}

@@ -25,6 +25,11 @@ type Tx struct {
 	topics []string
 }
 
+// Rehearsal says whether the transaction is a rehearsal (Rehearse): its
+// writes are collected and rolled back, never committed, so data derived
+// from them (an index) need not be computed.
+func (tx *Tx) Rehearsal() bool { return tx.rec != nil }
+
 // Bolt returns the underlying bbolt transaction, for admin's own buckets
 // (BucketSNAAs, BucketKeys, …). Byte slices bbolt returns point into its mmap and
 // are valid only until the transaction ends: copy what you keep. Slices passed to
