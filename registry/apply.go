@@ -7,8 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"unicode/utf8"
 
+	"pidnode/internal/jsontext"
 	"pidnode/store"
 )
 
@@ -140,101 +140,50 @@ func auditHead(raw []byte) (AuditEntry, error) {
 	if !json.Valid(raw) {
 		return AuditEntry{}, errors.New("not valid JSON")
 	}
-	if e, ok := auditHeadLaidOut(raw); ok {
+	if e, ok := auditHeadScanned(raw); ok {
 		return e, nil
 	}
 	return auditHeadDecoded(raw)
 }
 
-// auditHeadLaidOut is auditHead for valid JSON laid out as appendAudit
-// writes it, without a decoder: "seq" first, then members whose values are
-// strings up to "action" and "target", none of the three twice, no
-// whitespace, and the names and those two values without escapes and in
-// UTF-8. It reports false for anything else, which auditHeadDecoded reads;
+// auditHeadScanned is auditHead for valid JSON through the one tokenizer
+// (internal/jsontext) in its strict mode: it reports false, for
+// auditHeadDecoded to read, where a member auditHead needs is repeated or
+// its value is not a plain integer or a string the strict mode decodes;
 // where it reports true, both give the same entry.
-func auditHeadLaidOut(raw []byte) (AuditEntry, bool) {
+func auditHeadScanned(raw []byte) (AuditEntry, bool) {
 	var e AuditEntry
-	const head = `{"seq":`
-	if !bytes.HasPrefix(raw, []byte(head)) {
-		return e, false
-	}
-	i := len(head)
-	for i < len(raw) && raw[i] >= '0' && raw[i] <= '9' {
-		i++
-	}
-	seq, err := strconv.ParseUint(string(raw[len(head):i]), 10, 64)
-	if err != nil {
-		return e, false
-	}
-	e.Seq = seq
-	var action, target bool
-	for !action || !target {
-		if i >= len(raw) || raw[i] != ',' {
-			return e, false
-		}
-		name, j, ok := plainJSONString(raw, i+1)
-		if !ok || j >= len(raw) || raw[j] != ':' {
-			return e, false
-		}
-		switch name {
+	s := jsontext.Scanner{B: raw}
+	var seq, action, target bool
+	_, ok := s.Object(s.Space(0), func(key []byte, j int) (int, bool) {
+		switch string(key) {
+		case "seq":
+			end, n, isInt, ok := s.Number(j)
+			if !ok || !isInt || raw[j] == '-' || seq {
+				return 0, false
+			}
+			e.Seq, seq = uint64(n), true
+			return end, true
 		case "action", "target":
-			v, end, ok := plainJSONString(raw, j+1)
+			v, end, ok := s.String(j)
 			seen := &action
-			if name == "target" {
+			if string(key) == "target" {
 				seen = &target
 			}
 			if !ok || *seen {
-				return e, false
+				return 0, false
 			}
 			*seen = true
-			if name == "action" {
-				e.Action = v
+			if string(key) == "action" {
+				e.Action = string(v)
 			} else {
-				e.Target = v
+				e.Target = string(v)
 			}
-			i = end
-		case "seq":
-			return e, false
-		default:
-			end, ok := skipJSONString(raw, j+1)
-			if !ok {
-				return e, false
-			}
-			i = end
+			return end, true
 		}
-	}
-	return e, true
-}
-
-// plainJSONString returns the JSON string starting at raw[at] and the index
-// after it, if it has no escapes and is UTF-8 (so that it is its own
-// decoding). raw must be valid JSON.
-func plainJSONString(raw []byte, at int) (string, int, bool) {
-	if at >= len(raw) || raw[at] != '"' {
-		return "", 0, false
-	}
-	n := bytes.IndexAny(raw[at+1:], `"\`)
-	if n < 0 || raw[at+1+n] != '"' || !utf8.Valid(raw[at+1:at+1+n]) {
-		return "", 0, false
-	}
-	return string(raw[at+1 : at+1+n]), at + 2 + n, true
-}
-
-// skipJSONString returns the index after the JSON string starting at
-// raw[at], false if no string starts there. raw must be valid JSON.
-func skipJSONString(raw []byte, at int) (int, bool) {
-	if at >= len(raw) || raw[at] != '"' {
-		return 0, false
-	}
-	for i := at + 1; i < len(raw); i++ {
-		switch raw[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1, true
-		}
-	}
-	return 0, false
+		return s.Skip(j, 1)
+	})
+	return e, ok && seq && action && target
 }
 
 // auditHeadDecoded is auditHead for valid JSON of any layout.

@@ -124,9 +124,9 @@ func TestAuditTailBytes(t *testing.T) {
 	}
 }
 
-// FuzzAuditHeadLaidOut: wherever the reading of an entry as appendAudit
-// lays it out answers, it gives what the JSON decoder gives.
-func FuzzAuditHeadLaidOut(f *testing.F) {
+// FuzzAuditHeadScanned: wherever the tokenizer's reading of an entry
+// answers, it gives what the JSON decoder gives.
+func FuzzAuditHeadScanned(f *testing.F) {
 	at := time.Date(2026, 11, 24, 1, 2, 3, 4, time.UTC)
 	for _, e := range []AuditEntry{
 		{Actor: "snaa:snaa_a key:key_b", KeyName: "initial", Action: ActHandleCreate, Target: "21.12345/svc/K7Q/AB-CD", After: map[string]any{"url": "https://example.org/"}},
@@ -149,29 +149,29 @@ func FuzzAuditHeadLaidOut(f *testing.F) {
 		if !json.Valid(raw) {
 			return
 		}
-		fast, ok := auditHeadLaidOut(raw)
+		fast, ok := auditHeadScanned(raw)
 		if !ok {
 			return
 		}
 		slow, err := auditHeadDecoded(raw)
 		if err != nil || fast.Seq != slow.Seq || fast.Action != slow.Action || fast.Target != slow.Target {
-			t.Fatalf("%q: laid out %d %q %q, decoded %d %q %q (%v)", raw, fast.Seq, fast.Action, fast.Target, slow.Seq, slow.Action, slow.Target, err)
+			t.Fatalf("%q: scanned %d %q %q, decoded %d %q %q (%v)", raw, fast.Seq, fast.Action, fast.Target, slow.Seq, slow.Action, slow.Target, err)
 		}
 	})
 }
 
-// TestAuditHeadLaidOut: the entries this node writes are read without the
+// TestAuditHeadScanned: the entries this node writes are read without the
 // decoder, and every member auditHead needs comes out as written.
-func TestAuditHeadLaidOut(t *testing.T) {
+func TestAuditHeadScanned(t *testing.T) {
 	tail, err := AuditTail(&AuditEntry{Actor: "snaa:s key:k", KeyName: "initial", Action: ActHandleCreate, Target: "21.12345/svc/K7Q/AB-CD", After: map[string]any{"url": "https://example.org/"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, ok := auditHeadLaidOut(appendAudit(nil, 42, time.Now(), tail))
+	e, ok := auditHeadScanned(appendAudit(nil, 42, time.Now(), tail))
 	if !ok || e.Seq != 42 || e.Action != ActHandleCreate || e.Target != "21.12345/svc/K7Q/AB-CD" {
 		t.Fatalf("got %+v, %v", e, ok)
 	}
-	if _, ok := auditHeadLaidOut([]byte(`{"seq":1,"action":"a","action":"b","target":"t"}`)); ok {
+	if _, ok := auditHeadScanned([]byte(`{"seq":1,"action":"a","action":"b","target":"t"}`)); ok {
 		t.Error("a repeated member was read without the decoder")
 	}
 }

@@ -33,7 +33,7 @@ var rules = map[string]struct {
 	"resolver/dns":  {internal: []string{"handlev", "cache", "internal/ascii", "internal/promtext", "internal/tokenbucket", "internal/connlimit", "internal/unsafeconv", "internal/cfgerr"}, external: []string{"github.com/miekg/dns"}},
 	"resolver/hdl":  {internal: []string{"handlev", "handlev/hsmsg", "cache", "internal/ascii", "internal/cfgerr", "internal/connlimit", "internal/promtext", "internal/tokenbucket"}},
 	"model":         {internal: []string{"handlev", "internal/jsontext", "internal/stdjson"}, external: []string{"github.com/BurntSushi/toml"}},
-	"registry":      {internal: []string{"handlev", "store", "internal/cfgerr", "internal/stdjson"}, external: []string{"go.etcd.io/bbolt"}},
+	"registry":      {internal: []string{"handlev", "store", "internal/cfgerr", "internal/jsontext", "internal/stdjson"}, external: []string{"go.etcd.io/bbolt"}},
 	// The write service of identifiers: below every front that writes, above
 	// the data layers; no HTTP, so that its errors are Go errors each front
 	// maps in its own place.
