@@ -282,8 +282,8 @@ func (s peoplePages) joinPost(w http.ResponseWriter, r *http.Request) {
 		again(problem(http.StatusConflict, "this node signs people in through their institution; use the button below"))
 		return
 	}
-	if s.cfg.RefuseKeys && r.TLS == nil {
-		again(problem(http.StatusForbidden, "this admin listener is plain HTTP on a network address: it refuses passwords; use the node's HTTPS admin address"))
+	if p := refusesSecrets(s.cfg.RefuseKeys, r, "passwords"); p != nil {
+		again(p)
 		return
 	}
 	pw := r.PostForm.Get("password")
@@ -326,8 +326,8 @@ func (s peoplePages) personSignIn(w http.ResponseWriter, r *http.Request) {
 		fail(problem(http.StatusConflict, "this node signs people in through their institution"))
 		return
 	}
-	if s.cfg.RefuseKeys && r.TLS == nil {
-		fail(problem(http.StatusForbidden, "this admin listener is plain HTTP on a network address: it refuses passwords; use the node's HTTPS admin address"))
+	if p := refusesSecrets(s.cfg.RefuseKeys, r, "passwords"); p != nil {
+		fail(p)
 		return
 	}
 	if err := limitAddr(s.cfg.SignInLimit, r, "sign-in attempts"); err != nil {

@@ -331,6 +331,16 @@ func (s *Server) sessionForm(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
+// refusesSecrets is the problem a form that sends secrets (what: keys,
+// passwords) answers on a listener that refuses them over plain HTTP
+// (refuse: Config.RefuseKeys), nil where they may be sent.
+func refusesSecrets(refuse bool, r *http.Request, what string) *httperr.Problem {
+	if !refuse || r.TLS != nil {
+		return nil
+	}
+	return problem(http.StatusForbidden, "this admin listener is plain HTTP on a network address: it refuses %s, which would cross the network in clear text; use the node's HTTPS admin address", what)
+}
+
 func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 	if !s.sessionForm(w, r) {
 		return
@@ -340,8 +350,8 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 		fail(problem(http.StatusForbidden, "the sign-in form expired or was not sent from this site; try again"))
 		return
 	}
-	if s.cfg.RefuseKeys && r.TLS == nil {
-		fail(problem(http.StatusForbidden, "this admin listener is plain HTTP on a network address: it refuses keys, which would cross the network in clear text; use the node's HTTPS admin address"))
+	if p := refusesSecrets(s.cfg.RefuseKeys, r, "keys"); p != nil {
+		fail(p)
 		return
 	}
 	if err := limitAddr(s.cfg.SignInLimit, r, "sign-in attempts"); err != nil {
