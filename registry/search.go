@@ -820,8 +820,13 @@ func stringBytes(words []string) [][]byte {
 // IndexRecord keeps the record indexes (the URL index and the search
 // index) of key in step with a change of its record from old to st (either
 // nil: created, deleted), inside the write transaction of the change. Every
-// path that writes a record calls it.
+// path that writes a record calls it. In a cluster node's rehearsal
+// (store.Tx.Rehearsal) it does nothing: no index entry is sent to etcd, and
+// every node, this one included, indexes the record when it applies it.
 func (t Tx) IndexRecord(key string, old, st *store.Stored) error {
+	if t.Rehearsal() {
+		return nil
+	}
 	var oldURL, newURL string
 	if old != nil {
 		oldURL = t.r.urlOf(old)

@@ -95,17 +95,6 @@ func (t Tx) indexURL(key, oldURL, newURL string) error {
 	return nil
 }
 
-// IndexWrite is IndexRecord for a write's own transaction (Commit's fn):
-// in a cluster node's rehearsal (store.Tx.Rehearsal) it does nothing, since
-// no index entry is sent to etcd and every node, this one included, indexes
-// the record when it applies it (applyRecord).
-func (t Tx) IndexWrite(key string, old, st *store.Stored) error {
-	if t.Rehearsal() {
-		return nil
-	}
-	return t.IndexRecord(key, old, st)
-}
-
 // urlSearchPrefix is the index range of a search: exact URL, or URL prefix when
 // the query ends in '*'.
 func urlSearchPrefix(nsp []byte, q string) []byte {

@@ -222,7 +222,7 @@ func (s *Service) txCreatePrepared(tx registry.Tx, pc *preparedCreate) (w writeR
 		return w, s.storeRefusal(err)
 	}
 	w.written = true
-	if err := tx.IndexWrite(w.key, nil, &w.stored); err != nil {
+	if err := tx.IndexRecord(w.key, nil, &w.stored); err != nil {
 		return w, err
 	}
 	return w, tx.AppendHandleAudit(w.key, tail)

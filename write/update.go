@@ -95,7 +95,7 @@ func (s *Service) txUpdate(tx registry.Tx, a *Actor, t Target, key, display stri
 		return w, s.storeRefusal(err)
 	}
 	w.written = true
-	if err := tx.IndexWrite(key, &old, &w.stored); err != nil {
+	if err := tx.IndexRecord(key, &old, &w.stored); err != nil {
 		return w, err
 	}
 	return w, auditHandle(tx, a, registry.ActHandleUpdate, key, old.Record.Handle, AuditContent(before), AuditContent(s.model.Extract(vals)))
