@@ -3,15 +3,13 @@ package people
 import (
 	"crypto/rand"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"pidnode/access"
-	"pidnode/handlev"
+	"pidnode/internal/storetest"
 	"pidnode/registry"
-	"pidnode/store"
 )
 
 // cheap keeps the tests fast; the timing test uses the default costs.
@@ -19,15 +17,7 @@ var cheap = Argon2Params{Memory: 64, Time: 1, Threads: 1}
 
 func newService(t testing.TB, now *time.Time, p Argon2Params) (*Service, *registry.Registry, *access.Keys) {
 	t.Helper()
-	db, err := store.Open(store.Config{Path: filepath.Join(t.TempDir(), "p.db"), NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	namer, err := handlev.NewNamer(handlev.NamerConfig{Prefix: "21.12345"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, namer := storetest.Open(t)
 	reg, err := registry.New(registry.Config{DB: db, Namer: namer, URLIndex: 1})
 	if err != nil {
 		t.Fatal(err)
