@@ -65,7 +65,8 @@ func eachBlockDoc(v []byte, fn func(did []byte) bool) bool {
 // wordGroup is the group function of a rebuild (store.DB.RebuildDerived)
 // that files the word entries searchEntries emits, one per word and docID
 // under wordPrefix and the docID, in blocks: it hears the keys in order and
-// puts each under the block changeWord would. It is for one rebuild.
+// puts each under the block changeWord would. It keeps its own copies of
+// what it remembers between calls. It is for one rebuild.
 func wordGroup(bucket int) func(i int, k []byte) ([]byte, bool) {
 	var pre, block []byte
 	return func(i int, k []byte) ([]byte, bool) {
@@ -78,10 +79,10 @@ func wordGroup(bucket int) func(i int, k []byte) ([]byte, bool) {
 		}
 		if !bytes.Equal(p, pre) {
 			pre = append(pre[:0], p...)
-			block = pre
+			block = append(block[:0], p...)
 		}
 		if startsBlock(did) {
-			block = k
+			block = append(block[:0], k...)
 		}
 		return block, true
 	}
