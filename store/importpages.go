@@ -55,7 +55,11 @@ const (
 // Filled pages go to a goroutine of its own that writes them to the file, so
 // that the kernel's copy into the page cache runs beside the page building.
 // Keys and values passed to add must stay valid and unmodified until finish
-// returns. A pageWriter is used from one goroutine.
+// returns. Once their leaf is written the pageWriter holds no reference to
+// them (it copies the first keys the branches need), so the memory of the
+// records written so far can be collected: an import holds its records in
+// memory only up to the run bound, whatever its size. A pageWriter is used
+// from one goroutine.
 type pageWriter struct {
 	f       *os.File
 	ps      int    // page size
@@ -67,6 +71,7 @@ type pageWriter struct {
 	leaf     [][2][]byte // the leaf being filled: key and value of each record
 	leafSize int         // its size in bytes, header included
 	refs     []pageRef   // first key and id of every leaf written
+	keys     []byte      // the block refs' keys are copied into
 	last     []byte      // the last key added
 
 	bufs    int // buffers made so far
@@ -167,7 +172,13 @@ func (w *pageWriter) writeLeaf() error {
 	id := w.putHeader(p, boltLeafPage, len(w.leaf))
 	var first []byte
 	if len(w.leaf) > 0 {
-		first = w.leaf[0][0]
+		k := w.leaf[0][0]
+		if cap(w.keys)-len(w.keys) < len(k) {
+			w.keys = make([]byte, 0, max(len(k), 1<<20))
+		}
+		off := len(w.keys)
+		w.keys = append(w.keys, k...)
+		first = w.keys[off:len(w.keys):len(w.keys)]
 	}
 	w.refs = append(w.refs, pageRef{key: first, page: id})
 	data := boltPageHeader + boltElemSize*len(w.leaf)

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
 	"unicode"
 	"unicode/utf8"
+	"weak"
 
 	"go.etcd.io/bbolt"
 
@@ -266,4 +268,43 @@ func FuzzImportFile(f *testing.F) {
 		}
 		checkNoTempFiles(t, db)
 	})
+}
+
+// TestPageWriterLetsWrittenRecordsGo: once a record's leaf is written, the
+// pageWriter holds no reference into its memory (the branches' first keys
+// are copies), so an import holds the records it has written no longer
+// than their source does.
+func TestPageWriterLetsWrittenRecordsGo(t *testing.T) {
+	kvs := genPages(400, 16, 300)
+	path := filepath.Join(t.TempDir(), "pages.db")
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w := newPageWriter(f, 1<<20)
+	// The first record, the first key of the first leaf, in a block of its
+	// own that nothing else refers to.
+	block := slices.Concat(kvs[0][0], kvs[0][1])
+	first := weak.Make(&block[0])
+	if err := w.add(block[:len(kvs[0][0])], block[len(kvs[0][0]):]); err != nil {
+		t.Fatal(err)
+	}
+	block = nil
+	for _, kv := range kvs[1:] { // many leaves' worth
+		if err := w.add(kv[0], kv[1]); err != nil {
+			w.stop()
+			t.Fatal(err)
+		}
+	}
+	runtime.GC()
+	runtime.GC()
+	if first.Value() != nil {
+		w.stop()
+		t.Fatal("the pageWriter still refers to a record it wrote several leaves ago")
+	}
+	if err := w.finish(7); err != nil {
+		t.Fatal(err)
+	}
+	checkPages(t, path, kvs, 7)
 }
