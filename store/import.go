@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"time"
@@ -98,7 +99,7 @@ func (db *DB) Import(r io.Reader, key func(handle string) (string, error)) (int,
 		return 0, err
 	}
 	db.log.Debug("store import checked and sorted", "lines", lines, "spilled runs", len(s.runs), "elapsed", time.Since(start))
-	n, err := db.writeImport(src, s.total)
+	n, err := db.writeImport(src, s.total, s.close)
 	if err != nil {
 		return 0, err
 	}
@@ -297,12 +298,15 @@ func (s *importSort) spill() error {
 	return nil
 }
 
-// close removes the temporary file.
+// close removes the temporary file and lets go of the runs' memory. It may
+// be called more than once.
 func (s *importSort) close() {
 	if s.tmp != nil {
 		s.tmp.Close()
 		os.Remove(s.tmp.Name()) // already gone where unlinking open files works
+		s.tmp = nil
 	}
+	s.run, s.spare, s.order, s.keyArena = nil, nil, nil, nil
 }
 
 // sortedSource yields records in (key, line) order. The records it returns
@@ -652,8 +656,10 @@ func importFile(path string) string { return path + ".import" }
 // is synced, and Replace renames it over the database. On any error before
 // the rename the fresh file is removed and the open file has not been written
 // to. importBytes is the size of src's keys and values, for sizing the fresh
-// file's mapping. n is the number of records taken from src.
-func (db *DB) writeImport(src sortedSource, importBytes int64) (n int, err error) {
+// file's mapping. consumed is called once src has been read to its end (the
+// sorter's memory and temporary file can go). n is the number of records
+// taken from src.
+func (db *DB) writeImport(src sortedSource, importBytes int64, consumed func()) (n int, err error) {
 	path := importFile(db.cfg.Path)
 	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return 0, fmt.Errorf("store: import: %w", err)
@@ -673,6 +679,11 @@ func (db *DB) writeImport(src sortedSource, importBytes int64) (n int, err error
 	if n, err = writeRecordPages(path, old.Bucket(BucketRecords), src, db.importFlushBytes); err != nil {
 		return 0, err
 	}
+	consumed()
+	// The check below reads every page of the fresh file, best from the
+	// page cache: the records' memory, garbage by now, goes back to the
+	// system first, so that the cache can keep more of the file.
+	debug.FreeOSMemory()
 	fresh, err := bbolt.Open(path, 0o600, freshOptions(old.Size()+importBytes))
 	if err != nil {
 		return 0, fmt.Errorf("store: import: open %s: %w", path, err)
@@ -768,9 +779,38 @@ func freshOptions(size int64) *bbolt.Options {
 	return opts
 }
 
+// checkAheadBytes is the size of checkFile's reads ahead of the check.
+const checkAheadBytes = 1 << 20
+
 // checkFile runs bbolt's consistency check over the whole file.
 func checkFile(b *bbolt.DB) error {
 	return b.View(func(tx *bbolt.Tx) error {
+		// bbolt maps the file for random access (no readahead), so each
+		// page the check faults in that the page cache has not kept, as a
+		// large import's early pages, is a read of its own. A goroutine
+		// reads the file ahead of it in large reads instead, in the order
+		// the check visits most pages (that in which pageWriter wrote them).
+		stop, ahead := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(ahead)
+			f, err := os.Open(b.Path())
+			if err != nil {
+				return
+			}
+			defer f.Close()
+			buf := make([]byte, checkAheadBytes)
+			for off := int64(0); ; off += checkAheadBytes {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := f.ReadAt(buf, off); err != nil {
+					return
+				}
+			}
+		}()
+		defer func() { close(stop); <-ahead }()
 		var errs []error
 		for err := range tx.Check() {
 			errs = append(errs, err)

@@ -262,7 +262,7 @@ func BenchmarkImportPid4cat(b *testing.B) {
 			}
 			src := &memRun{recs: slices.Clone(sorted)}
 			b.StartTimer()
-			if got, err := db.writeImport(src, 0); err != nil || got != n {
+			if got, err := db.writeImport(src, 0, func() {}); err != nil || got != n {
 				b.Fatal(got, err)
 			}
 			b.StopTimer()
