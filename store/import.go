@@ -779,38 +779,15 @@ func freshOptions(size int64) *bbolt.Options {
 	return opts
 }
 
-// checkAheadBytes is the size of checkFile's reads ahead of the check.
-const checkAheadBytes = 1 << 20
-
 // checkFile runs bbolt's consistency check over the whole file.
 func checkFile(b *bbolt.DB) error {
 	return b.View(func(tx *bbolt.Tx) error {
-		// bbolt maps the file for random access (no readahead), so each
-		// page the check faults in that the page cache has not kept, as a
-		// large import's early pages, is a read of its own. A goroutine
-		// reads the file ahead of it in large reads instead, in the order
-		// the check visits most pages (that in which pageWriter wrote them).
-		stop, ahead := make(chan struct{}), make(chan struct{})
-		go func() {
-			defer close(ahead)
-			f, err := os.Open(b.Path())
-			if err != nil {
-				return
-			}
-			defer f.Close()
-			buf := make([]byte, checkAheadBytes)
-			for off := int64(0); ; off += checkAheadBytes {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				if _, err := f.ReadAt(buf, off); err != nil {
-					return
-				}
-			}
-		}()
-		defer func() { close(stop); <-ahead }()
+		// bbolt maps the file for random access, so each page the check
+		// faults in that the page cache has not kept (a large import's
+		// early pages) would be a read of its own: it visits most pages
+		// in file order (that in which pageWriter wrote them), so it asks
+		// for reads ahead instead. Without that advice it is only slower.
+		_ = adviseSequential(b.Info().Data, tx.Size())
 		var errs []error
 		for err := range tx.Check() {
 			errs = append(errs, err)

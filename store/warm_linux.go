@@ -16,3 +16,14 @@ var populate = func(base uintptr, off, n int64) error {
 	}
 	return nil
 }
+
+// adviseSequential tells the kernel that n bytes of bbolt's mapping from
+// base will be read in order, so that a fault reads ahead (bbolt asks for
+// random access, which reads each faulted page alone).
+func adviseSequential(base uintptr, n int64) error {
+	_, _, errno := syscall.Syscall(syscall.SYS_MADVISE, base, uintptr(n), syscall.MADV_SEQUENTIAL)
+	if errno != 0 {
+		return errno
+	}
+	return nil
+}
