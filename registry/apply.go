@@ -166,19 +166,14 @@ func auditHeadScanned(raw []byte) (AuditEntry, bool) {
 			return end, true
 		case "action", "target":
 			v, end, ok := s.String(j)
-			seen := &action
+			dst, seen := &e.Action, &action
 			if string(key) == "target" {
-				seen = &target
+				dst, seen = &e.Target, &target
 			}
 			if !ok || *seen {
 				return 0, false
 			}
-			*seen = true
-			if string(key) == "action" {
-				e.Action = string(v)
-			} else {
-				e.Target = string(v)
-			}
+			*dst, *seen = string(v), true
 			return end, true
 		}
 		return s.Skip(j, 1)
