@@ -292,7 +292,7 @@ func (r *Registry) MarkIndexesBuilt() error {
 			}
 		}
 		b := tx.Bolt().Bucket(store.BucketAudit)
-		if err := b.Put([]byte{auditIndexTag}, nil); err != nil {
+		if err := b.Put([]byte{auditRecordTag}, nil); err != nil {
 			return err
 		}
 		return b.Put([]byte{auditNSTag}, nil)

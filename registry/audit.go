@@ -2,10 +2,12 @@ package registry
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -144,19 +146,40 @@ func appendAudit(dst []byte, seq uint64, t time.Time, tail []byte) []byte {
 
 // Audit entries of identifier writes are also indexed by record: the key
 //
-//	0xFF <record storage key> 0x00 <seq uint64 big-endian>
+//	0xFD <created uint64 big-endian> <record storage key> 0x00 <seq uint64 big-endian>
 //
-// (empty value) in BucketAudit, so GET …/{id}/history reads one key range
-// instead of the whole log. Sequence keys are 8 bytes and never start with
-// 0xFF, so the two kinds never mix; AuditLog stops at the first index key.
-const auditIndexTag = 0xFF
+// (empty value) in BucketAudit, where created is the record's created time
+// as the record holds it when the entry is indexed (store.Tx.RecordCreated),
+// or 0 if no record is stored under the key then: a cluster snapshot applies
+// the audit bucket before the records. GET …/{id}/history reads the range of
+// the record's created time and the range of 0 (HandleAudit). The created
+// time leads because record keys are random: a create's entry is then an
+// append at the index's end, not an insert at a random page. This relies on
+// a record keeping its created time for as long as it exists (every writer,
+// Import and a cluster's copy keep it).
+//
+// Sequence keys are 8 bytes and never start with a tag byte (auditRecordTag
+// and above), so the kinds never mix; AuditLog stops at the first index key.
+// The key {0xFD} alone says the index is complete (EnsureIndexes). Files
+// written before it have the index keyed by record alone under
+// legacyRecordTag, which reindexAudit removes.
+const (
+	auditRecordTag  = 0xFD
+	legacyRecordTag = 0xFF
+)
 
-func auditIndexPrefix(key string) []byte {
-	return append(append([]byte{auditIndexTag}, key...), 0)
+// auditRecordPrefix is the index range of the record key whose entries were
+// indexed with the created time created.
+func auditRecordPrefix(created int64, key string) []byte {
+	pre := make([]byte, 0, 1+8+len(key)+1+8)
+	pre = append(pre, auditRecordTag)
+	pre = binary.BigEndian.AppendUint64(pre, uint64(created))
+	return append(append(pre, key...), 0)
 }
 
 // AppendHandleAudit appends an identifier write's audit entry (tail from
-// AuditTail) and indexes it under the record's storage key.
+// AuditTail) and indexes it under the record's storage key. The record is
+// read from the transaction, so write it first.
 func (t Tx) AppendHandleAudit(key string, tail []byte) error {
 	seq, err := t.AppendAudit(tail)
 	if err != nil {
@@ -172,7 +195,8 @@ func (t Tx) AppendHandleAudit(key string, tail []byte) error {
 // rehearsal does not send them to etcd (each node derives its own in
 // applyAudit).
 func (t Tx) indexHandleAudit(key string, seq uint64) error {
-	if err := t.PutDerived(store.BucketAudit, binary.BigEndian.AppendUint64(auditIndexPrefix(key), seq), []byte{}); err != nil {
+	created, _ := t.RecordCreated(key)
+	if err := t.PutDerived(store.BucketAudit, binary.BigEndian.AppendUint64(auditRecordPrefix(created, key), seq), []byte{}); err != nil {
 		return err
 	}
 	nsp := t.r.namer.NamespaceOf([]byte(key))
@@ -234,10 +258,25 @@ func (r *Registry) WaitNamespaceAudit(nsp string) <-chan struct{} {
 	return r.db.Wait(auditTopic([]byte(nsp)))
 }
 
-// HandleAudit returns the audit entries of the record stored under key, oldest first.
+// HandleAudit returns the audit entries of the record stored under key,
+// oldest first: those indexed under its created time and those indexed
+// before the record was there (created 0).
 func (t Tx) HandleAudit(key string) ([]AuditEntry, error) {
-	pre := auditIndexPrefix(key)
-	return indexedAudit(t.bucket(store.BucketAudit), pre, pre, -1)
+	b := t.bucket(store.BucketAudit)
+	created, _ := t.RecordCreated(key)
+	pre := auditRecordPrefix(created, key)
+	out, err := indexedAudit(b, pre, pre, -1)
+	if err != nil || created == 0 {
+		return out, err
+	}
+	pre = auditRecordPrefix(0, key)
+	early, err := indexedAudit(b, pre, pre, -1)
+	if err != nil || len(early) == 0 {
+		return out, err
+	}
+	out = append(early, out...)
+	slices.SortFunc(out, func(a, b AuditEntry) int { return cmp.Compare(a.Seq, b.Seq) })
+	return out, nil
 }
 
 // indexedAudit returns up to limit (negative: every) audit entries of the
@@ -262,16 +301,17 @@ func indexedAudit(b *bbolt.Bucket, pre, start []byte, limit int) ([]AuditEntry, 
 
 // reindexAudit rebuilds the per-record and the per-namespace audit index
 // from the log; EnsureIndexes runs it once for a database written before an
-// index existed (its marker absent).
+// index existed (its marker absent). Rebuilding the per-record index removes
+// what it held and the legacy one.
 func (r *Registry) reindexAudit() error {
 	return r.db.Update(func(tx *store.Tx) error {
 		b := tx.Bolt().Bucket(store.BucketAudit)
-		byRecord := b.Get([]byte{auditIndexTag}) == nil
+		byRecord := b.Get([]byte{auditRecordTag}) == nil
 		byNS := b.Get([]byte{auditNSTag}) == nil
 		if !byRecord && !byNS {
 			return nil
 		}
-		var puts [][]byte
+		var puts, dels [][]byte
 		c := b.Cursor()
 		for k, v := c.First(); len(k) == 8; k, v = c.Next() {
 			var e AuditEntry
@@ -283,10 +323,23 @@ func (r *Registry) reindexAudit() error {
 				continue
 			}
 			if byRecord {
-				puts = append(puts, binary.BigEndian.AppendUint64(auditIndexPrefix(key), e.Seq))
+				created, _ := tx.RecordCreated(key)
+				puts = append(puts, binary.BigEndian.AppendUint64(auditRecordPrefix(created, key), e.Seq))
 			}
 			if nsp := r.namer.NamespaceOf([]byte(key)); byNS && nsp != nil {
 				puts = append(puts, binary.BigEndian.AppendUint64(auditNSPrefix(nsp), e.Seq))
+			}
+		}
+		if byRecord { // from scratch: an entry's created time may have been learnt since
+			for _, tag := range []byte{auditRecordTag, legacyRecordTag} {
+				for k, _ := c.Seek([]byte{tag}); k != nil && k[0] == tag; k, _ = c.Next() {
+					dels = append(dels, bytes.Clone(k))
+				}
+			}
+		}
+		for _, k := range dels {
+			if err := b.Delete(k); err != nil {
+				return err
 			}
 		}
 		for _, k := range puts {
@@ -294,7 +347,7 @@ func (r *Registry) reindexAudit() error {
 				return err
 			}
 		}
-		if err := b.Put([]byte{auditIndexTag}, nil); err != nil {
+		if err := b.Put([]byte{auditRecordTag}, nil); err != nil {
 			return err
 		}
 		return b.Put([]byte{auditNSTag}, nil)

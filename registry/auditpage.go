@@ -62,9 +62,9 @@ func (r *Registry) AuditPage(q AuditQuery) (entries []AuditEntry, next uint64, e
 			}
 		}
 		c := tx.Bolt().Bucket(store.BucketAudit).Cursor()
-		// Entries are the 8-byte keys below the index keys (auditNSTag,
-		// auditIndexTag): start below the first index key or below Before.
-		start := []byte{auditNSTag}
+		// Entries are the 8-byte keys below the index keys (auditRecordTag
+		// and above): start below the first index key or below Before.
+		start := []byte{auditRecordTag}
 		if q.Before != 0 {
 			start = binary.BigEndian.AppendUint64(nil, q.Before)
 		}
@@ -75,7 +75,7 @@ func (r *Registry) AuditPage(q AuditQuery) (entries []AuditEntry, next uint64, e
 			k, v = c.Prev()
 		}
 		for scanned := 0; k != nil; k, v = c.Prev() {
-			if len(k) != 8 || k[0] >= auditNSTag {
+			if len(k) != 8 || k[0] >= auditRecordTag {
 				continue
 			}
 			seq := binary.BigEndian.Uint64(k)

@@ -1,12 +1,14 @@
 package store
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 
 	"go.etcd.io/bbolt"
 
 	"pidnode/handlev"
+	"pidnode/internal/unsafeconv"
 )
 
 // Tx is a transaction handed to View and Update callbacks. It is valid only
@@ -57,6 +59,21 @@ func (tx *Tx) Record(key string) (Stored, bool, error) {
 		return st, true, nil
 	}
 	return getRecord(tx.tx, key)
+}
+
+// RecordCreated returns the created time of the record stored under key
+// as the record holds it (unix nanoseconds, 0 = unknown) and whether a
+// record is stored there, without decoding the record. A value too short to
+// hold the header reads as unknown.
+func (tx *Tx) RecordCreated(key string) (int64, bool) {
+	v := tx.Get(BucketRecords, unsafeconv.Bytes(key))
+	if v == nil {
+		return 0, false
+	}
+	if len(v) < recordHeaderLen {
+		return 0, true
+	}
+	return int64(binary.BigEndian.Uint64(v[9:])), true
 }
 
 // PutRecord stores s under key, replacing any previous record. The version and
