@@ -161,7 +161,7 @@ func appendAudit(dst []byte, seq uint64, t time.Time, tail []byte) []byte {
 // Sequence keys are 8 bytes and never start with a tag byte (auditRecordTag
 // and above), so the kinds never mix; AuditLog stops at the first index key.
 // The key {0xFD} alone says the index is complete (EnsureIndexes). Files
-// written before it have the index keyed by record alone under
+// written before this layout hold the index keyed by record alone under
 // legacyRecordTag, which reindexAudit removes.
 const (
 	auditRecordTag  = 0xFD
