@@ -299,59 +299,97 @@ func indexedAudit(b *bbolt.Bucket, pre, start []byte, limit int) ([]AuditEntry, 
 	return out, nil
 }
 
+// auditReindexChunk is how many keys one transaction of reindexAudit
+// deletes, or how many log entries it indexes: it bounds the memory a
+// rebuild over a long log holds. A variable for the tests.
+var auditReindexChunk = 20000
+
 // reindexAudit rebuilds the per-record and the per-namespace audit index
 // from the log; EnsureIndexes runs it once for a database written before an
-// index existed (its marker absent). Rebuilding the per-record index removes
-// what it held and the legacy one.
+// index existed (its marker absent), before the node serves. Rebuilding the
+// per-record index first removes what it held and the legacy one. It works
+// in transactions of auditReindexChunk and sets the markers in the last, so
+// an interrupted rebuild is redone at the next start.
 func (r *Registry) reindexAudit() error {
-	return r.db.Update(func(tx *store.Tx) error {
+	var byRecord, byNS bool
+	if err := r.db.View(func(tx *store.Tx) error {
 		b := tx.Bolt().Bucket(store.BucketAudit)
-		byRecord := b.Get([]byte{auditRecordTag}) == nil
-		byNS := b.Get([]byte{auditNSTag}) == nil
-		if !byRecord && !byNS {
-			return nil
-		}
-		var puts, dels [][]byte
-		c := b.Cursor()
-		for k, v := c.First(); len(k) == 8; k, v = c.Next() {
-			var e AuditEntry
-			if json.Unmarshal(v, &e) != nil || !feedAction(e.Action) {
-				continue
-			}
-			key, _, err := r.namer.Key(e.Target)
-			if err != nil {
-				continue
-			}
-			if byRecord {
-				created, _ := tx.RecordCreated(key)
-				puts = append(puts, binary.BigEndian.AppendUint64(auditRecordPrefix(created, key), e.Seq))
-			}
-			if nsp := r.namer.NamespaceOf([]byte(key)); byNS && nsp != nil {
-				puts = append(puts, binary.BigEndian.AppendUint64(auditNSPrefix(nsp), e.Seq))
-			}
-		}
-		if byRecord { // from scratch: an entry's created time may have been learnt since
-			for _, tag := range []byte{auditRecordTag, legacyRecordTag} {
-				for k, _ := c.Seek([]byte{tag}); k != nil && k[0] == tag; k, _ = c.Next() {
-					dels = append(dels, bytes.Clone(k))
+		byRecord = b.Get([]byte{auditRecordTag}) == nil
+		byNS = b.Get([]byte{auditNSTag}) == nil
+		return nil
+	}); err != nil || (!byRecord && !byNS) {
+		return err
+	}
+	if byRecord { // from scratch: an entry's created time may have been learnt since
+		for _, tag := range []byte{auditRecordTag, legacyRecordTag} {
+			for more := true; more; {
+				err := r.db.Update(func(tx *store.Tx) error {
+					b := tx.Bolt().Bucket(store.BucketAudit)
+					var dels [][]byte
+					c := b.Cursor()
+					for k, _ := c.Seek([]byte{tag}); k != nil && k[0] == tag && len(dels) < auditReindexChunk; k, _ = c.Next() {
+						dels = append(dels, bytes.Clone(k))
+					}
+					more = len(dels) == auditReindexChunk
+					for _, k := range dels {
+						if err := b.Delete(k); err != nil {
+							return err
+						}
+					}
+					return nil
+				})
+				if err != nil {
+					return err
 				}
 			}
 		}
-		for _, k := range dels {
-			if err := b.Delete(k); err != nil {
+	}
+	for next, more := uint64(0), true; more; {
+		err := r.db.Update(func(tx *store.Tx) error {
+			b := tx.Bolt().Bucket(store.BucketAudit)
+			var puts [][]byte
+			c := b.Cursor()
+			n := 0
+			k, v := c.Seek(binary.BigEndian.AppendUint64(nil, next))
+			for ; len(k) == 8 && n < auditReindexChunk; k, v = c.Next() {
+				n++
+				var e AuditEntry
+				if json.Unmarshal(v, &e) != nil || !feedAction(e.Action) {
+					continue
+				}
+				key, _, err := r.namer.Key(e.Target)
+				if err != nil {
+					continue
+				}
+				if byRecord {
+					created, _ := tx.RecordCreated(key)
+					puts = append(puts, binary.BigEndian.AppendUint64(auditRecordPrefix(created, key), e.Seq))
+				}
+				if nsp := r.namer.NamespaceOf([]byte(key)); byNS && nsp != nil {
+					puts = append(puts, binary.BigEndian.AppendUint64(auditNSPrefix(nsp), e.Seq))
+				}
+			}
+			if more = len(k) == 8; more {
+				next = binary.BigEndian.Uint64(k)
+			}
+			for _, k := range puts {
+				if err := b.Put(k, nil); err != nil {
+					return err
+				}
+			}
+			if more {
+				return nil
+			}
+			if err := b.Put([]byte{auditRecordTag}, nil); err != nil {
 				return err
 			}
-		}
-		for _, k := range puts {
-			if err := b.Put(k, nil); err != nil {
-				return err
-			}
-		}
-		if err := b.Put([]byte{auditRecordTag}, nil); err != nil {
+			return b.Put([]byte{auditNSTag}, nil)
+		})
+		if err != nil {
 			return err
 		}
-		return b.Put([]byte{auditNSTag}, nil)
-	})
+	}
+	return nil
 }
 
 // AuditLog returns up to limit entries with a sequence number above after.

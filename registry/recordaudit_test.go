@@ -16,7 +16,8 @@ import (
 // cluster snapshot applies the audit bucket before the records), merged in
 // sequence order; creates of records whose keys are out of order land in
 // the index in creation order (appends); a file with the legacy index keyed
-// by record alone, or without the index, gets it rebuilt by EnsureIndexes.
+// by record alone, or without the index, gets it rebuilt by EnsureIndexes,
+// in transactions of a bounded size.
 func TestHandleAuditByCreatedTime(t *testing.T) {
 	db, namer := openTest(t)
 	r, err := New(Config{DB: db, Namer: namer, URLIndex: 1})
@@ -131,6 +132,10 @@ func TestHandleAuditByCreatedTime(t *testing.T) {
 		}
 	}
 	check("written")
+
+	// The rebuilds below work in transactions of two keys or entries.
+	defer func(n int) { auditReindexChunk = n }(auditReindexChunk)
+	auditReindexChunk = 2
 
 	// Rebuilt from scratch (the marker gone): the entry filed before its
 	// record was there is not kept twice, none is lost.
