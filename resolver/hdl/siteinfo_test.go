@@ -3,7 +3,9 @@ package hdl_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
+	"io/fs"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -111,8 +113,16 @@ func TestKeys(t *testing.T) {
 	if key.N.BitLen() != 2048 {
 		t.Errorf("key of %d bits", key.N.BitLen())
 	}
-	if err := hdl.GenerateKey(path); err == nil {
-		t.Error("GenerateKey overwrote an existing file")
+	if err := hdl.GenerateKey(path); !errors.Is(err, fs.ErrExist) {
+		t.Errorf("GenerateKey over an existing file: %v, want an error matching fs.ErrExist", err)
+	}
+	// An existing file is refused before anything is made or written
+	// beside it (a node calls GenerateKey on every start): here in a
+	// directory where nothing can be created.
+	if _, err := os.Stat("/proc/self/status"); err == nil {
+		if err := hdl.GenerateKey("/proc/self/status"); !errors.Is(err, fs.ErrExist) {
+			t.Errorf("GenerateKey over an existing file in /proc/self: %v, want an error matching fs.ErrExist before any write", err)
+		}
 	}
 	bad := filepath.Join(t.TempDir(), "bad.pem")
 	os.WriteFile(bad, []byte("not a key"), 0o600)
