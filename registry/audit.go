@@ -322,25 +322,8 @@ func (r *Registry) reindexAudit() error {
 	}
 	if byRecord { // from scratch: an entry's created time may have been learnt since
 		for _, tag := range []byte{auditRecordTag, legacyRecordTag} {
-			for more := true; more; {
-				err := r.db.Update(func(tx *store.Tx) error {
-					b := tx.Bolt().Bucket(store.BucketAudit)
-					var dels [][]byte
-					c := b.Cursor()
-					for k, _ := c.Seek([]byte{tag}); k != nil && k[0] == tag && len(dels) < auditReindexChunk; k, _ = c.Next() {
-						dels = append(dels, bytes.Clone(k))
-					}
-					more = len(dels) == auditReindexChunk
-					for _, k := range dels {
-						if err := b.Delete(k); err != nil {
-							return err
-						}
-					}
-					return nil
-				})
-				if err != nil {
-					return err
-				}
+			if err := r.clearAuditIndex(tag); err != nil {
+				return err
 			}
 		}
 	}
@@ -384,6 +367,32 @@ func (r *Registry) reindexAudit() error {
 				return err
 			}
 			return b.Put([]byte{auditNSTag}, nil)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// clearAuditIndex deletes every key of BucketAudit that starts with tag,
+// in transactions of auditReindexChunk keys.
+func (r *Registry) clearAuditIndex(tag byte) error {
+	for more := true; more; {
+		err := r.db.Update(func(tx *store.Tx) error {
+			b := tx.Bolt().Bucket(store.BucketAudit)
+			var dels [][]byte
+			c := b.Cursor()
+			for k, _ := c.Seek([]byte{tag}); k != nil && k[0] == tag && len(dels) < auditReindexChunk; k, _ = c.Next() {
+				dels = append(dels, bytes.Clone(k))
+			}
+			more = len(dels) == auditReindexChunk
+			for _, k := range dels {
+				if err := b.Delete(k); err != nil {
+					return err
+				}
+			}
+			return nil
 		})
 		if err != nil {
 			return err
