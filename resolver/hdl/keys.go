@@ -22,8 +22,7 @@ const KeyBits = 2048
 // temporary file beside path and linked into place, so path never holds half
 // a key, whether the process dies while writing or another reads it at once.
 // A path that already exists is refused before a key is made: a node calls
-// this on every start, and making an RSA key takes tens to hundreds of
-// milliseconds.
+// this on every start, and making an RSA key is slow.
 func GenerateKey(path string) error {
 	if _, err := os.Lstat(path); err == nil {
 		return &fs.PathError{Op: "create", Path: path, Err: fs.ErrExist}
