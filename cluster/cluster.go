@@ -302,6 +302,7 @@ func (n *Node) dialShard(i int, sh Shard) (*shard, error) {
 	}
 	s.groups.Run = func(group []*call) { s.runGroup(group, nil, (*call).Finish) }
 	s.groups.Lanes = commitLanes
+	s.groups.Linger = commitLinger
 	s.reads.read = s.readRevision
 	rev, err := cfg.DB.ShardRevision(s.metaKey)
 	if err != nil {

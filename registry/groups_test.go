@@ -3,6 +3,7 @@ package registry
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -64,5 +65,98 @@ func TestGroupsLanes(t *testing.T) {
 	defer g.mu.Unlock()
 	if g.active != 0 || g.npending != 0 {
 		t.Errorf("after the writes: %d lanes active, %d writes pending", g.active, g.npending)
+	}
+}
+
+// TestGroupsLinger: after a group of two, the next leader waits for the two
+// writers it released to send their next writes and takes them in its group;
+// when they do not come back, it waits half the previous group's run, not
+// Linger.
+func TestGroupsLinger(t *testing.T) {
+	for _, back := range []bool{true, false} {
+		t.Run(fmt.Sprintf("back=%v", back), func(t *testing.T) {
+			const run = 400 * time.Millisecond
+			gate, started := make(chan struct{}), make(chan int, 8)
+			var mu sync.Mutex
+			var groups [][]int
+			g := &Groups[int]{Linger: 10 * time.Second}
+			g.Run = func(group []*Call[int]) {
+				var fns []int
+				for _, c := range group {
+					fns = append(fns, c.Fn)
+				}
+				slices.Sort(fns) // 11 and 12 come back in either order
+				mu.Lock()
+				groups = append(groups, fns)
+				mu.Unlock()
+				started <- fns[0]
+				switch fns[0] {
+				case 0:
+					<-gate
+				case 1:
+					time.Sleep(run)
+				}
+				for _, c := range group {
+					c.Finish(nil)
+				}
+			}
+			pending := func(n int) {
+				t.Helper()
+				for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+					g.mu.Lock()
+					p := g.npending
+					g.mu.Unlock()
+					if p == n {
+						return
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("%d writes pending, want %d", p, n)
+					}
+				}
+			}
+			var wg sync.WaitGroup
+			do := func(fn int, then func()) {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if err := g.Do("", 1, fn); err != nil {
+						t.Errorf("write %d: %v", fn, err)
+					}
+					if then != nil {
+						then()
+					}
+				}()
+			}
+			again := func(fn int) func() {
+				if !back {
+					return nil
+				}
+				return func() { time.Sleep(20 * time.Millisecond); do(fn, nil) }
+			}
+			do(0, nil)
+			<-started
+			do(1, again(11))
+			pending(1)
+			do(2, again(12))
+			pending(2)
+			close(gate)
+			<-started // the group of 1 and 2
+			do(3, nil)
+			pending(1)
+			start := time.Now()
+			wg.Wait()
+			if took := time.Since(start); took > 5*time.Second {
+				t.Errorf("the writes took %v: the leader waited for Linger, not for half the previous run", took)
+			}
+			want := [][]int{{0}, {1, 2}, {3, 11, 12}}
+			if !back {
+				want = [][]int{{0}, {1, 2}, {3}}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if fmt.Sprint(groups) != fmt.Sprint(want) {
+				t.Errorf("groups %v, want %v", groups, want)
+			}
+		})
 	}
 }
