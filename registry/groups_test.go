@@ -100,20 +100,7 @@ func TestGroupsLinger(t *testing.T) {
 					c.Finish(nil)
 				}
 			}
-			pending := func(n int) {
-				t.Helper()
-				for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-					g.mu.Lock()
-					p := g.npending
-					g.mu.Unlock()
-					if p == n {
-						return
-					}
-					if time.Now().After(deadline) {
-						t.Fatalf("%d writes pending, want %d", p, n)
-					}
-				}
-			}
+			pending := func(n int) { t.Helper(); waitPending(t, g, n) }
 			var wg sync.WaitGroup
 			do := func(fn int, then func()) {
 				wg.Add(1)
@@ -158,5 +145,21 @@ func TestGroupsLinger(t *testing.T) {
 				t.Errorf("groups %v, want %v", groups, want)
 			}
 		})
+	}
+}
+
+// waitPending waits until n writes are queued in g, failing t after 10 s.
+func waitPending[T any](t *testing.T, g *Groups[T], n int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		g.mu.Lock()
+		p := g.npending
+		g.mu.Unlock()
+		if p == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d writes queued, want %d", p, n)
+		}
 	}
 }

@@ -27,21 +27,7 @@ func TestLeaderWhoseWriteWaits(t *testing.T) {
 	g.mu.Lock()
 	g.active = 1
 	g.mu.Unlock()
-	pending := func(n int) {
-		t.Helper()
-		for deadline := time.Now().Add(10 * time.Second); ; {
-			g.mu.Lock()
-			p := g.npending
-			g.mu.Unlock()
-			if p == n {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%d writes queued, want %d", p, n)
-			}
-			time.Sleep(time.Millisecond)
-		}
-	}
+	pending := func(n int) { t.Helper(); waitPending(t, &g.Groups, n) }
 	bulk, create := make(chan error, 1), make(chan error, 1)
 	go func() { _, err := g.call("Q", 1, noop); create <- err }()
 	pending(1)
