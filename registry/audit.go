@@ -195,7 +195,7 @@ func (t Tx) AppendHandleAudit(key string, tail []byte) error {
 // rehearsal does not send them to etcd (each node derives its own in
 // applyAudit).
 func (t Tx) indexHandleAudit(key string, seq uint64) error {
-	created, _ := t.RecordCreated(key)
+	created := t.RecordCreated(key)
 	if err := t.PutDerived(store.BucketAudit, binary.BigEndian.AppendUint64(auditRecordPrefix(created, key), seq), []byte{}); err != nil {
 		return err
 	}
@@ -263,7 +263,7 @@ func (r *Registry) WaitNamespaceAudit(nsp string) <-chan struct{} {
 // before the record was there (created 0).
 func (t Tx) HandleAudit(key string) ([]AuditEntry, error) {
 	b := t.bucket(store.BucketAudit)
-	created, _ := t.RecordCreated(key)
+	created := t.RecordCreated(key)
 	pre := auditRecordPrefix(created, key)
 	out, err := indexedAudit(b, pre, pre, -1)
 	if err != nil || created == 0 {
@@ -345,7 +345,7 @@ func (r *Registry) reindexAudit() error {
 					continue
 				}
 				if byRecord {
-					created, _ := tx.RecordCreated(key)
+					created := tx.RecordCreated(key)
 					puts = append(puts, binary.BigEndian.AppendUint64(auditRecordPrefix(created, key), e.Seq))
 				}
 				if nsp := r.namer.NamespaceOf([]byte(key)); byNS && nsp != nil {

@@ -885,7 +885,7 @@ func mergeRecords(w *pageWriter, old *bbolt.Bucket, src sortedSource) (int, erro
 				return n, &ImportError{Line: r.line, Err: err}
 			}
 			version = binary.BigEndian.Uint64(ov[1:]) + 1
-			created = binary.BigEndian.Uint64(ov[9:])
+			created = uint64(storedCreated(ov))
 			ok, ov = oc.Next()
 		}
 		last := r
@@ -923,21 +923,6 @@ func upgradeRecord(key, val []byte) ([]byte, error) {
 		return nil, err
 	}
 	return encodeStored(&s), nil
-}
-
-// checkHeader checks what Import reads of a record it replaces: the format byte
-// and the header (version, created). The rest is overwritten unread.
-func checkHeader(b []byte) error {
-	if len(b) == 0 {
-		return &FormatError{Err: fmt.Errorf("%w: empty value", ErrCorrupt)}
-	}
-	if b[0] != recordFormat && b[0] != recordFormatPlain {
-		return &FormatError{Format: b[0], Err: ErrUnknownFormat}
-	}
-	if len(b) < recordHeaderLen+4 {
-		return &FormatError{Format: b[0], Err: fmt.Errorf("%w: %d bytes, header needs %d", ErrCorrupt, len(b), recordHeaderLen+4)}
-	}
-	return nil
 }
 
 // readLine appends one line (without its '\n') to dst. At end of input it

@@ -90,17 +90,11 @@ func decodeStored(b []byte) (Stored, error) {
 // decodeStoredDerived is decodeStored that also returns the record's
 // derived part (nil in the plain format), which shares the record's memory.
 func decodeStoredDerived(b []byte) (s Stored, d handlev.Derived, err error) {
-	if len(b) == 0 {
-		return s, nil, &FormatError{Err: fmt.Errorf("%w: empty value", ErrCorrupt)}
-	}
-	if b[0] != recordFormat && b[0] != recordFormatPlain {
-		return s, nil, &FormatError{Format: b[0], Err: ErrUnknownFormat}
-	}
-	if len(b) < recordHeaderLen+4 {
-		return s, nil, &FormatError{Format: b[0], Err: fmt.Errorf("%w: %d bytes, header needs %d", ErrCorrupt, len(b), recordHeaderLen+4)}
+	if err := checkHeader(b); err != nil {
+		return s, nil, err
 	}
 	s.Version = binary.BigEndian.Uint64(b[1:])
-	s.Created = nanosToTime(int64(binary.BigEndian.Uint64(b[9:])))
+	s.Created = nanosToTime(storedCreated(b))
 	s.Updated = nanosToTime(int64(binary.BigEndian.Uint64(b[17:])))
 	hl := uint64(binary.BigEndian.Uint32(b[recordHeaderLen:]))
 	off := recordHeaderLen + 4
@@ -143,6 +137,27 @@ func decodeStoredDerived(b []byte) (s Stored, d handlev.Derived, err error) {
 	s.Record.Values = vs
 	return s, d, nil
 }
+
+// checkHeader checks the format byte and the header (version, created,
+// updated, handle length) of a stored record b: what may be read of b
+// without decoding the rest (Import, Tx.RecordCreated) and what decoding
+// reads first.
+func checkHeader(b []byte) error {
+	if len(b) == 0 {
+		return &FormatError{Err: fmt.Errorf("%w: empty value", ErrCorrupt)}
+	}
+	if b[0] != recordFormat && b[0] != recordFormatPlain {
+		return &FormatError{Format: b[0], Err: ErrUnknownFormat}
+	}
+	if len(b) < recordHeaderLen+4 {
+		return &FormatError{Format: b[0], Err: fmt.Errorf("%w: %d bytes, header needs %d", ErrCorrupt, len(b), recordHeaderLen+4)}
+	}
+	return nil
+}
+
+// storedCreated is the created time in stored record b's header (unix
+// nanoseconds); b has passed checkHeader.
+func storedCreated(b []byte) int64 { return int64(binary.BigEndian.Uint64(b[9:])) }
 
 func timeToNanos(t time.Time) int64 {
 	if t.IsZero() {

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 
@@ -61,19 +60,16 @@ func (tx *Tx) Record(key string) (Stored, bool, error) {
 	return getRecord(tx.tx, key)
 }
 
-// RecordCreated returns the created time of the record stored under key
-// as the record holds it (unix nanoseconds, 0 = unknown) and whether a
-// record is stored there, without decoding the record. A value too short to
-// hold the header reads as unknown.
-func (tx *Tx) RecordCreated(key string) (int64, bool) {
+// RecordCreated returns the created time of the record stored under key as
+// the record holds it (unix nanoseconds), read from its header without
+// decoding the record; 0 when no record is stored there or its header does
+// not read (checkHeader).
+func (tx *Tx) RecordCreated(key string) int64 {
 	v := tx.Get(BucketRecords, unsafeconv.Bytes(key))
-	if v == nil {
-		return 0, false
+	if checkHeader(v) != nil {
+		return 0
 	}
-	if len(v) < recordHeaderLen {
-		return 0, true
-	}
-	return int64(binary.BigEndian.Uint64(v[9:])), true
+	return storedCreated(v)
 }
 
 // PutRecord stores s under key, replacing any previous record. The version and
