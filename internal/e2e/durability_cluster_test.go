@@ -127,7 +127,7 @@ func (tr *trace) checkEtcdBeforeReply(isEtcd func(fd string) bool, clientPort, s
 						opened[s] = c.start
 					}
 				case 0x0: // DATA
-					if _, ok := opened[s]; ok && !isRangeRequest(f.payload) && !slices.Contains(txns, s) {
+					if _, ok := opened[s]; ok && isTxnRequest(f.payload) && !slices.Contains(txns, s) {
 						txns = append(txns, s)
 					}
 				}
@@ -170,6 +170,17 @@ func isRead(name string) bool {
 		return true
 	}
 	return false
+}
+
+// isTxnRequest reports whether the gRPC message in a DATA frame's payload
+// may be an etcd TxnRequest: not a RangeRequest, and starting with field 1
+// (compares) or 2 (success operations), both length-delimited. The node's
+// other unary calls, which it makes on its own (the heartbeat's AlarmList,
+// Status, MemberList, lease grants), are empty or start with a varint
+// field, and must not count as a write's transaction: under load one of
+// them is sent in a write's window and answered after its reply.
+func isTxnRequest(payload []byte) bool {
+	return len(payload) > 5 && (payload[5] == 0x0a || payload[5] == 0x12) && !isRangeRequest(payload)
 }
 
 // isRangeRequest reports whether the gRPC message in a DATA frame's payload
