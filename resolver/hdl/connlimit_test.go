@@ -73,11 +73,18 @@ func TestIdleFloodDoesNotLockOthersOut(t *testing.T) {
 			t.Fatal("a connection over the limits was left open until its read deadline")
 		}
 	}
-	// (b) Another source resolves, every time, while the flood is held.
+	// (b) Another source resolves, every time, while the flood is held. Each
+	// resolution waits until the server has let go of the previous one's
+	// connection: the client may read a reply and dial again before the
+	// server's goroutine releases the slot, and a source still holding
+	// Heavy connections above the high-water mark is refused by design.
 	c := n.client(false)
 	c.LocalIP = net.ParseIP("127.0.0.2")
 	const tries = 40
 	for i := range tries {
+		for wait := time.Now().Add(5 * time.Second); n.srv.Stats().Conns > wantHeld && time.Now().Before(wait); {
+			time.Sleep(time.Millisecond)
+		}
 		rep, err := c.Resolve(context.Background(), "20.500.1/SMALL", nil, nil, 0)
 		if err != nil || rep.Header.ResponseCode != hsmsg.RCSuccess {
 			t.Fatalf("resolution %d of %d from 127.0.0.2 during the flood: %v (%+v)", i+1, tries, err, rep)
