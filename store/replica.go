@@ -134,9 +134,9 @@ func (tx *Tx) DeleteRecord(key string) error {
 // transaction (Rehearse) sees them; indexes are written on Tx.Bolt directly.
 // key and value must not be modified until the transaction ends.
 func (tx *Tx) Put(bucket, key, value []byte) error {
-	b := tx.tx.Bucket(bucket)
-	if b == nil {
-		return fmt.Errorf("store: bucket %s missing", bucket)
+	b, err := tx.writeBucket(bucket)
+	if err != nil {
+		return err
 	}
 	tx.note(bucket, key, value)
 	if tx.ov != nil {
@@ -299,9 +299,30 @@ func (tx *Tx) NextSequence(bucket []byte) (uint64, error) {
 	return seq, nil
 }
 
-// searchFillPercent is how full BucketSearch's pages are left when they
-// split.
-const searchFillPercent = 0.9
+// appendFillPercent is how full a split leaves the left page in the
+// buckets whose writes go to the ends of key ranges: the audit log (its
+// sequence numbers and its indexes by namespace and by creation time,
+// registry/audit.go) and the search index (registry/search.go). bbolt's
+// default, half, suits inserts at random places; at the end of a range the
+// left page is never written again, so half of it would stay empty for good,
+// and every commit would write twice the pages for what it appends. Not
+// full: an update's entry in the audit index by creation time goes between
+// existing ones.
+const appendFillPercent = 0.9
+
+// writeBucket returns bucket of the write transaction, with its split fill
+// set (appendFillPercent). bbolt keeps the handle, and so the fill, for the
+// rest of the transaction.
+func (tx *Tx) writeBucket(bucket []byte) (*bbolt.Bucket, error) {
+	b := tx.tx.Bucket(bucket)
+	if b == nil {
+		return nil, fmt.Errorf("store: bucket %s missing", bucket)
+	}
+	if bytes.Equal(bucket, BucketAudit) || bytes.Equal(bucket, BucketSearch) {
+		b.FillPercent = appendFillPercent
+	}
+	return b, nil
+}
 
 // PutDerived writes value (nil: deletes) under key in bucket as data
 // derived from other data (an index), which a rehearsal does not report
@@ -311,14 +332,9 @@ func (tx *Tx) PutDerived(bucket, key, value []byte) error {
 		tx.ov.put(bucket, key, value)
 		return nil
 	}
-	b := tx.tx.Bucket(bucket)
-	if b == nil {
-		return fmt.Errorf("store: bucket %s missing", bucket)
-	}
-	if bytes.Equal(bucket, BucketSearch) {
-		// Its writes append to the ends of ranges (registry/search.go):
-		// a split there leaves the left page full, not half empty.
-		b.FillPercent = searchFillPercent
+	b, err := tx.writeBucket(bucket)
+	if err != nil {
+		return err
 	}
 	if value == nil {
 		return b.Delete(key)

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/binary"
 	"fmt"
 	"path/filepath"
 	"sync"
@@ -94,5 +95,46 @@ func TestReplace(t *testing.T) {
 	putN(t, db, "AFTER", 3) // writes go to the new file
 	if _, ok, _ := db.Get("AFTER/2"); !ok {
 		t.Error("a write after Replace is not there")
+	}
+}
+
+// The audit log and the search index grow at the ends of their key ranges:
+// written a commit at a time, as the registry writes them, their pages end
+// up nearly full, not half empty (appendFillPercent), so that a commit writes
+// fewer pages for what it appends.
+func TestAppendBucketsFillTheirPages(t *testing.T) {
+	db := openTest(t, "", true)
+	value := make([]byte, 300)
+	seq := uint64(0)
+	for range 200 { // commits of a few entries each
+		err := db.Update(func(tx *Tx) error {
+			for range 5 {
+				seq++
+				k := binary.BigEndian.AppendUint64(nil, seq)
+				if err := tx.Put(BucketAudit, k, value); err != nil {
+					return err
+				}
+				if err := tx.PutDerived(BucketSearch, k, value); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := db.View(func(tx *Tx) error {
+		for _, name := range [][]byte{BucketAudit, BucketSearch} {
+			st := tx.Bolt().Bucket(name).Stats()
+			fill := float64(st.LeafInuse) / float64(st.LeafAlloc)
+			if fill < 0.75 {
+				t.Errorf("%s: %d leaf pages %.0f %% full, want at least 75 %%", name, st.LeafPageN, 100*fill)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
