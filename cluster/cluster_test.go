@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -239,6 +240,69 @@ func TestConcurrentCreates(t *testing.T) {
 	}
 	if exports[0] != exports[1] || exports[0] == "" {
 		t.Error("the two nodes' exports differ")
+	}
+}
+
+// A member of a commit group that fails for what an earlier member wrote
+// must not be answered before etcd decides that write: here the earlier
+// member (A, an update of K from version 1 that also creates K2) loses its
+// transaction to b's create of K2, made during A's rehearsal, and then
+// fails on its own. B (an update of K from version 1, refused in the
+// group's rehearsal because A had updated K) answered "taken" with K still
+// at version 1 would be a write refused for one that never happened. It
+// is rehearsed alone instead, first, and succeeds.
+func TestGroupMemberFailsOnItsOwn(t *testing.T) {
+	c := etcdtest.Start(t, 1, etcdtest.Options{MaxTxnOps: RequiredTxnOps, MaxRequestBytes: RequiredRequestBytes})
+	dir := t.TempDir()
+	a, b := newTestNode(t, c, "a", filepath.Join(dir, "a.db")), newTestNode(t, c, "b", filepath.Join(dir, "b.db"))
+	const k, k2 = "21.12345/K", "21.12345/K2"
+	if err := a.create(k, "https://example.org/0"); err != nil {
+		t.Fatal(err)
+	}
+	put := func(tx registry.Tx, key, url string, ver uint64) error {
+		return tx.PutRecord(key, &store.Stored{Version: ver, Record: handlev.Record{Handle: key, Values: []handlev.Value{
+			{Index: 1, Type: "URL", Data: []byte(url)}}}})
+	}
+	update := func(tx registry.Tx, url string) error {
+		st, ok, err := tx.Record(k)
+		if err != nil || !ok || st.Version != 1 {
+			return errTaken
+		}
+		return put(tx, k, url, 2)
+	}
+	first := true
+	fnA := func(tx registry.Tx) error {
+		if first {
+			first = false
+			if err := b.create(k2, "https://example.org/b"); err != nil {
+				return err
+			}
+		}
+		if tx.HasRecord(k2) {
+			return errTaken
+		}
+		if err := update(tx, "https://example.org/A"); err != nil {
+			return err
+		}
+		return put(tx, k2, "https://example.org/A", 1)
+	}
+	fnB := func(tx registry.Tx) error { return update(tx, "https://example.org/B") }
+	calls := []*call{{Fn: fnA}, {Fn: fnB}}
+	errs := map[*call][]error{}
+	a.runGroup(slices.Clone(calls), nil, func(c *call, err error) { errs[c] = append(errs[c], err) })
+	if len(errs[calls[0]]) != 1 || len(errs[calls[1]]) != 1 {
+		t.Fatalf("A answered %v, B %v; want one answer each", errs[calls[0]], errs[calls[1]])
+	}
+	errA, errB := errs[calls[0]][0], errs[calls[1]][0]
+	url, ver := a.url(t, k)
+	if ver == 1 && errors.Is(errB, errTaken) {
+		t.Fatalf("B refused while K stayed at version 1 (%s)", url)
+	}
+	if !errors.Is(errA, errTaken) || errB != nil {
+		t.Errorf("A answered %v, B %v; want taken, nil", errA, errB)
+	}
+	if url != "https://example.org/B" || ver != 2 {
+		t.Errorf("K is %s at version %d, want B's at 2", url, ver)
 	}
 }
 

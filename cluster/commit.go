@@ -50,7 +50,8 @@ const maxAttempts = 64
 // at once would conflict only when they write the same key (the same custom
 // id, the same record): the audit log's entries take no shared sequence
 // number in etcd (auditKeys).
-// A member whose fn fails gets its error and the group is rehearsed again
+// A member whose fn fails is rehearsed alone (its error is then its own,
+// never one that a write etcd has not decided caused) and the group again
 // without it; a group too large for one transaction is split.
 //
 // fn must be idempotent and keep every effect inside tx, as for
@@ -167,10 +168,19 @@ func (n *shard) runGroup(group []*call, guarded []string, report func(c *call, e
 			return nil
 		})
 		if failed >= 0 {
-			// Its error is its own: the members before it are what it saw,
-			// and they are committed before it.
-			report(group[failed], ferr)
+			c := group[failed]
 			group = append(group[:failed:failed], group[failed+1:]...)
+			if failed == 0 {
+				// It saw only the synced local copy: its error is its own.
+				report(c, ferr)
+			} else {
+				// It may have failed for what the members before it wrote
+				// (an If-Match after an update of the same record), which
+				// etcd has not decided: their transaction may fail or
+				// conflict. As in a single node's group commit, it runs
+				// alone, first, so that its answer holds whatever theirs is.
+				n.runGroup([]*call{c}, guarded, report)
+			}
 			if len(group) == 0 {
 				return
 			}
