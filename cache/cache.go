@@ -167,15 +167,25 @@ type Entry struct {
 // CountHit counts one resolution of e's record in c, the statistics every
 // front feeds: one atomic add on the counter e keeps, looked up in c (by
 // e.Key) only the first time and after c forgot it (an add that returns
-// deadBit). A nil c counts nothing; a full c counts the event as dropped.
-// It allocates only when c registers the key. The first counter taken is
+// deadBit). An entry the cache does not hold (never admitted, or evicted)
+// and that has no counter yet is counted with c.CountOnce instead. A nil c
+// counts nothing; a full c counts the event as dropped. It allocates only
+// when c registers the key or grows its log. The first counter taken is
 // charged to the entry (counterRefBytes): the entry keeps it alive after c
 // forgets it.
 func (e *Entry) CountHit(c *Counter) {
 	if c == nil {
 		return
 	}
-	if p := e.hits.Load(); p != nil && p.Add(1)&deadBit == 0 {
+	p := e.hits.Load()
+	if p != nil && p.Add(1)&deadBit == 0 {
+		return
+	}
+	if p == nil && !e.Resident() {
+		// The cache does not hold the entry: it answers only the requests
+		// that loaded it, and the key's next request, if any soon, loads
+		// it again. A counter would outlive its use.
+		c.CountOnce(e.Key)
 		return
 	}
 	for {

@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"encoding/binary"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -34,6 +35,10 @@ const RoomWait = 2 * time.Second
 // period are retired, and forgotten one period later.
 //
 // No event is lost to a concurrent Drain.
+//
+// A key counted once and then not again for long (a miss the cache did not
+// admit) gets no counter (CountOnce): it is appended to its shard's log,
+// which the next Drain reports and empties.
 //
 // Memory is bounded in bytes (NewCounter): each key is charged its copy, its
 // counter and its slots in the shard's maps, at the allocator's size classes
@@ -88,6 +93,11 @@ type counterShard struct {
 	retired counterMap // idle at the last Drain, guarded by mu
 	spare   counterMap // empty; the next Drain's retired map, guarded by mu
 	dropped atomic.Uint64
+
+	// once is the keys CountOnce counted since the last Drain, each after
+	// its length (a uvarint), guarded by mu. Its capacity is charged in
+	// bytes (keyBytes does not include it).
+	once []byte
 
 	// Memory, guarded by mu. A Go map keeps the slots it grew to after
 	// clear, so each map is charged for the most keys it has held since it
@@ -152,6 +162,54 @@ func (c *Counter) Count(key string) {
 		}
 	}
 }
+
+// CountOnce adds one event for key without registering a counter for it: for
+// a key unlikely to be counted again before the next Drain, such as a record
+// the cache did not admit (Entry.CountHit). A counter would cost a map insert
+// now and work in each of the next three drains, which a one-off key never
+// repays; CountOnce appends the key to its shard's log, and the next Drain
+// reports it with n = 1, so a Drain may report a key more than once. Like
+// Count it does not retain key, and in a full table it waits for room as ref
+// does, then drops the event.
+func (c *Counter) CountOnce(key string) {
+	if c == nil {
+		return
+	}
+	s := &c.shards[shardOf(key)]
+	need := len(key) + 1 // and its length, a uvarint of 7 bits a byte
+	for n := len(key); n >= 0x80; n >>= 7 {
+		need++
+	}
+	for {
+		s.mu.Lock()
+		if len(s.once)+need <= cap(s.once) {
+			s.once = append(binary.AppendUvarint(s.once, uint64(len(key))), key...)
+			s.mu.Unlock()
+			return
+		}
+		// Grow to the allocator's size class, which is what the heap holds.
+		grown := int(AllocSize(max(2*cap(s.once), len(s.once)+need, onceMinBytes)))
+		cost := int64(grown) - AllocSize(cap(s.once))
+		if total, ok := c.reserve(cost); ok {
+			b := append(make([]byte, 0, grown), s.once...)
+			s.once = append(binary.AppendUvarint(b, uint64(len(key))), key...)
+			s.bytes += cost
+			s.mu.Unlock()
+			if total >= c.limit/2 {
+				c.askFlush()
+			}
+			return
+		}
+		s.mu.Unlock()
+		if cost > c.limit || !c.waitRoom(cost) {
+			s.dropped.Add(1)
+			return
+		}
+	}
+}
+
+// onceMinBytes is the smallest log CountOnce allocates for a shard.
+const onceMinBytes = 512
 
 // own returns the table's copy of key: in pc's spare bytes if it fits, else
 // a copy of its own.
@@ -311,8 +369,10 @@ func (c *Counter) wake() {
 }
 
 // Drain calls fn for every key counted since the previous Drain, with the
-// number of events, and resets the counts. fn runs with a shard locked: it
-// must be quick and must not call Count.
+// number of events, and resets the counts. A key counted through CountOnce
+// comes once per such event, besides its counter's total if it has one. fn
+// runs with a shard locked: it must be quick, must not call Count, and must
+// not keep key after it returns.
 func (c *Counter) Drain(fn func(key string, n uint64)) { c.DrainPart(0, 1, fn) }
 
 // DrainPart is Drain for part i of parts (0 <= i < parts; parts at most 256):
@@ -341,29 +401,49 @@ func (s *counterShard) drain(c *Counter, fn func(key string, n uint64)) bool {
 	defer s.mu.Unlock()
 	old := *s.read.Load()
 	full := s.bytes > c.limit/(4*counterShards)
-	if len(old)+len(s.dirty)+len(s.retired) == 0 && !full {
+	keyed := len(old)+len(s.dirty)+len(s.retired) > 0
+	if !keyed && cap(s.once) == 0 && !full {
 		return false
 	}
 	before := s.bytes
-	// The steady drain makes a new read-only map while the emptied ones keep
-	// their slots: it must have room for that map in the bound, or the
-	// shard is emptied instead.
-	if hint := len(old) + len(s.dirty) + len(s.retired); !full && mapBytes(hint) > s.readBytes() {
-		_, full = c.reserve(mapBytes(hint) - s.readBytes())
-		full = !full
-		if !full {
-			before += mapBytes(hint) - s.readBytes()
-			s.readPeak = hint
+	s.drainOnce(fn, full)
+	if keyed || full {
+		// The steady drain makes a new read-only map while the emptied ones
+		// keep their slots: it must have room for that map in the bound, or
+		// the shard is emptied instead.
+		if hint := len(old) + len(s.dirty) + len(s.retired); !full && mapBytes(hint) > s.readBytes() {
+			_, full = c.reserve(mapBytes(hint) - s.readBytes())
+			full = !full
+			if !full {
+				before += mapBytes(hint) - s.readBytes()
+				s.readPeak = hint
+			}
+		}
+		if full {
+			s.forgetAll(old, fn)
+		} else {
+			s.keepCounted(old, fn)
 		}
 	}
-	if full {
-		s.forgetAll(old, fn)
-	} else {
-		s.keepCounted(old, fn)
-	}
-	s.bytes = s.keyBytes + mapBytes(s.readPeak) + mapBytes(s.dirtyPeak) + mapBytes(s.retiredPeak) + mapBytes(s.spare0)
+	s.bytes = s.keyBytes + mapBytes(s.readPeak) + mapBytes(s.dirtyPeak) + mapBytes(s.retiredPeak) + mapBytes(s.spare0) + AllocSize(cap(s.once))
 	c.bytes.Add(s.bytes - before)
 	return s.bytes < before
+}
+
+// drainOnce reports each key of the CountOnce log with n = 1 and empties the
+// log. It keeps the log's array for the next period unless the shard is past
+// its share (full) or the period used less than a quarter of it.
+func (s *counterShard) drainOnce(fn func(key string, n uint64), full bool) {
+	for b := s.once; len(b) > 0; {
+		n, w := binary.Uvarint(b)
+		fn(unsafeconv.String(b[w:w+int(n)]), 1)
+		b = b[w+int(n):]
+	}
+	if full || len(s.once) < cap(s.once)/4 {
+		s.once = nil
+	} else {
+		s.once = s.once[:0]
+	}
 }
 
 func (s *counterShard) readBytes() int64 { return mapBytes(s.readPeak) }

@@ -55,7 +55,11 @@ func TestCounterBoundedWithoutFlusher(t *testing.T) {
 	const limit = 16 << 10
 	c := NewCounter(limit)
 	for i := range 10000 {
-		c.Count(fmt.Sprint("21.12345/SVC/NS/K", i))
+		if i%2 == 0 {
+			c.Count(fmt.Sprint("21.12345/SVC/NS/K", i))
+		} else {
+			c.CountOnce(fmt.Sprint("21.12345/SVC/NS/K", i))
+		}
 		if b := c.Usage().Bytes; b > limit {
 			t.Fatalf("after %d keys the table holds %d bytes, bound %d", i+1, b, limit)
 		}
@@ -203,10 +207,41 @@ func TestCounterAccountingMatchesHeap(t *testing.T) {
 			t.Errorf("after the drain: %d B charged, heap %d B above the start", u.Bytes, grown)
 		}
 	})
+	t.Run("counted once", func(t *testing.T) {
+		c := NewCounter(1 << 40)
+		keys := make([]string, 60000) // about 6 KB of log a shard
+		for i := range keys {
+			keys[i] = fmt.Sprintf("%024d", i*7919)
+		}
+		before := heapInuse()
+		for _, k := range keys {
+			c.CountOnce(k)
+		}
+		grown := int64(heapInuse()) - int64(before)
+		ratio := float64(c.Usage().Bytes) / float64(grown)
+		t.Logf("%d keys counted once: accounted %d B, heap grew %d B: ratio %.3f", len(keys), c.Usage().Bytes, grown, ratio)
+		if ratio < 1 || ratio > 2 {
+			t.Errorf("accounted %d B, heap grew %d B: ratio %.3f outside [1, 2]", c.Usage().Bytes, grown, ratio)
+		}
+		// The first drain keeps the logs for a period as busy; the second,
+		// after an idle one, gives them back.
+		charged := c.Usage().Bytes
+		var drained uint64
+		c.Drain(func(_ string, n uint64) { drained += n })
+		if u := c.Usage(); drained != uint64(len(keys)) || u.Bytes != charged {
+			t.Errorf("first drain: %d events, %d B charged; want %d, %d (the logs kept)", drained, u.Bytes, len(keys), charged)
+		}
+		c.Drain(func(string, uint64) {})
+		grown = int64(heapInuse()) - int64(before)
+		if u := c.Usage(); u.Bytes != 0 || grown > 16<<10 {
+			t.Errorf("after an idle period: %d B charged, heap %d B above the start", u.Bytes, grown)
+		}
+		runtime.KeepAlive(keys)
+	})
 }
 
 // TestCounterConcurrentDrain: no event is lost or counted twice while drains
-// run concurrently with counting (run with -race).
+// run concurrently with counting, with counters and without (run with -race).
 func TestCounterConcurrentDrain(t *testing.T) {
 	c := NewCounter(0)
 	const workers, per = 8, 20000
@@ -230,7 +265,11 @@ func TestCounterConcurrentDrain(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range per {
-				c.Count(fmt.Sprint("key-", (i+w)%37))
+				if w%2 == 0 {
+					c.Count(fmt.Sprint("key-", (i+w)%37))
+				} else {
+					c.CountOnce(fmt.Sprint("key-", (i+w)%37))
+				}
 			}
 		}()
 	}
@@ -262,8 +301,12 @@ func TestCounterDrainPart(t *testing.T) {
 						continue
 					}
 					k := fmt.Sprint("21.12345/SVC/NS/", i)
-					for range 1 + i%4 {
-						c.Count(k)
+					for j := range 1 + i%4 {
+						if (i+j)%5 == 0 {
+							c.CountOnce(k)
+						} else {
+							c.Count(k)
+						}
 					}
 					want[k] += uint64(1 + i%4)
 				}
@@ -337,7 +380,7 @@ func BenchmarkCounterOneKey(b *testing.B) {
 // allocates nothing once it holds a live counter.
 func TestEntryCountHit(t *testing.T) {
 	c := NewCounter(0)
-	e := unpublished("21.12345/SVC/NS/A")
+	e := resident("21.12345/SVC/NS/A")
 	for range 3 {
 		e.CountHit(c)
 	}
@@ -364,11 +407,41 @@ func TestEntryCountHit(t *testing.T) {
 	(&Entry{Key: "x"}).CountHit(nil) // a nil Counter is off
 
 	full := NewCounter(1) // no room for any key, no flusher: dropped
-	f := unpublished("21.12345/SVC/NS/B")
+	f := resident("21.12345/SVC/NS/B")
 	f.CountHit(full)
 	f.CountHit(full)
-	if full.Dropped() != 2 || f.hits.Load() != nil {
-		t.Errorf("full table: dropped %d, counter %p; want 2 dropped, no counter", full.Dropped(), f.hits.Load())
+	unpublished("21.12345/SVC/NS/C").CountHit(full)
+	if full.Dropped() != 3 || f.hits.Load() != nil {
+		t.Errorf("full table: dropped %d, counter %p; want 3 dropped, no counter", full.Dropped(), f.hits.Load())
+	}
+}
+
+// TestEntryCountHitNotAdmitted: an entry the cache does not hold is counted
+// without a counter (CountOnce): the events are drained, no key is
+// registered, the entry is charged nothing, and once its shard's log has
+// room a count allocates nothing.
+func TestEntryCountHitNotAdmitted(t *testing.T) {
+	c := NewCounter(0)
+	e := unpublished("21.12345/SVC/NS/A")
+	e.CountHit(c)
+	e.CountHit(c)
+	resident(e.Key).CountHit(c) // the key admitted meanwhile
+	if e.hits.Load() != nil || c.Keys() != 1 || e.Bytes() != 0 {
+		t.Errorf("counted once: entry counter %p, %d keys held, entry charged %d; want none, 1, 0", e.hits.Load(), c.Keys(), e.Bytes())
+	}
+	if got := drainAll(c); len(got) != 1 || got[e.Key] != 3 {
+		t.Fatalf("drain = %v, want %s: 3", got, e.Key)
+	}
+	// A steady period: the log keeps its array from one drain to the next.
+	var total uint64
+	a := testing.AllocsPerRun(5, func() {
+		for range 20 {
+			e.CountHit(c)
+		}
+		c.Drain(func(_ string, n uint64) { total += n })
+	})
+	if a != 0 || total != 6*20 {
+		t.Errorf("steady periods of 20 counts once: %v allocs a period, %d drained; want 0, 120", a, total)
 	}
 }
 
@@ -376,7 +449,7 @@ func TestEntryCountHit(t *testing.T) {
 // once, not again when a forgotten counter is replaced.
 func TestEntryCountHitCharges(t *testing.T) {
 	c := NewCounter(0)
-	e := unpublished("21.12345/SVC/NS/A")
+	e := resident("21.12345/SVC/NS/A")
 	e.CountHit(c)
 	e.CountHit(c)
 	if n := e.Bytes(); n != counterRefBytes {
@@ -391,7 +464,13 @@ func TestEntryCountHitCharges(t *testing.T) {
 	}
 }
 
-// unpublished is a found entry as build leaves it before it is published.
+// resident is a found entry as the cache holds it, charged to a shard.
+func resident(key string) *Entry {
+	return &Entry{Key: key, Found: true, s: &shard{budget: 1 << 30}}
+}
+
+// unpublished is a found entry as build leaves it before it is published,
+// and as the cache returns one it did not admit.
 func unpublished(key string) *Entry {
 	e := &Entry{Key: key, Found: true}
 	e.charged.Store(notResident)

@@ -211,6 +211,19 @@ func (b *statsBuf) collect(counts CountSource, namer *handlev.Namer, day string,
 		b.ents = append(b.ents, statsEnt{off: uint32(off), end: uint32(len(b.keys)), n: e.n})
 	}
 	b.sort(p)
+	// A key the counter handed over more than once (cache.Counter.CountOnce)
+	// becomes one entry with the sum, so that it is written and published
+	// once.
+	j := 0
+	for _, e := range b.ents {
+		if j > 0 && b.cmp(b.ents[j-1], e) == 0 {
+			b.ents[j-1].n += e.n
+			continue
+		}
+		b.ents[j] = e
+		j++
+	}
+	b.ents = b.ents[:j]
 	b.vals = slices.Grow(b.vals[:0], 8*len(b.ents))[:8*len(b.ents)]
 }
 

@@ -20,15 +20,27 @@ func openTest(t testing.TB) (*store.DB, *handlev.Namer) { return storetest.Open(
 
 // TestFlushStatsManyKeys: a flush of more keys than one sort run and one
 // transaction (statsSortRun, statsChunk) writes every identifier's and
-// namespace's count exactly, and the next flush adds to them.
+// namespace's count exactly, and the next flush adds to them; a key also
+// counted without a counter (cache.Counter.CountOnce), which the counter
+// hands over several times, is written and published once, with its total.
 func TestFlushStatsManyKeys(t *testing.T) {
 	counter := cache.NewCounter(0)
 	db, namer := openTest(t)
+	var pub map[string]uint64
 	r := New(Config{DB: db, Namer: namer, Counter: counter,
-		Now: func() time.Time { return time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC) }})
+		Now: func() time.Time { return time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC) },
+		Published: func(keys [][]byte, totals []uint64) {
+			for i, k := range keys {
+				if _, ok := pub[string(k)]; ok {
+					t.Errorf("%q published twice in one flush", k)
+				}
+				pub[string(k)] = totals[i]
+			}
+		}})
 	const ids = 3*statsSortRun + 123
 	want := map[string]uint64{}
 	for round := range 3 {
+		counted := map[string]bool{} // this round's keys
 		for i := range ids {
 			ns := [...]string{"AAA", "BBB", "CCC"}[i%3]
 			k, _, err := namer.Key(namer.Full("21.12345", ns, fmt.Sprintf("ID%05d", (i*7919+round*1000)%ids)))
@@ -36,12 +48,19 @@ func TestFlushStatsManyKeys(t *testing.T) {
 				t.Fatal(err)
 			}
 			n := 1 + (i+round)%5
-			for range n {
-				counter.Count(k)
+			for j := range n {
+				if j%2 == 1 {
+					counter.CountOnce(k)
+				} else {
+					counter.Count(k)
+				}
 			}
 			want[string(statsKey(false, k, "20261120"))] += uint64(n)
 			want[string(statsKey(true, namer.NamespaceOf([]byte(k)), "20261120"))] += uint64(n)
+			counted[string(statsKey(false, k, "20261120"))] = true
+			counted[string(statsKey(true, namer.NamespaceOf([]byte(k)), "20261120"))] = true
 		}
+		pub = map[string]uint64{}
 		if err := r.Flush(); err != nil {
 			t.Fatal(err)
 		}
@@ -62,6 +81,12 @@ func TestFlushStatsManyKeys(t *testing.T) {
 			if got[k] != n {
 				t.Fatalf("round %d: %q = %d, want %d", round, k, got[k], n)
 			}
+			if p, ok := pub[k]; ok && p != n {
+				t.Fatalf("round %d: %q published as %d, want %d", round, k, p, n)
+			}
+		}
+		if len(pub) != len(counted) {
+			t.Fatalf("round %d: %d keys published, want %d", round, len(pub), len(counted))
 		}
 	}
 }
