@@ -97,7 +97,8 @@ type counterShard struct {
 	// once is the keys CountOnce counted since the last Drain, each after
 	// its length (a uvarint), guarded by mu. Its capacity is charged in
 	// bytes (keyBytes does not include it).
-	once []byte
+	once  []byte
+	onceN int // the keys in once
 
 	// Memory, guarded by mu. A Go map keeps the slots it grew to after
 	// clear, so each map is charged for the most keys it has held since it
@@ -184,6 +185,7 @@ func (c *Counter) CountOnce(key string) {
 		s.mu.Lock()
 		if len(s.once)+need <= cap(s.once) {
 			s.once = append(binary.AppendUvarint(s.once, uint64(len(key))), key...)
+			s.onceN++
 			s.mu.Unlock()
 			return
 		}
@@ -193,6 +195,7 @@ func (c *Counter) CountOnce(key string) {
 		if total, ok := c.reserve(cost); ok {
 			b := append(make([]byte, 0, grown), s.once...)
 			s.once = append(binary.AppendUvarint(b, uint64(len(key))), key...)
+			s.onceN++
 			s.bytes += cost
 			s.mu.Unlock()
 			if total >= c.limit/2 {
@@ -444,6 +447,7 @@ func (s *counterShard) drainOnce(fn func(key string, n uint64), full bool) {
 	} else {
 		s.once = s.once[:0]
 	}
+	s.onceN = 0
 }
 
 func (s *counterShard) readBytes() int64 { return mapBytes(s.readPeak) }
@@ -552,7 +556,8 @@ func (c *Counter) Dropped() uint64 {
 	return n
 }
 
-// Keys returns the number of distinct keys currently held.
+// Keys returns the number of keys currently held: those with a counter, and
+// each event of a CountOnce log (a key logged twice counts twice).
 func (c *Counter) Keys() int {
 	if c == nil {
 		return 0
@@ -561,7 +566,7 @@ func (c *Counter) Keys() int {
 	for i := range c.shards {
 		s := &c.shards[i]
 		s.mu.Lock()
-		n += len(*s.read.Load()) + len(s.dirty) + len(s.retired)
+		n += len(*s.read.Load()) + len(s.dirty) + len(s.retired) + s.onceN
 		s.mu.Unlock()
 	}
 	return n
