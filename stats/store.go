@@ -18,6 +18,8 @@ import (
 type CountSource interface {
 	// DrainPart calls fn with the counts of part i of parts (0 <= i < parts)
 	// and resets them; draining each part once is one drain of everything.
+	// A key may come more than once (its counts add up); fn must not keep
+	// key after it returns.
 	DrainPart(i, parts int, fn func(key string, n uint64))
 }
 
