@@ -77,9 +77,9 @@ func TestCounterBoundedWithoutFlusher(t *testing.T) {
 }
 
 // TestCounterFlushedEarly: with a flusher attached, a table far smaller than
-// the keys counted stays within its bound while every event reaches the
-// flusher: the table asks for early drains and a full table waits for one
-// instead of dropping.
+// the keys counted (with counters and without) stays within its bound while
+// every event reaches the flusher: the table asks for early drains and a
+// full table waits for one instead of dropping.
 func TestCounterFlushedEarly(t *testing.T) {
 	const limit = 64 << 10
 	c := NewCounter(limit)
@@ -120,7 +120,11 @@ func TestCounterFlushedEarly(t *testing.T) {
 			for i := range per {
 				// Keys of different lengths, most of them new, some repeated.
 				k := (i*workers + w) * 7919 % keys
-				c.Count(fmt.Sprintf("21.12345/SVC/NS/%0*d", 4+k%40, k))
+				if w%2 == 0 {
+					c.Count(fmt.Sprintf("21.12345/SVC/NS/%0*d", 4+k%40, k))
+				} else {
+					c.CountOnce(fmt.Sprintf("21.12345/SVC/NS/%0*d", 4+k%40, k))
+				}
 				if b := c.Usage().Bytes; b > limit {
 					over.Store(b)
 				}
