@@ -47,7 +47,7 @@ func (s *Server) serveLinkset(ctx *fasthttp.RequestCtx, sc *scratch, rawPath []b
 	tmpl := d.at(d.json)
 	h := &ctx.Response.Header
 	h.SetContentTypeBytes(ctLinksetJSON)
-	if accept := ctx.Request.Header.PeekBytes(hdrAccept); len(accept) > 0 {
+	if accept := ctx.Request.Header.PeekCanonical(hdrAccept); len(accept) > 0 {
 		rs := sc.ranges[:parseAccept(&sc.ranges, accept)]
 		if qFor(rs, mtApplication, mtLinksetSub) > qFor(rs, mtApplication, mtLinksetJSub) {
 			tmpl = d.at(d.text)

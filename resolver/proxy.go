@@ -153,7 +153,7 @@ func (s *Server) serveHandle(ctx *fasthttp.RequestCtx, sc *scratch, rawPath, que
 // x.cands of the representation it asks for, -1 for the default answer: a
 // browser always gets the default (docs/handle-protocol.md §2.2).
 func (s *Server) negotiated(ctx *fasthttp.RequestCtx, sc *scratch, x *extras) int {
-	accept := ctx.Request.Header.PeekBytes(hdrAccept)
+	accept := ctx.Request.Header.PeekCanonical(hdrAccept)
 	if len(accept) == 0 {
 		return -1
 	}

@@ -421,8 +421,9 @@ func (s *Server) Handler(ctx *fasthttp.RequestCtx) {
 	// A chunked body is never needed here, and Transfer-Encoding beside a
 	// Content-Length is the request-smuggling shape (RFC 9112 §6.3): refuse
 	// it. markChunked has already made the connection close after this
-	// response, so nothing after the body is read as a second request.
-	if len(ctx.Request.Header.PeekBytes(chunkedMarker)) > 0 {
+	// response, so nothing after the body is read as a second request; a
+	// request on a connection that stays open has no marker to look for.
+	if ctx.Request.Header.ConnectionClose() && len(ctx.Request.Header.PeekCanonical(chunkedMarker)) > 0 {
 		s.sendMessage(ctx, sc, fasthttp.StatusBadRequest, "Bad Request", "Chunked request bodies are not accepted; send Content-Length.", nil, "")
 		s.putScratch(sc)
 		return

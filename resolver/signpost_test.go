@@ -55,6 +55,7 @@ func TestGoldenResponses(t *testing.T) {
 	}{
 		{"resp_redirect_signposting.txt", "/" + tHandle, nil},
 		{"resp_redirect_negotiated.txt", "/" + tHandle, []string{"Accept: text/turtle;q=0.9, text/html;q=0.5"}},
+		{"resp_redirect_negotiated.txt", "/" + tHandle, []string{"accept: text/turtle;q=0.9, text/html;q=0.5"}}, // any case
 		{"resp_redirect_browser.txt", "/" + tHandle, []string{"Accept: text/turtle", "User-Agent: Mozilla/5.0 (X11; Linux x86_64)"}},
 		{"resp_redirect_loc.txt", "/" + tExtra + "/loc", nil},
 		{"resp_redirect_loc_negotiated.txt", "/" + tExtra + "/loc", []string{"Accept: text/turtle"}},
@@ -63,6 +64,7 @@ func TestGoldenResponses(t *testing.T) {
 		{"resp_redirect_links_headers.txt", "/" + tExtra + "/links", nil},
 		{"resp_linkset_json.txt", "/api/linksets/" + tHandle, nil},
 		{"resp_linkset_text.txt", "/api/linksets/" + tHandle, []string{"Accept: application/linkset"}},
+		{"resp_linkset_text.txt", "/api/linksets/" + tHandle, []string{"ACCEPT: application/linkset"}},
 		{"resp_linkset_links.txt", "/api/linksets/" + tExtra + "/links", nil},
 	}
 	for _, tc := range tests {
