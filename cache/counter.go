@@ -183,31 +183,31 @@ func (c *Counter) CountOnce(key string) {
 	}
 	for {
 		s.mu.Lock()
-		if len(s.once)+need <= cap(s.once) {
-			s.once = append(binary.AppendUvarint(s.once, uint64(len(key))), key...)
-			s.onceN++
-			s.mu.Unlock()
-			return
-		}
-		// Grow to the allocator's size class, which is what the heap holds.
-		grown := int(AllocSize(max(2*cap(s.once), len(s.once)+need, onceMinBytes)))
-		cost := int64(grown) - AllocSize(cap(s.once))
-		if total, ok := c.reserve(cost); ok {
-			b := append(make([]byte, 0, grown), s.once...)
-			s.once = append(binary.AppendUvarint(b, uint64(len(key))), key...)
-			s.onceN++
-			s.bytes += cost
-			s.mu.Unlock()
-			if total >= c.limit/2 {
-				c.askFlush()
+		ask := false // the table grew past half its bound
+		if len(s.once)+need > cap(s.once) {
+			// Grow to the allocator's size class, which is what the heap holds.
+			grown := int(AllocSize(max(2*cap(s.once), len(s.once)+need, onceMinBytes)))
+			cost := int64(grown) - AllocSize(cap(s.once))
+			total, ok := c.reserve(cost)
+			if !ok {
+				s.mu.Unlock()
+				if cost > c.limit || !c.waitRoom(cost) {
+					s.dropped.Add(1)
+					return
+				}
+				continue
 			}
-			return
+			s.once = append(make([]byte, 0, grown), s.once...)
+			s.bytes += cost
+			ask = total >= c.limit/2
 		}
+		s.once = append(binary.AppendUvarint(s.once, uint64(len(key))), key...)
+		s.onceN++
 		s.mu.Unlock()
-		if cost > c.limit || !c.waitRoom(cost) {
-			s.dropped.Add(1)
-			return
+		if ask {
+			c.askFlush()
 		}
+		return
 	}
 }
 
