@@ -54,12 +54,10 @@ const (
 //
 // Filled pages go to a goroutine of its own that writes them to the file, so
 // that the kernel's copy into the page cache runs beside the page building.
-// Keys and values passed to add must stay valid and unmodified until finish
-// returns. Once their leaf is written the pageWriter holds no reference to
-// them (it copies the first keys the branches need), so the memory of the
-// records written so far can be collected: an import holds its records in
-// memory only up to the run bound, whatever its size. A pageWriter is used
-// from one goroutine.
+// add copies the key and value it is given, so their memory may be reused
+// once it returns: the records written so far can be collected, or their
+// buffers filled again, and an import holds its records in memory only up to
+// the run bound, whatever its size. A pageWriter is used from one goroutine.
 type pageWriter struct {
 	f       *os.File
 	ps      int    // page size
@@ -68,11 +66,12 @@ type pageWriter struct {
 	bufPage uint64
 	flushAt int
 
-	leaf     [][2][]byte // the leaf being filled: key and value of each record
-	leafSize int         // its size in bytes, header included
-	refs     []pageRef   // first key and id of every leaf written
-	keys     []byte      // the block refs' keys are copied into
-	last     []byte      // the last key added
+	leaf     [][2]int  // the leaf being filled: key and value length of each record
+	leafData []byte    // its keys and values, back to back, as the page holds them
+	leafSize int       // its size in bytes, header included
+	refs     []pageRef // first key and id of every leaf written
+	keys     []byte    // the block refs' keys are copied into
+	last     []byte    // a copy of the last key added (keys are never empty)
 
 	bufs    int // buffers made so far
 	full    chan flushBuf
@@ -147,17 +146,18 @@ func (w *pageWriter) fail(err error) {
 
 // add appends a record. Keys must be non-empty and strictly increasing.
 func (w *pageWriter) add(k, v []byte) error {
-	if len(k) == 0 || (w.last != nil && bytes.Compare(w.last, k) >= 0) {
+	if len(k) == 0 || (len(w.last) > 0 && bytes.Compare(w.last, k) >= 0) {
 		return fmt.Errorf("%w: %q after %q", errPageOrder, k, w.last)
 	}
-	w.last = k
+	w.last = append(w.last[:0], k...)
 	size := boltElemSize + len(k) + len(v)
 	if len(w.leaf) > 0 && (w.leafSize+size > w.ps || len(w.leaf) == boltMaxCount) {
 		if err := w.writeLeaf(); err != nil {
 			return err
 		}
 	}
-	w.leaf = append(w.leaf, [2][]byte{k, v})
+	w.leaf = append(w.leaf, [2]int{len(k), len(v)})
+	w.leafData = append(append(w.leafData, k...), v...)
 	w.leafSize += size
 	return nil
 }
@@ -172,7 +172,7 @@ func (w *pageWriter) writeLeaf() error {
 	id := w.putHeader(p, boltLeafPage, len(w.leaf))
 	var first []byte
 	if len(w.leaf) > 0 {
-		k := w.leaf[0][0]
+		k := w.leafData[:w.leaf[0][0]]
 		if cap(w.keys)-len(w.keys) < len(k) {
 			w.keys = make([]byte, 0, max(len(k), 1<<20))
 		}
@@ -181,19 +181,18 @@ func (w *pageWriter) writeLeaf() error {
 		first = w.keys[off:len(w.keys):len(w.keys)]
 	}
 	w.refs = append(w.refs, pageRef{key: first, page: id})
-	data := boltPageHeader + boltElemSize*len(w.leaf)
+	start := boltPageHeader + boltElemSize*len(w.leaf)
+	data := start
 	for i, kv := range w.leaf {
 		e := p[boltPageHeader+boltElemSize*i:]
 		boltOrder.PutUint32(e[0:], 0)
 		boltOrder.PutUint32(e[4:], uint32(data-(boltPageHeader+boltElemSize*i)))
-		boltOrder.PutUint32(e[8:], uint32(len(kv[0])))
-		boltOrder.PutUint32(e[12:], uint32(len(kv[1])))
-		data += copy(p[data:], kv[0])
-		data += copy(p[data:], kv[1])
+		boltOrder.PutUint32(e[8:], uint32(kv[0]))
+		boltOrder.PutUint32(e[12:], uint32(kv[1]))
+		data += kv[0] + kv[1]
 	}
-	clear(p[data:])
-	clear(w.leaf)
-	w.leaf, w.leafSize = w.leaf[:0], boltPageHeader
+	clear(p[start+copy(p[start:], w.leafData):])
+	w.leaf, w.leafData, w.leafSize = w.leaf[:0], w.leafData[:0], boltPageHeader
 	return nil
 }
 
