@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"go.etcd.io/bbolt"
+
+	"pidnode/internal/procfloor"
 )
 
 // Warm-up pacing: the file is brought in warmChunk bytes at a time, each in a
@@ -55,6 +57,11 @@ func (db *DB) Warm(ctx context.Context, maxBytes int64) (int64, error) {
 					n = 0
 					return nil
 				}
+				// Bringing in a chunk the page cache lacks waits for the
+				// disk, in the kernel: the other goroutines keep a
+				// processor meanwhile (procfloor).
+				procfloor.Enter()
+				defer procfloor.Exit()
 				if mapped {
 					// The transaction holds bbolt's mapping in place: a
 					// remap waits for it to end.

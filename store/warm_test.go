@@ -4,8 +4,11 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
+
+	"pidnode/internal/procfloor"
 )
 
 // TestWarm: Warm brings in the file up to its bound, stops at once on a
@@ -84,6 +87,43 @@ func TestWarmRead(t *testing.T) {
 	defer func() { populate = old }()
 	if got, err := db.Warm(context.Background(), 1<<40); err != nil || got != size {
 		t.Errorf("Warm by reading = %d, %v; want %d", got, err, size)
+	}
+}
+
+// TestWarmKeepsAProcessor: a chunk the page cache lacks keeps Warm in the
+// kernel until the disk answers; in a process of one processor (P) the
+// other goroutines keep one meanwhile, as with a commit's fsync.
+func TestWarmKeepsAProcessor(t *testing.T) {
+	if os.Getenv("GOMAXPROCS") != "" {
+		t.Skip("GOMAXPROCS is set: procfloor leaves it alone")
+	}
+	db := openTest(t, "", true)
+	defer runtime.SetDefaultGOMAXPROCS()
+	runtime.GOMAXPROCS(1)
+	var procs []int
+	old := populate
+	populate = func(base uintptr, off, n int64) error {
+		procs = append(procs, runtime.GOMAXPROCS(0))
+		return old(base, off, n)
+	}
+	defer func() { populate = old }()
+	if _, err := db.Warm(context.Background(), 1<<40); err != nil {
+		t.Fatal(err)
+	}
+	if len(procs) == 0 {
+		t.Fatal("Warm never populated the mapping")
+	}
+	for i, p := range procs {
+		if p < 2 {
+			t.Fatalf("chunk %d brought in with GOMAXPROCS %d: the other goroutines had no processor while it waited", i, p)
+		}
+	}
+	// The second processor goes after its linger, before the default is
+	// put back for the tests that follow.
+	for deadline := time.Now().Add(5 * time.Second); procfloor.Raised(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the second processor was never dropped")
+		}
 	}
 }
 
