@@ -702,12 +702,8 @@ func committedAtOpen(t *testing.T, path string) bool {
 // (internal/procfloor), so that readers keep running while its commit waits
 // for fsync; the freelist checkpoint too.
 func TestWritesHoldASecondProcessor(t *testing.T) {
-	if os.Getenv("GOMAXPROCS") != "" {
-		t.Skip("GOMAXPROCS is set in the environment: procfloor leaves it alone")
-	}
+	onOneProcessor(t)
 	db := openTest(t, "", false)
-	defer runtime.SetDefaultGOMAXPROCS()
-	runtime.GOMAXPROCS(1)
 	var during int
 	if err := db.Update(func(tx *Tx) error {
 		during = runtime.GOMAXPROCS(0)
@@ -719,17 +715,39 @@ func TestWritesHoldASecondProcessor(t *testing.T) {
 		t.Fatalf("inside Update: GOMAXPROCS %d, raised %v; want 2, true", during, procfloor.Raised())
 	}
 	// The checkpoint's commit runs the same way.
-	for deadline := time.Now().Add(5 * time.Second); procfloor.Raised(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the second processor was never dropped")
-		}
-	}
+	waitDropped(t)
 	runtime.GOMAXPROCS(1)
 	if err := db.syncFreelist(); err != nil {
 		t.Fatal(err)
 	}
 	if !procfloor.Raised() {
 		t.Fatal("after the freelist checkpoint: no second processor held for the linger")
+	}
+}
+
+// onOneProcessor runs the rest of the test with GOMAXPROCS 1, as on a node
+// pinned to one CPU, and skips it when the environment sets GOMAXPROCS
+// (procfloor leaves that alone). At the end it waits for procfloor to drop
+// the second processor, then puts the runtime's default back.
+func onOneProcessor(t *testing.T) {
+	t.Helper()
+	if os.Getenv("GOMAXPROCS") != "" {
+		t.Skip("GOMAXPROCS is set in the environment: procfloor leaves it alone")
+	}
+	runtime.GOMAXPROCS(1)
+	t.Cleanup(func() {
+		waitDropped(t)
+		runtime.SetDefaultGOMAXPROCS()
+	})
+}
+
+// waitDropped waits until procfloor has let go of the second processor.
+func waitDropped(t *testing.T) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); procfloor.Raised(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the second processor was never dropped")
+		}
 	}
 }
 

@@ -7,8 +7,6 @@ import (
 	"runtime"
 	"testing"
 	"time"
-
-	"pidnode/internal/procfloor"
 )
 
 // TestWarm: Warm brings in the file up to its bound, stops at once on a
@@ -94,12 +92,8 @@ func TestWarmRead(t *testing.T) {
 // kernel until the disk answers; in a process of one processor (P) the
 // other goroutines keep one meanwhile, as with a commit's fsync.
 func TestWarmKeepsAProcessor(t *testing.T) {
-	if os.Getenv("GOMAXPROCS") != "" {
-		t.Skip("GOMAXPROCS is set: procfloor leaves it alone")
-	}
+	onOneProcessor(t)
 	db := openTest(t, "", true)
-	defer runtime.SetDefaultGOMAXPROCS()
-	runtime.GOMAXPROCS(1)
 	var procs []int
 	old := populate
 	populate = func(base uintptr, off, n int64) error {
@@ -116,13 +110,6 @@ func TestWarmKeepsAProcessor(t *testing.T) {
 	for i, p := range procs {
 		if p < 2 {
 			t.Fatalf("chunk %d brought in with GOMAXPROCS %d: the other goroutines had no processor while it waited", i, p)
-		}
-	}
-	// The second processor goes after its linger, before the default is
-	// put back for the tests that follow.
-	for deadline := time.Now().Add(5 * time.Second); procfloor.Raised(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the second processor was never dropped")
 		}
 	}
 }
