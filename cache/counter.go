@@ -177,10 +177,9 @@ func (c *Counter) CountOnce(key string) {
 		return
 	}
 	s := &c.shards[shardOf(key)]
-	need := len(key) + 1 // and its length, a uvarint of 7 bits a byte
-	for n := len(key); n >= 0x80; n >>= 7 {
-		need++
-	}
+	var lenBuf [binary.MaxVarintLen64]byte
+	klen := lenBuf[:binary.PutUvarint(lenBuf[:], uint64(len(key)))]
+	need := len(klen) + len(key)
 	for {
 		s.mu.Lock()
 		ask := false // the table grew past half its bound
@@ -201,7 +200,7 @@ func (c *Counter) CountOnce(key string) {
 			s.bytes += cost
 			ask = total >= c.limit/2
 		}
-		s.once = append(binary.AppendUvarint(s.once, uint64(len(key))), key...)
+		s.once = append(append(s.once, klen...), key...)
 		s.onceN++
 		s.mu.Unlock()
 		if ask {
