@@ -36,6 +36,10 @@ func TestMain(m *testing.M) {
 	// send nothing beyond loopback (docs/product.md §4.4). Every pidnode these
 	// tests start inherits it.
 	os.Setenv("PIDNODE_LINKCHECK_INTERVAL", "0")
+	// Nor do they re-execute: on a host up for longer than schedtrace's
+	// period the runtime would add its line to the stderr they read
+	// (sysmon_unix.go). TestServeKeepsSysmonAwake sets its own.
+	os.Setenv("GODEBUG", "schedtrace=0")
 	code := m.Run()
 	if binDir != "" {
 		os.RemoveAll(binDir)
