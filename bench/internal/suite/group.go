@@ -49,7 +49,7 @@ func (s *Suite) runGroup(g Group, targets map[Server]target) {
 			if s.ol[sc.ID] == nil {
 				s.ol[sc.ID] = map[int]*OpenLoop{}
 			}
-			s.ol[sc.ID][pct] = s.openLoop(fmt.Sprintf("%s-%d", sc.ID, pct), sc, targets[sc.Server].Addr, pct, best.Rate*float64(pct)/100)
+			s.ol[sc.ID][pct] = s.openLoop(fmt.Sprintf("%s-%d", sc.ID, pct), sc, targets[sc.Server], pct, best.Rate*float64(pct)/100)
 		}
 	}
 }

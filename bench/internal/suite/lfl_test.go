@@ -112,3 +112,28 @@ func TestComparisonGate(t *testing.T) {
 		t.Errorf("api (a page against the redirect): %+v", r)
 	}
 }
+
+// TestP99RowsServerCPU: the p99 rows say the server's CPU per request in
+// each open-loop run, beside the best closed-loop round's and nginx's.
+func TestP99RowsServerCPU(t *testing.T) {
+	s := &Suite{rounds: map[string]*Rounds{"redirect": rounds(Result{PerCPU: 100000, Requests: 500000, ServerSecs: 5, Duration: 5})},
+		ol: map[string]map[int]*OpenLoop{
+			"redirect":  {25: {Pct: 25, ServerUS: 40}, 50: {Pct: 50, ServerUS: 30}, 75: {Pct: 75, ServerUS: 25}},
+			"nginx-lfl": {50: {Pct: 50, ServerUS: 20}},
+		},
+		why: map[string][]string{}, lfl: map[Server]Verdict{NginxLFL: {OK: true}}}
+	s.p99Rows()
+	notes := map[string]string{}
+	for _, r := range s.res.Rows {
+		notes[r.ID] = r.Note
+	}
+	if want := "server CPU per request in the open loop 25 %: 40.0 µs, 50 %: 30.0 µs, 75 %: 25.0 µs (best closed-loop round: 10.0 µs)"; !strings.Contains(notes["hit_p99"], want) {
+		t.Errorf("hit_p99 note %q lacks %q", notes["hit_p99"], want)
+	}
+	if want := "server CPU per request at 50 %: pidnode 30.0 µs, nginx 20.0 µs"; !strings.Contains(notes["hit_p99_nginx"], want) {
+		t.Errorf("hit_p99_nginx note %q lacks %q", notes["hit_p99_nginx"], want)
+	}
+	if why := strings.Join(s.why["hit_p99"], " "); !strings.Contains(why, "the fasthttp map ?") {
+		t.Errorf("hit_p99 reason %q: an open loop that did not run should read ?", why)
+	}
+}

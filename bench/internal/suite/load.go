@@ -148,6 +148,7 @@ type OpenLoop struct {
 	Achieved       float64
 	Bad            float64
 	GenCPU         float64 // % of its core the generator itself used
+	ServerUS       float64 // the server's CPU per answered request, µs (0: not measured)
 	Flag           string  // empty when the rate was reached; else generator- or server-bound
 	Command        string
 	ServerScenario string
@@ -166,14 +167,33 @@ func (o *OpenLoop) P99Text() string {
 	return fmt.Sprintf("%.3f ms%s", o.P99, o.Flag)
 }
 
-// openLoop runs bench/cmd/openloop at rate for OL_DUR against addr.
-func (s *Suite) openLoop(label string, sc Scenario, addr string, pct int, rate float64) *OpenLoop {
+// ServerText is ServerUS as text ("12.3 µs"), or "?" when not measured.
+func (o *OpenLoop) ServerText() string {
+	if o == nil || o.ServerUS == 0 {
+		return "?"
+	}
+	return fmt.Sprintf("%.1f µs", o.ServerUS)
+}
+
+// openLoop runs bench/cmd/openloop at rate for OL_DUR against t, and
+// measures the server's CPU over it: at a rate the server can keep up with,
+// that CPU per request (its idle spells between requests included) decides
+// how close to saturation the run is, and so its tail.
+func (s *Suite) openLoop(label string, sc Scenario, t target, pct int, rate float64) *OpenLoop {
 	rate = float64(int(rate))
 	paths := s.pathsFile(sc.Paths)
-	args := []string{s.bin("openloop"), "-addr", addr, "-paths", paths, "-prefix", sc.Prefix, "-suffix", sc.Suffix,
+	args := []string{s.bin("openloop"), "-addr", t.Addr, "-paths", paths, "-prefix", sc.Prefix, "-suffix", sc.Suffix,
 		"-rate", strconv.Itoa(int(rate)), "-duration", secs(s.cfg.OLDur), "-conns", strconv.Itoa(s.cfg.OLConns)}
 	var res olResult
+	var c0 CPU
+	if t.Proc != nil {
+		c0 = groupCPU(t.Proc.PG)
+	}
 	out, err := s.output(s.onLoad(args)...)
+	var used CPU
+	if t.Proc != nil {
+		used = groupCPU(t.Proc.PG).Sub(c0)
+	}
 	if err == nil {
 		err = json.Unmarshal(out, &res)
 	}
@@ -184,6 +204,9 @@ func (s *Suite) openLoop(label string, sc Scenario, addr string, pct int, rate f
 		Bad: res.Errors + res.Missed, GenCPU: 100 * res.CPUShare,
 		Command: fmt.Sprintf("openloop -addr ADDR -paths %s -prefix '%s' -suffix '%s' -rate %d -duration %s -conns %d",
 			filepath.Base(paths), sc.Prefix, sc.Suffix, int(rate), secs(s.cfg.OLDur), s.cfg.OLConns)}
+	if n := o.Achieved * s.cfg.OLDur.Seconds(); n > 0 && used.Total() > 0 {
+		o.ServerUS = used.Total() / clkTck / n * 1e6
+	}
 	if o.Achieved < 0.95*rate {
 		// The target rate was not achieved: the tail then measures a
 		// backlog, the generator's (its core saturated) or the server's.
@@ -193,8 +216,8 @@ func (s *Suite) openLoop(label string, sc Scenario, addr string, pct int, rate f
 			o.Flag = fmt.Sprintf(" [server-bound: %.0f of %.0f/s answered]", o.Achieved, rate)
 		}
 	}
-	s.logf("%s: open loop at %.0f/s: achieved %.0f/s, p50 %.3f ms, p99 %.3f ms, errors+missed %.0f, generator CPU %.0f %%%s",
-		label, rate, o.Achieved, o.P50, o.P99, o.Bad, o.GenCPU, o.Flag)
+	s.logf("%s: open loop at %.0f/s: achieved %.0f/s, p50 %.3f ms, p99 %.3f ms, errors+missed %.0f, generator CPU %.0f %%, server CPU %s per request%s",
+		label, rate, o.Achieved, o.P50, o.P99, o.Bad, o.GenCPU, o.ServerText(), o.Flag)
 	return o
 }
 
