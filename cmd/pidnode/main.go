@@ -21,7 +21,7 @@ import (
 )
 
 func main() {
-	steadySysmon(os.Args, os.Getenv, os.Environ())
+	steadySysmon(os.Args)
 	os.Exit(run(os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr))
 }
 

@@ -29,17 +29,17 @@ const sysmonSetting = "schedtrace=2147483647"
 // included, is the operator's choice and is left alone: that is how to turn
 // this off. It returns only when nothing is to be done or exec failed (said
 // on standard error); the node then runs as it would have without it.
-func steadySysmon(args []string, getenv func(string) string, environ []string) {
+func steadySysmon(args []string) {
 	if len(args) < 2 || args[1] != "serve" {
 		return
 	}
-	godebug := getenv("GODEBUG")
+	godebug := os.Getenv("GODEBUG")
 	if setsSchedtrace(godebug) {
 		return
 	}
 	exe, err := os.Executable()
 	if err == nil {
-		err = syscall.Exec(exe, args, withGODEBUG(environ, godebug))
+		err = syscall.Exec(exe, args, withGODEBUG(os.Environ(), godebug))
 	}
 	fmt.Fprintf(os.Stderr, "pidnode: starting without GODEBUG=%s (%v); set GODEBUG=schedtrace=0 to skip this step\n", sysmonSetting, err)
 }

@@ -267,8 +267,8 @@ func (s *Suite) p99Rows() {
 		}
 	}
 	s.row(r)
-	tail := fmt.Sprintf("open loop at 50 %% of each one's own like-for-like capacity: pidnode %s, nginx %s, the bare fasthttp map %s (the same fasthttp, without cache, statistics or collector); pidnode at 25 %%: %s. Server CPU per request at 50 %%: pidnode %s, nginx %s, the fasthttp map %s; %s.",
-		o50.P99Text(), ngl.P99Text(), fml.P99Text(), o25.P99Text(), o50.ServerText(), ngl.ServerText(), fml.ServerText(), s.openLoopCPU("redirect", o25, o50, o75))
+	tail := fmt.Sprintf("open loop at 50 %% of each one's own like-for-like capacity: pidnode %s, nginx %s, the bare fasthttp map %s (the same fasthttp, without cache, statistics or collector); pidnode at 25 %%: %s. Server CPU per request at 50 %%: nginx %s, the fasthttp map %s; pidnode's %s.",
+		o50.P99Text(), ngl.P99Text(), fml.P99Text(), o25.P99Text(), ngl.ServerText(), fml.ServerText(), s.openLoopCPU("redirect", o25, o50, o75))
 	s.addWhy("hit_p99", tail)
 	s.addWhy("hit_p99_nginx", tail)
 }

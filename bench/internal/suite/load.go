@@ -185,15 +185,9 @@ func (s *Suite) openLoop(label string, sc Scenario, t target, pct int, rate floa
 	args := []string{s.bin("openloop"), "-addr", t.Addr, "-paths", paths, "-prefix", sc.Prefix, "-suffix", sc.Suffix,
 		"-rate", strconv.Itoa(int(rate)), "-duration", secs(s.cfg.OLDur), "-conns", strconv.Itoa(s.cfg.OLConns)}
 	var res olResult
-	var c0 CPU
-	if t.Proc != nil {
-		c0 = groupCPU(t.Proc.PG)
-	}
+	c0 := groupCPU(t.Proc.PG)
 	out, err := s.output(s.onLoad(args)...)
-	var used CPU
-	if t.Proc != nil {
-		used = groupCPU(t.Proc.PG).Sub(c0)
-	}
+	used := groupCPU(t.Proc.PG).Sub(c0)
 	if err == nil {
 		err = json.Unmarshal(out, &res)
 	}
