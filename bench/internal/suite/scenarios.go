@@ -299,7 +299,7 @@ var Breakdowns = []Breakdown{
 	}},
 	{Rows: []string{"miss"}, Profile: "redirect, cache miss", PerRequest: "miss", Shares: []Share{
 		{What: "the kernel", Kernel: true},
-		{What: "reading the record (bbolt's read transaction, B+tree search, decoding)", Symbol: "pidnode/store.(*DB).Get"},
+		{What: "reading the record and its derived part (bbolt's read transaction, B+tree search, decoding)", Symbol: "pidnode/store.(*DB).GetDerived"},
 		{What: "the Link lines and representation variants", Symbol: "pidnode/resolver.(*view).buildExt"},
 		{What: "the cache entry and its redirect", Symbol: "pidnode/cache.(*Cache).build"},
 		{What: "the collector", Symbol: "runtime.gcBgMarkWorker"},
