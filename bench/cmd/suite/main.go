@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -15,15 +16,20 @@ import (
 )
 
 func main() {
+	if code, stop := answerArgs(os.Args[1:], os.Stdout, os.Stderr); stop {
+		os.Exit(code)
+	}
 	cfg, err := fromEnv()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "suite:", err)
 		os.Exit(2)
 	}
-	// SIGINT and SIGTERM end the run through its clean-up (every process
-	// group it started is stopped).
+	cfg.Log = progressOut()
+	// SIGINT, SIGTERM and SIGHUP (the terminal or the SSH session gone) end
+	// the run through its clean-up: every process group it started is
+	// stopped, so no pinned server is left behind.
 	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	done := make(chan struct{})
 	var out string
 	go func() {
@@ -42,6 +48,48 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Println(out)
+}
+
+// progressOut is where the progress lines go: a duplicate of standard
+// error. The runtime ends a process that writes to descriptor 1 or 2 after
+// its reader has gone (make bench | head) at once, by SIGPIPE, before the
+// clean-up could stop the servers; a write to the duplicate fails instead,
+// and the run goes on to write its report. SIGPIPE itself is left alone: a
+// handler or SIG_IGN would also catch the sockets' and be inherited by the
+// commands the suite runs.
+func progressOut() io.Writer {
+	fd, err := syscall.Dup(2)
+	if err != nil {
+		return os.Stderr
+	}
+	syscall.CloseOnExec(fd)
+	return os.NewFile(uintptr(fd), "/dev/stderr")
+}
+
+// usage is what -h prints, and what an argument is refused with.
+const usage = `usage: [NAME=value ...] go run ./bench/cmd/suite
+
+The suite takes no arguments. Its settings are environment variables (N,
+DUR, ROUNDS, OUT, PROFILE, ...): bench/README.md lists them with their
+defaults, and a quick run of every scenario. make bench and make bench-full
+set N and DUR and run it.
+`
+
+// answerArgs handles the command line, which only ever asks for the usage:
+// -h (or -help, --help) prints it, and any other argument is refused with
+// it rather than read as "run", since a run takes many minutes and pins
+// both CPUs. stop reports that main should exit with code.
+func answerArgs(args []string, stdout, stderr io.Writer) (code int, stop bool) {
+	if len(args) == 0 {
+		return 0, false
+	}
+	switch args[0] {
+	case "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0, true
+	}
+	fmt.Fprintf(stderr, "suite: unexpected argument %q\n%s", args[0], usage)
+	return 2, true
 }
 
 // fromEnv reads the settings (bench/README.md); unset ones keep the

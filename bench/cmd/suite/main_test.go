@@ -1,6 +1,9 @@
 package main
 
 import (
+	"fmt"
+	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -45,5 +48,61 @@ func TestFromEnv(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("fromEnv error %v, want it to name %s", err, want)
 		}
+	}
+}
+
+// TestAnswerArgs: the suite runs only without arguments; -h prints the
+// usage, and anything else is refused with it instead of starting a run.
+func TestAnswerArgs(t *testing.T) {
+	var out, errOut strings.Builder
+	if code, stop := answerArgs(nil, &out, &errOut); stop || code != 0 || out.Len()+errOut.Len() > 0 {
+		t.Errorf("no arguments: code %d, stop %v, output %q %q", code, stop, out.String(), errOut.String())
+	}
+	for _, h := range []string{"-h", "-help", "--help"} {
+		out.Reset()
+		errOut.Reset()
+		if code, stop := answerArgs([]string{h}, &out, &errOut); !stop || code != 0 || !strings.HasPrefix(out.String(), "usage:") || errOut.Len() > 0 {
+			t.Errorf("%s: code %d, stop %v, stdout %q, stderr %q", h, code, stop, out.String(), errOut.String())
+		}
+	}
+	out.Reset()
+	errOut.Reset()
+	code, stop := answerArgs([]string{"N=1000"}, &out, &errOut)
+	if !stop || code != 2 || out.Len() > 0 || !strings.Contains(errOut.String(), `unexpected argument "N=1000"`) || !strings.Contains(errOut.String(), "usage:") {
+		t.Errorf("N=1000 as an argument: code %d, stop %v, stdout %q, stderr %q", code, stop, out.String(), errOut.String())
+	}
+}
+
+// TestProgressOutlivesItsReader runs this test binary again with its
+// standard error a pipe whose reader is closed, and has it write progress
+// lines: the child must see the writes fail and go on (to its clean-up),
+// not be ended by SIGPIPE as a write to descriptor 2 itself would end it.
+func TestProgressOutlivesItsReader(t *testing.T) {
+	if os.Getenv("SUITE_PROGRESS_CHILD") == "1" {
+		w := progressOut()
+		var failed int
+		for range 3 {
+			if _, err := fmt.Fprintln(w, "bench: [+0s] progress"); err != nil {
+				failed++
+			}
+		}
+		fmt.Printf("writes failed: %d\n", failed)
+		os.Exit(0)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestProgressOutlivesItsReader$")
+	cmd.Env = append(os.Environ(), "SUITE_PROGRESS_CHILD=1")
+	cmd.Stderr = w
+	out, err := cmd.Output()
+	w.Close()
+	if err != nil {
+		t.Fatalf("child: %v (%s); output %q", err, cmd.ProcessState, out)
+	}
+	if !strings.Contains(string(out), "writes failed: 3") {
+		t.Errorf("child's output %q, want every write to the closed pipe to fail", out)
 	}
 }
