@@ -25,22 +25,8 @@ func main() {
 		os.Exit(2)
 	}
 	cfg.Log = progressOut()
-	// SIGINT, SIGTERM and SIGHUP (the terminal or the SSH session gone) end
-	// the run through its clean-up: every process group it started is
-	// stopped, so no pinned server is left behind.
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
-	done := make(chan struct{})
-	var out string
-	go func() {
-		out, err = suite.Run(cfg)
-		close(done)
-	}()
-	select {
-	case <-done:
-	case s := <-sig:
-		fmt.Fprintf(os.Stderr, "suite: %v: stopping\n", s)
-		suite.Interrupt()
+	out, stopped, err := runUntilSignal(func() (string, error) { return suite.Run(cfg) }, suite.Interrupt, cfg.Log)
+	if stopped {
 		os.Exit(130)
 	}
 	if err != nil {
@@ -48,6 +34,35 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Println(out)
+}
+
+// runUntilSignal returns run's result, unless SIGINT, SIGTERM or SIGHUP
+// (the terminal or the SSH session gone) comes first: then it calls stop,
+// the run's clean-up (every process group the suite started is stopped, so
+// no pinned server is left behind), and reports stopped without waiting for
+// run. The message goes to log, the progress lines' descriptor: after a
+// hangup standard error may be a pipe whose reader (tee, say) has gone.
+func runUntilSignal(run func() (string, error), stop func(), log io.Writer) (out string, stopped bool, err error) {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sig)
+	type result struct {
+		out string
+		err error
+	}
+	done := make(chan result, 1) // a run that outlives a stop never blocks
+	go func() {
+		out, err := run()
+		done <- result{out, err}
+	}()
+	select {
+	case r := <-done:
+		return r.out, false, r.err
+	case s := <-sig:
+		fmt.Fprintf(log, "suite: %v: stopping\n", s)
+		stop()
+		return "", true, nil
+	}
 }
 
 // progressOut is where the progress lines go: a duplicate of standard

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -104,5 +107,60 @@ func TestProgressOutlivesItsReader(t *testing.T) {
 	}
 	if !strings.Contains(string(out), "writes failed: 3") {
 		t.Errorf("child's output %q, want every write to the closed pipe to fail", out)
+	}
+}
+
+// TestHangupStops runs this test binary again as a run that never ends on
+// its own, its standard error a pipe whose reader has gone (tee after the
+// SSH session dropped), and sends it SIGHUP: the child must run the clean-up
+// (here: create a file) and exit 130, not die of the hangup or of SIGPIPE
+// while saying it stops.
+func TestHangupStops(t *testing.T) {
+	if marker := os.Getenv("SUITE_HANGUP_CHILD"); marker != "" {
+		_, stopped, _ := runUntilSignal(func() (string, error) {
+			fmt.Println("running")
+			select {}
+		}, func() {
+			if err := os.WriteFile(marker, []byte("stopped\n"), 0o644); err != nil {
+				os.Exit(3)
+			}
+		}, progressOut())
+		if stopped {
+			os.Exit(130)
+		}
+		os.Exit(4)
+	}
+	marker := filepath.Join(t.TempDir(), "stopped")
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestHangupStops$")
+	cmd.Env = append(os.Environ(), "SUITE_HANGUP_CHILD="+marker)
+	cmd.Stderr = w
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if line != "running\n" {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("child's first line %q (%v)", line, err)
+	}
+	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+		t.Fatalf("child after SIGHUP: %v (%s), want exit status 130", err, cmd.ProcessState)
+	}
+	if b, err := os.ReadFile(marker); err != nil || string(b) != "stopped\n" {
+		t.Errorf("clean-up did not run: %q, %v", b, err)
 	}
 }
