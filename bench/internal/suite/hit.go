@@ -285,8 +285,8 @@ func (s *Suite) openLoopCPU(id string, runs ...*OpenLoop) string {
 		}
 	}
 	closed := "?"
-	if r, ok := s.rounds[id].Best(); ok && r.Requests > 0 && r.ServerSecs > 0 {
-		closed = fmt.Sprintf("%.1f µs", r.ServerSecs/r.Requests*1e6)
+	if r, ok := s.rounds[id].Best(); ok && r.US() > 0 {
+		closed = fmt.Sprintf("%.1f µs", r.US())
 	}
 	return fmt.Sprintf("server CPU per request in the open loop %s (best closed-loop round: %s)", strings.Join(parts, ", "), closed)
 }

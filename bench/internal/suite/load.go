@@ -198,9 +198,7 @@ func (s *Suite) openLoop(label string, sc Scenario, t target, pct int, rate floa
 		Bad: res.Errors + res.Missed, GenCPU: 100 * res.CPUShare,
 		Command: fmt.Sprintf("openloop -addr ADDR -paths %s -prefix '%s' -suffix '%s' -rate %d -duration %s -conns %d",
 			filepath.Base(paths), sc.Prefix, sc.Suffix, int(rate), secs(s.cfg.OLDur), s.cfg.OLConns)}
-	if n := o.Achieved * s.cfg.OLDur.Seconds(); n > 0 && used.Total() > 0 {
-		o.ServerUS = used.Total() / clkTck / n * 1e6
-	}
+	o.ServerUS = perReq(used.Total()/clkTck*1e6, o.Achieved*s.cfg.OLDur.Seconds())
 	if o.Achieved < 0.95*rate {
 		// The target rate was not achieved: the tail then measures a
 		// backlog, the generator's (its core saturated) or the server's.
